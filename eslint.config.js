@@ -1,0 +1,50 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/**
+ * The dependency rule of docs/architecture.md: planners and event normalizers are pure.
+ * They take text and data and return text and plans; every kind of I/O lives in adapters.
+ */
+const ioModules = [
+  'fs', 'node:fs', 'fs/promises', 'node:fs/promises',
+  'child_process', 'node:child_process',
+  'http', 'node:http', 'https', 'node:https', 'net', 'node:net',
+  'os', 'node:os', 'process', 'node:process',
+  'bullmq', 'ioredis', 'probot', 'pino', 'undici',
+];
+const ioPatterns = ['@octokit/*', '**/adapters/**', '**/jobs/**', '**/queue/**', '**/intake/**', '**/main/**', '**/observability/**'];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/fixtures/**', 'test/golden/**', 'examples/**', 'bin/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': 'error',
+    },
+  },
+  {
+    files: ['src/planners/**/*.ts', 'src/events/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: ioModules.map((name) => ({ name, message: 'planners/ and events/ are pure: move I/O to src/adapters and compose it in src/jobs (docs/architecture.md).' })),
+        patterns: [{ group: ioPatterns, message: 'planners/ and events/ are pure: they may not import I/O layers (docs/architecture.md).' }],
+      }],
+      'no-restricted-globals': ['error',
+        { name: 'process', message: 'planners/ and events/ are pure: pass configuration in as data.' },
+        { name: 'fetch', message: 'planners/ and events/ are pure: fetch in an adapter.' },
+      ],
+      'no-restricted-properties': ['error',
+        { object: 'Date', property: 'now', message: 'planners/ and events/ are pure: take the time as an argument.' },
+        { object: 'Math', property: 'random', message: 'planners/ and events/ are pure and deterministic.' },
+      ],
+    },
+  },
+  {
+    files: ['src/cli/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
+    rules: { 'no-console': 'off' },
+  },
+);

@@ -1,2 +1,37 @@
-// Placeholder entry point; replaced by the service wiring.
-export {};
+/**
+ * `npm start`: the product's process.
+ * 1. load `.env` when present (as Probot does)
+ * 2. without App credentials, run Probot's setup flow (registers the App from app.yml)
+ * 3. otherwise start the web and/or worker roles (ESCALATOR_ROLE)
+ * 4. stop gracefully on SIGTERM/SIGINT
+ */
+import { existsSync } from 'node:fs';
+import { run } from 'probot';
+import { needsAppSetup } from '../config/env.js';
+import { createGitHubApp } from '../intake/github-app.js';
+import { createLogger } from '../observability/logger.js';
+import { EnvError, startEscalator } from './server.js';
+
+if (existsSync('.env')) process.loadEnvFile('.env');
+
+if (needsAppSetup(process.env) && process.env.NODE_ENV !== 'production') {
+  // Probot's own setup page: open the URL it prints, and it registers the App from app.yml and
+  // writes APP_ID, PRIVATE_KEY and WEBHOOK_SECRET into .env. Restart afterwards.
+  await run(createGitHubApp({ log: createLogger() }));
+} else {
+  try {
+    const running = await startEscalator(process.env);
+    const stop = (signal: string): void => {
+      running.log.info({ signal }, 'Shutting down');
+      running.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  } catch (error) {
+    process.stderr.write(`${error instanceof EnvError ? error.message : `Escalator failed to start: ${(error as Error).message}`}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,59 @@
+import { readFileSync } from 'node:fs';
+import { runSetImage, setImageHelp } from './set-image.js';
+import { runValidateConfig, validateConfigHelp } from './validate-config.js';
+import { UsageError, type CliIo, type ExitCode } from './io.js';
+
+export type { CliIo, ExitCode };
+
+const commands: Record<string, { run: (argv: string[], io: CliIo) => ExitCode | Promise<ExitCode>; help: string; summary: string }> = {
+  'set-image': { run: runSetImage, help: setImageHelp, summary: 'set an image tag/digest in YAML files, byte for byte' },
+  'validate-config': { run: runValidateConfig, help: validateConfigHelp, summary: 'check .github/escalator.yml and print every problem' },
+};
+
+export function renderHelp(): string {
+  const width = Math.max(...Object.keys(commands).map((name) => name.length));
+  return [
+    'Usage: escalator <command> [options]',
+    '',
+    'Commands:',
+    ...Object.entries(commands).map(([name, command]) => `  ${name.padEnd(width)}  ${command.summary}`),
+    '',
+    'Run `escalator <command> --help` for a command\'s options.',
+    'The GitHub App itself starts with `npm start`; try everything locally with `npm run sandbox`.',
+    '',
+  ].join('\n');
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** Run one CLI invocation; never exits the process (src/main/cli.ts does). */
+export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    const topic = name === 'help' ? rest[0] : undefined;
+    io.stdout(topic && commands[topic] ? `${commands[topic].help}\n` : renderHelp());
+    return name ? 0 : 2;
+  }
+  if (name === '--version' || name === '-v') {
+    io.stdout(`${version()}\n`);
+    return 0;
+  }
+  const command = commands[name];
+  if (!command) {
+    io.stderr(`escalator: unknown command "${name}"\n\n${renderHelp()}`);
+    return 2;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`escalator ${name}: ${error.message}\nRun \`escalator ${name} --help\` for usage.\n`);
+      return 2;
+    }
+    io.stderr(`escalator ${name}: unexpected failure: ${(error as Error).stack ?? String(error)}\nPlease report this with the command you ran.\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+
+/**
+ * Environment variables, validated once at boot (src/config/env.ts).
+ * Every field documents itself; docs/configuration.md is generated from these descriptions.
+ */
+export const EnvSchema = z.object({
+  ESCALATOR_ROLE: z
+    .enum(['all', 'web', 'worker'])
+    .default('all')
+    .describe('Which half of the product this process runs: `web` (webhooks and registry intake), `worker` (BullMQ workers), or `all`. @default all'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('HTTP port of the web role. @default 3000'),
+  HOST: z.string().min(1).default('127.0.0.1').describe('Address the web role listens on; set `0.0.0.0` in a container. @default 127.0.0.1'),
+  APP_ID: z.coerce.number().int().positive().describe('The GitHub App ID (App settings → General → App ID).'),
+  PRIVATE_KEY: z
+    .string()
+    .refine((key) => key.includes('PRIVATE KEY-----'), 'is not a PEM private key (it should start with -----BEGIN RSA PRIVATE KEY-----)')
+    .describe('The App private key in PEM form. Alternatively `PRIVATE_KEY_PATH` names a file holding it.'),
+  WEBHOOK_SECRET: z.string().min(1).describe('The webhook secret set in the App settings; every GitHub delivery is verified with it.'),
+  GITHUB_API_URL: z
+    .url()
+    .default('https://api.github.com')
+    .describe('GitHub REST API base URL; for GitHub Enterprise Server `https://HOST/api/v3`. @default https://api.github.com'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .default('redis://127.0.0.1:6379')
+    .describe('Redis for the queues and state; BullMQ needs `maxmemory-policy noeviction`. @default redis://127.0.0.1:6379'),
+  LOG_LEVEL: z
+    .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
+    .default('info')
+    .describe('Log verbosity. @default info'),
+  ESCALATOR_REGISTRY_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters: it is the only thing that authenticates registry webhooks')
+    .optional()
+    .describe('Shared token registries present (Authorization header, or path token for Docker Hub and Quay). Registry routes answer 404 while unset.'),
+  ESCALATOR_CI_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters: it authenticates the CI API')
+    .optional()
+    .describe('Bearer token for `POST /api/v1/images`. The CI API answers 404 while unset.'),
+  ESCALATOR_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024)
+    .describe('Largest request body intake accepts; larger ones get 413. @default 1048576'),
+});
+
+export type Env = z.infer<typeof EnvSchema>;

@@ -1,0 +1,83 @@
+import type { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { createNodeMiddleware, Probot } from 'probot';
+import { formatEnvProblems, loadEnv, type Env } from '../config/env.js';
+import { createGitHubApp } from '../intake/github-app.js';
+import { startWorkers } from '../jobs/registry.js';
+import { createLogger, type Logger } from '../observability/logger.js';
+import { createRedis, pingRedis, waitForRedis } from '../queue/connection.js';
+import { healthRoutes } from '../web/health.js';
+import { startWebServer, type Handler, type WebServer } from '../web/server.js';
+
+export interface RunningEscalator {
+  /** Base URL of the web role ('' when this process runs only workers). */
+  url: string;
+  log: Logger;
+  close(): Promise<void>;
+}
+
+/** The environment is wrong; the message lists every problem and how to fix it. */
+export class EnvError extends Error {
+  override name = 'EnvError';
+}
+
+/**
+ * Wire the product together:
+ * 1. validate the environment (every problem at once)
+ * 2. connect to Redis (producer connection for intake, blocking connection for workers)
+ * 3. web role: Probot webhook middleware + health routes on one HTTP server
+ * 4. worker role: one BullMQ worker per queue
+ */
+export async function startEscalator(source: NodeJS.ProcessEnv, options: { log?: Logger } = {}): Promise<RunningEscalator> {
+  const loaded = loadEnv(source);
+  if (!loaded.ok) throw new EnvError(formatEnvProblems(loaded.problems));
+  const env: Env = loaded.env;
+  const log = options.log ?? createLogger({ level: env.LOG_LEVEL });
+  const role = env.ESCALATOR_ROLE;
+  const closers: Array<() => Promise<unknown>> = [];
+
+  const producer: Redis = createRedis(env.REDIS_URL, 'producer');
+  closers.push(() => producer.quit().catch(() => producer.disconnect()));
+  producer.on('error', (error: Error) => log.warn({ err: { message: error.message } }, 'Redis connection error'));
+
+  let web: WebServer | undefined;
+  let workers: Worker[] = [];
+  try {
+    if (role === 'worker' || role === 'all') {
+      const connection = createRedis(env.REDIS_URL, 'worker');
+      connection.on('error', (error: Error) => log.warn({ err: { message: error.message } }, 'Redis worker connection error'));
+      closers.unshift(() => connection.quit().catch(() => connection.disconnect()));
+      await waitForRedis(connection, env.REDIS_URL);
+      workers = startWorkers({ env, log, connection });
+      // Close workers first: they finish their current jobs (BullMQ graceful shutdown).
+      closers.unshift(() => Promise.all(workers.map((worker) => worker.close())));
+    }
+    if (role === 'web' || role === 'all') {
+      const probot = new Probot({ appId: env.APP_ID, privateKey: env.PRIVATE_KEY, secret: env.WEBHOOK_SECRET, baseUrl: env.GITHUB_API_URL, log: log.child({ name: 'probot' }) });
+      const webhooks = await createNodeMiddleware(createGitHubApp({ log }), { probot, webhooksPath: '/api/github/webhooks' });
+      const handlers: Handler[] = [
+        healthRoutes({ redis: () => pingRedis(producer), credentials: () => Boolean(env.APP_ID && env.PRIVATE_KEY) }),
+        async (req, res) => Boolean(await webhooks(req, res)),
+      ];
+      web = await startWebServer({ host: env.HOST, port: env.PORT, handlers, log });
+      const server = web;
+      closers.unshift(() => server.close());
+      log.info({ url: web.url, role }, 'Escalator web listening');
+    }
+  } catch (error) {
+    for (const close of closers) await close().catch(() => undefined);
+    throw error;
+  }
+  log.info({ role, workers: workers.length }, 'Escalator started');
+  let closed = false;
+  return {
+    url: web?.url ?? '',
+    log,
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const close of closers) await close().catch((error: unknown) => log.warn({ err: error }, 'Shutdown step failed'));
+      log.info('Escalator stopped');
+    },
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * The error taxonomy. Adapters throw these; one wrapper (src/queue/worker.ts) maps them onto queue
+ * semantics, so no processor ever decides retry policy with a try/catch of its own.
+ */
+
+/** Bad repository configuration or input that no retry can fix: fail now and make it visible. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Input failed validation (job data, payloads). Never retried. */
+export class ValidationError extends Error {
+  override name = 'ValidationError';
+}
+
+/** GitHub said "slow down". The job is moved to delayed until `resetAt` (ms since epoch). */
+export class RateLimitError extends Error {
+  override name = 'RateLimitError';
+  constructor(
+    message: string,
+    readonly resetAt: number,
+  ) {
+    super(message);
+  }
+}
+
+/** A compare-and-swap lost against a concurrent writer: re-plan from fresh state and retry. */
+export class ConflictError extends Error {
+  override name = 'ConflictError';
+}
+
+/** A file or ref that was expected is not there. */
+export class NotFoundError extends Error {
+  override name = 'NotFoundError';
+}
+
+export type ErrorClass = 'unrecoverable' | 'rate-limited' | 'retry';
+
+/** Decide once how an error thrown by a job is treated. */
+export function classifyError(error: unknown): ErrorClass {
+  if (error instanceof ConfigError || error instanceof ValidationError) return 'unrecoverable';
+  if (error instanceof RateLimitError) return 'rate-limited';
+  return 'retry';
+}

@@ -1,0 +1,62 @@
+import { DelayedError, UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { z } from 'zod';
+import { classifyError, RateLimitError } from '../observability/errors.js';
+import type { Logger } from '../observability/logger.js';
+import { queuePrefix, type QueueName } from './names.js';
+
+export interface ProcessorContext {
+  job: Job;
+  log: Logger;
+}
+
+export type Processor<T> = (data: T, context: ProcessorContext) => Promise<unknown>;
+
+/**
+ * Wrap a processor with the one place that maps errors onto queue semantics:
+ * validation and config errors fail at once (no retries), a GitHub rate limit moves the job to
+ * delayed until the reset, everything else is rethrown so attempts and backoff apply.
+ * Processors themselves never catch-and-log.
+ */
+export function wrapProcessor<S extends z.ZodType>(queue: QueueName, schema: S, processor: Processor<z.infer<S>>, log: Logger) {
+  return async (job: Job, token?: string): Promise<unknown> => {
+    const jobLog = log.child({ queue, jobId: job.id, attempt: job.attemptsMade + 1 });
+    const parsed = schema.safeParse(job.data);
+    if (!parsed.success) {
+      jobLog.error({ issues: parsed.error.issues }, 'Job data failed validation');
+      throw new UnrecoverableError(`job data for queue ${queue} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    }
+    try {
+      return await processor(parsed.data, { job, log: jobLog });
+    } catch (error) {
+      switch (classifyError(error)) {
+        case 'unrecoverable':
+          jobLog.warn({ err: error }, 'Job failed without retry');
+          throw new UnrecoverableError((error as Error).message);
+        case 'rate-limited': {
+          const resetAt = (error as RateLimitError).resetAt;
+          jobLog.warn({ resetAt: new Date(resetAt).toISOString() }, 'Job delayed until the GitHub rate limit resets');
+          await job.moveToDelayed(resetAt, token);
+          throw new DelayedError();
+        }
+        default:
+          throw error;
+      }
+    }
+  };
+}
+
+export function createWorker<S extends z.ZodType>(
+  queue: QueueName,
+  schema: S,
+  processor: Processor<z.infer<S>>,
+  options: { connection: Redis; log: Logger; concurrency?: number } & Partial<WorkerOptions>,
+): Worker {
+  const { connection, log, concurrency = 4, ...rest } = options;
+  return new Worker(queue, wrapProcessor(queue, schema, processor, log), {
+    connection,
+    prefix: queuePrefix,
+    concurrency,
+    ...rest,
+  });
+}

@@ -1,0 +1,128 @@
+import { createHmac, generateKeyPairSync } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatEnvProblems, loadEnv, needsAppSetup } from '../../src/config/env.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { EnvError, startEscalator, type RunningEscalator } from '../../src/main/server.js';
+
+const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+const baseEnv = {
+  APP_ID: '123',
+  PRIVATE_KEY: privateKey,
+  WEBHOOK_SECRET: 'test-secret',
+  PORT: '0',
+  HOST: '127.0.0.1',
+  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+  LOG_LEVEL: 'silent',
+};
+
+describe('environment validation', () => {
+  it('lists every problem with a hint, not just the first', () => {
+    const result = loadEnv({ PORT: 'abc', REDIS_URL: 'localhost:6379' });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    const text = formatEnvProblems(result.problems);
+    expect(text).toContain('APP_ID: is required but not set; copy it from your GitHub App settings page');
+    expect(text).toContain('PRIVATE_KEY: is required but not set');
+    expect(text).toContain('WEBHOOK_SECRET: is required but not set');
+    expect(text).toContain('REDIS_URL: must be a redis:// or rediss:// URL');
+    expect(text).toMatch(/PORT: .*use a number from 0 to 65535/);
+    expect(text.split('\n')[0]).toBe('Escalator cannot start: 5 configuration problems in the environment.');
+  });
+
+  it('accepts a private key with escaped newlines, as one-line variables carry it', () => {
+    const result = loadEnv({ ...baseEnv, PRIVATE_KEY: privateKey.replace(/\n/g, '\\n') });
+    expect(result.ok && result.env.PRIVATE_KEY).toBe(privateKey);
+  });
+
+  it('reads GitHub Enterprise settings the way Probot spells them', () => {
+    const result = loadEnv({ ...baseEnv, GHE_HOST: 'ghe.example.com' });
+    expect(result.ok && result.env.GITHUB_API_URL).toBe('https://ghe.example.com/api/v3');
+  });
+
+  it('says which file it could not read for PRIVATE_KEY_PATH', () => {
+    const result = loadEnv({ ...baseEnv, PRIVATE_KEY: undefined, PRIVATE_KEY_PATH: '/nonexistent/key.pem' });
+    expect(!result.ok && result.problems[0]).toBe('PRIVATE_KEY_PATH: cannot read /nonexistent/key.pem (ENOENT); check the path and the file\'s permissions');
+  });
+
+  it('runs the setup flow only when no credential is set at all', () => {
+    expect(needsAppSetup({})).toBe(true);
+    expect(needsAppSetup({ APP_ID: '1' })).toBe(false);
+  });
+
+  it('refuses to start with a bad environment', async () => {
+    await expect(startEscalator({ ...baseEnv, ESCALATOR_ROLE: 'both' })).rejects.toThrow(EnvError);
+  });
+});
+
+describe('the web role', () => {
+  let app: RunningEscalator;
+  beforeAll(async () => {
+    app = await startEscalator({ ...baseEnv, ESCALATOR_ROLE: 'web' }, { log: createLogger({ level: 'silent' }) });
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('answers /healthz', async () => {
+    const res = await fetch(`${app.url}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('is ready while Redis answers', async () => {
+    const res = await fetch(`${app.url}/readyz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ready', checks: { redis: 'ok', github: 'ok' } });
+  });
+
+  it('accepts a correctly signed GitHub delivery', async () => {
+    const body = JSON.stringify({ zen: 'Keep it logically awesome.', hook_id: 1 });
+    const res = await fetch(`${app.url}/api/github/webhooks`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'ping',
+        'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+        'x-hub-signature-256': `sha256=${createHmac('sha256', 'test-secret').update(body).digest('hex')}`,
+      },
+      body,
+    });
+    expect(res.status).toBe(200);
+  });
+
+  it('rejects a delivery signed with another secret', async () => {
+    const body = JSON.stringify({ zen: 'x' });
+    const res = await fetch(`${app.url}/api/github/webhooks`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'ping',
+        'x-github-delivery': '1',
+        'x-hub-signature-256': `sha256=${createHmac('sha256', 'wrong').update(body).digest('hex')}`,
+      },
+      body,
+    });
+    expect(res.status).toBe(400);
+  });
+
+  it('answers unknown routes with 404 and the routes that exist', async () => {
+    const res = await fetch(`${app.url}/nope`);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: string }).error).toBe('No route for GET /nope');
+  });
+});
+
+describe('readiness without Redis', () => {
+  it('answers 503 and says what is wrong', async () => {
+    const app = await startEscalator({ ...baseEnv, ESCALATOR_ROLE: 'web', REDIS_URL: 'redis://127.0.0.1:1' }, { log: createLogger({ level: 'silent' }) });
+    try {
+      const res = await fetch(`${app.url}/readyz`);
+      expect(res.status).toBe(503);
+      const body = (await res.json()) as { checks: { redis: string } };
+      expect(body.checks.redis).toBe('Redis does not answer PING; check REDIS_URL and that Redis runs');
+      expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+});

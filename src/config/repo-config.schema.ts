@@ -1,0 +1,541 @@
+/**
+ * The schema of `.github/escalator.yml`, the file a GitOps repository uses to tell Escalator
+ * which environments it has and how images move through them.
+ *
+ * The TSDoc on each field is the documentation: `scripts/generate-schema.ts` copies it into
+ * `schema/escalator.schema.json` and `docs/configuration.md`, and refuses to run when a field has
+ * no TSDoc or when its `@default` disagrees with the zod default.
+ *
+ * String fields are checked by small pure functions that return a message and a hint (so every
+ * problem tells the user what to write instead); where a JSON Schema `pattern` can say the same,
+ * it is attached with `.meta({ pattern })` for editors, and tests prove both agree.
+ */
+import semver from 'semver';
+import { z } from 'zod';
+
+/** A problem found in one string value: what is wrong, and what to write instead. */
+export interface ValueProblem {
+  message: string;
+  hint?: string;
+}
+
+/**
+ * A string schema validated by `check`; each problem becomes one zod issue carrying its hint in
+ * `params.hint`. `pattern` is the editor-side approximation for the JSON Schema.
+ */
+function checkedString(check: (text: string) => ValueProblem | undefined, pattern?: RegExp) {
+  const schema = z.string().superRefine((text, ctx) => {
+    const problem = check(text);
+    if (problem) {
+      ctx.addIssue({ code: 'custom', message: problem.message, params: problem.hint ? { hint: problem.hint } : {} });
+    }
+  });
+  return pattern ? schema.meta({ pattern: pattern.source }) : schema;
+}
+
+// ── Durations ────────────────────────────────────────────────────────────────────────────────
+
+/** Units in the order they must appear: `1d2h30m10s`. */
+const DURATION_UNITS_MS = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000 } as const;
+
+/** `30s`, `10m`, `2h`, `1d`, `1h30m`: whole numbers with units, largest unit first, each unit once. */
+export const DURATION_PATTERN = /^(?=\d)(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
+
+const DURATION_HINT = 'write a whole number and a unit: 30s, 10m, 2h, 1d, or combined like 1h30m';
+
+/**
+ * Parses a duration such as `30s`, `10m`, `2h`, `1d` or `1h30m` into milliseconds.
+ * Throws an `Error` that says how to write a duration when `text` is not one.
+ */
+export function parseDuration(text: string): number {
+  const match = DURATION_PATTERN.exec(text);
+  if (!match) {
+    throw new Error(`Invalid duration "${text}": ${DURATION_HINT}.`);
+  }
+  const [, days, hours, minutes, seconds] = match;
+  const ms =
+    Number(days ?? 0) * DURATION_UNITS_MS.d +
+    Number(hours ?? 0) * DURATION_UNITS_MS.h +
+    Number(minutes ?? 0) * DURATION_UNITS_MS.m +
+    Number(seconds ?? 0) * DURATION_UNITS_MS.s;
+  if (!Number.isSafeInteger(ms)) {
+    throw new Error(`Invalid duration "${text}": it is too long to count in milliseconds.`);
+  }
+  return ms;
+}
+
+function checkDuration(text: string): ValueProblem | undefined {
+  if (/^\d+$/.test(text)) {
+    return { message: `duration "${text}" has no unit`, hint: `write ${text}s, ${text}m, ${text}h or ${text}d` };
+  }
+  try {
+    parseDuration(text);
+    return undefined;
+  } catch {
+    return { message: `invalid duration "${text}"`, hint: DURATION_HINT };
+  }
+}
+
+// ── Paths ────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Editor-side equivalent of {@link checkPathPattern}: relative, `/`-separated, no empty, `.` or
+ * `..` segments, `**` only as a whole segment, at most one `*` in any other segment, an optional
+ * trailing `/`.
+ */
+const PATH_SEGMENT = String.raw`(?!\.\.?(?:/|$))(?:\*\*|[^/*\\]+|[^/*\\]*\*[^/*\\]*)`;
+export const PATH_PATTERN = new RegExp(String.raw`^${PATH_SEGMENT}(?:/${PATH_SEGMENT})*/?$`);
+
+/**
+ * Checks one environment path pattern. Patterns are matched against repository file paths, which
+ * GitHub always writes relative to the root with `/` and without `.` or `..` segments.
+ */
+export function checkPathPattern(text: string): ValueProblem | undefined {
+  if (text === '') {
+    return { message: 'path is empty', hint: 'write a directory or file relative to the repository root, like apps/*/overlays/dev' };
+  }
+  if (text.includes('\\')) {
+    return { message: `path "${text}" contains "\\"`, hint: 'separate path segments with "/"' };
+  }
+  if (text.startsWith('/')) {
+    return { message: `path "${text}" is absolute`, hint: `write it relative to the repository root: "${text.replace(/^\/+/, '')}"` };
+  }
+  const segments = text.endsWith('/') ? text.slice(0, -1).split('/') : text.split('/');
+  for (const segment of segments) {
+    if (segment === '') {
+      return { message: `path "${text}" has an empty segment ("//")`, hint: 'remove the extra "/"' };
+    }
+    if (segment === '..') {
+      return { message: `path "${text}" leaves the repository with ".."`, hint: 'write the path from the repository root' };
+    }
+    if (segment === '.') {
+      return { message: `path "${text}" has a "." segment`, hint: `remove the "./": "${segments.filter((s) => s !== '.').join('/')}"` };
+    }
+    if (segment !== '**' && segment.includes('**')) {
+      return { message: `"**" in path "${text}" must be a whole segment`, hint: 'write it between slashes, like apps/**/kustomization.yaml' };
+    }
+    if ((segment.match(/\*/g) ?? []).length > 1 && segment !== '**') {
+      return { message: `path segment "${segment}" has more than one "*"`, hint: 'use one "*" per segment; "*" matches a whole name or part of one, like app-*' };
+    }
+  }
+  return undefined;
+}
+
+// ── Images and tags ──────────────────────────────────────────────────────────────────────────
+
+/**
+ * An image repository as distribution/reference writes it: an optional registry host (with port)
+ * and lowercase path components. No tag and no digest: those are what Escalator chooses.
+ */
+export const IMAGE_NAME_PATTERN =
+  /^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\.(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?))*(?::[0-9]+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/;
+
+function checkImageName(text: string): ValueProblem | undefined {
+  const at = text.indexOf('@');
+  if (at >= 0) {
+    return { message: `image name "${text}" has a digest`, hint: `remove "${text.slice(at)}"; set pinDigest: true to have Escalator write digests` };
+  }
+  const lastSegment = text.slice(text.lastIndexOf('/') + 1);
+  const colon = lastSegment.indexOf(':');
+  if (colon >= 0) {
+    return { message: `image name "${text}" has a tag`, hint: `remove "${lastSegment.slice(colon)}"; choose tags with tags: and policy:` };
+  }
+  if (!IMAGE_NAME_PATTERN.test(text)) {
+    const hint = text !== text.toLowerCase() && IMAGE_NAME_PATTERN.test(text.toLowerCase())
+      ? `image repositories are lowercase: "${text.toLowerCase()}"`
+      : 'write the repository as it appears in your manifests, like ghcr.io/example/hello';
+    return { message: `"${text}" is not an image repository name`, hint };
+  }
+  return undefined;
+}
+
+/**
+ * Compiles an image's `tags` pattern. Patterns are JavaScript regular expressions in Unicode
+ * mode (the `u` flag), the same here and wherever tags are matched.
+ */
+export function compileTagPattern(text: string): RegExp {
+  return new RegExp(text, 'u');
+}
+
+function checkTagPattern(text: string): ValueProblem | undefined {
+  try {
+    compileTagPattern(text);
+    return undefined;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.replace(/^.*: /, '') : String(error);
+    const hint = text.includes('(?P<')
+      ? 'JavaScript names groups (?<name>…), not (?P<name>…)'
+      : 'tags is a JavaScript regular expression, like ^\\d+\\.\\d+\\.\\d+$';
+    return { message: `tags is not a valid regular expression: ${reason}`, hint };
+  }
+}
+
+function checkRange(text: string): ValueProblem | undefined {
+  if (text.trim() === '' || semver.validRange(text) === null) {
+    return { message: `invalid semver range "${text}"`, hint: 'write a range like "^1.2", "~2.0.1" or ">=1.4.0 <2.0.0"' };
+  }
+  return undefined;
+}
+
+/** How Escalator picks the next tag of an image among the tags that pass `tags`. */
+export const TAG_POLICIES = ['newest', 'semver', 'semver-range', 'lexical', 'numerical'] as const;
+export type TagPolicy = (typeof TAG_POLICIES)[number];
+
+// ── People and names ─────────────────────────────────────────────────────────────────────────
+
+/** A GitHub login (`alice`, `@alice`) or a team (`@example/release-managers`, `example/release-managers`). */
+export const REVIEWER_PATTERN = /^@?[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}(?:\/[A-Za-z0-9][A-Za-z0-9_.-]*)?$/;
+
+function checkReviewer(text: string): ValueProblem | undefined {
+  return REVIEWER_PATTERN.test(text)
+    ? undefined
+    : { message: `"${text}" is not a GitHub user or team`, hint: 'write a login like alice or a team like @example/release-managers' };
+}
+
+/** Environment names appear in branch names and labels, so they stay plain. */
+export const ENVIRONMENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+
+/** The `from` value of environments that take new images straight from the registry. */
+export const REGISTRY_SOURCE = 'registry';
+
+function checkEnvironmentName(text: string): ValueProblem | undefined {
+  if (text === REGISTRY_SOURCE) {
+    return { message: '"registry" cannot name an environment', hint: 'it is the source of new images in from:; choose another name' };
+  }
+  if (!ENVIRONMENT_NAME_PATTERN.test(text)) {
+    return { message: `invalid environment name "${text}"`, hint: 'use letters, digits, "-" and "_" (at most 63), starting with a letter or digit' };
+  }
+  return undefined;
+}
+
+/** GitHub limits label names to 50 characters. */
+function checkLabel(text: string): ValueProblem | undefined {
+  if (text.trim() === '') return { message: 'label is empty', hint: 'remove it or write a label name' };
+  if ([...text].length > 50) return { message: `label "${text}" is longer than 50 characters`, hint: 'GitHub accepts label names up to 50 characters' };
+  return undefined;
+}
+
+// ── Schemas ──────────────────────────────────────────────────────────────────────────────────
+
+/** A path pattern: a kustomization directory or a file, relative to the repository root. */
+const PathPattern = checkedString(checkPathPattern, PATH_PATTERN);
+
+/**
+ * An environment: the paths it owns in this repository, where its images come from, and the
+ * gates a change passes before it lands.
+ */
+export const EnvironmentConfig = z.strictObject({
+  /** The environment's name, used in `from`, branch names and pull request titles. */
+  name: checkedString(checkEnvironmentName, ENVIRONMENT_NAME_PATTERN),
+  /**
+   * Where the environment lives: kustomization directories or files, relative to the repository
+   * root. `*` matches one path segment (or part of one) and names the app; `**` matches any depth.
+   */
+  paths: z.array(PathPattern).min(1),
+  /**
+   * Where new versions come from: `registry` for images as they are pushed, or the name of
+   * another environment to promote, app by app, the versions it runs.
+   */
+  from: z.string(),
+  /**
+   * Merge Escalator's pull requests for this environment on their own once required checks and
+   * reviews pass (GitHub auto-merge).
+   * @default false
+   */
+  autoMerge: z.boolean().default(false),
+  /**
+   * How long a version must have run in the `from` environment (or, for `from: registry`, how
+   * long ago it was pushed) before it is proposed here: `30s`, `10m`, `2h`, `1d`, `1h30m`.
+   * @default "0s"
+   */
+  soak: checkedString(checkDuration, DURATION_PATTERN).default('0s'),
+  /**
+   * Users (`alice`) and teams (`@example/release-managers`) asked to review this environment's
+   * pull requests.
+   * @default []
+   */
+  reviewers: z.array(checkedString(checkReviewer, REVIEWER_PATTERN)).default([]),
+  /**
+   * Open one pull request for all apps of the environment instead of one per app.
+   * @default false
+   */
+  group: z.boolean().default(false),
+});
+export type EnvironmentConfig = z.infer<typeof EnvironmentConfig>;
+
+/** Which tags of one image Escalator proposes, and how it writes them. */
+export const ImageConfig = z
+  .strictObject({
+    /** The image repository without tag or digest, spelled as in your manifests (`ghcr.io/example/hello`). */
+    name: checkedString(checkImageName, IMAGE_NAME_PATTERN),
+    /**
+     * A regular expression (JavaScript, Unicode mode) that tags must match to be proposed.
+     * @default every tag that is not ignored
+     */
+    tags: checkedString(checkTagPattern).optional(),
+    /**
+     * How to choose among tags: `newest` takes each pushed tag; `semver` the highest semantic
+     * version; `semver-range` the highest within `range`; `lexical` and `numerical` the highest
+     * by string or number order.
+     * @default "newest"
+     */
+    policy: z.enum(TAG_POLICIES).default('newest'),
+    /**
+     * The semver range for `policy: semver-range`, like `^1.2` or `>=1.4.0 <2.0.0`.
+     * @default none; required with semver-range
+     */
+    range: checkedString(checkRange).optional(),
+    /**
+     * Write the digest with the tag (`hello:1.2.3@sha256:…`, or Kustomize's `digest:`) so every
+     * environment runs exactly the image that was tested.
+     * @default false
+     */
+    pinDigest: z.boolean().default(false),
+  })
+  .superRefine(checkImagePolicy, { when: () => true })
+  .meta({
+    // Editors get the same rule as checkImagePolicy.
+    if: { properties: { policy: { const: 'semver-range' } }, required: ['policy'] },
+    then: { required: ['range'] },
+    else: { not: { required: ['range'] } },
+  });
+export type ImageConfig = z.infer<typeof ImageConfig>;
+
+/** Rendered-manifest diffs on pull requests. */
+export const DiffConfig = z.strictObject({
+  /**
+   * Render the affected targets at base and head and post the diff on every pull request.
+   * @default true
+   */
+  enabled: z.boolean().default(true),
+  /**
+   * Also render pull requests from forks. Rendering runs kustomize and helm on the fork's
+   * files; turn it on only when you trust them.
+   * @default false
+   */
+  forks: z.boolean().default(false),
+  /**
+   * Render targets (kustomization directories, charts, plain manifest directories), with the
+   * same patterns as environment paths.
+   * @default [] (the paths of every environment)
+   */
+  paths: z.array(PathPattern).default([]),
+});
+export type DiffConfig = z.infer<typeof DiffConfig>;
+
+/** Escalator's repository configuration, read from `.github/escalator.yml` on the default branch. */
+export const RepoConfig = z
+  .strictObject({
+    /**
+     * The version of this file's format. Only 1 exists.
+     * @default 1
+     */
+    version: z.literal(1).optional(),
+    /** The environments, in any order; `from` links them into promotion chains that start at `registry`. */
+    environments: z.array(EnvironmentConfig).min(1),
+    /**
+     * Tag policies per image. Images without an entry take every pushed tag that is not ignored.
+     * @default []
+     */
+    images: z.array(ImageConfig).default([]),
+    /**
+     * Plan and report, but create no branches, commits or pull requests.
+     * @default false
+     */
+    dryRun: z.boolean().default(false),
+    /**
+     * Rendered-manifest diffs on pull requests.
+     * @default {"enabled":true,"forks":false,"paths":[]}
+     */
+    diff: DiffConfig.prefault({}),
+    /**
+     * Extra labels on every pull request Escalator opens.
+     * @default []
+     */
+    labels: z.array(checkedString(checkLabel)).default([]),
+  })
+  .superRefine(checkRepoConfig, { when: () => true });
+export type RepoConfig = z.infer<typeof RepoConfig>;
+/** What a user may write: the same shape with defaults left out. */
+export type RepoConfigInput = z.input<typeof RepoConfig>;
+
+// ── Cross-field checks ───────────────────────────────────────────────────────────────────────
+
+/** `range` goes with `policy: semver-range`, and only with it. */
+function checkImagePolicy(image: unknown, ctx: z.RefinementCtx): void {
+  const policy = stringField(image, 'policy');
+  const range = field(image, 'range');
+  if (policy === 'semver-range' && range === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['policy'], message: 'policy semver-range needs a range', params: { hint: 'add a range, like range: "^1.2"' } });
+  }
+  if (range !== undefined && policy !== undefined && policy !== 'semver-range' && (TAG_POLICIES as readonly string[]).includes(policy)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['range'],
+      message: `range applies only to policy semver-range, not ${policy}`,
+      params: { hint: 'set policy: semver-range, or remove range' },
+    });
+  }
+}
+
+/** The parts of an environment the cross-field checks read, when the value has them. */
+interface EnvironmentFacts {
+  index: number;
+  name?: string;
+  from?: string;
+  paths: string[];
+}
+
+/** Reads fields defensively: cross-field checks run even when other fields already failed. */
+function field(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined;
+}
+
+function stringField(value: unknown, key: string): string | undefined {
+  const found = field(value, key);
+  return typeof found === 'string' ? found : undefined;
+}
+
+function environmentFacts(config: unknown): EnvironmentFacts[] {
+  const environments = field(config, 'environments');
+  if (!Array.isArray(environments)) return [];
+  return environments.map((environment: unknown, index) => {
+    const paths = field(environment, 'paths');
+    return {
+      index,
+      name: stringField(environment, 'name'),
+      from: stringField(environment, 'from'),
+      paths: Array.isArray(paths) ? paths.filter((p): p is string => typeof p === 'string') : [],
+    };
+  });
+}
+
+/**
+ * Checks that need more than one field: unique names, `from` links that resolve and form no
+ * cycle, a chain that starts at the registry, paths owned by one environment, one policy per image.
+ */
+function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
+  const add = (path: (string | number)[], message: string, hint?: string) =>
+    ctx.addIssue({ code: 'custom', path, message, params: hint ? { hint } : {} });
+  const environments = environmentFacts(config);
+
+  // Names are unique; the first definition wins for the checks below.
+  const byName = new Map<string, EnvironmentFacts>();
+  for (const environment of environments) {
+    if (environment.name === undefined) continue;
+    const first = byName.get(environment.name);
+    if (first) {
+      add(['environments', environment.index, 'name'], `duplicate environment name "${environment.name}"`, `environments[${first.index}] is already named "${environment.name}"; rename one of them`);
+    } else {
+      byName.set(environment.name, environment);
+    }
+  }
+
+  // `from` names the registry or another environment.
+  const names = [...byName.keys()];
+  for (const environment of environments) {
+    const { from, name, index } = environment;
+    if (from === undefined || from === REGISTRY_SOURCE) continue;
+    if (from === name) {
+      add(['environments', index, 'from'], `environment "${name}" cannot take images from itself`, `use "${REGISTRY_SOURCE}" or another environment`);
+    } else if (!byName.has(from)) {
+      const suggestion = closestMatch(from, [REGISTRY_SOURCE, ...names.filter((n) => n !== name)]);
+      add(
+        ['environments', index, 'from'],
+        `from names no environment: "${from}"`,
+        suggestion ? `did you mean "${suggestion}"?` : `use "${REGISTRY_SOURCE}" or one of: ${names.filter((n) => n !== name).join(', ')}`,
+      );
+    }
+  }
+
+  // Following `from` must end at the registry; report each cycle once, at its first-listed member.
+  const reported = new Set<string>();
+  for (const environment of environments) {
+    if (environment.name === undefined || byName.get(environment.name) !== environment) continue;
+    const chain: string[] = [];
+    let current: EnvironmentFacts | undefined = environment;
+    while (current?.name !== undefined && !chain.includes(current.name)) {
+      chain.push(current.name);
+      current = current.from === undefined || current.from === current.name ? undefined : byName.get(current.from);
+    }
+    if (current?.name !== environment.name || chain.length < 2 || chain.some((n) => reported.has(n))) continue;
+    chain.forEach((n) => reported.add(n));
+    // The chain follows `from`; promotions run the other way. Start where the problem is reported.
+    const promotion = [environment.name, ...chain.slice(1).reverse()];
+    add(
+      ['environments', environment.index, 'from'],
+      `promotion cycle: ${[...promotion, promotion[0]].join(' → ')}`,
+      `one environment of the chain must take images from "${REGISTRY_SOURCE}"`,
+    );
+  }
+
+  if (environments.length > 0 && !environments.some((e) => e.from === REGISTRY_SOURCE)) {
+    const first = environments.find((e) => e.name !== undefined)?.name;
+    add(['environments'], `no environment takes new images from "${REGISTRY_SOURCE}"`, first ? `set from: ${REGISTRY_SOURCE} on the first environment, "${first}"` : undefined);
+  }
+
+  // Each path belongs to one environment, or a bump would edit two of them at once.
+  const owners = new Map<string, { environment: EnvironmentFacts; index: number }>();
+  for (const environment of environments) {
+    environment.paths.forEach((path, pathIndex) => {
+      const owner = owners.get(path);
+      if (!owner) {
+        owners.set(path, { environment, index: pathIndex });
+      } else if (owner.environment === environment) {
+        add(['environments', environment.index, 'paths', pathIndex], `path "${path}" is listed twice`, 'remove one of them');
+      } else {
+        const ownerName = owner.environment.name ?? `environments[${owner.environment.index}]`;
+        add(['environments', environment.index, 'paths', pathIndex], `path "${path}" already belongs to environment "${ownerName}"`, 'each path belongs to one environment');
+      }
+    });
+  }
+
+  const images = field(config, 'images');
+  if (Array.isArray(images)) {
+    const firstIndex = new Map<string, number>();
+    images.forEach((image: unknown, index) => {
+      const name = stringField(image, 'name');
+      if (name === undefined) return;
+      const first = firstIndex.get(name);
+      if (first === undefined) {
+        firstIndex.set(name, index);
+      } else {
+        add(['images', index, 'name'], `duplicate policy for image "${name}"`, `images[${first}] already configures it; merge the two entries`);
+      }
+    });
+  }
+}
+
+// ── Suggestions ──────────────────────────────────────────────────────────────────────────────
+
+/** Levenshtein distance between two strings (insertions, deletions, substitutions). */
+export function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/**
+ * The candidate `text` most likely meant: equal ignoring case, `-` and `_` (`auto_merge` →
+ * `autoMerge`), else the closest by edit distance when it is within a third of the length.
+ */
+export function closestMatch(text: string, candidates: readonly string[]): string | undefined {
+  const fold = (s: string) => s.toLowerCase().replace(/[-_]/g, '');
+  const folded = candidates.find((candidate) => fold(candidate) === fold(text));
+  if (folded !== undefined) return folded;
+  let best: { candidate: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const distance = editDistance(fold(text), fold(candidate));
+    if (distance <= Math.max(1, Math.floor(candidate.length / 3)) && (!best || distance < best.distance)) {
+      best = { candidate, distance };
+    }
+  }
+  return best?.candidate;
+}

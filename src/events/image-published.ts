@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+/**
+ * The normalized domain event of registry intake: "this tag of this repository now points at
+ * this manifest". Every registry's webhook and the CI API are turned into this one shape by the
+ * pure normalizers in this folder; jobs never see a vendor payload.
+ */
+
+/** Where an event came from: one registry webhook format each, plus the CI API. */
+export const Source = z.enum(['github', 'dockerhub', 'harbor', 'quay', 'acr', 'gar', 'ecr', 'distribution', 'ci']);
+/** Where an event came from: one registry webhook format each, plus the CI API. */
+export type Source = z.infer<typeof Source>;
+
+/** Docker tag grammar (distribution/reference `tag`). */
+export const TAG_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+/** OCI descriptor digest grammar: `algorithm:encoded`. */
+const DIGEST_PATTERN = /^([a-z0-9]+(?:[.+_-][a-z0-9]+)*):([a-zA-Z0-9=_-]+)$/;
+/** Registered algorithms have a fixed lowercase-hex encoding (OCI image-spec, "Registered algorithms"). */
+const REGISTERED_DIGESTS: Readonly<Record<string, RegExp>> = {
+  sha256: /^[a-f0-9]{64}$/,
+  sha512: /^[a-f0-9]{128}$/,
+  blake3: /^[a-f0-9]{64}$/,
+};
+/** distribution/reference domain: host name or bracketed IPv6, optional port. */
+const DOMAIN_PATTERN = /^(?:(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9])(?:\.(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9]))*|\[[a-f0-9:]+\])(?::[0-9]+)?$/;
+/** distribution/reference repository path: lowercase components separated by `/`. */
+const PATH_PATTERN = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/;
+
+/** Whether `text` is an OCI digest; sha256, sha512 and blake3 need their exact hex length. */
+export function isDigest(text: string): boolean {
+  const match = DIGEST_PATTERN.exec(text);
+  if (!match) return false;
+  const fixed = REGISTERED_DIGESTS[match[1] ?? ''];
+  return fixed ? fixed.test(match[2] ?? '') : true;
+}
+
+/**
+ * An image published to a registry, normalized.
+ *
+ * `repository` is the full name including the registry host (`ghcr.io/example/hello`,
+ * `docker.io/library/nginx`, `registry.example.com:5000/team/app`), so it can be matched
+ * against image references found in GitOps files without knowing which registry sent it.
+ */
+export const ImagePublished = z
+  .object({
+    /** Registry host with optional port, lowercase; `docker.io` for Docker Hub. */
+    registry: z.string().regex(DOMAIN_PATTERN, 'must be a registry host name, lowercase, with an optional port'),
+    /** Full repository name: `<registry>/<path>`. */
+    repository: z.string().min(1),
+    /** The tag that was pushed; never empty, never digest-shaped. */
+    tag: z.string().regex(TAG_PATTERN, 'must match the Docker tag grammar [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}'),
+    /** Manifest digest the tag points at, when the sender says (`sha256:<64 hex>`). */
+    digest: z.string().refine(isDigest, 'must be an OCI digest such as sha256:<64 lowercase hex>').optional(),
+    /** Which normalizer produced the event. */
+    source: Source,
+    /** Delivery id of the request that carried the event (sender's id or one minted at intake). */
+    deliveryId: z.string().min(1),
+    /** When intake received the request, ISO 8601. */
+    receivedAt: z.iso.datetime({ offset: true }),
+  })
+  .refine((e) => e.repository.startsWith(`${e.registry}/`) && PATH_PATTERN.test(e.repository.slice(e.registry.length + 1)), {
+    message: 'repository must be "<registry>/<lowercase path>"',
+    path: ['repository'],
+  });
+/** An image published to a registry, normalized. */
+export type ImagePublished = z.infer<typeof ImagePublished>;
+
+/** Why a well-formed payload produced no event. Answered with 2xx and counted by reason. */
+export type IgnoreReason =
+  | 'not-a-push'
+  | 'untagged'
+  | 'digest-tag'
+  | 'signature-or-attestation'
+  | 'invalid-tag'
+  | 'platform-child'
+  | 'not-a-container'
+  | 'blob'
+  | 'pull'
+  | 'delete';
+
+/** One thing a payload announced that is not an image push we act on. */
+export interface Ignored {
+  reason: IgnoreReason;
+  /** Human-readable specifics: which action, tag or media type, for logs. */
+  detail: string;
+}
+
+/**
+ * What a normalizer made of a payload.
+ * - `images`: usually one event; a Distribution envelope, a Harbor resource list or a Quay tag
+ *   list can hold many. `ignored` lists what else the payload held, for counting.
+ * - `ignored`: a valid payload with nothing to do; answer 2xx and count by `reason`.
+ * - `invalid`: answer 400 with `message`, which says what is wrong and what to send instead.
+ */
+export type NormalizeResult =
+  | { kind: 'images'; events: ImagePublished[]; ignored?: Ignored[] }
+  | ({ kind: 'ignored' } & Ignored)
+  | { kind: 'invalid'; message: string };
+
+/** Request facts a payload does not carry; passed in so normalizers stay pure. */
+export interface NormalizeContext {
+  /** The delivery id (sender's header, or one minted at intake). */
+  deliveryId: string;
+  /** When intake received the request, ISO 8601. */
+  receivedAt: string;
+  /** Registry host to use when a payload names none (Distribution without `request.host`, Harbor without `resource_url`, ACR without `request.host`). */
+  defaultRegistry?: string;
+}
+
+/** A pure function from a sender's JSON body to a {@link NormalizeResult}. */
+export type Normalizer = (payload: unknown, ctx: NormalizeContext) => NormalizeResult;
+
+/**
+ * A deterministic id for the event, without `:` (BullMQ job ids may not contain it), so a
+ * redelivered webhook maps onto the job it already created.
+ *
+ * The digest identifies what was pushed. Senders that give no digest (Docker Hub, Quay) can push
+ * the same tag again with new content; for those the delivery id is part of the key, so a later
+ * push of `latest` is not mistaken for a redelivery of the first.
+ */
+export function eventKey(e: ImagePublished): string {
+  const identity = e.digest !== undefined ? [e.source, e.repository, e.tag, e.digest] : [e.source, e.repository, e.tag, '', e.deliveryId];
+  return createHash('sha256').update(JSON.stringify(identity)).digest('hex');
+}

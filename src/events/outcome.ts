@@ -1,0 +1,175 @@
+import type { z } from 'zod';
+import { ImagePublished, isDigest, TAG_PATTERN } from './image-published.js';
+import type { Ignored, IgnoreReason, NormalizeContext, NormalizeResult, Source } from './image-published.js';
+
+/**
+ * Building blocks shared by the normalizers: the tag ignore rule, repository names, results
+ * out of per-item outcomes, and 400 messages out of zod issues.
+ */
+
+/** What one announced item (a tag, a resource, an envelope event) turned into. */
+export type Outcome =
+  | { kind: 'image'; event: ImagePublished }
+  | ({ kind: 'ignored' } & Ignored)
+  | { kind: 'invalid'; message: string };
+
+/** cosign signatures, attestations and SBOMs, and OCI referrers-tag-schema fallback tags. */
+const SIGNATURE_TAG = /^sha(256|512)-[0-9a-f]{64,128}(\.(sig|att|sbom))?$/;
+const DIGEST_SHAPED_TAG = /^(?:[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-f0-9]{32,}|[a-f0-9]{64}|[a-f0-9]{128})$/;
+/** Docker Hub's other names; distribution/reference folds them into `docker.io`. */
+const DOCKER_HUB_ALIASES = new Set(['index.docker.io', 'registry-1.docker.io', 'registry.hub.docker.com']);
+
+/** An ignored outcome. */
+export function ignore(reason: IgnoreReason, detail: string): Outcome & { kind: 'ignored' } {
+  return { kind: 'ignored', reason, detail };
+}
+
+/** An invalid outcome. */
+export function invalid(message: string): Outcome & { kind: 'invalid' } {
+  return { kind: 'invalid', message };
+}
+
+/**
+ * The shared ignore rule for tags: empty, cosign/referrer, digest-shaped, or outside the Docker
+ * tag grammar. Returns undefined for a tag worth acting on.
+ */
+export function classifyTag(tag: string | undefined | null): Ignored | undefined {
+  if (tag === undefined || tag === null || tag === '') return { reason: 'untagged', detail: 'the push carries no tag (pushed by digest)' };
+  if (SIGNATURE_TAG.test(tag)) return { reason: 'signature-or-attestation', detail: `tag "${tag}" is a cosign signature, attestation, SBOM or referrers tag` };
+  if (DIGEST_SHAPED_TAG.test(tag)) return { reason: 'digest-tag', detail: `tag "${tag}" is a digest, not a tag` };
+  if (!TAG_PATTERN.test(tag)) return { reason: 'invalid-tag', detail: `tag "${tag}" is not a valid Docker tag` };
+  return undefined;
+}
+
+/** Lowercases a registry host and folds Docker Hub's aliases into `docker.io`. */
+export function normalizeRegistry(host: string): string {
+  const lower = host.toLowerCase();
+  return DOCKER_HUB_ALIASES.has(lower) ? 'docker.io' : lower;
+}
+
+/** The registry host of `host/path…` text such as Harbor's `resource_url`, or undefined. */
+export function hostOf(reference: string): string | undefined {
+  const withoutScheme = reference.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
+  const slash = withoutScheme.indexOf('/');
+  return slash > 0 ? withoutScheme.slice(0, slash) : undefined;
+}
+
+/** Where the fields of one image came from in the payload, so messages can name them. */
+export interface FieldNames {
+  registry: string;
+  path: string;
+  digest: string;
+}
+
+/** The facts of one announced image, before the shared rules are applied. */
+export interface ImageFacts {
+  source: Source;
+  registry: string | undefined;
+  path: string;
+  tag: string | undefined | null;
+  digest?: string | undefined | null;
+  fields: FieldNames;
+}
+
+/**
+ * Applies the shared rules to one announced image: tag ignore rule first (an untagged child may
+ * carry odd data we must not reject), then registry, repository path and digest validation.
+ */
+export function imageOutcome(facts: ImageFacts, ctx: NormalizeContext): Outcome {
+  const skip = classifyTag(facts.tag);
+  if (skip) return { kind: 'ignored', ...skip };
+  const tag = facts.tag as string;
+  const rawRegistry = facts.registry ?? ctx.defaultRegistry;
+  if (rawRegistry === undefined || rawRegistry === '') {
+    return invalid(`${facts.source}: ${facts.fields.registry} is missing, so the registry host is unknown; send the sender's payload unchanged or configure a default registry host for this route`);
+  }
+  const registry = normalizeRegistry(rawRegistry);
+  let path = facts.path.replace(/^\/+|\/+$/g, '');
+  if (registry === 'docker.io' && path !== '' && !path.includes('/')) path = `library/${path}`;
+  const repository = `${registry}/${path}`;
+  const digest = facts.digest === null || facts.digest === '' ? undefined : facts.digest;
+  const candidate = { registry, repository, tag, source: facts.source, deliveryId: ctx.deliveryId, receivedAt: ctx.receivedAt, ...(digest !== undefined ? { digest } : {}) };
+  const parsed = ImagePublished.safeParse(candidate);
+  if (parsed.success) return { kind: 'image', event: parsed.data };
+  const issue = parsed.error.issues[0];
+  const field = issue?.path[0];
+  if (field === 'registry') return invalid(`${facts.source}: ${facts.fields.registry} "${rawRegistry}" is not a registry host name (expected host[:port], e.g. registry.example.com:5000)`);
+  if (field === 'repository') {
+    const hint = path !== path.toLowerCase() ? ' (repository paths are lowercase)' : '';
+    return invalid(`${facts.source}: ${facts.fields.path} "${facts.path}" is not a valid repository path${hint}; expected lowercase components separated by "/", e.g. team/app`);
+  }
+  if (field === 'digest' && digest !== undefined && !isDigest(digest)) {
+    return invalid(`${facts.source}: ${facts.fields.digest} "${digest}" is not a valid digest; expected algorithm:hex such as sha256:<64 lowercase hex characters>`);
+  }
+  if (field === 'deliveryId' || field === 'receivedAt') {
+    return invalid(`${facts.source}: intake context ${String(field)} is ${issue?.message ?? 'invalid'}; this is an Escalator bug, not a sender error`);
+  }
+  return invalid(`${facts.source}: ${issue ? `${issue.path.join('.')} ${issue.message}` : 'the image could not be normalized'}`);
+}
+
+/**
+ * Folds per-item outcomes into one result: any invalid item makes the payload invalid; otherwise
+ * the images (with what else was ignored), or, when there are none, the first ignore reason with
+ * every item's detail.
+ */
+export function combine(outcomes: readonly Outcome[], whenEmpty: Ignored): NormalizeResult {
+  const bad = outcomes.find((o) => o.kind === 'invalid');
+  if (bad) return { kind: 'invalid', message: bad.message };
+  const events: ImagePublished[] = [];
+  const ignored: Ignored[] = [];
+  for (const o of outcomes) {
+    if (o.kind === 'image') events.push(o.event);
+    else if (o.kind === 'ignored') ignored.push({ reason: o.reason, detail: o.detail });
+  }
+  if (events.length > 0) return ignored.length > 0 ? { kind: 'images', events, ignored } : { kind: 'images', events };
+  const first = ignored[0];
+  if (!first) return { kind: 'ignored', ...whenEmpty };
+  if (ignored.length === 1) return { kind: 'ignored', ...first };
+  return { kind: 'ignored', reason: first.reason, detail: ignored.map((i) => `${i.reason}: ${i.detail}`).join('; ') };
+}
+
+/** Turns a single outcome into a result. */
+export function single(outcome: Outcome): NormalizeResult {
+  return combine([outcome], { reason: 'not-a-push', detail: 'nothing to do' });
+}
+
+/** `a.b[0].c` for a zod issue path. */
+function formatPath(path: readonly PropertyKey[]): string {
+  let text = '';
+  for (const part of path) text += typeof part === 'number' ? `[${part}]` : `${text === '' ? '' : '.'}${String(part)}`;
+  return text === '' ? 'the body' : text;
+}
+
+function valueAt(payload: unknown, path: readonly PropertyKey[]): unknown {
+  let value: unknown = payload;
+  for (const part of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[part];
+  }
+  return value;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `"${value.length > 60 ? `${value.slice(0, 60)}…` : value}"`;
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
+}
+
+/**
+ * A 400 message naming every field that is missing or wrong, then what to send instead:
+ * `harbor: event_data.resources is missing (expected array). Send …`.
+ */
+export function describeIssues(source: Source, payload: unknown, error: z.ZodError, hint: string): string {
+  const problems = error.issues.slice(0, 5).map((issue) => {
+    const where = formatPath(issue.path);
+    const actual = valueAt(payload, issue.path);
+    if (issue.code === 'invalid_type') {
+      return actual === undefined ? `${where} is missing (expected ${issue.expected})` : `${where} must be ${issue.expected}, not ${describeValue(actual)}`;
+    }
+    if (issue.code === 'invalid_value') return `${where} is ${describeValue(actual)}, expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}`;
+    return `${where}: ${issue.message}`;
+  });
+  const more = error.issues.length > 5 ? ` (and ${error.issues.length - 5} more)` : '';
+  return `${source}: ${problems.join('; ')}${more}. ${hint}`;
+}

@@ -221,8 +221,8 @@ function checkLabel(text: string): ValueProblem | undefined {
 const PathPattern = checkedString(checkPathPattern, PATH_PATTERN);
 
 /**
- * An environment: the paths it owns in this repository, where its images come from, and the
- * gates a change passes before it lands.
+ * Environment. The paths it owns in this repository, where its images come from, and the gates
+ * a change passes before it lands.
  */
 export const EnvironmentConfig = z.strictObject({
   /** The environment's name, used in `from`, branch names and pull request titles. */
@@ -263,7 +263,7 @@ export const EnvironmentConfig = z.strictObject({
 });
 export type EnvironmentConfig = z.infer<typeof EnvironmentConfig>;
 
-/** Which tags of one image Escalator proposes, and how it writes them. */
+/** Image policy. Which tags of one image Escalator proposes, and how it writes them. */
 export const ImageConfig = z
   .strictObject({
     /** The image repository without tag or digest, spelled as in your manifests (`ghcr.io/example/hello`). */
@@ -301,7 +301,7 @@ export const ImageConfig = z
   });
 export type ImageConfig = z.infer<typeof ImageConfig>;
 
-/** Rendered-manifest diffs on pull requests. */
+/** Rendered diffs. Settings for the rendered-manifest diff Escalator posts on pull requests. */
 export const DiffConfig = z.strictObject({
   /**
    * Render the affected targets at base and head and post the diff on every pull request.
@@ -316,14 +316,17 @@ export const DiffConfig = z.strictObject({
   forks: z.boolean().default(false),
   /**
    * Render targets (kustomization directories, charts, plain manifest directories), with the
-   * same patterns as environment paths.
-   * @default [] (the paths of every environment)
+   * same patterns as environment paths. Empty: the paths of every environment.
+   * @default []
    */
   paths: z.array(PathPattern).default([]),
 });
 export type DiffConfig = z.infer<typeof DiffConfig>;
 
-/** Escalator's repository configuration, read from `.github/escalator.yml` on the default branch. */
+/**
+ * Escalator repository configuration. Read from `.github/escalator.yml` on the default branch; see
+ * docs/configuration.md.
+ */
 export const RepoConfig = z
   .strictObject({
     /**
@@ -345,14 +348,14 @@ export const RepoConfig = z
     dryRun: z.boolean().default(false),
     /**
      * Rendered-manifest diffs on pull requests.
-     * @default {"enabled":true,"forks":false,"paths":[]}
+     * @default {}
      */
     diff: DiffConfig.prefault({}),
     /**
      * Extra labels on every pull request Escalator opens.
      * @default []
      */
-    labels: z.array(checkedString(checkLabel)).default([]),
+    labels: z.array(checkedString(checkLabel).meta({ pattern: String.raw`\S`, maxLength: 50 })).default([]),
   })
   .superRefine(checkRepoConfig, { when: () => true });
 export type RepoConfig = z.infer<typeof RepoConfig>;
@@ -508,18 +511,30 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
 
 // ── Suggestions ──────────────────────────────────────────────────────────────────────────────
 
-/** Levenshtein distance between two strings (insertions, deletions, substitutions). */
+/**
+ * Edit distance between two strings: insertions, deletions, substitutions and swaps of two
+ * neighbouring characters (`dve` → `dev` is one edit), each costing one.
+ */
 export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
+  const rows: number[][] = [];
+  for (let i = 0; i <= a.length; i++) {
+    const row: number[] = [i];
     for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+      if (i === 0) {
+        row.push(j);
+        continue;
+      }
+      const above = rows[i - 1] as number[];
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min((above[j] as number) + 1, (row[j - 1] as number) + 1, (above[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        best = Math.min(best, ((rows[i - 2] as number[])[j - 2] as number) + 1);
+      }
+      row.push(best);
     }
-    previous = current;
+    rows.push(row);
   }
-  return previous[b.length] ?? 0;
+  return (rows[a.length] as number[])[b.length] as number;
 }
 
 /**

@@ -1,0 +1,144 @@
+/**
+ * Golden corpus of the image editor: `test/golden/edit/<NNN-name>/`.
+ *
+ * Every case holds `case.json`, `input/<file>` and, when the edit changes the file,
+ * `expected/<file>` written by hand from the editing rules (never by running the editor).
+ * The output must equal `expected/` byte for byte (CRLF, BOM and missing final newlines
+ * included; `.gitattributes` marks the corpus `-text` so git keeps those bytes).
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { editImages } from '../src/planners/image-edit/index.js';
+import type { ImageEvent } from '../src/planners/image-edit/index.js';
+
+const CORPUS = fileURLToPath(new URL('./golden/edit/', import.meta.url));
+
+const CaseMeta = z.strictObject({
+  /** Path of the edited file inside input/ and expected/, also passed as `options.path`. */
+  file: z.string().min(1),
+  /** The pushed image, `repository:tag[@digest]`. */
+  image: z.string().min(1),
+  pinDigest: z.boolean(),
+  /** changed: output equals expected/; unchanged: image present and current; ignored: image not mentioned. */
+  expect: z.enum(['changed', 'unchanged', 'refused', 'ignored']),
+  /** Substring of one refusal reason (refused cases only), compared case-insensitively. */
+  reason: z.string().min(1).optional(),
+  /** File kind the editor must report, when the case asserts one. */
+  kind: z.enum(['kustomize', 'helm-values', 'manifest', 'argocd-application', 'argocd-source', 'unknown']).optional(),
+  /** Which edge case this proves. */
+  about: z.string().min(1),
+  /** Read by golden-kustomize.test.ts only. */
+  render: z.array(z.string()).optional(),
+  noRender: z.string().min(1).optional(),
+});
+
+interface GoldenCase extends z.infer<typeof CaseMeta> {
+  name: string;
+  dir: string;
+}
+
+function loadCases(): GoldenCase[] {
+  return readdirSync(CORPUS, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort()
+    .map((name) => {
+      const dir = join(CORPUS, name);
+      const parsed = CaseMeta.safeParse(JSON.parse(readFileSync(join(dir, 'case.json'), 'utf8')));
+      if (!parsed.success) {
+        throw new Error(`test/golden/edit/${name}/case.json is invalid; fix it:\n${z.prettifyError(parsed.error)}`);
+      }
+      return { ...parsed.data, name, dir };
+    });
+}
+
+/**
+ * Splits `repo:tag@digest`: the digest after `@`, then the tag after the last `:` that follows
+ * the last `/` (so `localhost:5000/app:1.0` keeps its port in the repository).
+ */
+function toEvent(image: string): ImageEvent {
+  const at = image.indexOf('@');
+  const ref = at === -1 ? image : image.slice(0, at);
+  const colon = ref.lastIndexOf(':');
+  if (colon === -1 || colon < ref.lastIndexOf('/')) {
+    throw new Error(`golden image ${image} has no tag; write it as repository:tag[@digest]`);
+  }
+  const event: ImageEvent = { repository: ref.slice(0, colon), tag: ref.slice(colon + 1) };
+  if (at !== -1) event.digest = image.slice(at + 1);
+  return event;
+}
+
+const cases = loadCases();
+
+describe('golden corpus layout', () => {
+  it('holds at least 100 cases with unique short names', () => {
+    expect(cases.length).toBeGreaterThanOrEqual(100);
+    const shortNames = cases.map((c) => c.name.replace(/^\d+-/, ''));
+    expect(new Set(shortNames).size).toBe(shortNames.length);
+  });
+
+  it.each(cases)('$name is well formed', (c) => {
+    expect(existsSync(join(c.dir, 'input', c.file))).toBe(true);
+    const hasExpected = existsSync(join(c.dir, 'expected'));
+    expect(hasExpected).toBe(c.expect === 'changed');
+    expect(c.reason !== undefined).toBe(c.expect === 'refused');
+    if (c.expect === 'changed') {
+      const input = readFileSync(join(c.dir, 'input', c.file));
+      const expected = readFileSync(join(c.dir, 'expected', c.file));
+      expect(expected.equals(input)).toBe(false);
+    }
+  });
+
+  it('splits image references like the editor receives them', () => {
+    expect(toEvent('localhost:5000/example/hello:1.4.0')).toEqual({
+      repository: 'localhost:5000/example/hello',
+      tag: '1.4.0',
+    });
+    expect(toEvent('nginx:1.27.1@sha256:abc')).toEqual({ repository: 'nginx', tag: '1.27.1', digest: 'sha256:abc' });
+  });
+});
+
+describe('editImages golden cases', () => {
+  describe.each(cases)('$name', (c) => {
+    const inputPath = join(c.dir, 'input', c.file);
+
+    it(`${c.expect}: ${c.about}`, () => {
+      const inputBytes = readFileSync(inputPath);
+      // readFileSync(…, 'utf8') keeps a BOM as \uFEFF, so the editor sees the file's exact text.
+      const input = inputBytes.toString('utf8');
+      const result = editImages(input, toEvent(c.image), { path: c.file, pinDigest: c.pinDigest });
+
+      if (c.kind !== undefined) expect(result.kind).toBe(c.kind);
+
+      if (c.expect === 'changed') {
+        const expectedBytes = readFileSync(join(c.dir, 'expected', c.file));
+        expect(result.refused).toEqual([]);
+        // String comparison first for a readable diff, then the bytes themselves.
+        expect(JSON.stringify(result.text)).toBe(JSON.stringify(expectedBytes.toString('utf8')));
+        expect(Buffer.from(result.text, 'utf8').equals(expectedBytes)).toBe(true);
+        expect(result.mentions).toBe(true);
+        expect(result.unchanged).toBe(false);
+        expect(result.changed.length).toBeGreaterThan(0);
+        return;
+      }
+
+      // Every other outcome leaves the file byte-identical.
+      expect(JSON.stringify(result.text)).toBe(JSON.stringify(input));
+      expect(Buffer.from(result.text, 'utf8').equals(inputBytes)).toBe(true);
+      expect(result.changed).toEqual([]);
+
+      if (c.expect === 'refused') {
+        expect(result.refused.length).toBeGreaterThan(0);
+        const reasons = result.refused.map((r) => r.reason.toLowerCase());
+        expect(reasons.some((r) => r.includes((c.reason ?? '').toLowerCase())), `reasons: ${reasons.join(' | ')}`).toBe(true);
+      } else {
+        expect(result.refused).toEqual([]);
+        expect(result.unchanged).toBe(c.expect === 'unchanged');
+        expect(result.mentions).toBe(c.expect === 'unchanged');
+      }
+    });
+  });
+});

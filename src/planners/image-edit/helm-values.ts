@@ -1,0 +1,87 @@
+/**
+ * Helm values (and any YAML that is not a manifest or a Kustomization): image maps
+ * (`repository` + `tag`/`version`, Bitnami `registry` + `repository`, `digest`) and image strings
+ * (`image: repo:tag`, `sidecarImage: repo:tag`) at any depth, in maps and lists.
+ */
+import { isMap, isScalar, isSeq, type YAMLMap } from 'yaml';
+import { normalizeName } from '../image-ref.js';
+import { entriesOf, hasMergeKey, mapHasPlaceholder, pairOf, stringSite, type DocumentReader, type Site, type SplitSite, type WalkState } from './site.js';
+
+const IMAGE_MAP_KEYS = new Set(['repository', 'registry', 'tag', 'version', 'digest']);
+
+/** Reads image maps and image strings under `node` (a whole values document, or a `valuesObject`). */
+export function readHelmValues(reader: DocumentReader, node: unknown, state: WalkState = { path: [] }): Site[] {
+  const sites: Site[] = [];
+  walk(reader, node, state, sites, 0);
+  return sites;
+}
+
+function isImageKey(key: string): boolean {
+  return key === 'image' || /[a-z0-9]Image$/.test(key);
+}
+
+function walk(reader: DocumentReader, node: unknown, state: WalkState, sites: Site[], depth: number): void {
+  if (depth > 200) return;
+  reader.throughAlias(node, (resolved) => {
+    if (isMap(resolved)) {
+      const imageMap = readImageMap(reader, resolved, state);
+      if (imageMap) sites.push(imageMap);
+      for (const [key, value] of entriesOf(resolved)) {
+        if (imageMap && IMAGE_MAP_KEYS.has(key)) continue;
+        const childState = reader.child(state, key, value);
+        if (isImageKey(key)) {
+          const field = reader.field(value, childState);
+          if (field) {
+            const site = stringSite(reader, field);
+            if (site) sites.push(site);
+            continue;
+          }
+        }
+        walk(reader, value, childState, sites, depth + 1);
+      }
+    } else if (isSeq(resolved)) {
+      resolved.items.forEach((item, index) => walk(reader, item, reader.child(state, index, item), sites, depth + 1));
+    }
+  });
+}
+
+function scalarText(node: unknown): string | undefined {
+  if (!isScalar(node) || node.value === null || node.value === undefined) return undefined;
+  return typeof node.value === 'object' ? undefined : String(node.value);
+}
+
+function readImageMap(reader: DocumentReader, map: YAMLMap, state: WalkState): SplitSite | undefined {
+  const repositoryPair = pairOf(map, 'repository');
+  const repository = repositoryPair ? scalarText(reader.resolve(repositoryPair.value)) : undefined;
+  if (repository === undefined || repository === '') return undefined;
+  const registryPair = pairOf(map, 'registry');
+  const registry = registryPair ? scalarText(reader.resolve(registryPair.value)) : undefined;
+  const written = registry ? `${registry.replace(/\/+$/, '')}/${repository}` : repository;
+  const name = normalizeName(written);
+  const placeholder = mapHasPlaceholder(map);
+  if (name === undefined && !placeholder) return undefined;
+  const tagKey = pairOf(map, 'tag') ? 'tag' : pairOf(map, 'version') ? 'version' : 'tag';
+  const fieldOf = (key: string) => {
+    const pair = pairOf(map, key);
+    return pair ? reader.field(pair.value, reader.child(state, key, pair.value)) : undefined;
+  };
+  const site: SplitSite = {
+    form: 'split',
+    flavor: 'helm',
+    docIndex: reader.segment.index,
+    kind: reader.kind,
+    written,
+    name,
+    raw: written,
+    placeholder,
+    entry: { map, path: state.path, offset: reader.segment.offset },
+    tagKey,
+  };
+  const tag = fieldOf(tagKey);
+  const digest = fieldOf('digest');
+  if (tag) site.tag = tag;
+  if (digest) site.digest = digest;
+  if (state.blocked) site.blocked = state.blocked;
+  else if (hasMergeKey(map)) site.blocked = 'the image map uses a YAML merge key (<<), so its values may come from elsewhere; write the map out in full';
+  return site;
+}

@@ -1,0 +1,244 @@
+/**
+ * The image editor: finds where a file pins an image and rewrites only those scalars, keeping
+ * every other byte (comments, quotes, order, indentation, line endings, BOM, anchors).
+ * Pure: text in, text and a report out.
+ *
+ * 1. validate the event; skip files that cannot mention the image (substring check)
+ * 2. parse the documents with source ranges (large streams: only documents that can mention it)
+ * 3. read the image sites of each document by its format
+ * 4. plan the new values of the sites that name the event's image; refuse what is unsafe
+ * 5. splice the new scalars into the text
+ * 6. re-parse and prove that only the intended values changed
+ */
+import { isDigest, isValidTag, normalizedName, parseImageRef } from '../image-ref.js';
+import { readApplication, readArgoSourceFile } from './argocd.js';
+import { documentKind, fileKind, fileKindFromText, kindFromPath, type PathKind } from './detect.js';
+import { readHelmValues } from './helm-values.js';
+import { readKustomization } from './kustomize.js';
+import { readManifest } from './manifest.js';
+import { loadFile, type LoadedFile } from './parse.js';
+import { planSite, type Edit } from './plan.js';
+import { DocumentReader, type PathSegment, type Site } from './site.js';
+import { applySplices } from './source.js';
+import type { EditChange, EditOptions, EditRefusal, EditResult, FileKind, ImageEvent, ImageUse } from './types.js';
+import { verifyEdits } from './verify.js';
+
+export type { EditChange, EditOptions, EditRefusal, EditResult, FileKind, ImageEvent, ImageUse } from './types.js';
+
+const IDENTIFIER_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
+
+/** `[2].spec.template.spec.containers[0].image`; the document index only in multi-document files. */
+export function formatPath(docIndex: number, path: readonly PathSegment[], multiDocument: boolean): string {
+  let result = multiDocument ? `[${docIndex}]` : '';
+  for (const segment of path) {
+    if (typeof segment === 'number') result += `[${segment}]`;
+    else if (IDENTIFIER_KEY.test(segment)) result += result === '' ? segment : `.${segment}`;
+    else result += `[${JSON.stringify(segment)}]`;
+  }
+  return result;
+}
+
+/** 1-based lines of many offsets in one pass. */
+function linesAt(text: string, offsets: readonly number[]): number[] {
+  const order = offsets.map((offset, index) => ({ offset, index })).sort((a, b) => a.offset - b.offset);
+  const lines = new Array<number>(offsets.length).fill(1);
+  let line = 1;
+  let newline = text.indexOf('\n');
+  for (const { offset, index } of order) {
+    while (newline !== -1 && newline < offset) {
+      line += 1;
+      newline = text.indexOf('\n', newline + 1);
+    }
+    lines[index] = line;
+  }
+  return lines;
+}
+
+function readSites(loaded: LoadedFile, pathKind: PathKind, text: string): Site[] {
+  const sites: Site[] = [];
+  for (const segment of loaded.segments) {
+    const kind = documentKind(pathKind, segment.doc);
+    const reader = new DocumentReader(segment, text, kind);
+    switch (kind) {
+      case 'kustomize':
+        sites.push(...readKustomization(reader));
+        break;
+      case 'argocd-application':
+        sites.push(...readApplication(reader));
+        break;
+      case 'argocd-source':
+        sites.push(...readArgoSourceFile(reader));
+        break;
+      case 'manifest':
+        sites.push(...readManifest(reader));
+        break;
+      case 'helm-values':
+        sites.push(...readHelmValues(reader, segment.doc.contents));
+        break;
+      case 'unknown':
+        break;
+    }
+  }
+  return sites;
+}
+
+function eventProblems(event: ImageEvent): EditRefusal[] {
+  const problems: EditRefusal[] = [];
+  const parsed = parseImageRef(event.repository);
+  if (!parsed.ok) problems.push({ reason: `the event's repository "${event.repository}" is not an image name (${parsed.reason}); fix the sender` });
+  if (!isValidTag(event.tag)) {
+    problems.push({ reason: `the event's tag "${event.tag}" is not a valid Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}); Escalator writes only valid tags` });
+  }
+  if (event.digest !== undefined && !isDigest(event.digest)) {
+    problems.push({ reason: `the event's digest "${event.digest}" is not a valid digest (algorithm:encoded, e.g. sha256:<64 hex>); fix the sender` });
+  }
+  return problems;
+}
+
+function dedupe(refusals: EditRefusal[]): EditRefusal[] {
+  const seen = new Set<string>();
+  return refusals.filter((refusal) => {
+    const key = `${refusal.line ?? ''}\u0000${refusal.reason}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** Drops duplicate edits (one field reached twice) and reports overlapping different ones. */
+function mergeEdits(edits: Edit[]): { edits: Edit[]; conflict?: Edit } {
+  const unique: Edit[] = [];
+  const seen = new Map<string, Edit>();
+  for (const edit of edits) {
+    const key = `${edit.start}:${edit.end}:${edit.text}`;
+    if (seen.has(key) && edit.start !== edit.end) continue;
+    seen.set(key, edit);
+    unique.push(edit);
+  }
+  const replacements = unique.filter((edit) => edit.start !== edit.end).sort((a, b) => a.start - b.start);
+  for (let i = 1; i < replacements.length; i += 1) {
+    const previous = replacements[i - 1] as Edit;
+    const current = replacements[i] as Edit;
+    if (current.start < previous.end) return { edits: unique, conflict: current };
+  }
+  return { edits: unique };
+}
+
+/**
+ * Writes the event's tag (and digest, per the digest policy) wherever the file pins the event's
+ * image. The file is untouched (byte-identical) when anything is refused or nothing changes.
+ */
+export function editImages(text: string, event: ImageEvent, options: EditOptions): EditResult {
+  const pathKind = kindFromPath(options.path);
+  const untouched = (kind: FileKind, mentions: boolean, refused: EditRefusal[]): EditResult => ({
+    text, kind, mentions, changed: [], unchanged: mentions && refused.length === 0, refused: dedupe(refused),
+  });
+  const problems = eventProblems(event);
+  const parsedEvent = parseImageRef(event.repository);
+  if (!parsedEvent.ok) return untouched(fileKindFromText(pathKind, text), false, problems);
+  const eventName = normalizedName(parsedEvent.ref);
+  const needle = parsedEvent.ref.path.slice(parsedEvent.ref.path.lastIndexOf('/') + 1);
+  // Every spelling of a repository ends with its last path component: a file without it cannot mention the image.
+  if (pathKind === 'unknown' || !text.includes(needle)) return untouched(fileKindFromText(pathKind, text), false, problems);
+
+  const loaded = loadFile(text, needle);
+  const kind = loaded.mode === 'whole' ? fileKind(pathKind, loaded.segments.map((segment) => segment.doc)) : fileKindFromText(pathKind, text);
+  if (loaded.refusals.length > 0) return untouched(kind, true, [...problems, ...loaded.refusals]);
+
+  const multiDocument = loaded.count > 1;
+  const sites = readSites(loaded, pathKind, text).filter((site) =>
+    site.name === eventName || (site.name === undefined && site.placeholder && site.raw.includes(needle)));
+  const mentions = sites.length > 0;
+  if (problems.length > 0) return untouched(kind, mentions, problems);
+
+  const context = {
+    text,
+    event,
+    pinDigest: options.pinDigest === true,
+    describe: (docIndex: number, path: readonly PathSegment[]) => formatPath(docIndex, path, multiDocument),
+  };
+  const planned: Edit[] = [];
+  const refusals: Array<{ reason: string; at?: number }> = [];
+  for (const site of sites) {
+    const plan = planSite(site, context);
+    planned.push(...plan.edits);
+    refusals.push(...plan.refusals);
+  }
+  const toRefusal = ({ reason, at }: { reason: string; at?: number }): EditRefusal =>
+    at === undefined ? { reason } : { reason, line: linesAt(text, [at])[0] ?? 1 };
+  if (refusals.length > 0) return untouched(kind, mentions, refusals.map(toRefusal));
+  const { edits, conflict } = mergeEdits(planned);
+  if (conflict) {
+    return untouched(kind, mentions, [toRefusal({
+      reason: `internal error: two edits overlap at ${context.describe(conflict.docIndex, conflict.path)}; the file was left untouched, please report this`,
+      at: conflict.start,
+    })]);
+  }
+  if (edits.length === 0) return untouched(kind, mentions, []);
+
+  const spliced = applySplices(text, edits);
+  const problem = verifyEdits(loaded, spliced.text, edits);
+  if (problem) {
+    return untouched(kind, mentions, [{ reason: `internal error: the edit did not verify (${problem}); the file was left untouched, please report this` }]);
+  }
+  const lines = linesAt(spliced.text, edits.map((edit, i) => (spliced.starts[i] ?? 0) + (edit.keyOffset ?? 0)));
+  const changed: EditChange[] = edits
+    .map((edit, i) => ({ path: context.describe(edit.docIndex, edit.path), line: lines[i] ?? 1, from: edit.from, to: edit.to, order: edit.start }))
+    .sort((a, b) => a.order - b.order || a.line - b.line)
+    .map(({ path, line, from, to }) => ({ path, line, from, to }));
+  return { text: spliced.text, kind, mentions, changed, unchanged: false, refused: [] };
+}
+
+/** What a site says the file currently runs. */
+function useOf(site: Site): Omit<ImageUse, 'path' | 'line' | 'kind'> & { offset: number; at: readonly PathSegment[] } | undefined {
+  if (site.name === undefined) return undefined;
+  if (site.form === 'string') {
+    const use: Omit<ImageUse, 'path' | 'line' | 'kind'> & { offset: number; at: readonly PathSegment[] } = {
+      name: site.name, written: site.written, offset: site.field.start, at: site.field.path,
+    };
+    if (site.tag !== undefined) use.tag = site.tag;
+    if (site.digest !== undefined) use.digest = site.digest;
+    return use;
+  }
+  const tagText = site.tag?.value ?? undefined;
+  const at = tagText?.indexOf('@') ?? -1;
+  const tag = tagText === undefined || tagText === '' ? undefined : at >= 0 ? tagText.slice(0, at) : tagText;
+  const digest = site.digest?.value ? site.digest.value : at >= 0 ? tagText?.slice(at + 1) : undefined;
+  const offset = site.tag?.start ?? (site.entry.map.range?.[0] ?? 0) + site.entry.offset;
+  const use: Omit<ImageUse, 'path' | 'line' | 'kind'> & { offset: number; at: readonly PathSegment[] } = {
+    name: site.name, written: site.written, offset, at: site.tag?.path ?? site.entry.path,
+  };
+  if (tag !== undefined) use.tag = tag;
+  if (digest !== undefined) use.digest = digest;
+  return use;
+}
+
+/**
+ * Every image reference the file uses, for discovering which images an environment runs and
+ * for copying versions between environments. Templated values are reported as refusals.
+ */
+export function listImages(text: string, options: { path: string }): { uses: ImageUse[]; refused: EditRefusal[] } {
+  const pathKind = kindFromPath(options.path);
+  if (pathKind === 'unknown') return { uses: [], refused: [] };
+  const loaded = loadFile(text);
+  if (loaded.refusals.length > 0) return { uses: [], refused: dedupe(loaded.refusals) };
+  const multiDocument = loaded.count > 1;
+  const sites = readSites(loaded, pathKind, text);
+  const found: Array<{ site: Site; use: NonNullable<ReturnType<typeof useOf>> }> = [];
+  const templated: Array<{ site: Site; offset: number }> = [];
+  for (const site of sites) {
+    const use = useOf(site);
+    if (site.placeholder) templated.push({ site, offset: use?.offset ?? (site.form === 'string' ? site.field.start : site.entry.offset) });
+    else if (use) found.push({ site, use });
+  }
+  const lines = linesAt(text, [...found.map(({ use }) => use.offset), ...templated.map(({ offset }) => offset)]);
+  const uses = found.map(({ site, use }, i): ImageUse => {
+    const { offset: _offset, at, ...rest } = use;
+    return { ...rest, path: formatPath(site.docIndex, at, multiDocument), line: lines[i] ?? 1, kind: site.kind };
+  });
+  const refused = templated.map(({ site }, i): EditRefusal => ({
+    reason: `${site.written} is set through a template placeholder; its version cannot be read from the file`,
+    line: lines[found.length + i] ?? 1,
+  }));
+  return { uses, refused: dedupe(refused) };
+}

@@ -1,0 +1,65 @@
+/**
+ * Kustomize `images:` (and the deprecated `imageTags:`) entries. An entry matches by `newName`
+ * when it has one, else by `name`; `name` is never rewritten. Entries with `tagSuffix` are left
+ * alone. See https://kubectl.docs.kubernetes.io/references/kustomize/kustomization/images/.
+ */
+import { isMap, isSeq } from 'yaml';
+import { normalizeName } from '../image-ref.js';
+import { hasMergeKey, mapHasPlaceholder, pairOf, type DocumentReader, type Site, type SplitSite, type WalkState } from './site.js';
+
+/** Reads the image entries of a Kustomization or Component document. */
+export function readKustomization(reader: DocumentReader): Site[] {
+  const sites: Site[] = [];
+  const root = reader.doc.contents;
+  if (!isMap(root)) return sites;
+  for (const listKey of ['images', 'imageTags']) {
+    const pair = pairOf(root, listKey);
+    if (!pair) continue;
+    const listState = reader.child({ path: [] }, listKey, pair.value);
+    reader.throughAlias(pair.value, (list) => {
+      if (!isSeq(list)) return;
+      list.items.forEach((item, index) => {
+        const state = reader.child(listState, index, item);
+        reader.throughAlias(item, (entry) => {
+          const site = readEntry(reader, entry, state);
+          if (site) sites.push(site);
+        });
+      });
+    });
+  }
+  return sites;
+}
+
+function readEntry(reader: DocumentReader, entry: unknown, state: WalkState): SplitSite | undefined {
+  if (!isMap(entry)) return undefined;
+  const fieldOf = (key: string) => {
+    const pair = pairOf(entry, key);
+    return pair ? reader.field(pair.value, reader.child(state, key, pair.value)) : undefined;
+  };
+  const nameField = fieldOf('name');
+  const newNameField = fieldOf('newName');
+  const written = newNameField?.value ?? nameField?.value;
+  if (typeof written !== 'string' || written === '') return undefined;
+  const site: SplitSite = {
+    form: 'split',
+    flavor: 'kustomize',
+    docIndex: reader.segment.index,
+    kind: reader.kind,
+    written,
+    name: normalizeName(written),
+    raw: written,
+    placeholder: mapHasPlaceholder(entry),
+    entry: { map: entry, path: state.path, offset: reader.segment.offset },
+    tagKey: 'newTag',
+  };
+  const tag = fieldOf('newTag');
+  const digest = fieldOf('digest');
+  if (tag) site.tag = tag;
+  if (digest) site.digest = digest;
+  const after = pairOf(entry, 'newName') ?? pairOf(entry, 'name');
+  if (after) site.insertAfter = after;
+  if (state.blocked) site.blocked = state.blocked;
+  else if (hasMergeKey(entry)) site.blocked = 'the entry uses a YAML merge key (<<), so its values may come from elsewhere; write the entry out in full';
+  if (pairOf(entry, 'tagSuffix')) site.frozen = 'the entry uses tagSuffix';
+  return site;
+}

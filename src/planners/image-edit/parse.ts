@@ -1,0 +1,80 @@
+/**
+ * Parsing a file into documents with source ranges. Small files are parsed whole; large
+ * multi-document streams are cut into documents first (see `splitDocuments`) and only the
+ * documents that can mention the image are parsed, so a 5 MB manifest costs one document's parse.
+ */
+import { parseAllDocuments, type Document, type YAMLError } from 'yaml';
+import { lineAt, splitDocuments } from './source.js';
+import type { EditRefusal } from './types.js';
+
+/** One parsed document and where its text sits in the file. */
+export interface Segment {
+  /** Index of the document in the stream. */
+  index: number;
+  /** Offset of `text` in the file: node ranges are relative to it. */
+  offset: number;
+  /** The text that was parsed (the whole file, or this document's chunk). */
+  text: string;
+  doc: Document.Parsed;
+}
+
+/** The documents of a file that were parsed. */
+export interface LoadedFile {
+  segments: Segment[];
+  /** How many documents the stream has (parsed or not). */
+  count: number;
+  /** `whole`: every document was parsed from the whole text; `chunked`: only some, each from its own chunk. */
+  mode: 'whole' | 'chunked';
+  /** Parse errors, as refusals. */
+  refusals: EditRefusal[];
+}
+
+/** Files above this size are cut into documents before parsing. */
+export const CHUNKED_PARSE_THRESHOLD = 512 * 1024;
+
+const PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: true } as const;
+
+function describeError(error: YAMLError, text: string, offset: number): EditRefusal {
+  const line = lineAt(text, offset + (error.pos[0] ?? 0));
+  const message = error.message.split('\n')[0] ?? error.message;
+  if (error.code === 'DUPLICATE_KEY') {
+    return { reason: `the file has a duplicate key at line ${line} (${message}); tools disagree on which value wins, so remove the duplicate first`, line };
+  }
+  const template = /\{\{|\$\{|\$\(/.test(text) ? ' The file looks like a template ({{ }}, ${…}); Escalator edits only plain YAML.' : '';
+  return { reason: `the file is not valid YAML at line ${line}: ${message}. Fix the syntax first.${template}`, line };
+}
+
+function parseWhole(text: string): LoadedFile {
+  const docs = parseAllDocuments(text, PARSE_OPTIONS);
+  const list = Array.isArray(docs) ? docs : [];
+  const refusals: EditRefusal[] = [];
+  for (const doc of list) for (const error of doc.errors) refusals.push(describeError(error, text, 0));
+  return {
+    segments: list.map((doc, index) => ({ index, offset: 0, text, doc })),
+    count: list.length,
+    mode: 'whole',
+    refusals,
+  };
+}
+
+/**
+ * Parses `text`. When `needle` is given and the file is large, only documents whose text
+ * contains it are parsed.
+ */
+export function loadFile(text: string, needle?: string): LoadedFile {
+  if (needle === undefined || text.length <= CHUNKED_PARSE_THRESHOLD) return parseWhole(text);
+  const chunks = splitDocuments(text);
+  if (!chunks) return parseWhole(text);
+  const segments: Segment[] = [];
+  const refusals: EditRefusal[] = [];
+  for (const chunk of chunks) {
+    const chunkText = text.slice(chunk.start, chunk.end);
+    if (!chunkText.includes(needle)) continue;
+    const docs = parseAllDocuments(chunkText, PARSE_OPTIONS);
+    if (!Array.isArray(docs) || docs.length !== 1) return parseWhole(text);
+    const doc = docs[0] as Document.Parsed;
+    for (const error of doc.errors) refusals.push(describeError(error, text, chunk.start));
+    segments.push({ index: chunk.index, offset: chunk.start, text: chunkText, doc });
+  }
+  return { segments, count: chunks.length, mode: 'chunked', refusals };
+}

@@ -1,0 +1,258 @@
+/**
+ * Deciding the new values of one site. Digest policy: a digest is written where the file already
+ * pins one (replaced); a pinned file and an event without a digest is refused; with `pinDigest`
+ * a digest is added (Kustomize: a `digest:` key; strings and Helm tags: `tag@digest`).
+ * Flux setter markers must agree with what is written under them.
+ */
+import { isMap, isScalar, type Pair, type Scalar } from 'yaml';
+import { isDigest } from '../image-ref.js';
+import { isPlainSafe, renderScalar, doubleQuote, singleQuote, type ScalarStyle } from './scalar.js';
+import type { Field, MarkerRole, PathSegment, Site, SplitSite, StringSite } from './site.js';
+import { firstEol, lineEndOf, lineStartOf } from './source.js';
+import type { ImageEvent } from './types.js';
+
+/** One planned text change and the value it is meant to produce. */
+export interface Edit {
+  docIndex: number;
+  start: number;
+  end: number;
+  /** The new source text for `[start, end)`. */
+  text: string;
+  /** Path of the value (for reports and verification). */
+  path: PathSegment[];
+  from: string;
+  to: string;
+  /** For insertions: offset of the new key inside `text`, to report its line. */
+  keyOffset?: number;
+}
+
+/** What one site needs. */
+export interface SitePlan {
+  edits: Edit[];
+  refusals: Array<{ reason: string; line?: number; at?: number }>;
+}
+
+interface PlanContext {
+  text: string;
+  event: ImageEvent;
+  pinDigest: boolean;
+  describe: (docIndex: number, path: readonly PathSegment[]) => string;
+}
+
+const ROLE_WORDS: Record<MarkerRole, string> = {
+  full: 'the full image reference',
+  tag: 'only the tag',
+  name: 'only the image name',
+  digest: 'only the digest',
+  unknown: 'something Escalator does not understand',
+};
+
+function refuseMarker(field: Field, expected: MarkerRole, where: string): { reason: string; at: number } | undefined {
+  const marker = field.marker;
+  if (!marker || marker.role === expected) return undefined;
+  return {
+    reason: `the Flux marker ${marker.text} on ${where} says it holds ${ROLE_WORDS[marker.role]}, but that value holds ${ROLE_WORDS[expected]}; fix the marker or the value`,
+    at: field.start,
+  };
+}
+
+function replace(site: Site, field: Field, to: string, context: PlanContext): Edit | { reason: string; at: number } {
+  const where = context.describe(site.docIndex, field.path);
+  if (field.blocked) return { reason: `cannot edit ${where}: ${field.blocked}`, at: field.start };
+  if (field.style === 'block') return { reason: `cannot edit ${where}: it is a block scalar`, at: field.start };
+  return {
+    docIndex: site.docIndex,
+    start: field.start,
+    end: field.end,
+    text: renderScalar(to, field.style),
+    path: field.path,
+    from: field.value ?? '',
+    to,
+  };
+}
+
+function planString(site: StringSite, context: PlanContext): SitePlan {
+  const { event, pinDigest } = context;
+  const where = context.describe(site.docIndex, site.field.path);
+  const plan: SitePlan = { edits: [], refusals: [] };
+  if (site.placeholder) {
+    plan.refusals.push({ reason: `${where} holds a template placeholder ("${site.field.value}"); render the template or set the value in the file that defines it`, at: site.field.start });
+    return plan;
+  }
+  if (site.blocked) {
+    plan.refusals.push({ reason: `cannot edit ${where}: ${site.blocked}`, at: site.field.start });
+    return plan;
+  }
+  const markerProblem = refuseMarker(site.field, 'full', where);
+  if (markerProblem) {
+    plan.refusals.push(markerProblem);
+    return plan;
+  }
+  const pinned = site.digest !== undefined;
+  if (pinned && !event.digest) {
+    plan.refusals.push({ reason: `${where} pins a digest but the event carries none; send the digest with the event (or remove the pin)`, at: site.field.start });
+    return plan;
+  }
+  const digest = pinned || (pinDigest && event.digest) ? event.digest : undefined;
+  // A digest-only reference stays digest-only: the digest is what runs.
+  const tagPart = site.tag === undefined && pinned ? '' : `:${event.tag}`;
+  const to = `${site.prefix}${site.written}${tagPart}${digest ? `@${digest}` : ''}`;
+  if (to === site.field.value) return plan;
+  const edit = replace(site, site.field, to, context);
+  if ('reason' in edit) plan.refusals.push(edit);
+  else plan.edits.push(edit);
+  return plan;
+}
+
+/** The scalar style new values take in an entry: that of the pair they are inserted after. */
+function entryStyle(pair: Pair | undefined): ScalarStyle {
+  const value = pair?.value;
+  if (isScalar(value)) {
+    if (value.type === 'QUOTE_DOUBLE') return 'double';
+    if (value.type === 'QUOTE_SINGLE') return 'single';
+  }
+  return 'plain';
+}
+
+function renderNew(value: string, style: ScalarStyle): string {
+  if (style === 'double') return doubleQuote(value);
+  if (style === 'single') return singleQuote(value);
+  return isPlainSafe(value) ? value : doubleQuote(value);
+}
+
+/**
+ * Insertions of new keys (`newTag`, `digest`) into a Kustomize entry, after `insertAfter`
+ * (or after the last pair): block maps get a new line at the entry's indentation with the
+ * line ending of the line above; flow maps get `, key: value` inside the braces.
+ */
+function insertKeys(site: SplitSite, keys: Array<[string, string]>, context: PlanContext): Edit[] | { reason: string; at?: number } {
+  const { map, offset, path } = site.entry;
+  const text = context.text;
+  const pairs = map.items;
+  const after = site.insertAfter ?? pairs[pairs.length - 1];
+  const afterValue = after?.value as Scalar | undefined;
+  const afterKey = after?.key as Scalar | undefined;
+  const valueEnd = (afterValue?.range?.[1] ?? afterKey?.range?.[1]);
+  const firstKey = pairs[0]?.key as Scalar | undefined;
+  if (valueEnd === undefined || !firstKey?.range || !isMap(map)) {
+    return { reason: `cannot add ${keys.map(([key]) => key).join(' and ')} to ${context.describe(site.docIndex, path)}: the entry has no place to put it; add the key by hand once` };
+  }
+  const style = entryStyle(after);
+  const edits: Edit[] = [];
+  if (map.flow) {
+    const at = valueEnd + offset;
+    for (const [key, value] of keys) {
+      const piece = `, ${key}: ${renderNew(value, style)}`;
+      edits.push({ docIndex: site.docIndex, start: at, end: at, text: piece, path: [...path, key], from: '', to: value, keyOffset: 2 });
+    }
+    return edits;
+  }
+  const keyStart = firstKey.range[0] + offset;
+  const indent = ' '.repeat(keyStart - lineStartOf(text, keyStart));
+  const line = lineEndOf(text, valueEnd + offset);
+  const atEnd = line.eol === '';
+  const at = atEnd ? text.length : line.end + line.eol.length;
+  const eol = atEnd ? firstEol(text) : line.eol;
+  for (const [key, value] of keys) {
+    const piece = `${indent}${key}: ${renderNew(value, style)}`;
+    edits.push({
+      docIndex: site.docIndex, start: at, end: at, text: atEnd ? `${eol}${piece}` : `${piece}${eol}`,
+      path: [...path, key], from: '', to: value, keyOffset: atEnd ? eol.length : 0,
+    });
+  }
+  return edits;
+}
+
+function planSplit(site: SplitSite, context: PlanContext): SitePlan {
+  const { event, pinDigest } = context;
+  const plan: SitePlan = { edits: [], refusals: [] };
+  const entryWhere = context.describe(site.docIndex, site.entry.path);
+  if (site.frozen) return plan;
+  const entryAt = site.tag?.start ?? site.digest?.start;
+  if (site.placeholder) {
+    plan.refusals.push({ reason: `${entryWhere} holds a template placeholder; render the template or set the value in the file that defines it`, ...(entryAt !== undefined ? { at: entryAt } : {}) });
+    return plan;
+  }
+  if (site.blocked) {
+    plan.refusals.push({ reason: `cannot edit ${entryWhere}: ${site.blocked}`, ...(entryAt !== undefined ? { at: entryAt } : {}) });
+    return plan;
+  }
+  const tagField = site.tag;
+  const tagWhere = context.describe(site.docIndex, [...site.entry.path, site.tagKey]);
+  const tagValue = tagField?.value;
+  if (tagField === undefined || tagValue === null || tagValue === '') {
+    // Helm: no tag (or an empty one) means the chart's appVersion; nothing is pinned here.
+    if (site.flavor === 'helm') return plan;
+    if (site.flavor === 'parameters' || tagField !== undefined) {
+      plan.refusals.push({ reason: `${tagWhere} is empty; set it to the current tag once by hand so Escalator can keep it up to date`, ...(tagField ? { at: tagField.start } : {}) });
+      return plan;
+    }
+  }
+  const currentTagText = tagValue ?? '';
+  if (tagField && isDigest(currentTagText)) {
+    plan.refusals.push({ reason: `${tagWhere} holds a digest ("${currentTagText}"), not a tag; move it to ${site.flavor === 'kustomize' ? 'the entry\'s digest: key' : 'a digest field'} and put the tag in ${site.tagKey}`, at: tagField.start });
+    return plan;
+  }
+  const at = currentTagText.indexOf('@');
+  const tagDigest = tagField && at >= 0 ? currentTagText.slice(at + 1) : undefined;
+  const digestValue = site.digest?.value;
+  const digestPinned = typeof digestValue === 'string' && digestValue !== '';
+  const pinned = tagDigest !== undefined || digestPinned;
+  if (pinned && !event.digest) {
+    plan.refusals.push({ reason: `${entryWhere} pins a digest but the event carries none; send the digest with the event (or remove the pin)`, ...(entryAt !== undefined ? { at: entryAt } : {}) });
+    return plan;
+  }
+  const addPin = !pinned && pinDigest && event.digest !== undefined;
+  const digestField = site.digest;
+  const canFillDigestField = digestField !== undefined && !digestField.blocked;
+  let newTagText = event.tag;
+  if (tagDigest !== undefined) newTagText = `${event.tag}@${event.digest}`;
+  else if (addPin && !canFillDigestField && site.flavor !== 'kustomize') newTagText = `${event.tag}@${event.digest}`;
+  if (tagField) {
+    const problem = refuseMarker(tagField, 'tag', tagWhere)
+      ?? (tagField.marker?.role === 'tag' && newTagText.includes('@')
+        ? { reason: `the Flux marker ${tagField.marker.text} on ${tagWhere} says it holds only the tag, but the digest would have to go there too (tag@digest); add a digest field for the pin`, at: tagField.start }
+        : undefined);
+    if (problem) {
+      plan.refusals.push(problem);
+      return plan;
+    }
+  }
+  const inserts: Array<[string, string]> = [];
+  if (tagField) {
+    if (newTagText !== currentTagText) {
+      const edit = replace(site, tagField, newTagText, context);
+      if ('reason' in edit) plan.refusals.push(edit);
+      else plan.edits.push(edit);
+    }
+  } else {
+    inserts.push([site.tagKey, newTagText]);
+  }
+  const digestWhere = context.describe(site.docIndex, [...site.entry.path, 'digest']);
+  if (digestField && (digestPinned || (addPin && canFillDigestField))) {
+    const problem = refuseMarker(digestField, 'digest', digestWhere);
+    if (problem) {
+      plan.refusals.push(problem);
+      return plan;
+    }
+    const newDigest = event.digest ?? '';
+    if (newDigest !== digestValue) {
+      const edit = replace(site, digestField, newDigest, context);
+      if ('reason' in edit) plan.refusals.push(edit);
+      else plan.edits.push(edit);
+    }
+  } else if (addPin && site.flavor === 'kustomize' && digestField === undefined) {
+    inserts.push(['digest', event.digest ?? '']);
+  }
+  if (inserts.length > 0 && plan.refusals.length === 0) {
+    const inserted = insertKeys(site, inserts, context);
+    if ('reason' in inserted) plan.refusals.push(inserted);
+    else plan.edits.push(...inserted);
+  }
+  return plan;
+}
+
+/** The edits (or refusals) for one site that names the event's image. */
+export function planSite(site: Site, context: PlanContext): SitePlan {
+  return site.form === 'string' ? planString(site, context) : planSplit(site, context);
+}

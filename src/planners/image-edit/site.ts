@@ -1,0 +1,281 @@
+/**
+ * The editor's internal model: a *field* is one scalar in the file (with its exact source range),
+ * a *site* is one place that names an image and carries its version, either in one string
+ * (`image: nginx:1.2`) or split over fields of a map (`newTag`, `tag`, `digest`).
+ * Format readers (kustomize, helm values, manifests, Argo CD) produce sites; the planner edits them.
+ */
+import { isAlias, isMap, isPair, isScalar, isSeq, visit, type Document, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
+import { normalizeName, splitReference } from '../image-ref.js';
+import type { Segment } from './parse.js';
+import type { ScalarStyle } from './scalar.js';
+import { lineEndOf } from './source.js';
+import type { FileKind } from './types.js';
+
+/** A key or index in a document. */
+export type PathSegment = string | number;
+
+/** What a Flux setter marker (`# {"$imagepolicy": "ns:policy:tag"}`) says its value holds. */
+export type MarkerRole = 'full' | 'tag' | 'name' | 'digest' | 'unknown';
+
+/** A Flux image-automation setter marker on the line of a value. */
+export interface FluxMarker {
+  /** The comment as written, e.g. `{"$imagepolicy": "flux-system:podinfo:tag"}`. */
+  text: string;
+  role: MarkerRole;
+}
+
+/** One scalar value in the file. */
+export interface Field {
+  /** Absolute offsets of the scalar's source text (quotes included; anchor and tag excluded). */
+  start: number;
+  end: number;
+  path: PathSegment[];
+  /** The string as written (a plain `1.10` is `"1.10"`), or null for an empty/null value. */
+  value: string | null;
+  style: ScalarStyle | 'block';
+  /** Why the value cannot be edited in place, when it cannot. */
+  blocked?: string;
+  marker?: FluxMarker;
+}
+
+/** Where a site was read from, for placing new keys. */
+export interface EntryMap {
+  map: YAMLMap;
+  path: PathSegment[];
+  /** Absolute offset of the segment's text (node ranges are relative to it). */
+  offset: number;
+}
+
+interface SiteBase {
+  docIndex: number;
+  kind: FileKind;
+  /** The repository as the file spells it. */
+  written: string;
+  /** Normalized repository name, or undefined when the spelling is not a valid name. */
+  name: string | undefined;
+  /** The raw text the name was read from (to spot templated names that may be the image). */
+  raw: string;
+  /** A template placeholder (`{{ }}`, `${X}`, `$(X)`) in the entry. */
+  placeholder: boolean;
+  /** Entry-level reason the site cannot be edited (merge keys, reached through an alias). */
+  blocked?: string;
+  /** Entry-level reason the site is deliberately left alone (Kustomize `tagSuffix`). */
+  frozen?: string;
+}
+
+/** An image written as one string: `image: ghcr.io/example/app:1.2@sha256:…`. */
+export interface StringSite extends SiteBase {
+  form: 'string';
+  field: Field;
+  /** Text kept before the reference (`alias=` in Argo CD kustomize images). */
+  prefix: string;
+  tag?: string;
+  digest?: string;
+}
+
+/** An image whose version lives in separate fields of a map. */
+export interface SplitSite extends SiteBase {
+  form: 'split';
+  flavor: 'kustomize' | 'helm' | 'parameters';
+  /** The map holding the fields (where new keys go). */
+  entry: EntryMap;
+  /** The tag key's name (`newTag`, `tag`, `version`, or `value` of a `*.tag` parameter). */
+  tagKey: string;
+  tag?: Field;
+  digest?: Field;
+  /** Pair after which new keys are inserted (Kustomize). */
+  insertAfter?: Pair;
+}
+
+export type Site = StringSite | SplitSite;
+
+const PLACEHOLDER = /\{\{|\}\}|\$\{[^}]*\}|\$\([^)]*\)/;
+
+/** Whether `text` holds a template placeholder. */
+export function hasPlaceholder(text: string): boolean {
+  return PLACEHOLDER.test(text);
+}
+
+const MARKER = /^[ \t]*#[ \t]*(\{[ \t]*"\$imagepolicy"[ \t]*:[ \t]*"([^"]*)"[ \t]*\})/;
+
+/** The reader's position in a document. */
+export interface WalkState {
+  path: PathSegment[];
+  /** Set when the walk is inside a node reached through `*alias` or an anchor used elsewhere. */
+  blocked?: string;
+}
+
+/** Shared reading context for one document. */
+export class DocumentReader {
+  readonly referenced: Set<string>;
+  private depth = 0;
+
+  constructor(
+    readonly segment: Segment,
+    readonly fileText: string,
+    readonly kind: FileKind,
+  ) {
+    this.referenced = new Set();
+    visit(segment.doc, {
+      Alias: (_key, node) => {
+        this.referenced.add(node.source);
+      },
+    });
+  }
+
+  get doc(): Document.Parsed {
+    return this.segment.doc;
+  }
+
+  /** The state for a child node: inherits blocking, adds blocking for shared anchors. */
+  child(state: WalkState, key: PathSegment, node: unknown): WalkState {
+    const path = [...state.path, key];
+    if (state.blocked) return { path, blocked: state.blocked };
+    if (isAlias(node)) return { path, blocked: `the value at this place is the alias *${node.source}; edit the anchored value &${node.source} instead, or un-alias it` };
+    const anchor = (node as { anchor?: string } | null)?.anchor;
+    if (anchor !== undefined && this.referenced.has(anchor)) {
+      return { path, blocked: `the value sits under the anchor &${anchor}, which is used elsewhere through *${anchor}; changing it would change those places too` };
+    }
+    return { path };
+  }
+
+  /** Follows an alias to its anchored node (nested aliases are not followed). */
+  resolve(node: unknown): unknown {
+    if (!isAlias(node)) return node;
+    if (this.depth > 0) return undefined;
+    return node.resolve(this.doc);
+  }
+
+  /** Runs `fn` on the node an alias points to, at most one alias deep. */
+  throughAlias(node: unknown, fn: (resolved: unknown) => void): void {
+    if (!isAlias(node)) {
+      fn(node);
+      return;
+    }
+    if (this.depth > 0) return;
+    this.depth += 1;
+    try {
+      fn(node.resolve(this.doc));
+    } finally {
+      this.depth -= 1;
+    }
+  }
+
+  /** A field for a scalar value, or undefined when the node is not a scalar (or alias of one). */
+  field(node: unknown, state: WalkState): Field | undefined {
+    if (isAlias(node)) {
+      const target = this.resolve(node);
+      if (!isScalar(target)) return undefined;
+      const field = this.field(target, state);
+      if (field) field.blocked = state.blocked ?? `the value is the alias *${node.source}; edit the anchored value &${node.source} instead, or un-alias it`;
+      return field;
+    }
+    if (!isScalar(node) || !node.range) return undefined;
+    const scalar = node as Scalar;
+    const offset = this.segment.offset;
+    const [start, end] = scalar.range as [number, number, number];
+    const style = styleOf(scalar);
+    let value: string | null;
+    if (scalar.value === null || scalar.value === undefined) value = style === 'plain' ? null : '';
+    else if (style === 'plain') value = (scalar as { source?: string }).source ?? this.segment.text.slice(start, end);
+    else value = String(scalar.value);
+    if (typeof scalar.value === 'object' && scalar.value !== null) value = this.segment.text.slice(start, end);
+    const field: Field = { start: start + offset, end: end + offset, path: state.path, value, style };
+    let blocked = state.blocked;
+    if (!blocked && scalar.anchor !== undefined && this.referenced.has(scalar.anchor)) {
+      blocked = `the value carries the anchor &${scalar.anchor}, which is used elsewhere through *${scalar.anchor}; changing it would change those places too`;
+    }
+    if (!blocked && style === 'block') blocked = 'the value is a block scalar (| or >); write it as a one-line scalar first';
+    if (blocked) field.blocked = blocked;
+    const marker = this.markerAfter(field.end);
+    if (marker) field.marker = marker;
+    return field;
+  }
+
+  private markerAfter(end: number): FluxMarker | undefined {
+    const lineEnd = lineEndOf(this.fileText, end).end;
+    const match = MARKER.exec(this.fileText.slice(end, lineEnd));
+    if (!match) return undefined;
+    const policy = (match[2] ?? '').split(':');
+    let role: MarkerRole = 'unknown';
+    if (policy.length === 2) role = 'full';
+    else if (policy.length === 3) role = ({ tag: 'tag', name: 'name', digest: 'digest' } as const)[policy[2] as 'tag' | 'name' | 'digest'] ?? 'unknown';
+    return { text: match[1] ?? '', role };
+  }
+}
+
+function styleOf(scalar: Scalar): ScalarStyle | 'block' {
+  switch (scalar.type) {
+    case 'QUOTE_DOUBLE':
+      return 'double';
+    case 'QUOTE_SINGLE':
+      return 'single';
+    case 'BLOCK_FOLDED':
+    case 'BLOCK_LITERAL':
+      return 'block';
+    default:
+      return 'plain';
+  }
+}
+
+/** The pair with a plain string key `key`, if any. */
+export function pairOf(map: YAMLMap, key: string): Pair | undefined {
+  for (const item of map.items) {
+    if (isPair(item) && isScalar(item.key) && item.key.value === key) return item as Pair;
+  }
+  return undefined;
+}
+
+/** Whether the map has a YAML merge key (`<<`). */
+export function hasMergeKey(map: YAMLMap): boolean {
+  return pairOf(map, '<<') !== undefined;
+}
+
+/** The string keys of a map with their values, in order. */
+export function entriesOf(map: YAMLMap): Array<[string, unknown, Pair]> {
+  const result: Array<[string, unknown, Pair]> = [];
+  for (const item of map.items) {
+    if (!isPair(item)) continue;
+    const key = isScalar(item.key) ? item.key.value : undefined;
+    if (typeof key === 'string' || typeof key === 'number' || typeof key === 'boolean') result.push([String(key), item.value, item as Pair]);
+  }
+  return result;
+}
+
+/** Whether any scalar directly in the map (not nested) holds a template placeholder. */
+export function mapHasPlaceholder(map: YAMLMap): boolean {
+  return map.items.some((item) => isPair(item) && isScalar(item.value) && typeof item.value.value === 'string' && hasPlaceholder(item.value.value));
+}
+
+/**
+ * A string site for an image reference written as one string, or undefined when the text is
+ * not an image reference (and holds no placeholder that could hide one).
+ */
+export function stringSite(reader: DocumentReader, field: Field, prefix = ''): StringSite | undefined {
+  if (field.value === null) return undefined;
+  const raw = field.value.slice(prefix.length);
+  const parts = splitReference(raw);
+  const placeholder = hasPlaceholder(field.value);
+  const name = normalizeName(parts.name);
+  if (name === undefined && !placeholder) return undefined;
+  if (name !== undefined && !placeholder && normalizeName(raw) === undefined) return undefined;
+  const site: StringSite = {
+    form: 'string',
+    docIndex: reader.segment.index,
+    kind: reader.kind,
+    written: parts.name,
+    name,
+    raw,
+    placeholder,
+    field,
+    prefix,
+  };
+  if (parts.tag !== undefined) site.tag = parts.tag;
+  if (parts.digest !== undefined) site.digest = parts.digest;
+  return site;
+}
+
+/** Whether a node is a collection worth walking into. */
+export function isCollectionNode(node: unknown): node is YAMLMap | Node {
+  return isMap(node) || isSeq(node);
+}

@@ -1,0 +1,76 @@
+/** Public types of the image editor. */
+
+/** A new image version to write: `{repository: 'ghcr.io/example/hello', tag: '1.2.3', digest: 'sha256:…'}`. */
+export interface ImageEvent {
+  /** Repository in any spelling (`nginx`, `docker.io/library/nginx`); compared normalized. */
+  repository: string;
+  /** The new tag; must be a valid Docker tag. */
+  tag: string;
+  /** The new manifest digest, when known; written where the file pins one (or with `pinDigest`). */
+  digest?: string;
+}
+
+/** How to edit one file. */
+export interface EditOptions {
+  /** The file's path in the repository; decides the format together with the content. */
+  path: string;
+  /** Add a digest where the file does not pin one yet. @default false */
+  pinDigest?: boolean;
+}
+
+/** One value written into the file. */
+export interface EditChange {
+  /** YAML path of the value: `images[0].newTag`, `[2].spec.template.spec.containers[1].image`. */
+  path: string;
+  /** 1-based line of the value in the edited text. */
+  line: number;
+  /** The previous value (`''` when the key was added). */
+  from: string;
+  /** The new value. */
+  to: string;
+}
+
+/** Why the file was left untouched. */
+export interface EditRefusal {
+  /** What happened and what to do about it. */
+  reason: string;
+  /** 1-based line the refusal is about, when there is one. */
+  line?: number;
+}
+
+/** The format the editor recognized. */
+export type FileKind = 'kustomize' | 'helm-values' | 'manifest' | 'argocd-application' | 'argocd-source' | 'unknown';
+
+/** The outcome of {@link editImages}. */
+export interface EditResult {
+  /** The edited text; byte-identical to the input when nothing changed or anything was refused. */
+  text: string;
+  /** The format the file was read as. */
+  kind: FileKind;
+  /** Whether the file references the event's image at all. */
+  mentions: boolean;
+  /** The values written; empty when refused. */
+  changed: EditChange[];
+  /** True when the image is present, nothing was refused and nothing needed to change. */
+  unchanged: boolean;
+  /** Why the file was left untouched; empty when the edit went through. */
+  refused: EditRefusal[];
+}
+
+/** One image reference found in a file. */
+export interface ImageUse {
+  /** Normalized repository name: `docker.io/library/nginx`. */
+  name: string;
+  /** The repository as the file spells it: `nginx`. */
+  written: string;
+  /** The tag the file sets, when it sets one. */
+  tag?: string;
+  /** The digest the file pins, when it pins one. */
+  digest?: string;
+  /** YAML path of the value that carries the version (tag field or image string). */
+  path: string;
+  /** 1-based line of that value. */
+  line: number;
+  /** The format of the document the use was found in. */
+  kind: FileKind;
+}

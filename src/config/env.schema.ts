@@ -40,6 +40,20 @@ export const EnvSchema = z.object({
     .min(16, 'must be at least 16 characters: it authenticates the CI API')
     .optional()
     .describe('Bearer token for `POST /api/v1/images`. The CI API answers 404 while unset.'),
+  ESCALATOR_GAR_AUDIENCE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Audience of the Pub/Sub push subscription\'s OIDC token (Google Artifact Registry). With ESCALATOR_GAR_SERVICE_ACCOUNT it enables `POST /registry/gar`.'),
+  ESCALATOR_GAR_SERVICE_ACCOUNT: z
+    .email()
+    .optional()
+    .describe('Service account e-mail the Pub/Sub push subscription signs its OIDC token as.'),
+  ESCALATOR_GAR_JWKS_URL: z
+    .string()
+    .min(1)
+    .default('https://www.googleapis.com/oauth2/v3/certs')
+    .describe('Where Google\'s token signing keys are read from (a URL, or a file path). @default https://www.googleapis.com/oauth2/v3/certs'),
   ESCALATOR_MAX_BODY_BYTES: z.coerce
     .number()
     .int()

@@ -3,6 +3,9 @@ import type { Redis } from 'ioredis';
 import { createNodeMiddleware, Probot } from 'probot';
 import { formatEnvProblems, loadEnv, type Env } from '../config/env.js';
 import { createGitHubApp } from '../intake/github-app.js';
+import { createGoogleTokenVerifier } from '../intake/google-oidc.js';
+import { registryRoutes } from '../intake/registry-routes.js';
+import { Producer } from '../queue/producer.js';
 import { startWorkers } from '../jobs/registry.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createRedis, pingRedis, waitForRedis } from '../queue/connection.js';
@@ -36,9 +39,12 @@ export async function startEscalator(source: NodeJS.ProcessEnv, options: { log?:
   const role = env.ESCALATOR_ROLE;
   const closers: Array<() => Promise<unknown>> = [];
 
-  const producer: Redis = createRedis(env.REDIS_URL, 'producer');
-  closers.push(() => producer.quit().catch(() => producer.disconnect()));
-  producer.on('error', (error: Error) => log.warn({ err: { message: error.message } }, 'Redis connection error'));
+  const producerRedis: Redis = createRedis(env.REDIS_URL, 'producer');
+  closers.push(() => producerRedis.quit().catch(() => producerRedis.disconnect()));
+  producerRedis.on('error', (error: Error) => log.warn({ err: { message: error.message } }, 'Redis connection error'));
+
+  const producer = new Producer(producerRedis);
+  closers.unshift(() => producer.close());
 
   let web: WebServer | undefined;
   let workers: Worker[] = [];
@@ -56,7 +62,17 @@ export async function startEscalator(source: NodeJS.ProcessEnv, options: { log?:
       const probot = new Probot({ appId: env.APP_ID, privateKey: env.PRIVATE_KEY, secret: env.WEBHOOK_SECRET, baseUrl: env.GITHUB_API_URL, log: log.child({ name: 'probot' }) });
       const webhooks = await createNodeMiddleware(createGitHubApp({ log }), { probot, webhooksPath: '/api/github/webhooks' });
       const handlers: Handler[] = [
-        healthRoutes({ redis: () => pingRedis(producer), credentials: () => Boolean(env.APP_ID && env.PRIVATE_KEY) }),
+        healthRoutes({ redis: () => pingRedis(producerRedis), credentials: () => Boolean(env.APP_ID && env.PRIVATE_KEY) }),
+        registryRoutes({
+          producer,
+          log,
+          maxBodyBytes: env.ESCALATOR_MAX_BODY_BYTES,
+          registryToken: env.ESCALATOR_REGISTRY_TOKEN,
+          ciToken: env.ESCALATOR_CI_TOKEN,
+          ...(env.ESCALATOR_GAR_AUDIENCE && env.ESCALATOR_GAR_SERVICE_ACCOUNT
+            ? { verifyGoogleToken: createGoogleTokenVerifier({ audience: env.ESCALATOR_GAR_AUDIENCE, serviceAccount: env.ESCALATOR_GAR_SERVICE_ACCOUNT, jwks: env.ESCALATOR_GAR_JWKS_URL }) }
+            : {}),
+        }),
         async (req, res) => Boolean(await webhooks(req, res)),
       ];
       web = await startWebServer({ host: env.HOST, port: env.PORT, handlers, log });

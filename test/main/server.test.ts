@@ -5,7 +5,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { EnvError, startEscalator, type RunningEscalator } from '../../src/main/server.js';
 
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
-const baseEnv = {
+const baseEnv: NodeJS.ProcessEnv = {
   APP_ID: '123',
   PRIVATE_KEY: privateKey,
   WEBHOOK_SECRET: 'test-secret',
@@ -13,7 +13,7 @@ const baseEnv = {
   HOST: '127.0.0.1',
   REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   LOG_LEVEL: 'silent',
-};
+} as NodeJS.ProcessEnv;
 
 describe('environment validation', () => {
   it('lists every problem with a hint, not just the first', () => {

@@ -1,0 +1,87 @@
+import { createAppAuth } from '@octokit/auth-app';
+import { Octokit } from '@octokit/rest';
+import { RequestError } from '@octokit/request-error';
+import { RateLimitError } from '../../observability/errors.js';
+import type { Logger } from '../../observability/logger.js';
+
+export type { Octokit };
+
+export interface GitHubClientOptions {
+  appId: number;
+  privateKey: string;
+  baseUrl: string;
+  log: Logger;
+  /** Called once per HTTP request to GitHub (metrics, the per-bump call budget in tests and benches). */
+  onRequest?: (info: { method: string; route: string; status: number; remaining?: number }) => void;
+  /** Injected clock for rate-limit arithmetic. */
+  now?: () => number;
+}
+
+/**
+ * Octokit clients for the App and its installations. Installation tokens are minted in the worker
+ * (job data never holds a token) and cached by @octokit/auth-app until shortly before expiry.
+ * Rate limits are not retried in-process: they become `RateLimitError`, which the queue wrapper
+ * turns into a delayed job, so a waiting job holds no worker slot.
+ */
+export class GitHubClients {
+  readonly #installations = new Map<number, Octokit>();
+  readonly app: Octokit;
+  constructor(readonly options: GitHubClientOptions) {
+    this.app = this.#create({ appId: options.appId, privateKey: options.privateKey });
+  }
+
+  forInstallation(installationId: number): Octokit {
+    let octokit = this.#installations.get(installationId);
+    if (!octokit) {
+      octokit = this.#create({ appId: this.options.appId, privateKey: this.options.privateKey, installationId });
+      this.#installations.set(installationId, octokit);
+    }
+    return octokit;
+  }
+
+  #create(auth: { appId: number; privateKey: string; installationId?: number }): Octokit {
+    const { baseUrl, onRequest, log } = this.options;
+    const now = this.options.now ?? Date.now;
+    const octokit = new Octokit({ authStrategy: createAppAuth, auth, baseUrl, userAgent: 'escalator', log: { debug: () => {}, info: () => {}, warn: (m: string) => log.warn({ octokit: m }, 'Octokit warning'), error: () => {} } });
+    octokit.hook.wrap('request', async (request, options) => {
+      const route = `${options.method} ${options.url}`;
+      try {
+        const response = await request(options);
+        onRequest?.({ method: options.method, route, status: response.status, remaining: numberHeader(response.headers['x-ratelimit-remaining']) });
+        return response;
+      } catch (error) {
+        if (error instanceof RequestError) {
+          onRequest?.({ method: options.method, route, status: error.status, remaining: numberHeader(error.response?.headers['x-ratelimit-remaining']) });
+          const resetAt = rateLimitReset(error, now());
+          if (resetAt !== undefined) throw new RateLimitError(`GitHub rate limit on ${route}; retrying after ${new Date(resetAt).toISOString()}`, resetAt);
+        }
+        throw error;
+      }
+    });
+    return octokit;
+  }
+}
+
+function numberHeader(value: unknown): number | undefined {
+  const n = Number(value);
+  return value === undefined || !Number.isFinite(n) ? undefined : n;
+}
+
+/**
+ * When GitHub says to slow down, the time it may be asked again (ms since epoch):
+ * secondary limits send `retry-after` (seconds); primary limits send `x-ratelimit-remaining: 0`
+ * with `x-ratelimit-reset` (epoch seconds). GitHub's docs: wait at least a minute when neither is set.
+ */
+export function rateLimitReset(error: RequestError, now: number): number | undefined {
+  if (error.status !== 403 && error.status !== 429) return undefined;
+  const headers = error.response?.headers ?? {};
+  const retryAfter = numberHeader(headers['retry-after']);
+  if (retryAfter !== undefined) return now + retryAfter * 1000;
+  if (headers['x-ratelimit-remaining'] === '0') {
+    const reset = numberHeader(headers['x-ratelimit-reset']);
+    return reset !== undefined ? Math.max(reset * 1000, now + 1000) : now + 60_000;
+  }
+  const message = String((error.response?.data as { message?: string } | undefined)?.message ?? error.message);
+  if (error.status === 429 || /secondary rate limit|rate limit exceeded/i.test(message)) return now + 60_000;
+  return undefined;
+}

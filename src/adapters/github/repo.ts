@@ -1,0 +1,146 @@
+import { RequestError } from '@octokit/request-error';
+import { ConflictError } from '../../observability/errors.js';
+import type { Octokit } from './client.js';
+
+/** A repository as jobs name it. Job data carries these and the installation id, never a token. */
+export interface RepoId {
+  owner: string;
+  repo: string;
+}
+
+export interface BranchHead {
+  sha: string;
+  treeSha: string;
+}
+
+export interface FileWrite {
+  path: string;
+  content: string;
+}
+
+function isStatus(error: unknown, ...statuses: number[]): error is RequestError {
+  return error instanceof RequestError && statuses.includes(error.status);
+}
+
+export async function loadDefaultBranch(octokit: Octokit, id: RepoId): Promise<string> {
+  const { data } = await octokit.rest.repos.get({ ...id });
+  return data.default_branch;
+}
+
+/** The branch's head commit and its tree in one call, or null when the branch does not exist. */
+export async function loadBranch(octokit: Octokit, id: RepoId, branch: string): Promise<BranchHead | null> {
+  try {
+    const { data } = await octokit.rest.repos.getBranch({ ...id, branch });
+    return { sha: data.commit.sha, treeSha: data.commit.commit.tree.sha };
+  } catch (error) {
+    if (isStatus(error, 404)) return null;
+    throw error;
+  }
+}
+
+/** A file's text at a commit, or null when it is not there. */
+export async function loadFile(octokit: Octokit, id: RepoId, path: string, ref: string): Promise<string | null> {
+  try {
+    const { data } = await octokit.rest.repos.getContent({ ...id, path, ref });
+    if (Array.isArray(data) || data.type !== 'file') return null;
+    const content = 'content' in data && typeof data.content === 'string' ? data.content : '';
+    if (data.encoding === 'base64') return Buffer.from(content, 'base64').toString('utf8');
+    if (data.encoding === 'none' || content === '') {
+      // Files over 1 MB: the contents API omits the content; fetch the blob instead.
+      const blob = await octokit.rest.git.getBlob({ ...id, file_sha: data.sha });
+      return Buffer.from(blob.data.content, 'base64').toString('utf8');
+    }
+    return content;
+  } catch (error) {
+    if (isStatus(error, 404)) return null;
+    throw error;
+  }
+}
+
+/** Every file path of a tree (recursive). */
+export async function loadTreePaths(octokit: Octokit, id: RepoId, treeSha: string): Promise<string[]> {
+  const { data } = await octokit.rest.git.getTree({ ...id, tree_sha: treeSha, recursive: 'true' });
+  if (data.truncated) throw new Error(`the tree of ${id.owner}/${id.repo} is too large for one listing (GitHub truncated it); list fewer paths in .github/escalator.yml`);
+  return data.tree.filter((entry) => entry.type === 'blob' && entry.path).map((entry) => entry.path as string);
+}
+
+/**
+ * One commit with every file of a plan: a tree on top of the parent's tree (contents inline, so no
+ * blob calls), then the commit. The ref is not moved here.
+ */
+export async function createCommit(octokit: Octokit, id: RepoId, parent: BranchHead, files: FileWrite[], message: string): Promise<string> {
+  const tree = await octokit.rest.git.createTree({
+    ...id,
+    base_tree: parent.treeSha,
+    tree: files.map((file) => ({ path: file.path, mode: '100644' as const, type: 'blob' as const, content: file.content })),
+  });
+  const commit = await octokit.rest.git.createCommit({ ...id, message, tree: tree.data.sha, parents: [parent.sha] });
+  return commit.data.sha;
+}
+
+/** Create a branch; `ConflictError` when it exists (someone else got there first). */
+export async function createBranch(octokit: Octokit, id: RepoId, branch: string, sha: string): Promise<void> {
+  try {
+    await octokit.rest.git.createRef({ ...id, ref: `refs/heads/${branch}`, sha });
+  } catch (error) {
+    if (isStatus(error, 422)) throw new ConflictError(`branch ${branch} already exists`);
+    throw error;
+  }
+}
+
+/**
+ * Move a branch to a commit that descends from its current head: compare-and-swap through
+ * `force: false`. `ConflictError` when the branch moved meanwhile — re-plan from fresh state.
+ */
+export async function advanceBranch(octokit: Octokit, id: RepoId, branch: string, sha: string): Promise<void> {
+  try {
+    await octokit.rest.git.updateRef({ ...id, ref: `heads/${branch}`, sha, force: false });
+  } catch (error) {
+    if (isStatus(error, 409, 422)) throw new ConflictError(`branch ${branch} moved while Escalator was writing it`);
+    throw error;
+  }
+}
+
+export interface PullSummary {
+  number: number;
+  title: string;
+  body: string;
+  headSha: string;
+  htmlUrl: string;
+  labels: string[];
+}
+
+/** The open pull request whose head is `branch` in the same repository, if any. */
+export async function findOpenPull(octokit: Octokit, id: RepoId, branch: string, base?: string): Promise<PullSummary | null> {
+  const { data } = await octokit.rest.pulls.list({ ...id, state: 'open', head: `${id.owner}:${branch}`, ...(base ? { base } : {}), per_page: 10 });
+  const pull = data[0];
+  return pull ? summarize(pull) : null;
+}
+
+function summarize(pull: { number: number; title: string; body?: string | null; head: { sha: string }; html_url: string; labels?: Array<{ name?: string } | string> }): PullSummary {
+  return {
+    number: pull.number,
+    title: pull.title,
+    body: pull.body ?? '',
+    headSha: pull.head.sha,
+    htmlUrl: pull.html_url,
+    labels: (pull.labels ?? []).map((label) => (typeof label === 'string' ? label : (label.name ?? ''))),
+  };
+}
+
+export async function createPull(octokit: Octokit, id: RepoId, input: { head: string; base: string; title: string; body: string }): Promise<PullSummary> {
+  const { data } = await octokit.rest.pulls.create({ ...id, ...input });
+  return summarize(data);
+}
+
+/** Update title and body only when they differ: an empty change makes no API write. */
+export async function ensurePullText(octokit: Octokit, id: RepoId, pull: PullSummary, text: { title: string; body: string }): Promise<boolean> {
+  if (pull.title === text.title && pull.body === text.body) return false;
+  await octokit.rest.pulls.update({ ...id, pull_number: pull.number, title: text.title, body: text.body });
+  return true;
+}
+
+export async function ensureLabels(octokit: Octokit, id: RepoId, number: number, have: string[], want: string[]): Promise<void> {
+  const missing = want.filter((label) => !have.includes(label));
+  if (missing.length > 0) await octokit.rest.issues.addLabels({ ...id, issue_number: number, labels: missing });
+}

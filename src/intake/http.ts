@@ -1,0 +1,84 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+/**
+ * The steps every intake route takes, in this order (octokit/webhooks.js does the same):
+ * method → content type (415) → size cap (413) → authentication (401) → parse and validate (400)
+ * → normalize → enqueue (503 when Redis cannot take it) → 202.
+ * Each failing step is an `HttpError` whose message tells the sender what to send instead.
+ */
+export class HttpError extends Error {
+  override name = 'HttpError';
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export function requireMethod(req: IncomingMessage, method: string): void {
+  if (req.method !== method) throw new HttpError(405, `use ${method} for this route`, { allow: method });
+}
+
+/** The media type without parameters, lowercased ('' when absent). */
+export function mediaType(req: IncomingMessage): string {
+  return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+export function requireContentType(req: IncomingMessage, accepted: readonly string[]): void {
+  const type = mediaType(req);
+  const ok = accepted.some((a) => a === type || (a === '+json' && type.endsWith('+json')));
+  if (!ok) throw new HttpError(415, `content type ${type || '(none)'} is not accepted here; send ${accepted.filter((a) => a !== '+json').join(' or ')}`);
+}
+
+/**
+ * Read the raw body, refusing more than `limit` bytes: at once from Content-Length, and while
+ * streaming when the sender lies or uses chunked encoding. Signatures are verified over these bytes.
+ */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    throw new HttpError(413, `body of ${declared} bytes is larger than the limit of ${limit} bytes (ESCALATOR_MAX_BODY_BYTES)`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      req.resume();
+      throw new HttpError(413, `body is larger than the limit of ${limit} bytes (ESCALATOR_MAX_BODY_BYTES)`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/** Constant-time equality of two secrets, whatever their lengths (both are hashed first). */
+export function secretsEqual(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b) && given.length === expected.length;
+}
+
+/**
+ * `Authorization: Bearer <token>` — or the bare token, since Harbor, ACR and EventBridge API
+ * destinations send whatever header value the operator typed.
+ */
+export function requireAuthorization(req: IncomingMessage, token: string): void {
+  const header = req.headers.authorization ?? '';
+  const given = header.toLowerCase().startsWith('bearer ') ? header.slice(7).trim() : header.trim();
+  if (!header) throw new HttpError(401, 'missing Authorization header; send Authorization: Bearer <token> with the configured registry token', { 'www-authenticate': 'Bearer' });
+  if (!secretsEqual(given, token)) throw new HttpError(401, 'the Authorization token does not match the configured token', { 'www-authenticate': 'Bearer' });
+}
+
+export function parseJson(body: Buffer): unknown {
+  if (body.length === 0) throw new HttpError(400, 'the body is empty; send a JSON document');
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown;
+  } catch (error) {
+    throw new HttpError(400, `the body is not valid JSON (${(error as Error).message})`);
+  }
+}

@@ -1,0 +1,207 @@
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGoogleTokenVerifier } from '../../src/intake/google-oidc.js';
+import { registryRoutes, type IntakeOutcome } from '../../src/intake/registry-routes.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { createRedis } from '../../src/queue/connection.js';
+import { Producer } from '../../src/queue/producer.js';
+import { startWebServer, type WebServer } from '../../src/web/server.js';
+
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const token = 'registry-token-0123456789';
+const ciToken = 'ci-token-0123456789abcdef';
+const fixture = (path: string): string => readFileSync(join('test/fixtures/registry', path), 'utf8');
+
+// A Google-style signing key and JWKS on disk, so the Pub/Sub OIDC check runs for real.
+const google = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const jwksDir = mkdtempSync(join(tmpdir(), 'escalator-jwks-'));
+writeFileSync(join(jwksDir, 'jwks.json'), JSON.stringify({ keys: [{ ...google.publicKey.export({ format: 'jwk' }), kid: 'k1', alg: 'RS256', use: 'sig' }] }));
+function googleToken(claims: Record<string, unknown>): string {
+  const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: 'k1', typ: 'JWT' })).toString('base64url');
+  const body = Buffer.from(JSON.stringify(claims)).toString('base64url');
+  const signature = sign('RSA-SHA256', Buffer.from(`${header}.${body}`), google.privateKey).toString('base64url');
+  return `${header}.${body}.${signature}`;
+}
+const goodClaims = () => ({ iss: 'https://accounts.google.com', aud: 'https://escalator.example.com/registry/gar', email: 'pubsub@proj.iam.gserviceaccount.com', email_verified: true, exp: Math.floor(Date.now() / 1000) + 600 });
+
+describe('registry intake', () => {
+  let web: WebServer;
+  let redis: Redis;
+  let producer: Producer;
+  const prefix = `test-${randomUUID()}`;
+  const outcomes: Array<[string, IntakeOutcome]> = [];
+
+  beforeAll(async () => {
+    redis = createRedis(redisUrl, 'producer');
+    await new Promise((resolve) => redis.once('ready', resolve));
+    producer = new Producer(redis, prefix);
+    web = await startWebServer({
+      host: '127.0.0.1',
+      port: 0,
+      log: createLogger({ level: 'silent' }),
+      handlers: [
+        registryRoutes({
+          producer,
+          log: createLogger({ level: 'silent' }),
+          maxBodyBytes: 64 * 1024,
+          registryToken: token,
+          ciToken,
+          verifyGoogleToken: createGoogleTokenVerifier({ audience: 'https://escalator.example.com/registry/gar', serviceAccount: 'pubsub@proj.iam.gserviceaccount.com', jwks: join(jwksDir, 'jwks.json') }),
+          onOutcome: (source, outcome) => outcomes.push([source, outcome]),
+        }),
+      ],
+    });
+  });
+  afterAll(async () => {
+    await web.close();
+    await producer.queue('image').obliterate({ force: true });
+    await producer.close();
+    await redis.quit();
+  });
+
+  async function post(path: string, body: string, headers: Record<string, string> = {}) {
+    const res = await fetch(`${web.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers }, body });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  async function queuedImages(ids: unknown): Promise<string[]> {
+    const jobs = await Promise.all((ids as string[]).map((id) => producer.queue('image').getJob(id)));
+    return jobs.map((job) => {
+      const event = (job?.data as { event: { repository: string; tag: string; digest?: string } }).event;
+      return `${event.repository}:${event.tag}${event.digest ? `@${event.digest.slice(0, 15)}` : ''}`;
+    });
+  }
+
+  describe.each([
+    ['/registry/distribution', 'distribution/debian-2.8-03-push-single.json', 'application/vnd.docker.distribution.events.v1+json', {}],
+    ['/registry/harbor', 'harbor/push-artifact-default.json', 'application/json', {}],
+    ['/registry/harbor', 'harbor/cloudevents-pushed.json', 'application/cloudevents+json', {}],
+    ['/registry/acr', 'acr/push.json', 'application/json', {}],
+    ['/registry/ecr', 'ecr/image-push-full-digest.json', 'application/json', {}],
+    [`/registry/dockerhub/${token}`, 'dockerhub/webhook-example.json', 'application/json', { authorization: '' }],
+    [`/registry/quay/${token}`, 'quay/repository-push.json', 'application/json', { authorization: '' }],
+  ])('POST %s with %s', (path, file, type, headers) => {
+    it('answers 202 only once the image job is in Redis', async () => {
+      const res = await post(path, fixture(file), { 'content-type': type, ...headers });
+      expect(res.status).toBe(202);
+      expect(res.body.accepted).toBeGreaterThan(0);
+      const images = await queuedImages(res.body.jobs);
+      expect(images.length).toBe(res.body.accepted);
+      for (const image of images) expect(image).toMatch(/^[a-z0-9.:-]+\/[a-z0-9._/-]+:[\w.-]+/);
+    });
+  });
+
+  it('takes the Google Artifact Registry Pub/Sub push with a valid OIDC token', async () => {
+    const res = await post('/registry/gar', fixture('gar/push-insert-tagged.json'), { authorization: `Bearer ${googleToken(goodClaims())}` });
+    expect(res.status).toBe(202);
+    expect(await queuedImages(res.body.jobs)).toHaveLength(1);
+  });
+
+  it.each([
+    ['another audience', { aud: 'https://elsewhere' }, 'audience'],
+    ['another service account', { email: 'evil@proj.iam.gserviceaccount.com' }, 'service account'],
+    ['an expired token', { exp: Math.floor(Date.now() / 1000) - 10 }, 'expired'],
+    ['another issuer', { iss: 'https://evil.example.com' }, 'not issued by Google'],
+  ])('refuses a Pub/Sub token with %s', async (_name, override, message) => {
+    const res = await post('/registry/gar', fixture('gar/push-insert-tagged.json'), { authorization: `Bearer ${googleToken({ ...goodClaims(), ...override })}` });
+    expect(res.status).toBe(401);
+    expect(String(res.body.error)).toContain(message);
+  });
+
+  it('refuses a Pub/Sub token whose signature was forged', async () => {
+    const [h, c] = googleToken(goodClaims()).split('.');
+    const res = await post('/registry/gar', fixture('gar/push-insert-tagged.json'), { authorization: `Bearer ${h}.${c}.${Buffer.from('forged').toString('base64url')}` });
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('the token signature is invalid');
+  });
+
+  it('takes a CI image with the CI bearer token', async () => {
+    const res = await post('/api/v1/images', JSON.stringify({ image: 'ghcr.io/example/hello:1.2.3' }), { authorization: `Bearer ${ciToken}` });
+    expect(res.status).toBe(202);
+    expect(await queuedImages(res.body.jobs)).toEqual(['ghcr.io/example/hello:1.2.3']);
+  });
+
+  it('does no new work for the same delivery twice', async () => {
+    const body = fixture('distribution/debian-2.8-03-push-single.json');
+    const first = await post('/registry/distribution', body);
+    const second = await post('/registry/distribution', body);
+    expect(second.body.jobs).toEqual(first.body.jobs);
+    expect(await producer.queue('image').getJobCountByTypes('waiting', 'active', 'completed', 'failed', 'delayed')).toBeGreaterThan(0);
+  });
+
+  it('answers 200 for a pull, and counts it as ignored', async () => {
+    const res = await post('/registry/distribution', fixture('distribution/debian-2.8-11-pull.json'));
+    expect(res.status).toBe(200);
+    expect(res.body.ignored).toBe('pull');
+    expect(outcomes).toContainEqual(['distribution', 'ignored']);
+  });
+
+  describe('refuses bad requests in order, each with the reason', () => {
+    it('415 for a wrong content type, before reading the body', async () => {
+      const res = await post('/registry/acr', '{}', { 'content-type': 'text/plain' });
+      expect(res.status).toBe(415);
+      expect(res.body.error).toBe('content type text/plain is not accepted here; send application/json');
+    });
+    it('413 for a body over the cap', async () => {
+      const res = await post('/registry/acr', JSON.stringify({ pad: 'x'.repeat(70 * 1024) }));
+      expect(res.status).toBe(413);
+      expect(String(res.body.error)).toContain('larger than the limit of 65536 bytes');
+    });
+    it('401 for a wrong token, even with a valid payload', async () => {
+      const res = await post('/registry/acr', fixture('acr/push.json'), { authorization: 'Bearer wrong-token-wrong-token' });
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe('the Authorization token does not match the configured token');
+    });
+    it('401 for a missing header', async () => {
+      const res = await post('/registry/acr', fixture('acr/push.json'), { authorization: '' });
+      expect(res.status).toBe(401);
+    });
+    it('401 for a wrong path token', async () => {
+      const res = await post('/registry/dockerhub/not-the-token', fixture('dockerhub/webhook-example.json'), { authorization: '' });
+      expect(res.status).toBe(401);
+      expect(String(res.body.error)).toContain('/registry/dockerhub/<ESCALATOR_REGISTRY_TOKEN>');
+    });
+    it('400 for invalid JSON', async () => {
+      const res = await post('/registry/acr', '{"target":');
+      expect(res.status).toBe(400);
+      expect(String(res.body.error)).toMatch(/^the body is not valid JSON/);
+    });
+    it('400 with the field that is wrong', async () => {
+      const res = await post('/registry/acr', JSON.stringify({ action: 'push', target: {} }));
+      expect(res.status).toBe(400);
+      expect(String(res.body.error)).toContain('target');
+    });
+    it('405 for GET', async () => {
+      const res = await fetch(`${web.url}/registry/acr`);
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
+    });
+    it('404 for an unknown registry', async () => {
+      const res = await post('/registry/nexus', '{}');
+      expect(res.status).toBe(404);
+      expect(String(res.body.error)).toContain('unknown registry "nexus"');
+    });
+  });
+});
+
+describe('registry intake without Redis', () => {
+  it('answers 503 with Retry-After, so the sender retries and nothing is lost', async () => {
+    const redis = createRedis('redis://127.0.0.1:1', 'producer', { retryStrategy: () => null });
+    redis.on('error', () => undefined);
+    const producer = new Producer(redis, `test-${randomUUID()}`);
+    const web = await startWebServer({ host: '127.0.0.1', port: 0, log: createLogger({ level: 'silent' }), handlers: [registryRoutes({ producer, log: createLogger({ level: 'silent' }), maxBodyBytes: 65536, registryToken: token })] });
+    try {
+      const res = await fetch(`${web.url}/registry/acr`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: fixture('acr/push.json') });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(((await res.json()) as { error: string }).error).toMatch(/^cannot accept the event now: Redis is not connected/);
+    } finally {
+      await web.close();
+      redis.disconnect();
+    }
+  });
+});

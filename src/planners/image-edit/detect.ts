@@ -51,7 +51,7 @@ export function documentKind(pathKind: PathKind, doc: Document.Parsed): FileKind
 export function fileKind(pathKind: PathKind, docs: readonly Document.Parsed[]): FileKind {
   if (pathKind !== 'yaml') return pathKind;
   for (const doc of docs) {
-    if (doc.contents === null) continue;
+    if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) continue;
     return kindOfDocument(doc);
   }
   return 'unknown';

@@ -41,7 +41,7 @@ function describeError(error: YAMLError, text: string, offset: number): EditRefu
     return { reason: `the file has a duplicate key at line ${line} (${message}); tools disagree on which value wins, so remove the duplicate first`, line };
   }
   const template = /\{\{|\$\{|\$\(/.test(text) ? ' The file looks like a template ({{ }}, ${…}); Escalator edits only plain YAML.' : '';
-  return { reason: `the file is not valid YAML at line ${line}: ${message}. Fix the syntax first.${template}`, line };
+  return { reason: `the file is not valid YAML (parse error at line ${line}: ${message}); fix the syntax first.${template}`, line };
 }
 
 function parseWhole(text: string): LoadedFile {

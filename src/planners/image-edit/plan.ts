@@ -7,7 +7,7 @@
 import { isMap, isScalar, type Pair, type Scalar } from 'yaml';
 import { isDigest } from '../image-ref.js';
 import { isPlainSafe, renderScalar, doubleQuote, singleQuote, type ScalarStyle } from './scalar.js';
-import type { Field, MarkerRole, PathSegment, Site, SplitSite, StringSite } from './site.js';
+import { pairOf, type Field, type MarkerRole, type PathSegment, type Site, type SplitSite, type StringSite } from './site.js';
 import { firstEol, lineEndOf, lineStartOf } from './source.js';
 import type { ImageEvent } from './types.js';
 
@@ -129,7 +129,9 @@ function insertKeys(site: SplitSite, keys: Array<[string, string]>, context: Pla
   const { map, offset, path } = site.entry;
   const text = context.text;
   const pairs = map.items;
-  const after = site.insertAfter ?? pairs[pairs.length - 1];
+  // A digest alone goes right after the existing tag key; a new tag (and digest) after the name.
+  const tagPair = keys[0]?.[0] === site.tagKey ? undefined : pairOf(map, site.tagKey);
+  const after = tagPair ?? site.insertAfter ?? pairs[pairs.length - 1];
   const afterValue = after?.value as Scalar | undefined;
   const afterKey = after?.key as Scalar | undefined;
   const valueEnd = (afterValue?.range?.[1] ?? afterKey?.range?.[1]);

@@ -134,7 +134,7 @@ export class DocumentReader {
     if (isAlias(node)) return { path, blocked: `the value at this place is the alias *${node.source}; edit the anchored value &${node.source} instead, or un-alias it` };
     const anchor = (node as { anchor?: string } | null)?.anchor;
     if (anchor !== undefined && this.referenced.has(anchor)) {
-      return { path, blocked: `the value sits under the anchor &${anchor}, which is used elsewhere through *${anchor}; changing it would change those places too` };
+      return { path, blocked: `the value sits under the anchor &${anchor}, which the alias *${anchor} uses elsewhere; changing it would change those places too` };
     }
     return { path };
   }
@@ -183,7 +183,7 @@ export class DocumentReader {
     const field: Field = { start: start + offset, end: end + offset, path: state.path, value, style };
     let blocked = state.blocked;
     if (!blocked && scalar.anchor !== undefined && this.referenced.has(scalar.anchor)) {
-      blocked = `the value carries the anchor &${scalar.anchor}, which is used elsewhere through *${scalar.anchor}; changing it would change those places too`;
+      blocked = `the value carries the anchor &${scalar.anchor}, which the alias *${scalar.anchor} uses elsewhere; changing it would change those places too`;
     }
     if (!blocked && style === 'block') blocked = 'the value is a block scalar (| or >); write it as a one-line scalar first';
     if (blocked) field.blocked = blocked;

@@ -167,6 +167,7 @@ export function describeIssues(source: Source, payload: unknown, error: z.ZodErr
     if (issue.code === 'invalid_type') {
       return actual === undefined ? `${where} is missing (expected ${issue.expected})` : `${where} must be ${issue.expected}, not ${describeValue(actual)}`;
     }
+    if (issue.code === 'invalid_union') return actual === undefined ? `${where} is missing` : `${where} has an unexpected shape (${describeValue(actual)})`;
     if (issue.code === 'invalid_value') return `${where} is ${describeValue(actual)}, expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}`;
     return `${where}: ${issue.message}`;
   });

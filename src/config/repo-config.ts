@@ -8,7 +8,7 @@
  * 3. validate with the zod schema, collecting every issue
  * 4. map each issue's path back to the YAML node it concerns, and add a hint where one helps
  */
-import { isAlias, isCollection, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments } from 'yaml';
+import { isAlias, isCollection, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit } from 'yaml';
 import type { Document, Node, Pair } from 'yaml';
 import { z } from 'zod';
 import { closestMatch, RepoConfig } from './repo-config.schema.js';
@@ -59,7 +59,7 @@ export function parseRepoConfig(text: string, file: string = DEFAULT_FILE): Repo
   });
 
   const documents = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  const syntax = documents.flatMap((document) => document.errors.map((error) => describeYamlError(error, text, problem)));
+  const syntax = documents.flatMap((document) => document.errors.map((error) => describeYamlError(error, document, problem)));
   if (syntax.length > 0) return { ok: false, problems: sortProblems(syntax) };
 
   const [document, second] = documents;
@@ -77,6 +77,16 @@ export function parseRepoConfig(text: string, file: string = DEFAULT_FILE): Repo
     return { ok: false, problems: [problem(root.range?.[0] ?? 0, '', `expected a mapping of settings at the top level, found ${describeNode(root)}`, 'start with environments:')] };
   }
 
+  const unresolved: ConfigProblem[] = [];
+  visit(document, {
+    Alias(_, alias) {
+      if (alias.resolve(document) === undefined) {
+        unresolved.push(problem(alias.range?.[0] ?? 0, '', `alias "*${alias.source}" refers to no anchor`, `define &${alias.source} earlier in the file, or write the value out`));
+      }
+    },
+  });
+  if (unresolved.length > 0) return { ok: false, problems: unresolved };
+
   let value: unknown;
   try {
     value = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
@@ -87,7 +97,8 @@ export function parseRepoConfig(text: string, file: string = DEFAULT_FILE): Repo
 
   const result = RepoConfig.safeParse(value);
   if (result.success) return { ok: true, config: result.data };
-  const problems = result.error.issues.flatMap((issue) => describeIssue(issue, document, value, problem));
+  const issues = withoutMisspelledRequiredKeys(result.error.issues);
+  const problems = issues.flatMap((issue) => describeIssue(issue, document, value, problem));
   return { ok: false, problems: sortProblems(dedupe(problems)) };
 }
 
@@ -153,11 +164,22 @@ interface YamlErrorLike {
   pos: [number, number];
 }
 
-function describeYamlError(error: YamlErrorLike, text: string, problem: MakeProblem): ConfigProblem {
-  const [start, end] = error.pos;
+function describeYamlError(error: YamlErrorLike, document: Document, problem: MakeProblem): ConfigProblem {
+  const [start] = error.pos;
   if (error.code === 'DUPLICATE_KEY') {
-    const key = text.slice(start, end).trim();
-    return problem(start, '', `duplicate key "${key}"`, 'a key may appear once in each mapping; remove or merge the repeated one');
+    let key = '';
+    let path: PathKey[] = [];
+    visit(document, {
+      Pair(_, pair, ancestors) {
+        if (isScalar(pair.key) && pair.key.range?.[0] === start) {
+          key = String(pair.key.value);
+          path = [...pathOf(ancestors, pair), key];
+          return visit.BREAK;
+        }
+        return undefined;
+      },
+    });
+    return problem(start, formatConfigPath(path), `duplicate key "${key}"`, 'a key may appear once in each mapping; remove or merge the repeated one');
   }
   if (error.code === 'TAB_AS_INDENT') {
     return problem(start, '', 'YAML syntax error: tabs cannot indent', 'indent with spaces');
@@ -165,6 +187,19 @@ function describeYamlError(error: YamlErrorLike, text: string, problem: MakeProb
   // The yaml package's messages are precise ("Missing closing "quote"); make them read as ours.
   const message = error.message.replace(/\.$/, '');
   return problem(start, '', `YAML syntax error: ${message.charAt(0).toLowerCase()}${message.slice(1)}`);
+}
+
+/** The config path of `node` from the ancestors `visit` passes (document, collections and pairs). */
+function pathOf(ancestors: readonly unknown[], node: unknown): PathKey[] {
+  const path: PathKey[] = [];
+  const chain = [...ancestors, node];
+  for (let i = 0; i + 1 < chain.length; i++) {
+    const parent = chain[i];
+    const child = chain[i + 1];
+    if (isSeq(parent)) path.push(parent.items.indexOf(child as never));
+    else if (isPair(parent) && parent.value === child && isScalar(parent.key)) path.push(String(parent.key.value));
+  }
+  return path;
 }
 
 // ── Schema issues ────────────────────────────────────────────────────────────────────────────
@@ -291,6 +326,23 @@ function knownKeysAt(path: readonly PathKey[]): string[] {
   return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
 }
 
+/**
+ * Drops "missing required key" when an unknown key beside it is that key misspelled
+ * (`enviroments:`): the unknown-key problem already says "did you mean".
+ */
+function withoutMisspelledRequiredKeys(issues: readonly Issue[]): Issue[] {
+  const misspelled = new Set<string>();
+  for (const issue of issues) {
+    if (issue.code !== 'unrecognized_keys') continue;
+    const known = knownKeysAt(issue.path);
+    for (const key of issue.keys) {
+      const suggestion = closestMatch(key, known);
+      if (suggestion) misspelled.add(formatConfigPath([...issue.path, suggestion]));
+    }
+  }
+  return issues.filter((issue) => !(issue.code === 'invalid_type' && misspelled.has(formatConfigPath(issue.path))));
+}
+
 function describeIssue(issue: Issue, document: Document, value: unknown, problem: MakeProblem): ConfigProblem[] {
   const path = issue.path;
   const pathText = formatConfigPath(path);
@@ -315,7 +367,8 @@ function describeIssue(issue: Issue, document: Document, value: unknown, problem
       }
       const found = located ? describeNode(located.node) : describeValue(input);
       const expected = lastKey === 'soak' ? 'a duration like 30m' : (EXPECTED[issue.expected] ?? issue.expected);
-      const message = `${String(lastKey ?? 'value')} must be ${expected}, found ${found}`;
+      const subject = typeof lastKey === 'number' ? pathText : String(lastKey ?? 'the file');
+      const message = `${subject} must be ${expected}, found ${found}`;
       let hint: string | undefined;
       if (input === null) {
         hint = `write a value after "${String(lastKey)}:"`;
@@ -325,6 +378,8 @@ function describeIssue(issue: Issue, document: Document, value: unknown, problem
         hint = `write a list: [${JSON.stringify(input)}]`;
       } else if (issue.expected === 'string' && typeof input === 'number' && lastKey === 'soak') {
         hint = `add a unit: ${input}m`;
+      } else if (issue.expected === 'object' && typeof input === 'string' && path[0] === 'images') {
+        hint = `write name: ${input}`;
       } else if (issue.expected === 'string' && typeof input === 'number') {
         hint = `quote it: "${input}"`;
       }

@@ -1,0 +1,342 @@
+import { spawn } from 'node:child_process';
+
+/** Who wrote or committed a commit, and when. */
+export interface GitIdentity {
+  name: string;
+  email: string;
+  date: Date;
+}
+
+/** One entry of a git tree as `ls-tree -l` reports it. */
+export interface TreeEntry {
+  mode: string;
+  type: 'blob' | 'tree' | 'commit';
+  sha: string;
+  path: string;
+  /** Size in bytes for blobs; undefined for trees and submodules. */
+  size?: number;
+}
+
+/** A parsed commit object. */
+export interface CommitObject {
+  sha: string;
+  tree: string;
+  parents: string[];
+  author: GitIdentity;
+  committer: GitIdentity;
+  message: string;
+}
+
+/** One changed file between two trees, with line counts and the unified diff hunks. */
+export interface FileChange {
+  status: 'added' | 'removed' | 'modified' | 'renamed' | 'copied' | 'changed';
+  path: string;
+  previousPath?: string;
+  sha: string | null;
+  additions: number;
+  deletions: number;
+  /** The hunks (from the first `@@`), absent for binary files. */
+  patch?: string;
+}
+
+/** Result of `git merge-tree --write-tree`. */
+export interface MergeResult {
+  clean: boolean;
+  tree: string;
+  conflicts: string[];
+}
+
+export const ZERO_SHA = '0000000000000000000000000000000000000000';
+
+/** A git command failed; `stderr` says why. */
+export class GitCommandError extends Error {
+  constructor(
+    readonly args: string[],
+    readonly code: number | null,
+    readonly stderr: string,
+  ) {
+    super(`git ${args.join(' ')} failed (exit ${code}): ${stderr.trim()}`);
+    this.name = 'GitCommandError';
+  }
+}
+
+interface RunOptions {
+  input?: string | Buffer;
+  env?: Record<string, string>;
+  /** Exit codes that are answers rather than failures (e.g. 1 for `merge-base --is-ancestor`). */
+  okCodes?: number[];
+}
+
+interface RunResult {
+  code: number;
+  stdout: Buffer;
+}
+
+/**
+ * A bare git repository on disk, driven by the `git` CLI. Every object and ref is real git;
+ * callers serialize ref updates per repository (see `lock.ts`).
+ */
+export class GitRepository {
+  constructor(readonly dir: string) {}
+
+  /** Creates an empty bare repository whose HEAD points at `defaultBranch`. */
+  static async init(dir: string, defaultBranch: string): Promise<GitRepository> {
+    await runGit(['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, dir], {});
+    return new GitRepository(dir);
+  }
+
+  run(args: string[], options: RunOptions = {}): Promise<RunResult> {
+    return runGit(args, { ...options, env: { GIT_DIR: this.dir, ...options.env } });
+  }
+
+  async text(args: string[], options: RunOptions = {}): Promise<string> {
+    return (await this.run(args, options)).stdout.toString('utf8');
+  }
+
+  async writeBlob(content: Buffer): Promise<string> {
+    return (await this.text(['hash-object', '-w', '--stdin'], { input: content })).trim();
+  }
+
+  async readBlob(sha: string): Promise<Buffer> {
+    return (await this.run(['cat-file', 'blob', sha])).stdout;
+  }
+
+  /** The object type, or null when the object does not exist. */
+  async objectType(sha: string): Promise<string | null> {
+    if (!/^[0-9a-f]{40}$/.test(sha)) return null;
+    const result = await this.run(['cat-file', '-t', sha], { okCodes: [128] });
+    return result.code === 0 ? result.stdout.toString().trim() : null;
+  }
+
+  /** Resolves a branch, tag, ref or SHA to a commit SHA; null when it names nothing. */
+  async resolveCommit(rev: string): Promise<string | null> {
+    if (rev.startsWith('-')) return null;
+    const result = await this.run(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { okCodes: [1, 128] });
+    return result.code === 0 ? result.stdout.toString().trim() : null;
+  }
+
+  /** Resolves a tree, or the tree of a commit or ref; null when it names nothing. */
+  async resolveTree(rev: string): Promise<string | null> {
+    if (rev.startsWith('-')) return null;
+    const result = await this.run(['rev-parse', '--verify', '--quiet', `${rev}^{tree}`], { okCodes: [1, 128] });
+    return result.code === 0 ? result.stdout.toString().trim() : null;
+  }
+
+  async readRef(ref: string): Promise<string | null> {
+    const result = await this.run(['rev-parse', '--verify', '--quiet', ref], { okCodes: [1, 128] });
+    return result.code === 0 ? result.stdout.toString().trim() : null;
+  }
+
+  /** Full ref names and SHAs under `prefix` (e.g. `refs/heads/`), sorted by name. */
+  async listRefs(prefix: string): Promise<{ ref: string; sha: string }[]> {
+    const out = await this.text(['for-each-ref', '--format=%(refname) %(objectname)', prefix]);
+    return out.split('\n').filter(Boolean).map((line) => {
+      const [ref = '', sha = ''] = line.split(' ');
+      return { ref, sha };
+    });
+  }
+
+  /**
+   * Compare-and-swap a ref: succeeds only when the ref still holds `oldSha`
+   * (`ZERO_SHA` means "must not exist"). Returns false when someone else moved it.
+   */
+  async updateRef(ref: string, newSha: string, oldSha: string): Promise<boolean> {
+    const result = await this.run(['update-ref', ref, newSha, oldSha], { okCodes: [1, 128] });
+    return result.code === 0;
+  }
+
+  async deleteRef(ref: string, oldSha: string): Promise<boolean> {
+    const result = await this.run(['update-ref', '-d', ref, oldSha], { okCodes: [1, 128] });
+    return result.code === 0;
+  }
+
+  async lsTree(treeish: string, options: { recursive?: boolean; path?: string } = {}): Promise<TreeEntry[]> {
+    const args = ['ls-tree', '-z', '-l'];
+    if (options.recursive) args.push('-r', '-t');
+    args.push(treeish);
+    if (options.path !== undefined) args.push('--', options.path);
+    const out = await this.text(args);
+    return out.split('\0').filter(Boolean).map(parseTreeLine);
+  }
+
+  /** Writes one tree level; `entries` are direct children (no slashes in paths). */
+  async mktree(entries: Pick<TreeEntry, 'mode' | 'type' | 'sha' | 'path'>[]): Promise<string> {
+    const input = entries.map((e) => `${e.mode} ${e.type} ${e.sha}\t${e.path}\0`).join('');
+    return (await this.text(['mktree', '-z'], { input })).trim();
+  }
+
+  async commitTree(tree: string, parents: string[], message: string, author: GitIdentity, committer: GitIdentity): Promise<string> {
+    const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'];
+    const env = {
+      GIT_AUTHOR_NAME: author.name,
+      GIT_AUTHOR_EMAIL: author.email,
+      GIT_AUTHOR_DATE: gitDate(author.date),
+      GIT_COMMITTER_NAME: committer.name,
+      GIT_COMMITTER_EMAIL: committer.email,
+      GIT_COMMITTER_DATE: gitDate(committer.date),
+    };
+    return (await this.text(args, { input: message, env })).trim();
+  }
+
+  async readCommit(sha: string): Promise<CommitObject> {
+    const raw = await this.text(['cat-file', 'commit', sha]);
+    return parseCommit(sha, raw);
+  }
+
+  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    const result = await this.run(['merge-base', '--is-ancestor', ancestor, descendant], { okCodes: [1] });
+    return result.code === 0;
+  }
+
+  async mergeBase(a: string, b: string): Promise<string | null> {
+    const result = await this.run(['merge-base', a, b], { okCodes: [1] });
+    return result.code === 0 ? result.stdout.toString().trim() : null;
+  }
+
+  /** Merges `theirs` into `ours` without a worktree (git ≥ 2.38). */
+  async mergeTree(ours: string, theirs: string): Promise<MergeResult> {
+    const result = await this.run(['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs], { okCodes: [1] });
+    const [tree = '', ...conflicts] = result.stdout.toString('utf8').split('\0').filter(Boolean);
+    return { clean: result.code === 0, tree, conflicts };
+  }
+
+  /** Commits reachable from `head` but not from `exclude`, newest first. */
+  async revList(head: string, options: { exclude?: string; path?: string; max?: number } = {}): Promise<string[]> {
+    const args = ['rev-list'];
+    if (options.max !== undefined) args.push(`--max-count=${options.max}`);
+    args.push(head);
+    if (options.exclude) args.push(`^${options.exclude}`);
+    if (options.path) args.push('--', options.path);
+    return (await this.text(args)).split('\n').filter(Boolean);
+  }
+
+  /** Files that differ between two commits or trees, with rename detection. */
+  async diff(from: string, to: string): Promise<FileChange[]> {
+    const raw = await this.text(['diff', '--raw', '-z', '-M', '--no-abbrev', from, to]);
+    const numstat = await this.text(['diff', '--numstat', '-z', '-M', from, to]);
+    const patches = splitPatches(await this.text(['diff', '-M', '--no-color', from, to]));
+    const counts = parseNumstat(numstat);
+    return parseRaw(raw).map((change, index) => {
+      const count = counts[index];
+      const patch = patches[index];
+      return {
+        ...change,
+        additions: count?.additions ?? 0,
+        deletions: count?.deletions ?? 0,
+        ...(patch === undefined ? {} : { patch }),
+      };
+    });
+  }
+
+  async archive(sha: string, prefix: string, format: 'tar.gz' | 'zip'): Promise<Buffer> {
+    return (await this.run(['archive', `--format=${format}`, `--prefix=${prefix}`, sha])).stdout;
+  }
+}
+
+function runGit(args: string[], options: RunOptions): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, {
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const ok = code === 0 || (code !== null && (options.okCodes ?? []).includes(code));
+      if (ok) resolve({ code: code ?? 0, stdout: Buffer.concat(out) });
+      else reject(new GitCommandError(args, code, Buffer.concat(err).toString('utf8')));
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+function gitDate(date: Date): string {
+  return `${Math.floor(date.getTime() / 1000)} +0000`;
+}
+
+function parseTreeLine(line: string): TreeEntry {
+  const tab = line.indexOf('\t');
+  const [mode = '', type = '', sha = '', size = '-'] = line.slice(0, tab).split(/\s+/);
+  const entry: TreeEntry = { mode, type: type as TreeEntry['type'], sha, path: line.slice(tab + 1) };
+  if (size !== '-') entry.size = Number(size);
+  return entry;
+}
+
+function parseIdentity(value: string): GitIdentity {
+  const match = /^(.*) <(.*)> (\d+) ([+-]\d{4})$/.exec(value);
+  if (!match) return { name: value, email: '', date: new Date(0) };
+  return { name: match[1] ?? '', email: match[2] ?? '', date: new Date(Number(match[3]) * 1000) };
+}
+
+function parseCommit(sha: string, raw: string): CommitObject {
+  const split = raw.indexOf('\n\n');
+  const headers = (split === -1 ? raw : raw.slice(0, split)).split('\n');
+  const message = split === -1 ? '' : raw.slice(split + 2);
+  const commit: CommitObject = {
+    sha, tree: '', parents: [], message,
+    author: parseIdentity(''), committer: parseIdentity(''),
+  };
+  for (const line of headers) {
+    const space = line.indexOf(' ');
+    const key = line.slice(0, space);
+    const value = line.slice(space + 1);
+    if (key === 'tree') commit.tree = value;
+    else if (key === 'parent') commit.parents.push(value);
+    else if (key === 'author') commit.author = parseIdentity(value);
+    else if (key === 'committer') commit.committer = parseIdentity(value);
+  }
+  return commit;
+}
+
+const STATUS: Record<string, FileChange['status']> = {
+  A: 'added', D: 'removed', M: 'modified', R: 'renamed', C: 'copied', T: 'changed',
+};
+
+function parseRaw(raw: string): Omit<FileChange, 'additions' | 'deletions' | 'patch'>[] {
+  const fields = raw.split('\0');
+  const changes: Omit<FileChange, 'additions' | 'deletions' | 'patch'>[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const meta = fields[i];
+    if (!meta?.startsWith(':')) continue;
+    const [, , , newSha = '', statusField = 'M'] = meta.slice(1).split(' ');
+    const letter = statusField.charAt(0);
+    const status = STATUS[letter] ?? 'modified';
+    const sha = status === 'removed' ? null : newSha;
+    if (letter === 'R' || letter === 'C') {
+      changes.push({ status, previousPath: fields[i + 1] ?? '', path: fields[i + 2] ?? '', sha });
+      i += 2;
+    } else {
+      changes.push({ status, path: fields[i + 1] ?? '', sha });
+      i += 1;
+    }
+  }
+  return changes;
+}
+
+function parseNumstat(raw: string): { additions: number; deletions: number }[] {
+  const fields = raw.split('\0');
+  const counts: { additions: number; deletions: number }[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i];
+    if (!field) continue;
+    const [added = '0', deleted = '0', path = ''] = field.split('\t');
+    counts.push({ additions: Number(added) || 0, deletions: Number(deleted) || 0 });
+    // A rename prints an empty path followed by the old and new paths as separate fields.
+    if (path === '') i += 2;
+  }
+  return counts;
+}
+
+/** Splits `git diff` output per file and keeps only the hunks, as GitHub's `patch` field does. */
+function splitPatches(diff: string): (string | undefined)[] {
+  const sections = diff.split(/^diff --git /m).slice(1);
+  return sections.map((section) => {
+    const hunk = section.search(/^@@/m);
+    if (hunk === -1) return undefined;
+    return section.slice(hunk).replace(/\n$/, '');
+  });
+}

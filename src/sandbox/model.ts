@@ -1,0 +1,136 @@
+import type { KeyObject } from 'node:crypto';
+import type { GitRepository } from './git.js';
+
+/** Repository permission as GitHub's collaborator API reports it. */
+export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read';
+
+/** A user, bot or organization account. */
+export interface SandboxUser {
+  id: number;
+  login: string;
+  type: 'User' | 'Bot' | 'Organization';
+  name: string;
+  email: string;
+  createdAt: Date;
+}
+
+/** An organization team that can be requested as a reviewer (`@org/slug`). */
+export interface SandboxTeam {
+  id: number;
+  org: string;
+  slug: string;
+  name: string;
+}
+
+/** The one GitHub App registered on the simulator. */
+export interface SandboxApp {
+  id: number;
+  slug: string;
+  name: string;
+  clientId: string;
+  owner: SandboxUser;
+  /** The `<slug>[bot]` user that App writes are attributed to. */
+  bot: SandboxUser;
+  publicKey: KeyObject;
+  webhookSecret: string;
+  /** Where webhooks go; null until the App's URL is known (deliveries are logged as failed). */
+  webhookUrl: string | null;
+  permissions: Record<string, string>;
+  events: string[];
+  createdAt: Date;
+}
+
+export interface SandboxInstallation {
+  id: number;
+  account: SandboxUser;
+  repositoryIds: Set<number>;
+  createdAt: Date;
+}
+
+export interface SandboxLabel {
+  id: number;
+  name: string;
+  color: string;
+  description: string | null;
+}
+
+export interface SandboxRepo {
+  id: number;
+  owner: SandboxUser;
+  name: string;
+  description: string | null;
+  defaultBranch: string;
+  git: GitRepository;
+  createdAt: Date;
+  pushedAt: Date;
+  /** login → permission; the owner (or an org's members) are admins implicitly. */
+  collaborators: Map<string, Permission>;
+  labels: Map<string, SandboxLabel>;
+  /** Issues and pull requests share one number sequence, as on GitHub. */
+  nextNumber: number;
+}
+
+export interface SandboxPull {
+  id: number;
+  /** Every pull request is also an issue, with its own id. */
+  issueId: number;
+  number: number;
+  repoId: number;
+  title: string;
+  body: string | null;
+  state: 'open' | 'closed';
+  draft: boolean;
+  headRef: string;
+  headSha: string;
+  baseRef: string;
+  /** Where the base branch stood when the pull request closed; open ones follow the branch. */
+  closedBaseSha: string | null;
+  user: SandboxUser;
+  createdAt: Date;
+  updatedAt: Date;
+  closedAt: Date | null;
+  mergedAt: Date | null;
+  mergedBy: SandboxUser | null;
+  /** The test merge commit while open; the real merge commit once merged. */
+  mergeCommitSha: string | null;
+  labels: string[];
+  requestedReviewers: string[];
+  requestedTeams: string[];
+  maintainerCanModify: boolean;
+}
+
+export interface SandboxComment {
+  id: number;
+  repoId: number;
+  issueNumber: number;
+  body: string;
+  user: SandboxUser;
+  /** Set when an App installation wrote it (`performed_via_github_app`). */
+  viaApp: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type CheckStatus = 'queued' | 'in_progress' | 'completed' | 'waiting' | 'requested' | 'pending';
+export type CheckConclusion = 'success' | 'failure' | 'neutral' | 'cancelled' | 'skipped' | 'timed_out' | 'action_required';
+
+export interface SandboxCheckRun {
+  id: number;
+  suiteId: number;
+  repoId: number;
+  headSha: string;
+  name: string;
+  status: CheckStatus;
+  conclusion: CheckConclusion | null;
+  startedAt: Date | null;
+  completedAt: Date | null;
+  externalId: string | null;
+  detailsUrl: string | null;
+  output: { title: string | null; summary: string | null; text: string | null };
+}
+
+/** Who made a request: the App itself (JWT), one of its installations, or a user. */
+export type Principal =
+  | { kind: 'app' }
+  | { kind: 'installation'; installation: SandboxInstallation; token: string }
+  | { kind: 'user'; user: SandboxUser };

@@ -1,0 +1,93 @@
+import type { SandboxContext } from './context.js';
+import type { FileChange, MergeResult } from './git.js';
+import type { SandboxPull, SandboxRepo, SandboxTeam, SandboxUser } from './model.js';
+import { pullShape, type PullDetails } from './shapes/pulls.js';
+
+/** The base commit a pull request is compared against right now. */
+export async function baseShaOf(repo: SandboxRepo, pull: SandboxPull): Promise<string> {
+  if (pull.closedBaseSha) return pull.closedBaseSha;
+  return (await repo.git.readRef(`refs/heads/${pull.baseRef}`)) ?? pull.headSha;
+}
+
+/** `merge-tree` of head into base, cached by the pair of SHAs. */
+export async function checkMerge(context: SandboxContext, repo: SandboxRepo, base: string, head: string): Promise<MergeResult> {
+  const key = `${repo.id}:${base}:${head}`;
+  const cached = context.mergeCache.get(key);
+  if (cached) return cached;
+  const result = await repo.git.mergeTree(base, head);
+  context.mergeCache.set(key, result);
+  return result;
+}
+
+/** Files a pull request changes: head against its merge base with the base branch (GitHub's three-dot diff). */
+export async function pullFiles(repo: SandboxRepo, pull: SandboxPull): Promise<FileChange[]> {
+  const base = await baseShaOf(repo, pull);
+  const mergeBase = (await repo.git.mergeBase(base, pull.headSha)) ?? base;
+  return repo.git.diff(mergeBase, pull.headSha);
+}
+
+export async function pullCommits(repo: SandboxRepo, pull: SandboxPull): Promise<string[]> {
+  const base = await baseShaOf(repo, pull);
+  return (await repo.git.revList(pull.headSha, { exclude: base })).reverse();
+}
+
+/**
+ * Computes mergeability like GitHub: a test merge commit of head into base, kept at
+ * `refs/pull/N/merge` and reported as `merge_commit_sha` while the pull request is open.
+ */
+async function refreshTestMerge(context: SandboxContext, repo: SandboxRepo, pull: SandboxPull, base: string): Promise<MergeResult> {
+  const merge = await checkMerge(context, repo, base, pull.headSha);
+  await repo.git.run(['update-ref', `refs/pull/${pull.number}/head`, pull.headSha]);
+  if (!merge.clean) {
+    pull.mergeCommitSha = null;
+    return merge;
+  }
+  const current = pull.mergeCommitSha ? await repo.git.readCommit(pull.mergeCommitSha).catch(() => null) : null;
+  const upToDate = current && current.tree === merge.tree && current.parents.join() === [base, pull.headSha].join();
+  if (!upToDate) {
+    const identity = { name: 'GitHub', email: 'noreply@github.com', date: context.state.clock() };
+    const message = `Merge ${pull.headSha} into ${base}\n`;
+    pull.mergeCommitSha = await repo.git.commitTree(merge.tree, [base, pull.headSha], message, identity, identity);
+    await repo.git.run(['update-ref', `refs/pull/${pull.number}/merge`, pull.mergeCommitSha]);
+  }
+  return merge;
+}
+
+function people(context: SandboxContext, pull: SandboxPull): { reviewers: SandboxUser[]; teams: SandboxTeam[] } {
+  return {
+    reviewers: pull.requestedReviewers.flatMap((login) => context.state.user(login) ?? []),
+    teams: pull.requestedTeams.flatMap((key) => {
+      const [org = '', slug = ''] = key.split('/');
+      return context.state.team(org, slug) ?? [];
+    }),
+  };
+}
+
+/** The full `pull-request` object, mergeability and counts included. */
+export async function describePull(context: SandboxContext, repo: SandboxRepo, pull: SandboxPull): Promise<Record<string, unknown>> {
+  const base = await baseShaOf(repo, pull);
+  let mergeable: boolean | null = null;
+  let mergeableState: PullDetails['mergeableState'] = 'unknown';
+  if (pull.state === 'open') {
+    const merge = await refreshTestMerge(context, repo, pull, base);
+    mergeable = merge.clean;
+    mergeableState = merge.clean ? 'clean' : 'dirty';
+  }
+  const files = await pullFiles(repo, pull);
+  const details: PullDetails = {
+    mergeable,
+    mergeableState,
+    commits: (await pullCommits(repo, pull)).length,
+    additions: files.reduce((sum, file) => sum + file.additions, 0),
+    deletions: files.reduce((sum, file) => sum + file.deletions, 0),
+    changedFiles: files.length,
+    comments: [...context.state.comments.values()].filter((c) => c.repoId === repo.id && c.issueNumber === pull.number).length,
+  };
+  return pullShape(context.urls, repo, pull, base, people(context, pull), details);
+}
+
+/** The `pull-request-simple` object of list endpoints. */
+export async function summarizePull(context: SandboxContext, repo: SandboxRepo, pull: SandboxPull): Promise<Record<string, unknown>> {
+  return pullShape(context.urls, repo, pull, await baseShaOf(repo, pull), people(context, pull));
+}
+

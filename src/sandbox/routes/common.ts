@@ -1,0 +1,58 @@
+import type { SandboxContext } from '../context.js';
+import { HttpError, notFound, type ApiRequest } from '../http.js';
+import type { Permission, SandboxPull, SandboxRepo, SandboxUser } from '../model.js';
+
+/** What a user may do in a repository: owner and organization repos' creator are admins. */
+export function permissionOf(repo: SandboxRepo, user: SandboxUser): Permission | 'none' {
+  if (user.id === repo.owner.id) return 'admin';
+  return repo.collaborators.get(user.login.toLowerCase()) ?? 'none';
+}
+
+const CAN_WRITE: (Permission | 'none')[] = ['admin', 'maintain', 'write'];
+
+/**
+ * Finds `:owner/:repo` and checks the caller may use it: an installation token must cover the
+ * repository (404 otherwise, as GitHub hides what a token cannot see), a user needs push
+ * access to write, and the App's JWT only opens `/app` endpoints.
+ */
+export function requireRepo(context: SandboxContext, request: ApiRequest, access: 'read' | 'write'): SandboxRepo {
+  const repo = context.state.repo(request.params.owner ?? '', request.params.repo ?? '');
+  const principal = request.principal;
+  if (!principal) throw new HttpError(401, 'Requires authentication');
+  if (principal.kind === 'app') {
+    throw new HttpError(403, 'This endpoint needs an installation access token; the App JWT only works for /app endpoints and installation lookups.');
+  }
+  if (!repo) throw notFound();
+  if (principal.kind === 'installation') {
+    const token = context.state.installationTokens.get(principal.token);
+    const covered = principal.installation.repositoryIds.has(repo.id) && (!token?.repositoryIds || token.repositoryIds.has(repo.id));
+    if (!covered) throw notFound();
+    return repo;
+  }
+  if (access === 'write' && !CAN_WRITE.includes(permissionOf(repo, principal.user))) {
+    throw new HttpError(403, `Must have push access to ${repo.owner.login}/${repo.name}.`);
+  }
+  return repo;
+}
+
+/** Only the App (JWT) may call `/app/...` endpoints. */
+export function requireApp(request: ApiRequest): void {
+  if (!request.principal) throw new HttpError(401, 'Requires authentication');
+  if (request.principal.kind !== 'app') throw new HttpError(401, 'A JSON web token could not be decoded');
+}
+
+export function requirePull(context: SandboxContext, repo: SandboxRepo, request: ApiRequest, param = 'pull_number'): SandboxPull {
+  const pull = context.state.pull(repo, Number(request.params[param]));
+  if (!pull) throw notFound();
+  return pull;
+}
+
+/** Reads a boolean or string list field of a JSON body. */
+export function listField(body: Record<string, unknown>, name: string): string[] {
+  const value = body[name];
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string')) {
+    throw new HttpError(422, `Invalid request.\n\nFor '${name}', ${JSON.stringify(value)} is not an array of strings.`);
+  }
+  return value as string[];
+}

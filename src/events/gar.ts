@@ -62,12 +62,17 @@ export function normalizeGar(payload: unknown, ctx: NormalizeContext): Normalize
   if (action === 'DELETE') return single(ignore('delete', `action "${action}" for ${tag ?? digest ?? 'an image'}`));
   if (action !== 'INSERT') return single(ignore('not-a-push', `action "${action}"`));
   if (tag === undefined || tag === null || tag === '') return single(ignore('untagged', `INSERT of ${digest ?? 'an image'} without a tag`));
-  const tagged = splitRef(tag, ':');
+  let pinned: { name: string; rest: string } | undefined;
+  if (digest !== undefined && digest !== null && digest !== '') {
+    pinned = splitRef(digest, '@');
+    if (!pinned) return single(invalid(`gar: ${prefix}digest "${digest}" is not a full image reference; expected host/project/repository/image@sha256:<hex>`));
+  }
+  // The documented tag is a full reference; tolerate a bare tag when the digest names the image.
+  const bare = !tag.includes('/') && !tag.includes(':');
+  const tagged = bare && pinned ? { name: pinned.name, rest: tag } : splitRef(tag, ':');
   if (!tagged) return single(invalid(`gar: ${prefix}tag "${tag}" is not a full image reference; expected host/project/repository/image:tag`));
   let digestValue: string | undefined;
-  if (digest !== undefined && digest !== null && digest !== '') {
-    const pinned = splitRef(digest, '@');
-    if (!pinned) return single(invalid(`gar: ${prefix}digest "${digest}" is not a full image reference; expected host/project/repository/image@sha256:<hex>`));
+  if (pinned) {
     if (pinned.name !== tagged.name) {
       return single(invalid(`gar: ${prefix}digest names "${pinned.name}" but ${prefix}tag names "${tagged.name}"; both must name the same image`));
     }

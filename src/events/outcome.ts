@@ -117,9 +117,14 @@ export function combine(outcomes: readonly Outcome[], whenEmpty: Ignored): Norma
   if (bad) return { kind: 'invalid', message: bad.message };
   const events: ImagePublished[] = [];
   const ignored: Ignored[] = [];
+  const seen = new Set<string>();
   for (const o of outcomes) {
-    if (o.kind === 'image') events.push(o.event);
-    else if (o.kind === 'ignored') ignored.push({ reason: o.reason, detail: o.detail });
+    if (o.kind === 'ignored') ignored.push({ reason: o.reason, detail: o.detail });
+    if (o.kind !== 'image') continue;
+    // A tag listed twice (Quay, Harbor) or an event repeated in one envelope is one push.
+    const identity = `${o.event.repository}\n${o.event.tag}\n${o.event.digest ?? ''}`;
+    if (!seen.has(identity)) events.push(o.event);
+    seen.add(identity);
   }
   if (events.length > 0) return ignored.length > 0 ? { kind: 'images', events, ignored } : { kind: 'images', events };
   const first = ignored[0];

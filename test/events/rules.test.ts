@@ -292,6 +292,18 @@ describe('names and hosts', () => {
       expected: { kind: 'images', events: [event('harbor', 'harbor.example.com/team/app', 'v1', D)] },
     },
     {
+      name: 'gar: a bare tag next to a full digest reference',
+      normalize: normalizers.gar,
+      payload: garMessage({ action: 'INSERT', digest: `europe-docker.pkg.dev/p/r/i@${D}`, tag: 'v1.0.0' }),
+      expected: { kind: 'images', events: [event('gar', 'europe-docker.pkg.dev/p/r/i', 'v1.0.0', D)] },
+    },
+    {
+      name: 'quay: a tag listed twice is one event',
+      normalize: normalizers.quay,
+      payload: quay(['v1', 'v1']),
+      expected: { kind: 'images', events: [event('quay', 'quay.io/example/app', 'v1')] },
+    },
+    {
       name: 'quay: a self-hosted Quay with a port, several tags',
       normalize: normalizers.quay,
       payload: quay(['1.2.3', 'latest'], 'quay.example.com:8443/team/app'),

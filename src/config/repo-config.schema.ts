@@ -296,8 +296,8 @@ export const ImageConfig = z
   .meta({
     // Editors get the same rule as checkImagePolicy.
     if: { properties: { policy: { const: 'semver-range' } }, required: ['policy'] },
-    then: { required: ['range'] },
-    else: { not: { required: ['range'] } },
+    then: { properties: { range: { type: 'string' } }, required: ['range'] },
+    else: { properties: { range: false } },
   });
 export type ImageConfig = z.infer<typeof ImageConfig>;
 

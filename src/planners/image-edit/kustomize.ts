@@ -5,6 +5,7 @@
  */
 import { isMap, isSeq } from 'yaml';
 import { normalizeName } from '../image-ref.js';
+import { readHelmValues } from './helm-values.js';
 import { hasMergeKey, mapHasPlaceholder, pairOf, type DocumentReader, type Site, type SplitSite, type WalkState } from './site.js';
 
 /** Reads the image entries of a Kustomization or Component document. */
@@ -23,6 +24,21 @@ export function readKustomization(reader: DocumentReader): Site[] {
         reader.throughAlias(item, (entry) => {
           const site = readEntry(reader, entry, state);
           if (site) sites.push(site);
+        });
+      });
+    });
+  }
+  // helmCharts[].valuesInline are Helm values inflated by kustomize.
+  const charts = pairOf(root, 'helmCharts');
+  if (charts) {
+    const chartsState = reader.child({ path: [] }, 'helmCharts', charts.value);
+    reader.throughAlias(charts.value, (list) => {
+      if (!isSeq(list)) return;
+      list.items.forEach((item, index) => {
+        const chartState = reader.child(chartsState, index, item);
+        reader.throughAlias(item, (chart) => {
+          const values = isMap(chart) ? pairOf(chart, 'valuesInline') : undefined;
+          if (values) sites.push(...readHelmValues(reader, values.value, reader.child(chartState, 'valuesInline', values.value)));
         });
       });
     });

@@ -222,7 +222,10 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   }
   const inserts: Array<[string, string]> = [];
   if (tagField) {
-    if (newTagText !== currentTagText) {
+    // Helm and Argo CD read a plain `1.10` as the float 1.1: such a value is not current even
+    // when its text matches, so it is rewritten quoted. (Kustomize reads newTag as a string.)
+    const readsAsString = site.flavor === 'kustomize' || tagField.style !== 'plain' || isPlainSafe(currentTagText);
+    if (newTagText !== currentTagText || !readsAsString) {
       const edit = replace(site, tagField, newTagText, context);
       if ('reason' in edit) plan.refusals.push(edit);
       else plan.edits.push(edit);

@@ -253,7 +253,8 @@ export function mapHasPlaceholder(map: YAMLMap): boolean {
  */
 export function stringSite(reader: DocumentReader, field: Field, prefix = ''): StringSite | undefined {
   if (field.value === null) return undefined;
-  const raw = field.value.slice(prefix.length);
+  // A block scalar holding an image still names it (and is refused as a block scalar later).
+  const raw = (field.style === 'block' ? field.value.trim() : field.value).slice(prefix.length);
   const parts = splitReference(raw);
   const placeholder = hasPlaceholder(field.value);
   const name = normalizeName(parts.name);

@@ -472,7 +472,8 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
     );
   }
 
-  if (environments.length > 0 && !environments.some((e) => e.from === REGISTRY_SOURCE)) {
+  // Only when every `from` is written: a missing one is its own problem, and may be the registry.
+  if (environments.length > 0 && environments.every((e) => e.from !== undefined) && !environments.some((e) => e.from === REGISTRY_SOURCE)) {
     const first = environments.find((e) => e.name !== undefined)?.name;
     add(['environments'], `no environment takes new images from "${REGISTRY_SOURCE}"`, first ? `set from: ${REGISTRY_SOURCE} on the first environment, "${first}"` : undefined);
   }

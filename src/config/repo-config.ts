@@ -13,7 +13,8 @@ import type { Document, Node, Pair } from 'yaml';
 import { z } from 'zod';
 import { closestMatch, RepoConfig } from './repo-config.schema.js';
 
-export { RepoConfig, parseDuration, compileTagPattern } from './repo-config.schema.js';
+export { RepoConfig, REGISTRY_SOURCE, TAG_POLICIES, compileTagPattern, parseDuration } from './repo-config.schema.js';
+export type { DiffConfig, EnvironmentConfig, ImageConfig, RepoConfigInput, TagPolicy } from './repo-config.schema.js';
 
 /** One problem in a configuration file, positioned for a check-run annotation or an editor. */
 export interface ConfigProblem {
@@ -77,15 +78,22 @@ export function parseRepoConfig(text: string, file: string = DEFAULT_FILE): Repo
     return { ok: false, problems: [problem(root.range?.[0] ?? 0, '', `expected a mapping of settings at the top level, found ${describeNode(root)}`, 'start with environments:')] };
   }
 
-  const unresolved: ConfigProblem[] = [];
+  // What YAML allows but a configuration cannot mean: aliases to nothing, keys that are not names.
+  const structural: ConfigProblem[] = [];
   visit(document, {
-    Alias(_, alias) {
+    Alias(_, alias, ancestors) {
       if (alias.resolve(document) === undefined) {
-        unresolved.push(problem(alias.range?.[0] ?? 0, '', `alias "*${alias.source}" refers to no anchor`, `define &${alias.source} earlier in the file, or write the value out`));
+        structural.push(problem(alias.range?.[0] ?? 0, formatConfigPath(pathOf(ancestors, alias)), `alias "*${alias.source}" refers to no anchor`, `define &${alias.source} earlier in the file, or write the value out`));
       }
     },
+    Pair(_, pair, ancestors) {
+      const key = pair.key;
+      if (isScalar(key) && key.value !== null) return;
+      const where = isNodeWithRange(key) ? key.range[0] : (isNodeWithRange(pair.value) ? pair.value.range[0] : 0);
+      structural.push(problem(where, formatConfigPath(pathOf(ancestors, pair)), key === null || isScalar(key) ? 'empty key' : `a key must be a name, found ${describeNode(key as Node)}`, 'write a setting name before the ":"'));
+    },
   });
-  if (unresolved.length > 0) return { ok: false, problems: unresolved };
+  if (structural.length > 0) return { ok: false, problems: sortProblems(structural) };
 
   let value: unknown;
   try {
@@ -187,6 +195,10 @@ function describeYamlError(error: YamlErrorLike, document: Document, problem: Ma
   // The yaml package's messages are precise ("Missing closing "quote"); make them read as ours.
   const message = error.message.replace(/\.$/, '');
   return problem(start, '', `YAML syntax error: ${message.charAt(0).toLowerCase()}${message.slice(1)}`);
+}
+
+function isNodeWithRange(node: unknown): node is Node & { range: [number, number, number] } {
+  return typeof node === 'object' && node !== null && Array.isArray((node as { range?: unknown }).range);
 }
 
 /** The config path of `node` from the ancestors `visit` passes (document, collections and pairs). */
@@ -371,7 +383,9 @@ function describeIssue(issue: Issue, document: Document, value: unknown, problem
       const message = `${subject} must be ${expected}, found ${found}`;
       let hint: string | undefined;
       if (input === null) {
-        hint = `write a value after "${String(lastKey)}:"`;
+        hint = typeof lastKey === 'number' ? 'fill in the entry or remove the empty "-"' : `write a value after "${String(lastKey)}:"`;
+      } else if (issue.expected === 'array' && located && isMap(located.node)) {
+        hint = 'write each entry as a list item starting with "- "';
       } else if (issue.expected === 'boolean' && typeof input === 'string' && YAML11_BOOLEANS.has(input.toLowerCase())) {
         hint = 'write true or false, without quotes';
       } else if (issue.expected === 'array' && (typeof input === 'string' || typeof input === 'number' || typeof input === 'boolean')) {

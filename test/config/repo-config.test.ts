@@ -167,7 +167,7 @@ describe('parseRepoConfig', () => {
     'unresolved alias',
     lines(...ok.slice(0, 3), '    from: *source'),
     [
-      { line: 4, col: 11, path: '', message: 'alias "*source" refers to no anchor', hint: 'define &source earlier in the file, or write the value out' },
+      { line: 4, col: 11, path: 'environments[0].from', message: 'alias "*source" refers to no anchor', hint: 'define &source earlier in the file, or write the value out' },
     ],
   ],
   [
@@ -258,7 +258,6 @@ describe('parseRepoConfig', () => {
     'empty from',
     lines('environments:', '  - name: dev', '    paths: ["a"]', '    from:'),
     [
-      { line: 1, col: 1, path: 'environments', message: 'no environment takes new images from "registry"', hint: 'set from: registry on the first environment, "dev"' },
       { line: 4, col: 5, path: 'environments[0].from', message: 'from must be a string, found an empty value', hint: 'write a value after "from:"' },
     ],
   ],
@@ -447,6 +446,41 @@ describe('parseRepoConfig', () => {
     lines('version: 2', ...ok),
     [
       { line: 1, col: 10, path: 'version', message: 'unsupported version 2', hint: 'this Escalator reads version 1; remove the key or write version: 1' },
+    ],
+  ],
+  [
+    'empty list item',
+    lines('environments:', '  -'),
+    [
+      { line: 2, col: 4, path: 'environments[0]', message: 'environments[0] must be a mapping, found an empty value', hint: 'fill in the entry or remove the empty "-"' },
+    ],
+  ],
+  [
+    'environments as a mapping',
+    lines('environments:', '  name: dev', '  paths: [a]', '  from: registry'),
+    [
+      { line: 1, col: 1, path: 'environments', message: 'environments must be a list, found a mapping', hint: 'write each entry as a list item starting with "- "' },
+    ],
+  ],
+  [
+    'empty diff',
+    lines(...ok, 'diff:'),
+    [
+      { line: 5, col: 1, path: 'diff', message: 'diff must be a mapping, found an empty value', hint: 'write a value after "diff:"' },
+    ],
+  ],
+  [
+    'list as a key',
+    lines(...ok, '? [a]', ': b'),
+    [
+      { line: 5, col: 3, path: '', message: 'a key must be a name, found a list', hint: 'write a setting name before the ":"' },
+    ],
+  ],
+  [
+    'empty key',
+    lines(...ok, '~: x'),
+    [
+      { line: 5, col: 1, path: '', message: 'empty key', hint: 'write a setting name before the ":"' },
     ],
   ],
   [

@@ -1,0 +1,205 @@
+import { describe, expect, it } from 'vitest';
+import { editImages } from '../../../src/planners/image-edit/index.js';
+import { EVENT, NEW_DIGEST, OLD_DIGEST, TAG_ONLY, expectEdit, expectRefusal, expectUntouched, lines } from './helpers.js';
+
+const VALUES = { path: 'charts/hello/values.yaml' };
+
+describe('helm values', () => {
+  describe('image maps', () => {
+    it('edits tag next to a matching repository', () => {
+      const result = expectEdit(
+        lines('replicaCount: 1', 'image:', '  repository: ghcr.io/example/hello', '  pullPolicy: IfNotPresent', '  tag: 1.2.3'),
+        lines('replicaCount: 1', 'image:', '  repository: ghcr.io/example/hello', '  pullPolicy: IfNotPresent', '  tag: 1.4.0'),
+        VALUES,
+      );
+      expect(result.kind).toBe('helm-values');
+      expect(result.changed).toEqual([{ path: 'image.tag', line: 5, from: '1.2.3', to: '1.4.0' }]);
+    });
+
+    it('edits `version` when the map has no tag', () => {
+      expectEdit(
+        lines('image:', '  repository: ghcr.io/example/hello', '  version: 1.2.3'),
+        lines('image:', '  repository: ghcr.io/example/hello', '  version: 1.4.0'),
+        VALUES,
+      );
+    });
+
+    it('composes Bitnami registry + repository and leaves an empty digest alone', () => {
+      expectEdit(
+        lines('image:', '  registry: ghcr.io', '  repository: example/hello', '  tag: 1.2.3', '  digest: ""'),
+        lines('image:', '  registry: ghcr.io', '  repository: example/hello', '  tag: 1.4.0', '  digest: ""'),
+        VALUES,
+      );
+    });
+
+    it('with pinDigest fills the empty Bitnami digest, keeping its quotes', () => {
+      expectEdit(
+        lines('image:', '  registry: ghcr.io', '  repository: example/hello', '  tag: 1.2.3', '  digest: ""'),
+        lines('image:', '  registry: ghcr.io', '  repository: example/hello', '  tag: 1.4.0', `  digest: "${NEW_DIGEST}"`),
+        { ...VALUES, pinDigest: true },
+      );
+    });
+
+    it('replaces a pinned digest key', () => {
+      expectEdit(
+        lines('image:', '  repository: ghcr.io/example/hello', '  tag: 1.2.3', `  digest: ${OLD_DIGEST}`),
+        lines('image:', '  repository: ghcr.io/example/hello', '  tag: 1.4.0', `  digest: ${NEW_DIGEST}`),
+        VALUES,
+      );
+    });
+
+    it('rewrites `tag: x@sha256:…` as one scalar', () => {
+      expectEdit(
+        lines('image:', '  repository: ghcr.io/example/hello', `  tag: "1.2.3@${OLD_DIGEST}"`),
+        lines('image:', '  repository: ghcr.io/example/hello', `  tag: "1.4.0@${NEW_DIGEST}"`),
+        VALUES,
+      );
+    });
+
+    it('with pinDigest and no digest key writes tag@digest into the tag', () => {
+      expectEdit(
+        lines('image:', '  repository: ghcr.io/example/hello', '  tag: 1.2.3'),
+        lines('image:', '  repository: ghcr.io/example/hello', `  tag: 1.4.0@${NEW_DIGEST}`),
+        { ...VALUES, pinDigest: true },
+      );
+    });
+
+    it('finds nested components and lists, and edits only the matching ones', () => {
+      const result = expectEdit(
+        lines(
+          'web:',
+          '  image: {repository: ghcr.io/example/hello-web, tag: 1.0.0}',
+          'worker:',
+          '  image:',
+          '    tag: 1.0.0 # tag before repository',
+          '    repository: ghcr.io/example/hello',
+          'jobs:',
+          '  - name: migrate',
+          '    image:',
+          '      repository: ghcr.io/example/hello',
+          '      tag: "1.0.0"',
+        ),
+        lines(
+          'web:',
+          '  image: {repository: ghcr.io/example/hello-web, tag: 1.0.0}',
+          'worker:',
+          '  image:',
+          '    tag: 1.4.0 # tag before repository',
+          '    repository: ghcr.io/example/hello',
+          'jobs:',
+          '  - name: migrate',
+          '    image:',
+          '      repository: ghcr.io/example/hello',
+          '      tag: "1.4.0"',
+        ),
+        VALUES,
+      );
+      expect(result.changed.map((c) => c.path)).toEqual(['worker.image.tag', 'jobs[0].image.tag']);
+    });
+
+    it('matches a Docker Hub short repository normalized', () => {
+      expectEdit(
+        lines('image:', '  repository: nginx', '  tag: 1.25.3'),
+        lines('image:', '  repository: nginx', '  tag: 1.27.1'),
+        { ...VALUES, event: { repository: 'docker.io/library/nginx', tag: '1.27.1' } },
+      );
+    });
+
+    it('keeps an unaliased anchor on the image map', () => {
+      expectEdit(
+        lines('image: &img', '  repository: ghcr.io/example/hello', '  tag: 1.0.0'),
+        lines('image: &img', '  repository: ghcr.io/example/hello', '  tag: 1.4.0'),
+        VALUES,
+      );
+    });
+  });
+
+  describe('when the tag is empty (the chart appVersion default)', () => {
+    it.each([
+      ['tag: ""'],
+      ["tag: ''"],
+      ['tag:'],
+      ['tag: ~'],
+    ])('leaves `%s` alone and reports unchanged', (tagLine) => {
+      expectUntouched(lines('image:', '  repository: ghcr.io/example/hello', `  ${tagLine}`), { mentions: true, unchanged: true }, VALUES);
+    });
+
+    it('leaves a map without any tag key alone', () => {
+      expectUntouched(lines('image:', '  repository: ghcr.io/example/hello', '  pullPolicy: Always'), { mentions: true, unchanged: true }, { ...VALUES, pinDigest: true });
+    });
+  });
+
+  describe('image strings', () => {
+    it('edits `image:` and `*Image:` strings, leaving other images alone', () => {
+      const result = expectEdit(
+        lines('image: ghcr.io/example/hello:1.2.3', 'sidecarImage: "ghcr.io/example/hello:1.2.3"', 'proxyImage: envoyproxy/envoy:v1.30.1', 'imageName: ghcr.io/example/hello:1.2.3'),
+        lines('image: ghcr.io/example/hello:1.4.0', 'sidecarImage: "ghcr.io/example/hello:1.4.0"', 'proxyImage: envoyproxy/envoy:v1.30.1', 'imageName: ghcr.io/example/hello:1.2.3'),
+        VALUES,
+      );
+      expect(result.changed.map((c) => c.path)).toEqual(['image', 'sidecarImage']);
+    });
+
+    it('replaces tag and digest of a pinned string; pinDigest appends one to an unpinned string', () => {
+      expectEdit(lines(`image: ghcr.io/example/hello:1.2.3@${OLD_DIGEST}`), lines(`image: ghcr.io/example/hello:1.4.0@${NEW_DIGEST}`), VALUES);
+      expectEdit(lines('image: ghcr.io/example/hello:1.2.3'), lines(`image: ghcr.io/example/hello:1.4.0@${NEW_DIGEST}`), { ...VALUES, pinDigest: true });
+    });
+
+    it('keeps a digest-only reference digest-only', () => {
+      expectEdit(lines(`image: ghcr.io/example/hello@${OLD_DIGEST}`), lines(`image: ghcr.io/example/hello@${NEW_DIGEST}`), VALUES);
+    });
+
+    it('adds a tag to an untagged image string', () => {
+      expectEdit(lines('image: ghcr.io/example/hello'), lines('image: ghcr.io/example/hello:1.4.0'), VALUES);
+    });
+
+    it('also reads docker-compose style files (any YAML that is not a manifest)', () => {
+      const result = expectEdit(
+        lines('services:', '  web:', '    image: ghcr.io/example/hello:1.2.3', '    ports: ["8080:8080"]'),
+        lines('services:', '  web:', '    image: ghcr.io/example/hello:1.4.0', '    ports: ["8080:8080"]'),
+        { path: 'compose.yaml' },
+      );
+      expect(result.kind).toBe('helm-values');
+    });
+  });
+
+  describe('refusals', () => {
+    it('refuses a digest in the tag field', () => {
+      expectRefusal(lines('image:', '  repository: ghcr.io/example/hello', `  tag: ${OLD_DIGEST}`), /holds a digest/, VALUES);
+    });
+
+    it('refuses a pinned map when the event has no digest', () => {
+      expectRefusal(lines('image:', '  repository: ghcr.io/example/hello', '  tag: 1.2.3', `  digest: ${OLD_DIGEST}`), /pins a digest but the event carries none/, { ...VALUES, event: TAG_ONLY });
+    });
+
+    it('refuses a templated tag', () => {
+      expectRefusal(lines('image:', '  repository: ghcr.io/example/hello', '  tag: "{{ .Values.global.tag }}"'), /template placeholder/, VALUES);
+    });
+
+    it('refuses a tag anchor used by another component, and an aliased map', () => {
+      expectRefusal(lines('a:', '  image:', '    repository: ghcr.io/example/hello', '    tag: &t 1.2.3', 'b:', '  tag: *t'), /anchor &t.*alias \*t/, VALUES);
+      expectRefusal(lines('a: &img', '  repository: ghcr.io/example/hello', '  tag: 1.2.3', 'b:', '  image: *img'), /alias/, VALUES);
+    });
+
+    it('refuses an image map built with a merge key', () => {
+      expectRefusal(lines('base: &b {tag: 1.2.3}', 'image:', '  <<: *b', '  repository: ghcr.io/example/hello'), /merge key|alias/, VALUES);
+    });
+  });
+
+  describe('quoting', () => {
+    it('rewrites a plain tag Helm reads as a float even when its text is current', () => {
+      const result = expectEdit(
+        lines('image:', '  repository: ghcr.io/example/hello', '  tag: 1.10'),
+        lines('image:', '  repository: ghcr.io/example/hello', '  tag: "1.10"'),
+        { ...VALUES, event: { repository: 'ghcr.io/example/hello', tag: '1.10' } },
+      );
+      expect(result.changed).toEqual([{ path: 'image.tag', line: 3, from: '1.10', to: '1.10' }]);
+    });
+
+    it('double-quotes float- and date-like tags written into a plain tag', () => {
+      for (const tag of ['1.10', '2024-01-15', '20240115']) {
+        const result = editImages(lines('image:', '  repository: ghcr.io/example/hello', '  tag: v1'), { ...EVENT, tag }, VALUES);
+        expect(result.text).toBe(lines('image:', '  repository: ghcr.io/example/hello', `  tag: "${tag}"`));
+      }
+    });
+  });
+});

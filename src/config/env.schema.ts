@@ -54,6 +54,13 @@ export const EnvSchema = z.object({
     .min(1)
     .default('https://www.googleapis.com/oauth2/v3/certs')
     .describe('Where Google\'s token signing keys are read from (a URL, or a file path). @default https://www.googleapis.com/oauth2/v3/certs'),
+  ESCALATOR_DEBOUNCE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(1_500)
+    .describe('Coalescing window for bumps: pushes to one environment and app within it become one commit; each push extends it. @default 1500'),
   ESCALATOR_MAX_BODY_BYTES: z.coerce
     .number()
     .int()

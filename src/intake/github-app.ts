@@ -1,30 +1,73 @@
 import type { Probot } from 'probot';
+import type { IndexStore } from '../adapters/index-store.js';
+import { eventKey, normalizeGithub } from '../events/index.js';
+import { enqueueIndex } from '../jobs/index-repo.js';
 import type { Logger } from '../observability/logger.js';
+import { ImageJob } from '../queue/jobs.js';
+import { jobId } from '../queue/names.js';
+import type { Producer } from '../queue/producer.js';
 
 /**
- * The Probot application: GitHub webhook events in, jobs out. Probot has already verified the
+ * The Probot application: GitHub webhook events in, jobs out. Probot has verified the
  * `X-Hub-Signature-256` over the raw body before any handler here runs.
- * Handlers stay tiny — normalize and enqueue — because GitHub aborts a delivery after 10 s.
+ * Handlers stay tiny — normalize and enqueue — because GitHub aborts a delivery after 10 s. A
+ * handler that throws makes Probot answer 500, so GitHub records a failed delivery that can be
+ * redelivered: nothing accepted is lost.
  */
 export interface GitHubAppDeps {
   log: Logger;
-  /** Called for every verified delivery; later features route events to queues here. */
-  onEvent?: (event: { name: string; id: string; installationId?: number; repository?: string; payload: unknown }) => Promise<void>;
+  producer?: Producer;
+  store?: IndexStore;
+  now?: () => Date;
+}
+
+interface RepoPayload {
+  installation?: { id: number };
+  repository?: { name: string; full_name: string; default_branch?: string; owner: { login: string } };
 }
 
 export function createGitHubApp(deps: GitHubAppDeps) {
+  const now = deps.now ?? (() => new Date());
   return (app: Probot): void => {
     app.onAny(async (context) => {
-      const payload = context.payload as { installation?: { id: number }; repository?: { full_name: string } };
-      const event = {
-        name: context.name,
-        id: context.id,
-        installationId: payload.installation?.id,
-        repository: payload.repository?.full_name,
-        payload: context.payload,
-      };
-      deps.log.info({ deliveryId: event.id, event: event.name, repo: event.repository }, 'GitHub event received');
-      await deps.onEvent?.(event);
+      const payload = context.payload as RepoPayload;
+      deps.log.info({ deliveryId: context.id, event: context.name, repo: payload.repository?.full_name }, 'GitHub event received');
+    });
+    const producer = deps.producer;
+    if (!producer) return; // Probot's setup mode: no queues yet.
+
+    app.on('push', async (context) => {
+      const { ref, repository, installation } = context.payload;
+      if (!installation || ref !== `refs/heads/${repository.default_branch}`) return;
+      // Any push to the default branch may change the config or an environment's files.
+      await enqueueIndex({ producer }, { installationId: installation.id, owner: repository.owner?.login ?? repository.full_name.split('/')[0]!, repo: repository.name, reason: 'push' }, context.id);
+    });
+
+    app.on(['installation.created', 'installation.new_permissions_accepted', 'installation_repositories.added'], async (context) => {
+      const payload = context.payload as { installation: { id: number }; repositories?: Array<{ full_name: string }>; repositories_added?: Array<{ full_name: string }> };
+      for (const repo of payload.repositories ?? payload.repositories_added ?? []) {
+        const [owner, name] = repo.full_name.split('/') as [string, string];
+        await enqueueIndex({ producer }, { installationId: payload.installation.id, owner, repo: name, reason: 'installation' }, context.id);
+      }
+    });
+
+    app.on(['installation.deleted', 'installation_repositories.removed'], async (context) => {
+      const payload = context.payload as { installation: { id: number }; repositories?: Array<{ full_name: string }>; repositories_removed?: Array<{ full_name: string }> };
+      for (const repo of payload.repositories ?? payload.repositories_removed ?? []) {
+        const [owner, name] = repo.full_name.split('/') as [string, string];
+        await deps.store?.dropRepo({ installationId: payload.installation.id, owner, repo: name });
+      }
+    });
+
+    app.on(['registry_package', 'package'], async (context) => {
+      const result = normalizeGithub(context.payload, { deliveryId: context.id, receivedAt: now().toISOString() });
+      if (result.kind !== 'images') {
+        deps.log.info({ deliveryId: context.id, outcome: result.kind, reason: result.kind === 'ignored' ? result.reason : result.message }, 'Package event not used');
+        return;
+      }
+      for (const event of result.events) {
+        await producer.enqueue('image', ImageJob, { event }, { jobId: jobId('image', eventKey(event)), attempts: 5, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 7 * 86_400 } });
+      }
     });
   };
 }

@@ -1,21 +1,73 @@
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { GitHubClients } from '../adapters/github/client.js';
+import { IndexStore } from '../adapters/index-store.js';
 import type { Env } from '../config/env.js';
 import type { Logger } from '../observability/logger.js';
+import { createRedis } from '../queue/connection.js';
+import { BumpJob, ImageJob, IndexJob, ResyncJob } from '../queue/jobs.js';
+import { Producer } from '../queue/producer.js';
+import { createWorker } from '../queue/worker.js';
+import { processBumpJob } from './bump.js';
+import type { JobDeps } from './deps.js';
+import { processImageJob } from './image.js';
+import { processIndexJob, processResyncJob } from './index-repo.js';
 
 export interface WorkerDeps {
   env: Env;
   log: Logger;
   /** The workers' blocking connection (maxRetriesPerRequest: null). */
   connection: Redis;
+  /** Overrides for tests: another key prefix, a GitHub call counter, a clock. */
+  prefix?: string;
+  onGitHubRequest?: ConstructorParameters<typeof GitHubClients>[0]['onRequest'];
+}
+
+export interface RunningWorkers {
+  workers: Worker[];
+  deps: JobDeps;
+  close(): Promise<void>;
 }
 
 /**
  * Every queue's worker is created here, so the worker role (src/main) only calls this.
- * Each feature adds its `create*Worker(deps)` to the list.
+ * The `index` queue carries two job kinds: one repository, or a full resync.
  */
-export const workerFactories: Array<(deps: WorkerDeps) => Worker> = [];
-
-export function startWorkers(deps: WorkerDeps): Worker[] {
-  return workerFactories.map((factory) => factory(deps));
+export function startWorkers(options: WorkerDeps): RunningWorkers {
+  const { env, log, connection } = options;
+  const prefix = options.prefix ?? 'escalator';
+  const redis = createRedis(env.REDIS_URL, 'worker');
+  redis.on('error', () => undefined);
+  const producerRedis = createRedis(env.REDIS_URL, 'producer');
+  producerRedis.on('error', () => undefined);
+  const deps: JobDeps = {
+    log,
+    github: new GitHubClients({ appId: env.APP_ID, privateKey: env.PRIVATE_KEY, baseUrl: env.GITHUB_API_URL, log, ...(options.onGitHubRequest ? { onRequest: options.onGitHubRequest } : {}) }),
+    store: new IndexStore(redis, prefix),
+    producer: new Producer(producerRedis, prefix),
+    redis,
+    debounceMs: env.ESCALATOR_DEBOUNCE_MS,
+    now: () => new Date(),
+  };
+  const common = { connection, log, prefix };
+  const workers = [
+    createWorker('image', ImageJob, (data, context) => processImageJob(deps, data, context), { ...common, concurrency: 8 }),
+    createWorker('bump', BumpJob, (data, context) => processBumpJob(deps, data, context), { ...common, concurrency: 4 }),
+    createWorker(
+      'index',
+      IndexJob.or(ResyncJob),
+      (data, context) => ('owner' in data ? processIndexJob(deps, data, context) : processResyncJob(deps, data, context)),
+      { ...common, concurrency: 2 },
+    ),
+  ];
+  for (const worker of workers) worker.on('error', (error) => log.warn({ err: { message: error.message } }, 'Worker error'));
+  return {
+    workers,
+    deps,
+    async close() {
+      await Promise.all(workers.map((worker) => worker.close()));
+      await deps.producer.close();
+      await Promise.all([redis.quit().catch(() => redis.disconnect()), producerRedis.quit().catch(() => producerRedis.disconnect())]);
+    },
+  };
 }

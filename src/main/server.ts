@@ -6,7 +6,8 @@ import { createGitHubApp } from '../intake/github-app.js';
 import { createGoogleTokenVerifier } from '../intake/google-oidc.js';
 import { registryRoutes } from '../intake/registry-routes.js';
 import { Producer } from '../queue/producer.js';
-import { startWorkers } from '../jobs/registry.js';
+import { startWorkers, type WorkerDeps } from '../jobs/registry.js';
+import { IndexStore } from '../adapters/index-store.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createRedis, pingRedis, waitForRedis } from '../queue/connection.js';
 import { healthRoutes } from '../web/health.js';
@@ -31,7 +32,14 @@ export class EnvError extends Error {
  * 3. web role: Probot webhook middleware + health routes on one HTTP server
  * 4. worker role: one BullMQ worker per queue
  */
-export async function startEscalator(source: NodeJS.ProcessEnv, options: { log?: Logger } = {}): Promise<RunningEscalator> {
+export interface StartOptions {
+  log?: Logger;
+  /** Redis key prefix of every queue and index key (tests isolate themselves with their own). */
+  prefix?: string;
+  onGitHubRequest?: WorkerDeps['onGitHubRequest'];
+}
+
+export async function startEscalator(source: NodeJS.ProcessEnv, options: StartOptions = {}): Promise<RunningEscalator> {
   const loaded = loadEnv(source);
   if (!loaded.ok) throw new EnvError(formatEnvProblems(loaded.problems));
   const env: Env = loaded.env;
@@ -43,7 +51,8 @@ export async function startEscalator(source: NodeJS.ProcessEnv, options: { log?:
   closers.push(() => producerRedis.quit().catch(() => producerRedis.disconnect()));
   producerRedis.on('error', (error: Error) => log.warn({ err: { message: error.message } }, 'Redis connection error'));
 
-  const producer = new Producer(producerRedis);
+  const prefix = options.prefix ?? 'escalator';
+  const producer = new Producer(producerRedis, prefix);
   closers.unshift(() => producer.close());
 
   let web: WebServer | undefined;
@@ -54,13 +63,14 @@ export async function startEscalator(source: NodeJS.ProcessEnv, options: { log?:
       connection.on('error', (error: Error) => log.warn({ err: { message: error.message } }, 'Redis worker connection error'));
       closers.unshift(() => connection.quit().catch(() => connection.disconnect()));
       await waitForRedis(connection, env.REDIS_URL);
-      workers = startWorkers({ env, log, connection });
+      const running = startWorkers({ env, log, connection, prefix, ...(options.onGitHubRequest ? { onGitHubRequest: options.onGitHubRequest } : {}) });
+      workers = running.workers;
       // Close workers first: they finish their current jobs (BullMQ graceful shutdown).
-      closers.unshift(() => Promise.all(workers.map((worker) => worker.close())));
+      closers.unshift(() => running.close());
     }
     if (role === 'web' || role === 'all') {
       const probot = new Probot({ appId: env.APP_ID, privateKey: env.PRIVATE_KEY, secret: env.WEBHOOK_SECRET, baseUrl: env.GITHUB_API_URL, log: log.child({ name: 'probot' }) });
-      const webhooks = await createNodeMiddleware(createGitHubApp({ log }), { probot, webhooksPath: '/api/github/webhooks' });
+      const webhooks = await createNodeMiddleware(createGitHubApp({ log, producer, store: new IndexStore(producerRedis, prefix) }), { probot, webhooksPath: '/api/github/webhooks' });
       const handlers: Handler[] = [
         healthRoutes({ redis: () => pingRedis(producerRedis), credentials: () => Boolean(env.APP_ID && env.PRIVATE_KEY) }),
         registryRoutes({

@@ -12,17 +12,22 @@ export type ImageJob = z.infer<typeof ImageJob>;
 
 const RepoRef = { installationId: z.number().int().positive(), owner: z.string().min(1), repo: z.string().min(1) };
 
-/** Bump one image in one (repository, environment, app); coalesced per target, newest wins. */
+/**
+ * Bring one (repository, environment, app) up to the images waiting for it. The images themselves
+ * wait in a Redis hash (src/adapters/index-store.ts), so a burst of pushes becomes one job and one
+ * commit, and no push is lost while a job runs.
+ */
 export const BumpJob = z.object({
   ...RepoRef,
   environment: z.string().min(1),
   app: z.string(),
-  image: z.object({ repository: z.string().min(1), tag: z.string().min(1), digest: z.string().optional() }),
-  /** The deliveries this bump answers (for the PR body and logs). */
-  deliveryIds: z.array(z.string()).max(100),
 });
 export type BumpJob = z.infer<typeof BumpJob>;
 
 /** Rebuild the subscription index entry of one repository. */
 export const IndexJob = z.object({ ...RepoRef, reason: z.enum(['installation', 'push', 'missing', 'resync']) });
+
+/** List every installation and repository, and index each one (after Redis lost the index). */
+export const ResyncJob = z.object({ reason: z.string() });
 export type IndexJob = z.infer<typeof IndexJob>;
+export type ResyncJob = z.infer<typeof ResyncJob>;

@@ -50,12 +50,12 @@ export function createWorker<S extends z.ZodType>(
   queue: QueueName,
   schema: S,
   processor: Processor<z.infer<S>>,
-  options: { connection: Redis; log: Logger; concurrency?: number } & Partial<WorkerOptions>,
+  options: { connection: Redis; log: Logger; concurrency?: number; prefix?: string } & Partial<WorkerOptions>,
 ): Worker {
-  const { connection, log, concurrency = 4, ...rest } = options;
+  const { connection, log, concurrency = 4, prefix = queuePrefix, ...rest } = options;
   return new Worker(queue, wrapProcessor(queue, schema, processor, log), {
     connection,
-    prefix: queuePrefix,
+    prefix,
     concurrency,
     ...rest,
   });

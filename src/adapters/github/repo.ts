@@ -144,3 +144,34 @@ export async function ensureLabels(octokit: Octokit, id: RepoId, number: number,
   const missing = want.filter((label) => !have.includes(label));
   if (missing.length > 0) await octokit.rest.issues.addLabels({ ...id, issue_number: number, labels: missing });
 }
+
+/** Reset a branch Escalator owns (no open pull request uses it) onto a fresh commit. */
+export async function resetBranch(octokit: Octokit, id: RepoId, branch: string, sha: string): Promise<void> {
+  await octokit.rest.git.updateRef({ ...id, ref: `heads/${branch}`, sha, force: true });
+}
+
+export type MergeOutcome = 'merged' | 'not-mergeable' | 'head-moved';
+
+/** Merge a pull request at exactly `sha`; GitHub refuses when the head moved (409) or it cannot merge (405). */
+export async function mergePull(octokit: Octokit, id: RepoId, number: number, sha: string, method: 'merge' | 'squash' | 'rebase' = 'squash'): Promise<MergeOutcome> {
+  try {
+    await octokit.rest.pulls.merge({ ...id, pull_number: number, sha, merge_method: method });
+    return 'merged';
+  } catch (error) {
+    if (isStatus(error, 405)) return 'not-mergeable';
+    if (isStatus(error, 409)) return 'head-moved';
+    throw error;
+  }
+}
+
+/** A finished check run on a commit: how problems that have no pull request become visible. */
+export async function reportCheck(octokit: Octokit, id: RepoId, input: { sha: string; name: string; conclusion: 'success' | 'failure' | 'neutral'; title: string; summary: string }): Promise<void> {
+  await octokit.rest.checks.create({
+    ...id,
+    head_sha: input.sha,
+    name: input.name,
+    status: 'completed',
+    conclusion: input.conclusion,
+    output: { title: input.title.slice(0, 255), summary: input.summary.slice(0, 65_000) },
+  });
+}

@@ -1,0 +1,158 @@
+import {
+  advanceBranch,
+  createBranch,
+  createCommit,
+  createPull,
+  ensureLabels,
+  ensurePullText,
+  findOpenPull,
+  loadBranch,
+  loadFile,
+  mergePull,
+  reportCheck,
+  resetBranch,
+  type PullSummary,
+} from '../adapters/github/repo.js';
+import type { Candidate, RepoIndex } from '../adapters/index-store.js';
+import { ConfigError, ConflictError } from '../observability/errors.js';
+import { bumpBranch, planBump, type BumpPlan } from '../planners/bump-plan.js';
+import { normalizeName } from '../planners/image-ref.js';
+import { parseMarker } from '../planners/pull-marker.js';
+import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../planners/tag-policy.js';
+import type { BumpJob } from '../queue/jobs.js';
+import { withLease } from '../queue/lease.js';
+import type { ProcessorContext } from '../queue/worker.js';
+import type { JobDeps } from './deps.js';
+import { IndexMissingError } from './image.js';
+import { enqueueIndex } from './index-repo.js';
+
+/** GitHub has not finished computing mergeability; the job retries with backoff. */
+export class MergeNotReadyError extends Error {
+  override name = 'MergeNotReadyError';
+}
+
+export interface BumpOutcome {
+  pull?: { number: number; url: string };
+  commit?: string;
+  changes: number;
+  refused: number;
+}
+
+/**
+ * Bring one (repository, environment, app) up to the images waiting for it:
+ * 1. take the repository's write lease (one writer per repository across all workers)
+ * 2. choose, per image, the best waiting candidate under the image's policy
+ * 3. plan the edits against the living PR's branch (or the default branch) and commit them once
+ * 4. move the branch by compare-and-swap; on conflict, re-plan from fresh state
+ * 5. ensure the one living PR: title, body with the hidden marker, labels; auto-merge if configured
+ * 6. forget the candidates handled; ones that arrived meanwhile wait for the next run
+ */
+export async function processBumpJob(deps: JobDeps, data: BumpJob, context: ProcessorContext): Promise<BumpOutcome> {
+  return withLease(deps.redis, `${deps.store.prefix}:lease:${data.owner.toLowerCase()}/${data.repo.toLowerCase()}`, () => bump(deps, data, context));
+}
+
+async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Promise<BumpOutcome> {
+  const index = await deps.store.loadRepo(data.owner, data.repo);
+  if (!index) {
+    await enqueueIndex(deps, { installationId: data.installationId, owner: data.owner, repo: data.repo, reason: 'missing' }, 'missing');
+    throw new IndexMissingError(`${data.owner}/${data.repo} is being indexed; the bump retries after it`);
+  }
+  if (!index.config) throw new ConfigError(`.github/escalator.yml in ${data.owner}/${data.repo} is invalid (${index.problems.length} problems); fix it and push to the default branch`);
+  const environment = index.config.environments.find((env) => env.name === data.environment);
+  if (!environment) throw new ConfigError(`environment ${data.environment} is no longer in .github/escalator.yml of ${data.owner}/${data.repo}`);
+
+  const waiting = await deps.store.loadCandidates(data, data.environment, data.app);
+  const chosen = chooseCandidates(waiting, index);
+  const octokit = deps.github.forInstallation(data.installationId);
+  const id = { owner: data.owner, repo: data.repo };
+  const branch = bumpBranch(data.environment, data.app);
+  const paths = index.files.filter((file) => file.environment === data.environment && file.app === data.app).map((file) => file.path);
+
+  const { outcome, pull } = await retryOnConflict(applyOnce, (attempt) => log.info({ branch, attempt }, 'Branch moved during the bump; planning again from fresh state'));
+  await deps.store.removeCandidates(data, data.environment, data.app, waiting.map((candidate) => candidate.field));
+
+  if (environment.autoMerge && pull && !index.config.dryRun) {
+    const merged = await mergePull(octokit, id, pull.number, pull.headSha);
+    if (merged === 'not-mergeable') throw new MergeNotReadyError(`pull request #${pull.number} is not mergeable yet; retrying`);
+    log.info({ pr: pull.number, outcome: merged }, 'Auto-merge attempted');
+  }
+  return outcome;
+
+  async function applyOnce(): Promise<{ outcome: BumpOutcome; pull: PullSummary | null }> {
+    const defaultHead = await loadBranch(octokit, id, index!.defaultBranch);
+    if (!defaultHead) throw new ConfigError(`the default branch ${index!.defaultBranch} of ${data.owner}/${data.repo} is gone`);
+    const branchHead = await loadBranch(octokit, id, branch);
+    const open = branchHead ? await findOpenPull(octokit, id, branch) : null;
+    const base = open && branchHead ? branchHead : defaultHead;
+    const files = [];
+    const names = new Set(chosen.map(({ image }) => normalizeName(image.repository) ?? image.repository));
+    for (const path of paths) {
+      const indexed = index!.files.find((file) => file.path === path && file.environment === data.environment);
+      if (indexed && !indexed.images.some((name) => names.has(name))) continue;
+      const text = await loadFile(octokit, id, path, base.sha);
+      if (text !== null) files.push({ path, text });
+    }
+    const plan: BumpPlan = planBump({ environment: data.environment, app: data.app, files, images: chosen, existing: open ? parseMarker(open.body) : null });
+    const result: BumpOutcome = { changes: plan.changes.length, refused: plan.refused.length };
+    if (plan.refused.length > 0) log.warn({ refused: plan.refused }, 'Some files were refused by the editor');
+    if (index!.config!.dryRun) {
+      log.info({ branch, title: plan.title, changes: plan.changes }, 'Dry run: bump planned, nothing written');
+      return { outcome: result, pull: open };
+    }
+    if (plan.updates.length === 0) {
+      if (open) await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body });
+      else if (plan.refused.length > 0) {
+        await reportCheck(octokit, id, {
+          sha: defaultHead.sha,
+          name: 'escalator/bump',
+          conclusion: 'failure',
+          title: `${plan.refused.length} file${plan.refused.length === 1 ? '' : 's'} could not be updated in ${data.environment}`,
+          summary: plan.refused.map((r) => `- \`${r.path}${r.line ? `:${r.line}` : ''}\`: ${r.reason}`).join('\n'),
+        });
+      }
+      return { outcome: result, pull: open };
+    }
+    const commit = await createCommit(octokit, id, base, plan.updates, plan.commitMessage);
+    if (!branchHead) await createBranch(octokit, id, branch, commit);
+    else if (open) await advanceBranch(octokit, id, branch, commit);
+    else await resetBranch(octokit, id, branch, commit); // a leftover branch of a closed PR: ours to reuse
+    let pull: PullSummary;
+    if (open) {
+      await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body });
+      pull = { ...open, headSha: commit, title: plan.title, body: plan.body };
+    } else {
+      pull = await createPull(octokit, id, { head: branch, base: index!.defaultBranch, title: plan.title, body: plan.body });
+    }
+    await ensureLabels(octokit, id, pull.number, pull.labels, ['escalator', `env:${data.environment}`, ...index!.config!.labels]);
+    log.info({ branch, pr: pull.number, commit, changes: plan.changes.length }, 'Bump committed');
+    return { outcome: { ...result, commit, pull: { number: pull.number, url: pull.htmlUrl } }, pull: { ...pull, headSha: commit } };
+  }
+}
+
+/** Run `work` again from fresh state when a compare-and-swap lost; give up after `max` tries. */
+export async function retryOnConflict<T>(work: () => Promise<T>, onConflict: (attempt: number) => void, max = 4): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(error instanceof ConflictError) || attempt >= max) throw error;
+      onConflict(attempt);
+    }
+  }
+}
+
+/** Per image, the best waiting candidate its policy accepts (newest push for `newest`). */
+export function chooseCandidates(waiting: Candidate[], index: RepoIndex): Array<{ image: { repository: string; tag: string; digest?: string }; policy: TagPolicy }> {
+  const best = new Map<string, { candidate: Candidate; policy: TagPolicy }>();
+  for (const candidate of waiting) {
+    const policy = policyFor(index.config?.images ?? [], candidate.repository);
+    if (!acceptsTag(policy, candidate.tag).ok) continue;
+    const name = normalizeName(candidate.repository) ?? candidate.repository;
+    const seen = best.get(name);
+    const order = seen ? compareTags(policy, { tag: candidate.tag, at: candidate.receivedAt }, { tag: seen.candidate.tag, at: seen.candidate.receivedAt }) : 1;
+    if (!seen || order > 0 || (order === 0 && candidate.receivedAt > seen.candidate.receivedAt)) best.set(name, { candidate, policy });
+  }
+  return [...best.values()]
+    .sort((a, b) => a.candidate.repository.localeCompare(b.candidate.repository))
+    .map(({ candidate, policy }) => ({ image: { repository: candidate.repository, tag: candidate.tag, ...(candidate.digest ? { digest: candidate.digest } : {}) }, policy }));
+}

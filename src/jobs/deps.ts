@@ -1,0 +1,18 @@
+import type { Redis } from 'ioredis';
+import type { GitHubClients } from '../adapters/github/client.js';
+import type { IndexStore } from '../adapters/index-store.js';
+import type { Logger } from '../observability/logger.js';
+import type { Producer } from '../queue/producer.js';
+
+/** What every job may use. Built once per worker process in src/jobs/registry.ts. */
+export interface JobDeps {
+  log: Logger;
+  github: GitHubClients;
+  store: IndexStore;
+  producer: Producer;
+  /** A plain connection for leases and state (not the workers' blocking one). */
+  redis: Redis;
+  /** Coalescing window for bumps: pushes of one target within it become one commit. */
+  debounceMs: number;
+  now: () => Date;
+}

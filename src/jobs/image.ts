@@ -1,0 +1,77 @@
+import { normalizeName } from '../planners/image-ref.js';
+import { acceptsTag, policyFor } from '../planners/tag-policy.js';
+import { jobId } from '../queue/names.js';
+import { BumpJob, ResyncJob, type ImageJob } from '../queue/jobs.js';
+import type { ProcessorContext } from '../queue/worker.js';
+import type { JobDeps } from './deps.js';
+
+/** The index is not there: it is being rebuilt, and this job retries after it. */
+export class IndexMissingError extends Error {
+  override name = 'IndexMissingError';
+}
+
+/**
+ * Fan one published image out to the targets that use it:
+ * 1. look up the repositories whose environment files reference the image (one SMEMBERS)
+ * 2. for each environment that takes images from the registry and each app using the image,
+ *    check the image's tag policy
+ * 3. record the image as a candidate for the target and (re)schedule the target's bump job:
+ *    a burst of pushes becomes one job, debounced; a push during a running job gets a new one
+ */
+export async function processImageJob(deps: JobDeps, data: ImageJob, { log }: ProcessorContext): Promise<number> {
+  const { event } = data;
+  const name = normalizeName(event.repository) ?? event.repository;
+  const repos = await deps.store.reposUsing(name);
+  if (repos.length === 0) {
+    if (!(await deps.store.isBuilt())) {
+      await deps.producer.enqueue('index', ResyncJob, { reason: 'index missing' }, { jobId: 'resync', removeOnComplete: true, removeOnFail: true, attempts: 5, backoff: { type: 'exponential', delay: 5_000 } });
+      throw new IndexMissingError('the subscription index is being rebuilt from GitHub; this image event retries after it');
+    }
+    log.debug({ image: name }, 'No repository uses this image');
+    return 0;
+  }
+  let scheduled = 0;
+  for (const key of repos) {
+    const index = await deps.store.loadRepo(key.owner, key.repo);
+    if (!index?.config) continue;
+    const policy = policyFor(index.config.images, event.repository);
+    const verdict = acceptsTag(policy, event.tag);
+    if (!verdict.ok) {
+      log.info({ repo: `${key.owner}/${key.repo}`, image: name, tag: event.tag, reason: verdict.reason }, 'Tag not taken by the image policy');
+      continue;
+    }
+    const registryEnvironments = new Set(index.config.environments.filter((env) => env.from === 'registry').map((env) => env.name));
+    const targets = new Map<string, { environment: string; app: string }>();
+    for (const file of index.files) {
+      if (registryEnvironments.has(file.environment) && file.images.includes(name)) targets.set(`${file.environment}\u0000${file.app}`, { environment: file.environment, app: file.app });
+    }
+    for (const target of targets.values()) {
+      await deps.store.addCandidate(key, target.environment, target.app, {
+        repository: event.repository,
+        tag: event.tag,
+        ...(event.digest ? { digest: event.digest } : {}),
+        receivedAt: event.receivedAt,
+        deliveryId: event.deliveryId,
+      });
+      await deps.producer.enqueue(
+        'bump',
+        BumpJob,
+        { ...key, ...target },
+        {
+          jobId: jobId('bump', key.owner, key.repo, target.environment, target.app, event.deliveryId, event.tag),
+          delay: deps.debounceMs,
+          // One job per target at a time; pushes while it waits push it back (debounce), and a
+          // push while it runs schedules exactly one more run.
+          deduplication: { id: jobId('bump', key.owner, key.repo, target.environment, target.app), keepLastIfActive: true, reschedule: true },
+          attempts: 8,
+          backoff: { type: 'exponential', delay: 1_000 },
+          removeOnComplete: { age: 86_400 },
+          removeOnFail: { age: 7 * 86_400 },
+        },
+      );
+      scheduled++;
+    }
+  }
+  log.info({ image: name, tag: event.tag, targets: scheduled }, 'Image fanned out');
+  return scheduled;
+}

@@ -1,0 +1,76 @@
+import { loadBranch, loadDefaultBranch, loadFile, loadTreePaths } from '../adapters/github/repo.js';
+import type { IndexedFile, RepoIndex } from '../adapters/index-store.js';
+import { parseRepoConfig } from '../config/repo-config.js';
+import { planEnvironmentFiles } from '../planners/environment-files.js';
+import { listImages } from '../planners/image-edit/index.js';
+import { jobId } from '../queue/names.js';
+import { IndexJob, type ResyncJob } from '../queue/jobs.js';
+import type { ProcessorContext } from '../queue/worker.js';
+import type { JobDeps } from './deps.js';
+
+export const configPath = '.github/escalator.yml';
+
+/**
+ * Index one repository:
+ * 1. read `.github/escalator.yml` on the default branch (none: drop the repository from the index)
+ * 2. list the tree and map files onto environments and apps
+ * 3. read each environment file and record the images it references
+ * 4. store the entry; config problems are stored too, so bumps can say why they do nothing
+ */
+export async function processIndexJob(deps: JobDeps, data: IndexJob, { log }: ProcessorContext): Promise<RepoIndex | null> {
+  const octokit = deps.github.forInstallation(data.installationId);
+  const id = { owner: data.owner, repo: data.repo };
+  const defaultBranch = await loadDefaultBranch(octokit, id);
+  const head = await loadBranch(octokit, id, defaultBranch);
+  const text = head ? await loadFile(octokit, id, configPath, head.sha) : null;
+  if (!head || text === null) {
+    await deps.store.dropRepo(data);
+    log.info({ repo: `${data.owner}/${data.repo}` }, 'Repository has no Escalator config; not indexed');
+    return null;
+  }
+  const parsed = parseRepoConfig(text, configPath);
+  const index: RepoIndex = { ...data, defaultBranch, sha: head.sha, config: parsed.ok ? parsed.config : null, problems: parsed.ok ? [] : parsed.problems, files: [] };
+  if (parsed.ok) {
+    const paths = await loadTreePaths(octokit, id, head.treeSha);
+    const files: IndexedFile[] = [];
+    for (const file of planEnvironmentFiles(parsed.config, paths)) {
+      const content = await loadFile(octokit, id, file.path, head.sha);
+      if (content === null) continue;
+      const images = [...new Set(listImages(content, { path: file.path }).uses.map((use) => use.name))];
+      if (images.length > 0) files.push({ ...file, images });
+    }
+    index.files = files;
+  } else {
+    log.warn({ repo: `${data.owner}/${data.repo}`, problems: parsed.problems.length }, 'Repository config is invalid; bumps paused until it is fixed');
+  }
+  await deps.store.saveRepo(index);
+  log.info({ repo: `${data.owner}/${data.repo}`, sha: head.sha, files: index.files.length }, 'Repository indexed');
+  return index;
+}
+
+/** After Redis lost the index: list every installation's repositories and index each. */
+export async function processResyncJob(deps: JobDeps, _data: ResyncJob, { log }: ProcessorContext): Promise<number> {
+  const installations = await deps.github.app.paginate(deps.github.app.rest.apps.listInstallations, { per_page: 100 });
+  let count = 0;
+  for (const installation of installations) {
+    const octokit = deps.github.forInstallation(installation.id);
+    const repos = await octokit.paginate(octokit.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
+    for (const repo of repos) {
+      await enqueueIndex(deps, { installationId: installation.id, owner: repo.owner.login, repo: repo.name, reason: 'resync' }, `resync-${deps.now().getTime()}`);
+      count++;
+    }
+  }
+  await deps.store.markBuilt();
+  log.info({ installations: installations.length, repos: count }, 'Index resync queued');
+  return count;
+}
+
+export async function enqueueIndex(deps: Pick<JobDeps, 'producer'>, data: IndexJob, key: string): Promise<void> {
+  await deps.producer.enqueue('index', IndexJob, data, {
+    jobId: jobId('index', data.owner, data.repo, key),
+    attempts: 5,
+    backoff: { type: 'exponential', delay: 2_000 },
+    removeOnComplete: { age: 3_600 },
+    removeOnFail: { age: 7 * 86_400 },
+  });
+}

@@ -1,0 +1,162 @@
+import { editImages, listImages } from './image-edit/index.js';
+import { sameRepository } from './image-ref.js';
+import { cell, code, escapeText } from './markdown.js';
+import { renderMarker, type PullMarker } from './pull-marker.js';
+import { isUpgrade, type TagPolicy } from './tag-policy.js';
+
+export interface BumpFile {
+  path: string;
+  text: string;
+}
+
+export interface BumpImage {
+  repository: string;
+  tag: string;
+  digest?: string;
+}
+
+export interface BumpInput {
+  environment: string;
+  app: string;
+  /** The target's files as they are on the branch the commit will go on. */
+  files: BumpFile[];
+  /** The images to write, each with its policy; applied in order, so one file can take several. */
+  images: Array<{ image: BumpImage; policy: TagPolicy }>;
+  /** The marker of the living pull request, when one exists: images set by earlier bumps. */
+  existing?: PullMarker | null;
+}
+
+export interface BumpChange {
+  path: string;
+  field: string;
+  line: number;
+  from: string;
+  to: string;
+}
+
+/** A plan is data; one adapter applies it (commit, ref, pull request). */
+export interface BumpPlan {
+  branch: string;
+  title: string;
+  body: string;
+  commitMessage: string;
+  marker: PullMarker;
+  /** Final content of every file that changes. */
+  updates: Array<{ path: string; content: string }>;
+  changes: BumpChange[];
+  refused: Array<{ path: string; reason: string; line?: number }>;
+  /** Files that already run these versions or newer ones. */
+  current: string[];
+}
+
+/** `escalator/<env>/<app>`: deterministic, so the living PR is found again after any restart. */
+export function bumpBranch(environment: string, app: string): string {
+  return app ? `escalator/${environment}/${app}` : `escalator/${environment}`;
+}
+
+function shortName(repository: string): string {
+  return repository.split('/').pop() ?? repository;
+}
+
+/**
+ * Plan the bump of one (environment, app) to one or more images:
+ * 1. per image, skip files whose version is the same or newer under the image's policy
+ * 2. edit the rest with the byte-preserving editor; refusals are kept, never dropped
+ * 3. merge the images into the living PR's marker; render title, body and commit message
+ */
+export function planBump(input: BumpInput): BumpPlan {
+  const texts = new Map(input.files.map((file) => [file.path, file.text]));
+  const changed = new Set<string>();
+  const changes: BumpChange[] = [];
+  const refused: BumpPlan['refused'] = [];
+  const current = new Set<string>();
+  let images = [...(input.existing?.images ?? [])];
+
+  for (const { image, policy } of input.images) {
+    const event = { repository: image.repository, tag: image.tag, ...(image.digest ? { digest: image.digest } : {}) };
+    let wrote = false;
+    for (const [path, text] of texts) {
+      const uses = listImages(text, { path }).uses.filter((use) => sameRepository(use.name, image.repository));
+      if (uses.length === 0) continue;
+      // Same tag: current unless the file pins another digest (the tag was pushed again).
+      // Other tag: current when moving to it would go backwards under the policy.
+      const isCurrent = (use: (typeof uses)[number]): boolean =>
+        use.tag === image.tag ? !(image.digest && use.digest && use.digest !== image.digest) : !isUpgrade(policy, use.tag, image.tag);
+      if (uses.every(isCurrent)) {
+        current.add(path);
+        continue;
+      }
+      const result = editImages(text, event, { path, pinDigest: policy.pinDigest });
+      if (result.refused.length > 0) {
+        for (const refusal of result.refused) refused.push({ path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
+        continue;
+      }
+      if (result.changed.length === 0) {
+        current.add(path);
+        continue;
+      }
+      texts.set(path, result.text);
+      changed.add(path);
+      wrote = true;
+      for (const change of result.changed) changes.push({ path, field: change.path, line: change.line, from: change.from, to: change.to });
+    }
+    if (wrote) {
+      images = images.filter((entry) => !sameRepository(entry.repository, image.repository));
+      images.push(event);
+    }
+  }
+
+  images.sort((a, b) => a.repository.localeCompare(b.repository));
+  const marker: PullMarker = { kind: 'bump', environment: input.environment, app: input.app, images };
+  const title = renderBumpTitle(marker);
+  const written = input.images.filter(({ image }) => images.some((entry) => entry.repository === image.repository && entry.tag === image.tag));
+  return {
+    branch: bumpBranch(input.environment, input.app),
+    title,
+    body: renderBumpBody(marker, refused),
+    commitMessage: `${written.length === 1 ? `Bump ${shortName(written[0]!.image.repository)} to ${written[0]!.image.tag} in ${input.environment}` : `Bump ${written.length} images in ${input.environment}`}\n\n${changes.map((c) => `${c.path}: ${c.field} ${c.from || '(unset)'} -> ${c.to}`).join('\n')}\n`,
+    marker,
+    updates: [...changed].map((path) => ({ path, content: texts.get(path) as string })),
+    changes,
+    refused,
+    current: [...current].filter((path) => !changed.has(path)),
+  };
+}
+
+export function renderBumpTitle(marker: PullMarker): string {
+  const [only] = marker.images;
+  const where = `${marker.environment}${marker.app && (!only || marker.images.length > 1 || marker.app !== shortName(only.repository)) ? ` (${marker.app})` : ''}`;
+  return marker.images.length === 1 && only ? `Bump ${shortName(only.repository)} to ${only.tag} in ${where}` : `Bump ${marker.images.length} images in ${where}`;
+}
+
+/** A link to the image's page on registries that have a public one. */
+export function registryLink(repository: string): string | undefined {
+  const [host, ...rest] = repository.split('/');
+  const path = rest.join('/');
+  if (host === 'ghcr.io' && rest.length >= 2) return `https://github.com/${rest[0]}/${rest.slice(1).join('/')}/pkgs/container/${rest.slice(1).join('%2F')}`;
+  if (host === 'docker.io') return rest[0] === 'library' ? `https://hub.docker.com/_/${rest.slice(1).join('/')}` : `https://hub.docker.com/r/${path}`;
+  if (host === 'quay.io') return `https://quay.io/repository/${path}`;
+  return undefined;
+}
+
+/** The pull request body; a function of the marker and refusals only, so it is stable across runs. */
+export function renderBumpBody(marker: PullMarker, refused: BumpPlan['refused']): string {
+  const rows = marker.images.map((entry) => {
+    const link = registryLink(entry.repository);
+    const name = link ? `[${code(entry.repository)}](${link})` : code(entry.repository);
+    return `| ${cell(name)} | ${cell(code(entry.tag))} | ${entry.digest ? cell(code(entry.digest)) : '—'} |`;
+  });
+  const lines = [
+    `Escalator updates **${escapeText(marker.environment)}**${marker.app ? ` · app **${escapeText(marker.app)}**` : ''} to newly published images.`,
+    '',
+    '| Image | Tag | Digest |',
+    '|---|---|---|',
+    ...rows,
+  ];
+  if (refused.length > 0) {
+    lines.push('', '> [!WARNING]', '> Some files could not be updated safely and were left untouched:');
+    for (const refusal of refused) lines.push(`> - ${code(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}`)}: ${escapeText(refusal.reason)}`);
+  }
+  lines.push('', '<sub>A newer image updates this pull request. Close it to skip these versions.</sub>', renderMarker(marker));
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,81 @@
+import semver from 'semver';
+import type { ImageConfig } from '../config/repo-config.schema.js';
+import { sameRepository } from './image-ref.js';
+
+/**
+ * Which pushed tags an image accepts, and how two tags compare. Without an `images:` entry every
+ * tag is taken (`newest`: the most recently pushed wins) — the common case needs no config.
+ */
+export type TagPolicy = Pick<ImageConfig, 'policy' | 'tags' | 'range' | 'pinDigest'>;
+
+const defaultPolicy: TagPolicy = { policy: 'newest', pinDigest: false };
+
+export function policyFor(images: readonly ImageConfig[], repository: string): TagPolicy {
+  return images.find((image) => sameRepository(image.name, repository)) ?? defaultPolicy;
+}
+
+/** Parse a tag as a semantic version, allowing a leading `v` (`v1.2.3`). */
+function version(tag: string): semver.SemVer | null {
+  return semver.parse(tag.replace(/^v(?=\d)/, ''));
+}
+
+/** Whether the policy takes this tag at all; the reason when it does not. */
+export function acceptsTag(policy: TagPolicy, tag: string): { ok: true } | { ok: false; reason: string } {
+  if (policy.tags !== undefined && !new RegExp(policy.tags, 'u').test(tag)) return { ok: false, reason: `tag ${tag} does not match the tags pattern ${policy.tags}` };
+  switch (policy.policy) {
+    case 'semver':
+      return version(tag) ? { ok: true } : { ok: false, reason: `tag ${tag} is not a semantic version (policy semver)` };
+    case 'semver-range': {
+      const v = version(tag);
+      if (!v) return { ok: false, reason: `tag ${tag} is not a semantic version (policy semver-range)` };
+      return semver.satisfies(v, policy.range ?? '*', { includePrerelease: false }) ? { ok: true } : { ok: false, reason: `tag ${tag} is outside the range ${policy.range}` };
+    }
+    case 'numerical':
+      return /^\d+(\.\d+)?$/.test(tag) ? { ok: true } : { ok: false, reason: `tag ${tag} is not a number (policy numerical)` };
+    default:
+      return { ok: true };
+  }
+}
+
+/**
+ * Order two accepted tags: > 0 when `a` is newer. `newest` has no order of its own — the later
+ * push wins — so it compares by push time, which callers pass in.
+ */
+export function compareTags(policy: TagPolicy, a: { tag: string; at: string }, b: { tag: string; at: string }): number {
+  switch (policy.policy) {
+    case 'semver':
+    case 'semver-range': {
+      const [va, vb] = [version(a.tag), version(b.tag)];
+      if (va && vb) return semver.compare(va, vb);
+      return va ? 1 : vb ? -1 : 0;
+    }
+    case 'numerical':
+      return Number(a.tag) - Number(b.tag);
+    case 'lexical':
+      return a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0;
+    default:
+      return a.at < b.at ? -1 : a.at > b.at ? 1 : 0;
+  }
+}
+
+/**
+ * Whether moving from the tag a file has to `candidate` goes forward. Escalator never moves an
+ * environment to an older version unless told to (rollback). Under `newest` any other tag is a move.
+ */
+export function isUpgrade(policy: TagPolicy, current: string | undefined, candidate: string): boolean {
+  if (current === undefined || current === '') return true;
+  if (current === candidate) return false;
+  switch (policy.policy) {
+    case 'semver':
+    case 'semver-range': {
+      const [vc, vn] = [version(current), version(candidate)];
+      return vc && vn ? semver.gt(vn, vc) : true;
+    }
+    case 'numerical':
+      return Number.isFinite(Number(current)) ? Number(candidate) > Number(current) : true;
+    case 'lexical':
+      return candidate > current;
+    default:
+      return true;
+  }
+}

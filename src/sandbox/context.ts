@@ -1,4 +1,3 @@
-import type { MergeResult } from './git.js';
 import type { KeyedLock } from './lock.js';
 import type { Principal, SandboxRepo, SandboxUser } from './model.js';
 import type { SandboxState } from './state.js';
@@ -31,8 +30,6 @@ export interface SandboxContext {
   locks: KeyedLock;
   /** Commits GitHub itself would have signed (App API commits with default identity, web merges). */
   verifiedCommits: Set<string>;
-  /** `merge-tree` results by `base:head`, so reading a pull request twice merges once. */
-  mergeCache: Map<string, MergeResult>;
   controls: SandboxControls;
 }
 

@@ -104,7 +104,7 @@ export async function emitPullRequest(
   extra: Record<string, unknown> = {},
 ): Promise<void> {
   if (!context.state.installationForRepo(repo)) return;
-  const pullRequest = await describePull(context, repo, pull);
+  const pullRequest = await describePull(context, repo, pull, 'webhook');
   emitForRepo(context, repo, 'pull_request', {
     action, number: pull.number, ...extra, pull_request: pullRequest, ...common(context, repo, sender),
   });
@@ -116,7 +116,7 @@ export function labelPayload(context: SandboxContext, repo: SandboxRepo, label: 
 
 export function reviewerPayload(context: SandboxContext, request: { user?: SandboxUser; team?: { id: number; org: string; slug: string; name: string } }): Record<string, unknown> {
   if (request.user) return { requested_reviewer: userShape(context.urls, request.user) };
-  return request.team ? { requested_team: teamShape(context.urls, request.team) } : {};
+  return request.team ? { requested_team: teamShape(context.urls, request.team, 'webhook') } : {};
 }
 
 /** `issue_comment` (created, edited with `changes`, deleted) on a pull request. */
@@ -159,7 +159,6 @@ export function emitInstallation(context: SandboxContext, installation: SandboxI
     action: 'created',
     installation: installationShape(context.urls, context.state.requireApp(), installation),
     repositories: repos.map((repo) => repoLite(context, repo)),
-    requester: null,
     sender: userShape(context.urls, sender),
   });
 }

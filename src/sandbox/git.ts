@@ -77,7 +77,20 @@ interface RunResult {
  * callers serialize ref updates per repository (see `lock.ts`).
  */
 export class GitRepository {
+  /** Answers about immutable objects (named by full SHAs) never change, so they are memoized. */
+  private readonly memo = new Map<string, Promise<unknown>>();
+
   constructor(readonly dir: string) {}
+
+  private remember<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    let value = this.memo.get(key) as Promise<T> | undefined;
+    if (!value) {
+      value = compute();
+      this.memo.set(key, value);
+      value.catch(() => this.memo.delete(key));
+    }
+    return value;
+  }
 
   /** Creates an empty bare repository whose HEAD points at `defaultBranch`. */
   static async init(dir: string, defaultBranch: string): Promise<GitRepository> {
@@ -178,30 +191,46 @@ export class GitRepository {
     return (await this.text(args, { input: message, env })).trim();
   }
 
-  async readCommit(sha: string): Promise<CommitObject> {
-    const raw = await this.text(['cat-file', 'commit', sha]);
-    return parseCommit(sha, raw);
+  readCommit(sha: string): Promise<CommitObject> {
+    return this.remember(`commit ${sha}`, async () => parseCommit(sha, await this.text(['cat-file', 'commit', sha])));
   }
 
-  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
-    const result = await this.run(['merge-base', '--is-ancestor', ancestor, descendant], { okCodes: [1] });
-    return result.code === 0;
+  isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    return this.rememberIfShas(`ancestor ${ancestor} ${descendant}`, [ancestor, descendant], async () => {
+      const result = await this.run(['merge-base', '--is-ancestor', ancestor, descendant], { okCodes: [1] });
+      return result.code === 0;
+    });
   }
 
-  async mergeBase(a: string, b: string): Promise<string | null> {
-    const result = await this.run(['merge-base', a, b], { okCodes: [1] });
-    return result.code === 0 ? result.stdout.toString().trim() : null;
+  mergeBase(a: string, b: string): Promise<string | null> {
+    return this.rememberIfShas(`merge-base ${a} ${b}`, [a, b], async () => {
+      const result = await this.run(['merge-base', a, b], { okCodes: [1] });
+      return result.code === 0 ? result.stdout.toString().trim() : null;
+    });
+  }
+
+  private rememberIfShas<T>(key: string, revs: string[], compute: () => Promise<T>): Promise<T> {
+    return revs.every((rev) => /^[0-9a-f]{40}$/.test(rev)) ? this.remember(key, compute) : compute();
   }
 
   /** Merges `theirs` into `ours` without a worktree (git ≥ 2.38). */
-  async mergeTree(ours: string, theirs: string): Promise<MergeResult> {
+  mergeTree(ours: string, theirs: string): Promise<MergeResult> {
+    return this.rememberIfShas(`merge-tree ${ours} ${theirs}`, [ours, theirs], () => this.computeMergeTree(ours, theirs));
+  }
+
+  private async computeMergeTree(ours: string, theirs: string): Promise<MergeResult> {
     const result = await this.run(['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs], { okCodes: [1] });
     const [tree = '', ...conflicts] = result.stdout.toString('utf8').split('\0').filter(Boolean);
     return { clean: result.code === 0, tree, conflicts };
   }
 
   /** Commits reachable from `head` but not from `exclude`, newest first. */
-  async revList(head: string, options: { exclude?: string; path?: string; max?: number } = {}): Promise<string[]> {
+  revList(head: string, options: { exclude?: string; path?: string; max?: number } = {}): Promise<string[]> {
+    const key = `rev-list ${head} ${options.exclude ?? ''} ${options.path ?? ''} ${options.max ?? ''}`;
+    return this.rememberIfShas(key, [head, ...(options.exclude ? [options.exclude] : [])], () => this.computeRevList(head, options));
+  }
+
+  private async computeRevList(head: string, options: { exclude?: string; path?: string; max?: number }): Promise<string[]> {
     const args = ['rev-list'];
     if (options.max !== undefined) args.push(`--max-count=${options.max}`);
     args.push(head);
@@ -211,7 +240,11 @@ export class GitRepository {
   }
 
   /** Files that differ between two commits or trees, with rename detection. */
-  async diff(from: string, to: string): Promise<FileChange[]> {
+  diff(from: string, to: string): Promise<FileChange[]> {
+    return this.rememberIfShas(`diff ${from} ${to}`, [from, to], () => this.computeDiff(from, to));
+  }
+
+  private async computeDiff(from: string, to: string): Promise<FileChange[]> {
     const raw = await this.text(['diff', '--raw', '-z', '-M', '--no-abbrev', from, to]);
     const numstat = await this.text(['diff', '--numstat', '-z', '-M', from, to]);
     const patches = splitPatches(await this.text(['diff', '-M', '--no-color', from, to]));

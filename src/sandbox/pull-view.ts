@@ -3,6 +3,9 @@ import type { FileChange, MergeResult } from './git.js';
 import type { SandboxPull, SandboxRepo, SandboxTeam, SandboxUser } from './model.js';
 import { pullShape, type PullDetails } from './shapes/pulls.js';
 
+/** Which base:head pair each pull request's `refs/pull/N/*` refs were last written for. */
+const testMerges = new WeakMap<SandboxPull, string>();
+
 /** The base commit a pull request is compared against right now. */
 export async function baseShaOf(repo: SandboxRepo, pull: SandboxPull): Promise<string> {
   if (pull.closedBaseSha) return pull.closedBaseSha;
@@ -10,13 +13,8 @@ export async function baseShaOf(repo: SandboxRepo, pull: SandboxPull): Promise<s
 }
 
 /** `merge-tree` of head into base, cached by the pair of SHAs. */
-export async function checkMerge(context: SandboxContext, repo: SandboxRepo, base: string, head: string): Promise<MergeResult> {
-  const key = `${repo.id}:${base}:${head}`;
-  const cached = context.mergeCache.get(key);
-  if (cached) return cached;
-  const result = await repo.git.mergeTree(base, head);
-  context.mergeCache.set(key, result);
-  return result;
+export function checkMerge(repo: SandboxRepo, base: string, head: string): Promise<MergeResult> {
+  return repo.git.mergeTree(base, head);
 }
 
 /** Files a pull request changes: head against its merge base with the base branch (GitHub's three-dot diff). */
@@ -36,20 +34,18 @@ export async function pullCommits(repo: SandboxRepo, pull: SandboxPull): Promise
  * `refs/pull/N/merge` and reported as `merge_commit_sha` while the pull request is open.
  */
 async function refreshTestMerge(context: SandboxContext, repo: SandboxRepo, pull: SandboxPull, base: string): Promise<MergeResult> {
-  const merge = await checkMerge(context, repo, base, pull.headSha);
+  const merge = await checkMerge(repo, base, pull.headSha);
+  const pair = `${base}:${pull.headSha}`;
+  if (testMerges.get(pull) === pair) return merge;
   await repo.git.run(['update-ref', `refs/pull/${pull.number}/head`, pull.headSha]);
-  if (!merge.clean) {
-    pull.mergeCommitSha = null;
-    return merge;
-  }
-  const current = pull.mergeCommitSha ? await repo.git.readCommit(pull.mergeCommitSha).catch(() => null) : null;
-  const upToDate = current && current.tree === merge.tree && current.parents.join() === [base, pull.headSha].join();
-  if (!upToDate) {
+  pull.mergeCommitSha = null;
+  if (merge.clean) {
     const identity = { name: 'GitHub', email: 'noreply@github.com', date: context.state.clock() };
     const message = `Merge ${pull.headSha} into ${base}\n`;
     pull.mergeCommitSha = await repo.git.commitTree(merge.tree, [base, pull.headSha], message, identity, identity);
     await repo.git.run(['update-ref', `refs/pull/${pull.number}/merge`, pull.mergeCommitSha]);
   }
+  testMerges.set(pull, pair);
   return merge;
 }
 
@@ -64,7 +60,12 @@ function people(context: SandboxContext, pull: SandboxPull): { reviewers: Sandbo
 }
 
 /** The full `pull-request` object, mergeability and counts included. */
-export async function describePull(context: SandboxContext, repo: SandboxRepo, pull: SandboxPull): Promise<Record<string, unknown>> {
+export async function describePull(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  pull: SandboxPull,
+  target: 'rest' | 'webhook' = 'rest',
+): Promise<Record<string, unknown>> {
   const base = await baseShaOf(repo, pull);
   let mergeable: boolean | null = null;
   let mergeableState: PullDetails['mergeableState'] = 'unknown';
@@ -83,7 +84,7 @@ export async function describePull(context: SandboxContext, repo: SandboxRepo, p
     changedFiles: files.length,
     comments: [...context.state.comments.values()].filter((c) => c.repoId === repo.id && c.issueNumber === pull.number).length,
   };
-  return pullShape(context.urls, repo, pull, base, people(context, pull), details);
+  return pullShape(context.urls, repo, pull, base, people(context, pull), details, target);
 }
 
 /** The `pull-request-simple` object of list endpoints. */

@@ -103,7 +103,7 @@ export function mergePull(
     const baseRef = `refs/heads/${pull.baseRef}`;
     const base = await repo.git.readRef(baseRef);
     if (!base) throw new HttpError(405, 'Pull Request is not mergeable');
-    const merge = await checkMerge(context, repo, base, pull.headSha);
+    const merge = await checkMerge(repo, base, pull.headSha);
     if (!merge.clean) throw new HttpError(405, 'Pull Request is not mergeable');
     const now = context.state.clock();
     const author = { name: actor.name, email: actor.email, date: now };
@@ -133,7 +133,8 @@ export async function addLabels(context: SandboxContext, repo: SandboxRepo, pull
     const key = name.toLowerCase();
     let label = repo.labels.get(key);
     if (!label) {
-      label = { id: context.state.nextId(), name, color: 'ededed', description: null };
+      // GitHub's pull request schema types a label's description as a string: new labels get an empty one.
+      label = { id: context.state.nextId(), name, color: 'ededed', description: '' };
       repo.labels.set(key, label);
     }
     if (pull.labels.some((existing) => existing.toLowerCase() === key)) continue;

@@ -116,7 +116,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     webhooks: new WebhookDispatcher(state, appId + 1, new URL(origin).host),
     locks: new KeyedLock(),
     verifiedCommits: new Set(),
-    mergeCache: new Map(),
   };
 
   const api = new Router();

@@ -26,6 +26,7 @@ export function pullShape(
   baseSha: string,
   people: { reviewers: SandboxUser[]; teams: SandboxTeam[] },
   details?: PullDetails,
+  target: 'rest' | 'webhook' = 'rest',
 ): Record<string, unknown> {
   const full = `${repo.owner.login}/${repo.name}`;
   const api = urls.repoApi(full, `/pulls/${pull.number}`);
@@ -61,7 +62,7 @@ export function pullShape(
     assignee: null,
     assignees: [],
     requested_reviewers: people.reviewers.map((user) => userShape(urls, user)),
-    requested_teams: people.teams.map((team) => teamShape(urls, team)),
+    requested_teams: people.teams.map((team) => teamShape(urls, team, target)),
     labels: pull.labels.flatMap((name) => {
       const label = repo.labels.get(name.toLowerCase());
       return label ? [labelShape(urls, full, label)] : [];

@@ -3,7 +3,9 @@ import { isoTime, nodeId, type Urls } from '../urls.js';
 
 /** `simple-user` (REST) and `user` (webhooks): the same fields, valid for both schemas. */
 export function userShape(urls: Urls, user: SandboxUser): Record<string, unknown> {
-  const api = urls.api(`/users/${user.login}`);
+  // Bot logins carry brackets (`escalator[bot]`); GitHub percent-encodes them in URLs.
+  const api = urls.api(`/users/${encodeURIComponent(user.login)}`);
+  const html = user.type === 'Bot' ? urls.html(`/apps/${encodeURIComponent(user.login.replace(/\[bot\]$/, ''))}`) : urls.html(`/${user.login}`);
   return {
     login: user.login,
     id: user.id,
@@ -11,7 +13,7 @@ export function userShape(urls: Urls, user: SandboxUser): Record<string, unknown
     avatar_url: urls.html(`/avatars/u/${user.id}`),
     gravatar_id: '',
     url: api,
-    html_url: urls.html(`/${user.login}`),
+    html_url: html,
     followers_url: `${api}/followers`,
     following_url: `${api}/following{/other_user}`,
     gists_url: `${api}/gists{/gist_id}`,
@@ -71,8 +73,8 @@ export function installationShape(urls: Urls, app: SandboxApp, installation: San
   };
 }
 
-/** `team` in both REST (`team-simple`) and webhook shape. */
-export function teamShape(urls: Urls, team: SandboxTeam): Record<string, unknown> {
+/** `team` in REST shape, or in the (closed) webhook shape, which has no `type`. */
+export function teamShape(urls: Urls, team: SandboxTeam, target: 'rest' | 'webhook' = 'rest'): Record<string, unknown> {
   const api = urls.api(`/orgs/${team.org}/teams/${team.slug}`);
   return {
     id: team.id,
@@ -88,5 +90,6 @@ export function teamShape(urls: Urls, team: SandboxTeam): Record<string, unknown
     members_url: `${api}/members{/member}`,
     repositories_url: `${api}/repos`,
     parent: null,
+    ...(target === 'rest' ? { type: 'organization' } : {}),
   };
 }

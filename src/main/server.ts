@@ -1,9 +1,10 @@
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createNodeMiddleware, Probot } from 'probot';
+import { Probot } from 'probot';
 import { formatEnvProblems, loadEnv, type Env } from '../config/env.js';
 import { createGitHubApp } from '../intake/github-app.js';
 import { createGoogleTokenVerifier } from '../intake/google-oidc.js';
+import { githubWebhookRoute } from '../intake/github-webhook-route.js';
 import { registryRoutes } from '../intake/registry-routes.js';
 import { Producer } from '../queue/producer.js';
 import { startWorkers, type WorkerDeps } from '../jobs/registry.js';
@@ -70,7 +71,7 @@ export async function startEscalator(source: NodeJS.ProcessEnv, options: StartOp
     }
     if (role === 'web' || role === 'all') {
       const probot = new Probot({ appId: env.APP_ID, privateKey: env.PRIVATE_KEY, secret: env.WEBHOOK_SECRET, baseUrl: env.GITHUB_API_URL, log: log.child({ name: 'probot' }) });
-      const webhooks = await createNodeMiddleware(createGitHubApp({ log, producer, store: new IndexStore(producerRedis, prefix) }), { probot, webhooksPath: '/api/github/webhooks' });
+      await probot.load(createGitHubApp({ log, producer, store: new IndexStore(producerRedis, prefix) }));
       const handlers: Handler[] = [
         healthRoutes({ redis: () => pingRedis(producerRedis), credentials: () => Boolean(env.APP_ID && env.PRIVATE_KEY) }),
         registryRoutes({
@@ -83,7 +84,7 @@ export async function startEscalator(source: NodeJS.ProcessEnv, options: StartOp
             ? { verifyGoogleToken: createGoogleTokenVerifier({ audience: env.ESCALATOR_GAR_AUDIENCE, serviceAccount: env.ESCALATOR_GAR_SERVICE_ACCOUNT, jwks: env.ESCALATOR_GAR_JWKS_URL }) }
             : {}),
         }),
-        async (req, res) => Boolean(await webhooks(req, res)),
+        githubWebhookRoute({ probot, secret: env.WEBHOOK_SECRET, log }),
       ];
       web = await startWebServer({ host: env.HOST, port: env.PORT, handlers, log });
       const server = web;

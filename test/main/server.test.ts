@@ -87,7 +87,18 @@ describe('the web role', () => {
       },
       body,
     });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(202);
+  });
+
+  it('names every missing GitHub header', async () => {
+    const res = await fetch(`${app.url}/api/github/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: 'required headers missing: x-github-event, x-github-delivery, x-hub-signature-256' });
+  });
+
+  it('answers 415 for a form-encoded delivery', async () => {
+    const res = await fetch(`${app.url}/api/github/webhooks`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'payload=%7B%7D' });
+    expect(res.status).toBe(415);
   });
 
   it('rejects a delivery signed with another secret', async () => {
@@ -103,6 +114,7 @@ describe('the web role', () => {
       body,
     });
     expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toBe('signature does not match the payload and the webhook secret; check WEBHOOK_SECRET against the App settings');
   });
 
   it('answers unknown routes with 404 and the routes that exist', async () => {

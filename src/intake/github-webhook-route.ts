@@ -1,0 +1,75 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { verify } from '@octokit/webhooks-methods';
+import type { Probot } from 'probot';
+import type { Logger } from '../observability/logger.js';
+import { QueueUnavailableError } from '../queue/producer.js';
+import { sendJson, type Handler } from '../web/server.js';
+import { HttpError, readBody, requireContentType, requireMethod } from './http.js';
+
+/** GitHub caps webhook payloads at 25 MB and drops larger ones itself. */
+const githubMaxBody = 25 * 1024 * 1024;
+
+export interface VerifiedDelivery {
+  id: string;
+  name: string;
+  /** The exact bytes GitHub signed; relays re-sign these, never a re-serialization. */
+  body: string;
+  payload: unknown;
+}
+
+/**
+ * `POST /api/github/webhooks`, in octokit/webhooks.js order: method → content type → headers →
+ * size → signature over the raw bytes → parse → handlers. We read the body ourselves (instead of
+ * Probot's middleware) because the relay needs the exact bytes. Status codes mean something:
+ * 400 bad signature or headers, 415 wrong type, 413 too big, 503 when Redis cannot take the work
+ * (GitHub records the failure and the delivery can be redelivered), 500 on a handler bug.
+ */
+export function githubWebhookRoute(options: { probot: Probot; secret: string; log: Logger; path?: string; onVerified?: (delivery: VerifiedDelivery) => Promise<void> }): Handler {
+  const path = options.path ?? '/api/github/webhooks';
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    if ((req.url ?? '').split('?')[0] !== path) return false;
+    try {
+      requireMethod(req, 'POST');
+      requireContentType(req, ['application/json']);
+      const name = header(req, 'x-github-event');
+      const id = header(req, 'x-github-delivery');
+      const signature = header(req, 'x-hub-signature-256');
+      const missing = [!name && 'x-github-event', !id && 'x-github-delivery', !signature && 'x-hub-signature-256'].filter(Boolean);
+      if (missing.length > 0) throw new HttpError(400, `required headers missing: ${missing.join(', ')}`);
+      const body = (await readBody(req, githubMaxBody)).toString('utf8');
+      if (!(await verify(options.secret, body, signature as string).catch(() => false))) {
+        throw new HttpError(400, 'signature does not match the payload and the webhook secret; check WEBHOOK_SECRET against the App settings');
+      }
+      let payload: unknown;
+      try {
+        payload = JSON.parse(body);
+      } catch {
+        throw new HttpError(400, 'the payload is not valid JSON');
+      }
+      const delivery = { id: id as string, name: name as string, body, payload };
+      await options.onVerified?.(delivery);
+      await options.probot.receive({ id: delivery.id, name: delivery.name, payload } as Parameters<Probot['receive']>[0]);
+      return sendJson(res, 202, { ok: true });
+    } catch (error) {
+      if (error instanceof HttpError) return sendJson(res, error.status, { error: error.message }, error.headers);
+      const inner = unwrap(error);
+      if (inner instanceof QueueUnavailableError) {
+        options.log.warn({ deliveryId: header(req, 'x-github-delivery') }, 'GitHub delivery not accepted: queue unavailable');
+        return sendJson(res, 503, { error: `cannot accept the delivery now: ${inner.message}` }, { 'retry-after': '5' });
+      }
+      options.log.error({ err: error, deliveryId: header(req, 'x-github-delivery') }, 'GitHub delivery handler failed');
+      return sendJson(res, 500, { error: 'a handler failed; the delivery can be redelivered from the App settings' });
+    }
+  };
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** Probot rejects with an AggregateError of the handlers' errors. */
+function unwrap(error: unknown): unknown {
+  if (error instanceof AggregateError && error.errors.length > 0) return error.errors.find((e) => e instanceof QueueUnavailableError) ?? error.errors[0];
+  return error;
+}

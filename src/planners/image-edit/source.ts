@@ -85,7 +85,7 @@ export function splitDocuments(text: string): Chunk[] | undefined {
   const first = starts[0];
   if (first === undefined) return [{ index: 0, start: 0, end: text.length }];
   const head = text.slice(0, first).replace(/^\uFEFF/, '');
-  const headHasContent = head.split('\n').some((line) => !/^[ \t\r]*(?:#.*)?$/.test(line));
+  const headHasContent = head.split('\n').some((line) => !/^[ \t]*(?:#.*)?\r?$/.test(line));
   let from = 0;
   if (headHasContent) {
     chunks.push({ index: 0, start: 0, end: first });

@@ -3,8 +3,10 @@
  * depth (Deployment, CronJob, Pod, `List` items, custom resources embedding pod specs) and image
  * volumes (`volumes[].image.reference`). Never `env`, `args`, annotations or labels;
  * CustomResourceDefinitions are not read at all (their schemas mention `image` everywhere).
+ * Flux `HelmRelease` documents are read for their `spec.values` (Helm values).
  */
 import { isMap, isScalar, isSeq } from 'yaml';
+import { readHelmValues } from './helm-values.js';
 import { entriesOf, pairOf, stringSite, type DocumentReader, type Site, type WalkState } from './site.js';
 
 const CONTAINER_LISTS = new Set(['containers', 'initContainers', 'ephemeralContainers']);
@@ -18,6 +20,16 @@ export function readManifest(reader: DocumentReader): Site[] {
   if (isMap(root)) {
     const kind = pairOf(root, 'kind')?.value;
     if (isScalar(kind) && kind.value === 'CustomResourceDefinition') return sites;
+    // A Flux HelmRelease carries Helm values in spec.values.
+    if (isScalar(kind) && kind.value === 'HelmRelease') {
+      const spec = pairOf(root, 'spec');
+      const specState = reader.child({ path: [] }, 'spec', spec?.value);
+      reader.throughAlias(spec?.value, (specMap) => {
+        const values = isMap(specMap) ? pairOf(specMap, 'values') : undefined;
+        if (values) sites.push(...readHelmValues(reader, values.value, reader.child(specState, 'values', values.value)));
+      });
+      return sites;
+    }
   }
   walk(reader, root, { path: [] }, sites, 0);
   return sites;

@@ -75,6 +75,7 @@ function planString(site: StringSite, context: PlanContext): SitePlan {
   const { event, pinDigest } = context;
   const where = context.describe(site.docIndex, site.field.path);
   const plan: SitePlan = { edits: [], refusals: [] };
+  if (site.frozen) return plan;
   if (site.placeholder) {
     plan.refusals.push({ reason: `${where} holds a template placeholder ("${site.field.value}"); render the template or set the value in the file that defines it`, at: site.field.start });
     return plan;
@@ -183,9 +184,10 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   const tagWhere = context.describe(site.docIndex, [...site.entry.path, site.tagKey]);
   const tagValue = tagField?.value;
   if (tagField === undefined || tagValue === null || tagValue === '') {
-    // Helm: no tag (or an empty one) means the chart's appVersion; nothing is pinned here.
-    if (site.flavor === 'helm') return plan;
-    if (site.flavor === 'parameters' || tagField !== undefined) {
+    // Helm (values or Argo CD parameters): no tag, or an empty one, means the chart's
+    // appVersion; nothing is pinned here.
+    if (site.flavor !== 'kustomize') return plan;
+    if (tagField !== undefined) {
       plan.refusals.push({ reason: `${tagWhere} is empty; set it to the current tag once by hand so Escalator can keep it up to date`, ...(tagField ? { at: tagField.start } : {}) });
       return plan;
     }

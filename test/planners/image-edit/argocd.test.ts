@@ -53,6 +53,10 @@ describe('argo cd applications', () => {
     );
   });
 
+  it('leaves an empty image.tag parameter alone (the chart default applies)', () => {
+    expectUntouched(application('helm:', '  parameters:', '    - {name: image.repository, value: ghcr.io/example/hello}', '    - {name: image.tag, value: ""}'), { mentions: true, unchanged: true }, APP);
+  });
+
   it('reads helm.valuesObject as Helm values', () => {
     expectEdit(
       application('helm:', '  valuesObject:', '    image:', '      repository: ghcr.io/example/hello', '      tag: 1.2.3'),

@@ -148,8 +148,27 @@ describe('helm values', () => {
       expectEdit(lines(`image: ghcr.io/example/hello@${OLD_DIGEST}`), lines(`image: ghcr.io/example/hello@${NEW_DIGEST}`), VALUES);
     });
 
-    it('adds a tag to an untagged image string', () => {
-      expectEdit(lines('image: ghcr.io/example/hello'), lines('image: ghcr.io/example/hello:1.4.0'), VALUES);
+    it('leaves an untagged image string alone: the chart supplies the tag', () => {
+      expectUntouched(lines('image: ghcr.io/example/hello'), { mentions: true, unchanged: true }, VALUES);
+    });
+
+    it('edits the sibling tag of an untagged image string (`image` + `tag`, `fooImage` + `fooImageTag`)', () => {
+      const result = expectEdit(
+        lines('image: ghcr.io/example/hello # {"$imagepolicy": "flux-system:hello:name"}', 'tag: 1.2.3 # {"$imagepolicy": "flux-system:hello:tag"}', 'proxyImage: ghcr.io/example/hello', 'proxyImageTag: "1.2.3"', `proxyImageDigest: ${OLD_DIGEST}`),
+        lines('image: ghcr.io/example/hello # {"$imagepolicy": "flux-system:hello:name"}', 'tag: 1.4.0 # {"$imagepolicy": "flux-system:hello:tag"}', 'proxyImage: ghcr.io/example/hello', 'proxyImageTag: "1.4.0"', `proxyImageDigest: ${NEW_DIGEST}`),
+        VALUES,
+      );
+      expect(result.changed.map((c) => c.path)).toEqual(['tag', 'proxyImageTag', 'proxyImageDigest']);
+    });
+
+    it('reads the values of a Flux HelmRelease', () => {
+      const result = expectEdit(
+        lines('apiVersion: helm.toolkit.fluxcd.io/v2', 'kind: HelmRelease', 'spec:', '  chart: {spec: {chart: hello, version: 1.0.0}}', '  values:', '    image:', '      repository: ghcr.io/example/hello', '      tag: 1.2.3'),
+        lines('apiVersion: helm.toolkit.fluxcd.io/v2', 'kind: HelmRelease', 'spec:', '  chart: {spec: {chart: hello, version: 1.0.0}}', '  values:', '    image:', '      repository: ghcr.io/example/hello', '      tag: 1.4.0'),
+        { path: 'apps/hello/release.yaml' },
+      );
+      expect(result.kind).toBe('manifest');
+      expect(result.changed[0]?.path).toBe('spec.values.image.tag');
     });
 
     it('also reads docker-compose style files (any YAML that is not a manifest)', () => {

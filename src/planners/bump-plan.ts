@@ -77,16 +77,17 @@ export function planBump(input: BumpInput): BumpPlan {
     let wrote = false;
     for (const [path, text] of texts) {
       const uses = listImages(text, { path }).uses.filter((use) => sameRepository(use.name, image.repository));
-      if (uses.length === 0) continue;
       // Same tag: current unless the file pins another digest (the tag was pushed again).
       // Other tag: current when moving to it would go backwards under the policy.
       const isCurrent = (use: (typeof uses)[number]): boolean =>
         use.tag === image.tag ? !(image.digest && use.digest && use.digest !== image.digest) : !isUpgrade(policy, use.tag, image.tag);
-      if (uses.every(isCurrent)) {
+      if (uses.length > 0 && uses.every(isCurrent)) {
         current.add(path);
         continue;
       }
+      // The editor judges every file that mentions the image, including ones it must refuse.
       const result = editImages(text, event, { path, pinDigest: policy.pinDigest });
+      if (!result.mentions) continue;
       if (result.refused.length > 0) {
         for (const refusal of result.refused) refused.push({ path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
         continue;

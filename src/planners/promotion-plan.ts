@@ -1,0 +1,159 @@
+import { editImages, listImages } from './image-edit/index.js';
+import { cell, code, escapeText } from './markdown.js';
+import { renderMarker, type PullMarker } from './pull-marker.js';
+
+export interface EnvFile {
+  path: string;
+  text: string;
+}
+
+/** The version of one image an environment runs. */
+export interface RunningVersion {
+  name: string;
+  /** As the source environment's file spells it. */
+  repository: string;
+  tag: string;
+  digest?: string;
+}
+
+/** What an environment's files run, image by image (the first use of each image wins). */
+export function readVersions(files: readonly EnvFile[]): Map<string, RunningVersion> {
+  const versions = new Map<string, RunningVersion>();
+  for (const file of files) {
+    for (const use of listImages(file.text, { path: file.path }).uses) {
+      if (!use.tag || versions.has(use.name)) continue;
+      versions.set(use.name, { name: use.name, repository: use.written, tag: use.tag, ...(use.digest ? { digest: use.digest } : {}) });
+    }
+  }
+  return versions;
+}
+
+export interface PromotionRow {
+  app: string;
+  image: string;
+  from?: string;
+  to: string;
+  digest?: string;
+}
+
+export interface PromotionInput {
+  /** Environment promoted from (X) and into (Y). */
+  source: string;
+  target: string;
+  /** `''` for a grouped PR covering every app. */
+  app: string;
+  /** Per app: X's files and Y's files. Apps with no Y files are reported, not created. */
+  apps: Array<{ app: string; sourceFiles: EnvFile[]; targetFiles: EnvFile[] }>;
+  /** Provenance carried over from the PRs that brought the versions into X. */
+  sources?: string[];
+  gates?: Array<{ name: string; state: 'passed' | 'pending' | 'failed'; detail: string }>;
+}
+
+export interface PromotionPlan {
+  branch: string;
+  title: string;
+  body: string;
+  commitMessage: string;
+  marker: PullMarker;
+  updates: Array<{ path: string; content: string }>;
+  rows: PromotionRow[];
+  refused: Array<{ path: string; reason: string; line?: number }>;
+  /** Apps that run in X but have no files in Y. */
+  missing: string[];
+}
+
+/** `escalator/promote/<env>[/<app>]`. */
+export function promotionBranch(target: string, app: string): string {
+  return app ? `escalator/promote/${target}/${app}` : `escalator/promote/${target}`;
+}
+
+/**
+ * Plan the promotion of X's image versions into Y, app by app:
+ * 1. read the versions X runs (tag and digest together)
+ * 2. in Y's files, set each image X also runs to X's version — and nothing else: replicas,
+ *    hostnames and patches are Y's own and never travel
+ * 3. report apps X has and Y lacks instead of creating them
+ */
+export function planPromotion(input: PromotionInput): PromotionPlan {
+  const updates: PromotionPlan['updates'] = [];
+  const rows: PromotionRow[] = [];
+  const refused: PromotionPlan['refused'] = [];
+  const missing: string[] = [];
+  const images: PullMarker['images'] = [];
+  for (const app of input.apps) {
+    if (app.targetFiles.length === 0) {
+      if (app.sourceFiles.length > 0) missing.push(app.app);
+      continue;
+    }
+    const versions = readVersions(app.sourceFiles);
+    const before = readVersions(app.targetFiles);
+    for (const file of app.targetFiles) {
+      let text = file.text;
+      for (const version of versions.values()) {
+        const current = before.get(version.name);
+        if (!current) continue;
+        const result = editImages(text, { repository: version.repository, tag: version.tag, ...(version.digest ? { digest: version.digest } : {}) }, { path: file.path, pinDigest: version.digest !== undefined });
+        if (result.refused.length > 0) {
+          for (const refusal of result.refused) refused.push({ path: file.path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
+          continue;
+        }
+        if (result.changed.length > 0) text = result.text;
+      }
+      if (text !== file.text) updates.push({ path: file.path, content: text });
+    }
+    for (const version of versions.values()) {
+      const current = before.get(version.name);
+      if (!current || (current.tag === version.tag && (current.digest ?? version.digest) === version.digest)) continue;
+      if (!updates.some((update) => app.targetFiles.some((file) => file.path === update.path))) continue;
+      rows.push({ app: app.app, image: version.name, from: current.tag, to: version.tag, ...(version.digest ? { digest: version.digest } : {}) });
+      images.push({ repository: version.name, tag: version.tag, ...(version.digest ? { digest: version.digest } : {}) });
+    }
+  }
+  const marker: PullMarker = { kind: 'promote', environment: input.target, app: input.app, images, ...(input.sources?.length ? { sources: input.sources } : {}) };
+  const title = renderPromotionTitle(input.target, input.app, rows);
+  return {
+    branch: promotionBranch(input.target, input.app),
+    title,
+    body: renderPromotionBody(input, rows, refused, missing, marker),
+    commitMessage: `${title}\n\n${rows.map((row) => `${row.app}: ${row.image} ${row.from ?? '(unset)'} -> ${row.to}${row.digest ? ` (${row.digest})` : ''}`).join('\n')}\n`,
+    marker,
+    updates,
+    rows,
+    refused,
+    missing,
+  };
+}
+
+function renderPromotionTitle(target: string, app: string, rows: PromotionRow[]): string {
+  const versions = [...new Set(rows.map((row) => row.to))];
+  const version = versions.length === 1 ? ` ${versions[0]}` : '';
+  if (app) return `Promote ${app}${version} to ${target}`;
+  const apps = [...new Set(rows.map((row) => row.app))];
+  return apps.length === 1 ? `Promote ${apps[0]}${version} to ${target}` : `Promote ${apps.length} apps to ${target}`;
+}
+
+function renderPromotionBody(input: PromotionInput, rows: PromotionRow[], refused: PromotionPlan['refused'], missing: string[], marker: PullMarker): string {
+  const lines = [
+    `Escalator promotes what **${escapeText(input.source)}** runs into **${escapeText(input.target)}**.`,
+    '',
+    '| App | Image | From | To | Digest |',
+    '|---|---|---|---|---|',
+    ...rows.map((row) => `| ${cell(escapeText(row.app || '—'))} | ${cell(code(row.image))} | ${row.from ? cell(code(row.from)) : '—'} | ${cell(code(row.to))} | ${row.digest ? cell(code(row.digest)) : '—'} |`),
+  ];
+  if (input.sources?.length) {
+    lines.push('', `**Provenance:** ${input.sources.map((source) => escapeText(source)).join(' → ')} → this pull request`);
+  }
+  if (input.gates?.length) {
+    lines.push('', '**Gates**', '');
+    for (const gate of input.gates) lines.push(`- ${gate.state === 'passed' ? '✅' : gate.state === 'pending' ? '⏳' : '⛔'} ${escapeText(gate.name)}: ${escapeText(gate.detail)}`);
+  }
+  if (missing.length > 0) {
+    lines.push('', `> [!NOTE]`, `> Not promoted — these apps run in ${escapeText(input.source)} but have no files in ${escapeText(input.target)}: ${missing.map((app) => code(app)).join(', ')}. Add their overlay to promote them.`);
+  }
+  if (refused.length > 0) {
+    lines.push('', '> [!WARNING]', '> Some files could not be updated safely and were left untouched:');
+    for (const refusal of refused) lines.push(`> - ${code(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}`)}: ${escapeText(refusal.reason)}`);
+  }
+  lines.push('', `<sub>Merging this pull request deploys these versions to ${escapeText(input.target)}. A newer version in ${escapeText(input.source)} updates it.</sub>`, renderMarker(marker));
+  return `${lines.join('\n')}\n`;
+}

@@ -1,21 +1,7 @@
-import {
-  advanceBranch,
-  createBranch,
-  createCommit,
-  createPull,
-  ensureLabels,
-  ensurePullText,
-  findOpenPull,
-  loadBranch,
-  loadFile,
-  mergePull,
-  reportCheck,
-  resetBranch,
-  type PullSummary,
-} from '../adapters/github/repo.js';
+import { loadFile, mergePull, reportCheck } from '../adapters/github/repo.js';
 import type { Candidate, RepoIndex } from '../adapters/index-store.js';
-import { ConfigError, ConflictError } from '../observability/errors.js';
-import { bumpBranch, planBump, type BumpPlan } from '../planners/bump-plan.js';
+import { ConfigError } from '../observability/errors.js';
+import { bumpBranch, planBump } from '../planners/bump-plan.js';
 import { normalizeName } from '../planners/image-ref.js';
 import { parseMarker } from '../planners/pull-marker.js';
 import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../planners/tag-policy.js';
@@ -25,6 +11,7 @@ import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
 import { IndexMissingError } from './image.js';
 import { enqueueIndex } from './index-repo.js';
+import { ensureLivingPull } from './living-pull.js';
 
 /** GitHub has not finished computing mergeability; the job retries with backoff. */
 export class MergeNotReadyError extends Error {
@@ -66,9 +53,42 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
   const branch = bumpBranch(data.environment, data.app);
-  const paths = index.files.filter((file) => file.environment === data.environment && file.app === data.app).map((file) => file.path);
+  // Only the files that reference one of the images are read (the index knows which).
+  const names = new Set(chosen.map(({ image }) => normalizeName(image.repository) ?? image.repository));
+  const paths = index.files
+    .filter((file) => file.environment === data.environment && file.app === data.app && file.images.some((name) => names.has(name)))
+    .map((file) => file.path);
 
-  const { outcome, pull } = await retryOnConflict(applyOnce, (attempt) => log.info({ branch, attempt }, 'Branch moved during the bump; planning again from fresh state'));
+  const result = await ensureLivingPull({
+    octokit,
+    id,
+    defaultBranch: index.defaultBranch,
+    branch,
+    labels: ['escalator', `env:${data.environment}`, ...index.config.labels],
+    log,
+    dryRun: index.config.dryRun,
+    plan: async (base, open) => {
+      const files = [];
+      for (const path of paths) {
+        const text = await loadFile(octokit, id, path, base.sha);
+        if (text !== null) files.push({ path, text });
+      }
+      return planBump({ environment: data.environment, app: data.app, files, images: chosen, existing: open ? parseMarker(open.body) : null });
+    },
+  });
+  const { plan, pull } = result;
+  if (plan.refused.length > 0) log.warn({ refused: plan.refused }, 'Some files were refused by the editor');
+  if (index.config.dryRun) log.info({ branch, title: plan.title, changes: plan.changes }, 'Dry run: bump planned, nothing written');
+  else if (!pull && plan.refused.length > 0) {
+    // No pull request to carry the refusals: make them visible as a failing check on the default branch.
+    await reportCheck(octokit, id, {
+      sha: result.base.sha,
+      name: 'escalator/bump',
+      conclusion: 'failure',
+      title: `${plan.refused.length} file${plan.refused.length === 1 ? '' : 's'} could not be updated in ${data.environment}`,
+      summary: plan.refused.map((r) => `- \`${r.path}${r.line ? `:${r.line}` : ''}\`: ${r.reason}`).join('\n'),
+    });
+  }
   await deps.store.removeCandidates(data, data.environment, data.app, waiting.map((candidate) => candidate.field));
 
   if (environment.autoMerge && pull && !index.config.dryRun) {
@@ -76,69 +96,7 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
     if (merged === 'not-mergeable') throw new MergeNotReadyError(`pull request #${pull.number} is not mergeable yet; retrying`);
     log.info({ pr: pull.number, outcome: merged }, 'Auto-merge attempted');
   }
-  return outcome;
-
-  async function applyOnce(): Promise<{ outcome: BumpOutcome; pull: PullSummary | null }> {
-    const defaultHead = await loadBranch(octokit, id, index!.defaultBranch);
-    if (!defaultHead) throw new ConfigError(`the default branch ${index!.defaultBranch} of ${data.owner}/${data.repo} is gone`);
-    const branchHead = await loadBranch(octokit, id, branch);
-    const open = branchHead ? await findOpenPull(octokit, id, branch) : null;
-    const base = open && branchHead ? branchHead : defaultHead;
-    const files = [];
-    const names = new Set(chosen.map(({ image }) => normalizeName(image.repository) ?? image.repository));
-    for (const path of paths) {
-      const indexed = index!.files.find((file) => file.path === path && file.environment === data.environment);
-      if (indexed && !indexed.images.some((name) => names.has(name))) continue;
-      const text = await loadFile(octokit, id, path, base.sha);
-      if (text !== null) files.push({ path, text });
-    }
-    const plan: BumpPlan = planBump({ environment: data.environment, app: data.app, files, images: chosen, existing: open ? parseMarker(open.body) : null });
-    const result: BumpOutcome = { changes: plan.changes.length, refused: plan.refused.length };
-    if (plan.refused.length > 0) log.warn({ refused: plan.refused }, 'Some files were refused by the editor');
-    if (index!.config!.dryRun) {
-      log.info({ branch, title: plan.title, changes: plan.changes }, 'Dry run: bump planned, nothing written');
-      return { outcome: result, pull: open };
-    }
-    if (plan.updates.length === 0) {
-      if (open) await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body });
-      else if (plan.refused.length > 0) {
-        await reportCheck(octokit, id, {
-          sha: defaultHead.sha,
-          name: 'escalator/bump',
-          conclusion: 'failure',
-          title: `${plan.refused.length} file${plan.refused.length === 1 ? '' : 's'} could not be updated in ${data.environment}`,
-          summary: plan.refused.map((r) => `- \`${r.path}${r.line ? `:${r.line}` : ''}\`: ${r.reason}`).join('\n'),
-        });
-      }
-      return { outcome: result, pull: open };
-    }
-    const commit = await createCommit(octokit, id, base, plan.updates, plan.commitMessage);
-    if (!branchHead) await createBranch(octokit, id, branch, commit);
-    else if (open) await advanceBranch(octokit, id, branch, commit);
-    else await resetBranch(octokit, id, branch, commit); // a leftover branch of a closed PR: ours to reuse
-    let pull: PullSummary;
-    if (open) {
-      await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body });
-      pull = { ...open, headSha: commit, title: plan.title, body: plan.body };
-    } else {
-      pull = await createPull(octokit, id, { head: branch, base: index!.defaultBranch, title: plan.title, body: plan.body });
-    }
-    await ensureLabels(octokit, id, pull.number, pull.labels, ['escalator', `env:${data.environment}`, ...index!.config!.labels]);
-    log.info({ branch, pr: pull.number, commit, changes: plan.changes.length }, 'Bump committed');
-    return { outcome: { ...result, commit, pull: { number: pull.number, url: pull.htmlUrl } }, pull: { ...pull, headSha: commit } };
-  }
-}
-
-/** Run `work` again from fresh state when a compare-and-swap lost; give up after `max` tries. */
-export async function retryOnConflict<T>(work: () => Promise<T>, onConflict: (attempt: number) => void, max = 4): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await work();
-    } catch (error) {
-      if (!(error instanceof ConflictError) || attempt >= max) throw error;
-      onConflict(attempt);
-    }
-  }
+  return { changes: plan.changes.length, refused: plan.refused.length, ...(result.commit ? { commit: result.commit } : {}), ...(pull ? { pull: { number: pull.number, url: pull.htmlUrl } } : {}) };
 }
 
 /** Per image, the best waiting candidate its policy accepts (newest push for `newest`). */

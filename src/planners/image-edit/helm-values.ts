@@ -4,9 +4,9 @@
  * (`image: repo:tag`, `sidecarImage: repo:tag`; `image: repo` + `imageTag: x`) at any depth,
  * in maps and lists.
  */
-import { isMap, isScalar, isSeq, type YAMLMap } from 'yaml';
+import { isMap, isSeq, type YAMLMap } from 'yaml';
 import { normalizeName } from '../image-ref.js';
-import { entriesOf, hasMergeKey, mapHasPlaceholder, pairOf, stringSite, type DocumentReader, type Field, type Site, type SplitSite, type WalkState } from './site.js';
+import { entriesOf, mapHasPlaceholder, pairOf, stringSite, type DocumentReader, type Field, type Site, type SplitSite, type WalkState } from './site.js';
 
 const IMAGE_MAP_KEYS = new Set(['repository', 'registry', 'tag', 'version', 'digest']);
 
@@ -29,7 +29,8 @@ function walk(reader: DocumentReader, node: unknown, state: WalkState, sites: Si
       if (imageMap) sites.push(imageMap);
       const consumed = new Set<string>(imageMap ? IMAGE_MAP_KEYS : []);
       for (const [key, value] of entriesOf(resolved)) {
-        if (consumed.has(key)) continue;
+        // Merged maps are read where they are defined (under their anchor).
+        if (consumed.has(key) || key === '<<') continue;
         const childState = reader.child(state, key, value);
         if (isImageKey(key)) {
           const field = reader.field(value, childState);
@@ -89,26 +90,15 @@ function readImageString(reader: DocumentReader, map: YAMLMap, key: string, fiel
   return split;
 }
 
-function scalarText(node: unknown): string | undefined {
-  if (!isScalar(node) || node.value === null || node.value === undefined) return undefined;
-  return typeof node.value === 'object' ? undefined : String(node.value);
-}
-
 function readImageMap(reader: DocumentReader, map: YAMLMap, state: WalkState): SplitSite | undefined {
-  const repositoryPair = pairOf(map, 'repository');
-  const repository = repositoryPair ? scalarText(reader.resolve(repositoryPair.value)) : undefined;
+  const repository = reader.textIn(map, 'repository');
   if (repository === undefined || repository === '') return undefined;
-  const registryPair = pairOf(map, 'registry');
-  const registry = registryPair ? scalarText(reader.resolve(registryPair.value)) : undefined;
+  const registry = reader.textIn(map, 'registry');
   const written = registry ? `${registry.replace(/\/+$/, '')}/${repository}` : repository;
   const name = normalizeName(written);
   const placeholder = mapHasPlaceholder(map);
   if (name === undefined && !placeholder) return undefined;
-  const tagKey = pairOf(map, 'tag') ? 'tag' : pairOf(map, 'version') ? 'version' : 'tag';
-  const fieldOf = (key: string) => {
-    const pair = pairOf(map, key);
-    return pair ? reader.field(pair.value, reader.child(state, key, pair.value)) : undefined;
-  };
+  const tagKey = reader.pairIn(map, 'tag') ? 'tag' : reader.pairIn(map, 'version') ? 'version' : 'tag';
   const site: SplitSite = {
     form: 'split',
     flavor: 'helm',
@@ -121,11 +111,10 @@ function readImageMap(reader: DocumentReader, map: YAMLMap, state: WalkState): S
     entry: { map, path: state.path, offset: reader.segment.offset },
     tagKey,
   };
-  const tag = fieldOf(tagKey);
-  const digest = fieldOf('digest');
+  const tag = reader.fieldIn(map, tagKey, state);
+  const digest = reader.fieldIn(map, 'digest', state);
   if (tag) site.tag = tag;
   if (digest) site.digest = digest;
   if (state.blocked) site.blocked = state.blocked;
-  else if (hasMergeKey(map)) site.blocked = 'the image map uses a YAML merge key (<<), so its values may come from elsewhere; write the map out in full';
   return site;
 }

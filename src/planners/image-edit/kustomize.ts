@@ -6,7 +6,7 @@
 import { isMap, isSeq } from 'yaml';
 import { normalizeName } from '../image-ref.js';
 import { readHelmValues } from './helm-values.js';
-import { hasMergeKey, mapHasPlaceholder, pairOf, type DocumentReader, type Site, type SplitSite, type WalkState } from './site.js';
+import { mapHasPlaceholder, pairOf, type DocumentReader, type Site, type SplitSite, type WalkState } from './site.js';
 
 /** Reads the image entries of a Kustomization or Component document. */
 export function readKustomization(reader: DocumentReader): Site[] {
@@ -48,14 +48,8 @@ export function readKustomization(reader: DocumentReader): Site[] {
 
 function readEntry(reader: DocumentReader, entry: unknown, state: WalkState): SplitSite | undefined {
   if (!isMap(entry)) return undefined;
-  const fieldOf = (key: string) => {
-    const pair = pairOf(entry, key);
-    return pair ? reader.field(pair.value, reader.child(state, key, pair.value)) : undefined;
-  };
-  const nameField = fieldOf('name');
-  const newNameField = fieldOf('newName');
-  const written = newNameField?.value ?? nameField?.value;
-  if (typeof written !== 'string' || written === '') return undefined;
+  const written = reader.textIn(entry, 'newName') ?? reader.textIn(entry, 'name');
+  if (written === undefined || written === '') return undefined;
   const site: SplitSite = {
     form: 'split',
     flavor: 'kustomize',
@@ -68,14 +62,13 @@ function readEntry(reader: DocumentReader, entry: unknown, state: WalkState): Sp
     entry: { map: entry, path: state.path, offset: reader.segment.offset },
     tagKey: 'newTag',
   };
-  const tag = fieldOf('newTag');
-  const digest = fieldOf('digest');
+  const tag = reader.fieldIn(entry, 'newTag', state);
+  const digest = reader.fieldIn(entry, 'digest', state);
   if (tag) site.tag = tag;
   if (digest) site.digest = digest;
   const after = pairOf(entry, 'newName') ?? pairOf(entry, 'name');
   if (after) site.insertAfter = after;
   if (state.blocked) site.blocked = state.blocked;
-  else if (hasMergeKey(entry)) site.blocked = 'the entry uses a YAML merge key (<<), so its values may come from elsewhere; write the entry out in full';
-  if (pairOf(entry, 'tagSuffix')) site.frozen = 'the entry uses tagSuffix';
+  if (reader.pairIn(entry, 'tagSuffix')) site.frozen = 'the entry uses tagSuffix';
   return site;
 }

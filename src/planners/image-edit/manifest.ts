@@ -40,7 +40,7 @@ function walk(reader: DocumentReader, node: unknown, state: WalkState, sites: Si
   reader.throughAlias(node, (resolved) => {
     if (isMap(resolved)) {
       for (const [key, value] of entriesOf(resolved)) {
-        if (SKIPPED.has(key)) continue;
+        if (SKIPPED.has(key) || key === '<<') continue;
         const childState = reader.child(state, key, value);
         if (CONTAINER_LISTS.has(key)) readItems(reader, value, childState, sites, readContainer);
         else if (key === 'volumes') readItems(reader, value, childState, sites, readVolume);

@@ -3,7 +3,7 @@
  * multi-document streams are cut into documents first (see `splitDocuments`) and only the
  * documents that can mention the image are parsed, so a 5 MB manifest costs one document's parse.
  */
-import { parseAllDocuments, type Document, type YAMLError } from 'yaml';
+import { parseAllDocuments, visit, type Document, type YAMLError } from 'yaml';
 import { lineAt, splitDocuments } from './source.js';
 import type { EditRefusal } from './types.js';
 
@@ -44,11 +44,27 @@ function describeError(error: YAMLError, text: string, offset: number): EditRefu
   return { reason: `the file is not valid YAML (parse error at line ${line}: ${message}); fix the syntax first.${template}`, line };
 }
 
+/** Aliases without an anchor before them parse fine but cannot be read: refuse them up front. */
+function unresolvedAliases(doc: Document.Parsed, text: string, offset: number): EditRefusal[] {
+  const refusals: EditRefusal[] = [];
+  visit(doc, {
+    Alias: (_key, node) => {
+      if (node.resolve(doc) !== undefined) return;
+      const line = lineAt(text, offset + (node.range?.[0] ?? 0));
+      refusals.push({ reason: `the alias *${node.source} at line ${line} has no anchor &${node.source} before it; the file is not valid YAML, fix the alias first`, line });
+    },
+  });
+  return refusals;
+}
+
 function parseWhole(text: string): LoadedFile {
   const docs = parseAllDocuments(text, PARSE_OPTIONS);
   const list = Array.isArray(docs) ? docs : [];
   const refusals: EditRefusal[] = [];
-  for (const doc of list) for (const error of doc.errors) refusals.push(describeError(error, text, 0));
+  for (const doc of list) {
+    for (const error of doc.errors) refusals.push(describeError(error, text, 0));
+    if (doc.errors.length === 0) refusals.push(...unresolvedAliases(doc, text, 0));
+  }
   return {
     segments: list.map((doc, index) => ({ index, offset: 0, text, doc })),
     count: list.length,
@@ -74,6 +90,7 @@ export function loadFile(text: string, needle?: string): LoadedFile {
     if (!Array.isArray(docs) || docs.length !== 1) return parseWhole(text);
     const doc = docs[0] as Document.Parsed;
     for (const error of doc.errors) refusals.push(describeError(error, text, chunk.start));
+    if (doc.errors.length === 0) refusals.push(...unresolvedAliases(doc, text, chunk.start));
     segments.push({ index: chunk.index, offset: chunk.start, text: chunkText, doc });
   }
   return { segments, count: chunks.length, mode: 'chunked', refusals };

@@ -60,11 +60,19 @@ function replace(site: Site, field: Field, to: string, context: PlanContext): Ed
   const where = context.describe(site.docIndex, field.path);
   if (field.blocked) return { reason: `cannot edit ${where}: ${field.blocked}`, at: field.start };
   if (field.style === 'block') return { reason: `cannot edit ${where}: it is a block scalar`, at: field.start };
+  let text = renderScalar(to, field.style);
+  if (field.start === field.end) {
+    // An empty value (`newTag:`): the value goes after the key, separated by one space, and
+    // before a comment that may follow on the line.
+    const before = context.text.charAt(field.start - 1);
+    const after = context.text.charAt(field.start);
+    text = `${before === ' ' || before === '\t' ? '' : ' '}${text}${after === '#' ? ' ' : ''}`;
+  }
   return {
     docIndex: site.docIndex,
     start: field.start,
     end: field.end,
-    text: renderScalar(to, field.style),
+    text,
     path: field.path,
     from: field.value ?? '',
     to,
@@ -171,6 +179,12 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   const plan: SitePlan = { edits: [], refusals: [] };
   const entryWhere = context.describe(site.docIndex, site.entry.path);
   if (site.frozen) return plan;
+  const tagField = site.tag;
+  const tagWhere = context.describe(site.docIndex, [...site.entry.path, site.tagKey]);
+  const tagValue = tagField?.value;
+  // Helm (values or Argo CD parameters): no tag, or an empty one, means the chart's appVersion;
+  // nothing is pinned there, so nothing is written. Kustomize: the tag is written (or added).
+  if ((tagField === undefined || tagValue === null || tagValue === '') && site.flavor !== 'kustomize') return plan;
   const entryAt = site.tag?.start ?? site.digest?.start;
   if (site.placeholder) {
     plan.refusals.push({ reason: `${entryWhere} holds a template placeholder; render the template or set the value in the file that defines it`, ...(entryAt !== undefined ? { at: entryAt } : {}) });
@@ -179,18 +193,6 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   if (site.blocked) {
     plan.refusals.push({ reason: `cannot edit ${entryWhere}: ${site.blocked}`, ...(entryAt !== undefined ? { at: entryAt } : {}) });
     return plan;
-  }
-  const tagField = site.tag;
-  const tagWhere = context.describe(site.docIndex, [...site.entry.path, site.tagKey]);
-  const tagValue = tagField?.value;
-  if (tagField === undefined || tagValue === null || tagValue === '') {
-    // Helm (values or Argo CD parameters): no tag, or an empty one, means the chart's
-    // appVersion; nothing is pinned here.
-    if (site.flavor !== 'kustomize') return plan;
-    if (tagField !== undefined) {
-      plan.refusals.push({ reason: `${tagWhere} is empty; set it to the current tag once by hand so Escalator can keep it up to date`, ...(tagField ? { at: tagField.start } : {}) });
-      return plan;
-    }
   }
   const currentTagText = tagValue ?? '';
   if (tagField && isDigest(currentTagText)) {

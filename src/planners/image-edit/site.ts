@@ -57,7 +57,7 @@ interface SiteBase {
   raw: string;
   /** A template placeholder (`{{ }}`, `${X}`, `$(X)`) in the entry. */
   placeholder: boolean;
-  /** Entry-level reason the site cannot be edited (merge keys, reached through an alias). */
+  /** Entry-level reason the site cannot be edited (reached through an alias, shared anchor). */
   blocked?: string;
   /** Entry-level reason the site is deliberately left alone (Kustomize `tagSuffix`). */
   frozen?: string;
@@ -161,6 +161,44 @@ export class DocumentReader {
     }
   }
 
+  /**
+   * The pair for `key` in `map`, written there or inherited through YAML merge keys
+   * (`<<: *defaults`, `<<: [*a, *b]`; the map's own keys win, then the first source that has it).
+   * `via` names the anchor an inherited pair comes from.
+   */
+  pairIn(map: YAMLMap, key: string): { pair: Pair; via?: string } | undefined {
+    const own = pairOf(map, key);
+    if (own) return { pair: own };
+    const merge = pairOf(map, '<<');
+    if (!merge) return undefined;
+    const sources = isSeq(merge.value) ? merge.value.items : [merge.value];
+    for (const source of sources) {
+      const target = isAlias(source) ? this.resolve(source) : source;
+      if (!isMap(target)) continue;
+      const pair = pairOf(target, key);
+      if (pair) return { pair, via: isAlias(source) ? source.source : '<<' };
+    }
+    return undefined;
+  }
+
+  /** The field for `key` in `map` (see {@link pairIn}); inherited values cannot be edited here. */
+  fieldIn(map: YAMLMap, key: string, state: WalkState): Field | undefined {
+    const found = this.pairIn(map, key);
+    if (!found) return undefined;
+    if (found.via === undefined) return this.field(found.pair.value, this.child(state, key, found.pair.value));
+    const blocked = `${key} is inherited through the merge key << from &${found.via}, which other maps may share; set ${key} in this map to override it`;
+    const field = this.field(found.pair.value, { path: [...state.path, key], blocked });
+    if (field) field.blocked = blocked;
+    return field;
+  }
+
+  /** The scalar text of `key` in `map` (own or inherited), for names; undefined when absent or not scalar. */
+  textIn(map: YAMLMap, key: string): string | undefined {
+    const value = this.resolve(this.pairIn(map, key)?.pair.value);
+    if (!isScalar(value) || value.value === null || value.value === undefined || typeof value.value === 'object') return undefined;
+    return String(value.value);
+  }
+
   /** A field for a scalar value, or undefined when the node is not a scalar (or alias of one). */
   field(node: unknown, state: WalkState): Field | undefined {
     if (isAlias(node)) {
@@ -224,11 +262,6 @@ export function pairOf(map: YAMLMap, key: string): Pair | undefined {
     if (isPair(item) && isScalar(item.key) && item.key.value === key) return item as Pair;
   }
   return undefined;
-}
-
-/** Whether the map has a YAML merge key (`<<`). */
-export function hasMergeKey(map: YAMLMap): boolean {
-  return pairOf(map, '<<') !== undefined;
 }
 
 /** The string keys of a map with their values, in order. */

@@ -81,6 +81,14 @@ function compare(oldDoc: Document.Parsed, newDoc: Document.Parsed | undefined, e
  * undefined when only the intended values changed.
  */
 export function verifyEdits(loaded: LoadedFile, newText: string, edits: readonly Edit[]): string | undefined {
+  try {
+    return verify(loaded, newText, edits);
+  } catch (error) {
+    return `the edited text could not be read back (${(error as Error).message})`;
+  }
+}
+
+function verify(loaded: LoadedFile, newText: string, edits: readonly Edit[]): string | undefined {
   const grouped = byDocument(edits);
   if (loaded.mode === 'whole') {
     const docs = parseAllDocuments(newText, PARSE_OPTIONS);

@@ -199,8 +199,12 @@ describe('helm values', () => {
       expectRefusal(lines('a: &img', '  repository: ghcr.io/example/hello', '  tag: 1.2.3', 'b:', '  image: *img'), /alias/, VALUES);
     });
 
-    it('refuses an image map built with a merge key', () => {
-      expectRefusal(lines('base: &b {tag: 1.2.3}', 'image:', '  <<: *b', '  repository: ghcr.io/example/hello'), /merge key|alias/, VALUES);
+    it('reads a repository inherited through a merge key and edits the map\'s own tag', () => {
+      expectEdit(
+        lines('defaults: &d', '  repository: ghcr.io/example/hello', '  pullPolicy: IfNotPresent', 'api:', '  image:', '    <<: *d', '    tag: 1.2.3'),
+        lines('defaults: &d', '  repository: ghcr.io/example/hello', '  pullPolicy: IfNotPresent', 'api:', '  image:', '    <<: *d', '    tag: 1.4.0'),
+        VALUES,
+      );
     });
   });
 

@@ -118,8 +118,23 @@ describe('kustomize images', () => {
       expectEdit('images:\r\n- name: ghcr.io/example/hello', 'images:\r\n- name: ghcr.io/example/hello\r\n  newTag: 1.4.0');
     });
 
-    it('refuses an empty newTag (there is no value to keep in style)', () => {
-      expectRefusal(lines('images:', '- name: ghcr.io/example/hello', '  newTag:'), /newTag is empty/);
+    it('writes the tag into an empty newTag (null, ~ or "")', () => {
+      const base = ['images:', '- name: ghcr.io/example/hello'];
+      expectEdit(lines(...base, '  newTag:'), lines(...base, '  newTag: 1.4.0'));
+      expectEdit(`${base.join('\r\n')}\r\n  newTag:`, `${base.join('\r\n')}\r\n  newTag: 1.4.0`);
+      expectEdit(lines(...base, '  newTag:   # set by CI'), lines(...base, '  newTag:   1.4.0 # set by CI'));
+      expectEdit(lines(...base, '  newTag: ~'), lines(...base, '  newTag: 1.4.0'));
+      expectEdit(lines(...base, '  newTag: ""'), lines(...base, '  newTag: "1.4.0"'));
+      expectEdit(lines('images: [{name: ghcr.io/example/hello, newTag:}]'), lines('images: [{name: ghcr.io/example/hello, newTag: 1.4.0}]'));
+      const result = expectEdit(lines(...base, '  newTag: !!str'), lines(...base, '  newTag: !!str 1.4.0'));
+      expect(result.changed).toEqual([{ path: 'images[0].newTag', line: 3, from: '', to: '1.4.0' }]);
+    });
+
+    it('reads names through a merge key and edits the entry\'s own newTag', () => {
+      expectEdit(
+        lines('x-hello: &hello', '  name: ghcr.io/example/hello', 'images:', '- <<: *hello', '  newTag: 1.2.3'),
+        lines('x-hello: &hello', '  name: ghcr.io/example/hello', 'images:', '- <<: *hello', '  newTag: 1.4.0'),
+      );
     });
   });
 

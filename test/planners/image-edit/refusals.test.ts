@@ -33,8 +33,9 @@ describe('refusals leave the file byte-identical', () => {
     expectRefusal(lines('images: &list', '- name: ghcr.io/example/hello', '  newTag: 1.2.3', 'copy: *list'), /anchor &list/);
   });
 
-  it('refuses an entry with a merge key', () => {
-    expectRefusal(lines('base: &b {newTag: 1.2.3}', 'images:', '- <<: *b', '  name: ghcr.io/example/hello'), /merge key/);
+  it('refuses a tag inherited through a merge key', () => {
+    expectRefusal(lines('base: &b {newTag: 1.2.3}', 'images:', '- <<: *b', '  name: ghcr.io/example/hello'), /newTag is inherited through the merge key << from &b/);
+    expectRefusal(lines('base: &b {tag: 1.2.3}', 'image:', '  <<: [*b]', '  repository: ghcr.io/example/hello'), /tag is inherited through the merge key/, { path: 'values.yaml' });
   });
 
   it('refuses an invalid event tag, digest or repository', () => {
@@ -61,5 +62,11 @@ describe('refusals leave the file byte-identical', () => {
     expectUntouched('not: [valid', { mentions: false, unchanged: false });
     const result = editImages('# ghcr.io/example/hello\n', EVENT, { path: 'README.md' });
     expect(result).toEqual({ text: '# ghcr.io/example/hello\n', kind: 'unknown', mentions: false, changed: [], unchanged: false, refused: [] });
+  });
+});
+
+describe('aliases without anchors', () => {
+  it('are refused as invalid YAML instead of crashing', () => {
+    expectRefusal(lines('a:', '  <<: *x', '  repository: ghcr.io/example/hello', '  tag: 1.0'), /alias \*x at line 2 has no anchor/, { path: 'values.yaml' });
   });
 });

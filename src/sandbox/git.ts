@@ -79,6 +79,11 @@ interface RunResult {
 export class GitRepository {
   /** Answers about immutable objects (named by full SHAs) never change, so they are memoized. */
   private readonly memo = new Map<string, Promise<unknown>>();
+  /**
+   * Answers that depend on refs (ref values, names resolved to commits). Every ref write goes
+   * through this class, which clears them, so they are exact.
+   */
+  private readonly byName = new Map<string, Promise<string | null>>();
 
   constructor(readonly dir: string) {}
 
@@ -122,22 +127,36 @@ export class GitRepository {
   }
 
   /** Resolves a branch, tag, ref or SHA to a commit SHA; null when it names nothing. */
-  async resolveCommit(rev: string): Promise<string | null> {
-    if (rev.startsWith('-')) return null;
-    const result = await this.run(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { okCodes: [1, 128] });
-    return result.code === 0 ? result.stdout.toString().trim() : null;
+  resolveCommit(rev: string): Promise<string | null> {
+    if (rev.startsWith('-')) return Promise.resolve(null);
+    return this.revParse(`${rev}^{commit}`);
+  }
+
+  private revParse(spec: string): Promise<string | null> {
+    let value = this.byName.get(spec);
+    if (!value) {
+      value = this.run(['rev-parse', '--verify', '--quiet', spec], { okCodes: [1, 128] })
+        .then((result) => (result.code === 0 ? result.stdout.toString().trim() : null));
+      this.byName.set(spec, value);
+      value.catch(() => this.byName.delete(spec));
+    }
+    return value;
+  }
+
+  /** Writes a ref unconditionally (for GitHub's own `refs/pull/N/*`). */
+  async setRef(ref: string, sha: string): Promise<void> {
+    await this.run(['update-ref', ref, sha]);
+    this.byName.clear();
   }
 
   /** Resolves a tree, or the tree of a commit or ref; null when it names nothing. */
-  async resolveTree(rev: string): Promise<string | null> {
-    if (rev.startsWith('-')) return null;
-    const result = await this.run(['rev-parse', '--verify', '--quiet', `${rev}^{tree}`], { okCodes: [1, 128] });
-    return result.code === 0 ? result.stdout.toString().trim() : null;
+  resolveTree(rev: string): Promise<string | null> {
+    if (rev.startsWith('-')) return Promise.resolve(null);
+    return this.revParse(`${rev}^{tree}`);
   }
 
-  async readRef(ref: string): Promise<string | null> {
-    const result = await this.run(['rev-parse', '--verify', '--quiet', ref], { okCodes: [1, 128] });
-    return result.code === 0 ? result.stdout.toString().trim() : null;
+  readRef(ref: string): Promise<string | null> {
+    return ref.startsWith('-') ? Promise.resolve(null) : this.revParse(ref);
   }
 
   /** Full ref names and SHAs under `prefix` (e.g. `refs/heads/`), sorted by name. */
@@ -155,11 +174,14 @@ export class GitRepository {
    */
   async updateRef(ref: string, newSha: string, oldSha: string): Promise<boolean> {
     const result = await this.run(['update-ref', ref, newSha, oldSha], { okCodes: [1, 128] });
+    // Cleared after the write, so no read that started earlier can leave a stale value behind.
+    this.byName.clear();
     return result.code === 0;
   }
 
   async deleteRef(ref: string, oldSha: string): Promise<boolean> {
     const result = await this.run(['update-ref', '-d', ref, oldSha], { okCodes: [1, 128] });
+    this.byName.clear();
     return result.code === 0;
   }
 

@@ -37,13 +37,13 @@ async function refreshTestMerge(context: SandboxContext, repo: SandboxRepo, pull
   const merge = await checkMerge(repo, base, pull.headSha);
   const pair = `${base}:${pull.headSha}`;
   if (testMerges.get(pull) === pair) return merge;
-  await repo.git.run(['update-ref', `refs/pull/${pull.number}/head`, pull.headSha]);
+  await repo.git.setRef(`refs/pull/${pull.number}/head`, pull.headSha);
   pull.mergeCommitSha = null;
   if (merge.clean) {
     const identity = { name: 'GitHub', email: 'noreply@github.com', date: context.state.clock() };
     const message = `Merge ${pull.headSha} into ${base}\n`;
     pull.mergeCommitSha = await repo.git.commitTree(merge.tree, [base, pull.headSha], message, identity, identity);
-    await repo.git.run(['update-ref', `refs/pull/${pull.number}/merge`, pull.mergeCommitSha]);
+    await repo.git.setRef(`refs/pull/${pull.number}/merge`, pull.mergeCommitSha);
   }
   testMerges.set(pull, pair);
   return merge;

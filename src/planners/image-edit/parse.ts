@@ -3,7 +3,7 @@
  * multi-document streams are cut into documents first (see `splitDocuments`) and only the
  * documents that can mention the image are parsed, so a 5 MB manifest costs one document's parse.
  */
-import { parseAllDocuments, visit, type Document, type YAMLError } from 'yaml';
+import { isCollection, parseAllDocuments, visit, type Document, type YAMLError } from 'yaml';
 import { lineAt, splitDocuments } from './source.js';
 import type { EditRefusal } from './types.js';
 
@@ -44,14 +44,26 @@ function describeError(error: YAMLError, text: string, offset: number): EditRefu
   return { reason: `the file is not valid YAML (parse error at line ${line}: ${message}); fix the syntax first.${template}`, line };
 }
 
-/** Aliases without an anchor before them parse fine but cannot be read: refuse them up front. */
-function unresolvedAliases(doc: Document.Parsed, text: string, offset: number): EditRefusal[] {
+/**
+ * Problems that parse without errors: aliases with no anchor before them (they cannot be read),
+ * and unquoted `{{ … }}` template actions, which YAML reads as nested flow maps used as keys —
+ * such a file is a Go/Helm template, not data.
+ */
+function structuralProblems(doc: Document.Parsed, text: string, offset: number): EditRefusal[] {
   const refusals: EditRefusal[] = [];
   visit(doc, {
     Alias: (_key, node) => {
       if (node.resolve(doc) !== undefined) return;
       const line = lineAt(text, offset + (node.range?.[0] ?? 0));
       refusals.push({ reason: `the alias *${node.source} at line ${line} has no anchor &${node.source} before it; the file is not valid YAML, fix the alias first`, line });
+    },
+    Pair: (_key, pair) => {
+      const start = isCollection(pair.key) ? pair.key.range?.[0] : undefined;
+      // `{{ x }}` is a flow map whose key is the flow map `{ x }`: the key starts at either brace.
+      if (start === undefined || !(text.startsWith('{{', offset + start) || text.startsWith('{{', offset + start - 1))) return undefined;
+      const line = lineAt(text, offset + start);
+      refusals.push({ reason: `the file is a template: line ${line} holds an unquoted {{ … }} placeholder; edit the values the template reads instead`, line });
+      return visit.BREAK;
     },
   });
   return refusals;
@@ -63,7 +75,7 @@ function parseWhole(text: string): LoadedFile {
   const refusals: EditRefusal[] = [];
   for (const doc of list) {
     for (const error of doc.errors) refusals.push(describeError(error, text, 0));
-    if (doc.errors.length === 0) refusals.push(...unresolvedAliases(doc, text, 0));
+    if (doc.errors.length === 0) refusals.push(...structuralProblems(doc, text, 0));
   }
   return {
     segments: list.map((doc, index) => ({ index, offset: 0, text, doc })),
@@ -90,7 +102,7 @@ export function loadFile(text: string, needle?: string): LoadedFile {
     if (!Array.isArray(docs) || docs.length !== 1) return parseWhole(text);
     const doc = docs[0] as Document.Parsed;
     for (const error of doc.errors) refusals.push(describeError(error, text, chunk.start));
-    if (doc.errors.length === 0) refusals.push(...unresolvedAliases(doc, text, chunk.start));
+    if (doc.errors.length === 0) refusals.push(...structuralProblems(doc, text, chunk.start));
     segments.push({ index: chunk.index, offset: chunk.start, text: chunkText, doc });
   }
   return { segments, count: chunks.length, mode: 'chunked', refusals };

@@ -70,3 +70,15 @@ describe('aliases without anchors', () => {
     expectRefusal(lines('a:', '  <<: *x', '  repository: ghcr.io/example/hello', '  tag: 1.0'), /alias \*x at line 2 has no anchor/, { path: 'values.yaml' });
   });
 });
+
+describe('template files', () => {
+  it('refuses unquoted {{ … }} actions that YAML reads as flow maps', () => {
+    expectRefusal(lines('image: ghcr.io/example/hello:1.2.3', 'replicas: {{ .Values.replicas }}'), /the file is a template: line 2/, { path: 'values.yaml' });
+    expectRefusal(lines('{{ .Values.x }}: 1', 'image: ghcr.io/example/hello:1.2.3'), /the file is a template: line 1/, { path: 'values.yaml' });
+  });
+
+  it('accepts quoted tpl strings elsewhere in values', () => {
+    const input = lines('fullnameOverride: "{{ .Release.Name }}-web"', 'image: ghcr.io/example/hello:1.2.3');
+    expect(editImages(input, EVENT, { path: 'values.yaml' }).text).toBe(input.replace('hello:1.2.3', 'hello:1.4.0'));
+  });
+});

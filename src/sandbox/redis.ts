@@ -52,12 +52,16 @@ export function freePort(): Promise<number> {
  * Finds Redis the way the sandbox promises: `REDIS_URL` when set; otherwise 127.0.0.1:6379 when
  * it answers; otherwise a private `redis-server` (no persistence) on a free port.
  */
-export async function findRedis(env: NodeJS.ProcessEnv, binary = 'redis-server'): Promise<RedisHandle> {
+export async function findRedis(
+  env: NodeJS.ProcessEnv,
+  options: { binary?: string; localPort?: number } = {},
+): Promise<RedisHandle> {
   const none = async () => undefined;
+  const local = options.localPort ?? 6379;
   if (env.REDIS_URL) return { url: env.REDIS_URL, source: 'env', stop: none };
-  if (await pingRedis('127.0.0.1', 6379)) return { url: 'redis://127.0.0.1:6379', source: 'local', stop: none };
+  if (await pingRedis('127.0.0.1', local)) return { url: `redis://127.0.0.1:${local}`, source: 'local', stop: none };
   const port = await freePort();
-  const child = await startRedisServer(binary, port);
+  const child = await startRedisServer(options.binary ?? 'redis-server', port);
   if (!child) throw new RedisNotFoundError();
   return {
     url: `redis://127.0.0.1:${port}`,

@@ -12,6 +12,8 @@ export interface IndexedFile {
   path: string;
   /** Normalized names of the images the file references. */
   images: string[];
+  /** The version of each image the file sets (first use per image). */
+  versions: Array<{ name: string; tag: string; digest?: string }>;
 }
 
 export interface RepoIndex {
@@ -97,6 +99,50 @@ export class IndexStore {
   }
   async markBuilt(): Promise<void> {
     await this.redis.set(`${this.prefix}:index:built`, new Date().toISOString());
+  }
+
+  /** When a version was first seen running in an environment (for soak gates); set once. */
+  async recordSeen(key: RepoKey, environment: string, app: string, version: string, at: string): Promise<string> {
+    const redisKey = `${this.prefix}:seen:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}:${version}`;
+    await this.redis.set(redisKey, at, 'NX');
+    return (await this.redis.get(redisKey)) ?? at;
+  }
+
+  async loadSeen(key: RepoKey, environment: string, app: string, version: string): Promise<string | null> {
+    return this.redis.get(`${this.prefix}:seen:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}:${version}`);
+  }
+
+  /** The versions an (environment, app) ran, newest first, for rollbacks. */
+  async pushHistory(key: RepoKey, environment: string, app: string, entry: { at: string; sha: string; versions: IndexedFile['versions'] }): Promise<void> {
+    const redisKey = `${this.prefix}:history:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}`;
+    await this.redis.multi().lpush(redisKey, JSON.stringify(entry)).ltrim(redisKey, 0, 49).exec();
+  }
+
+  async loadHistory(key: RepoKey, environment: string, app: string): Promise<Array<{ at: string; sha: string; versions: IndexedFile['versions'] }>> {
+    const entries = await this.redis.lrange(`${this.prefix}:history:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}`, 0, -1);
+    return entries.map((entry) => JSON.parse(entry) as { at: string; sha: string; versions: IndexedFile['versions'] });
+  }
+
+  /** Where the versions of an (environment, app) came from: the merged PRs, oldest first. */
+  async saveProvenance(key: RepoKey, environment: string, app: string, sources: string[]): Promise<void> {
+    await this.redis.set(`${this.prefix}:provenance:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}`, JSON.stringify(sources.slice(-10)));
+  }
+
+  async loadProvenance(key: RepoKey, environment: string, app: string): Promise<string[]> {
+    const text = await this.redis.get(`${this.prefix}:provenance:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}`);
+    return text ? (JSON.parse(text) as string[]) : [];
+  }
+
+  /** `/escalator hold [app]`: promotion into the environment (or one app) is frozen. */
+  async setHold(key: RepoKey, environment: string, app: string, by: string | null): Promise<void> {
+    const redisKey = `${this.prefix}:hold:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}`;
+    if (by === null) await this.redis.hdel(redisKey, app || '*');
+    else await this.redis.hset(redisKey, app || '*', by);
+  }
+
+  async loadHold(key: RepoKey, environment: string, app: string): Promise<string | null> {
+    const holds = await this.redis.hgetall(`${this.prefix}:hold:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}`);
+    return holds['*'] ?? (app ? (holds[app] ?? null) : Object.values(holds)[0] ?? null);
   }
 
   #candidateKey(key: RepoKey, environment: string, app: string): string {

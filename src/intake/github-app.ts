@@ -3,7 +3,8 @@ import type { IndexStore } from '../adapters/index-store.js';
 import { eventKey, normalizeGithub } from '../events/index.js';
 import { enqueueIndex } from '../jobs/index-repo.js';
 import type { Logger } from '../observability/logger.js';
-import { ImageJob } from '../queue/jobs.js';
+import { parseMarker } from '../planners/pull-marker.js';
+import { CommandJob, ImageJob } from '../queue/jobs.js';
 import { jobId } from '../queue/names.js';
 import type { Producer } from '../queue/producer.js';
 
@@ -57,6 +58,35 @@ export function createGitHubApp(deps: GitHubAppDeps) {
         const [owner, name] = repo.full_name.split('/') as [string, string];
         await deps.store?.dropRepo({ installationId: payload.installation.id, owner, repo: name });
       }
+    });
+
+    app.on('pull_request.closed', async (context) => {
+      const { pull_request: pull, repository, installation } = context.payload;
+      const marker = parseMarker(pull.body);
+      if (!pull.merged || !marker || !installation || !deps.store) return;
+      // The chain a promotion carries: dev PR → staging PR → this. Stored for the next hop.
+      const sources = [...(marker.sources ?? []), `#${pull.number}`];
+      await deps.store.saveProvenance({ installationId: installation.id, owner: repository.owner.login, repo: repository.name }, marker.environment, marker.app, sources);
+    });
+
+    app.on('issue_comment.created', async (context) => {
+      const { comment, issue, repository, installation } = context.payload;
+      if (!installation || comment.user?.type === 'Bot' || !/^\s*\/escalator(\s|$)/m.test(comment.body)) return;
+      await producer.enqueue(
+        'command',
+        CommandJob,
+        {
+          installationId: installation.id,
+          owner: repository.owner.login,
+          repo: repository.name,
+          issueNumber: issue.number,
+          isPull: Boolean(issue.pull_request),
+          author: comment.user?.login ?? 'ghost',
+          body: comment.body.slice(0, 65_536),
+          ...(issue.pull_request && issue.body ? { prBody: issue.body.slice(0, 262_144) } : {}),
+        },
+        { jobId: jobId('command', context.id), attempts: 5, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 7 * 86_400 } },
+      );
     });
 
     app.on(['registry_package', 'package'], async (context) => {

@@ -5,6 +5,7 @@ import { planEnvironmentFiles } from '../planners/environment-files.js';
 import { listImages } from '../planners/image-edit/index.js';
 import { jobId } from '../queue/names.js';
 import { IndexJob, type ResyncJob } from '../queue/jobs.js';
+import { enqueuePromote } from './promote.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
 
@@ -36,16 +37,69 @@ export async function processIndexJob(deps: JobDeps, data: IndexJob, { log }: Pr
     for (const file of planEnvironmentFiles(parsed.config, paths)) {
       const content = await loadFile(octokit, id, file.path, head.sha);
       if (content === null) continue;
-      const images = [...new Set(listImages(content, { path: file.path }).uses.map((use) => use.name))];
-      if (images.length > 0) files.push({ ...file, images });
+      const uses = listImages(content, { path: file.path }).uses;
+      const images = [...new Set(uses.map((use) => use.name))];
+      const versions = images.map((name) => {
+        const use = uses.find((u) => u.name === name && u.tag) ?? uses.find((u) => u.name === name);
+        return { name, tag: use?.tag ?? '', ...(use?.digest ? { digest: use.digest } : {}) };
+      });
+      if (images.length > 0) files.push({ ...file, images, versions });
     }
     index.files = files;
   } else {
     log.warn({ repo: `${data.owner}/${data.repo}`, problems: parsed.problems.length }, 'Repository config is invalid; bumps paused until it is fixed');
   }
+  const previous = await deps.store.loadRepo(data.owner, data.repo);
   await deps.store.saveRepo(index);
+  if (index.config) await afterIndex(deps, previous, index, log);
   log.info({ repo: `${data.owner}/${data.repo}`, sha: head.sha, files: index.files.length }, 'Repository indexed');
   return index;
+}
+
+/**
+ * What changed since the last index, per (environment, app): record the versions' first-seen time
+ * (soak) and history (rollback), then plan promotions out of every environment whose versions
+ * moved — and into it, so a promotion that became unnecessary is closed.
+ */
+async function afterIndex(deps: JobDeps, previous: RepoIndex | null, index: RepoIndex, log: ProcessorContext['log']): Promise<void> {
+  const now = deps.now().toISOString();
+  const config = index.config!;
+  const changed = new Set<string>();
+  for (const [key, versions] of versionsByTarget(index)) {
+    const before = previous ? versionsByTarget(previous).get(key) : undefined;
+    const [environment, app] = key.split('\u0000') as [string, string];
+    for (const version of versions) await deps.store.recordSeen(index, environment, app, versionId(version), now);
+    if (previous && JSON.stringify(before ?? []) !== JSON.stringify(versions)) {
+      changed.add(environment);
+      await deps.store.pushHistory(index, environment, app, { at: now, sha: index.sha, versions });
+      for (const target of config.environments.filter((env) => env.from === environment)) {
+        await enqueuePromote(deps, { installationId: index.installationId, owner: index.owner, repo: index.repo, environment: target.name, app: target.group ? '' : app, reason: 'push' }, index.sha);
+      }
+      const self = config.environments.find((env) => env.name === environment);
+      if (self && self.from !== 'registry') {
+        await enqueuePromote(deps, { installationId: index.installationId, owner: index.owner, repo: index.repo, environment, app: self.group ? '' : app, reason: 'push' }, index.sha);
+      }
+    } else if (!previous || !before) {
+      await deps.store.pushHistory(index, environment, app, { at: now, sha: index.sha, versions });
+    }
+  }
+  if (changed.size > 0) log.info({ environments: [...changed] }, 'Environment versions changed');
+}
+
+export function versionId(version: { name: string; tag: string; digest?: string }): string {
+  return `${version.name}:${version.tag}${version.digest ? `@${version.digest}` : ''}`;
+}
+
+/** Versions per `environment\0app`, sorted, so two indexes compare by value. */
+export function versionsByTarget(index: RepoIndex): Map<string, IndexedFile['versions']> {
+  const targets = new Map<string, Map<string, IndexedFile['versions'][number]>>();
+  for (const file of index.files) {
+    const key = `${file.environment}\u0000${file.app}`;
+    const versions = targets.get(key) ?? new Map();
+    for (const version of file.versions ?? []) if (!versions.has(version.name)) versions.set(version.name, version);
+    targets.set(key, versions);
+  }
+  return new Map([...targets].map(([key, versions]) => [key, [...versions.values()].sort((a, b) => a.name.localeCompare(b.name))]));
 }
 
 /** After Redis lost the index: list every installation's repositories and index each. */

@@ -31,6 +31,8 @@ export interface LivingPullResult<P extends BranchPlan> {
   commit?: string;
   /** The commit the plan was made against. */
   base: BranchHead;
+  /** True when this run opened the pull request. */
+  created: boolean;
 }
 
 /**
@@ -49,7 +51,7 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
   labels: string[];
   log: Logger;
   dryRun?: boolean;
-  plan: (base: BranchHead, open: PullSummary | null) => Promise<P>;
+  plan: (base: BranchHead, open: PullSummary | null, defaultHead: BranchHead) => Promise<P>;
 }): Promise<LivingPullResult<P>> {
   const { octokit, id, branch } = input;
   for (let attempt = 1; ; attempt++) {
@@ -67,11 +69,11 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
     const branchHead = await loadBranch(octokit, id, branch);
     const open = branchHead ? await findOpenPull(octokit, id, branch) : null;
     const base = open && branchHead ? branchHead : defaultHead;
-    const plan = await input.plan(base, open);
-    if (input.dryRun) return { plan, pull: open, base };
+    const plan = await input.plan(base, open, defaultHead);
+    if (input.dryRun) return { plan, pull: open, base, created: false };
     if (plan.updates.length === 0) {
       if (open) await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body });
-      return { plan, pull: open ? { ...open, title: plan.title, body: plan.body } : null, base };
+      return { plan, pull: open ? { ...open, title: plan.title, body: plan.body } : null, base, created: false };
     }
     const commit = await createCommit(octokit, id, base, plan.updates, plan.commitMessage);
     if (!branchHead) await createBranch(octokit, id, branch, commit);
@@ -86,6 +88,6 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
     }
     await ensureLabels(octokit, id, pull.number, pull.labels, input.labels);
     input.log.info({ branch, pr: pull.number, commit, files: plan.updates.length }, 'Living pull request updated');
-    return { plan, pull: { ...pull, headSha: commit, labels: [...new Set([...pull.labels, ...input.labels])] }, commit, base };
+    return { plan, pull: { ...pull, headSha: commit, labels: [...new Set([...pull.labels, ...input.labels])] }, commit, base, created: !open };
   }
 }

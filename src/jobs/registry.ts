@@ -5,10 +5,12 @@ import { IndexStore } from '../adapters/index-store.js';
 import type { Env } from '../config/env.js';
 import type { Logger } from '../observability/logger.js';
 import { createRedis } from '../queue/connection.js';
-import { BumpJob, ImageJob, IndexJob, ResyncJob } from '../queue/jobs.js';
+import { BumpJob, CommandJob, ImageJob, IndexJob, PromoteJob, ResyncJob } from '../queue/jobs.js';
 import { Producer } from '../queue/producer.js';
 import { createWorker } from '../queue/worker.js';
 import { processBumpJob } from './bump.js';
+import { processCommandJob } from './command.js';
+import { processPromoteJob } from './promote.js';
 import type { JobDeps } from './deps.js';
 import { processImageJob } from './image.js';
 import { processIndexJob, processResyncJob } from './index-repo.js';
@@ -53,6 +55,8 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
   const workers = [
     createWorker('image', ImageJob, (data, context) => processImageJob(deps, data, context), { ...common, concurrency: 8 }),
     createWorker('bump', BumpJob, (data, context) => processBumpJob(deps, data, context), { ...common, concurrency: 4 }),
+    createWorker('promote', PromoteJob, (data, context) => processPromoteJob(deps, data, context), { ...common, concurrency: 4 }),
+    createWorker('command', CommandJob, (data, context) => processCommandJob(deps, data, context), { ...common, concurrency: 2 }),
     createWorker(
       'index',
       IndexJob.or(ResyncJob),

@@ -43,7 +43,7 @@ export interface PromotionInput {
   /** `''` for a grouped PR covering every app. */
   app: string;
   /** Per app: X's files and Y's files. Apps with no Y files are reported, not created. */
-  apps: Array<{ app: string; sourceFiles: EnvFile[]; targetFiles: EnvFile[] }>;
+  apps: Array<{ app: string; sourceFiles: EnvFile[]; targetFiles: EnvFile[]; versions?: Map<string, RunningVersion> }>;
   /** Provenance carried over from the PRs that brought the versions into X. */
   sources?: string[];
   gates?: Array<{ name: string; state: 'passed' | 'pending' | 'failed'; detail: string }>;
@@ -82,10 +82,11 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
   const images: PullMarker['images'] = [];
   for (const app of input.apps) {
     if (app.targetFiles.length === 0) {
-      if (app.sourceFiles.length > 0) missing.push(app.app);
+      if (app.sourceFiles.length > 0 || app.versions) missing.push(app.app);
       continue;
     }
-    const versions = readVersions(app.sourceFiles);
+    // A rollback passes the versions to restore instead of reading the source environment.
+    const versions = app.versions ?? readVersions(app.sourceFiles);
     const before = readVersions(app.targetFiles);
     for (const file of app.targetFiles) {
       let text = file.text;

@@ -31,3 +31,26 @@ export const IndexJob = z.object({ ...RepoRef, reason: z.enum(['installation', '
 export const ResyncJob = z.object({ reason: z.string() });
 export type IndexJob = z.infer<typeof IndexJob>;
 export type ResyncJob = z.infer<typeof ResyncJob>;
+
+/** Plan (or re-plan) the promotion into one environment, per app or grouped (`app: ''`). */
+export const PromoteJob = z.object({
+  ...RepoRef,
+  environment: z.string().min(1),
+  app: z.string(),
+  reason: z.enum(['push', 'command', 'soak', 'hold', 'rollback']),
+  /** Who asked, for commands (shown in replies and logs). */
+  requestedBy: z.string().optional(),
+});
+export type PromoteJob = z.infer<typeof PromoteJob>;
+
+/** A `/escalator …` comment: checked for permission and answered in a worker, not in intake. */
+export const CommandJob = z.object({
+  ...RepoRef,
+  issueNumber: z.number().int().positive(),
+  isPull: z.boolean(),
+  author: z.string().min(1),
+  body: z.string().max(65_536),
+  /** The pull request's body, to find the environment of a promotion PR from its marker. */
+  prBody: z.string().max(262_144).optional(),
+});
+export type CommandJob = z.infer<typeof CommandJob>;

@@ -175,3 +175,41 @@ export async function reportCheck(octokit: Octokit, id: RepoId, input: { sha: st
     output: { title: input.title.slice(0, 255), summary: input.summary.slice(0, 65_000) },
   });
 }
+
+export interface CheckState {
+  status: 'in_progress' | 'completed';
+  conclusion?: 'success' | 'failure' | 'neutral';
+  title: string;
+  summary: string;
+}
+
+/**
+ * One check run per (commit, name), updated in place and only when its state or text differs.
+ * Re-evaluating a gate never piles up check runs.
+ */
+export async function ensureCheckRun(octokit: Octokit, id: RepoId, sha: string, name: string, state: CheckState): Promise<number> {
+  const { data } = await octokit.rest.checks.listForRef({ ...id, ref: sha, check_name: name, per_page: 10 });
+  const existing = data.check_runs.find((run) => run.name === name && run.head_sha === sha);
+  const output = { title: state.title.slice(0, 255), summary: state.summary.slice(0, 65_000) };
+  const fields = { status: state.status, ...(state.status === 'completed' ? { conclusion: state.conclusion ?? 'neutral' } : {}), output };
+  if (!existing) {
+    const created = await octokit.rest.checks.create({ ...id, head_sha: sha, name, ...fields });
+    return created.data.id;
+  }
+  const same = existing.status === state.status && (state.status !== 'completed' || existing.conclusion === state.conclusion) && existing.output?.title === output.title && existing.output?.summary === output.summary;
+  if (!same) await octokit.rest.checks.update({ ...id, check_run_id: existing.id, ...fields });
+  return existing.id;
+}
+
+export async function closePull(octokit: Octokit, id: RepoId, number: number, comment: string): Promise<void> {
+  await octokit.rest.issues.createComment({ ...id, issue_number: number, body: comment });
+  await octokit.rest.pulls.update({ ...id, pull_number: number, state: 'closed' });
+}
+
+/** Ask users and teams (`@org/team`) to review; GitHub ignores ones already requested. */
+export async function requestReviewers(octokit: Octokit, id: RepoId, number: number, reviewers: string[]): Promise<void> {
+  const teams = reviewers.filter((r) => r.includes('/')).map((r) => r.split('/')[1] as string);
+  const users = reviewers.filter((r) => !r.includes('/')).map((r) => r.replace(/^@/, ''));
+  if (teams.length + users.length === 0) return;
+  await octokit.rest.pulls.requestReviewers({ ...id, pull_number: number, reviewers: users, team_reviewers: teams });
+}

@@ -1,0 +1,110 @@
+import { RequestError } from '@octokit/request-error';
+import { commandHelp, parseCommand, type Command } from '../planners/commands.js';
+import { code, escapeText } from '../planners/markdown.js';
+import { parseMarker } from '../planners/pull-marker.js';
+import type { CommandJob } from '../queue/jobs.js';
+import type { ProcessorContext } from '../queue/worker.js';
+import type { JobDeps } from './deps.js';
+import { versionsByTarget } from './index-repo.js';
+import { enqueuePromote } from './promote.js';
+
+const writers = new Set(['admin', 'maintain', 'write']);
+
+/**
+ * Answer one `/escalator …` comment:
+ * 1. parse it (not a command: nothing; a bad one: a reply saying what is wrong)
+ * 2. check through the API that the author may write to the repository; others get a reply why not
+ * 3. act — hold/release (and re-check open promotions), promote, rollback, plan, help
+ * 4. reply with what was done
+ */
+export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }: ProcessorContext): Promise<string> {
+  const parsed = parseCommand(data.body);
+  if (parsed === null) return 'not a command';
+  const octokit = deps.github.forInstallation(data.installationId);
+  const id = { owner: data.owner, repo: data.repo };
+  const reply = async (text: string): Promise<string> => {
+    await octokit.rest.issues.createComment({ ...id, issue_number: data.issueNumber, body: text });
+    return text;
+  };
+  if (!parsed.ok) return reply(`Escalator could not read that command: ${escapeText(parsed.message)}.\n\n${commandHelp}`);
+  const { command } = parsed;
+  if (command.name === 'help') return reply(commandHelp);
+
+  const permission = await permissionOf(deps, data);
+  if (!writers.has(permission)) {
+    log.info({ author: data.author, permission, command: command.name }, 'Command refused: no write permission');
+    return reply(`@${data.author} Escalator commands need write access to ${escapeText(`${data.owner}/${data.repo}`)}; yours is ${code(permission)}. Ask a maintainer to run it.`);
+  }
+  const index = await deps.store.loadRepo(data.owner, data.repo);
+  if (!index?.config) return reply('Escalator has no valid `.github/escalator.yml` for this repository yet; fix it on the default branch first.');
+  const config = index.config;
+  const environment = await environmentOf(command, data);
+  const env = environment ? config.environments.find((e) => e.name === environment) : undefined;
+  if (command.name !== 'plan' && command.name !== 'diff' && !env) {
+    return reply(environment ? `There is no environment ${code(environment)} in \`.github/escalator.yml\` (known: ${config.environments.map((e) => code(e.name)).join(', ')}).` : 'Name the environment: `/escalator ' + command.name + ' <env> [app]`.');
+  }
+  const appsOf = (name: string, app?: string): string[] => (app ? [app] : [...new Set(index.files.filter((f) => f.environment === name).map((f) => f.app))]);
+  const promoteAll = async (name: string, reason: 'command' | 'hold' | 'rollback', app?: string): Promise<void> => {
+    const target = config.environments.find((e) => e.name === name);
+    if (!target || target.from === 'registry') return;
+    const apps = target.group ? [''] : appsOf(target.from, app);
+    for (const a of apps) await enqueuePromote(deps, { installationId: data.installationId, owner: data.owner, repo: data.repo, environment: name, app: a, reason, requestedBy: data.author }, `${data.issueNumber}-${deps.now().getTime()}`);
+  };
+
+  switch (command.name) {
+    case 'hold':
+    case 'release': {
+      await deps.store.setHold(index, env!.name, command.app ?? '', command.name === 'hold' ? `@${data.author}` : null);
+      await promoteAll(env!.name, 'hold', command.app);
+      return reply(command.name === 'hold' ? `Promotion into **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} is on hold (by @${data.author}). \`/escalator release\` lifts it.` : `Hold on **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} released.`);
+    }
+    case 'promote':
+    case 'rollback': {
+      if (env!.from === 'registry') return reply(`**${escapeText(env!.name)}** takes images from the registry; promotions go into environments with \`from: <env>\`.`);
+      await promoteAll(env!.name, command.name === 'promote' ? 'command' : 'rollback', command.app);
+      return reply(command.name === 'promote' ? `Promotion into **${escapeText(env!.name)}** queued.` : `Rollback of **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} to its previous versions queued; a pull request follows.`);
+    }
+    case 'plan':
+      return reply(renderPlan(index));
+    case 'diff':
+      return reply('The rendered diff is refreshed on every push to this pull request.');
+  }
+}
+
+async function permissionOf(deps: JobDeps, data: CommandJob): Promise<string> {
+  try {
+    const { data: result } = await deps.github.forInstallation(data.installationId).rest.repos.getCollaboratorPermissionLevel({ owner: data.owner, repo: data.repo, username: data.author });
+    return result.permission;
+  } catch (error) {
+    if (error instanceof RequestError && error.status === 404) return 'none';
+    throw error;
+  }
+}
+
+/** The environment a command names, or the one of the promotion PR it was written on. */
+async function environmentOf(command: Command, data: CommandJob): Promise<string | undefined> {
+  if ('environment' in command && command.environment) return command.environment;
+  const marker = data.isPull ? parseMarker(data.prBody) : null;
+  return marker?.environment;
+}
+
+/** What a promotion would change, per environment and app, from the index alone (no writes). */
+export function renderPlan(index: NonNullable<Awaited<ReturnType<JobDeps['store']['loadRepo']>>>): string {
+  const targets = versionsByTarget(index);
+  const lines = ['**Escalator plan** (nothing was changed)', '', '| Into | App | Image | Now | Would become |', '|---|---|---|---|---|'];
+  for (const env of index.config?.environments ?? []) {
+    if (env.from === 'registry') continue;
+    for (const [key, versions] of targets) {
+      const [source, app] = key.split('\u0000') as [string, string];
+      if (source !== env.from) continue;
+      const current = targets.get(`${env.name}\u0000${app}`) ?? [];
+      for (const version of versions) {
+        const now = current.find((v) => v.name === version.name);
+        if (now && now.tag === version.tag && now.digest === version.digest) continue;
+        lines.push(`| ${escapeText(env.name)} | ${escapeText(app || '—')} | ${code(version.name)} | ${now ? code(now.tag) : 'not deployed'} | ${code(version.tag)} |`);
+      }
+    }
+  }
+  if (lines.length === 4) lines.push('| — | — | — | — | every environment already runs what its source runs |');
+  return lines.join('\n');
+}

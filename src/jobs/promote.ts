@@ -1,0 +1,171 @@
+import { closePull, ensureCheckRun, loadFile, mergePull, requestReviewers, type PullSummary } from '../adapters/github/repo.js';
+import type { RepoIndex } from '../adapters/index-store.js';
+import { parseDuration } from '../config/repo-config.js';
+import { ConfigError } from '../observability/errors.js';
+import { parseMarker } from '../planners/pull-marker.js';
+import { planPromotion, promotionBranch, readVersions, type EnvFile, type PromotionInput, type RunningVersion } from '../planners/promotion-plan.js';
+import { jobId } from '../queue/names.js';
+import { PromoteJob } from '../queue/jobs.js';
+import { withLease } from '../queue/lease.js';
+import type { Producer } from '../queue/producer.js';
+import type { ProcessorContext } from '../queue/worker.js';
+import type { JobDeps } from './deps.js';
+import { IndexMissingError } from './image.js';
+import { enqueueIndex, versionId } from './index-repo.js';
+import { ensureLivingPull } from './living-pull.js';
+import { MergeNotReadyError } from './bump.js';
+
+export interface PromoteOutcome {
+  pull?: number;
+  rows: number;
+  gates: Array<{ name: string; state: 'passed' | 'pending' | 'failed'; detail: string }>;
+  closed?: number;
+  missing: string[];
+}
+
+export async function enqueuePromote(deps: { producer: Producer }, data: PromoteJob, key: string, delay = 0): Promise<void> {
+  await deps.producer.enqueue('promote', PromoteJob, data, {
+    jobId: jobId('promote', data.owner, data.repo, data.environment, data.app || '_', data.reason, key),
+    delay,
+    attempts: 8,
+    backoff: { type: 'exponential', delay: 1_000 },
+    removeOnComplete: { age: 86_400 },
+    removeOnFail: { age: 7 * 86_400 },
+  });
+}
+
+/**
+ * Promote what environment X runs into Y (Y.from = X), app by app or grouped:
+ * 1. take the repository's write lease
+ * 2. read X's versions at the default branch (or, for a rollback, Y's previous versions)
+ * 3. evaluate the gates: soak (how long X has run them) and hold
+ * 4. plan Y's files and keep the one living promotion PR current (CAS, re-plan on conflict)
+ * 5. a PR that became unnecessary is closed with a comment
+ * 6. check runs for the gates; a pending soak schedules this job again when it elapses;
+ *    reviewers on a new PR; auto-merge when every gate passed
+ */
+export async function processPromoteJob(deps: JobDeps, data: PromoteJob, context: ProcessorContext): Promise<PromoteOutcome> {
+  return withLease(deps.redis, `${deps.store.prefix}:lease:${data.owner.toLowerCase()}/${data.repo.toLowerCase()}`, () => promote(deps, data, context));
+}
+
+async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContext): Promise<PromoteOutcome> {
+  const index = await deps.store.loadRepo(data.owner, data.repo);
+  if (!index) {
+    await enqueueIndex(deps, { installationId: data.installationId, owner: data.owner, repo: data.repo, reason: 'missing' }, 'missing');
+    throw new IndexMissingError(`${data.owner}/${data.repo} is being indexed; the promotion retries after it`);
+  }
+  if (!index.config) throw new ConfigError(`.github/escalator.yml in ${data.owner}/${data.repo} is invalid; fix it and push to the default branch`);
+  const target = index.config.environments.find((env) => env.name === data.environment);
+  if (!target) throw new ConfigError(`environment ${data.environment} is not in .github/escalator.yml`);
+  if (target.from === 'registry') throw new ConfigError(`environment ${target.name} takes images from the registry; there is nothing to promote into it`);
+  const source = target.from;
+  const octokit = deps.github.forInstallation(data.installationId);
+  const id = { owner: data.owner, repo: data.repo };
+  const apps = data.app ? [data.app] : appsOf(index, [source, target.name]);
+  const rollback = data.reason === 'rollback' ? await rollbackVersions(deps, index, target.name, apps) : null;
+  const soakMs = parseDuration(target.soak);
+  const now = deps.now().getTime();
+  let gates: PromoteOutcome['gates'] = [];
+  let readyAt = now;
+
+  const result = await ensureLivingPull({
+    octokit,
+    id,
+    defaultBranch: index.defaultBranch,
+    branch: promotionBranch(target.name, data.app),
+    labels: ['promotion', `env:${target.name}`, ...index.config.labels],
+    log,
+    dryRun: index.config.dryRun,
+    plan: async (base, open, defaultHead) => {
+      const entries: PromotionInput['apps'] = [];
+      for (const app of apps) {
+        const sourceFiles = rollback ? [] : await loadEnvFiles(deps, octokit, id, index, source, app, defaultHead.sha);
+        const targetFiles = await loadEnvFiles(deps, octokit, id, index, target.name, app, base.sha);
+        entries.push({ app, sourceFiles, targetFiles, ...(rollback?.get(app) ? { versions: rollback.get(app) as Map<string, RunningVersion> } : {}) });
+      }
+      // Gates. Soak: every promoted version has run in the source environment long enough.
+      gates = [];
+      readyAt = now;
+      if (soakMs > 0 && !rollback) {
+        for (const entry of entries) {
+          for (const version of readVersions(entry.sourceFiles).values()) {
+            const seen = await deps.store.loadSeen(index, source, entry.app, versionId({ name: version.name, tag: version.tag, ...(version.digest ? { digest: version.digest } : {}) }));
+            readyAt = Math.max(readyAt, (seen ? Date.parse(seen) : now) + soakMs);
+          }
+        }
+        gates.push(readyAt <= now ? { name: 'soak', state: 'passed', detail: `ran in ${source} for at least ${target.soak}` } : { name: 'soak', state: 'pending', detail: `${source} must run these versions for ${target.soak}; ready at ${new Date(readyAt).toISOString()}` });
+      }
+      const hold = await deps.store.loadHold(index, target.name, data.app);
+      gates.push(hold ? { name: 'hold', state: 'failed', detail: `promotion into ${target.name} is on hold (${hold}); comment /escalator release to lift it` } : { name: 'hold', state: 'passed', detail: 'no hold' });
+      const sources = open ? (parseMarker(open.body)?.sources ?? []) : [];
+      const provenance = data.app ? await deps.store.loadProvenance(index, source, data.app) : [];
+      return planPromotion({ source: rollback ? `${target.name} (history)` : source, target: target.name, app: data.app, apps: entries, sources: provenance.length ? provenance : sources, gates });
+    },
+  });
+
+  const { plan } = result;
+  const pull: PullSummary | null = result.pull;
+  const outcome: PromoteOutcome = { rows: plan.rows.length, gates, missing: plan.missing };
+  if (index.config.dryRun) {
+    log.info({ environment: target.name, app: data.app, rows: plan.rows, gates }, 'Dry run: promotion planned, nothing written');
+    return outcome;
+  }
+  if (pull && plan.rows.length === 0 && plan.updates.length === 0 && !result.commit) {
+    const marker = parseMarker(pull.body);
+    if (marker?.kind === 'promote') {
+      await closePull(octokit, id, pull.number, `Escalator closed this pull request: **${target.name}** already runs the versions it would promote. A newer version in ${source} opens a new one.`);
+      log.info({ pr: pull.number }, 'Promotion no longer needed; pull request closed');
+      return { ...outcome, closed: pull.number };
+    }
+  }
+  if (!pull) return outcome;
+  outcome.pull = pull.number;
+  if (result.created && target.reviewers.length > 0) await requestReviewers(octokit, id, pull.number, target.reviewers);
+
+  for (const gate of gates) {
+    await ensureCheckRun(octokit, id, pull.headSha, `escalator/${gate.name}`, {
+      status: gate.state === 'pending' ? 'in_progress' : 'completed',
+      ...(gate.state === 'pending' ? {} : { conclusion: gate.state === 'passed' ? 'success' : 'failure' }),
+      title: gate.state === 'passed' ? `${gate.name}: passed` : gate.state === 'pending' ? `${gate.name}: waiting` : `${gate.name}: blocked`,
+      summary: gate.detail,
+    });
+  }
+  const soak = gates.find((gate) => gate.name === 'soak');
+  if (soak?.state === 'pending') {
+    // A delayed job, not a polling loop: it lives in Redis and survives restarts.
+    await enqueuePromote(deps, { ...data, reason: 'soak' }, `${pull.headSha}-${readyAt}`, Math.max(0, readyAt - now) + 50);
+    log.info({ pr: pull.number, readyAt: new Date(readyAt).toISOString() }, 'Soak pending; re-check scheduled');
+  }
+  if (target.autoMerge && gates.every((gate) => gate.state === 'passed')) {
+    const merged = await mergePull(octokit, id, pull.number, pull.headSha, 'merge');
+    if (merged === 'not-mergeable') throw new MergeNotReadyError(`pull request #${pull.number} is not mergeable yet; retrying`);
+    log.info({ pr: pull.number, outcome: merged }, 'Auto-merge attempted');
+  }
+  return outcome;
+}
+
+/** Apps that have files in any of the environments (for grouped promotions). */
+function appsOf(index: RepoIndex, environments: string[]): string[] {
+  return [...new Set(index.files.filter((file) => environments.includes(file.environment)).map((file) => file.app))].sort();
+}
+
+async function loadEnvFiles(_deps: JobDeps, octokit: Parameters<typeof loadFile>[0], id: { owner: string; repo: string }, index: RepoIndex, environment: string, app: string, sha: string): Promise<EnvFile[]> {
+  const files: EnvFile[] = [];
+  for (const file of index.files.filter((f) => f.environment === environment && f.app === app)) {
+    const text = await loadFile(octokit, id, file.path, sha);
+    if (text !== null) files.push({ path: file.path, text });
+  }
+  return files;
+}
+
+/** The versions each app ran before its current ones, from the recorded history. */
+async function rollbackVersions(deps: JobDeps, index: RepoIndex, environment: string, apps: string[]): Promise<Map<string, Map<string, RunningVersion>>> {
+  const result = new Map<string, Map<string, RunningVersion>>();
+  for (const app of apps) {
+    const history = await deps.store.loadHistory(index, environment, app);
+    const previous = history[1];
+    if (!previous) throw new ConfigError(`no earlier version of ${app || environment} in ${environment} is recorded; nothing to roll back to`);
+    result.set(app, new Map(previous.versions.map((v) => [v.name, { name: v.name, repository: v.name, tag: v.tag, ...(v.digest ? { digest: v.digest } : {}) }])));
+  }
+  return result;
+}

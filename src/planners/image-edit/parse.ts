@@ -51,6 +51,7 @@ function describeError(error: YAMLError, text: string, offset: number): EditRefu
  */
 function structuralProblems(doc: Document.Parsed, text: string, offset: number): EditRefusal[] {
   const refusals: EditRefusal[] = [];
+  if (!text.includes('*') && !text.includes('{{')) return refusals;
   visit(doc, {
     Alias: (_key, node) => {
       if (node.resolve(doc) !== undefined) return;

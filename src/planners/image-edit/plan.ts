@@ -29,7 +29,7 @@ export interface Edit {
 /** What one site needs. */
 export interface SitePlan {
   edits: Edit[];
-  refusals: Array<{ reason: string; line?: number; at?: number }>;
+  refusals: Array<{ reason: string; at?: number }>;
 }
 
 interface PlanContext {
@@ -210,10 +210,10 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   }
   const addPin = !pinned && pinDigest && event.digest !== undefined;
   const digestField = site.digest;
-  const canFillDigestField = digestField !== undefined && !digestField.blocked;
   let newTagText = event.tag;
   if (tagDigest !== undefined) newTagText = `${event.tag}@${event.digest}`;
-  else if (addPin && !canFillDigestField && site.flavor !== 'kustomize') newTagText = `${event.tag}@${event.digest}`;
+  // Helm without a digest key: charts render `repository:tag`, so the pin travels in the tag.
+  else if (addPin && digestField === undefined && site.flavor !== 'kustomize') newTagText = `${event.tag}@${event.digest}`;
   if (tagField) {
     const problem = refuseMarker(tagField, 'tag', tagWhere)
       ?? (tagField.marker?.role === 'tag' && newTagText.includes('@')
@@ -237,9 +237,8 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   } else {
     inserts.push([site.tagKey, newTagText]);
   }
-  const digestWhere = context.describe(site.docIndex, [...site.entry.path, 'digest']);
-  if (digestField && (digestPinned || (addPin && canFillDigestField))) {
-    const problem = refuseMarker(digestField, 'digest', digestWhere);
+  if (digestField && (digestPinned || addPin)) {
+    const problem = refuseMarker(digestField, 'digest', context.describe(site.docIndex, digestField.path));
     if (problem) {
       plan.refusals.push(problem);
       return plan;

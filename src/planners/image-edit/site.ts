@@ -116,7 +116,7 @@ export class DocumentReader {
     readonly kind: FileKind,
   ) {
     this.referenced = new Set();
-    visit(segment.doc, {
+    if (segment.text.includes('*')) visit(segment.doc, {
       Alias: (_key, node) => {
         this.referenced.add(node.source);
       },

@@ -73,48 +73,61 @@ export const RelayTargetConfig = z
      * older verify only that header. @default true for argocd, false for flux-github
      */
     sha1Signature: z.boolean().optional(),
-  })
-  .superRefine((target, context) => {
-    let url: URL;
-    try {
-      url = new URL(target.url);
-    } catch {
-      return; // reported by the url field
-    }
-    if (url.username || url.password) {
-      context.addIssue({ code: 'custom', path: ['url'], message: 'must not carry credentials; agents authenticate the signature, and URLs end up in logs' });
-    }
-    if (url.hash) context.addIssue({ code: 'custom', path: ['url'], message: 'must not have a #fragment' });
-    if (target.type !== 'argocd') {
-      if (url.search) {
-        context.addIssue({ code: 'custom', path: ['url'], message: 'must not have a query string: Flux finds a receiver by the exact request URI and answers 404 otherwise' });
-      }
-      if (!/\/hook\/[0-9a-f]{64}$/.test(url.pathname)) {
-        context.addIssue({
-          code: 'custom',
-          path: ['url'],
-          message: 'must end in the receiver path /hook/<sha256>; read it with kubectl get receiver NAME -o jsonpath={.status.webhookPath}',
-        });
-      }
-    }
-    if (target.type === 'flux-generic-hmac' && target.sha1Signature !== undefined) {
-      context.addIssue({ code: 'custom', path: ['sha1Signature'], message: 'applies to argocd and flux-github targets only; flux-generic-hmac is signed with X-Signature' });
-    }
   });
 export type RelayTargetConfig = z.infer<typeof RelayTargetConfig>;
 
 /** The whole file: a list of targets, or `{targets: [...]}`. */
 export const RelayTargetsConfig = z
-  .union([z.array(RelayTargetConfig), z.strictObject({ targets: z.array(RelayTargetConfig) })])
-  .transform((value) => (Array.isArray(value) ? value : value.targets))
-  .superRefine((targets, context) => {
-    const seen = new Map<string, number>();
-    targets.forEach((target, index) => {
-      const first = seen.get(target.name);
-      if (first !== undefined) context.addIssue({ code: 'custom', path: [index, 'name'], message: `${target.name} is already the name of target ${first}; names must be unique` });
-      else seen.set(target.name, index);
-    });
+  .union([z.array(RelayTargetConfig), z.strictObject({ targets: z.array(RelayTargetConfig) })], { error: 'must be a list of targets, or a mapping with targets: [...]' })
+  .transform((value) => (Array.isArray(value) ? value : value.targets));
+
+/** One problem found in the targets, at a path below the list of targets. */
+export interface RelayTargetProblem {
+  path: PropertyKey[];
+  message: string;
+}
+
+/**
+ * Checks across fields, run on the raw items so they are reported together with the schema's
+ * problems (zod skips refinements of an object that has other problems).
+ */
+export function checkTargets(raw: unknown): RelayTargetProblem[] {
+  const items = Array.isArray(raw) ? raw : isRecord(raw) && Array.isArray(raw.targets) ? raw.targets : [];
+  const problems: RelayTargetProblem[] = [];
+  const names = new Map<string, number>();
+  items.forEach((item: unknown, index) => {
+    if (!isRecord(item)) return;
+    const at = (field: string, message: string) => problems.push({ path: [index, field], message });
+    if (typeof item.name === 'string') {
+      const first = names.get(item.name);
+      if (first !== undefined) at('name', `${item.name} is already the name of target ${first}; names must be unique`);
+      else names.set(item.name, index);
+    }
+    if (item.type === 'flux-generic-hmac' && item.sha1Signature !== undefined) {
+      at('sha1Signature', 'applies to argocd and flux-github targets only; flux-generic-hmac is signed with X-Signature');
+    }
+    if (typeof item.url !== 'string') return;
+    let url: URL;
+    try {
+      url = new URL(item.url);
+    } catch {
+      return; // the schema reports it
+    }
+    if (url.username || url.password) at('url', 'must not carry credentials; agents authenticate the signature, and URLs end up in logs');
+    if (url.hash) at('url', 'must not have a #fragment');
+    if (item.type === 'flux-github' || item.type === 'flux-generic-hmac') {
+      if (url.search) at('url', 'must not have a query string: Flux finds a receiver by the exact request URI and answers 404 otherwise');
+      if (!/\/hook\/[0-9a-f]{64}$/.test(url.pathname)) {
+        at('url', 'must end in the receiver path /hook/<sha256>; read it with kubectl get receiver NAME -o jsonpath={.status.webhookPath}');
+      }
+    }
   });
+  return problems;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 /**
  * A target ready to use. `secret` is resolved at load and is not enumerable: `JSON.stringify`,
@@ -176,12 +189,13 @@ export function loadRelayTargets(env: NodeJS.ProcessEnv): RelayTargetsResult {
       }),
     };
   }
-  const parsed = RelayTargetsConfig.safeParse(document.toJS());
-  if (!parsed.success) {
-    const problems = parsed.error.issues.flatMap((issue) => flattenIssue(issue)).map(({ path, message }) => {
-      const where = positionOf(document, lineCounter, path);
-      return `${source}${where}: ${formatPath(path) || '(top level)'}: ${message}`;
-    });
+  const raw: unknown = document.toJS();
+  const parsed = RelayTargetsConfig.safeParse(raw);
+  const found = [...(parsed.success ? [] : parsed.error.issues.flatMap((issue) => flattenIssue(issue))), ...checkTargets(raw)];
+  if (!parsed.success || found.length > 0) {
+    const located = found.map(({ path, message }) => ({ where: positionOf(document, lineCounter, path), text: `${formatPath(path) || '(top level)'}: ${message}` }));
+    located.sort((a, b) => a.where.line - b.where.line || a.where.col - b.where.col);
+    const problems = located.map(({ where, text }) => `${source}${where.line ? `:${where.line}:${where.col}` : ''}: ${text}`);
     return { ok: false, problems: [...new Set(problems)] };
   }
 
@@ -253,17 +267,14 @@ function formatPath(path: readonly PropertyKey[]): string {
   return path.map((key, index) => (typeof key === 'number' ? `[${key}]` : `${index === 0 ? '' : '.'}${String(key)}`)).join('').replace(/^\[/, 'targets[');
 }
 
-/** `:line:col` of the deepest node on `path` that exists in the document. */
-function positionOf(document: Document, lineCounter: LineCounter, path: readonly PropertyKey[]): string {
+/** Line and column of the deepest node on `path` that exists in the document (0 when none). */
+function positionOf(document: Document, lineCounter: LineCounter, path: readonly PropertyKey[]): { line: number; col: number } {
   const root = document.contents;
   const prefix: PropertyKey[] = isMap(root) && !isSeq(root) && typeof path[0] === 'number' ? ['targets'] : [];
   const full = [...prefix, ...path];
   for (let n = full.length; n >= 0; n--) {
-    const node = document.getIn(full.slice(0, n), true) as { range?: [number, number, number] } | undefined;
-    if (node?.range) {
-      const { line, col } = lineCounter.linePos(node.range[0]);
-      return `:${line}:${col}`;
-    }
+    const node = (n === 0 ? root : document.getIn(full.slice(0, n), true)) as { range?: [number, number, number] } | null | undefined;
+    if (node?.range) return lineCounter.linePos(node.range[0]);
   }
-  return '';
+  return { line: 0, col: 0 };
 }

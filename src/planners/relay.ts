@@ -291,6 +291,8 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   let at: number;
   if (/^\d+$/.test(text)) at = nowMs + Number(text) * 1000;
   else {
+    // IMF-fixdate, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`; Date.parse alone would read `-5` as a year.
+    if (!/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(text)) return undefined;
     const date = Date.parse(text);
     if (Number.isNaN(date)) return undefined;
     at = date;

@@ -1,0 +1,345 @@
+import { cell, code, escapeText } from '../markdown.js';
+import type { Alert, DiffReport, ImageChange, ObjectChange, ObjectRef, SecretKeyChange, TargetDiff } from './types.js';
+
+/** The hidden marker that finds our sticky comment again. */
+export const DIFF_COMMENT_MARKER = '<!-- escalator:diff v1 -->';
+
+/** GitHub refuses comment and check-run bodies of 65,536 characters or more. */
+export const GITHUB_BODY_LIMIT = 65_536;
+
+export interface CommentContext {
+  baseSha: string;
+  headSha: string;
+  /** Head is the pull request's merge commit (GitHub had one); otherwise its head commit. */
+  mergeCommit?: boolean;
+  /** `owner/name`. */
+  repository: string;
+  /** Budget for the whole body. @default 65,000 */
+  maxChars?: number;
+}
+
+/**
+ * How much of a target's section is shown: every diff, the first hunk of each object, the list of
+ * objects, or one line. Sections step down one level at a time, largest first, until the comment
+ * fits its budget.
+ */
+export type SectionLevel = 'full' | 'hunks' | 'objects' | 'line';
+
+const LEVELS: SectionLevel[] = ['full', 'hunks', 'objects', 'line'];
+const MAX_TABLE_TARGETS = 150;
+const MAX_ALERTS = 30;
+const MAX_IMAGE_ROWS = 50;
+const MAX_LISTED_OBJECTS = 150;
+const FIRST_HUNK_LINES = 30;
+const MAX_ID = 200;
+
+function short(sha: string): string {
+  return /^[0-9a-f]{40,64}$/i.test(sha) ? sha.slice(0, 7) : sha;
+}
+
+function clip(text: string, max = MAX_ID): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/** Text for inside raw HTML (`<summary>`), where markdown is not parsed: entities only. */
+function htmlCode(text: string): string {
+  const escaped = clip(text).replace(/[&<>"'`@\\|*_[\]#~!]/g, (ch) => `&#${ch.charCodeAt(0)};`).replace(/\r?\n/g, ' ');
+  return `<code>${escaped}</code>`;
+}
+
+/** A fence longer than any backtick run in the content, so no line of it can close the block. */
+function fenced(info: string, content: string): string {
+  const longest = Math.max(0, ...(content.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return `${fence}${info}\n${content.endsWith('\n') ? content : `${content}\n`}${fence}`;
+}
+
+function objectName(ref: ObjectRef): string {
+  return ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+}
+
+function objectLabel(ref: ObjectRef): string {
+  return `${escapeText(ref.kind)} ${code(clip(objectName(ref)))}`;
+}
+
+function secretKeyText(change: SecretKeyChange): string {
+  if (change.change === 'changed') return `${code(change.key)} changed (${change.fromBytes} → ${change.toBytes} bytes)`;
+  if (change.change === 'added') return `${code(change.key)} added (${change.toBytes} bytes)`;
+  return `${code(change.key)} removed`;
+}
+
+const REASONS: Record<string, string> = {
+  'hash-suffix': 'kustomize hash suffix',
+  namespace: 'namespace move',
+  'api-group': 'API group change',
+  similarity: 'similar content',
+};
+
+function changeWords(object: ObjectChange): string {
+  const words: string[] = [object.change];
+  if (object.change === 'renamed' && object.from) words[0] = `renamed from ${code(clip(objectName({ ...object, namespace: object.from.namespace, name: object.from.name })))} (${REASONS[object.renameReason ?? ''] ?? 'rename'})`;
+  if (object.from && object.from.apiVersion !== object.apiVersion) words.push(`apiVersion ${code(object.from.apiVersion)} → ${code(object.apiVersion)}`);
+  if (object.rollout) words.push('rolls out');
+  return words.join(' · ');
+}
+
+function countsText(counts: { added: number; changed: number; removed: number; renamed: number }): string {
+  const parts = (['added', 'changed', 'removed', 'renamed'] as const).filter((key) => counts[key] > 0).map((key) => `${counts[key]} ${key}`);
+  return parts.length > 0 ? parts.join(', ') : 'no change';
+}
+
+function failureWords(target: TargetDiff): string {
+  const failure = target.failure;
+  if (!failure) return '';
+  if (failure.side === 'head') return 'fails to render at head: this PR breaks it';
+  if (failure.side === 'both') return 'fails to render at base and head';
+  return 'fails to render at base (renders at head)';
+}
+
+// ---------------------------------------------------------------- fixed parts
+
+function headerText(report: DiffReport, context: CommentContext): string {
+  const head = context.mergeCommit ? `the merge commit ${code(short(context.headSha))} of this pull request` : `head ${code(short(context.headSha))} (no merge commit from GitHub yet, so the base branch's newer changes are not included)`;
+  return `### Rendered manifest diff\n\nBase ${code(short(context.baseSha))} → ${head}.`;
+}
+
+function summaryLine(report: DiffReport): string {
+  const s = report.summary;
+  const parts = [`**${s.targetsChanged} of ${plural(s.targetsChecked, 'target')} changed**`, `${s.targetsUnchanged} unchanged`];
+  for (const key of ['added', 'changed', 'removed', 'renamed'] as const) if (s[key] > 0) parts.push(`${plural(s[key], 'object')} ${key}`);
+  if (s.secretsChanged > 0) parts.push(plural(s.secretsChanged, 'Secret') + ' changed');
+  if (s.failures > 0) parts.push(`**${plural(s.failures, 'target')} ${s.failures === 1 ? 'fails' : 'fail'} to render at head**`);
+  else if (s.targetsFailed > 0) parts.push(`${plural(s.targetsFailed, 'target')} failed to render at base`);
+  return parts.join(' · ');
+}
+
+function alertLine(alert: Alert): string {
+  const where = code(clip(alert.target));
+  if (!alert.object) return `${where}: ${escapeText(alert.detail)}`;
+  const field = alert.field ? ` ${code(alert.field)}` : '';
+  return `${where}: ${objectLabel(alert.object)}${field} ${escapeText(alert.detail)}`;
+}
+
+function alertsBlock(alerts: Alert[]): string {
+  const blocks: string[] = [];
+  for (const level of ['caution', 'warning'] as const) {
+    const items = alerts.filter((alert) => alert.level === level);
+    if (items.length === 0) continue;
+    const shown = items.slice(0, MAX_ALERTS).map((alert) => `> - ${alertLine(alert)}`);
+    if (items.length > MAX_ALERTS) shown.push(`> - …and ${items.length - MAX_ALERTS} more`);
+    blocks.push([`> [!${level.toUpperCase()}]`, ...shown].join('\n'));
+  }
+  return blocks.join('\n\n');
+}
+
+function resultCell(target: TargetDiff): string {
+  if (target.status === 'failed') return target.failure?.side === 'base' ? 'fails at base' : target.failure?.breaks ? '**breaks at head**' : '**fails at base and head**';
+  const presence = target.presence === 'added' ? 'new target' : target.presence === 'removed' ? 'target removed' : target.status;
+  return target.alerts.some((alert) => alert.kind === 'tool-missing') ? `${presence} (values only)` : presence;
+}
+
+function targetsTable(report: DiffReport): string {
+  const rows = report.targets.slice(0, MAX_TABLE_TARGETS).map((target) => {
+    const n = (value: number): string => (target.status === 'failed' ? '' : String(value));
+    return `| ${cell(code(clip(target.id)))} | ${target.kind} | ${resultCell(target)} | ${n(target.counts.added)} | ${n(target.counts.changed)} | ${n(target.counts.removed)} | ${n(target.counts.renamed)} |`;
+  });
+  if (report.targets.length > MAX_TABLE_TARGETS) rows.push(`| …and ${report.targets.length - MAX_TABLE_TARGETS} more targets | | | | | | |`);
+  return ['| Target | Kind | Result | Added | Changed | Removed | Renamed |', '| --- | --- | --- | ---: | ---: | ---: | ---: |', ...rows].join('\n');
+}
+
+/** `ghcr.io/a/b:1.2@sha256:…` → name and version. */
+export function splitImage(ref: string): { name: string; version: string } {
+  const at = ref.indexOf('@');
+  const beforeDigest = at < 0 ? ref : ref.slice(0, at);
+  const digest = at < 0 ? '' : ref.slice(at);
+  const colon = beforeDigest.lastIndexOf(':');
+  const hasTag = colon > beforeDigest.lastIndexOf('/');
+  const name = hasTag ? beforeDigest.slice(0, colon) : beforeDigest;
+  const tag = hasTag ? beforeDigest.slice(colon + 1) : '';
+  return { name, version: `${tag}${digest}` || 'latest' };
+}
+
+function imagesTable(images: ImageChange[]): string {
+  interface Row {
+    image: string;
+    from: string;
+    to: string;
+    where: string[];
+  }
+  const rows = new Map<string, Row>();
+  for (const change of images) {
+    const from = change.from ? splitImage(change.from) : undefined;
+    const to = change.to ? splitImage(change.to) : undefined;
+    const sameName = from && to && from.name === to.name;
+    const image = sameName ? from.name : (to ?? from)?.name ?? '';
+    const fromText = change.from === undefined ? '—' : code(clip(sameName ? from!.version : change.from));
+    const toText = change.to === undefined ? '—' : code(clip(sameName ? to!.version : change.to));
+    const key = `${image}\u0000${fromText}\u0000${toText}`;
+    const where = `${code(clip(change.target))}: ${objectLabel(change.object)}${change.container.startsWith('init:') ? ` (init container ${code(change.container.slice(5))})` : ''}`;
+    const row = rows.get(key) ?? { image, from: fromText, to: toText, where: [] };
+    if (!row.where.includes(where)) row.where.push(where);
+    rows.set(key, row);
+  }
+  const lines = [...rows.values()].slice(0, MAX_IMAGE_ROWS).map((row) => {
+    const where = row.where.length > 3 ? [...row.where.slice(0, 3), `and ${row.where.length - 3} more`] : row.where;
+    return `| ${cell(code(clip(row.image)))} | ${cell(row.from)} | ${cell(row.to)} | ${cell(where.join('<br>'))} |`;
+  });
+  if (rows.size > MAX_IMAGE_ROWS) lines.push(`| …and ${rows.size - MAX_IMAGE_ROWS} more | | | |`);
+  return ['#### Image changes', '', '| Image | From | To | Where |', '| --- | --- | --- | --- |', ...lines].join('\n');
+}
+
+function notesBlock(report: DiffReport): string {
+  return report.notes.map((note) => `- ${escapeText(clip(note, 500))}`).join('\n');
+}
+
+function footer(report: DiffReport, context: CommentContext): string {
+  const s = report.summary;
+  return `<sub>Escalator rendered ${plural(s.targetsChecked, 'target')} of ${escapeText(clip(context.repository))} (${s.targetsUnchanged} unchanged) without a cluster. Secret values are never shown. Reproduce locally: ${code(`escalator diff --base ${short(context.baseSha)} --head ${short(context.headSha)}`)}</sub>`;
+}
+
+// ---------------------------------------------------------------- target sections
+
+function objectBlock(object: ObjectChange, level: 'full' | 'hunks'): string {
+  const lines = [`**${objectLabel(object)}** · ${changeWords(object)}`];
+  if (object.secretKeys && object.secretKeys.length > 0) lines.push('', `Secret keys: ${object.secretKeys.map(secretKeyText).join(', ')}`);
+  if (object.hunks.length > 0) {
+    if (level === 'full') lines.push('', fenced('diff', object.hunks.join('\n')));
+    else {
+      const first = (object.hunks[0] ?? '').split('\n');
+      const shown = first.slice(0, FIRST_HUNK_LINES);
+      const hiddenLines = first.length - shown.length + object.hunks.slice(1).reduce((sum, hunk) => sum + hunk.split('\n').length, 0);
+      lines.push('', fenced('diff', shown.join('\n')));
+      if (hiddenLines > 0) lines.push('', `_…${plural(object.hunks.length - 1, 'more hunk')}, ${plural(hiddenLines, 'line')} not shown to fit the comment size._`);
+    }
+  }
+  return lines.join('\n');
+}
+
+function sectionSummary(target: TargetDiff): string {
+  const what = target.status === 'failed' ? failureWords(target) : countsText(target.counts);
+  const presence = target.presence === 'added' ? ' (new target)' : target.presence === 'removed' ? ' (target removed)' : '';
+  return `${htmlCode(target.id)}${presence}: ${what}`;
+}
+
+function renderSection(target: TargetDiff, level: SectionLevel): string {
+  if (level === 'line') {
+    const what = target.status === 'failed' ? failureWords(target) : countsText(target.counts);
+    return `- ${code(clip(target.id))}: ${what}. _Details omitted to fit the comment size; run ${code('escalator diff')} or see the JSON report._`;
+  }
+  const body: string[] = [];
+  for (const note of target.notes) body.push(`_${escapeText(clip(note, 500))}_`);
+  if (target.failure) body.push(fenced('text', clip(target.failure.message, level === 'full' ? 2000 : 500)));
+  if (level === 'objects') {
+    const listed = target.objects.slice(0, MAX_LISTED_OBJECTS).map((object) => `- ${objectLabel(object)} · ${changeWords(object)}`);
+    if (target.objects.length > MAX_LISTED_OBJECTS) listed.push(`- …and ${target.objects.length - MAX_LISTED_OBJECTS} more`);
+    if (listed.length > 0) body.push(`_Diffs omitted to fit the comment size; objects only._\n\n${listed.join('\n')}`);
+  } else for (const object of target.objects) body.push(objectBlock(object, level));
+  return ['<details>', `<summary>${sectionSummary(target)}</summary>`, '', ...body.flatMap((block) => [block, '']), '</details>'].join('\n');
+}
+
+/** Which level each section of the comment is shown at, and how many sections had to be left out. */
+export interface CommentLayout {
+  levels: Map<string, SectionLevel>;
+  omitted: number;
+}
+
+function sectionTargets(report: DiffReport): TargetDiff[] {
+  return report.targets.filter((target) => target.status !== 'unchanged');
+}
+
+function fixedParts(report: DiffReport, context: CommentContext): { head: string; tail: string } {
+  const parts = [DIFF_COMMENT_MARKER, headerText(report, context), summaryLine(report)];
+  if (report.alerts.length > 0) parts.push(alertsBlock(report.alerts));
+  if (report.targets.length > 0) parts.push(targetsTable(report));
+  if (report.images.length > 0) parts.push(imagesTable(report.images));
+  if (report.notes.length > 0) parts.push(notesBlock(report));
+  return { head: parts.join('\n\n'), tail: footer(report, context) };
+}
+
+function joinBody(head: string, sections: string[], tail: string): string {
+  return [head, ...sections, tail].join('\n\n') + '\n';
+}
+
+/** Plan the step-down: every section starts full; the largest steps down one level until the body fits. */
+export function planCommentLayout(report: DiffReport, context: CommentContext): CommentLayout {
+  const budget = Math.min(context.maxChars ?? 65_000, GITHUB_BODY_LIMIT - 1);
+  const { head, tail } = fixedParts(report, context);
+  const targets = sectionTargets(report);
+  const levels = new Map<string, SectionLevel>(targets.map((target) => [target.id, 'full']));
+  const sizes = new Map<string, number>(targets.map((target) => [target.id, renderSection(target, 'full').length + 2]));
+  let total = head.length + tail.length + 3 + [...sizes.values()].reduce((sum, size) => sum + size, 0);
+  while (total > budget) {
+    let pick: TargetDiff | undefined;
+    for (const target of targets) {
+      if (levels.get(target.id) === 'line') continue;
+      if (!pick || (sizes.get(target.id) ?? 0) > (sizes.get(pick.id) ?? 0)) pick = target;
+    }
+    if (!pick) break;
+    const next = LEVELS[LEVELS.indexOf(levels.get(pick.id) ?? 'full') + 1] ?? 'line';
+    levels.set(pick.id, next);
+    const size = renderSection(pick, next).length + 2;
+    total += size - (sizes.get(pick.id) ?? 0);
+    sizes.set(pick.id, size);
+  }
+  let omitted = 0;
+  // Thousands of targets: even one line each is too much. Leave out the last ones, say how many.
+  while (total > budget && levels.size > 0) {
+    const last = [...levels.keys()].at(-1) as string;
+    total -= sizes.get(last) ?? 0;
+    levels.delete(last);
+    omitted++;
+    if (omitted === 1) total += 200;
+  }
+  return { levels, omitted };
+}
+
+function noChangesComment(report: DiffReport, context: CommentContext): string {
+  const s = report.summary;
+  const checked = s.targetsChecked > 0 ? ` ${plural(s.targetsChecked, 'target')} checked, all unchanged.` : ' No target reads the changed files.';
+  const parts = [DIFF_COMMENT_MARKER, '### Rendered manifest diff', `No rendered changes as of ${code(short(context.headSha))}.${checked}`];
+  if (report.notes.length > 0) parts.push(notesBlock(report));
+  parts.push(footer(report, context));
+  return parts.join('\n\n') + '\n';
+}
+
+/**
+ * The sticky pull request comment: marker, header, summary line, alerts, targets table, image
+ * table, notes, one collapsible section per changed or failing target, footer. Always shorter
+ * than GitHub's 65,536-character limit; deterministic (same report and context, same bytes).
+ */
+export function renderComment(report: DiffReport, context: CommentContext): string {
+  if (report.targets.every((target) => target.status === 'unchanged')) return noChangesComment(report, context);
+  const { head, tail } = fixedParts(report, context);
+  const layout = planCommentLayout(report, context);
+  const sections: string[] = [];
+  for (const target of sectionTargets(report)) {
+    const level = layout.levels.get(target.id);
+    if (level) sections.push(renderSection(target, level));
+  }
+  if (layout.omitted > 0) sections.push(`_…and ${plural(layout.omitted, 'more changed target')} not shown to fit the comment size; run ${code('escalator diff --format json')} for everything._`);
+  const body = joinBody(head, sections, tail);
+  // The fixed parts are capped (rows, alerts), so this holds; checked rather than assumed.
+  return body.length < GITHUB_BODY_LIMIT ? body : `${body.slice(0, GITHUB_BODY_LIMIT - 200)}\n\n_Comment cut to fit GitHub's size limit._\n`;
+}
+
+/** The check run for the same report: failure when a target fails to render at head. */
+export function renderCheckSummary(report: DiffReport): { conclusion: 'success' | 'failure'; title: string; summary: string } {
+  const s = report.summary;
+  const conclusion = s.failures > 0 ? 'failure' : 'success';
+  const titleParts = s.targetsChecked === 0 ? ['No target reads the changed files'] : [`${s.targetsChanged} of ${plural(s.targetsChecked, 'target')} changed`];
+  if (s.failures > 0) titleParts.push(`${plural(s.failures, 'target')} ${s.failures === 1 ? 'fails' : 'fail'} to render at head`);
+  const parts = [summaryLine(report)];
+  if (report.alerts.length > 0) parts.push(alertsBlock(report.alerts));
+  if (report.targets.length > 0) parts.push(targetsTable(report));
+  if (report.images.length > 0) parts.push(imagesTable(report.images));
+  const failing = report.targets.filter((target) => target.failure);
+  for (const target of failing.slice(0, 10)) parts.push(`${code(clip(target.id))}: ${failureWords(target)}\n\n${fenced('text', clip(target.failure?.message ?? '', 1500))}`);
+  if (failing.length > 10) parts.push(`…and ${plural(failing.length - 10, 'more failing target')}.`);
+  let summary = parts.join('\n\n') + '\n';
+  if (summary.length >= GITHUB_BODY_LIMIT) summary = `${summary.slice(0, GITHUB_BODY_LIMIT - 200)}\n\n_Summary cut to fit GitHub's size limit._\n`;
+  return { conclusion, title: titleParts.join(' · '), summary };
+}

@@ -1,0 +1,152 @@
+import { identityKey, parseManifests, type ManifestObject } from './manifest.js';
+import { isSecret, normalizeObject, type NormalizedObject } from './normalize.js';
+import { diffLines } from './object-diff.js';
+import { pairObjects } from './pairing.js';
+import { changeAlerts, removalAlerts } from './risk.js';
+import { scrubText } from './scrub.js';
+import type { Alert, ImageChange, ObjectChange, RenderFailure, RenderOutcome, Target, TargetCounts, TargetDiff } from './types.js';
+import { compareSecretKeys, diffValuesFiles } from './values.js';
+import { imageChanges, rollsOut } from './workloads.js';
+
+export interface DiffTargetOptions {
+  /** Secret values to scrub from failure messages and notes. */
+  secrets?: Iterable<string>;
+  /** Cut failure messages to this many characters. @default 2000 */
+  maxMessageLength?: number;
+  /** Lines longer than this are shortened in diffs. @default 200 */
+  maxLineLength?: number;
+  /** Context lines in hunks. @default 3 */
+  context?: number;
+}
+
+interface Normalized extends ManifestObject {
+  normalized: NormalizedObject;
+}
+
+type SideResult = { state: 'absent' } | { state: 'ok'; objects: Normalized[]; notes: string[] } | { state: 'failed'; message: string } | { state: 'values'; tool: string; message: string; values: Array<{ path: string; text: string }> };
+
+function clip(text: string, max: number): string {
+  const trimmed = text.trim();
+  return trimmed.length <= max ? trimmed : `${trimmed.slice(0, max)}… (${trimmed.length - max} more characters)`;
+}
+
+function side(outcome: RenderOutcome, maxLineLength: number): SideResult {
+  if (outcome.status === 'absent') return { state: 'absent' };
+  if (outcome.status === 'failed') return { state: 'failed', message: outcome.message };
+  if (outcome.status === 'tool-missing') {
+    if (outcome.values) return { state: 'values', tool: outcome.tool, message: outcome.message, values: outcome.values };
+    return { state: 'failed', message: outcome.message };
+  }
+  const parsed = parseManifests(outcome.yaml);
+  if (!parsed.ok) return { state: 'failed', message: `the rendered output is not valid YAML: ${parsed.message}` };
+  const notes = [...(outcome.notes ?? [])];
+  if (parsed.duplicates.length > 0) notes.push(`rendered twice, first kept: ${parsed.duplicates.join(', ')}`);
+  return { state: 'ok', objects: parsed.objects.map((object) => ({ ...object, normalized: normalizeObject(object, { maxLineLength }) })), notes };
+}
+
+function emptyCounts(): TargetCounts {
+  return { added: 0, changed: 0, removed: 0, renamed: 0, unchanged: 0 };
+}
+
+function refOf(object: ManifestObject): { group: string; kind: string; namespace: string; name: string } {
+  return { group: object.group, kind: object.kind, namespace: object.namespace, name: object.name };
+}
+
+function compareChanges(a: ObjectChange, b: ObjectChange): number {
+  const left = identityKey(a);
+  const right = identityKey(b);
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/**
+ * Diff one target's base and head renders. A side that failed makes the target `failed` (with the
+ * scrubbed message); a failure only at head is "this PR breaks it". When the renderer's tool is
+ * missing and values files were supplied, the diff is the structural diff of those files.
+ */
+export function diffTarget(target: Target, baseOutcome: RenderOutcome, headOutcome: RenderOutcome, options: DiffTargetOptions = {}): TargetDiff {
+  const maxLineLength = options.maxLineLength ?? 200;
+  const maxMessage = options.maxMessageLength ?? 2000;
+  const secrets = [...(options.secrets ?? [])];
+  const clean = (text: string): string => clip(scrubText(text, secrets), maxMessage);
+  const base = side(baseOutcome, maxLineLength);
+  const head = side(headOutcome, maxLineLength);
+  const presence = base.state === 'absent' ? 'added' : head.state === 'absent' ? 'removed' : 'both';
+  const result: TargetDiff = { id: target.id, kind: target.kind, status: 'unchanged', presence, notes: [], objects: [], counts: emptyCounts(), images: [], alerts: [] };
+
+  if (base.state === 'failed' || head.state === 'failed') {
+    const failure: RenderFailure =
+      base.state === 'failed' && head.state === 'failed'
+        ? { side: 'both', breaks: false, message: clean(head.message) }
+        : head.state === 'failed'
+          ? { side: 'head', breaks: true, message: clean(head.message) }
+          : { side: 'base', breaks: false, message: clean((base as { message: string }).message) };
+    result.status = 'failed';
+    result.failure = failure;
+    if (failure.side !== 'base') {
+      result.alerts.push({ level: 'caution', kind: 'render-failure', target: target.id, detail: failure.breaks ? 'renders at base but fails at head: this PR breaks it' : 'fails to render at base and at head' });
+    }
+    return result;
+  }
+
+  if (base.state === 'values' || head.state === 'values') {
+    const tool = base.state === 'values' ? base.tool : (head as { tool: string }).tool;
+    const message = base.state === 'values' ? base.message : (head as { message: string }).message;
+    result.notes.push(clean(message));
+    result.alerts.push({ level: 'warning', kind: 'tool-missing', target: target.id, detail: `${tool} is not installed where Escalator renders: showing a structural diff of the values files, not the rendered objects` });
+    const values = (state: SideResult): Array<{ path: string; text: string }> => (state.state === 'values' ? state.values : []);
+    result.objects = diffValuesFiles(values(base), values(head));
+    for (const object of result.objects) result.counts[object.change === 'renamed' ? 'renamed' : object.change]++;
+    result.status = result.objects.length > 0 ? 'changed' : 'unchanged';
+    return result;
+  }
+
+  const baseObjects = base.state === 'ok' ? base.objects : [];
+  const headObjects = head.state === 'ok' ? head.objects : [];
+  for (const note of [...(base.state === 'ok' ? base.notes : []), ...(head.state === 'ok' ? head.notes : [])]) if (!result.notes.includes(clean(note))) result.notes.push(clean(note));
+  const pairing = pairObjects(baseObjects, headObjects, (object) => object.normalized.text);
+  const counts = result.counts;
+  const alerts: Alert[] = [];
+  const images: ImageChange[] = [];
+  const objects: ObjectChange[] = [];
+  const context = options.context ?? 3;
+
+  for (const { base: before, head: after, reason } of pairing.pairs) {
+    const hunks = diffLines(before.normalized.lines, after.normalized.lines, { context });
+    const secretKeys = isSecret(after) || isSecret(before) ? compareSecretKeys(before.normalized.secretKeys, after.normalized.secretKeys) : [];
+    if (!reason && hunks.length === 0 && secretKeys.length === 0) {
+      counts.unchanged++;
+      continue;
+    }
+    const change: ObjectChange = { ...refOf(after), change: reason ? 'renamed' : 'changed', apiVersion: after.apiVersion, hunks };
+    if (reason || before.apiVersion !== after.apiVersion) change.from = { apiVersion: before.apiVersion, group: before.group, namespace: before.namespace, name: before.name };
+    if (reason) change.renameReason = reason;
+    if (secretKeys.length > 0) change.secretKeys = secretKeys;
+    if (rollsOut(before, after)) change.rollout = true;
+    counts[reason ? 'renamed' : 'changed']++;
+    objects.push(change);
+    alerts.push(...changeAlerts(target.id, before, after, reason));
+    images.push(...imageChanges(target.id, before, after));
+  }
+  for (const object of pairing.added) {
+    const change: ObjectChange = { ...refOf(object), change: 'added', apiVersion: object.apiVersion, hunks: diffLines([], object.normalized.lines, { context }) };
+    if (object.normalized.secretKeys) change.secretKeys = compareSecretKeys(undefined, object.normalized.secretKeys);
+    counts.added++;
+    objects.push(change);
+  }
+  for (const object of pairing.removed) {
+    const change: ObjectChange = { ...refOf(object), change: 'removed', apiVersion: object.apiVersion, hunks: diffLines(object.normalized.lines, [], { context }) };
+    if (object.normalized.secretKeys) change.secretKeys = compareSecretKeys(object.normalized.secretKeys, undefined);
+    counts.removed++;
+    objects.push(change);
+    // Removing a whole target deletes what it deployed, which deserves the same alert.
+    alerts.push(...removalAlerts(target.id, object));
+  }
+  objects.sort(compareChanges);
+  const alertKey = (alert: Alert): string => `${alert.object ? identityKey(alert.object) : ''}\u0000${alert.kind}\u0000${alert.field ?? ''}`;
+  alerts.sort((a, b) => (alertKey(a) < alertKey(b) ? -1 : alertKey(a) > alertKey(b) ? 1 : 0));
+  result.objects = objects;
+  result.alerts = alerts;
+  result.images = images;
+  result.status = objects.length > 0 ? 'changed' : 'unchanged';
+  return result;
+}

@@ -1,0 +1,18 @@
+/**
+ * Rendered-manifest diff (issue 6), the pure part: which targets a change touches, how objects are
+ * identified, paired, normalized and diffed, what is risky, and the markdown reviewers read.
+ */
+export type * from './types.js';
+export { discoverTargets, affectedTargets, touches, kustomizationFile, isRemoteReference, resolvePath, type TreeView, type AffectedTargets } from './targets.js';
+export { parseManifests, identityKey, groupOf, describeRef, type ManifestObject } from './manifest.js';
+export { normalizeObject, normalizeValue, isSecret, LAST_APPLIED } from './normalize.js';
+export { diffLines } from './object-diff.js';
+export { pairObjects, similarity, HASH_SUFFIX } from './pairing.js';
+export { changeAlerts, removalAlerts } from './risk.js';
+export { containerImages, imageChanges, rollsOut } from './workloads.js';
+export { secretStringsFromObjects, secretStringsFromSources, scrubText } from './scrub.js';
+export { diffValuesFiles, compareSecretKeys } from './values.js';
+export { diffTarget, type DiffTargetOptions } from './diff-target.js';
+export { buildReport, toJsonReport } from './report.js';
+export { renderComment, renderCheckSummary, planCommentLayout, splitImage, DIFF_COMMENT_MARKER, GITHUB_BODY_LIMIT, type CommentContext, type CommentLayout, type SectionLevel } from './comment.js';
+export { renderPlain } from './plain.js';

@@ -1,0 +1,45 @@
+import { isSecret } from './normalize.js';
+import type { DiffReport, DiffSummary, TargetDiff } from './types.js';
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Assemble the report from per-target diffs: sorted targets, totals, every alert and image change. */
+export function buildReport(input: { baseSha: string; headSha: string; targets: TargetDiff[]; notes?: string[] }): DiffReport {
+  const targets = [...input.targets].sort((a, b) => compare(a.id, b.id));
+  const summary: DiffSummary = { targetsChecked: targets.length, targetsChanged: 0, targetsUnchanged: 0, targetsFailed: 0, added: 0, changed: 0, removed: 0, renamed: 0, secretsChanged: 0, failures: 0 };
+  for (const target of targets) {
+    if (target.status === 'changed') summary.targetsChanged++;
+    else if (target.status === 'unchanged') summary.targetsUnchanged++;
+    else summary.targetsFailed++;
+    if (target.failure && target.failure.side !== 'base') summary.failures++;
+    summary.added += target.counts.added;
+    summary.changed += target.counts.changed;
+    summary.removed += target.counts.removed;
+    summary.renamed += target.counts.renamed;
+    summary.secretsChanged += target.objects.filter((object) => isSecret(object) && (object.change !== 'changed' || (object.secretKeys?.length ?? 0) > 0)).length;
+  }
+  const alerts = targets.flatMap((target) => target.alerts);
+  // Cautions first, then warnings; within a level, in target order.
+  alerts.sort((a, b) => (a.level === b.level ? 0 : a.level === 'caution' ? -1 : 1));
+  return {
+    version: 1,
+    baseSha: input.baseSha,
+    headSha: input.headSha,
+    targets,
+    summary,
+    alerts,
+    images: targets.flatMap((target) => target.images),
+    notes: input.notes ?? [],
+  };
+}
+
+/**
+ * The JSON form printed by `escalator diff --format json`: the report without run statistics
+ * (which are not deterministic). Secret values are not in the report to begin with.
+ */
+export function toJsonReport(report: DiffReport): string {
+  const { stats: _stats, ...rest } = report;
+  return `${JSON.stringify(rest, null, 2)}\n`;
+}

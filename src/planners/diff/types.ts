@@ -1,0 +1,174 @@
+/**
+ * The data of a rendered-manifest diff (issue 6). Everything here is safe to print: Secret values
+ * never enter these types, only key names and byte counts, and failure messages are scrubbed
+ * before they are stored.
+ */
+
+/** How a target is rendered. */
+export type TargetKind = 'kustomize' | 'helm' | 'plain';
+
+/** A thing we render on its own: a kustomization directory, a Helm chart with values, or plain manifests. */
+export interface Target {
+  /** Stable id shown to readers: the directory, or the values file / manifest file for file targets. */
+  id: string;
+  kind: TargetKind;
+  /** The directory the target lives in (kustomization root, chart directory, manifest directory). */
+  dir: string;
+  /** Helm: values files applied on top of the chart's own `values.yaml`, in order. */
+  valuesFiles?: string[];
+  /** Plain targets that are one file rather than a directory. */
+  file?: string;
+}
+
+/** A target with what it reads, from the dependency graph. */
+export interface TargetNode extends Target {
+  /** Files the render reads. */
+  inputFiles: string[];
+  /** Directories every file of which may be read (conservative). */
+  inputDirs: string[];
+  /** Why the graph may be incomplete for this target (parse errors, unresolved references). */
+  unsure: string[];
+  /** Remote resources the kustomization references (`https://…`, `git@…`, `github.com/…?ref=`). */
+  remote: string[];
+  /** Generator or transformer configurations that would run exec or container plugins. */
+  plugins: string[];
+  /** Kustomize: the kustomization inflates Helm charts (`helmCharts`), so it needs `--enable-helm`. */
+  needsHelm?: boolean;
+}
+
+/** The identity Kubernetes uses for an object, without the version. */
+export interface ObjectRef {
+  group: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+/** Why two objects with different identities were paired as one. */
+export type RenameReason = 'hash-suffix' | 'namespace' | 'api-group' | 'similarity';
+
+/** What happens to one object. */
+export type ChangeKind = 'added' | 'removed' | 'changed' | 'renamed';
+
+/** What happens to one key of a Secret. Values are never kept, only their sizes in bytes. */
+export interface SecretKeyChange {
+  key: string;
+  change: 'added' | 'removed' | 'changed';
+  fromBytes?: number;
+  toBytes?: number;
+}
+
+/** One object's change inside a target. */
+export interface ObjectChange extends ObjectRef {
+  change: ChangeKind;
+  /** apiVersion at head (at base for removed objects). */
+  apiVersion: string;
+  /** For renames and apiVersion changes: where the object came from. */
+  from?: { apiVersion: string; group: string; namespace: string; name: string };
+  renameReason?: RenameReason;
+  /** Unified diff hunks of the normalized objects, each starting with its `@@` line (YAML path in the header). */
+  hunks: string[];
+  /** Secret keys that changed (Secrets only). */
+  secretKeys?: SecretKeyChange[];
+  /** The pod template of a workload changed: applying this starts a rollout. */
+  rollout?: boolean;
+}
+
+/** A change a reviewer should look at twice. `detail` is plain text; renderers escape it. */
+export interface Alert {
+  level: 'caution' | 'warning';
+  kind: 'render-failure' | 'deletion' | 'immutable-field' | 'recreate' | 'tool-missing' | 'refused';
+  target: string;
+  object?: ObjectRef;
+  field?: string;
+  detail: string;
+}
+
+/** An image that a container runs differently at head. */
+export interface ImageChange {
+  target: string;
+  object: ObjectRef;
+  container: string;
+  from?: string;
+  to?: string;
+}
+
+/** Which side failed to render. */
+export interface RenderFailure {
+  side: 'base' | 'head' | 'both';
+  /** Only at head: "this PR breaks it". */
+  breaks: boolean;
+  /** Scrubbed error text (head's when head failed, else base's). */
+  message: string;
+}
+
+/** Outcome of diffing one target. */
+export type TargetStatus = 'changed' | 'unchanged' | 'failed';
+
+export interface TargetCounts {
+  added: number;
+  changed: number;
+  removed: number;
+  renamed: number;
+  unchanged: number;
+}
+
+export interface TargetDiff {
+  id: string;
+  kind: TargetKind;
+  status: TargetStatus;
+  /** The target exists only at head (`added`) or only at base (`removed`). */
+  presence: 'both' | 'added' | 'removed';
+  failure?: RenderFailure;
+  /** Plain-text notes (helm missing, structural values diff, duplicates). */
+  notes: string[];
+  objects: ObjectChange[];
+  counts: TargetCounts;
+  images: ImageChange[];
+  alerts: Alert[];
+}
+
+export interface DiffSummary {
+  targetsChecked: number;
+  targetsChanged: number;
+  targetsUnchanged: number;
+  targetsFailed: number;
+  added: number;
+  changed: number;
+  removed: number;
+  renamed: number;
+  secretsChanged: number;
+  /** Targets that fail to render at head. */
+  failures: number;
+}
+
+/** Timings and counters of one run; never part of the comment or the JSON (they are not deterministic). */
+export interface DiffStats {
+  totalMs: number;
+  /** Wall time spent waiting for kustomize / helm child processes. */
+  toolMs: number;
+  renders: number;
+  renderCacheHits: number;
+  checkoutsMaterialized: number;
+}
+
+/** The whole diff: what `renderComment`, `renderCheckSummary` and the JSON output read. */
+export interface DiffReport {
+  version: 1;
+  baseSha: string;
+  headSha: string;
+  targets: TargetDiff[];
+  summary: DiffSummary;
+  alerts: Alert[];
+  images: ImageChange[];
+  /** Run-wide notes in plain text (unplaced changed files, refused targets). */
+  notes: string[];
+  stats?: DiffStats;
+}
+
+/** What a renderer produced for one side of one target. */
+export type RenderOutcome =
+  | { status: 'ok'; yaml: string; notes?: string[] }
+  | { status: 'absent' }
+  | { status: 'failed'; message: string }
+  | { status: 'tool-missing'; tool: string; message: string; values?: Array<{ path: string; text: string }> };

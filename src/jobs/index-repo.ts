@@ -102,20 +102,23 @@ export function versionsByTarget(index: RepoIndex): Map<string, IndexedFile['ver
   return new Map([...targets].map(([key, versions]) => [key, [...versions.values()].sort((a, b) => a.name.localeCompare(b.name))]));
 }
 
-/** After Redis lost the index: list every installation's repositories and index each. */
-export async function processResyncJob(deps: JobDeps, _data: ResyncJob, { log }: ProcessorContext): Promise<number> {
+/**
+ * After Redis lost the index: list every installation's repositories and index each one here,
+ * in this job, so the index is complete before it is marked built (image jobs waiting on it retry).
+ */
+export async function processResyncJob(deps: JobDeps, _data: ResyncJob, context: ProcessorContext): Promise<number> {
   const installations = await deps.github.app.paginate(deps.github.app.rest.apps.listInstallations, { per_page: 100 });
   let count = 0;
   for (const installation of installations) {
     const octokit = deps.github.forInstallation(installation.id);
     const repos = await octokit.paginate(octokit.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
     for (const repo of repos) {
-      await enqueueIndex(deps, { installationId: installation.id, owner: repo.owner.login, repo: repo.name, reason: 'resync' }, `resync-${deps.now().getTime()}`);
+      await processIndexJob(deps, { installationId: installation.id, owner: repo.owner.login, repo: repo.name, reason: 'resync' }, context);
       count++;
     }
   }
   await deps.store.markBuilt();
-  log.info({ installations: installations.length, repos: count }, 'Index resync queued');
+  context.log.info({ installations: installations.length, repos: count }, 'Index rebuilt from GitHub');
   return count;
 }
 

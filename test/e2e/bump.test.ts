@@ -49,7 +49,8 @@ describe('image pushed → pull request (sandbox GitHub, real Redis)', () => {
   it('opens one PR that bumps only the dev overlay, byte for byte', async () => {
     const res = await postImage(stack, `ghcr.io/example/hello:1.2.3@${digest}`);
     expect(res.status).toBe(202);
-    const pull = await eventually(async () => (await stack.user.rest.pulls.list({ owner, repo, state: 'open' })).data[0], { what: 'the bump pull request' });
+    // The PR is complete once its labels are on (they are the last write of a bump).
+    const pull = await eventually(async () => (await stack.user.rest.pulls.list({ owner, repo, state: 'open' })).data.find((p) => p.labels.length === 2), { what: 'the bump pull request' });
     expect(pull.title).toBe('Bump hello to 1.2.3 in dev');
     expect(pull.head.ref).toBe('escalator/dev/hello');
     expect(pull.labels.map((label) => label.name).sort()).toEqual(['env:dev', 'escalator']);

@@ -27,13 +27,17 @@ export async function loadDefaultBranch(octokit: Octokit, id: RepoId): Promise<s
   return data.default_branch;
 }
 
-/** The branch's head commit and its tree in one call, or null when the branch does not exist. */
+/**
+ * The branch's head commit and its tree in one call, or null when the branch does not exist.
+ * `GET /repos/{o}/{r}/commits/heads/{branch}` resolves the branch and returns the tree SHA the
+ * next commit needs; GitHub answers 422 (or 404) for a ref that does not exist.
+ */
 export async function loadBranch(octokit: Octokit, id: RepoId, branch: string): Promise<BranchHead | null> {
   try {
-    const { data } = await octokit.rest.repos.getBranch({ ...id, branch });
-    return { sha: data.commit.sha, treeSha: data.commit.commit.tree.sha };
+    const { data } = await octokit.rest.repos.getCommit({ ...id, ref: `heads/${branch}`, per_page: 1 });
+    return { sha: data.sha, treeSha: data.commit.tree.sha };
   } catch (error) {
-    if (isStatus(error, 404)) return null;
+    if (isStatus(error, 404, 422)) return null;
     throw error;
   }
 }

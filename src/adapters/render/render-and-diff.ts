@@ -1,0 +1,221 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  affectedTargets,
+  buildReport,
+  diffTarget,
+  discoverTargets,
+  parseManifests,
+  renderPlain,
+  secretStringsFromObjects,
+  secretStringsFromSources,
+  type DiffReport,
+  type RenderOutcome,
+  type TargetDiff,
+  type TargetNode,
+  type TreeView,
+} from '../../planners/diff/index.js';
+import { materializeCheckout, type Checkout } from './checkout.js';
+import { renderHelmChart } from './helm.js';
+import { renderKustomization, type ToolOutcome, type ToolRunOptions } from './kustomize.js';
+import { RenderCache } from './render-cache.js';
+import { changedPathsBetween, type SourceTree } from './source-tree.js';
+import { findTools, type ToolPaths, type Tools } from './tools.js';
+
+/** How renders run. Every field has a safe default. */
+export interface RenderOptions {
+  /** Checkouts (by commit SHA) and renders (by target and inputs) live here. @default <tmpdir>/escalator-render */
+  cacheDir?: string;
+  /** Kill a kustomize/helm run after this long. @default 60000 */
+  timeoutMs?: number;
+  /** Kill a run whose output passes this. @default 64 MiB */
+  maxOutputBytes?: number;
+  /** Fetch remote kustomize resources. @default false */
+  allowRemote?: boolean;
+  /** Renders at once. @default 2 */
+  concurrency?: number;
+  /** Reuse renders from earlier runs. @default true */
+  renderCache?: boolean;
+  /** Where tools are looked up (and explicit binaries for tests). */
+  tools?: ToolPaths;
+  /** Render at most this many targets; the rest are listed in a note. @default 200 */
+  maxTargets?: number;
+}
+
+export interface RenderAndDiffInput {
+  base: SourceTree;
+  head: SourceTree;
+  /** Changed paths (e.g. the pull request's files). `null`: compute them from the two trees. */
+  changedPaths: string[] | null;
+  /** Target patterns from the repository config (`diff.paths`); empty or absent: discover every target. */
+  targets?: string[];
+  options?: RenderOptions;
+}
+
+const KUSTOMIZATION = /(^|\/)(kustomization\.ya?ml|Kustomization)$/;
+const VALUES_FILE = /(^|\/)values[^/]*\.ya?ml$/;
+
+function treeView(tree: SourceTree): TreeView {
+  const files = tree.listFiles();
+  return {
+    files,
+    read: (path) => {
+      try {
+        return tree.read(path).toString('utf8');
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+function filesOf(node: TargetNode, files: readonly string[]): string[] {
+  return files.filter((path) => node.inputFiles.includes(path) || node.inputDirs.some((dir) => dir === '' || path.startsWith(`${dir}/`)));
+}
+
+async function pool<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const runners = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index] as T);
+    }
+  });
+  await Promise.all(runners);
+  return results;
+}
+
+/**
+ * Render the targets a change touches at base and head and diff them per object.
+ *
+ * 1. list both trees and build each one's target graph (kustomization files are read in one batch)
+ * 2. pick the targets the changed paths touch (union of both graphs; unsure targets near unplaced files)
+ * 3. per target and side: render cache → else materialize the commit (cached by SHA) → render
+ * 4. diff each target; one failing target never stops the others; errors are scrubbed of secrets
+ * 5. assemble the report (sorted, deterministic) with run statistics on the side
+ */
+export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffReport> {
+  const started = performance.now();
+  const options = input.options ?? {};
+  const cacheRoot = options.cacheDir ?? join(tmpdir(), 'escalator-render');
+  mkdirSync(cacheRoot, { recursive: true });
+  const tools: Tools = findTools(options.tools);
+  const run: ToolRunOptions = {
+    timeoutMs: options.timeoutMs ?? 60_000,
+    maxOutputBytes: options.maxOutputBytes ?? 64 * 1024 * 1024,
+    home: join(cacheRoot, 'home'),
+    path: options.tools?.path ?? process.env.PATH,
+    allowRemote: options.allowRemote ?? false,
+  };
+  const cache = options.renderCache === false ? undefined : new RenderCache(cacheRoot);
+  const stats = { toolMs: 0, renders: 0, checkoutsMaterialized: 0 };
+
+  const views = new Map<SourceTree, TreeView>([
+    [input.base, treeView(input.base)],
+    [input.head, treeView(input.head)],
+  ]);
+  for (const [tree, view] of views) tree.preload?.(view.files.filter((path) => KUSTOMIZATION.test(path)));
+  const discover = { ...(input.targets && input.targets.length > 0 ? { paths: input.targets } : {}) };
+  const baseNodes = discoverTargets(views.get(input.base) as TreeView, discover);
+  const headNodes = discoverTargets(views.get(input.head) as TreeView, discover);
+  const changed = input.changedPaths ?? (input.base.blobSha && input.head.blobSha ? changedPathsBetween(input.base, input.head) : null);
+  const affected = affectedTargets(baseNodes, headNodes, changed);
+  const notes: string[] = [];
+  const unplacedManifests = affected.unplaced.filter((path) => /\.(ya?ml|json)$/i.test(path) && !path.startsWith('.github/'));
+  if (unplacedManifests.length > 0) {
+    const shown = unplacedManifests.slice(0, 10).join(', ');
+    notes.push(`Changed files no target reads: ${shown}${unplacedManifests.length > 10 ? ` and ${unplacedManifests.length - 10} more` : ''}.`);
+  }
+  const maxTargets = options.maxTargets ?? 200;
+  if (affected.targets.length > maxTargets) notes.push(`${affected.targets.length} targets are affected; only the first ${maxTargets} were rendered.`);
+
+  const checkouts = new Map<string, Promise<Checkout>>();
+  const checkout = (tree: SourceTree): Promise<Checkout> => {
+    let pending = checkouts.get(tree.sha);
+    if (!pending) {
+      pending = materializeCheckout(tree, cacheRoot).then((result) => {
+        if (result.materialized) stats.checkoutsMaterialized++;
+        return result;
+      });
+      checkouts.set(tree.sha, pending);
+    }
+    return pending;
+  };
+
+  const valuesFor = (tree: SourceTree, node: TargetNode): Array<{ path: string; text: string }> => {
+    const view = views.get(tree) as TreeView;
+    const chartValues = node.kind === 'helm' ? [node.dir === '' ? 'values.yaml' : `${node.dir}/values.yaml`, ...(node.valuesFiles ?? [])] : [];
+    const kustomizeValues = node.kind === 'kustomize' ? filesOf(node, view.files).filter((path) => KUSTOMIZATION.test(path) || VALUES_FILE.test(path)) : [];
+    return [...new Set([...chartValues, ...kustomizeValues])]
+      .sort()
+      .flatMap((path) => {
+        const text = view.read(path);
+        return text === undefined ? [] : [{ path, text }];
+      });
+  };
+
+  const renderSide = async (tree: SourceTree, node: TargetNode | undefined): Promise<RenderOutcome> => {
+    if (!node) return { status: 'absent' };
+    const view = views.get(tree) as TreeView;
+    if (node.kind === 'plain') {
+      const symlinks = node.inputFiles.filter((path) => tree.isSymlink?.(path));
+      const outcome = renderPlain(node, (path) => (symlinks.includes(path) ? undefined : view.read(path)));
+      if (symlinks.length > 0 && outcome.status === 'ok') outcome.notes = [`symbolic links are not followed: ${symlinks.join(', ')}`];
+      return outcome;
+    }
+    const helmNeeded = node.kind === 'helm' || node.needsHelm === true;
+    if (helmNeeded && !tools.helm) return (await renderHelmChart(node, undefined, tools, valuesFor(tree, node), run)).outcome;
+    const tool = node.kind === 'helm' ? (tools.helm?.version ?? '') : `${tools.kustomize?.version ?? 'none'}${node.needsHelm ? ` + ${tools.helm?.version}` : ''}`;
+    const key = cache ? RenderCache.key(node, tree, tool, { allowRemote: run.allowRemote, maxOutputBytes: run.maxOutputBytes }) : undefined;
+    const cached = key ? cache?.get(key) : undefined;
+    if (cached) return cached;
+    let result: ToolOutcome;
+    if (node.kind === 'kustomize' && (node.plugins.length > 0 || (node.remote.length > 0 && !run.allowRemote))) {
+      result = await renderKustomization(node, '', tools, [], run); // refused before any checkout
+    } else {
+      const { dir, refusedSymlinks } = await checkout(tree);
+      result = node.kind === 'helm' ? await renderHelmChart(node, dir, tools, [], run) : await renderKustomization(node, dir, tools, refusedSymlinks, run);
+    }
+    stats.renders++;
+    stats.toolMs += result.toolMs;
+    if (key && result.cacheable) cache?.set(key, result.outcome);
+    return result.outcome;
+  };
+
+  const secretsOf = (tree: SourceTree, node: TargetNode | undefined, outcome: RenderOutcome, into: Set<string>): void => {
+    if (node) {
+      const view = views.get(tree) as TreeView;
+      secretStringsFromSources(filesOf(node, view.files), view.read, into);
+    }
+    if (outcome.status === 'ok' && /kind:\s*["']?Secret/.test(outcome.yaml)) {
+      const parsed = parseManifests(outcome.yaml);
+      if (parsed.ok) secretStringsFromObjects(parsed.objects.map((object) => object.body), into);
+    }
+  };
+
+  const work = affected.targets.slice(0, maxTargets);
+  const diffs = await pool(work, options.concurrency ?? 2, async ({ base, head }): Promise<TargetDiff | undefined> => {
+    const [baseOutcome, headOutcome] = [await renderSide(input.base, base), await renderSide(input.head, head)];
+    const secrets = new Set<string>();
+    secretsOf(input.base, base, baseOutcome, secrets);
+    secretsOf(input.head, head, headOutcome, secrets);
+    const target = (head ?? base) as TargetNode;
+    const diff = diffTarget(target, baseOutcome, headOutcome, { secrets });
+    // A directory of YAML that holds no Kubernetes object on either side is not a target.
+    if (target.kind === 'plain' && diff.status === 'unchanged' && diff.counts.unchanged === 0) return undefined;
+    if (target.kind === 'plain' && baseOutcome.status === 'absent' && headOutcome.status === 'absent') return undefined;
+    return diff;
+  });
+
+  const report = buildReport({ baseSha: input.base.sha, headSha: input.head.sha, targets: diffs.filter((diff): diff is TargetDiff => diff !== undefined), notes });
+  report.stats = {
+    totalMs: performance.now() - started,
+    toolMs: stats.toolMs,
+    renders: stats.renders,
+    renderCacheHits: cache?.hits ?? 0,
+    checkoutsMaterialized: stats.checkoutsMaterialized,
+  };
+  return report;
+}

@@ -1,0 +1,137 @@
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
+import { GitHubClients } from '../../../src/adapters/github/client.js';
+import { IndexStore } from '../../../src/adapters/index-store.js';
+import { RelayStore } from '../../../src/adapters/relay-log.js';
+import { RelayTargetConfig, toTarget, type RelayTarget } from '../../../src/config/relay-targets.js';
+import { createRelayWorker, enqueueRelay, type RelayInput } from '../../../src/jobs/relay.js';
+import { createLogger, type Logger } from '../../../src/observability/logger.js';
+import { createRedis, waitForRedis } from '../../../src/queue/connection.js';
+import { Producer } from '../../../src/queue/producer.js';
+
+export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A real push payload (from @octokit/webhooks-examples) made to say what a test needs. */
+const require = createRequire(import.meta.url);
+const examples = require('@octokit/webhooks-examples/api.github.com/index.json') as Array<{ name: string; examples: Array<Record<string, unknown>> }>;
+const pushExample = examples.find((entry) => entry.name === 'push')!.examples.find((example) => (example.commits as unknown[]).length > 0)!;
+
+/** The raw body of a push to `repository` changing `paths`, as GitHub would send it. */
+export function pushBody(options: { repository?: string; ref?: string; paths: string[]; n?: number; before?: string; after?: string }): string {
+  const repository = options.repository ?? 'example/gitops';
+  const [owner, name] = repository.split('/') as [string, string];
+  const n = options.n ?? 1;
+  const after = options.after ?? n.toString(16).padStart(40, 'a');
+  const before = options.before ?? (n - 1).toString(16).padStart(40, 'a');
+  const commit = { ...(pushExample.commits as Array<Record<string, unknown>>)[0], id: after, message: `Change ${n} — déploiement ✓`, added: [], modified: options.paths, removed: [] };
+  return JSON.stringify({
+    ...pushExample,
+    ref: options.ref ?? 'refs/heads/main',
+    before,
+    after,
+    commits: [commit],
+    head_commit: commit,
+    repository: {
+      ...(pushExample.repository as Record<string, unknown>),
+      name,
+      full_name: repository,
+      html_url: `https://github.com/${repository}`,
+      default_branch: 'main',
+      owner: { ...((pushExample.repository as Record<string, unknown>).owner as Record<string, unknown>), login: owner, name: owner },
+    },
+  });
+}
+
+/** The input the GitHub webhook handler passes for a push. */
+export function pushInput(options: { deliveryId?: string; repository?: string; ref?: string; paths: string[]; n?: number; truncated?: boolean; installationId?: number; before?: string; after?: string }): RelayInput {
+  const body = pushBody(options);
+  const parsed = JSON.parse(body) as { before: string; after: string };
+  return {
+    deliveryId: options.deliveryId ?? randomUUID(),
+    event: 'push',
+    body,
+    repository: options.repository ?? 'example/gitops',
+    changedPaths: options.truncated ? null : options.paths,
+    before: parsed.before,
+    after: parsed.after,
+    ...(options.installationId !== undefined ? { installationId: options.installationId } : {}),
+  };
+}
+
+/** A target from config-shaped input, with the secret given directly. */
+export function target(input: Omit<RelayTargetConfig, 'secret' | 'timeout' | 'coalesce' | 'backoff' | 'attempts' | 'paths' | 'events'> & Partial<Pick<RelayTargetConfig, 'paths' | 'events' | 'attempts' | 'sha1Signature'>> & { secret: string; timeout?: number; coalesce?: number; backoff?: number }): RelayTarget {
+  const { secret, ...config } = input;
+  const parsed = RelayTargetConfig.parse({ ...config, secret: { env: 'UNUSED' }, backoff: input.backoff ?? 20 });
+  return toTarget(parsed, secret);
+}
+
+let sharedKey: string | undefined;
+/** An RSA key for App clients that never reach GitHub. */
+export function dummyPrivateKey(): string {
+  sharedKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  return sharedKey;
+}
+
+export interface RelayRig {
+  prefix: string;
+  producer: Producer;
+  store: RelayStore;
+  registry: Registry;
+  worker: Worker;
+  redis: Redis;
+  log: Logger;
+  enqueue(input: RelayInput): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** The relay as the product runs it — producer, Redis state, worker — under a random key prefix. */
+export async function startRelay(targets: RelayTarget[], options: { github?: GitHubClients; concurrency?: number; log?: Logger } = {}): Promise<RelayRig> {
+  const prefix = `test-relay-${randomUUID()}`;
+  const log = options.log ?? createLogger({ level: 'silent' });
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const producerRedis = createRedis(redisUrl, 'producer');
+  await waitForRedis(producerRedis, redisUrl);
+  const producer = new Producer(producerRedis, prefix);
+  const registry = new Registry();
+  const github = options.github ?? new GitHubClients({ appId: 1, privateKey: dummyPrivateKey(), baseUrl: 'http://127.0.0.1:9', log });
+  const worker = createRelayWorker(
+    { log, github, store: new IndexStore(redis, prefix), producer, redis, debounceMs: 0, now: () => new Date(), targets },
+    { connection, prefix, log, registry, ...(options.concurrency ? { concurrency: options.concurrency } : {}) },
+  );
+  await worker.waitUntilReady();
+  return {
+    prefix,
+    producer,
+    store: new RelayStore(redis, prefix),
+    registry,
+    worker,
+    redis,
+    log,
+    enqueue: (input) => enqueueRelay(producer, input, targets),
+    async close() {
+      await worker.close();
+      await producer.queue('relay').obliterate({ force: true }).catch(() => undefined);
+      await producer.close();
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await Promise.all([connection.quit(), redis.quit(), producerRedis.quit()]);
+    },
+  };
+}
+
+/** Poll until `check` returns a value other than undefined/false, or fail after `timeoutMs`. */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== null && value !== false) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -78,6 +78,26 @@ export function installApp(context: SandboxContext, repo: SandboxRepo, sender: S
   emitInstallation(context, installation, [repo], sender);
 }
 
+/** The branch is not where the caller expected it (GraphQL `STALE_DATA`). */
+export class StaleBranchError extends HttpError {
+  constructor(readonly expected: string) {
+    super(409, `Expected branch to point to "${expected}" but it did not.  Pull and try again.`);
+    this.name = 'StaleBranchError';
+  }
+}
+
+export interface CommitFilesInput {
+  branch: string;
+  message: string;
+  files: FileMap;
+  /** Where a new branch starts; default the default branch. */
+  from?: string;
+  /** Compare-and-swap: fail with {@link StaleBranchError} unless the branch is at this commit. */
+  expectedHead?: string;
+  /** GitHub signs the commit (App commits through `createCommitOnBranch`). */
+  verified?: boolean;
+}
+
 /**
  * Commits files to a branch as `author` and moves the branch like a `git push` would
  * (creating it from `from`, default the default branch, when it does not exist yet).
@@ -87,11 +107,12 @@ export function commitFiles(
   context: SandboxContext,
   repo: SandboxRepo,
   author: SandboxUser,
-  input: { branch: string; message: string; files: FileMap; from?: string },
+  input: CommitFilesInput,
 ): Promise<{ sha: string; before: string }> {
   return withRepoLock(context, repo, async () => {
     const ref = `refs/heads/${input.branch}`;
     const current = await repo.git.readRef(ref);
+    if (input.expectedHead !== undefined && input.expectedHead !== current) throw new StaleBranchError(input.expectedHead);
     const parent = current ?? (await repo.git.resolveCommit(input.from ?? repo.defaultBranch));
     if (!current && input.from && !parent) throw new HttpError(422, `Branch ${input.from} does not exist.`);
     const changes: TreeChange[] = [];
@@ -102,6 +123,7 @@ export function commitFiles(
     const tree = await buildTree(repo.git, parent ? await repo.git.resolveTree(parent) : null, changes);
     const identity = { name: author.name, email: author.email, date: context.state.clock() };
     const sha = await repo.git.commitTree(tree, parent ? [parent] : [], `${input.message}\n`, identity, identity);
+    if (input.verified) context.verifiedCommits.add(sha);
     const before = current ?? ZERO_SHA;
     if (!(await repo.git.updateRef(ref, sha, before))) throw new HttpError(409, `Branch ${input.branch} moved while committing; try again.`);
     await afterRefUpdate(context, repo, { ref, before, after: sha, pusher: author });

@@ -15,6 +15,7 @@ import { registerCheckRoutes } from './routes/checks.js';
 import { registerContentRoutes } from './routes/contents.js';
 import { registerControlRoutes } from './routes/control.js';
 import { registerGitDataRoutes } from './routes/git-data.js';
+import { registerGraphqlRoutes } from './routes/graphql.js';
 import { registerIssueRoutes } from './routes/issues.js';
 import { registerPullRoutes } from './routes/pulls.js';
 import { registerRepoRoutes } from './routes/repos.js';
@@ -43,7 +44,7 @@ export interface SimulatorOptions {
 
 /** One request/response pair as the simulator handled it (for recorders in tests). */
 export interface Exchange {
-  surface: 'api' | 'control' | 'other';
+  surface: 'api' | 'graphql' | 'control' | 'other';
   method: string;
   /** Path without query; for the API, without the `/api/v3` prefix (the OpenAPI path). */
   path: string;
@@ -128,11 +129,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   registerIssueRoutes(api, context);
   const control = new Router();
   registerControlRoutes(control, context);
+  const graphql = new Router();
+  registerGraphqlRoutes(graphql, context);
 
   const listeners = new Set<(exchange: Exchange) => void>();
   const limiter = new RateLimiter(() => state.clock());
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    void handle(req, res, { context, api, control, limiter, listeners });
+    void handle(req, res, { context, api, control, graphql, limiter, listeners });
   });
 
   return {
@@ -161,6 +164,7 @@ interface Handling {
   context: SandboxContext;
   api: Router;
   control: Router;
+  graphql: Router;
   limiter: RateLimiter;
   listeners: Set<(exchange: Exchange) => void>;
 }
@@ -169,9 +173,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
   const { context } = handling;
   const url = new URL(req.url ?? '/', context.urls.origin);
   const requestId = `${randomBytes(2).toString('hex').toUpperCase()}:${randomBytes(3).toString('hex').toUpperCase()}:${randomBytes(4).toString('hex').toUpperCase()}`;
-  const surface: Exchange['surface'] = url.pathname === '/api/v3' || url.pathname.startsWith('/api/v3/')
-    ? 'api'
-    : url.pathname.startsWith('/_sandbox/') ? 'control' : 'other';
+  const surface = surfaceOf(url.pathname);
   const path = surface === 'api' ? url.pathname.slice('/api/v3'.length) || '/' : url.pathname;
   let body: unknown;
   let response: ApiResponse;
@@ -184,8 +186,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
     if (surface === 'other') {
       response = await serveArchive(context, req.method ?? 'GET', path);
     } else {
-      if (surface === 'api') handling.limiter.throttle(context.controls, principal, requestId);
-      const router = surface === 'api' ? handling.api : handling.control;
+      if (surface !== 'control') handling.limiter.throttle(context.controls, principal, requestId);
+      const router = surface === 'api' ? handling.api : surface === 'graphql' ? handling.graphql : handling.control;
       const match = router.match(req.method ?? 'GET', path);
       if (!match) throw new HttpError(404, 'Not Found');
       const request: ApiRequest = { method: req.method ?? 'GET', url, headers: req.headers, body, params: match.params, principal };
@@ -196,7 +198,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
   }
   const headers: Record<string, string> = {
     'x-github-request-id': requestId,
-    ...(surface === 'api' ? handling.limiter.headers(principal) : {}),
+    ...(surface === 'api' || surface === 'graphql' ? handling.limiter.headers(principal) : {}),
     ...(surface === 'api' ? { 'x-github-media-type': 'github.v3; format=json', 'x-github-api-version-selected': '2022-11-28' } : {}),
     ...response.headers,
   };
@@ -214,6 +216,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
       status: response.status, responseHeaders: headers, responseBody: response.body,
     });
   }
+}
+
+function surfaceOf(pathname: string): Exchange['surface'] {
+  if (pathname === '/api/v3' || pathname.startsWith('/api/v3/')) return 'api';
+  if (pathname === '/api/graphql') return 'graphql';
+  return pathname.startsWith('/_sandbox/') ? 'control' : 'other';
 }
 
 function errorResponse(error: unknown): ApiResponse {

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { relayWindow } from '../../src/jobs/relay.js';
-import { startArgoCd, startFluxReceiver, type TestAgent } from './support/agents.js';
+import { startArgoCd, startFluxReceiver, type AgentRequest, type TestAgent } from './support/agents.js';
 import { eventually, pushInput, sleep, startRelay, target, type RelayRig } from './support/relay.js';
 
 const ARGO_SECRET = 'argo-webhook-secret';
@@ -178,7 +178,7 @@ describe('relay to agents (real Redis, test receivers)', () => {
       const rig = await relay([target({ name: 'flux', type: 'flux-github', url: a.flux.url, secret: FLUX_TOKEN, repos: ['*/*'], attempts: 1 })]);
       await rig.enqueue(pushInput({ paths: ['a.yaml'] }));
       await eventually(() => a.flux.accepted().length === 1, 10_000, 'delivery after Retry-After');
-      const [limited, delivered] = a.flux.requests as [{ at: number; status: number }, { at: number; status: number }];
+      const [limited, delivered] = a.flux.requests as [AgentRequest, AgentRequest];
       expect(limited.status).toBe(429);
       expect(delivered.at - limited.at).toBeGreaterThanOrEqual(950);
       expect(delivered.at - limited.at).toBeLessThan(3_000);

@@ -115,7 +115,7 @@ export function runTool(command: string, args: string[], options: RunToolOptions
 export function cleanToolError(stderr: string, checkoutDir: string): string {
   const lines = stderr.split('\n').map((line) => {
     const klog = /^[IWEF]\d{4} [\d:.]+\s+\d+ [^\]]+\] "([^"]*)" err="(.*)"\s*$/.exec(line);
-    if (klog) return `${klog[1]}: ${klog[2].replace(/\\(["\\])/g, '$1').replace(/\\n/g, '\n').replace(/\\t/g, '\t')}`;
+    if (klog) return `${klog[1] ?? ''}: ${(klog[2] ?? '').replace(/\\(["\\])/g, '$1').replace(/\\n/g, '\n').replace(/\\t/g, '\t')}`;
     return line.replace(/^[IWEF]\d{4} [\d:.]+\s+\d+ [^\]]+\] /, '');
   });
   let text = lines.join('\n').trim().replace(/^Error: /, '');

@@ -66,8 +66,6 @@ function readEntry(reader: DocumentReader, entry: unknown, state: WalkState): Sp
   const digest = reader.fieldIn(entry, 'digest', state);
   if (tag) site.tag = tag;
   if (digest) site.digest = digest;
-  const after = pairOf(entry, 'newName') ?? pairOf(entry, 'name');
-  if (after) site.insertAfter = after;
   if (state.blocked) site.blocked = state.blocked;
   if (reader.pairIn(entry, 'tagSuffix')) site.frozen = 'the entry uses tagSuffix';
   return site;

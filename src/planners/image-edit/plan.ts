@@ -130,17 +130,18 @@ function renderNew(value: string, style: ScalarStyle): string {
 }
 
 /**
- * Insertions of new keys (`newTag`, `digest`) into a Kustomize entry, after `insertAfter`
- * (or after the last pair): block maps get a new line at the entry's indentation with the
- * line ending of the line above; flow maps get `, key: value` inside the braces.
+ * Insertions of new keys (`newTag`, `digest`) into a Kustomize entry: block maps get a new line
+ * at the entry's indentation with the line ending of the line above; flow maps get
+ * `, key: value` inside the braces.
  */
 function insertKeys(site: SplitSite, keys: Array<[string, string]>, context: PlanContext): Edit[] | { reason: string; at?: number } {
   const { map, offset, path } = site.entry;
   const text = context.text;
   const pairs = map.items;
-  // A digest alone goes right after the existing tag key; a new tag (and digest) after the name.
+  // A digest alone goes right after the existing tag key; a new tag (and digest) after the
+  // entry's last key.
   const tagPair = keys[0]?.[0] === site.tagKey ? undefined : pairOf(map, site.tagKey);
-  const after = tagPair ?? site.insertAfter ?? pairs[pairs.length - 1];
+  const after = tagPair ?? pairs[pairs.length - 1];
   const afterValue = after?.value as Scalar | undefined;
   const afterKey = after?.key as Scalar | undefined;
   const valueEnd = (afterValue?.range?.[1] ?? afterKey?.range?.[1]);

@@ -4,7 +4,7 @@
  * (`image: nginx:1.2`) or split over fields of a map (`newTag`, `tag`, `digest`).
  * Format readers (kustomize, helm values, manifests, Argo CD) produce sites; the planner edits them.
  */
-import { isAlias, isMap, isPair, isScalar, isSeq, visit, type Document, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, visit, type Document, type Pair, type Scalar, type YAMLMap } from 'yaml';
 import { normalizeName, splitReference } from '../image-ref.js';
 import type { Segment } from './parse.js';
 import type { ScalarStyle } from './scalar.js';
@@ -83,8 +83,6 @@ export interface SplitSite extends SiteBase {
   tagKey: string;
   tag?: Field;
   digest?: Field;
-  /** Pair after which new keys are inserted (Kustomize). */
-  insertAfter?: Pair;
 }
 
 export type Site = StringSite | SplitSite;
@@ -307,9 +305,4 @@ export function stringSite(reader: DocumentReader, field: Field, prefix = ''): S
   if (parts.tag !== undefined) site.tag = parts.tag;
   if (parts.digest !== undefined) site.digest = parts.digest;
   return site;
-}
-
-/** Whether a node is a collection worth walking into. */
-export function isCollectionNode(node: unknown): node is YAMLMap | Node {
-  return isMap(node) || isSeq(node);
 }

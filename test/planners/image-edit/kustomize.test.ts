@@ -103,6 +103,13 @@ describe('kustomize images', () => {
       expect(result.changed).toEqual([{ path: 'images[0].newTag', line: 4, from: '', to: '1.4.0' }]);
     });
 
+    it('appends it as the entry\'s last key, before blank lines and comments that follow', () => {
+      expectEdit(
+        lines('images:', '- name: ghcr.io/example/hello', `  digest: ${OLD_DIGEST} # pinned`, '', '# next', '- name: nginx'),
+        lines('images:', '- name: ghcr.io/example/hello', `  digest: ${NEW_DIGEST} # pinned`, '  newTag: 1.4.0', '', '# next', '- name: nginx'),
+      );
+    });
+
     it('adds one inside flow braces, keeping the padding', () => {
       expectEdit(lines('images:', '- { name: ghcr.io/example/hello }'), lines('images:', '- { name: ghcr.io/example/hello, newTag: 1.4.0 }'));
       expectEdit(lines('images: [{name: ghcr.io/example/hello}]'), lines('images: [{name: ghcr.io/example/hello, newTag: 1.4.0}]'));

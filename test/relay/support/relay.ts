@@ -94,7 +94,7 @@ export async function startRelay(targets: RelayTarget[], options: { github?: Git
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const producerRedis = createRedis(redisUrl, 'producer');
-  await waitForRedis(producerRedis, redisUrl);
+  await waitForRedis(producerRedis, redisUrl, 20_000);
   const producer = new Producer(producerRedis, prefix);
   const registry = new Registry();
   const github = options.github ?? new GitHubClients({ appId: 1, privateKey: dummyPrivateKey(), baseUrl: 'http://127.0.0.1:9', log });

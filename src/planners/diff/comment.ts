@@ -10,7 +10,10 @@ export const GITHUB_BODY_LIMIT = 65_536;
 export interface CommentContext {
   baseSha: string;
   headSha: string;
-  /** Head is the pull request's merge commit (GitHub had one); otherwise its head commit. */
+  /**
+   * `true`: head is the pull request's merge commit; `false`: GitHub had none, head is the branch
+   * head (the comment says so); absent: a plain comparison of two revisions (the CLI).
+   */
   mergeCommit?: boolean;
   /** `owner/name`. */
   repository: string;
@@ -103,7 +106,13 @@ function failureWords(target: TargetDiff): string {
 // ---------------------------------------------------------------- fixed parts
 
 function headerText(report: DiffReport, context: CommentContext): string {
-  const head = context.mergeCommit ? `the merge commit ${code(short(context.headSha))} of this pull request` : `head ${code(short(context.headSha))} (no merge commit from GitHub yet, so the base branch's newer changes are not included)`;
+  const sha = code(short(context.headSha));
+  const head =
+    context.mergeCommit === true
+      ? `the merge commit ${sha} of this pull request`
+      : context.mergeCommit === false
+        ? `head ${sha} (GitHub has no merge commit for this pull request, so newer changes on the base branch are not included)`
+        : `head ${sha}`;
   return `### Rendered manifest diff\n\nBase ${code(short(context.baseSha))} → ${head}.`;
 }
 
@@ -163,6 +172,11 @@ export function splitImage(ref: string): { name: string; version: string } {
   return { name, version: `${tag}${digest}` || 'latest' };
 }
 
+/** Digests are cut to 16 hex digits in the table (the diff below has them whole). */
+function shortDigest(version: string): string {
+  return version.replace(/(sha256:[0-9a-f]{16})[0-9a-f]{48}/g, '$1…');
+}
+
 function imagesTable(images: ImageChange[]): string {
   interface Row {
     image: string;
@@ -176,8 +190,8 @@ function imagesTable(images: ImageChange[]): string {
     const to = change.to ? splitImage(change.to) : undefined;
     const sameName = from && to && from.name === to.name;
     const image = sameName ? from.name : (to ?? from)?.name ?? '';
-    const fromText = change.from === undefined ? '—' : code(clip(sameName ? from!.version : change.from));
-    const toText = change.to === undefined ? '—' : code(clip(sameName ? to!.version : change.to));
+    const fromText = change.from === undefined ? '—' : code(shortDigest(clip(sameName ? (from?.version ?? '') : change.from)));
+    const toText = change.to === undefined ? '—' : code(shortDigest(clip(sameName ? (to?.version ?? '') : change.to)));
     const key = `${image}\u0000${fromText}\u0000${toText}`;
     const where = `${code(clip(change.target))}: ${objectLabel(change.object)}${change.container.startsWith('init:') ? ` (init container ${code(change.container.slice(5))})` : ''}`;
     const row = rows.get(key) ?? { image, from: fromText, to: toText, where: [] };

@@ -117,12 +117,14 @@ export function diffTarget(target: Target, baseOutcome: RenderOutcome, headOutco
       counts.unchanged++;
       continue;
     }
-    const change: ObjectChange = { ...refOf(after), change: reason ? 'renamed' : 'changed', apiVersion: after.apiVersion, hunks };
+    // One stored object served under two groups (extensions → networking.k8s.io) is a change, not a rename.
+    const renamed = reason !== undefined && reason !== 'api-group';
+    const change: ObjectChange = { ...refOf(after), change: renamed ? 'renamed' : 'changed', apiVersion: after.apiVersion, hunks };
     if (reason || before.apiVersion !== after.apiVersion) change.from = { apiVersion: before.apiVersion, group: before.group, namespace: before.namespace, name: before.name };
-    if (reason) change.renameReason = reason;
+    if (renamed) change.renameReason = reason;
     if (secretKeys.length > 0) change.secretKeys = secretKeys;
     if (rollsOut(before, after)) change.rollout = true;
-    counts[reason ? 'renamed' : 'changed']++;
+    counts[renamed ? 'renamed' : 'changed']++;
     objects.push(change);
     alerts.push(...changeAlerts(target.id, before, after, reason));
     images.push(...imageChanges(target.id, before, after));

@@ -38,7 +38,9 @@ export function diffLines(base: NormalizedLine[], head: NormalizedLine[], option
     }
     // A side with no lines names the line before the change (`-0,0` for an empty side), as git does.
     const range = (start: number, count: number): string => (count === 0 ? `${Math.max(0, start - 1)},0` : count === 1 ? `${start}` : `${start},${count}`);
-    const header = `@@ -${range(hunk.oldStart, hunk.oldLines)} +${range(hunk.newStart, hunk.newLines)} @@${path ? ` ${path}` : ''}`;
+    // A whole object added or removed has no "where".
+    const whole = (hunk.oldLines === 0 && base.length === 0) || (hunk.newLines === 0 && head.length === 0);
+    const header = `@@ -${range(hunk.oldStart, hunk.oldLines)} +${range(hunk.newStart, hunk.newLines)} @@${path && !whole ? ` ${path}` : ''}`;
     return [header, ...body].join('\n');
   });
 }

@@ -1,0 +1,87 @@
+import { basename, resolve } from 'node:path';
+import { LocalGitSourceTree, renderAndDiff } from '../adapters/render/index.js';
+import { NotFoundError } from '../observability/errors.js';
+import { renderComment, toJsonReport } from '../planners/diff/index.js';
+import { parseArgs, UsageError, type CliIo, type ExitCode } from './io.js';
+
+export const diffHelp = `Usage: escalator diff --base <rev> --head <rev> [--repo <dir>] [--format markdown|json] [--path <pattern>…]
+
+Render the Kustomize, Helm and plain-manifest targets that changed between two commits of a local
+git repository, at both commits, and diff them per Kubernetes object. Prints exactly the comment
+the GitHub App posts on a pull request (or the same report as JSON).
+
+  --base <rev>          the commit to compare against (branch, tag or SHA)
+  --head <rev>          the commit with the changes
+  --repo <dir>          the git repository (default: the current directory)
+  --format <format>     markdown (default) or json
+  --path <pattern>      render only these targets (like diff.paths in .github/escalator.yml:
+                        \`*\` matches one path segment); repeat for more. Default: discover them
+  --repository <name>   owner/name shown in the comment (default: the directory's name)
+  --cache-dir <dir>     checkouts and renders are cached here (default: <tmp>/escalator-render)
+  --timeout <seconds>   stop a kustomize/helm run after this long (default: 60)
+  --allow-remote        let kustomize fetch remote resources (refused by default)
+
+Secret values never appear in the output: Secrets show per key "changed (24 → 32 bytes)",
+"added" or "removed". Tools: \`kustomize\` (else \`kubectl kustomize\`) and \`helm\` from PATH.
+Exit status: 0 the diff was produced — also when it reports targets that fail to render (read the
+report, or the JSON "failure" fields); 2 bad arguments or an unknown revision; 1 unexpected failure.`;
+
+/** Take every `--path` (the shared parser keeps only the last value of an option). */
+function takePaths(argv: string[]): { rest: string[]; paths: string[] } {
+  const rest: string[] = [];
+  const paths: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    if (arg === '--path') {
+      const value = argv[++i];
+      if (value === undefined) throw new UsageError('--path needs a value');
+      paths.push(value);
+    } else if (arg.startsWith('--path=')) paths.push(arg.slice('--path='.length));
+    else rest.push(arg);
+  }
+  return { rest, paths };
+}
+
+export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
+  const { rest, paths } = takePaths(argv);
+  const args = parseArgs(rest, { flags: ['help', 'allow-remote'], options: ['repo', 'base', 'head', 'format', 'repository', 'cache-dir', 'timeout'] });
+  if (args.flags.has('help')) {
+    io.stdout(`${diffHelp}\n`);
+    return 0;
+  }
+  if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}"`);
+  const baseRev = args.options.get('base');
+  const headRev = args.options.get('head');
+  if (!baseRev || !headRev) throw new UsageError('diff needs --base <rev> and --head <rev>');
+  const format = args.options.get('format') ?? 'markdown';
+  if (format !== 'markdown' && format !== 'json') throw new UsageError(`--format must be markdown or json, not "${format}"`);
+  const timeout = args.options.get('timeout');
+  const timeoutSeconds = timeout === undefined ? 60 : Number(timeout);
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw new UsageError(`--timeout must be a positive number of seconds, not "${timeout}"`);
+  const repo = resolve(io.cwd, args.options.get('repo') ?? '.');
+
+  let base: LocalGitSourceTree;
+  let head: LocalGitSourceTree;
+  try {
+    base = LocalGitSourceTree.open(repo, baseRev);
+    head = LocalGitSourceTree.open(repo, headRev);
+  } catch (error) {
+    if (error instanceof NotFoundError) throw new UsageError(error.message);
+    throw error;
+  }
+  const cacheDir = args.options.get('cache-dir');
+  const report = await renderAndDiff({
+    base,
+    head,
+    changedPaths: null,
+    targets: paths,
+    options: { timeoutMs: timeoutSeconds * 1000, allowRemote: args.flags.has('allow-remote'), ...(cacheDir ? { cacheDir: resolve(io.cwd, cacheDir) } : {}) },
+  });
+  if (format === 'json') io.stdout(toJsonReport(report));
+  else io.stdout(renderComment(report, { baseSha: base.sha, headSha: head.sha, repository: args.options.get('repository') ?? basename(repo) }));
+  return 0;
+}

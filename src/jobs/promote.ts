@@ -77,11 +77,16 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     log,
     dryRun: index.config.dryRun,
     plan: async (base, open, defaultHead) => {
+      // What the PR changes is judged against the default branch; the edits go on the PR's branch.
       const entries: PromotionInput['apps'] = [];
+      const onBranch: PromotionInput['apps'] = [];
       for (const app of apps) {
         const sourceFiles = rollback ? [] : await loadEnvFiles(deps, octokit, id, index, source, app, defaultHead.sha);
-        const targetFiles = await loadEnvFiles(deps, octokit, id, index, target.name, app, base.sha);
-        entries.push({ app, sourceFiles, targetFiles, ...(rollback?.get(app) ? { versions: rollback.get(app) as Map<string, RunningVersion> } : {}) });
+        const targetFiles = await loadEnvFiles(deps, octokit, id, index, target.name, app, defaultHead.sha);
+        const versions = rollback?.get(app) ? { versions: rollback.get(app) as Map<string, RunningVersion> } : {};
+        entries.push({ app, sourceFiles, targetFiles, ...versions });
+        const branchFiles = base.sha === defaultHead.sha ? targetFiles : await loadEnvFiles(deps, octokit, id, index, target.name, app, base.sha);
+        onBranch.push({ app, sourceFiles, targetFiles: branchFiles, ...versions });
       }
       // Gates. Soak: every promoted version has run in the source environment long enough.
       gates = [];
@@ -99,7 +104,9 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
       gates.push(hold ? { name: 'hold', state: 'failed', detail: `promotion into ${target.name} is on hold (${hold}); comment /escalator release to lift it` } : { name: 'hold', state: 'passed', detail: 'no hold' });
       const sources = open ? (parseMarker(open.body)?.sources ?? []) : [];
       const provenance = data.app ? await deps.store.loadProvenance(index, source, data.app) : [];
-      return planPromotion({ source: rollback ? `${target.name} (history)` : source, target: target.name, app: data.app, apps: entries, sources: provenance.length ? provenance : sources, gates });
+      const input = { source: rollback ? `${target.name} (history)` : source, target: target.name, app: data.app, sources: provenance.length ? provenance : sources, gates };
+      const plan = planPromotion({ ...input, apps: entries });
+      return { ...plan, updates: base.sha === defaultHead.sha ? plan.updates : planPromotion({ ...input, apps: onBranch }).updates };
     },
   });
 
@@ -110,7 +117,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     log.info({ environment: target.name, app: data.app, rows: plan.rows, gates }, 'Dry run: promotion planned, nothing written');
     return outcome;
   }
-  if (pull && plan.rows.length === 0 && plan.updates.length === 0 && !result.commit) {
+  if (pull && plan.rows.length === 0 && !result.commit) {
     const marker = parseMarker(pull.body);
     if (marker?.kind === 'promote') {
       await closePull(octokit, id, pull.number, `Escalator closed this pull request: **${target.name}** already runs the versions it would promote. A newer version in ${source} opens a new one.`);

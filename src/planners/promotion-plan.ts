@@ -142,7 +142,8 @@ function renderPromotionBody(input: PromotionInput, rows: PromotionRow[], refuse
     ...rows.map((row) => `| ${cell(escapeText(row.app || '—'))} | ${cell(code(row.image))} | ${row.from ? cell(code(row.from)) : '—'} | ${cell(code(row.to))} | ${row.digest ? cell(code(row.digest)) : '—'} |`),
   ];
   if (input.sources?.length) {
-    lines.push('', `**Provenance:** ${input.sources.map((source) => escapeText(source)).join(' → ')} → this pull request`);
+    // `#12` links the pull request; anything else (markers are repository text) is escaped.
+    lines.push('', `**Provenance:** ${input.sources.map((source) => (/^#\d{1,9}$/.test(source) ? source : escapeText(source))).join(' → ')} → this pull request`);
   }
   if (input.gates?.length) {
     lines.push('', '**Gates**', '');

@@ -17,7 +17,7 @@ export interface Stack {
   registryToken: string;
   ciToken: string;
   /** Every request Escalator made to GitHub, in order. */
-  calls: Array<{ route: string; status: number }>;
+  calls: Array<{ route: string; status: number; durationMs: number; at: number }>;
   /** An Octokit acting as the sandbox user (reads what GitHub holds). */
   user: Octokit;
   close(): Promise<void>;
@@ -44,7 +44,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
       ESCALATOR_DEBOUNCE_MS: '200',
       ...env,
     },
-    { prefix, log: createLogger({ level: process.env.E2E_LOG_LEVEL ?? 'silent' }), onGitHubRequest: (info) => calls.push({ route: info.route, status: info.status }) },
+    { prefix, log: createLogger({ level: process.env.E2E_LOG_LEVEL ?? 'silent' }), onGitHubRequest: (info) => calls.push({ route: info.route, status: info.status, durationMs: Math.round(info.durationMs), at: Date.now() }) },
   );
   sim.setWebhookUrl(`${app.url}/api/github/webhooks`);
   const client = new SandboxClient(sim.url, sim.user.token);

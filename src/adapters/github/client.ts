@@ -12,7 +12,7 @@ export interface GitHubClientOptions {
   baseUrl: string;
   log: Logger;
   /** Called once per HTTP request to GitHub (metrics, the per-bump call budget in tests and benches). */
-  onRequest?: (info: { method: string; route: string; status: number; remaining?: number }) => void;
+  onRequest?: (info: { method: string; route: string; status: number; remaining?: number; durationMs: number }) => void;
   /** Injected clock for rate-limit arithmetic. */
   now?: () => number;
 }
@@ -45,13 +45,14 @@ export class GitHubClients {
     const octokit = new Octokit({ authStrategy: createAppAuth, auth, baseUrl, userAgent: 'escalator', log: { debug: () => {}, info: () => {}, warn: (m: string) => log.warn({ octokit: m }, 'Octokit warning'), error: () => {} } });
     octokit.hook.wrap('request', async (request, options) => {
       const route = `${options.method} ${options.url}`;
+      const started = performance.now();
       try {
         const response = await request(options);
-        onRequest?.({ method: options.method, route, status: response.status, remaining: numberHeader(response.headers['x-ratelimit-remaining']) });
+        onRequest?.({ method: options.method, route, status: response.status, remaining: numberHeader(response.headers['x-ratelimit-remaining']), durationMs: performance.now() - started });
         return response;
       } catch (error) {
         if (error instanceof RequestError) {
-          onRequest?.({ method: options.method, route, status: error.status, remaining: numberHeader(error.response?.headers['x-ratelimit-remaining']) });
+          onRequest?.({ method: options.method, route, status: error.status, remaining: numberHeader(error.response?.headers['x-ratelimit-remaining']), durationMs: performance.now() - started });
           const resetAt = rateLimitReset(error, now());
           if (resetAt !== undefined) throw new RateLimitError(`GitHub rate limit on ${route}; retrying after ${new Date(resetAt).toISOString()}`, resetAt);
         }

@@ -51,7 +51,6 @@ function describeError(error: YAMLError, text: string, offset: number): EditRefu
  */
 function structuralProblems(doc: Document.Parsed, text: string, offset: number): EditRefusal[] {
   const refusals: EditRefusal[] = [];
-  if (!text.includes('*') && !text.includes('{{')) return refusals;
   visit(doc, {
     Alias: (_key, node) => {
       if (node.resolve(doc) !== undefined) return;
@@ -70,13 +69,19 @@ function structuralProblems(doc: Document.Parsed, text: string, offset: number):
   return refusals;
 }
 
+/** Cheap pre-check for {@link structuralProblems}: no alias and no `{{` means nothing to find. */
+function mayHaveStructuralProblems(text: string): boolean {
+  return text.includes('*') || text.includes('{{');
+}
+
 function parseWhole(text: string): LoadedFile {
   const docs = parseAllDocuments(text, PARSE_OPTIONS);
   const list = Array.isArray(docs) ? docs : [];
   const refusals: EditRefusal[] = [];
+  const mayHaveProblems = mayHaveStructuralProblems(text);
   for (const doc of list) {
     for (const error of doc.errors) refusals.push(describeError(error, text, 0));
-    if (doc.errors.length === 0) refusals.push(...structuralProblems(doc, text, 0));
+    if (doc.errors.length === 0 && mayHaveProblems) refusals.push(...structuralProblems(doc, text, 0));
   }
   return {
     segments: list.map((doc, index) => ({ index, offset: 0, text, doc })),
@@ -103,7 +108,7 @@ export function loadFile(text: string, needle?: string): LoadedFile {
     if (!Array.isArray(docs) || docs.length !== 1) return parseWhole(text);
     const doc = docs[0] as Document.Parsed;
     for (const error of doc.errors) refusals.push(describeError(error, text, chunk.start));
-    if (doc.errors.length === 0) refusals.push(...structuralProblems(doc, text, chunk.start));
+    if (doc.errors.length === 0 && mayHaveStructuralProblems(chunkText)) refusals.push(...structuralProblems(doc, text, chunk.start));
     segments.push({ index: chunk.index, offset: chunk.start, text: chunkText, doc });
   }
   return { segments, count: chunks.length, mode: 'chunked', refusals };

@@ -114,7 +114,10 @@ export class DocumentReader {
     readonly kind: FileKind,
   ) {
     this.referenced = new Set();
-    if (segment.text.includes('*')) visit(segment.doc, {
+    // Only documents whose own text has a `*` can hold aliases (the segment may be the whole file).
+    const [docStart, docEnd] = segment.doc.range;
+    const star = segment.text.indexOf('*', docStart);
+    if (star !== -1 && star < docEnd) visit(segment.doc, {
       Alias: (_key, node) => {
         this.referenced.add(node.source);
       },

@@ -24,7 +24,7 @@ function bigStream(at: number, count: number, head = '# generated\n'): string {
 }
 
 describe('large multi-document files', () => {
-  const count = 6000;
+  const count = 3900;
   const at = count - 3;
   const text = bigStream(at, count);
 

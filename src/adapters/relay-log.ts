@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { PendingRelay } from '../planners/relay.js';
 
@@ -47,6 +48,8 @@ if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[2]) then
 end
 return 0`;
 
+const ADD_PENDING_SHA = createHash('sha1').update(ADD_PENDING).digest('hex');
+
 /** How long a pending window and a seen marker outlive their last write. */
 const STATE_TTL_SECONDS = 24 * 60 * 60;
 
@@ -74,8 +77,13 @@ export class RelayStore {
    * target (a redelivered webhook).
    */
   async addPending(window: string, target: string, payload: PendingRelay): Promise<number> {
-    const result = await this.redis.eval(ADD_PENDING, 2, this.#seenKey(target, payload.deliveryId), this.#pendingKey(window), JSON.stringify(payload), STATE_TTL_SECONDS);
-    return Number(result);
+    const args = [2, this.#seenKey(target, payload.deliveryId), this.#pendingKey(window), JSON.stringify(payload), STATE_TTL_SECONDS] as const;
+    try {
+      return Number(await this.redis.evalsha(ADD_PENDING_SHA, ...args));
+    } catch (error) {
+      if (!String((error as Error).message).startsWith('NOSCRIPT')) throw error;
+      return Number(await this.redis.eval(ADD_PENDING, ...args));
+    }
   }
 
   /** Forget that a delivery id was seen (its job could not be enqueued; a redelivery may add it again). */

@@ -35,7 +35,7 @@ export interface AgentRequest {
   verdict: string;
   /** Argo CD only: the payload names what a refresh needs. */
   refreshes?: boolean;
-  /** `Date.now()` when the body was fully read. */
+  /** `performance.now()` when the body was fully read. */
   at: number;
 }
 
@@ -64,7 +64,7 @@ async function startAgent(path: string, check: Check): Promise<TestAgent> {
       const request = { method: req.method ?? '', uri: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
       const scripted = script?.(requests.length + 1);
       const answer = scripted ? { status: scripted.status, verdict: `scripted ${scripted.status}` } : check(request);
-      requests.push({ ...request, ...answer, at: Date.now() });
+      requests.push({ ...request, ...answer, at: performance.now() });
       const send = () => res.writeHead(answer.status, { 'content-type': 'text/plain', ...scripted?.headers }).end(answer.verdict);
       if (scripted?.delayMs) setTimeout(send, scripted.delayMs);
       else send();

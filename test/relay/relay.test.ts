@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { relayWindow } from '../../src/jobs/relay.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { startArgoCd, startFluxReceiver, type AgentRequest, type TestAgent } from './support/agents.js';
 import { eventually, pushInput, sleep, startRelay, target, type RelayRig } from './support/relay.js';
 
@@ -111,6 +113,42 @@ describe('relay to agents (real Redis, test receivers)', () => {
       await eventually(() => a.argocd.requests.length === 2, 5_000, 'two deliveries');
       const refs = a.argocd.requests.map((r) => (JSON.parse(r.body.toString()) as { ref: string }).ref).sort();
       expect(refs).toEqual(['refs/heads/feature', 'refs/heads/main']);
+    });
+  });
+
+  describe('secrets', () => {
+    it('keeps the secret out of job data, Redis, the delivery log and the logs, even when the agent refuses', async () => {
+      const a = await agents({ argocd: startArgoCd({ secret: ARGO_SECRET }), flux: startFluxReceiver({ type: 'github', token: FLUX_TOKEN }) });
+      const canary = 'canary-secret-5f1c9e';
+      const lines: string[] = [];
+      const log = createLogger({ level: 'trace', destination: new Writable({ write: (chunk, _, done) => (lines.push(String(chunk)), done()) }) });
+      const rig = await relay(
+        [
+          target({ name: 'ok', type: 'flux-github', url: a.flux.url, secret: FLUX_TOKEN, repos: ['*/*'] }),
+          target({ name: 'refused', type: 'argocd', url: a.argocd.url, secret: canary, repos: ['*/*'] }),
+        ],
+        { log },
+      );
+      await rig.enqueue(pushInput({ deliveryId: 'secret-check', paths: ['a.yaml'] }));
+      await eventually(async () => (await rig.store.deliveries('refused'))[0]?.outcome === 'rejected' && (await rig.store.deliveries('ok'))[0]?.outcome === 'delivered', 5_000, 'both outcomes');
+      const job = await rig.producer.queue('relay').getJob('relay__refused__secret-check');
+      expect(job!.data).toEqual({ target: 'refused', deliveryId: 'secret-check', repository: 'example/gitops', event: 'push', window: expect.any(String) });
+      const keys = await rig.redis.keys(`${rig.prefix}:*`);
+      const values = await Promise.all(
+        keys.map(async (key) => {
+          const type = await rig.redis.type(key);
+          if (type === 'string') return rig.redis.get(key);
+          if (type === 'list') return JSON.stringify(await rig.redis.lrange(key, 0, -1));
+          if (type === 'hash') return JSON.stringify(await rig.redis.hgetall(key));
+          if (type === 'zset') return JSON.stringify(await rig.redis.zrange(key, 0, -1));
+          if (type === 'set') return JSON.stringify(await rig.redis.smembers(key));
+          return '';
+        }),
+      );
+      expect(values.join('\n')).not.toContain(canary);
+      expect(values.join('\n')).not.toContain(FLUX_TOKEN);
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines.join('')).not.toContain(canary);
     });
   });
 

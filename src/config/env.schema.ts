@@ -61,6 +61,18 @@ export const EnvSchema = z.object({
     .max(600_000)
     .default(1_500)
     .describe('Coalescing window for bumps: pushes to one environment and app within it become one commit; each push extends it. @default 1500'),
+  ESCALATOR_REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'use letters, digits, "-" and "_" (no ":")')
+    .default('escalator')
+    .describe('Prefix of every Redis key (queues, index, leases); lets several installations share one Redis. @default escalator'),
+  ESCALATOR_LOCK_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(600_000)
+    .default(30_000)
+    .describe('How long a crashed worker can hold a job or a repository lease before another worker takes over. @default 30000'),
   ESCALATOR_MAX_BODY_BYTES: z.coerce
     .number()
     .int()

@@ -35,7 +35,7 @@ export interface BumpOutcome {
  * 6. forget the candidates handled; ones that arrived meanwhile wait for the next run
  */
 export async function processBumpJob(deps: JobDeps, data: BumpJob, context: ProcessorContext): Promise<BumpOutcome> {
-  return withLease(deps.redis, `${deps.store.prefix}:lease:${data.owner.toLowerCase()}/${data.repo.toLowerCase()}`, () => bump(deps, data, context));
+  return withLease(deps.redis, `${deps.store.prefix}:lease:${data.owner.toLowerCase()}/${data.repo.toLowerCase()}`, () => bump(deps, data, context), { ttlMs: deps.leaseMs, waitMs: deps.leaseMs * 2 });
 }
 
 async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Promise<BumpOutcome> {

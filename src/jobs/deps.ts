@@ -14,5 +14,7 @@ export interface JobDeps {
   redis: Redis;
   /** Coalescing window for bumps: pushes of one target within it become one commit. */
   debounceMs: number;
+  /** Lease time of a repository's write lease (renewed while held). */
+  leaseMs: number;
   now: () => Date;
 }

@@ -45,7 +45,7 @@ export async function enqueuePromote(deps: { producer: Producer }, data: Promote
  *    reviewers on a new PR; auto-merge when every gate passed
  */
 export async function processPromoteJob(deps: JobDeps, data: PromoteJob, context: ProcessorContext): Promise<PromoteOutcome> {
-  return withLease(deps.redis, `${deps.store.prefix}:lease:${data.owner.toLowerCase()}/${data.repo.toLowerCase()}`, () => promote(deps, data, context));
+  return withLease(deps.redis, `${deps.store.prefix}:lease:${data.owner.toLowerCase()}/${data.repo.toLowerCase()}`, () => promote(deps, data, context), { ttlMs: deps.leaseMs, waitMs: deps.leaseMs * 2 });
 }
 
 async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContext): Promise<PromoteOutcome> {

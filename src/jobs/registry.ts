@@ -37,7 +37,7 @@ export interface RunningWorkers {
  */
 export function startWorkers(options: WorkerDeps): RunningWorkers {
   const { env, log, connection } = options;
-  const prefix = options.prefix ?? 'escalator';
+  const prefix = options.prefix ?? env.ESCALATOR_REDIS_PREFIX;
   const redis = createRedis(env.REDIS_URL, 'worker');
   redis.on('error', () => undefined);
   const producerRedis = createRedis(env.REDIS_URL, 'producer');
@@ -49,9 +49,11 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
     producer: new Producer(producerRedis, prefix),
     redis,
     debounceMs: env.ESCALATOR_DEBOUNCE_MS,
+    leaseMs: env.ESCALATOR_LOCK_MS,
     now: () => new Date(),
   };
-  const common = { connection, log, prefix };
+  // A SIGKILLed worker's jobs are picked up again after the lock expires (BullMQ stalled-job check).
+  const common = { connection, log, prefix, lockDuration: env.ESCALATOR_LOCK_MS, stalledInterval: env.ESCALATOR_LOCK_MS };
   const workers = [
     createWorker('image', ImageJob, (data, context) => processImageJob(deps, data, context), { ...common, concurrency: 8 }),
     createWorker('bump', BumpJob, (data, context) => processBumpJob(deps, data, context), { ...common, concurrency: 4 }),

@@ -52,7 +52,7 @@ export async function startEscalator(source: NodeJS.ProcessEnv, options: StartOp
   closers.push(() => producerRedis.quit().catch(() => producerRedis.disconnect()));
   producerRedis.on('error', (error: Error) => log.warn({ err: { message: error.message } }, 'Redis connection error'));
 
-  const prefix = options.prefix ?? 'escalator';
+  const prefix = options.prefix ?? env.ESCALATOR_REDIS_PREFIX;
   const producer = new Producer(producerRedis, prefix);
   closers.unshift(() => producer.close());
 

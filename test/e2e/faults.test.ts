@@ -1,0 +1,125 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Octokit } from '@octokit/rest';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/observability/logger.js';
+import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
+import { SandboxClient } from '../../src/sandbox/client.js';
+import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
+import { eventually, redisUrl } from '../support/escalator.js';
+
+const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const config = 'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n';
+const overlay = 'images:\n  - name: ghcr.io/example/hello # app\n    newTag: 1.0.0\n';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function appEnv(sim: Simulator, redis: string, prefix: string): Record<string, string> {
+  return {
+    APP_ID: String(sim.app.id),
+    PRIVATE_KEY: sim.app.privateKey,
+    WEBHOOK_SECRET: sim.app.webhookSecret,
+    GITHUB_API_URL: sim.apiUrl,
+    REDIS_URL: redis,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    ESCALATOR_CI_TOKEN: 'ci-token-for-fault-tests',
+    ESCALATOR_DEBOUNCE_MS: '100',
+    ESCALATOR_REDIS_PREFIX: prefix,
+    ESCALATOR_LOCK_MS: '2000',
+  };
+}
+
+/** A worker in its own process, so it can be killed for real. */
+function spawnWorker(env: Record<string, string>): ChildProcess {
+  return spawn(join('node_modules', '.bin', 'tsx'), ['src/main/index.ts'], { env: { ...process.env, ...env, ESCALATOR_ROLE: 'worker', NODE_ENV: 'production' }, stdio: 'ignore' });
+}
+
+describe('faults', () => {
+  const cleanups: Array<() => Promise<unknown> | unknown> = [];
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()?.();
+  });
+
+  async function setup(redis: string) {
+    const sim = await startSimulator();
+    cleanups.push(() => sim.close());
+    const prefix = `faults-${randomUUID().slice(0, 8)}`;
+    const env = appEnv(sim, redis, prefix);
+    const web = await startEscalator({ ...env, ESCALATOR_ROLE: 'web' }, { log: createLogger({ level: 'silent' }) });
+    cleanups.push(() => web.close());
+    sim.setWebhookUrl(`${web.url}/api/github/webhooks`);
+    const client = new SandboxClient(sim.url, sim.user.token);
+    await client.createRepo({ name: 'gitops', files: { '.github/escalator.yml': config, 'apps/hello/overlays/dev/kustomization.yaml': overlay } });
+    const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: quiet });
+    return { sim, env, web, user, prefix };
+  }
+
+  const post = (web: RunningEscalator, image: string) =>
+    fetch(`${web.url}/api/v1/images`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer ci-token-for-fault-tests' }, body: JSON.stringify({ image }) });
+
+  async function theOnePull(user: Octokit, tag: string) {
+    return eventually(async () => {
+      const open = (await user.rest.pulls.list({ owner: 'developer', repo: 'gitops', state: 'all' })).data;
+      const pull = open.find((p) => p.title === `Bump hello to ${tag} in dev` && p.labels.length > 0);
+      if (!pull) return undefined;
+      const { data } = await user.rest.repos.getContent({ owner: 'developer', repo: 'gitops', path: 'apps/hello/overlays/dev/kustomization.yaml', ref: pull.head.sha });
+      return { all: open, pull, text: Buffer.from((data as { content: string }).content, 'base64').toString('utf8') };
+    }, { what: `the PR at ${tag}`, timeoutMs: 60_000 });
+  }
+
+  it('a worker killed with SIGKILL in the middle of a bump leaves exactly one correct PR after restart', { timeout: 120_000 }, async () => {
+    const { env, web, user, prefix } = await setup(redisUrl);
+    const redis = new Redis(redisUrl);
+    cleanups.push(() => redis.quit());
+    const first = spawnWorker(env);
+    cleanups.push(() => first.kill('SIGKILL'));
+    expect((await post(web, 'ghcr.io/example/hello:1.5.0')).status).toBe(202);
+    // Kill as soon as the bump job is active (it is then between reads and writes to GitHub).
+    await eventually(async () => ((await redis.llen(`${prefix}:bump:active`)) > 0 ? true : undefined), { what: 'an active bump job', timeoutMs: 60_000 });
+    first.kill('SIGKILL');
+    const second = spawnWorker(env);
+    cleanups.push(() => second.kill('SIGTERM'));
+    const { all, text } = await theOnePull(user, '1.5.0');
+    expect(all).toHaveLength(1);
+    expect(text).toBe(overlay.replace('1.0.0', '1.5.0'));
+  });
+
+  it('answers 503 while Redis is down, and resumes with nothing half-done when it is back', { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'escalator-redis-'));
+    const startRedis = () => execFileSync('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--daemonize', 'yes', '--dir', dir, '--appendonly', 'yes', '--save', '']);
+    startRedis();
+    cleanups.push(() => execFileSync('redis-cli', ['-p', String(port), 'shutdown', 'nosave'], { stdio: 'ignore' }));
+    const url = `redis://127.0.0.1:${port}`;
+    await eventually(async () => (execFileSync('redis-cli', ['-p', String(port), 'ping']).toString().trim() === 'PONG' ? true : undefined), { what: 'the private Redis' });
+    const { env, web, user } = await setup(url);
+    const worker = await startEscalator({ ...env, ESCALATOR_ROLE: 'worker' }, { log: createLogger({ level: 'silent' }) });
+    cleanups.push(() => worker.close());
+
+    execFileSync('redis-cli', ['-p', String(port), 'shutdown']);
+    const refused = await post(web, 'ghcr.io/example/hello:2.0.0');
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect((await fetch(`${web.url}/readyz`)).status).toBe(503);
+
+    startRedis();
+    await eventually(async () => ((await fetch(`${web.url}/readyz`)).status === 200 ? true : undefined), { what: 'readiness after Redis returns' });
+    expect((await post(web, 'ghcr.io/example/hello:2.0.0')).status).toBe(202);
+    const { all, text } = await theOnePull(user, '2.0.0');
+    expect(all).toHaveLength(1);
+    expect(text).toBe(overlay.replace('1.0.0', '2.0.0'));
+  });
+});

@@ -259,6 +259,8 @@ function renderSection(target: TargetDiff, level: SectionLevel): string {
 export interface CommentLayout {
   levels: Map<string, SectionLevel>;
   omitted: number;
+  /** Each step down in order, as `[target, level]`: every section starts `full`. */
+  steps: Array<[string, SectionLevel]>;
 }
 
 function sectionTargets(report: DiffReport): TargetDiff[] {
@@ -285,6 +287,7 @@ export function planCommentLayout(report: DiffReport, context: CommentContext): 
   const targets = sectionTargets(report);
   const levels = new Map<string, SectionLevel>(targets.map((target) => [target.id, 'full']));
   const sizes = new Map<string, number>(targets.map((target) => [target.id, renderSection(target, 'full').length + 2]));
+  const steps: Array<[string, SectionLevel]> = [];
   let total = head.length + tail.length + 3 + [...sizes.values()].reduce((sum, size) => sum + size, 0);
   while (total > budget) {
     let pick: TargetDiff | undefined;
@@ -295,6 +298,7 @@ export function planCommentLayout(report: DiffReport, context: CommentContext): 
     if (!pick) break;
     const next = LEVELS[LEVELS.indexOf(levels.get(pick.id) ?? 'full') + 1] ?? 'line';
     levels.set(pick.id, next);
+    steps.push([pick.id, next]);
     const size = renderSection(pick, next).length + 2;
     total += size - (sizes.get(pick.id) ?? 0);
     sizes.set(pick.id, size);
@@ -308,7 +312,7 @@ export function planCommentLayout(report: DiffReport, context: CommentContext): 
     omitted++;
     if (omitted === 1) total += 200;
   }
-  return { levels, omitted };
+  return { levels, omitted, steps };
 }
 
 function noChangesComment(report: DiffReport, context: CommentContext): string {

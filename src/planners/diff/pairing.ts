@@ -24,11 +24,20 @@ export interface PairOptions {
   maxComparisons?: number;
 }
 
-/** Dice coefficient of the two texts' line multisets. */
+/**
+ * Lines that say something about this object: not keys alone, not the boilerplate every object of
+ * a kind shares (`apiVersion`, `kind`), not the name that is being compared across.
+ */
+function telling(text: string): string[] {
+  return text.split('\n').filter((line) => line.trim() !== '' && !line.trimEnd().endsWith(':') && !/^(apiVersion|kind): |^ {2}(name|namespace): /.test(line));
+}
+
+/** Dice coefficient of the two normalized texts' telling-line multisets (0 when neither says anything). */
 export function similarity(a: string, b: string): number {
   const count = new Map<string, number>();
-  const linesA = a.split('\n');
-  const linesB = b.split('\n');
+  const linesA = telling(a);
+  const linesB = telling(b);
+  if (linesA.length + linesB.length === 0) return 0;
   for (const line of linesA) count.set(line, (count.get(line) ?? 0) + 1);
   let common = 0;
   for (const line of linesB) {

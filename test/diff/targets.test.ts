@@ -1,0 +1,166 @@
+import { describe, expect, it } from 'vitest';
+import { affectedTargets, discoverTargets, type TreeView } from '../../src/planners/diff/index.js';
+
+function tree(files: Record<string, string>): TreeView {
+  return { files: Object.keys(files).sort(), read: (path) => files[path] };
+}
+
+const deployment = 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n';
+
+const repo = tree({
+  'apps/web/base/kustomization.yaml': 'resources: [deployment.yaml, service.yaml]\n',
+  'apps/web/base/deployment.yaml': deployment,
+  'apps/web/base/service.yaml': deployment,
+  'apps/web/base/unused.yaml': deployment,
+  'apps/web/components/tls/kustomization.yaml': 'apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n  - path: tls.yaml\n',
+  'apps/web/components/tls/tls.yaml': deployment,
+  'apps/web/overlays/dev/kustomization.yaml': [
+    'resources: [../../base]',
+    'components: [../../components/tls]',
+    'patches:',
+    '  - path: replicas.yaml',
+    '  - patch: |-',
+    '      - op: replace',
+    'patchesStrategicMerge:',
+    '  - memory.yaml',
+    '  - |-',
+    '    apiVersion: v1',
+    'patchesJson6902:',
+    '  - path: json-patch.yaml',
+    'configMapGenerator:',
+    '  - name: settings',
+    '    files: [app.properties, custom=other.properties]',
+    '    envs: [settings.env]',
+    'secretGenerator:',
+    '  - name: creds',
+    '    env: creds.env',
+    'replacements:',
+    '  - path: replacements.yaml',
+    '',
+  ].join('\n'),
+  'apps/web/overlays/prod/kustomization.yaml': 'resources: [../../base]\nhelmCharts:\n  - name: redis\n    valuesFile: redis-values.yaml\n',
+  'apps/web/overlays/prod/charts/redis/Chart.yaml': 'name: redis\n',
+  'apps/web/overlays/prod/charts/redis/templates/x.yaml': '{{ . }}',
+  'apps/web/overlays/prod/redis-values.yaml': 'a: 1\n',
+  'charts/api/Chart.yaml': 'name: api\n',
+  'charts/api/values.yaml': 'tag: 1\n',
+  'charts/api/values-prod.yaml': 'tag: 2\n',
+  'charts/api/values-dev.yaml': 'tag: 3\n',
+  'charts/api/templates/deployment.yaml': '{{ .Values.tag }}',
+  'charts/api/charts/sub/Chart.yaml': 'name: sub\n',
+  'charts/plain/Chart.yaml': 'name: plain\n',
+  'charts/plain/values.yaml': 'x: 1\n',
+  'clusters/prod/namespaces.yaml': deployment,
+  'clusters/prod/README.md': '# hi',
+  '.github/workflows/ci.yaml': 'on: push\n',
+  'remote/kustomization.yaml': 'resources:\n  - https://github.com/example/repo//deploy?ref=v1\n  - github.com/example/other?ref=main\n',
+  'plugins/kustomization.yaml': 'resources: [cm.yaml]\ngenerators: [gen.yaml]\ntransformers: [builtin.yaml]\n',
+  'plugins/cm.yaml': deployment,
+  'plugins/gen.yaml': 'apiVersion: example.com/v1\nkind: SopsGenerator\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: ./run.sh\n',
+  'plugins/builtin.yaml': 'apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\n',
+});
+
+describe('discoverTargets', () => {
+  const nodes = discoverTargets(repo);
+  const byId = (id: string) => nodes.find((node) => node.id === id);
+
+  it('finds root kustomizations, chart targets per values variant and plain directories, not bases, components or .github', () => {
+    expect(nodes.map((node) => `${node.kind}:${node.id}`)).toEqual([
+      'helm:charts/api/values-dev.yaml',
+      'helm:charts/api/values-prod.yaml',
+      'helm:charts/plain',
+      'plain:clusters/prod',
+      'kustomize:apps/web/overlays/dev',
+      'kustomize:apps/web/overlays/prod',
+      'kustomize:plugins',
+      'kustomize:remote',
+    ].sort((a, b) => (a.split(':')[1]! < b.split(':')[1]! ? -1 : 1)));
+  });
+
+  it('follows resources, components, every patch form, generator files, envs and replacements', () => {
+    expect(byId('apps/web/overlays/dev')?.inputFiles).toEqual([
+      'apps/web/base/deployment.yaml',
+      'apps/web/base/kustomization.yaml',
+      'apps/web/base/service.yaml',
+      'apps/web/components/tls/kustomization.yaml',
+      'apps/web/components/tls/tls.yaml',
+      'apps/web/overlays/dev/app.properties',
+      'apps/web/overlays/dev/creds.env',
+      'apps/web/overlays/dev/json-patch.yaml',
+      'apps/web/overlays/dev/kustomization.yaml',
+      'apps/web/overlays/dev/memory.yaml',
+      'apps/web/overlays/dev/other.properties',
+      'apps/web/overlays/dev/replacements.yaml',
+      'apps/web/overlays/dev/replicas.yaml',
+      'apps/web/overlays/dev/settings.env',
+    ]);
+    // Missing generator inputs are inputs too (adding one is a change), and make the graph unsure.
+    expect(byId('apps/web/overlays/dev')?.unsure.length).toBeGreaterThan(0);
+  });
+
+  it('takes helmCharts values files and the local chart directory, and marks the need for helm', () => {
+    const prod = byId('apps/web/overlays/prod');
+    expect(prod?.needsHelm).toBe(true);
+    expect(prod?.inputFiles).toContain('apps/web/overlays/prod/redis-values.yaml');
+    expect(prod?.inputDirs).toEqual(['apps/web/overlays/prod/charts/redis']);
+  });
+
+  it('gives each chart values variant the chart files but not the other variants', () => {
+    const prodChart = byId('charts/api/values-prod.yaml');
+    expect(prodChart?.valuesFiles).toEqual(['charts/api/values-prod.yaml']);
+    expect(prodChart?.inputFiles).toContain('charts/api/values.yaml');
+    expect(prodChart?.inputFiles).toContain('charts/api/charts/sub/Chart.yaml');
+    expect(prodChart?.inputFiles).not.toContain('charts/api/values-dev.yaml');
+  });
+
+  it('records remote resources and exec plugins, but not builtin transformers', () => {
+    expect(byId('remote')?.remote).toEqual(['https://github.com/example/repo//deploy?ref=v1', 'github.com/example/other?ref=main']);
+    expect(byId('plugins')?.plugins).toEqual(['plugins/gen.yaml declares a KRM function (exec or container plugin)']);
+  });
+
+  it('with configured paths, renders exactly the matched directories and files, classified by content', () => {
+    const configured = discoverTargets(repo, { paths: ['apps/*/base', 'clusters/prod/namespaces.yaml', 'charts/plain'] });
+    expect(configured.map((node) => `${node.kind}:${node.id}`)).toEqual(['kustomize:apps/web/base', 'helm:charts/plain', 'plain:clusters/prod/namespaces.yaml']);
+  });
+});
+
+describe('affectedTargets', () => {
+  const nodes = discoverTargets(repo);
+  const ids = (changed: string[] | null) => affectedTargets(nodes, nodes, changed).targets.map((target) => (target.head ?? target.base)?.id);
+
+  it('maps a shared base file to every overlay that uses it', () => {
+    expect(ids(['apps/web/base/deployment.yaml'])).toEqual(['apps/web/overlays/dev', 'apps/web/overlays/prod']);
+  });
+
+  it('ignores files no kustomization references, and says so', () => {
+    const result = affectedTargets(nodes, nodes, ['apps/web/base/unused.yaml', 'README.md']);
+    expect(result.targets).toEqual([]);
+    expect(result.unplaced).toEqual(['README.md', 'apps/web/base/unused.yaml']);
+  });
+
+  it('maps a chart template to every values variant, and a variant only to itself', () => {
+    expect(ids(['charts/api/templates/deployment.yaml'])).toEqual(['charts/api/values-dev.yaml', 'charts/api/values-prod.yaml']);
+    expect(ids(['charts/api/values-dev.yaml'])).toEqual(['charts/api/values-dev.yaml']);
+  });
+
+  it('renders everything when the changed paths are unknown', () => {
+    expect(ids(null)).toHaveLength(nodes.length);
+  });
+
+  it('uses both graphs: a file referenced only at head, a target that exists only at base', () => {
+    const head = tree({ 'app/kustomization.yaml': 'resources: [a.yaml, b.yaml]\n', 'app/a.yaml': deployment, 'app/b.yaml': deployment });
+    const base = tree({ 'app/kustomization.yaml': 'resources: [a.yaml]\n', 'app/a.yaml': deployment, 'gone/kustomization.yaml': 'resources: [x.yaml]\n', 'gone/x.yaml': deployment });
+    const result = affectedTargets(discoverTargets(base), discoverTargets(head), ['app/b.yaml', 'gone/kustomization.yaml', 'gone/x.yaml']);
+    expect(result.targets.map((target) => [target.base?.id, target.head?.id])).toEqual([
+      ['app', 'app'],
+      ['gone', undefined],
+    ]);
+  });
+
+  it('renders an unsure target when a changed file below it cannot be placed', () => {
+    const broken = tree({ 'app/kustomization.yaml': 'resources: [a.yaml\n', 'app/a.yaml': deployment, 'other/kustomization.yaml': 'resources: []\n' });
+    const graph = discoverTargets(broken);
+    expect(graph.find((node) => node.id === 'app')?.unsure[0]).toMatch(/does not parse/);
+    expect(affectedTargets(graph, graph, ['app/a.yaml']).targets.map((target) => target.head?.id)).toEqual(['app']);
+  });
+});

@@ -1,0 +1,177 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanToolError, gitBlobSha, gitCalls, LocalGitSourceTree, materializeCheckout, renderAndDiff } from '../../src/adapters/render/index.js';
+import { NotFoundError } from '../../src/observability/errors.js';
+import { renderComment } from '../../src/planners/diff/index.js';
+
+const FAKE_HELM = fileURLToPath(new URL('./support/fake-helm.sh', import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), 'escalator-render-adapters-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+let counter = 0;
+
+const env = { PATH: process.env.PATH ?? '', HOME: scratch, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t.invalid' };
+function git(dir: string, ...args: string[]): string {
+  return execFileSync('git', ['-C', dir, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }).toString('utf8').trim();
+}
+
+/** A repository with one commit per entry: files to write (string) or delete (null). */
+function repoWith(...commits: Array<Record<string, string | null>>): { dir: string; shas: string[] } {
+  const dir = join(scratch, `repo-${counter++}`);
+  mkdirSync(dir);
+  git(dir, 'init', '-q', '-b', 'main');
+  const shas: string[] = [];
+  for (const files of commits) {
+    for (const [path, content] of Object.entries(files)) {
+      const full = join(dir, path);
+      if (content === null) rmSync(full, { force: true });
+      else {
+        mkdirSync(join(full, '..'), { recursive: true });
+        rmSync(full, { force: true });
+        if (content.startsWith('symlink:')) symlinkSync(content.slice('symlink:'.length), full);
+        else writeFileSync(full, content);
+      }
+    }
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '--allow-empty', '-m', `c${shas.length}`);
+    shas.push(git(dir, 'rev-parse', 'HEAD'));
+  }
+  return { dir, shas };
+}
+
+function fakeTool(name: string, script: string): string {
+  const path = join(scratch, `${name}-${counter++}`);
+  writeFileSync(path, `#!/bin/sh\n${script}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+const cm = (name: string, value: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata: {v: "${value}"}\n`;
+const kustomization = 'resources: [cm.yaml]\n';
+
+describe('LocalGitSourceTree', () => {
+  it('lists, reads (one by one and in a batch) and names blobs like git does', () => {
+    const { dir, shas } = repoWith({ 'a/b.yaml': 'x: 1\n', 'c.txt': 'hello', 'link': 'symlink:c.txt' });
+    const tree = LocalGitSourceTree.open(dir, shas[0] as string);
+    expect(tree.listFiles()).toEqual(['a/b.yaml', 'c.txt', 'link']);
+    expect(tree.isSymlink('link')).toBe(true);
+    tree.preload(['a/b.yaml', 'c.txt']);
+    expect(tree.read('a/b.yaml').toString()).toBe('x: 1\n');
+    expect(tree.blobSha('c.txt')).toBe(gitBlobSha(Buffer.from('hello')));
+    expect(() => tree.read('missing')).toThrow(NotFoundError);
+    expect(() => LocalGitSourceTree.open(dir, 'no-such-branch')).toThrow(/not a commit/);
+  });
+});
+
+describe('materializeCheckout', () => {
+  it('extracts a commit once (git archive), then reuses it from the cache by SHA', async () => {
+    const { dir, shas } = repoWith({ 'k/kustomization.yaml': kustomization, 'k/cm.yaml': cm('a', '1') });
+    const cache = join(scratch, `cache-${counter++}`);
+    const before = gitCalls.archive;
+    const first = await materializeCheckout(LocalGitSourceTree.open(dir, shas[0] as string), cache);
+    const second = await materializeCheckout(LocalGitSourceTree.open(dir, shas[0] as string), cache);
+    expect(gitCalls.archive - before).toBe(1);
+    expect([first.materialized, second.materialized]).toEqual([true, false]);
+    expect(readFileSync(join(second.dir, 'k/cm.yaml'), 'utf8')).toBe(cm('a', '1'));
+  });
+
+  it('removes symbolic links that leave the checkout and keeps the ones inside', async () => {
+    const { dir, shas } = repoWith({ 'k/cm.yaml': cm('a', '1'), 'k/inside.yaml': 'symlink:cm.yaml', 'k/passwd.yaml': 'symlink:/etc/passwd', 'k/up.yaml': 'symlink:../../../../x.yaml' });
+    const checkout = await materializeCheckout(LocalGitSourceTree.open(dir, shas[0] as string), join(scratch, `cache-${counter++}`));
+    expect(checkout.refusedSymlinks).toEqual(['k/passwd.yaml', 'k/up.yaml']);
+    expect(existsSync(join(checkout.dir, 'k/inside.yaml'))).toBe(true);
+    expect(existsSync(join(checkout.dir, 'k/passwd.yaml'))).toBe(false);
+  });
+});
+
+describe('renderAndDiff', () => {
+  it('a second run on the same SHAs fetches nothing and renders nothing, with identical output', async () => {
+    const { dir, shas } = repoWith({ 'app/kustomization.yaml': kustomization, 'app/cm.yaml': cm('a', '1') }, { 'app/cm.yaml': cm('a', '2') });
+    const cacheDir = join(scratch, `cache-${counter++}`);
+    const run = () => renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, shas[1] as string), changedPaths: null, options: { cacheDir } });
+    const archives = gitCalls.archive;
+    const first = await run();
+    expect(gitCalls.archive - archives).toBe(2);
+    expect(first.stats).toMatchObject({ renders: 2, renderCacheHits: 0, checkoutsMaterialized: 2 });
+    const second = await run();
+    expect(gitCalls.archive - archives).toBe(2);
+    expect(second.stats).toMatchObject({ renders: 0, renderCacheHits: 2, checkoutsMaterialized: 0 });
+    const context = { baseSha: shas[0] as string, headSha: shas[1] as string, repository: 'r' };
+    expect(renderComment(second, context)).toBe(renderComment(first, context));
+    // And without any cache: the same bytes again.
+    const fresh = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, shas[1] as string), changedPaths: null, options: { cacheDir: join(scratch, `cache-${counter++}`), renderCache: false } });
+    expect(renderComment(fresh, context)).toBe(renderComment(first, context));
+  });
+
+  it('refuses remote resources and exec plugins without running kustomize', async () => {
+    const { dir, shas } = repoWith(
+      { 'remote/kustomization.yaml': 'resources: [cm.yaml]\n', 'remote/cm.yaml': cm('a', '1'), 'plugin/kustomization.yaml': 'resources: [cm.yaml]\n', 'plugin/cm.yaml': cm('b', '1') },
+      {
+        'remote/kustomization.yaml': 'resources:\n  - cm.yaml\n  - https://github.com/example/manifests//base?ref=v1.0.0\n',
+        'plugin/kustomization.yaml': 'resources: [cm.yaml]\ngenerators: [gen.yaml]\n',
+        'plugin/gen.yaml': 'apiVersion: example.com/v1\nkind: Gen\nmetadata:\n  name: g\n  annotations:\n    config.kubernetes.io/function: |\n      exec: {path: ./steal.sh}\n',
+      },
+    );
+    const report = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, shas[1] as string), changedPaths: null, options: { cacheDir: join(scratch, `cache-${counter++}`) } });
+    expect(report.targets.map((target) => [target.id, target.failure?.side, target.failure?.message])).toEqual([
+      ['plugin', 'head', 'refused: Escalator never runs exec or container plugins (plugin/gen.yaml declares a KRM function (exec or container plugin))'],
+      ['remote', 'head', 'refused: remote resources are not fetched (https://github.com/example/manifests//base?ref=v1.0.0); vendor them into the repository'],
+    ]);
+  });
+
+  it('refuses a kustomization that reads through a symlink leaving the repository', async () => {
+    const { dir, shas } = repoWith({ 'app/kustomization.yaml': kustomization, 'app/cm.yaml': cm('a', '1') }, { 'app/cm.yaml': 'symlink:/etc/hostname' });
+    const report = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, shas[1] as string), changedPaths: null, options: { cacheDir: join(scratch, `cache-${counter++}`) } });
+    expect(report.targets[0]?.failure?.message).toBe('refused: symbolic links point outside the repository (app/cm.yaml)');
+  });
+
+  it('stops a render that runs too long, and one that prints too much', async () => {
+    const { dir, shas } = repoWith({ 'app/kustomization.yaml': kustomization, 'app/cm.yaml': cm('a', '1') }, { 'app/cm.yaml': cm('a', '2') });
+    const slow = fakeTool('kustomize-slow', '[ "$1" = version ] && exit 0; sleep 30');
+    const started = performance.now();
+    const timedOut = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, shas[1] as string), changedPaths: null, options: { cacheDir: join(scratch, `cache-${counter++}`), timeoutMs: 300, tools: { kustomize: slow } } });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(timedOut.targets[0]?.failure?.message).toBe('kustomize did not finish within 0 s and was stopped');
+    const loud = fakeTool('kustomize-loud', 'head -c 3000000 /dev/zero | tr "\\0" "a"');
+    const tooLarge = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, shas[1] as string), changedPaths: null, options: { cacheDir: join(scratch, `cache-${counter++}`), maxOutputBytes: 1024 * 1024, tools: { kustomize: loud } } });
+    expect(tooLarge.targets[0]?.failure?.message).toBe('kustomize printed more than 1 MiB and was stopped');
+  });
+
+  it('runs tools with a scrubbed environment, the root-only load restrictor and no plugin flags', async () => {
+    const { dir, shas } = repoWith({ 'app/kustomization.yaml': kustomization, 'app/cm.yaml': cm('a', '1') }, { 'app/cm.yaml': cm('a', '2') });
+    const spy = fakeTool('kustomize-spy', 'echo "args: $*" >&2; env >&2; exit 1');
+    process.env.ESCALATOR_TEST_TOKEN = 'CANARY-process-env-token';
+    try {
+      const report = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, shas[1] as string), changedPaths: null, options: { cacheDir: join(scratch, `cache-${counter++}`), tools: { kustomize: spy } } });
+      const message = report.targets[0]?.failure?.message ?? '';
+      expect(message).toContain('args: build --load-restrictor LoadRestrictionsRootOnly ./app');
+      expect(message).not.toContain('enable-alpha-plugins');
+      expect(message).not.toContain('CANARY-process-env-token');
+      // Only what we pass (plus what sh itself sets: PWD, SHLVL, _).
+      const allowed = ['HELM_CACHE_HOME', 'HELM_CONFIG_HOME', 'HELM_DATA_HOME', 'HELM_PLUGINS', 'HOME', 'KUBECONFIG', 'KUSTOMIZE_PLUGIN_HOME', 'LANG', 'PATH', 'PWD', 'SHLVL', 'XDG_CACHE_HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', '_'];
+      const names = message.split('\n').filter((line) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(line)).map((line) => line.slice(0, line.indexOf('=')));
+      expect(names.length).toBeGreaterThan(5);
+      for (const name of names) expect(allowed).toContain(name);
+    } finally {
+      delete process.env.ESCALATOR_TEST_TOKEN;
+    }
+  });
+
+  it('scrubs a secret that helm echoes in its error', async () => {
+    const chart = { 'chart/Chart.yaml': 'name: chart\n', 'chart/templates/x.yaml': '{{ . }}\n', 'chart/values.yaml': 'tag: 1\npassword: CANARY-helm-pw-base\n' };
+    const { dir, shas } = repoWith(chart, { 'chart/values.yaml': 'tag: 2\npassword: CANARY-helm-pw-head\nfail: wrong password CANARY-helm-pw-head\n' });
+    const report = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, shas[1] as string), changedPaths: null, options: { cacheDir: join(scratch, `cache-${counter++}`), tools: { helm: FAKE_HELM } } });
+    expect(report.targets[0]?.failure).toEqual({ side: 'head', breaks: true, message: 'execution error at (chart/templates/deployment.yaml:1:3): wrong password [redacted]' });
+  });
+});
+
+describe('cleanToolError', () => {
+  it('drops klog prefixes and Go quoting, and makes checkout paths relative', () => {
+    const stderr = 'E1202 11:43:16.331108   16645 run.go:72] "command failed" err="accumulating resources: file \'/cache/checkouts/abc/apps/x.yaml\' is not in or below \'/cache/checkouts/abc/apps/k\'"\n';
+    expect(cleanToolError(stderr, '/cache/checkouts/abc')).toBe("command failed: accumulating resources: file 'apps/x.yaml' is not in or below 'apps/k'");
+    expect(cleanToolError('Error: something broke\n', '/x')).toBe('something broke');
+  });
+});

@@ -99,7 +99,7 @@ export async function startRelay(targets: RelayTarget[], options: { github?: Git
   const registry = new Registry();
   const github = options.github ?? new GitHubClients({ appId: 1, privateKey: dummyPrivateKey(), baseUrl: 'http://127.0.0.1:9', log });
   const worker = createRelayWorker(
-    { log, github, store: new IndexStore(redis, prefix), producer, redis, debounceMs: 0, now: () => new Date(), targets },
+    { log, github, store: new IndexStore(redis, prefix), producer, redis, debounceMs: 0, leaseMs: 30_000, now: () => new Date(), targets },
     { connection, prefix, log, registry, ...(options.concurrency ? { concurrency: options.concurrency } : {}) },
   );
   await worker.waitUntilReady();

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { verify } from '@octokit/webhooks-methods';
 import type { Probot } from 'probot';
 import type { Logger } from '../observability/logger.js';
+import { intakeRequests } from '../observability/metrics.js';
 import { QueueUnavailableError } from '../queue/producer.js';
 import { sendJson, type Handler } from '../web/server.js';
 import { HttpError, readBody, requireContentType, requireMethod } from './http.js';
@@ -49,12 +50,17 @@ export function githubWebhookRoute(options: { probot: Probot; secret: string; lo
       const delivery = { id: id as string, name: name as string, body, payload };
       await options.onVerified?.(delivery);
       await options.probot.receive({ id: delivery.id, name: delivery.name, payload } as Parameters<Probot['receive']>[0]);
+      intakeRequests.inc({ source: 'github', outcome: 'accepted' });
       return sendJson(res, 202, { ok: true });
     } catch (error) {
-      if (error instanceof HttpError) return sendJson(res, error.status, { error: error.message }, error.headers);
+      if (error instanceof HttpError) {
+        intakeRequests.inc({ source: 'github', outcome: error.status === 400 ? 'invalid' : error.status === 413 ? 'too-large' : error.status === 415 ? 'unsupported-media' : 'method' });
+        return sendJson(res, error.status, { error: error.message }, error.headers);
+      }
       const inner = unwrap(error);
       if (inner instanceof QueueUnavailableError) {
         options.log.warn({ deliveryId: header(req, 'x-github-delivery') }, 'GitHub delivery not accepted: queue unavailable');
+        intakeRequests.inc({ source: 'github', outcome: 'unavailable' });
         return sendJson(res, 503, { error: `cannot accept the delivery now: ${inner.message}` }, { 'retry-after': '5' });
       }
       options.log.error({ err: error, deliveryId: header(req, 'x-github-delivery') }, 'GitHub delivery handler failed');

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { eventKey, isRegistrySource, normalizeCiImage, normalizers, type NormalizeResult, type Source } from '../events/index.js';
 import type { Logger } from '../observability/logger.js';
+import { intakeRequests } from '../observability/metrics.js';
 import { jobId } from '../queue/names.js';
 import { ImageJob } from '../queue/jobs.js';
 import { QueueUnavailableError, type Producer } from '../queue/producer.js';
@@ -36,6 +37,10 @@ const pathTokenSources = new Set(['dockerhub', 'quay']);
  */
 export function registryRoutes(options: RegistryRouteOptions): Handler {
   const now = options.now ?? (() => new Date());
+  const count = (source: string, outcome: IntakeOutcome, detail?: string): void => {
+    intakeRequests.inc({ source: source === 'ci' || isRegistrySource(source) ? source : 'unknown', outcome });
+    options.onOutcome?.(source, outcome, detail);
+  };
   return async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '').split('?')[0] ?? '';
     let source: string;
@@ -64,7 +69,7 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
       const result: NormalizeResult = source === 'ci' ? normalizeCiImage(payload, context) : normalizers[source as Exclude<Source, 'ci'>](payload, context);
       if (result.kind === 'invalid') throw new HttpError(400, result.message);
       if (result.kind === 'ignored') {
-        options.onOutcome?.(source, 'ignored', result.reason);
+        count(source, 'ignored', result.reason);
         return sendJson(res, 200, { ignored: result.reason, detail: result.detail });
       }
       const jobs: string[] = [];
@@ -72,17 +77,17 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
         const added = await options.producer.enqueue('image', ImageJob, { event }, { jobId: jobId('image', eventKey(event)), removeOnComplete: { age: 86_400 }, removeOnFail: { age: 7 * 86_400 }, attempts: 5, backoff: { type: 'exponential', delay: 1_000 } });
         jobs.push(added.id);
       }
-      options.onOutcome?.(source, 'accepted');
+      count(source, 'accepted');
       options.log.info({ source, deliveryId: context.deliveryId, images: result.events.map((e) => `${e.repository}:${e.tag}`) }, 'Registry event accepted');
       return sendJson(res, 202, { accepted: result.events.length, jobs, ...(result.ignored?.length ? { ignored: result.ignored } : {}) });
     } catch (error) {
       if (error instanceof QueueUnavailableError) {
-        options.onOutcome?.(source, 'unavailable');
+        count(source, 'unavailable');
         options.log.warn({ source, err: { message: error.message } }, 'Registry event not accepted: queue unavailable');
         return sendJson(res, 503, { error: `cannot accept the event now: ${error.message}` }, { 'retry-after': '5' });
       }
       if (error instanceof HttpError) {
-        options.onOutcome?.(source, outcomeOf(error.status));
+        count(source, outcomeOf(error.status));
         return sendJson(res, error.status, { error: error.message }, error.headers);
       }
       throw error;

@@ -12,6 +12,9 @@ import { IndexStore } from '../adapters/index-store.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createRedis, pingRedis, waitForRedis } from '../queue/connection.js';
 import { healthRoutes } from '../web/health.js';
+import { metricsRoute } from '../web/metrics-route.js';
+import { queueDepth } from '../observability/metrics.js';
+import { queueNames } from '../queue/names.js';
 import { startWebServer, type Handler, type WebServer } from '../web/server.js';
 
 export interface RunningEscalator {
@@ -69,11 +72,21 @@ export async function startEscalator(source: NodeJS.ProcessEnv, options: StartOp
       // Close workers first: they finish their current jobs (BullMQ graceful shutdown).
       closers.unshift(() => running.close());
     }
+    const health = healthRoutes({ redis: () => pingRedis(producerRedis), credentials: () => Boolean(env.APP_ID && env.PRIVATE_KEY) });
+    const metrics = metricsRoute({
+      refresh: async () => {
+        for (const name of queueNames) {
+          const counts = await producer.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed');
+          for (const [state, value] of Object.entries(counts)) queueDepth.set({ queue: name, state }, value);
+        }
+      },
+    });
     if (role === 'web' || role === 'all') {
       const probot = new Probot({ appId: env.APP_ID, privateKey: env.PRIVATE_KEY, secret: env.WEBHOOK_SECRET, baseUrl: env.GITHUB_API_URL, log: log.child({ name: 'probot' }) });
       await probot.load(createGitHubApp({ log, producer, store: new IndexStore(producerRedis, prefix) }));
       const handlers: Handler[] = [
-        healthRoutes({ redis: () => pingRedis(producerRedis), credentials: () => Boolean(env.APP_ID && env.PRIVATE_KEY) }),
+        health,
+        metrics,
         registryRoutes({
           producer,
           log,
@@ -87,10 +100,13 @@ export async function startEscalator(source: NodeJS.ProcessEnv, options: StartOp
         githubWebhookRoute({ probot, secret: env.WEBHOOK_SECRET, log }),
       ];
       web = await startWebServer({ host: env.HOST, port: env.PORT, handlers, log });
-      const server = web;
-      closers.unshift(() => server.close());
-      log.info({ url: web.url, role }, 'Escalator web listening');
+    } else {
+      // A worker-only process still answers probes and scrapes.
+      web = await startWebServer({ host: env.HOST, port: env.PORT, handlers: [health, metrics], log });
     }
+    const server = web;
+    closers.unshift(() => server.close());
+    log.info({ url: web.url, role }, 'Escalator HTTP listening');
   } catch (error) {
     for (const close of closers) await close().catch(() => undefined);
     throw error;

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import { classifyError, RateLimitError } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
+import { jobDuration, jobsFailed } from '../observability/metrics.js';
 import { queuePrefix, type QueueName } from './names.js';
 
 export interface ProcessorContext {
@@ -26,10 +27,16 @@ export function wrapProcessor<S extends z.ZodType>(queue: QueueName, schema: S, 
       jobLog.error({ issues: parsed.error.issues }, 'Job data failed validation');
       throw new UnrecoverableError(`job data for queue ${queue} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
     }
+    const timer = jobDuration.startTimer({ queue });
     try {
-      return await processor(parsed.data, { job, log: jobLog });
+      const result = await processor(parsed.data, { job, log: jobLog });
+      timer({ outcome: 'completed' });
+      return result;
     } catch (error) {
-      switch (classifyError(error)) {
+      const kind = classifyError(error);
+      timer({ outcome: kind === 'rate-limited' ? 'delayed' : 'failed' });
+      if (kind !== 'rate-limited') jobsFailed.inc({ queue, final: String(kind === 'unrecoverable' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) });
+      switch (kind) {
         case 'unrecoverable':
           jobLog.warn({ err: error }, 'Job failed without retry');
           throw new UnrecoverableError((error as Error).message);
@@ -40,6 +47,7 @@ export function wrapProcessor<S extends z.ZodType>(queue: QueueName, schema: S, 
           throw new DelayedError();
         }
         default:
+          jobLog.warn({ err: { name: (error as Error).name, message: (error as Error).message } }, 'Job attempt failed; it will be retried');
           throw error;
       }
     }

@@ -117,6 +117,15 @@ describe('the web role', () => {
     expect(((await res.json()) as { error: string }).error).toBe('signature does not match the payload and the webhook secret; check WEBHOOK_SECRET against the App settings');
   });
 
+  it('serves Prometheus metrics, counting the deliveries it verified', async () => {
+    const res = await fetch(`${app.url}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toMatch(/^escalator_intake_requests_total\{source="github",outcome="accepted"\} [1-9]/m);
+    expect(text).toMatch(/^escalator_intake_requests_total\{source="github",outcome="invalid"\} [1-9]/m);
+    expect(text).toMatch(/^escalator_queue_jobs\{queue="bump",state="waiting"\} \d+/m);
+  });
+
   it('answers unknown routes with 404 and the routes that exist', async () => {
     const res = await fetch(`${app.url}/nope`);
     expect(res.status).toBe(404);

@@ -3,6 +3,7 @@ import { Octokit } from '@octokit/rest';
 import { RequestError } from '@octokit/request-error';
 import { RateLimitError } from '../../observability/errors.js';
 import type { Logger } from '../../observability/logger.js';
+import { githubRateLimitRemaining, githubRequests } from '../../observability/metrics.js';
 
 export type { Octokit };
 
@@ -40,7 +41,12 @@ export class GitHubClients {
   }
 
   #create(auth: { appId: number; privateKey: string; installationId?: number }): Octokit {
-    const { baseUrl, onRequest, log } = this.options;
+    const { baseUrl, log } = this.options;
+    const onRequest = (info: Parameters<NonNullable<GitHubClientOptions['onRequest']>>[0]): void => {
+      githubRequests.inc({ route: info.route, status: String(info.status) });
+      if (info.remaining !== undefined) githubRateLimitRemaining.set(info.remaining);
+      this.options.onRequest?.(info);
+    };
     const now = this.options.now ?? Date.now;
     const octokit = new Octokit({ authStrategy: createAppAuth, auth, baseUrl, userAgent: 'escalator', log: { debug: () => {}, info: () => {}, warn: (m: string) => log.warn({ octokit: m }, 'Octokit warning'), error: () => {} } });
     octokit.hook.wrap('request', async (request, options) => {
@@ -48,11 +54,11 @@ export class GitHubClients {
       const started = performance.now();
       try {
         const response = await request(options);
-        onRequest?.({ method: options.method, route, status: response.status, remaining: numberHeader(response.headers['x-ratelimit-remaining']), durationMs: performance.now() - started });
+        onRequest({ method: options.method, route, status: response.status, remaining: numberHeader(response.headers['x-ratelimit-remaining']), durationMs: performance.now() - started });
         return response;
       } catch (error) {
         if (error instanceof RequestError) {
-          onRequest?.({ method: options.method, route, status: error.status, remaining: numberHeader(error.response?.headers['x-ratelimit-remaining']), durationMs: performance.now() - started });
+          onRequest({ method: options.method, route, status: error.status, remaining: numberHeader(error.response?.headers['x-ratelimit-remaining']), durationMs: performance.now() - started });
           const resetAt = rateLimitReset(error, now());
           if (resetAt !== undefined) throw new RateLimitError(`GitHub rate limit on ${route}; retrying after ${new Date(resetAt).toISOString()}`, resetAt);
         }

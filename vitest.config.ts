@@ -3,8 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    testTimeout: 60_000,
+    hookTimeout: 180_000,
     // Integration tests share one Redis and real git repositories on disk; two cores.
     pool: 'forks',
     maxWorkers: 2,

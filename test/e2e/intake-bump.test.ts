@@ -79,12 +79,15 @@ describe('registry events → bump PRs (sandbox GitHub, real Redis)', () => {
   });
 
   it('turns 100 pushes of one image within 10 s into one PR at the newest tag, in at most 3 commits', { timeout: 90_000 }, async () => {
+    // One push every 80 ms on a fixed schedule, like a busy CI: all 100 are sent within 8 s.
     const started = Date.now();
+    const sent: Array<Promise<Response>> = [];
     for (let i = 1; i <= 100; i++) {
-      expect((await postImage(stack, `ghcr.io/example/burst:1.0.${i}`)).status).toBe(202);
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + i * 90 - Date.now())));
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + (i - 1) * 80 - Date.now())));
+      sent.push(postImage(stack, `ghcr.io/example/burst:1.0.${i}`));
     }
     expect(Date.now() - started).toBeLessThan(10_000);
+    expect((await Promise.all(sent)).map((r) => r.status)).toEqual(Array(100).fill(202));
     const pull = await eventually(async () => {
       const open = (await stack.user.rest.pulls.list({ owner, repo: 'burst', state: 'open', head: `${owner}:escalator/dev/burst` })).data;
       return open[0]?.title === 'Bump burst to 1.0.100 in dev' ? open[0] : undefined;

@@ -71,7 +71,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
 
 /** Poll until `check` returns a value (not undefined), or fail with what was last seen. */
 export async function eventually<T>(check: () => Promise<T | undefined>, options: { timeoutMs?: number; what?: string } = {}): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+  const deadline = Date.now() + (options.timeoutMs ?? 45_000);
   let last: unknown;
   for (;;) {
     try {

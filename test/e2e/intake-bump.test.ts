@@ -112,6 +112,8 @@ describe('registry events → bump PRs (sandbox GitHub, real Redis)', () => {
     await stack.client.setRateLimit({ mode: 'secondary', count: 3, retryAfter: 2 });
     const limitedAt = Date.now();
     expect((await postImage(stack, 'ghcr.io/example/svc0:3.0.0')).status).toBe(202);
+    // Ask GitHub nothing ourselves until Escalator has met the limit: the switch counts every request.
+    await eventually(async () => (stack.calls.some((call) => call.at >= limitedAt && (call.status === 403 || call.status === 429)) ? true : undefined), { what: 'Escalator to meet the rate limit' });
     await eventually(async () => {
       const open = (await stack.user.rest.pulls.list({ owner, repo: 'burst', state: 'open', head: `${owner}:escalator/dev/ten` })).data;
       if (!open[0]) return undefined;

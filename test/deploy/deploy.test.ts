@@ -221,8 +221,9 @@ describe('deploy/overlays/production', () => {
       'PodDisruptionBudget/escalator-web',
       'PodDisruptionBudget/escalator-worker',
       'Service/escalator-web',
+      'Service/escalator-worker',
       'ServiceAccount/escalator',
-      'ServiceMonitor/escalator-web',
+      'ServiceMonitor/escalator',
     ]);
   });
 
@@ -248,33 +249,34 @@ describe('deploy/overlays/production', () => {
     expect(worker().spec.replicas).toBe(3);
   });
 
-  it('probes /healthz for liveness and /readyz for readiness on the port the process listens on', () => {
-    const c = container(web());
+  it.each(['escalator-web', 'escalator-worker'])('probes %s on /healthz for liveness and /readyz for readiness, on the port the process listens on', (name) => {
+    const deployment = find<Deployment>(objects(), 'Deployment', name);
+    const c = container(deployment);
     const http = c.ports?.find((p) => p.name === 'http');
     expect(http?.containerPort).toBe(3000);
     expect(c.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
     expect(c.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
     // The process listens on HOST:PORT from the environment; 127.0.0.1 (its default) would be
     // unreachable for the kubelet.
-    const env = podEnvironment(objects(), web(), testSecrets);
+    const env = podEnvironment(objects(), deployment, testSecrets);
     expect(env.PORT).toBe(String(http?.containerPort));
     expect(env.HOST).toBe('0.0.0.0');
+  });
+
+  it('exposes the web pods on port 3000 through the Service', () => {
     const service = find<K8sObject & { spec: { ports: Array<{ name: string; port: number; targetPort: string }>; selector: Record<string, string> } }>(objects(), 'Service', 'escalator-web');
     expect(service.spec.ports).toEqual([{ name: 'http', port: 3000, targetPort: 'http', protocol: 'TCP' }]);
   });
 
-  it('gives the worker no HTTP probes, since the worker role serves no HTTP', () => {
-    const c = container(worker());
-    expect(c.livenessProbe).toBeUndefined();
-    expect(c.readinessProbe).toBeUndefined();
-    expect(c.ports).toBeUndefined();
-  });
-
-  it('routes the Service only to web pods', () => {
+  it('routes the web Service only to web pods, and gives workers a headless Service for scraping only', () => {
     const service = find<K8sObject & { spec: { selector: Record<string, string> } }>(objects(), 'Service', 'escalator-web');
     const selector = { matchLabels: service.spec.selector };
     expect(selects(selector, web().spec.template.metadata.labels)).toBe(true);
     expect(selects(selector, worker().spec.template.metadata.labels)).toBe(false);
+    const workers = find<K8sObject & { spec: { selector: Record<string, string>; clusterIP: string } }>(objects(), 'Service', 'escalator-worker');
+    expect(workers.spec.clusterIP).toBe('None');
+    expect(selects({ matchLabels: workers.spec.selector }, worker().spec.template.metadata.labels)).toBe(true);
+    expect(selects({ matchLabels: workers.spec.selector }, web().spec.template.metadata.labels)).toBe(false);
   });
 
   it('runs every pod as the non-root node user with a read-only root, no privileges and RuntimeDefault seccomp', () => {
@@ -400,14 +402,14 @@ describe('deploy/overlays/production', () => {
     expect(relay.spec.egress?.flatMap((rule) => rule.ports ?? []).map((p) => p.port)).toEqual([8080, 9292]);
   });
 
-  it('scrapes /metrics from the web Service', () => {
-    const monitor = find<K8sObject & { spec: { selector: Selector; endpoints: Array<{ port: string; path: string }> } }>(objects(), 'ServiceMonitor', 'escalator-web');
+  it('scrapes /metrics from both Services, web and worker', () => {
+    const monitor = find<K8sObject & { spec: { selector: Selector; endpoints: Array<{ port: string; path: string }> } }>(objects(), 'ServiceMonitor', 'escalator');
     expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
-    const service = find<K8sObject & { spec: { ports: Array<{ name: string }> } }>(objects(), 'Service', 'escalator-web');
-    expect(selects(monitor.spec.selector, service.metadata.labels ?? {})).toBe(true);
     expect(monitor.spec.endpoints).toHaveLength(1);
     expect(monitor.spec.endpoints[0]).toMatchObject({ port: 'http', path: '/metrics' });
-    expect(service.spec.ports.map((p) => p.name)).toContain(monitor.spec.endpoints[0]!.port);
+    const services = objects().filter((o): o is K8sObject & { spec: { ports: Array<{ name: string }> } } => o.kind === 'Service');
+    expect(services.filter((s) => selects(monitor.spec.selector, s.metadata.labels ?? {})).map((s) => s.metadata.name).sort()).toEqual(['escalator-web', 'escalator-worker']);
+    for (const service of services) expect(service.spec.ports.map((p) => p.name)).toContain(monitor.spec.endpoints[0]!.port);
   });
 });
 
@@ -429,6 +431,11 @@ describe('deploy/overlays/sandbox', () => {
     const loaded = loadEnv(podEnvironment(objects(), web, testSecrets));
     expect(loaded.ok && loaded.env.ESCALATOR_ROLE).toBe('all');
     expect(loaded.ok && loaded.env.LOG_LEVEL).toBe('debug');
+  });
+
+  it('drops the worker Deployment\'s Service, and the ServiceMonitor still finds the one pod', () => {
+    expect(objects().filter((o) => o.kind === 'Service').map((o) => o.metadata.name)).toEqual(['escalator-web']);
+    expect(objects().filter((o) => o.kind === 'ServiceMonitor')).toHaveLength(1);
   });
 
   it('drops the worker budget and keeps one that lets the single pod be drained', () => {

@@ -73,6 +73,21 @@ export const EnvSchema = z.object({
     .max(600_000)
     .default(30_000)
     .describe('How long a crashed worker can hold a job or a repository lease before another worker takes over. @default 30000'),
+  ESCALATOR_RELAY_TARGETS: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Argo CD / Flux relay targets as JSON text (see docs/relay.md). Unset: pushes are not relayed.'),
+  ESCALATOR_RELAY_TARGETS_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Path of a YAML or JSON file of relay targets; set at most one of ESCALATOR_RELAY_TARGETS and this.'),
+  ESCALATOR_ADMIN_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters: it guards the operator endpoints')
+    .optional()
+    .describe('Bearer token for operator endpoints (`/admin/relay/deliveries`, the queue dashboard). They answer 404 while unset.'),
   ESCALATOR_MAX_BODY_BYTES: z.coerce
     .number()
     .int()

@@ -9,6 +9,9 @@ import { BumpJob, CommandJob, ImageJob, IndexJob, PromoteJob, ResyncJob } from '
 import { Producer } from '../queue/producer.js';
 import { createWorker } from '../queue/worker.js';
 import { processBumpJob } from './bump.js';
+import { createRelayWorker } from './relay.js';
+import type { RelayTarget } from '../config/relay-targets.js';
+import { registry } from '../observability/metrics.js';
 import { processCommandJob } from './command.js';
 import { processPromoteJob } from './promote.js';
 import type { JobDeps } from './deps.js';
@@ -23,6 +26,8 @@ export interface WorkerDeps {
   /** Overrides for tests: another key prefix, a GitHub call counter, a clock. */
   prefix?: string;
   onGitHubRequest?: ConstructorParameters<typeof GitHubClients>[0]['onRequest'];
+  /** Argo CD / Flux targets from server configuration; no relay worker runs without any. */
+  relayTargets?: RelayTarget[];
 }
 
 export interface RunningWorkers {
@@ -66,6 +71,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
       { ...common, concurrency: 2 },
     ),
   ];
+  if (options.relayTargets?.length) workers.push(createRelayWorker({ ...deps, targets: options.relayTargets }, { connection, prefix, log, registry }));
   for (const worker of workers) worker.on('error', (error) => log.warn({ err: { message: error.message } }, 'Worker error'));
   return {
     workers,

@@ -5,6 +5,10 @@ import { formatEnvProblems, loadEnv, type Env } from '../config/env.js';
 import { createGitHubApp } from '../intake/github-app.js';
 import { createGoogleTokenVerifier } from '../intake/google-oidc.js';
 import { githubWebhookRoute } from '../intake/github-webhook-route.js';
+import { relayDelivery } from '../intake/relay-intake.js';
+import { loadRelayTargets } from '../config/relay-targets.js';
+import { RelayStore } from '../adapters/relay-log.js';
+import { relayLogRoute } from '../web/relay-log-route.js';
 import { registryRoutes } from '../intake/registry-routes.js';
 import { Producer } from '../queue/producer.js';
 import { startWorkers, type WorkerDeps } from '../jobs/registry.js';
@@ -47,6 +51,10 @@ export async function startEscalator(source: NodeJS.ProcessEnv, options: StartOp
   const loaded = loadEnv(source);
   if (!loaded.ok) throw new EnvError(formatEnvProblems(loaded.problems));
   const env: Env = loaded.env;
+  // Relay targets are server configuration only: a repository can never add one.
+  const relay = loadRelayTargets(source);
+  if (!relay.ok) throw new EnvError(formatEnvProblems(relay.problems));
+  const targets = relay.targets;
   const log = options.log ?? createLogger({ level: env.LOG_LEVEL });
   const role = env.ESCALATOR_ROLE;
   const closers: Array<() => Promise<unknown>> = [];
@@ -67,7 +75,7 @@ export async function startEscalator(source: NodeJS.ProcessEnv, options: StartOp
       connection.on('error', (error: Error) => log.warn({ err: { message: error.message } }, 'Redis worker connection error'));
       closers.unshift(() => connection.quit().catch(() => connection.disconnect()));
       await waitForRedis(connection, env.REDIS_URL);
-      const running = startWorkers({ env, log, connection, prefix, ...(options.onGitHubRequest ? { onGitHubRequest: options.onGitHubRequest } : {}) });
+      const running = startWorkers({ env, log, connection, prefix, relayTargets: targets, ...(options.onGitHubRequest ? { onGitHubRequest: options.onGitHubRequest } : {}) });
       workers = running.workers;
       // Close workers first: they finish their current jobs (BullMQ graceful shutdown).
       closers.unshift(() => running.close());
@@ -97,7 +105,8 @@ export async function startEscalator(source: NodeJS.ProcessEnv, options: StartOp
             ? { verifyGoogleToken: createGoogleTokenVerifier({ audience: env.ESCALATOR_GAR_AUDIENCE, serviceAccount: env.ESCALATOR_GAR_SERVICE_ACCOUNT, jwks: env.ESCALATOR_GAR_JWKS_URL }) }
             : {}),
         }),
-        githubWebhookRoute({ probot, secret: env.WEBHOOK_SECRET, log }),
+        relayLogRoute({ store: new RelayStore(producerRedis, prefix), targets: targets.map((t) => t.name), adminToken: env.ESCALATOR_ADMIN_TOKEN }),
+        githubWebhookRoute({ probot, secret: env.WEBHOOK_SECRET, log, ...(targets.length > 0 ? { onVerified: (delivery) => relayDelivery(producer, targets, delivery) } : {}) }),
       ];
       web = await startWebServer({ host: env.HOST, port: env.PORT, handlers, log });
     } else {

@@ -49,13 +49,6 @@ export const githubRateLimitRemaining = new Gauge({
   registers: [registry],
 });
 
-export const relayDeliveries = new Counter({
-  name: 'escalator_relay_deliveries_total',
-  help: 'Refresh webhooks relayed to in-cluster agents, by target and outcome.',
-  labelNames: ['target', 'outcome'] as const,
-  registers: [registry],
-});
-
 export const renderDuration = new Histogram({
   name: 'escalator_render_duration_seconds',
   help: 'Time to render one target (kustomize build, helm template, plain YAML).',

@@ -126,7 +126,7 @@ describe('comment states', () => {
   });
 
   it('leaves run statistics out of the JSON', () => {
-    const r = { ...report([['a', 1]]), stats: { totalMs: 1, toolMs: 1, renders: 1, renderCacheHits: 0, checkoutsMaterialized: 1 } };
+    const r = { ...report([['a', 1]]), stats: { totalMs: 1, toolMs: 1, checkoutMs: 1, renders: 1, renderCacheHits: 0, checkoutsMaterialized: 1 } };
     expect(toJsonReport(r)).not.toContain('totalMs');
     expect(JSON.parse(toJsonReport(r)).targets[0].objects[0]).toMatchObject({ kind: 'ConfigMap', name: 'a-0', change: 'changed' });
   });

@@ -110,7 +110,7 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     allowRemote: options.allowRemote ?? false,
   };
   const cache = options.renderCache === false ? undefined : new RenderCache(cacheRoot);
-  const stats = { toolMs: 0, renders: 0, checkoutsMaterialized: 0 };
+  const stats = { toolMs: 0, checkoutMs: 0, renders: 0, checkoutsMaterialized: 0 };
 
   const views = new Map<SourceTree, TreeView>([
     [input.base, treeView(input.base)],
@@ -135,7 +135,9 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
   const checkout = (tree: SourceTree): Promise<Checkout> => {
     let pending = checkouts.get(tree.sha);
     if (!pending) {
+      const begun = performance.now();
       pending = materializeCheckout(tree, cacheRoot).then((result) => {
+        stats.checkoutMs += performance.now() - begun;
         if (result.materialized) stats.checkoutsMaterialized++;
         return result;
       });
@@ -213,6 +215,7 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
   report.stats = {
     totalMs: performance.now() - started,
     toolMs: stats.toolMs,
+    checkoutMs: stats.checkoutMs,
     renders: stats.renders,
     renderCacheHits: cache?.hits ?? 0,
     checkoutsMaterialized: stats.checkoutsMaterialized,

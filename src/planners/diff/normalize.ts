@@ -128,7 +128,12 @@ function joinPath(path: string, segment: string): string {
 function scalarText(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   // YAML 1.1 readers (and people) take `yes`/`on` for booleans: quote them like every other ambiguous string.
-  if (typeof value === 'string') return /^(y|yes|n|no|on|off)$/i.test(value) ? JSON.stringify(value) : stringify(value, { lineWidth: 0 }).replace(/\n$/, '');
+  if (typeof value === 'string') {
+    if (/^(y|yes|n|no|on|off)$/i.test(value)) return JSON.stringify(value);
+    // Fast path: plain-safe text (names, image refs, paths) needs no quoting; the rest goes through yaml.
+    if (/^[A-Za-z_/][\w./@+=,:-]*$/.test(value) && !value.endsWith(':') && !/^(true|false|null)$/i.test(value)) return value;
+    return stringify(value, { lineWidth: 0 }).replace(/\n$/, '');
+  }
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   if (value instanceof Date) return value.toISOString();
   return JSON.stringify(value) ?? 'null';

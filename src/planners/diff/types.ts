@@ -147,6 +147,8 @@ export interface DiffStats {
   totalMs: number;
   /** Wall time spent waiting for kustomize / helm child processes. */
   toolMs: number;
+  /** Wall time spent writing checkouts (`git archive | tar -x`). */
+  checkoutMs: number;
   renders: number;
   renderCacheHits: number;
   checkoutsMaterialized: number;

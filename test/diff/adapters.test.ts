@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanToolError, gitBlobSha, gitCalls, LocalGitSourceTree, materializeCheckout, renderAndDiff } from '../../src/adapters/render/index.js';
+import { cleanToolError, findTools, gitBlobSha, gitCalls, LocalGitSourceTree, materializeCheckout, renderAndDiff } from '../../src/adapters/render/index.js';
 import { NotFoundError } from '../../src/observability/errors.js';
 import { renderComment } from '../../src/planners/diff/index.js';
 
@@ -134,7 +134,7 @@ describe('renderAndDiff', () => {
     const started = performance.now();
     const timedOut = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, shas[1] as string), changedPaths: null, options: { cacheDir: join(scratch, `cache-${counter++}`), timeoutMs: 300, tools: { kustomize: slow } } });
     expect(performance.now() - started).toBeLessThan(5_000);
-    expect(timedOut.targets[0]?.failure?.message).toBe('kustomize did not finish within 0 s and was stopped');
+    expect(timedOut.targets[0]?.failure?.message).toBe('kustomize did not finish within 0.3 s and was stopped');
     const loud = fakeTool('kustomize-loud', 'head -c 3000000 /dev/zero | tr "\\0" "a"');
     const tooLarge = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, shas[1] as string), changedPaths: null, options: { cacheDir: join(scratch, `cache-${counter++}`), maxOutputBytes: 1024 * 1024, tools: { kustomize: loud } } });
     expect(tooLarge.targets[0]?.failure?.message).toBe('kustomize printed more than 1 MiB and was stopped');
@@ -165,6 +165,17 @@ describe('renderAndDiff', () => {
     const { dir, shas } = repoWith(chart, { 'chart/values.yaml': 'tag: 2\npassword: CANARY-helm-pw-head\nfail: wrong password CANARY-helm-pw-head\n' });
     const report = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, shas[1] as string), changedPaths: null, options: { cacheDir: join(scratch, `cache-${counter++}`), tools: { helm: FAKE_HELM } } });
     expect(report.targets[0]?.failure).toEqual({ side: 'head', breaks: true, message: 'execution error at (chart/templates/deployment.yaml:1:3): wrong password [redacted]' });
+  });
+});
+
+describe('findTools', () => {
+  it('finds helm on PATH (here: the fake helm under the name helm)', () => {
+    const bin = join(scratch, `bin-${counter++}`);
+    mkdirSync(bin);
+    symlinkSync(FAKE_HELM, join(bin, 'helm'));
+    const tools = findTools({ path: `${bin}:${process.env.PATH ?? ''}` });
+    expect(tools.helm).toEqual({ command: join(bin, 'helm'), version: 'helm v3.99.0+fake' });
+    expect(findTools({ path: '/nonexistent' })).toEqual({});
   });
 });
 

@@ -25,7 +25,7 @@ export async function renderHelmChart(node: TargetNode, checkoutDir: string | un
   const chart = node.dir === '' ? '.' : `./${node.dir}`;
   const args = ['template', releaseName(node.dir), chart, ...(node.valuesFiles ?? []).flatMap((file) => ['-f', `./${file}`])];
   const result = await runTool(tools.helm.command, args, { cwd: checkoutDir, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, env: scrubbedEnv(options.path, options.home) });
-  if (result.timedOut) return { outcome: { status: 'failed', message: `helm template did not finish within ${Math.round(options.timeoutMs / 1000)} s and was stopped` }, toolMs: result.ms, cacheable: false };
+  if (result.timedOut) return { outcome: { status: 'failed', message: `helm template did not finish within ${Number((options.timeoutMs / 1000).toFixed(1))} s and was stopped` }, toolMs: result.ms, cacheable: false };
   if (result.tooLarge) return { outcome: { status: 'failed', message: `helm template printed more than ${Math.round(options.maxOutputBytes / 1024 / 1024)} MiB and was stopped` }, toolMs: result.ms, cacheable: true };
   if (result.code !== 0) {
     let message = cleanToolError(result.stderr, checkoutDir);

@@ -44,7 +44,7 @@ export async function renderKustomization(node: TargetNode, checkoutDir: string,
   if (node.needsHelm && tools.helm) args.push('--enable-helm', '--helm-command', tools.helm.command);
   args.push(node.dir === '' ? '.' : `./${node.dir}`);
   const result = await runTool(tools.kustomize.command, args, { cwd: checkoutDir, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, env: scrubbedEnv(options.path, options.home) });
-  if (result.timedOut) return { outcome: { status: 'failed', message: `kustomize did not finish within ${Math.round(options.timeoutMs / 1000)} s and was stopped` }, toolMs: result.ms, cacheable: false };
+  if (result.timedOut) return { outcome: { status: 'failed', message: `kustomize did not finish within ${Number((options.timeoutMs / 1000).toFixed(1))} s and was stopped` }, toolMs: result.ms, cacheable: false };
   if (result.tooLarge) return { outcome: { status: 'failed', message: `kustomize printed more than ${Math.round(options.maxOutputBytes / 1024 / 1024)} MiB and was stopped` }, toolMs: result.ms, cacheable: true };
   if (result.code !== 0) {
     let message = cleanToolError(result.stderr, checkoutDir);

@@ -299,7 +299,8 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
   if (options.paths && options.paths.length > 0) {
     const patterns = options.paths;
     const matches = (path: string): boolean => patterns.some((pattern) => matchEnvironmentPath(pattern, path) !== null);
-    const candidates = [...index.dirs, ...index.files].filter((path) => path !== '' && matches(path) && !matches(dirname(path)) && (dirname(path) === '' || !matches(dirname(path))));
+    // The shallowest matches: a directory pattern also matches everything below it.
+    const candidates = [...index.dirs, ...index.files].filter((path) => path !== '' && matches(path) && !matches(dirname(path)));
     const nodes: TargetNode[] = [];
     for (const path of candidates.sort(compare)) {
       if (index.dirs.has(path)) {

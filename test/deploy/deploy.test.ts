@@ -151,13 +151,6 @@ const requiredBySchema = Object.entries(EnvSchema.shape)
   .map(([name]) => name)
   .sort();
 
-/**
- * Variables the manifests pass although no code reads them yet: the admin token guards the
- * operators' routes (relay delivery log, queue dashboard), which src/main/server.ts does not mount
- * yet. Remove a name once the code reads it (the check below then covers it).
- */
-const referencedAheadOfCode = ['ESCALATOR_ADMIN_TOKEN'];
-
 /** Every TypeScript file under src/, for "does the code read this variable?". */
 function sourceText(): string {
   const texts: string[] = [];
@@ -357,7 +350,7 @@ describe('deploy/overlays/production', () => {
       const names = [...Object.keys(env), ...(container(deployment).env ?? []).map((e) => e.name)];
       // Every name is a schema field or read somewhere in src/: a misspelt variable is ignored
       // silently by the process, so it fails here instead.
-      const unknown = [...new Set(names)].filter((name) => !(name in EnvSchema.shape) && !source.includes(name) && !referencedAheadOfCode.includes(name));
+      const unknown = [...new Set(names)].filter((name) => !(name in EnvSchema.shape) && !source.includes(name));
       expect(unknown, deployment.metadata.name).toEqual([]);
       const loaded = loadEnv(env);
       expect(loaded.ok ? [] : loaded.problems).toEqual([]);

@@ -71,7 +71,8 @@ function treeView(tree: SourceTree): TreeView {
 }
 
 function filesOf(node: TargetNode, files: readonly string[]): string[] {
-  return files.filter((path) => node.inputFiles.includes(path) || node.inputDirs.some((dir) => dir === '' || path.startsWith(`${dir}/`)));
+  const direct = new Set(node.inputFiles);
+  return files.filter((path) => direct.has(path) || node.inputDirs.some((dir) => dir === '' || path.startsWith(`${dir}/`)));
 }
 
 async function pool<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {

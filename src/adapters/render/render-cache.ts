@@ -22,12 +22,14 @@ export class RenderCache {
   /** The cache key of one side of one target. Unsure targets hash every file of the commit. */
   static key(node: TargetNode, tree: SourceTree, tool: string, options: Record<string, unknown>): string {
     const files = tree.listFiles();
-    const inputs = node.unsure.length > 0 ? files : files.filter((path) => node.inputFiles.includes(path) || node.inputDirs.some((dir) => dir === '' || path.startsWith(`${dir}/`)));
+    const direct = new Set(node.inputFiles);
+    const inputs = node.unsure.length > 0 ? files : files.filter((path) => direct.has(path) || node.inputDirs.some((dir) => dir === '' || path.startsWith(`${dir}/`)));
     const hash = createHash('sha256');
     hash.update(JSON.stringify({ v: 1, id: node.id, kind: node.kind, dir: node.dir, file: node.file, values: node.valuesFiles, tool, options }));
     for (const path of [...inputs].sort()) hash.update(`\n${path}\0${tree.blobSha?.(path) ?? gitBlobSha(tree.read(path))}${tree.isSymlink?.(path) ? '@' : ''}`);
     // Missing references are inputs too: their absence is part of the result.
-    for (const path of node.inputFiles.filter((file) => !files.includes(file))) hash.update(`\n${path}\0missing`);
+    const present = new Set(files);
+    for (const path of node.inputFiles.filter((file) => !present.has(file))) hash.update(`\n${path}\0missing`);
     return hash.digest('hex');
   }
 

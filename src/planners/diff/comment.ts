@@ -118,7 +118,7 @@ function headerText(report: DiffReport, context: CommentContext): string {
 
 function summaryLine(report: DiffReport): string {
   const s = report.summary;
-  const parts = [`**${s.targetsChanged} of ${plural(s.targetsChecked, 'target')} changed**`, `${s.targetsUnchanged} unchanged`];
+  const parts = [`**${plural(s.targetsChecked, 'target')} checked**: ${s.targetsChanged} changed, ${s.targetsUnchanged} unchanged`];
   for (const key of ['added', 'changed', 'removed', 'renamed'] as const) if (s[key] > 0) parts.push(`${plural(s[key], 'object')} ${key}`);
   if (s.secretsChanged > 0) parts.push(plural(s.secretsChanged, 'Secret') + ' changed');
   if (s.failures > 0) parts.push(`**${plural(s.failures, 'target')} ${s.failures === 1 ? 'fails' : 'fail'} to render at head**`);

@@ -88,6 +88,12 @@ export const EnvSchema = z.object({
     .min(16, 'must be at least 16 characters: it guards the operator endpoints')
     .optional()
     .describe('Bearer token for operator endpoints (`/admin/relay/deliveries`, the queue dashboard). They answer 404 while unset.'),
+  ESCALATOR_RECOVER_EVERY_MS: z.coerce
+    .number()
+    .int()
+    .min(10_000)
+    .default(10 * 60_000)
+    .describe('How often failed GitHub webhook deliveries of the last 24 hours are redelivered (GitHub does not retry them). @default 600000'),
   ESCALATOR_MAX_BODY_BYTES: z.coerce
     .number()
     .int()

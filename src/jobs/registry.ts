@@ -4,11 +4,13 @@ import { GitHubClients } from '../adapters/github/client.js';
 import { IndexStore } from '../adapters/index-store.js';
 import type { Env } from '../config/env.js';
 import type { Logger } from '../observability/logger.js';
-import { createRedis } from '../queue/connection.js';
+import { createRedis, waitForRedis } from '../queue/connection.js';
 import { BumpJob, CommandJob, ImageJob, IndexJob, PromoteJob, ResyncJob } from '../queue/jobs.js';
 import { Producer } from '../queue/producer.js';
 import { createWorker } from '../queue/worker.js';
+import { z } from 'zod';
 import { processBumpJob } from './bump.js';
+import { processRecoverJob } from './recover.js';
 import { createRelayWorker } from './relay.js';
 import type { RelayTarget } from '../config/relay-targets.js';
 import { registry } from '../observability/metrics.js';
@@ -71,8 +73,15 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
       { ...common, concurrency: 2 },
     ),
   ];
+  workers.push(createWorker('recover', z.object({}).passthrough(), (data, context) => processRecoverJob(deps, data, context), { ...common, concurrency: 1 }));
   if (options.relayTargets?.length) workers.push(createRelayWorker({ ...deps, targets: options.relayTargets }, { connection, prefix, log, registry }));
   for (const worker of workers) worker.on('error', (error) => log.warn({ err: { message: error.message } }, 'Worker error'));
+  // Missed-delivery recovery: once at start, then on a schedule (one scheduler shared by all replicas).
+  // Redeliveries are deduplicated per GUID in Redis, so every replica may run it on start.
+  void waitForRedis(producerRedis, env.REDIS_URL, 30_000).then(() => Promise.all([
+    deps.producer.queue('recover').upsertJobScheduler('recover-deliveries', { every: env.ESCALATOR_RECOVER_EVERY_MS }, { name: 'recover', data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } }),
+    deps.producer.queue('recover').add('recover', {}, { jobId: `on-start-${process.pid}-${Date.now()}`, removeOnComplete: 100, removeOnFail: 100 }),
+  ])).catch((error: Error) => log.warn({ err: { message: error.message } }, 'Could not schedule missed-delivery recovery'));
   return {
     workers,
     deps,

@@ -64,6 +64,9 @@ export async function startEscalator(source: NodeJS.ProcessEnv, options: StartOp
   producerRedis.on('error', (error: Error) => log.warn({ err: { message: error.message } }, 'Redis connection error'));
 
   const prefix = options.prefix ?? env.ESCALATOR_REDIS_PREFIX;
+  // Give Redis a moment at boot so the first request is not refused; without it the web role
+  // still starts (readiness fails and intake answers 503 until Redis answers).
+  await waitForRedis(producerRedis, env.REDIS_URL).catch((error: Error) => log.warn({ err: { message: error.message } }, 'Redis is not answering yet'));
   const producer = new Producer(producerRedis, prefix);
   closers.unshift(() => producer.close());
 

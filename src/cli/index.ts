@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { diffHelp, runDiff } from './diff.js';
 import { runSetImage, setImageHelp } from './set-image.js';
 import { runValidateConfig, validateConfigHelp } from './validate-config.js';
 import { UsageError, type CliIo, type ExitCode } from './io.js';
@@ -7,6 +8,7 @@ export type { CliIo, ExitCode };
 
 const commands: Record<string, { run: (argv: string[], io: CliIo) => ExitCode | Promise<ExitCode>; help: string; summary: string }> = {
   'set-image': { run: runSetImage, help: setImageHelp, summary: 'set an image tag/digest in YAML files, byte for byte' },
+  diff: { run: runDiff, help: diffHelp, summary: 'render and diff a local GitOps repository between two revisions' },
   'validate-config': { run: runValidateConfig, help: validateConfigHelp, summary: 'check .github/escalator.yml and print every problem' },
 };
 

@@ -94,6 +94,11 @@ export const EnvSchema = z.object({
     .min(10_000)
     .default(10 * 60_000)
     .describe('How often failed GitHub webhook deliveries of the last 24 hours are redelivered (GitHub does not retry them). @default 600000'),
+  ESCALATOR_CACHE_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Where repository tarballs (by commit SHA) and renders are cached for rendered diffs. @default <tmpdir>/escalator-cache'),
   ESCALATOR_MAX_BODY_BYTES: z.coerce
     .number()
     .int()

@@ -1,6 +1,7 @@
 import type { Probot } from 'probot';
 import type { IndexStore } from '../adapters/index-store.js';
 import { eventKey, normalizeGithub } from '../events/index.js';
+import { enqueueDiff } from '../jobs/diff.js';
 import { enqueueIndex } from '../jobs/index-repo.js';
 import type { Logger } from '../observability/logger.js';
 import { parseMarker } from '../planners/pull-marker.js';
@@ -57,6 +58,20 @@ export function createGitHubApp(deps: GitHubAppDeps) {
       for (const repo of payload.repositories ?? payload.repositories_removed ?? []) {
         const [owner, name] = repo.full_name.split('/') as [string, string];
         await deps.store?.dropRepo({ installationId: payload.installation.id, owner, repo: name });
+      }
+    });
+
+    app.on(['pull_request.opened', 'pull_request.synchronize', 'pull_request.reopened'], async (context) => {
+      const { pull_request: pull, repository, installation } = context.payload;
+      if (!installation) return;
+      await enqueueDiff({ producer }, { installationId: installation.id, owner: repository.owner.login, repo: repository.name, number: pull.number, headSha: pull.head.sha, reason: 'pull_request' });
+    });
+
+    app.on('check_run.rerequested', async (context) => {
+      const { check_run: run, repository, installation } = context.payload;
+      if (!installation || run.name !== 'escalator/diff') return;
+      for (const pull of run.pull_requests) {
+        await enqueueDiff({ producer }, { installationId: installation.id, owner: repository.owner.login, repo: repository.name, number: pull.number, headSha: run.head_sha, reason: 'rerequest' }, `${run.head_sha}-rerun-${context.id}`);
       }
     });
 

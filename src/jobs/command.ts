@@ -6,6 +6,7 @@ import type { CommandJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
 import { versionsByTarget } from './index-repo.js';
+import { enqueueDiff } from './diff.js';
 import { enqueuePromote } from './promote.js';
 
 const writers = new Set(['admin', 'maintain', 'write']);
@@ -66,8 +67,12 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
     }
     case 'plan':
       return reply(renderPlan(index));
-    case 'diff':
-      return reply('The rendered diff is refreshed on every push to this pull request.');
+    case 'diff': {
+      if (!data.isPull) return reply('`/escalator diff` works on pull requests.');
+      const { data: pull } = await octokit.rest.pulls.get({ ...id, pull_number: data.issueNumber });
+      await enqueueDiff(deps, { installationId: data.installationId, owner: data.owner, repo: data.repo, number: data.issueNumber, headSha: pull.head.sha, reason: 'command' }, `${pull.head.sha}-command-${deps.now().getTime()}`);
+      return reply(`Rendering the diff of ${code(pull.head.sha.slice(0, 7))} again; the comment above updates in place.`);
+    }
   }
 }
 

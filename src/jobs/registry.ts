@@ -5,11 +5,12 @@ import { IndexStore } from '../adapters/index-store.js';
 import type { Env } from '../config/env.js';
 import type { Logger } from '../observability/logger.js';
 import { createRedis, waitForRedis } from '../queue/connection.js';
-import { BumpJob, CommandJob, ImageJob, IndexJob, PromoteJob, ResyncJob } from '../queue/jobs.js';
+import { BumpJob, CommandJob, DiffJob, ImageJob, IndexJob, PromoteJob, ResyncJob } from '../queue/jobs.js';
 import { Producer } from '../queue/producer.js';
 import { createWorker } from '../queue/worker.js';
 import { z } from 'zod';
 import { processBumpJob } from './bump.js';
+import { processDiffJob } from './diff.js';
 import { processRecoverJob } from './recover.js';
 import { createRelayWorker } from './relay.js';
 import type { RelayTarget } from '../config/relay-targets.js';
@@ -65,6 +66,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
     createWorker('image', ImageJob, (data, context) => processImageJob(deps, data, context), { ...common, concurrency: 8 }),
     createWorker('bump', BumpJob, (data, context) => processBumpJob(deps, data, context), { ...common, concurrency: 4 }),
     createWorker('promote', PromoteJob, (data, context) => processPromoteJob(deps, data, context), { ...common, concurrency: 4 }),
+    createWorker('diff', DiffJob, (data, context) => processDiffJob({ ...deps, cacheDir: env.ESCALATOR_CACHE_DIR, appId: env.APP_ID }, data, context), { ...common, concurrency: 2 }),
     createWorker('command', CommandJob, (data, context) => processCommandJob(deps, data, context), { ...common, concurrency: 2 }),
     createWorker(
       'index',

@@ -54,3 +54,12 @@ export const CommandJob = z.object({
   prBody: z.string().max(262_144).optional(),
 });
 export type CommandJob = z.infer<typeof CommandJob>;
+
+/** Render and diff one pull request at one head SHA; a newer head makes older jobs no-ops. */
+export const DiffJob = z.object({
+  ...RepoRef,
+  number: z.number().int().positive(),
+  headSha: z.string().regex(/^[0-9a-f]{40}$/),
+  reason: z.enum(['pull_request', 'command', 'rerequest']),
+});
+export type DiffJob = z.infer<typeof DiffJob>;

@@ -1,0 +1,82 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureCheckRun } from '../adapters/github/repo.js';
+import { loadTarballTree } from '../adapters/github/tarball-tree.js';
+import { renderAndDiff } from '../adapters/render/index.js';
+import { renderDuration } from '../observability/metrics.js';
+import { DIFF_COMMENT_MARKER, renderCheckSummary, renderComment } from '../planners/diff/index.js';
+import { jobId } from '../queue/names.js';
+import { DiffJob } from '../queue/jobs.js';
+import type { Producer } from '../queue/producer.js';
+import type { ProcessorContext } from '../queue/worker.js';
+import type { JobDeps } from './deps.js';
+import { IndexMissingError } from './image.js';
+import { enqueueIndex } from './index-repo.js';
+
+export type DiffOutcome = 'commented' | 'updated' | 'unchanged' | 'no-targets' | 'stale' | 'skipped-fork' | 'disabled' | 'closed';
+
+export async function enqueueDiff(deps: { producer: Producer }, data: DiffJob, key = data.headSha): Promise<void> {
+  await deps.producer.enqueue('diff', DiffJob, data, {
+    jobId: jobId('diff', data.owner, data.repo, data.number, key),
+    attempts: 4,
+    backoff: { type: 'exponential', delay: 2_000 },
+    removeOnComplete: { age: 3_600 },
+    removeOnFail: { age: 7 * 86_400 },
+  });
+}
+
+/**
+ * The rendered diff of one pull request:
+ * 1. skip closed PRs, stale heads, forks (unless allowed) and repositories that turned it off
+ * 2. fetch base and head (the merge commit when GitHub has one) as tarballs, cached by SHA
+ * 3. render the affected targets at both and diff them per object
+ * 4. keep one sticky comment: created once, edited only when the body changes, never written
+ *    for a head that is no longer the PR's head
+ * 5. a check run `escalator/diff` with the same summary; it fails when head fails to render
+ */
+export async function processDiffJob(deps: JobDeps & { cacheDir?: string; appId?: number }, data: DiffJob, { log }: ProcessorContext): Promise<DiffOutcome> {
+  const index = await deps.store.loadRepo(data.owner, data.repo);
+  if (!index) {
+    await enqueueIndex(deps, { installationId: data.installationId, owner: data.owner, repo: data.repo, reason: 'missing' }, 'missing');
+    throw new IndexMissingError(`${data.owner}/${data.repo} is being indexed; the diff retries after it`);
+  }
+  const diffConfig = index.config?.diff ?? { enabled: true, forks: false, paths: [] };
+  if (!diffConfig.enabled) return 'disabled';
+  const octokit = deps.github.forInstallation(data.installationId);
+  const id = { owner: data.owner, repo: data.repo };
+  const { data: pull } = await octokit.rest.pulls.get({ ...id, pull_number: data.number });
+  if (pull.state !== 'open') return 'closed';
+  if (pull.head.sha !== data.headSha) return 'stale';
+  if (pull.head.repo?.full_name !== pull.base.repo.full_name && !diffConfig.forks) {
+    log.info({ pr: data.number }, 'Fork pull request not rendered (diff.forks is false)');
+    return 'skipped-fork';
+  }
+  const useMerge = Boolean(pull.mergeable && pull.merge_commit_sha);
+  const headRef = useMerge ? (pull.merge_commit_sha as string) : pull.head.sha;
+  const cacheDir = deps.cacheDir ?? join(tmpdir(), 'escalator-cache');
+  const [base, head] = await Promise.all([loadTarballTree(octokit, id, pull.base.sha, cacheDir), loadTarballTree(octokit, id, headRef, cacheDir)]);
+  const timer = renderDuration.startTimer({ tool: 'pull-request' });
+  const report = await renderAndDiff({ base, head, changedPaths: null, targets: diffConfig.paths, options: { cacheDir: join(cacheDir, 'render') } });
+  timer({ outcome: report.summary.failures > 0 ? 'failed' : 'ok' });
+  const body = renderComment(report, { baseSha: pull.base.sha, headSha: headRef, mergeCommit: useMerge, repository: `${data.owner}/${data.repo}` });
+
+  const comments = await octokit.paginate(octokit.rest.issues.listComments, { ...id, issue_number: data.number, per_page: 100 });
+  const ours = comments.find(
+    (comment) => comment.body?.startsWith(DIFF_COMMENT_MARKER) && comment.user?.type === 'Bot' && (deps.appId === undefined || comment.performed_via_github_app?.id === undefined || comment.performed_via_github_app.id === deps.appId),
+  );
+  let outcome: DiffOutcome;
+  if (report.summary.targetsChecked === 0 && !ours) outcome = 'no-targets';
+  else if (ours?.body === body) outcome = 'unchanged';
+  else {
+    // Never let a slow run for an older head overwrite the comment of a newer one.
+    const { data: fresh } = await octokit.rest.pulls.get({ ...id, pull_number: data.number });
+    if (fresh.head.sha !== data.headSha) return 'stale';
+    if (ours) await octokit.rest.issues.updateComment({ ...id, comment_id: ours.id, body });
+    else await octokit.rest.issues.createComment({ ...id, issue_number: data.number, body });
+    outcome = ours ? 'updated' : 'commented';
+  }
+  const check = renderCheckSummary(report);
+  await ensureCheckRun(octokit, id, data.headSha, 'escalator/diff', { status: 'completed', conclusion: check.conclusion, title: check.title, summary: check.summary });
+  log.info({ pr: data.number, outcome, targets: report.summary.targetsChecked, failures: report.summary.failures }, 'Rendered diff done');
+  return outcome;
+}

@@ -1,5 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Logger } from '../observability/logger.js';
 
 /** A route handler answers and returns true, or returns false to let the next one try. */
@@ -19,14 +20,69 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 }
 
 /**
+ * Answer on a bare socket, for requests Node refuses before any handler sees them: the same JSON
+ * `{ error }` every route sends, then close (the connection's framing can no longer be trusted).
+ */
+function answerSocket(socket: Duplex, status: number, message: string): void {
+  const net = socket as Partial<Socket> & Duplex;
+  // Node's own rule (`socketOnError`): write only on a socket that has not started a response.
+  if (!socket.writable || (net.bytesWritten ?? 0) > 0) {
+    socket.destroy();
+    return;
+  }
+  const text = JSON.stringify({ error: message });
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+}
+
+/** What to answer when Node's HTTP parser refuses a request (`clientError`). */
+function clientErrorAnswer(error: NodeJS.ErrnoException & { reason?: string }): [number, string] {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, 'the request headers are larger than the server accepts (16 KB); send fewer or shorter headers'];
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return [408, 'the request did not arrive completely in time; send it again'];
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return [413, 'the chunk extensions of the body are too large; send the body without chunk extensions'];
+    default:
+      return [400, `the request is not valid HTTP/1.1 (${error.reason ?? error.message}); check the request line, headers and body framing`];
+  }
+}
+
+/**
+ * The request target as a path. Absolute-form targets (`GET http://host/path`, RFC 9112 §3.2.2)
+ * become their path; a target that no URL parser reads is refused here, before routes parse it.
+ */
+function originForm(target: string): string | undefined {
+  if (target === '*') return target;
+  try {
+    if (target.startsWith('/')) {
+      new URL(target, 'http://localhost');
+      return target;
+    }
+    const url = new URL(target);
+    return `${url.pathname}${url.search}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The web role's HTTP server: a list of handlers tried in order, then a 404 that says which routes
- * exist. An unexpected throw is answered 500 and logged; it never takes the process down.
+ * exist. An unexpected throw is answered 500 and logged; it never takes the process down. Requests
+ * Node's parser refuses (bad framing, oversized headers, CONNECT, unknown `Expect`) get the same
+ * JSON error body instead of Node's empty default answer or a silently closed connection.
  */
 export async function startWebServer(options: { host: string; port: number; handlers: Handler[]; log: Logger }): Promise<WebServer> {
   const { handlers, log } = options;
   const server = createServer((req, res) => {
     void (async () => {
       try {
+        const target = originForm(req.url ?? '/');
+        if (target === undefined) {
+          sendJson(res, 400, { error: `the request target ${JSON.stringify((req.url ?? '').slice(0, 200))} is not a path; send an origin-form target like /healthz` });
+          return;
+        }
+        req.url = target;
         for (const handler of handlers) {
           if (await handler(req, res)) return;
         }
@@ -37,6 +93,22 @@ export async function startWebServer(options: { host: string; port: number; hand
         else res.end();
       }
     })();
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException & { reason?: string }, socket: Duplex) => {
+    if (error.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const [status, message] = clientErrorAnswer(error);
+    answerSocket(socket, status, message);
+  });
+  // Without a listener Node closes CONNECT connections without a word; no route tunnels.
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    answerSocket(socket, 405, `${req.method} is not supported here; no route opens a tunnel`);
+  });
+  // Without a listener Node answers an unknown Expect with an empty 417.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    sendJson(res, 417, { error: `Expect: ${String(req.headers.expect).slice(0, 100)} is not supported; send the request without it, or with Expect: 100-continue` });
   });
   // Keep-alive longer than common load balancers' idle timeouts, so they never reuse a closed socket.
   server.keepAliveTimeout = 65_000;

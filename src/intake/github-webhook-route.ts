@@ -10,6 +10,13 @@ import { HttpError, readBody, requireContentType, requireMethod } from './http.j
 /** GitHub caps webhook payloads at 25 MB and drops larger ones itself. */
 const githubMaxBody = 25 * 1024 * 1024;
 
+/**
+ * GitHub's event names are lowercase words joined by `_` (`push`, `registry_package`). Anything
+ * else is refused before Probot looks it up: @octokit/webhooks keeps its handlers in a plain
+ * object, so a name like `__proto__` or `valueOf` reaches `Object.prototype` and fails as a 500.
+ */
+const eventNamePattern = /^[a-z][a-z_]{0,63}$/;
+
 export interface VerifiedDelivery {
   id: string;
   name: string;
@@ -37,7 +44,10 @@ export function githubWebhookRoute(options: { probot: Probot; secret: string; lo
       const signature = header(req, 'x-hub-signature-256');
       const missing = [!name && 'x-github-event', !id && 'x-github-delivery', !signature && 'x-hub-signature-256'].filter(Boolean);
       if (missing.length > 0) throw new HttpError(400, `required headers missing: ${missing.join(', ')}`);
-      const body = (await readBody(req, githubMaxBody)).toString('utf8');
+      if (!eventNamePattern.test(name as string) || (name as string) in Object.prototype) {
+        throw new HttpError(400, `x-github-event ${JSON.stringify((name as string).slice(0, 100))} is not a GitHub event name (lowercase letters and "_")`);
+      }
+      const body = (await readBody(req, githubMaxBody, 'GitHub\'s own webhook size limit')).toString('utf8');
       if (!(await verify(options.secret, body, signature as string).catch(() => false))) {
         throw new HttpError(400, 'signature does not match the payload and the webhook secret; check WEBHOOK_SECRET against the App settings');
       }
@@ -46,6 +56,10 @@ export function githubWebhookRoute(options: { probot: Probot; secret: string; lo
         payload = JSON.parse(body);
       } catch {
         throw new HttpError(400, 'the payload is not valid JSON');
+      }
+      // Every GitHub event payload is an object; handlers read fields of it.
+      if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+        throw new HttpError(400, `the payload is ${payload === null ? 'null' : Array.isArray(payload) ? 'an array' : `a ${typeof payload}`}, not a JSON object`);
       }
       const delivery = { id: id as string, name: name as string, body, payload };
       await options.onVerified?.(delivery);

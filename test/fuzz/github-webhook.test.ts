@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendRaw } from './support/raw-http.js';
+import { githubSignature, startFuzzStack, type FuzzStack } from './support/stack.js';
+
+/**
+ * Correctly signed deliveries that no GitHub would send. Found by the HTTP fuzz: a payload of
+ * `null` or a string, and event names that are `Object.prototype` members (`__proto__`,
+ * `valueOf`), were answered 500 ("a handler failed") instead of 400.
+ */
+describe('the GitHub webhook route, for signed deliveries that are not GitHub events', () => {
+  let stack: FuzzStack;
+  beforeAll(async () => {
+    stack = await startFuzzStack();
+  });
+  afterAll(async () => {
+    await stack.close();
+  });
+
+  async function deliver(event: string, text: string) {
+    const body = Buffer.from(text);
+    const before = await stack.jobCount();
+    const outcome = await sendRaw(stack.url, {
+      method: 'POST',
+      path: '/api/github/webhooks',
+      framing: 'length',
+      body,
+      headers: [['content-type', 'application/json'], ['x-github-event', event], ['x-github-delivery', randomUUID()], ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, body)]],
+    });
+    if (outcome.kind !== 'response') throw new Error(outcome.detail);
+    expect(await stack.jobCount()).toBe(before);
+    return { status: outcome.response.status, body: JSON.parse(outcome.response.body) as { error?: string } };
+  }
+
+  it.each([
+    ['null', 'the payload is null, not a JSON object'],
+    ['"push"', 'the payload is a string, not a JSON object'],
+    ['42', 'the payload is a number, not a JSON object'],
+    ['[{"ref":"refs/heads/main"}]', 'the payload is an array, not a JSON object'],
+  ])('refuses the payload %s with 400', async (payload, message) => {
+    expect(await deliver('push', payload)).toEqual({ status: 400, body: { error: message } });
+  });
+
+  it.each(['__proto__', 'valueOf', 'hasOwnProperty', 'constructor', 'toString', 'Push', 'push.created', 'x'.repeat(65)])('refuses the event name %j with 400', async (event) => {
+    const res = await deliver(event, '{}');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toContain('is not a GitHub event name');
+  });
+
+  it('still accepts real event names', async () => {
+    expect((await deliver('ping', '{"zen":"Design for failure."}')).status).toBe(202);
+    expect((await deliver('security_and_analysis', '{}')).status).toBe(202);
+  });
+});

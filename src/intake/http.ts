@@ -37,11 +37,12 @@ export function requireContentType(req: IncomingMessage, accepted: readonly stri
  * Read the raw body, refusing more than `limit` bytes: at once from Content-Length, and while
  * streaming when the sender lies or uses chunked encoding. Signatures are verified over these bytes.
  */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export async function readBody(req: IncomingMessage, limit: number, setting = 'ESCALATOR_MAX_BODY_BYTES'): Promise<Buffer> {
+  const why = setting ? ` (${setting})` : '';
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume();
-    throw new HttpError(413, `body of ${declared} bytes is larger than the limit of ${limit} bytes (ESCALATOR_MAX_BODY_BYTES)`);
+    throw new HttpError(413, `body of ${declared} bytes is larger than the limit of ${limit} bytes${why}`);
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -49,7 +50,7 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
     size += chunk.length;
     if (size > limit) {
       req.resume();
-      throw new HttpError(413, `body is larger than the limit of ${limit} bytes (ESCALATOR_MAX_BODY_BYTES)`);
+      throw new HttpError(413, `body is larger than the limit of ${limit} bytes${why}`);
     }
     chunks.push(chunk);
   }
@@ -67,10 +68,10 @@ export function secretsEqual(given: string, expected: string): boolean {
  * `Authorization: Bearer <token>` — or the bare token, since Harbor, ACR and EventBridge API
  * destinations send whatever header value the operator typed.
  */
-export function requireAuthorization(req: IncomingMessage, token: string): void {
+export function requireAuthorization(req: IncomingMessage, token: string, name = 'registry token'): void {
   const header = req.headers.authorization ?? '';
   const given = header.toLowerCase().startsWith('bearer ') ? header.slice(7).trim() : header.trim();
-  if (!header) throw new HttpError(401, 'missing Authorization header; send Authorization: Bearer <token> with the configured registry token', { 'www-authenticate': 'Bearer' });
+  if (!header) throw new HttpError(401, `missing Authorization header; send Authorization: Bearer <token> with the configured ${name}`, { 'www-authenticate': 'Bearer' });
   if (!secretsEqual(given, token)) throw new HttpError(401, 'the Authorization token does not match the configured token', { 'www-authenticate': 'Bearer' });
 }
 

@@ -96,7 +96,7 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
 }
 
 async function authenticate(req: IncomingMessage, source: string, pathToken: string | undefined, options: RegistryRouteOptions): Promise<void> {
-  if (source === 'ci') return requireAuthorization(req, options.ciToken as string);
+  if (source === 'ci') return requireAuthorization(req, options.ciToken as string, 'CI token (ESCALATOR_CI_TOKEN)');
   if (source === 'gar') {
     if (!options.verifyGoogleToken) throw new HttpError(404, 'Google Artifact Registry intake is disabled; set ESCALATOR_GAR_AUDIENCE and ESCALATOR_GAR_SERVICE_ACCOUNT');
     return options.verifyGoogleToken(req.headers.authorization);

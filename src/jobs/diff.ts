@@ -2,7 +2,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureCheckRun } from '../adapters/github/repo.js';
 import { loadTarballTree } from '../adapters/github/tarball-tree.js';
-import { renderAndDiff } from '../adapters/render/index.js';
+import { renderAndDiff, type SourceTree } from '../adapters/render/index.js';
+import { formatProblems, parseRepoConfig } from '../config/repo-config.js';
 import { renderDuration } from '../observability/metrics.js';
 import { DIFF_COMMENT_MARKER, renderCheckSummary, renderComment } from '../planners/diff/index.js';
 import { jobId } from '../queue/names.js';
@@ -11,9 +12,29 @@ import type { Producer } from '../queue/producer.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
 import { IndexMissingError } from './image.js';
-import { enqueueIndex } from './index-repo.js';
+import { configPath, enqueueIndex } from './index-repo.js';
 
 export type DiffOutcome = 'commented' | 'updated' | 'unchanged' | 'no-targets' | 'stale' | 'skipped-fork' | 'disabled' | 'closed';
+
+/**
+ * A pull request that changes `.github/escalator.yml` gets an `escalator/config` check: every
+ * problem with file:line:col, so an invalid config never lands silently.
+ */
+async function checkConfigChange(octokit: Parameters<typeof ensureCheckRun>[0], id: { owner: string; repo: string }, sha: string, base: SourceTree, head: SourceTree): Promise<void> {
+  const read = (tree: SourceTree): string | null => {
+    try {
+      return tree.read(configPath).toString('utf8');
+    } catch {
+      return null;
+    }
+  };
+  const after = read(head);
+  if (after === null || after === read(base)) return;
+  const parsed = parseRepoConfig(after, configPath);
+  await ensureCheckRun(octokit, id, sha, 'escalator/config', parsed.ok
+    ? { status: 'completed', conclusion: 'success', title: 'Escalator configuration is valid', summary: `${parsed.config.environments.length} environments: ${parsed.config.environments.map((e) => `${e.name} (from ${e.from})`).join(', ')}` }
+    : { status: 'completed', conclusion: 'failure', title: `${parsed.problems.length} problem${parsed.problems.length === 1 ? '' : 's'} in ${configPath}`, summary: ['```', formatProblems(parsed.problems), '```', '', 'Check it locally with `npx escalator validate-config`.'].join('\n') });
+}
 
 export async function enqueueDiff(deps: { producer: Producer }, data: DiffJob, key = data.headSha): Promise<void> {
   await deps.producer.enqueue('diff', DiffJob, data, {
@@ -75,6 +96,7 @@ export async function processDiffJob(deps: JobDeps & { cacheDir?: string; appId?
     else await octokit.rest.issues.createComment({ ...id, issue_number: data.number, body });
     outcome = ours ? 'updated' : 'commented';
   }
+  await checkConfigChange(octokit, id, data.headSha, base, head);
   const check = renderCheckSummary(report);
   await ensureCheckRun(octokit, id, data.headSha, 'escalator/diff', { status: 'completed', conclusion: check.conclusion, title: check.title, summary: check.summary });
   log.info({ pr: data.number, outcome, targets: report.summary.targetsChecked, failures: report.summary.failures }, 'Rendered diff done');

@@ -1,6 +1,6 @@
-import { loadBranch, loadDefaultBranch, loadFile, loadTreePaths } from '../adapters/github/repo.js';
+import { ensureCheckRun, loadBranch, loadDefaultBranch, loadFile, loadTreePaths } from '../adapters/github/repo.js';
 import type { IndexedFile, RepoIndex } from '../adapters/index-store.js';
-import { parseRepoConfig } from '../config/repo-config.js';
+import { formatProblems, parseRepoConfig } from '../config/repo-config.js';
 import { planEnvironmentFiles } from '../planners/environment-files.js';
 import { listImages } from '../planners/image-edit/index.js';
 import { jobId } from '../queue/names.js';
@@ -48,6 +48,12 @@ export async function processIndexJob(deps: JobDeps, data: IndexJob, { log }: Pr
     index.files = files;
   } else {
     log.warn({ repo: `${data.owner}/${data.repo}`, problems: parsed.problems.length }, 'Repository config is invalid; bumps paused until it is fixed');
+    await ensureCheckRun(octokit, id, head.sha, 'escalator/config', {
+      status: 'completed',
+      conclusion: 'failure',
+      title: `${parsed.problems.length} problem${parsed.problems.length === 1 ? '' : 's'} in ${configPath}: Escalator is paused for this repository`,
+      summary: ['```', formatProblems(parsed.problems), '```', '', 'Fix the file on the default branch; `npx escalator validate-config` checks it locally.'].join('\n'),
+    });
   }
   const previous = await deps.store.loadRepo(data.owner, data.repo);
   await deps.store.saveRepo(index);

@@ -7,8 +7,8 @@ export type ConnectionRole = 'producer' | 'worker';
  * - producer: `enableOfflineQueue: false` so an enqueue fails at once when Redis is down and intake
  *   can answer 503 (the sender retries) instead of holding a request it may never complete.
  * - worker: `maxRetriesPerRequest: null`, which BullMQ requires for its blocking commands.
- * Sentinel and Cluster: pass a `redis+sentinel://` URL is not an ioredis format; use REDIS_URL for a
- * single node and see docs/operations.md for Sentinel options.
+ * REDIS_URL names one Redis node (`redis://` or `rediss://`); Sentinel and Cluster are not
+ * configurable yet (docs/operations.md).
  */
 export function createRedis(url: string, role: ConnectionRole, extra: RedisOptions = {}): Redis {
   const options: RedisOptions =

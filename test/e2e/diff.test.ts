@@ -70,4 +70,12 @@ describe('rendered diff on pull requests (sandbox GitHub, real kustomize)', () =
     const [comment] = await ourComments(pull.number);
     expect(comment?.body).toMatch(/fail/i);
   });
+
+  it('fails escalator/config on a PR that breaks .github/escalator.yml, with file:line:col', { timeout: 120_000 }, async () => {
+    await stack.client.commit(`${owner}/${repo}`, { branch: 'config', from: 'main', files: { '.github/escalator.yml': 'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    form: registry\n' } });
+    const pull = await stack.client.openPull(`${owner}/${repo}`, { title: 'Config', head: 'config' });
+    const check = await eventually(async () => (await stack.user.rest.checks.listForRef({ owner, repo, ref: pull.head.sha, check_name: 'escalator/config' })).data.check_runs[0], { what: 'the config check', timeoutMs: 90_000 });
+    expect(check.conclusion).toBe('failure');
+    expect(check.output.summary).toContain('.github/escalator.yml:4:5:');
+  });
 });

@@ -1,4 +1,4 @@
-import { loadFile, mergePull, reportCheck } from '../adapters/github/repo.js';
+import { ensureCheckRun, loadFile, mergePull, reportCheck } from '../adapters/github/repo.js';
 import type { Candidate, RepoIndex } from '../adapters/index-store.js';
 import { ConfigError } from '../observability/errors.js';
 import { bumpBranch, planBump } from '../planners/bump-plan.js';
@@ -78,7 +78,11 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
   });
   const { plan, pull } = result;
   if (plan.refused.length > 0) log.warn({ refused: plan.refused }, 'Some files were refused by the editor');
-  if (index.config.dryRun) log.info({ branch, title: plan.title, changes: plan.changes }, 'Dry run: bump planned, nothing written');
+  if (index.config.dryRun) {
+    // dryRun: the plan is posted as a check run on the default branch instead of a pull request.
+    log.info({ branch, title: plan.title, changes: plan.changes }, 'Dry run: bump planned, nothing written');
+    if (plan.updates.length > 0) await ensureCheckRun(octokit, id, result.base.sha, `escalator/plan ${branch}`, { status: 'completed', conclusion: 'neutral', title: `Dry run: ${plan.title}`, summary: plan.body });
+  }
   else if (!pull && plan.refused.length > 0) {
     // No pull request to carry the refusals: make them visible as a failing check on the default branch.
     await reportCheck(octokit, id, {

@@ -2,7 +2,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureCheckRun } from '../adapters/github/repo.js';
 import { loadTarballTree } from '../adapters/github/tarball-tree.js';
-import { renderAndDiff, type SourceTree } from '../adapters/render/index.js';
+import { changedPathsBetween, renderAndDiff, type SourceTree } from '../adapters/render/index.js';
+import type { RepoIndex } from '../adapters/index-store.js';
+import { planDrift, renderDrift, type DriftTarget } from '../planners/drift.js';
+import { planEnvironmentFiles } from '../planners/environment-files.js';
 import { formatProblems, parseRepoConfig } from '../config/repo-config.js';
 import { renderDuration } from '../observability/metrics.js';
 import { DIFF_COMMENT_MARKER, renderCheckSummary, renderComment } from '../planners/diff/index.js';
@@ -12,7 +15,7 @@ import type { Producer } from '../queue/producer.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
 import { IndexMissingError } from './image.js';
-import { configPath, enqueueIndex } from './index-repo.js';
+import { configPath, enqueueIndex, versionsByTarget } from './index-repo.js';
 
 export type DiffOutcome = 'commented' | 'updated' | 'unchanged' | 'no-targets' | 'stale' | 'skipped-fork' | 'disabled' | 'closed';
 
@@ -34,6 +37,31 @@ async function checkConfigChange(octokit: Parameters<typeof ensureCheckRun>[0], 
   await ensureCheckRun(octokit, id, sha, 'escalator/config', parsed.ok
     ? { status: 'completed', conclusion: 'success', title: 'Escalator configuration is valid', summary: `${parsed.config.environments.length} environments: ${parsed.config.environments.map((e) => `${e.name} (from ${e.from})`).join(', ')}` }
     : { status: 'completed', conclusion: 'failure', title: `${parsed.problems.length} problem${parsed.problems.length === 1 ? '' : 's'} in ${configPath}`, summary: ['```', formatProblems(parsed.problems), '```', '', 'Check it locally with `npx escalator validate-config`.'].join('\n') });
+}
+
+/**
+ * On a pull request that touches an environment promoted from another one, report the versions
+ * it sets that never ran in the source environment (escalator/drift).
+ */
+async function checkDrift(deps: JobDeps, index: RepoIndex, octokit: Parameters<typeof ensureCheckRun>[0], id: { owner: string; repo: string }, sha: string, base: SourceTree, head: SourceTree): Promise<void> {
+  const config = index.config;
+  if (!config) return;
+  const changed = changedPathsBetween(base, head);
+  const targets: DriftTarget[] = [];
+  for (const env of config.environments) {
+    if (env.from === 'registry') continue;
+    const owned = planEnvironmentFiles({ environments: [env] }, head.listFiles());
+    const touchedApps = new Set(owned.filter((file) => changed.includes(file.path)).map((file) => file.app));
+    for (const app of touchedApps) {
+      const history = await deps.store.loadHistory(index, env.from, app);
+      const sourceVersions = [...(versionsByTarget(index).get(`${env.from}\u0000${app}`) ?? []), ...history.flatMap((entry) => entry.versions)];
+      const files = owned.filter((file) => file.app === app).map((file) => ({ path: file.path, text: head.read(file.path).toString('utf8') }));
+      targets.push({ environment: env.name, from: env.from, app, files, sourceVersions });
+    }
+  }
+  if (targets.length === 0) return;
+  const drift = renderDrift(planDrift(targets));
+  await ensureCheckRun(octokit, id, sha, 'escalator/drift', { status: 'completed', ...drift });
 }
 
 export async function enqueueDiff(deps: { producer: Producer }, data: DiffJob, key = data.headSha): Promise<void> {
@@ -97,6 +125,7 @@ export async function processDiffJob(deps: JobDeps & { cacheDir?: string; appId?
     outcome = ours ? 'updated' : 'commented';
   }
   await checkConfigChange(octokit, id, data.headSha, base, head);
+  await checkDrift(deps, index, octokit, id, data.headSha, base, head);
   const check = renderCheckSummary(report);
   await ensureCheckRun(octokit, id, data.headSha, 'escalator/diff', { status: 'completed', conclusion: check.conclusion, title: check.title, summary: check.summary });
   log.info({ pr: data.number, outcome, targets: report.summary.targetsChecked, failures: report.summary.failures }, 'Rendered diff done');

@@ -115,6 +115,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const outcome: PromoteOutcome = { rows: plan.rows.length, gates, missing: plan.missing };
   if (index.config.dryRun) {
     log.info({ environment: target.name, app: data.app, rows: plan.rows, gates }, 'Dry run: promotion planned, nothing written');
+    if (plan.rows.length > 0) await ensureCheckRun(octokit, id, result.base.sha, `escalator/plan ${promotionBranch(target.name, data.app)}`, { status: 'completed', conclusion: 'neutral', title: `Dry run: ${plan.title}`, summary: plan.body });
     return outcome;
   }
   if (pull && plan.rows.length === 0 && !result.commit) {

@@ -94,3 +94,17 @@ export async function readFile(stack: Stack, owner: string, repo: string, path: 
   if (Array.isArray(data) || data.type !== 'file') throw new Error(`${path} is not a file`);
   return Buffer.from(data.content, 'base64').toString('utf8');
 }
+
+/** Wait until Escalator has indexed a repository (at a given commit, when `sha` is set). */
+export async function waitIndexed(stack: Stack, owner: string, repo: string, sha?: string): Promise<void> {
+  const redis = new Redis(redisUrl);
+  try {
+    await eventually(async () => {
+      const text = await redis.get(`${stack.prefix}:index:repo:${owner}/${repo}`);
+      if (!text) return undefined;
+      return !sha || (JSON.parse(text) as { sha: string }).sha === sha ? true : undefined;
+    }, { what: `${owner}/${repo} to be indexed${sha ? ` at ${sha.slice(0, 7)}` : ''}` });
+  } finally {
+    await redis.quit();
+  }
+}

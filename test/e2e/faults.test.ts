@@ -122,4 +122,45 @@ describe('faults', () => {
     expect(all).toHaveLength(1);
     expect(text).toBe(overlay.replace('1.0.0', '2.0.0'));
   });
+
+  it('a worker restarted during a soak still turns the soak check green on time', { timeout: 120_000 }, async () => {
+    const sim = await startSimulator();
+    cleanups.push(() => sim.close());
+    const prefix = `faults-${randomUUID().slice(0, 8)}`;
+    const env = appEnv(sim, redisUrl, prefix);
+    const web = await startEscalator({ ...env, ESCALATOR_ROLE: 'web' }, { log: createLogger({ level: 'silent' }) });
+    cleanups.push(() => web.close());
+    sim.setWebhookUrl(`${web.url}/api/github/webhooks`);
+    const client = new SandboxClient(sim.url, sim.user.token);
+    const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: quiet });
+    const first = spawnWorker(env);
+    cleanups.push(() => first.kill('SIGKILL'));
+    await client.createRepo({
+      name: 'soak',
+      files: {
+        '.github/escalator.yml': `${config}  - name: staging\n    paths: ["apps/*/overlays/staging"]\n    from: dev\n    soak: 8s\n`,
+        'apps/hello/overlays/dev/kustomization.yaml': overlay,
+        'apps/hello/overlays/staging/kustomization.yaml': overlay,
+      },
+    });
+    const redis = new Redis(redisUrl);
+    cleanups.push(() => redis.quit());
+    await eventually(async () => ((await redis.exists(`${prefix}:index:repo:developer/soak`)) === 1 ? true : undefined), { what: 'the index', timeoutMs: 60_000 });
+    await client.commit('developer/soak', { branch: 'main', files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay.replace('1.0.0', '1.1.0') } });
+    const soak = async () => {
+      const pull = (await user.rest.pulls.list({ owner: 'developer', repo: 'soak', state: 'open' })).data.find((p) => p.head.ref === 'escalator/promote/staging/hello');
+      return pull ? (await user.rest.checks.listForRef({ owner: 'developer', repo: 'soak', ref: pull.head.sha, check_name: 'escalator/soak' })).data.check_runs[0] : undefined;
+    };
+    const pending = await eventually(soak, { what: 'the pending soak check', timeoutMs: 60_000 });
+    expect(pending.status).toBe('in_progress');
+    // The worker dies during the soak; the delayed re-check lives in Redis, not in the process.
+    first.kill('SIGKILL');
+    const second = spawnWorker(env);
+    cleanups.push(() => second.kill('SIGTERM'));
+    const green = await eventually(async () => {
+      const run = await soak();
+      return run?.conclusion === 'success' ? run : undefined;
+    }, { what: 'the soak check to pass after the restart', timeoutMs: 60_000 });
+    expect(green.status).toBe('completed');
+  });
 });

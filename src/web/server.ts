@@ -74,9 +74,14 @@ function originForm(target: string): string | undefined {
  */
 export async function startWebServer(options: { host: string; port: number; handlers: Handler[]; log: Logger }): Promise<WebServer> {
   const { handlers, log } = options;
-  const server = createServer((req, res) => {
+  // Node's own Host check answers an empty 400; the handler below says why instead.
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
     void (async () => {
       try {
+        if (req.httpVersion === '1.1' && !req.headers.host) {
+          sendJson(res, 400, { error: 'the request has no Host header; HTTP/1.1 requires one (RFC 9112 §3.2)' }, { connection: 'close' });
+          return;
+        }
         const target = originForm(req.url ?? '/');
         if (target === undefined) {
           sendJson(res, 400, { error: `the request target ${JSON.stringify((req.url ?? '').slice(0, 200))} is not a path; send an origin-form target like /healthz` });

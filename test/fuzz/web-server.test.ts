@@ -37,11 +37,17 @@ describe('the web server, for requests no route sees', () => {
     ['CONNECT', raw('CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n'), 405, 'CONNECT is not supported'],
     ['an Expect other than 100-continue', raw('POST /api/v1/images HTTP/1.1\r\nhost: x\r\nexpect: teapot\r\ncontent-length: 2\r\n\r\n{}'), 417, 'Expect: teapot is not supported'],
     ['an absolute-form target no URL parser reads', raw('GET http://[::1/admin/relay/deliveries HTTP/1.1\r\nhost: x\r\n\r\n'), 400, 'is not a path'],
+    ['an HTTP/1.1 request without Host', raw('GET /healthz HTTP/1.1\r\n\r\n'), 400, 'no Host header'],
     ['a path whose leading // makes it an invalid authority', raw('GET //[/admin HTTP/1.1\r\nhost: x\r\n\r\n'), 400, 'is not a path'],
   ])('answers %s with a JSON error that says why', async (_name, request, status, message) => {
     const { status: got, error } = await answer(request);
     expect(got).toBe(status);
     expect(error).toContain(message);
+  });
+
+  it('answers an HTTP/1.0 request without Host, which that version allows', async () => {
+    const outcome = await sendRaw(stack.url, raw('GET /healthz HTTP/1.0\r\n\r\n'));
+    expect(outcome.kind === 'response' && outcome.response.status).toBe(200);
   });
 
   it('routes an absolute-form target by its path, as RFC 9112 asks', async () => {

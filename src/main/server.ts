@@ -17,6 +17,7 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import { createRedis, pingRedis, waitForRedis } from '../queue/connection.js';
 import { healthRoutes } from '../web/health.js';
 import { metricsRoute } from '../web/metrics-route.js';
+import { dashboardRoute } from '../web/dashboard.js';
 import { queueDepth } from '../observability/metrics.js';
 import { queueNames } from '../queue/names.js';
 import { startWebServer, type Handler, type WebServer } from '../web/server.js';
@@ -108,6 +109,7 @@ export async function startEscalator(source: NodeJS.ProcessEnv, options: StartOp
             ? { verifyGoogleToken: createGoogleTokenVerifier({ audience: env.ESCALATOR_GAR_AUDIENCE, serviceAccount: env.ESCALATOR_GAR_SERVICE_ACCOUNT, jwks: env.ESCALATOR_GAR_JWKS_URL }) }
             : {}),
         }),
+        dashboardRoute({ queues: queueNames.map((name) => producer.queue(name)), adminToken: env.ESCALATOR_ADMIN_TOKEN }),
         relayLogRoute({ store: new RelayStore(producerRedis, prefix), targets: targets.map((t) => t.name), adminToken: env.ESCALATOR_ADMIN_TOKEN }),
         githubWebhookRoute({ probot, secret: env.WEBHOOK_SECRET, log, ...(targets.length > 0 ? { onVerified: (delivery) => relayDelivery(producer, targets, delivery) } : {}) }),
       ];

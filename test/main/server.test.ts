@@ -133,6 +133,31 @@ describe('the web role', () => {
   });
 });
 
+describe('the queue dashboard', () => {
+  it('is off without an admin token, and asks for the token when on', async () => {
+    const off = await startEscalator({ ...baseEnv, ESCALATOR_ROLE: 'web' }, { log: createLogger({ level: 'silent' }) });
+    const on = await startEscalator({ ...baseEnv, ESCALATOR_ROLE: 'web', ESCALATOR_ADMIN_TOKEN: 'admin-token-0123456789' }, { log: createLogger({ level: 'silent' }) });
+    try {
+      expect((await fetch(`${off.url}/admin/queues`)).status).toBe(404);
+      const anonymous = await fetch(`${on.url}/admin/queues`);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('www-authenticate')).toContain('Basic');
+      const wrong = await fetch(`${on.url}/admin/queues`, { headers: { authorization: `Basic ${Buffer.from('ops:wrong').toString('base64')}` } });
+      expect(wrong.status).toBe(401);
+      const page = await fetch(`${on.url}/admin/queues`, { headers: { authorization: `Basic ${Buffer.from('ops:admin-token-0123456789').toString('base64')}` } });
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<div id="root">');
+      const api = await fetch(`${on.url}/admin/queues/api/queues`, { headers: { authorization: 'Bearer admin-token-0123456789' } });
+      expect(api.status).toBe(200);
+      const names = ((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort();
+      expect(names).toEqual(['bump', 'command', 'diff', 'image', 'index', 'promote', 'recover', 'relay']);
+    } finally {
+      await off.close();
+      await on.close();
+    }
+  });
+});
+
 describe('readiness without Redis', () => {
   it('answers 503 and says what is wrong', async () => {
     const app = await startEscalator({ ...baseEnv, ESCALATOR_ROLE: 'web', REDIS_URL: 'redis://127.0.0.1:1' }, { log: createLogger({ level: 'silent' }) });

@@ -1,0 +1,51 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import type { Queue } from 'bullmq';
+import { secretsEqual } from '../intake/http.js';
+import { sendJson, type Handler } from './server.js';
+
+export const dashboardPath = '/admin/queues';
+
+/**
+ * The operators' queue dashboard (Bull Board) at `/admin/queues`, off unless ESCALATOR_ADMIN_TOKEN
+ * is set. A browser signs in with HTTP Basic (any user name, the admin token as password); tools
+ * may send `Authorization: Bearer <token>`.
+ */
+export function dashboardRoute(options: { queues: Queue[]; adminToken: string | undefined; readOnly?: boolean }): Handler {
+  const adapter = new ExpressAdapter();
+  adapter.setBasePath(dashboardPath);
+  createBullBoard({ queues: options.queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: options.readOnly ?? false })), serverAdapter: adapter });
+  const app = adapter.getRouter() as unknown as (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
+  return (req, res) => {
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    if (path !== dashboardPath && !path.startsWith(`${dashboardPath}/`)) return false;
+    if (!options.adminToken) return sendJson(res, 404, { error: 'the queue dashboard is off; set ESCALATOR_ADMIN_TOKEN to enable it' });
+    if (!authorized(req.headers.authorization, options.adminToken)) {
+      return sendJson(res, 401, { error: 'sign in with the admin token (HTTP Basic password, or Authorization: Bearer <token>)' }, { 'www-authenticate': 'Basic realm="escalator", charset="UTF-8"' });
+    }
+    return new Promise<boolean>((resolve) => {
+      // Express routes relative to the mount point; Bull Board serves its UI and API under it.
+      const original = req.url as string;
+      req.url = original.slice(dashboardPath.length) || '/';
+      app(req, res, (error?: unknown) => {
+        req.url = original;
+        if (error || !res.headersSent) sendJson(res, error ? 500 : 404, { error: error ? 'the dashboard failed; see the server log' : 'no such dashboard page' });
+        resolve(true);
+      });
+      res.on('finish', () => resolve(true));
+    });
+  };
+}
+
+function authorized(header: string | undefined, token: string): boolean {
+  if (!header) return false;
+  if (header.startsWith('Bearer ')) return secretsEqual(header.slice(7).trim(), token);
+  if (header.startsWith('Basic ')) {
+    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    const password = decoded.slice(decoded.indexOf(':') + 1);
+    return decoded.includes(':') && secretsEqual(password, token);
+  }
+  return false;
+}

@@ -1,0 +1,304 @@
+/**
+ * The whole product on one machine for the end-to-end benches: the sandbox GitHub simulator,
+ * Escalator (web + workers) with real Redis under a random key prefix, and helpers to see what
+ * GitHub ends up holding and which GitHub calls each job made.
+ *
+ * Adapted from test/support/escalator.ts (benches do not import test code), plus:
+ * - every GitHub call carries its start and end time, so calls can be attributed to the BullMQ job
+ *   whose active window contains them (bump, promote, index, image);
+ * - `waitForPull` notices a pull request the moment the simulator handles the write that
+ *   completed it (no fixed polling interval in the measured time), then confirms it by listing.
+ */
+import { randomUUID } from 'node:crypto';
+import { Octokit } from '@octokit/rest';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { IndexStore, type RepoIndex } from '../../src/adapters/index-store.js';
+import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
+import { createLogger } from '../../src/observability/logger.js';
+import type { QueueName } from '../../src/queue/names.js';
+import { SandboxClient } from '../../src/sandbox/client.js';
+import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
+import { sleep } from './stats.js';
+
+export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** One HTTP request Escalator made to GitHub. Times are `Date.now()` milliseconds. */
+export interface GitHubCall {
+  route: string;
+  status: number;
+  startedAt: number;
+  endedAt: number;
+  /** The job that made it (see `callerJob`). */
+  job: CallerJob;
+}
+
+export type CallerJob = 'bump' | 'promote' | 'diff' | 'index' | 'command' | 'recover' | 'relay' | 'other';
+
+/** The queues whose jobs talk to GitHub or lead to jobs that do (recover runs on a schedule). */
+export const workQueues: QueueName[] = ['image', 'bump', 'promote', 'index', 'command', 'diff', 'relay'];
+
+/** Job files in the order that decides a call's job when several are on the stack. */
+const jobFiles: Array<[CallerJob, RegExp]> = [
+  ['bump', /src\/jobs\/bump\.ts/],
+  ['promote', /src\/jobs\/promote\.ts/],
+  ['diff', /src\/jobs\/diff\.ts/],
+  ['index', /src\/jobs\/index-repo\.ts/],
+  ['command', /src\/jobs\/command\.ts/],
+  ['recover', /src\/jobs\/recover\.ts/],
+  ['relay', /src\/jobs\/relay\.ts/],
+];
+
+/**
+ * Which job is making the GitHub call being reported: Node's async stack traces follow the
+ * `await` chain from Octokit's request hook back to the job's processor, so the job file is on
+ * the stack. No product code is changed to tell calls apart.
+ */
+function callerJob(): CallerJob {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 200;
+  const trace = new Error().stack ?? '';
+  Error.stackTraceLimit = limit;
+  return jobFiles.find(([, pattern]) => pattern.test(trace))?.[0] ?? 'other';
+}
+
+/** Paginated calls report a full URL; make them look like the others: `GET /repos/{owner}/{repo}/issues/{n}/comments`. */
+export function normalizeRoute(route: string): string {
+  const match = /^(\S+) https?:\/\/[^/]+(?:\/api\/v3)?([^?]*)/.exec(route);
+  if (!match) return route;
+  const path = (match[2] ?? '').replace(/^\/repos\/[^/]+\/[^/]+/, '/repos/{owner}/{repo}').replace(/\/\d+(?=\/|$)/g, '/{n}');
+  return `${match[1]} ${path}`;
+}
+
+export interface BenchStack {
+  sim: Simulator;
+  client: SandboxClient;
+  app: RunningEscalator;
+  prefix: string;
+  ciToken: string;
+  calls: GitHubCall[];
+  user: Octokit;
+  redis: Redis;
+  store: IndexStore;
+  queue(name: QueueName): Queue;
+  close(): Promise<void>;
+}
+
+export async function startBenchStack(env: Record<string, string> = {}): Promise<BenchStack> {
+  const sim = await startSimulator();
+  const prefix = `bench-${randomUUID().slice(0, 8)}`;
+  const ciToken = `ci-${randomUUID()}`;
+  const calls: GitHubCall[] = [];
+  const level = process.env.BENCH_LOG_LEVEL ?? 'silent';
+  const app = await startEscalator(
+    {
+      APP_ID: String(sim.app.id),
+      PRIVATE_KEY: sim.app.privateKey,
+      WEBHOOK_SECRET: sim.app.webhookSecret,
+      GITHUB_API_URL: sim.apiUrl,
+      REDIS_URL: redisUrl,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: level as 'silent',
+      ESCALATOR_REGISTRY_TOKEN: `registry-${randomUUID()}`,
+      ESCALATOR_CI_TOKEN: ciToken,
+      ...env,
+    },
+    {
+      prefix,
+      log: createLogger({ level: level as 'silent' }),
+      onGitHubRequest: (info) => {
+        const endedAt = Date.now();
+        calls.push({ route: normalizeRoute(info.route), status: info.status, startedAt: endedAt - info.durationMs, endedAt, job: callerJob() });
+      },
+    },
+  );
+  sim.setWebhookUrl(`${app.url}/api/github/webhooks`);
+  const client = new SandboxClient(sim.url, sim.user.token);
+  const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const queues = new Map<QueueName, Queue>();
+  return {
+    sim,
+    client,
+    app,
+    prefix,
+    ciToken,
+    calls,
+    user,
+    redis,
+    store: new IndexStore(redis, prefix),
+    queue(name) {
+      let queue = queues.get(name);
+      if (!queue) {
+        queue = new Queue(name, { connection: redis, prefix });
+        queues.set(name, queue);
+      }
+      return queue;
+    },
+    async close() {
+      await app.close();
+      await sim.close();
+      await Promise.all([...queues.values()].map((queue) => queue.close()));
+      await deleteKeys(redis, `${prefix}:*`);
+      await redis.quit();
+    },
+  };
+}
+
+/** Delete every key matching `pattern` (SCAN, not KEYS). */
+export async function deleteKeys(redis: Redis, pattern: string): Promise<number> {
+  let cursor = '0';
+  let deleted = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) deleted += await redis.del(...keys);
+  } while (cursor !== '0');
+  return deleted;
+}
+
+/** POST /api/v1/images, the CI API. */
+export async function postImage(stack: BenchStack, image: string): Promise<number> {
+  const response = await fetch(`${stack.app.url}/api/v1/images`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.ciToken}` }, body: JSON.stringify({ image }) });
+  await response.arrayBuffer();
+  if (response.status !== 202) throw new Error(`POST /api/v1/images answered ${response.status} for ${image}`);
+  return response.status;
+}
+
+/**
+ * Wait until no work queue has a job waiting, delayed or running, and Escalator made no GitHub
+ * call for `quietMs`. Used between samples so one sample's work never leaks into the next.
+ */
+export async function waitIdle(stack: BenchStack, options: { quietMs?: number; timeoutMs?: number } = {}): Promise<void> {
+  const quietMs = options.quietMs ?? 300;
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  for (;;) {
+    const counts = await Promise.all(workQueues.map((name) => stack.queue(name).getJobCounts('active', 'waiting', 'delayed', 'prioritized', 'waiting-children')));
+    const busy = counts.some((c) => Object.values(c).some((n) => n > 0));
+    const lastCall = stack.calls.at(-1)?.endedAt ?? 0;
+    if (!busy && Date.now() - lastCall >= quietMs) return;
+    if (Date.now() > deadline) throw new Error(`Escalator did not go idle within ${options.timeoutMs ?? 60_000} ms: ${JSON.stringify(counts)}`);
+    await sleep(25);
+  }
+}
+
+/** Wait until the subscription index holds the repository with `files` indexed files. */
+export async function waitIndexed(stack: BenchStack, owner: string, repo: string, files: number, timeoutMs = 60_000): Promise<RepoIndex> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const index = await stack.store.loadRepo(owner, repo);
+    if (index && index.files.length >= files) return index;
+    if (Date.now() > deadline) throw new Error(`${owner}/${repo} was not indexed with ${files} files within ${timeoutMs} ms (has ${index?.files.length ?? 'no entry'})`);
+    await sleep(50);
+  }
+}
+
+type PullList = Awaited<ReturnType<Octokit['rest']['pulls']['list']>>['data'];
+
+/**
+ * Resolve when an open pull request on `branch` satisfies `ready`. The check runs right after
+ * every write the simulator handles for that repository (and every 250 ms as a fallback); the time
+ * returned is when the write that made it ready was handled, `Date.now()` milliseconds.
+ */
+export function waitForPull(stack: BenchStack, input: { owner: string; repo: string; branch: string; ready: (pull: PullList[number]) => boolean; timeoutMs?: number }): Promise<{ pull: PullList[number]; at: number }> {
+  const prefix = `/repos/${input.owner}/${input.repo}/`.toLowerCase();
+  return new Promise((resolve, reject) => {
+    let done = false;
+    let checking = false;
+    let again: number | undefined;
+    const finish = (error: Error | null, value?: { pull: PullList[number]; at: number }) => {
+      if (done) return;
+      done = true;
+      unsubscribe();
+      clearInterval(poll);
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve(value!);
+    };
+    const check = async (at: number) => {
+      if (checking) {
+        again = Math.max(again ?? 0, at);
+        return;
+      }
+      checking = true;
+      try {
+        const { data } = await stack.user.rest.pulls.list({ owner: input.owner, repo: input.repo, state: 'open', head: `${input.owner}:${input.branch}` });
+        const pull = data.find(input.ready);
+        if (pull) finish(null, { pull, at });
+      } catch {
+        // A transient failure of the read; the next write or poll checks again.
+      } finally {
+        checking = false;
+        if (again !== undefined && !done) {
+          const next = again;
+          again = undefined;
+          void check(next);
+        }
+      }
+    };
+    const unsubscribe = stack.sim.onExchange((exchange) => {
+      if (exchange.surface !== 'api' || exchange.method === 'GET' || exchange.status >= 300) return;
+      if (!exchange.path.toLowerCase().startsWith(prefix)) return;
+      void check(Date.now());
+    });
+    const poll = setInterval(() => void check(Date.now()), 250);
+    const timer = setTimeout(() => finish(new Error(`no open pull request on ${input.branch} became ready within ${input.timeoutMs ?? 60_000} ms`)), input.timeoutMs ?? 60_000);
+    void check(Date.now());
+  });
+}
+
+/** Calls grouped by the job that made them. */
+export function byJob(calls: GitHubCall[]): Map<CallerJob, GitHubCall[]> {
+  const groups = new Map<CallerJob, GitHubCall[]>();
+  for (const call of calls) groups.set(call.job, [...(groups.get(call.job) ?? []), call]);
+  return groups;
+}
+
+export function callsBetween(stack: BenchStack, from: number, to: number): GitHubCall[] {
+  return stack.calls.filter((call) => call.startedAt >= from && call.startedAt <= to);
+}
+
+/** The files of a GitOps repository whose apps (by global index) each use their own image, in the given environments. */
+export function gitopsFiles(input: { apps: number[]; environments: string[]; config: string; image: (app: number) => string }): Record<string, string> {
+  const files: Record<string, string> = { '.github/escalator.yml': input.config };
+  for (const i of input.apps) {
+    const app = appName(i);
+    files[`apps/${app}/base/deployment.yaml`] = `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${app}}\nspec:\n  template:\n    spec:\n      containers:\n        - name: ${app}\n          image: ${input.image(i)}:1.0.0\n`;
+    for (const environment of input.environments) {
+      files[`apps/${app}/overlays/${environment}/kustomization.yaml`] =
+        `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../base\nimages:\n  - name: ${input.image(i)} # bumped by Escalator\n    newTag: 1.0.0\n`;
+    }
+  }
+  return files;
+}
+
+export function appName(index: number): string {
+  return `app-${String(index).padStart(2, '0')}`;
+}
+
+/**
+ * How long at least one GitHub call was in flight between `from` and `to` (union of the calls'
+ * intervals): the part of an end-to-end time spent waiting on GitHub (here, the simulator).
+ */
+export function githubBusyMs(calls: GitHubCall[], from: number, to: number): number {
+  const intervals = calls
+    .map((call) => [Math.max(from, call.startedAt), Math.min(to, call.endedAt)] as const)
+    .filter(([start, end]) => end > start)
+    .sort((a, b) => a[0] - b[0]);
+  let busy = 0;
+  let cursor = -Infinity;
+  for (const [start, end] of intervals) {
+    if (end <= cursor) continue;
+    busy += end - Math.max(start, cursor);
+    cursor = end;
+  }
+  return busy;
+}
+
+/** Count routes: "GET /repos/{owner}/{repo}/contents/{path} ×3". */
+export function routeSummary(calls: GitHubCall[]): string[] {
+  const counts = new Map<string, number>();
+  for (const call of calls) counts.set(call.route, (counts.get(call.route) ?? 0) + 1);
+  return [...counts].map(([route, count]) => (count > 1 ? `${route} ×${count}` : route));
+}

@@ -33,7 +33,8 @@ export interface RawResponse {
   ms: number;
 }
 
-export type RawOutcome = { kind: 'response'; response: RawResponse } | { kind: 'closed'; detail: string; ms: number };
+/** `closed`: no final answer arrived; `interim` counts the 1xx answers that did. */
+export type RawOutcome = { kind: 'response'; response: RawResponse } | { kind: 'closed'; detail: string; ms: number; interim: number };
 
 /** Serialize the head: request line, headers, framing headers, blank line. */
 export function requestHead(request: RawRequest, host: string): Buffer {
@@ -130,28 +131,38 @@ export async function sendRaw(url: string, request: RawRequest, timeoutMs = 15_0
       socket.destroy();
       resolve(outcome);
     };
-    const timer = setTimeout(() => finish({ kind: 'closed', detail: `no response within ${timeoutMs} ms`, ms: performance.now() - started }), timeoutMs);
+    const timer = setTimeout(() => finish({ kind: 'closed', detail: `no response within ${timeoutMs} ms`, ms: performance.now() - started, interim: 0 }), timeoutMs);
     const tryParse = (ended: boolean): void => {
       total = Buffer.concat(received);
       try {
         const parsed = parseResponse(total, head);
         if (parsed) return finish({ kind: 'response', response: { ...parsed, ms: performance.now() - started } });
         if (ended) {
-          // Close-delimited body, or nothing usable.
-          const end = total.indexOf('\r\n\r\n');
-          if (end >= 0) {
-            const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(total.subarray(0, end).toString('latin1'))?.[1]);
+          // A close-delimited body, or only interim (1xx) answers, or nothing usable.
+          let offset = 0;
+          let interim = 0;
+          for (;;) {
+            const end = total.indexOf('\r\n\r\n', offset);
+            if (end < 0) break;
+            const lines = total.subarray(offset, end).toString('latin1').split('\r\n');
+            const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '')?.[1]);
+            if (status >= 100 && status < 200) {
+              interim += 1;
+              offset = end + 4;
+              continue;
+            }
             const headers: Record<string, string> = {};
-            for (const line of total.subarray(0, end).toString('latin1').split('\r\n').slice(1)) {
+            for (const line of lines.slice(1)) {
               const colon = line.indexOf(':');
               if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
             }
             return finish({ kind: 'response', response: { status, headers, body: total.subarray(end + 4).toString('utf8'), ms: performance.now() - started } });
           }
-          finish({ kind: 'closed', detail: total.length > 0 ? `incomplete response: ${JSON.stringify(total.toString('latin1').slice(0, 200))}` : 'closed without a response', ms: performance.now() - started });
+          const detail = interim > 0 ? `closed after ${interim} interim answer(s) without a final one` : total.length > 0 ? `incomplete response: ${JSON.stringify(total.toString('latin1').slice(0, 200))}` : 'closed without a response';
+          finish({ kind: 'closed', detail, ms: performance.now() - started, interim });
         }
       } catch (error) {
-        finish({ kind: 'closed', detail: (error as Error).message, ms: performance.now() - started });
+        finish({ kind: 'closed', detail: (error as Error).message, ms: performance.now() - started, interim: 0 });
       }
     };
     socket.on('data', (chunk: Buffer) => {

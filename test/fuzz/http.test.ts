@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendRaw } from './support/raw-http.js';
+import { defaultRuns, endpointCases, fuzzEndpoint, githubDeliveries, registryFixtures, runCase, Tally, type FuzzCase } from './support/http-fuzz.js';
+import { githubSignature, startFuzzStack, type FuzzStack } from './support/stack.js';
+
+/**
+ * Every endpoint of the web role, as production starts it, against generated hostile requests
+ * (test/fuzz/support/http-fuzz.ts lists the invariants). FUZZ_SCALE multiplies the runs;
+ * `npx tsx bench/fuzz-report.ts` prints the counts by endpoint and outcome.
+ */
+const scale = Number(process.env.FUZZ_SCALE ?? 1);
+
+describe('HTTP fuzz against the web role', () => {
+  let stack: FuzzStack;
+  let cases: ReturnType<typeof endpointCases>;
+  const tally = new Tally();
+
+  beforeAll(async () => {
+    stack = await startFuzzStack();
+    cases = endpointCases(stack.secrets);
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  describe.each(Object.entries(defaultRuns))('%s', (endpoint, runs) => {
+    it(`keeps every invariant for ${Math.round(runs * scale)} generated requests`, async () => {
+      await fuzzEndpoint(stack, cases[endpoint] as never, Math.round(runs * scale), tally);
+      expect(tally.total(endpoint)).toBeGreaterThanOrEqual(Math.round(runs * scale));
+      // The fuzz must reach past authentication, or it proves little about what lies behind it.
+      if (endpoint.startsWith('registry/') || endpoint === 'ci' || endpoint === 'github-webhook' || endpoint === 'admin/relay') {
+        const reached = [...(tally.counts.get(endpoint)?.entries() ?? [])].filter(([status]) => /^2\d\d$/.test(status)).reduce((sum, [, n]) => sum + n, 0);
+        expect(reached).toBeGreaterThan(0);
+      }
+    });
+  });
+
+  describe('bodies beyond the limits', () => {
+    async function expect413(fuzzCase: FuzzCase): Promise<string> {
+      const problems = await runCase(stack, fuzzCase, tally);
+      expect(problems).toEqual([]);
+      const outcome = await sendRaw(stack.url, fuzzCase.request);
+      expect(outcome.kind === 'response' && outcome.response.status).toBe(413);
+      return outcome.kind === 'response' ? (JSON.parse(outcome.response.body) as { error: string }).error : '';
+    }
+    const webhook = (body: Buffer | undefined, framing: 'length' | 'chunked' | 'none', declared?: number): FuzzCase => ({
+      endpoint: 'github-webhook',
+      request: {
+        method: 'POST',
+        path: '/api/github/webhooks',
+        framing,
+        chunkSize: 256 * 1024,
+        ...(body ? { body } : {}),
+        headers: [['content-type', 'application/json'], ['x-github-event', 'push'], ['x-github-delivery', randomUUID()], ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, body ?? Buffer.alloc(0))], ...(declared ? [['content-length', String(declared)] as [string, string]] : [])],
+      },
+      authentic: true,
+      shape: `oversized ${framing}`,
+    });
+
+    it('refuses a GitHub delivery that declares more than 25 MB before reading it', async () => {
+      expect(await expect413(webhook(undefined, 'none', 26 * 1024 * 1024))).toContain('body of 27262976 bytes is larger than the limit of 26214400 bytes');
+    });
+
+    it('refuses a chunked GitHub delivery (no Content-Length) once it passes 25 MB', async () => {
+      const body = Buffer.alloc(26 * 1024 * 1024, 0x20);
+      expect(await expect413(webhook(body, 'chunked'))).toContain('body is larger than the limit of 26214400 bytes');
+    });
+
+    it.each(['length', 'chunked'] as const)('refuses a registry body over ESCALATOR_MAX_BODY_BYTES sent with %s framing', async (framing) => {
+      const body = Buffer.from(`{"pad":"${'x'.repeat(stack.secrets.maxBodyBytes)}"}`);
+      const error = await expect413({
+        endpoint: 'registry/harbor',
+        request: { method: 'POST', path: '/registry/harbor', framing, chunkSize: 1000, body, headers: [['content-type', 'application/json'], ['authorization', `Bearer ${stack.secrets.registryToken}`]] },
+        authentic: true,
+        shape: `oversized ${framing}`,
+      });
+      expect(error).toContain(`larger than the limit of ${stack.secrets.maxBodyBytes} bytes`);
+    });
+  });
+
+  it('survives uploads cut off halfway, and enqueues nothing for them', async () => {
+    const [jobs, keys] = [await stack.jobCount(), await stack.keyCount()];
+    const { hostname, port } = new URL(stack.url);
+    for (const [path, auth] of [['/api/v1/images', stack.secrets.ciToken], ['/registry/harbor', stack.secrets.registryToken], ['/api/github/webhooks', '']] as const) {
+      for (const declared of [1000, 10 * 1024 * 1024]) {
+        await new Promise<void>((resolve) => {
+          const socket = connect({ host: hostname, port: Number(port) }, () => {
+            socket.write(`POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nauthorization: Bearer ${auth}\r\nx-github-event: push\r\nx-github-delivery: cut\r\nx-hub-signature-256: sha256=00\r\ncontent-length: ${declared}\r\n\r\n{"image":"ghcr.io/exa`);
+            setTimeout(() => {
+              socket.destroy();
+              resolve();
+            }, 20);
+          });
+          socket.on('error', () => resolve());
+        });
+      }
+    }
+    const health = await sendRaw(stack.url, { method: 'GET', path: '/healthz', headers: [], framing: 'none' });
+    expect(health.kind === 'response' && health.response.status).toBe(200);
+    expect([await stack.jobCount(), await stack.keyCount()]).toEqual([jobs, keys]);
+  });
+
+  it('accepts the real payload of every route with valid credentials, so the fuzz runs behind authentication too', async () => {
+    const accepted: string[] = [];
+    for (const [source, { files, contentType }] of Object.entries(registryFixtures)) {
+      const path = source === 'ci' ? '/api/v1/images' : source === 'dockerhub' || source === 'quay' ? `/registry/${source}/${stack.secrets.registryToken}` : `/registry/${source}`;
+      const token = source === 'ci' ? stack.secrets.ciToken : source === 'gar' ? stack.secrets.garToken() : stack.secrets.registryToken;
+      const outcome = await sendRaw(stack.url, { method: 'POST', path, framing: 'length', body: files[0], headers: [['content-type', contentType], ['authorization', `Bearer ${token}`]] });
+      if (outcome.kind === 'response' && outcome.response.status === 202) accepted.push(source);
+    }
+    for (const { event, body } of githubDeliveries) {
+      const outcome = await sendRaw(stack.url, { method: 'POST', path: '/api/github/webhooks', framing: 'length', body, headers: [['content-type', 'application/json'], ['x-github-event', event], ['x-github-delivery', randomUUID()], ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, body)]] });
+      if (outcome.kind === 'response' && outcome.response.status === 202) accepted.push(event);
+    }
+    expect(accepted.sort()).toEqual([...Object.keys(registryFixtures), ...githubDeliveries.map((d) => d.event)].sort());
+  });
+
+  it('let no payload pollute Object.prototype', () => {
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted')).toBe(false);
+  });
+
+  it('still answers /healthz and /readyz after everything', async () => {
+    for (const path of ['/healthz', '/readyz']) {
+      const outcome = await sendRaw(stack.url, { method: 'GET', path, headers: [], framing: 'none' });
+      expect(outcome.kind === 'response' && outcome.response.status).toBe(200);
+    }
+  });
+});

@@ -20,7 +20,7 @@ const hints: Record<string, string> = {
  * Read and validate the environment. `PRIVATE_KEY_PATH` is resolved here (the only I/O), and
  * `GHE_HOST`/`GHE_PROTOCOL` — Probot's spelling for GitHub Enterprise — are honoured.
  */
-export function loadEnv(source: NodeJS.ProcessEnv): EnvResult {
+export function loadEnv(source: Readonly<Record<string, string | undefined>>): EnvResult {
   const raw: Record<string, string | undefined> = { ...source };
   const problems: string[] = [];
   if (!raw.PRIVATE_KEY && raw.PRIVATE_KEY_PATH) {
@@ -53,7 +53,7 @@ export function loadEnv(source: NodeJS.ProcessEnv): EnvResult {
 }
 
 /** True when the process has no App credentials at all: Probot's setup flow should run. */
-export function needsAppSetup(source: NodeJS.ProcessEnv): boolean {
+export function needsAppSetup(source: Readonly<Record<string, string | undefined>>): boolean {
   return !source.APP_ID && !source.PRIVATE_KEY && !source.PRIVATE_KEY_PATH;
 }
 

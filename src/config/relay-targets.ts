@@ -156,7 +156,7 @@ export type RelayTargetsResult = { ok: true; targets: RelayTarget[] } | { ok: fa
  * the variable or file it names. Neither set: no targets. Every problem comes back with where it
  * is (`file:line:col` for a file) and its path; no secret value ever appears in one.
  */
-export function loadRelayTargets(env: NodeJS.ProcessEnv): RelayTargetsResult {
+export function loadRelayTargets(env: Readonly<Record<string, string | undefined>>): RelayTargetsResult {
   const inline = env.ESCALATOR_RELAY_TARGETS?.trim();
   const file = env.ESCALATOR_RELAY_TARGETS_FILE?.trim();
   if (inline && file) {
@@ -230,7 +230,7 @@ export function toTarget(config: RelayTargetConfig, secret: string): RelayTarget
   return Object.defineProperty(target, 'secret', { value: secret, enumerable: false, writable: false }) as RelayTarget;
 }
 
-function resolveSecret(ref: SecretRef, env: NodeJS.ProcessEnv): { ok: true; value: string } | { ok: false; problem: string } {
+function resolveSecret(ref: SecretRef, env: Readonly<Record<string, string | undefined>>): { ok: true; value: string } | { ok: false; problem: string } {
   if ('env' in ref) {
     const value = env[ref.env];
     if (!value) return { ok: false, problem: `environment variable ${ref.env} is not set or empty; set it to the agent's webhook secret` };

@@ -48,7 +48,7 @@ export interface StartOptions {
   onGitHubRequest?: WorkerDeps['onGitHubRequest'];
 }
 
-export async function startEscalator(source: NodeJS.ProcessEnv, options: StartOptions = {}): Promise<RunningEscalator> {
+export async function startEscalator(source: Readonly<Record<string, string | undefined>>, options: StartOptions = {}): Promise<RunningEscalator> {
   const loaded = loadEnv(source);
   if (!loaded.ok) throw new EnvError(formatEnvProblems(loaded.problems));
   const env: Env = loaded.env;

@@ -43,7 +43,7 @@ describe('image pushed → pull request (sandbox GitHub, real Redis)', () => {
     owner = created.full_name.split('/')[0] as string;
   });
   afterAll(async () => {
-    if (process.env.E2E_CALLS) console.log(stack.calls);
+    if (process.env.E2E_CALLS) process.stdout.write(`${JSON.stringify(stack.calls, null, 1)}\n`);
     await stack?.close();
   });
 

@@ -1,6 +1,6 @@
 import { editImages, listImages } from './image-edit/index.js';
 import { sameRepository } from './image-ref.js';
-import { cell, code, escapeText } from './markdown.js';
+import { cell, code, escapeText, refusalLines, type Refusal } from './markdown.js';
 import { renderMarker, type PullMarker } from './pull-marker.js';
 import { isUpgrade, type TagPolicy } from './tag-policy.js';
 
@@ -44,7 +44,7 @@ export interface BumpPlan {
   /** Final content of every file that changes. */
   updates: Array<{ path: string; content: string }>;
   changes: BumpChange[];
-  refused: Array<{ path: string; reason: string; line?: number }>;
+  refused: Refusal[];
   /** Files that already run these versions or newer ones. */
   current: string[];
 }
@@ -154,10 +154,7 @@ export function renderBumpBody(marker: PullMarker, refused: BumpPlan['refused'])
     '|---|---|---|',
     ...rows,
   ];
-  if (refused.length > 0) {
-    lines.push('', '> [!WARNING]', '> Some files could not be updated safely and were left untouched:');
-    for (const refusal of refused) lines.push(`> - ${code(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}`)}: ${escapeText(refusal.reason)}`);
-  }
+  lines.push(...refusalLines(refused));
   lines.push('', '<sub>A newer image updates this pull request. Close it to skip these versions.</sub>', renderMarker(marker));
   return `${lines.join('\n')}\n`;
 }

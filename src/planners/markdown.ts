@@ -19,3 +19,21 @@ export function escapeText(text: string): string {
 export function cell(markdown: string): string {
   return markdown.replace(/\|/g, '\\|');
 }
+
+/** A file the editor refused, with why. */
+export interface Refusal {
+  path: string;
+  reason: string;
+  line?: number;
+}
+
+/** The warning block Escalator's pull requests carry for files it would not edit (empty when none). */
+export function refusalLines(refused: readonly Refusal[]): string[] {
+  if (refused.length === 0) return [];
+  return [
+    '',
+    '> [!WARNING]',
+    '> Some files could not be updated safely and were left untouched:',
+    ...refused.map((refusal) => `> - ${code(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}`)}: ${escapeText(refusal.reason)}`),
+  ];
+}

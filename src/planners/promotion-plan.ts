@@ -1,5 +1,5 @@
 import { editImages, listImages } from './image-edit/index.js';
-import { cell, code, escapeText } from './markdown.js';
+import { cell, code, escapeText, refusalLines, type Refusal } from './markdown.js';
 import { renderMarker, type PullMarker } from './pull-marker.js';
 
 export interface EnvFile {
@@ -57,7 +57,7 @@ export interface PromotionPlan {
   marker: PullMarker;
   updates: Array<{ path: string; content: string }>;
   rows: PromotionRow[];
-  refused: Array<{ path: string; reason: string; line?: number }>;
+  refused: Refusal[];
   /** Apps that run in X but have no files in Y. */
   missing: string[];
 }
@@ -152,10 +152,7 @@ function renderPromotionBody(input: PromotionInput, rows: PromotionRow[], refuse
   if (missing.length > 0) {
     lines.push('', `> [!NOTE]`, `> Not promoted — these apps run in ${escapeText(input.source)} but have no files in ${escapeText(input.target)}: ${missing.map((app) => code(app)).join(', ')}. Add their overlay to promote them.`);
   }
-  if (refused.length > 0) {
-    lines.push('', '> [!WARNING]', '> Some files could not be updated safely and were left untouched:');
-    for (const refusal of refused) lines.push(`> - ${code(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}`)}: ${escapeText(refusal.reason)}`);
-  }
+  lines.push(...refusalLines(refused));
   lines.push('', `<sub>Merging this pull request deploys these versions to ${escapeText(input.target)}. A newer version in ${escapeText(input.source)} updates it.</sub>`, renderMarker(marker));
   return `${lines.join('\n')}\n`;
 }

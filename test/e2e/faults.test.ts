@@ -1,7 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Octokit } from '@octokit/rest';
@@ -11,19 +10,12 @@ import { createLogger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
 import { SandboxClient } from '../../src/sandbox/client.js';
 import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
+import { freePort } from '../support/net.js';
 import { eventually, redisUrl } from '../support/escalator.js';
 
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const config = 'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n';
 const overlay = 'images:\n  - name: ghcr.io/example/hello # app\n    newTag: 1.0.0\n';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function appEnv(sim: Simulator, redis: string, prefix: string): Record<string, string> {
   return {

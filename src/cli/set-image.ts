@@ -76,9 +76,9 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
   return report.refused.length > 0 ? 2 : 0;
 }
 
-/** `diff` starts each patch with an `Index:` line and a `===` rule; git-style output has neither. */
+/** `diff` starts each patch with a `===` rule (and `Index:` for single-file patches); git-style output has neither. */
 function stripIndexLine(patch: string): string {
-  return patch.replace(/^Index: .*\n=+\n/, '');
+  return patch.replace(/^(Index: .*\n)?=+\n/, '');
 }
 
 function renderReport(report: SetImageReport, scanned: number): string {

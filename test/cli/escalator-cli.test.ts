@@ -1,0 +1,116 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/index.js';
+
+const digest = `sha256:${'ab'.repeat(32)}`;
+const kustomization = `# dev overlay\r\nimages:\r\n  - name: ghcr.io/example/hello # the app\r\n    newTag: "1.0"\r\n`;
+const values = 'image:\n  repository: ghcr.io/example/hello\n  tag: 1.0.0\n';
+const template = 'apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"\n';
+
+async function cli(argv: string[], cwd: string) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), cwd });
+  return { code, stdout, stderr };
+}
+
+describe('escalator set-image', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'escalator-cli-'));
+    mkdirSync(join(dir, 'overlays/dev'), { recursive: true });
+    mkdirSync(join(dir, 'chart/templates'), { recursive: true });
+    writeFileSync(join(dir, 'overlays/dev/kustomization.yaml'), kustomization);
+    writeFileSync(join(dir, 'chart/Chart.yaml'), 'apiVersion: v2\nname: hello\nversion: 0.1.0\n');
+    writeFileSync(join(dir, 'chart/values.yaml'), values);
+    writeFileSync(join(dir, 'chart/templates/deployment.yaml'), template);
+    writeFileSync(join(dir, 'unrelated.yaml'), 'image: ghcr.io/example/other:2.0\n');
+  });
+
+  it('rewrites only the changed values, in place, across a directory tree', async () => {
+    const result = await cli(['set-image', `ghcr.io/example/hello:1.2.3@${digest}`, '.'], dir);
+    expect(result.code).toBe(0);
+    // CRLF, comments and the double quotes survive; the chart template is not touched.
+    expect(readFileSync(join(dir, 'overlays/dev/kustomization.yaml'), 'utf8')).toBe(kustomization.replace('newTag: "1.0"', 'newTag: "1.2.3"'));
+    expect(readFileSync(join(dir, 'chart/values.yaml'), 'utf8')).toBe(values.replace('tag: 1.0.0', 'tag: 1.2.3'));
+    expect(readFileSync(join(dir, 'chart/templates/deployment.yaml'), 'utf8')).toBe(template);
+    expect(readFileSync(join(dir, 'unrelated.yaml'), 'utf8')).toBe('image: ghcr.io/example/other:2.0\n');
+    expect(result.stdout).toContain('2 files changed, 0 already current, 0 refused');
+  });
+
+  it('prints a unified diff with --dry-run and writes nothing', async () => {
+    const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'chart', '--dry-run'], dir);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('--- a/chart/values.yaml\n+++ b/chart/values.yaml\n@@ -1,3 +1,3 @@\n image:\n   repository: ghcr.io/example/hello\n-  tag: 1.0.0\n+  tag: 1.2.3\n');
+    expect(readFileSync(join(dir, 'chart/values.yaml'), 'utf8')).toBe(values);
+  });
+
+  it('reports changed, unchanged and refused files as JSON, and exits 2 on a refusal', async () => {
+    writeFileSync(join(dir, 'overlays/dev/extra.yaml'), 'apiVersion: v1\nkind: Pod\nspec:\n  containers:\n    - image: ghcr.io/example/hello:${TAG}\n');
+    await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'chart'], dir);
+    const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', '.', '--json'], dir);
+    expect(result.code).toBe(2);
+    const report = JSON.parse(result.stdout) as { changed: Array<{ path: string; from: string; to: string }>; unchanged: string[]; refused: Array<{ path: string; reason: string }> };
+    expect(report.changed).toEqual([expect.objectContaining({ path: 'overlays/dev/kustomization.yaml', from: '1.0', to: '1.2.3' })]);
+    expect(report.unchanged).toEqual(['chart/values.yaml']);
+    expect(report.refused).toEqual([{ path: 'overlays/dev/extra.yaml', reason: expect.stringContaining('placeholder'), line: 5 }]);
+    expect(readFileSync(join(dir, 'overlays/dev/extra.yaml'), 'utf8')).toContain('${TAG}');
+  });
+
+  it.each([
+    [['set-image', 'ghcr.io/example/hello', '.'], 'has no tag'],
+    [['set-image', 'Ghcr.io/Example/Hello:1.0', '.'], 'is not a valid image reference'],
+    [['set-image', 'ghcr.io/example/hello:1.0'], 'needs an image and at least one path'],
+    [['set-image', 'ghcr.io/example/hello:1.0', 'missing-dir'], 'no such file or directory: missing-dir'],
+    [['set-image', 'ghcr.io/example/hello:1.0', '.', '--force'], 'unknown option --force'],
+  ])('exits 2 with a reason for %j', async (argv, message) => {
+    const result = await cli(argv, dir);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).toContain('escalator set-image --help');
+  });
+});
+
+describe('escalator validate-config', () => {
+  it('prints every problem as file:line:col and exits 2', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'escalator-cli-'));
+    writeFileSync(join(dir, 'escalator.yml'), 'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registy\n    automerge: true\n');
+    const result = await cli(['validate-config', 'escalator.yml'], dir);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      [
+        'escalator.yml:1:1: no environment takes new images from "registry" (set from: registry on the first environment, "dev")',
+        'escalator.yml:4:11: from names no environment: "registy" (did you mean "registry"?)',
+        'escalator.yml:5:5: unknown key "automerge" (did you mean "autoMerge"?)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('accepts the example repository config', async () => {
+    const result = await cli(['validate-config', 'examples/gitops-repo/.github/escalator.yml'], process.cwd());
+    expect(result).toEqual({ code: 0, stdout: 'examples/gitops-repo/.github/escalator.yml: valid (3 environments)\n', stderr: '' });
+  });
+});
+
+describe('escalator --help and the installed command', () => {
+  it('lists the commands, and each has its own help', async () => {
+    const help = await cli(['--help'], process.cwd());
+    expect(help.code).toBe(0);
+    for (const name of ['set-image', 'diff', 'validate-config']) expect(help.stdout).toContain(`  ${name}`);
+    expect((await cli(['set-image', '--help'], process.cwd())).stdout).toContain('Usage: escalator set-image <image> <path…>');
+    const unknown = await cli(['frobnicate'], process.cwd());
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+  });
+
+  it('runs as `npx escalator` from the built bin', () => {
+    execFileSync('npm', ['run', 'build'], { stdio: 'ignore' });
+    const run = spawnSync(process.execPath, ['bin/escalator.js', '--version'], { encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    expect(run.stdout.trim()).toBe((JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version);
+  });
+});

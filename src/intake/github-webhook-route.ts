@@ -61,6 +61,13 @@ export function githubWebhookRoute(options: { probot: Probot; secret: string; lo
       if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
         throw new HttpError(400, `the payload is ${payload === null ? 'null' : Array.isArray(payload) ? 'an array' : `a ${typeof payload}`}, not a JSON object`);
       }
+      // Probot authenticates every event as `installation.id` before any handler runs, and
+      // throws (a 500) for an id that is not a number.
+      const installation = (payload as { installation?: unknown }).installation;
+      const installationId = typeof installation === 'object' && installation !== null ? (installation as { id?: unknown }).id : undefined;
+      if (installationId !== undefined && installationId !== null && !(Number.isSafeInteger(Number(installationId)) && Number(installationId) > 0)) {
+        throw new HttpError(400, `installation.id ${JSON.stringify(installationId).slice(0, 100)} is not an installation id (a positive whole number)`);
+      }
       const delivery = { id: id as string, name: name as string, body, payload };
       await options.onVerified?.(delivery);
       await options.probot.receive({ id: delivery.id, name: delivery.name, payload } as Parameters<Probot['receive']>[0]);

@@ -5,8 +5,9 @@ import { githubSignature, startFuzzStack, type FuzzStack } from './support/stack
 
 /**
  * Correctly signed deliveries that no GitHub would send. Found by the HTTP fuzz: a payload of
- * `null` or a string, and event names that are `Object.prototype` members (`__proto__`,
- * `valueOf`), were answered 500 ("a handler failed") instead of 400.
+ * `null` or a string, event names that are `Object.prototype` members (`__proto__`, `valueOf`),
+ * and an `installation.id` that is not a number were answered 500 ("a handler failed") instead
+ * of 400.
  */
 describe('the GitHub webhook route, for signed deliveries that are not GitHub events', () => {
   let stack: FuzzStack;
@@ -45,6 +46,18 @@ describe('the GitHub webhook route, for signed deliveries that are not GitHub ev
     const res = await deliver(event, '{}');
     expect(res.status).toBe(400);
     expect(res.body.error).toContain('is not a GitHub event name');
+  });
+
+  it.each([
+    ['a string', '"x"'],
+    ['a huge string', JSON.stringify('9'.repeat(100_000))],
+    ['zero', '0'],
+    ['a fraction', '1.5'],
+    ['an object', '{"id":1}'],
+  ])('refuses an installation.id that is %s with 400 (Probot throws on ids that are not numbers)', async (_name, id) => {
+    const res = await deliver('ping', `{"zen":"x","installation":{"id":${id}}}`);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toContain('is not an installation id');
   });
 
   it('still accepts real event names', async () => {

@@ -23,9 +23,9 @@ export const EnvSchema = z.object({
     .describe('GitHub REST API base URL; for GitHub Enterprise Server `https://HOST/api/v3`. @default https://api.github.com'),
   REDIS_URL: z
     .string()
-    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .regex(/^rediss?(\+sentinel|\+cluster)?:\/\//, 'must be a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL')
     .default('redis://127.0.0.1:6379')
-    .describe('Redis for the queues and state; BullMQ needs `maxmemory-policy noeviction`. @default redis://127.0.0.1:6379'),
+    .describe('Redis for the queues and state: `redis://[:password@]host:port[/db]`, `redis+sentinel://host:26379[,host…]/<master>`, or `redis+cluster://host:6379[,host…]` (`rediss…` for TLS). BullMQ needs `maxmemory-policy noeviction`. @default redis://127.0.0.1:6379'),
   LOG_LEVEL: z
     .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
     .default('info')
@@ -63,7 +63,7 @@ export const EnvSchema = z.object({
     .describe('Coalescing window for bumps: pushes to one environment and app within it become one commit; each push extends it. @default 1500'),
   ESCALATOR_REDIS_PREFIX: z
     .string()
-    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'use letters, digits, "-" and "_" (no ":")')
+    .regex(/^[A-Za-z0-9_{}-]{1,64}$/, 'use letters, digits, "-", "_" and {} (no ":")')
     .default('escalator')
     .describe('Prefix of every Redis key (queues, index, leases); lets several installations share one Redis. @default escalator'),
   ESCALATOR_LOCK_MS: z.coerce

@@ -4,7 +4,7 @@ import { GitHubClients } from '../adapters/github/client.js';
 import { IndexStore } from '../adapters/index-store.js';
 import type { Env } from '../config/env.js';
 import type { Logger } from '../observability/logger.js';
-import { createRedis, waitForRedis } from '../queue/connection.js';
+import { clusterSafePrefix, createRedis, waitForRedis } from '../queue/connection.js';
 import { BumpJob, CommandJob, DiffJob, ImageJob, IndexJob, PromoteJob, ResyncJob } from '../queue/jobs.js';
 import { Producer } from '../queue/producer.js';
 import { createWorker } from '../queue/worker.js';
@@ -45,7 +45,7 @@ export interface RunningWorkers {
  */
 export function startWorkers(options: WorkerDeps): RunningWorkers {
   const { env, log, connection } = options;
-  const prefix = options.prefix ?? env.ESCALATOR_REDIS_PREFIX;
+  const prefix = clusterSafePrefix(env.REDIS_URL, options.prefix ?? env.ESCALATOR_REDIS_PREFIX);
   const redis = createRedis(env.REDIS_URL, 'worker');
   redis.on('error', () => undefined);
   const producerRedis = createRedis(env.REDIS_URL, 'producer');

@@ -14,7 +14,7 @@ import { Producer } from '../queue/producer.js';
 import { startWorkers, type WorkerDeps } from '../jobs/registry.js';
 import { IndexStore } from '../adapters/index-store.js';
 import { createLogger, type Logger } from '../observability/logger.js';
-import { createRedis, pingRedis, waitForRedis } from '../queue/connection.js';
+import { clusterSafePrefix, createRedis, pingRedis, waitForRedis } from '../queue/connection.js';
 import { healthRoutes } from '../web/health.js';
 import { metricsRoute } from '../web/metrics-route.js';
 import { dashboardRoute } from '../web/dashboard.js';
@@ -64,7 +64,7 @@ export async function startEscalator(source: Readonly<Record<string, string | un
   closers.push(() => producerRedis.quit().catch(() => producerRedis.disconnect()));
   producerRedis.on('error', (error: Error) => log.warn({ err: { message: error.message } }, 'Redis connection error'));
 
-  const prefix = options.prefix ?? env.ESCALATOR_REDIS_PREFIX;
+  const prefix = clusterSafePrefix(env.REDIS_URL, options.prefix ?? env.ESCALATOR_REDIS_PREFIX);
   // Give Redis a moment at boot so the first request is not refused; without it the web role
   // still starts (readiness fails and intake answers 503 until Redis answers).
   await waitForRedis(producerRedis, env.REDIS_URL).catch((error: Error) => log.warn({ err: { message: error.message } }, 'Redis is not answering yet'));

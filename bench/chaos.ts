@@ -1,0 +1,192 @@
+/**
+ * `npm run bench:chaos [-- --minutes N] [--seed S] [--keep]`: the whole product under a steady mix
+ * of work while faults are injected, then a check that nothing was lost or done twice.
+ * Stops by itself within `--minutes` (default 6). Listens on 127.0.0.1 only. Exit code 0 when no
+ * invariant is violated, 1 otherwise. docs/chaos.md explains it and shows the last run.
+ *
+ * 1. start a private `redis-server --appendonly yes` (own directory, free port), the sandbox GitHub
+ *    in this process, an Argo CD receiver (the relay target), 2 Escalator web processes and
+ *    3 worker processes (`node --import tsx src/main/index.ts`), and seed 3 GitOps repositories
+ * 2. drive: registry events (`POST /api/v1/images`, increasing semver per image), people's own
+ *    pull requests (open, push, merge) and merges of promotion PRs
+ * 3. meanwhile inject faults in rotation: worker SIGKILL, web restart, Redis restart, rate limit
+ * 4. stop driving; retry what was refused (as a registry would); wait for every queue to drain
+ * 5. check the invariants (bench/chaos/invariants.ts) and print the report
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { Octokit } from '@octokit/rest';
+import { Redis } from 'ioredis';
+import { SandboxClient } from '../src/sandbox/client.js';
+import { startSimulator } from '../src/sandbox/server.js';
+import { startArgoCd } from '../test/relay/support/agents.js';
+import { drain } from './chaos/drain.js';
+import { EventDriver, seededRandom, UserDriver, WebhookLog } from './chaos/driver.js';
+import { runFaults, type FaultRecord } from './chaos/faults.js';
+import { owner, repoFiles, repos } from './chaos/fixture.js';
+import { checkInvariants, type Check } from './chaos/invariants.js';
+import { Fleet, freePort, PrivateRedis, waitUntil } from './chaos/processes.js';
+import { banner, sleep, summarize } from './support/stats.js';
+
+const { values: args } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '6' },
+    seed: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+  },
+});
+const minutes = Number(args.minutes);
+if (!Number.isFinite(minutes) || minutes < 2) throw new Error('--minutes must be a number of at least 2 (setup, drain and checks need about 2.5 minutes)');
+const seed = args.seed === undefined ? randomBytes(4).readUInt32BE() : Number(args.seed);
+const budgetMs = minutes * 60_000;
+const EVENT_EVERY_MS = 400;
+const USER_EVERY_MS = 2_000;
+const FAULT_EVERY_MS = 15_000;
+const RECOVER_EVERY_MS = 10_000;
+/** Kept for drain (at most 120 s), checks and shutdown at the end of the budget. */
+const RESERVE_MS = 150_000;
+
+const startedAt = Date.now();
+const deadline = startedAt + budgetMs;
+const root = resolve(import.meta.dirname, '..');
+const runDir = mkdtempSync(join(tmpdir(), 'escalator-chaos-'));
+const random = seededRandom(seed);
+const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+
+banner(`bench/chaos.ts — faults under a steady mix, then invariants (seed ${seed}, budget ${minutes} min)`);
+console.log(`  run directory (logs of every process, Redis AOF): ${runDir}`);
+
+const redis = new PrivateRedis(join(runDir, 'redis'), await freePort());
+const running: { fleet?: Fleet } = {};
+// If the run itself dies, take down what it started (by pid).
+const emergency = () => {
+  for (const pid of [...(running.fleet?.pids() ?? []), ...(redis.pid ? [redis.pid] : [])]) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+};
+process.once('exit', emergency);
+process.once('SIGINT', () => process.exit(130));
+process.once('SIGTERM', () => process.exit(143));
+
+await redis.start();
+const argocdSecret = randomBytes(16).toString('hex');
+const receiver = await startArgoCd({ secret: argocdSecret });
+const sim = await startSimulator();
+const webhooks = new WebhookLog(sim);
+const client = new SandboxClient(sim.url, sim.user.token);
+const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: quiet });
+const prefix = `chaos-${randomBytes(4).toString('hex')}`;
+const ciToken = `ci-${randomBytes(16).toString('hex')}`;
+const env: Record<string, string> = {
+  APP_ID: String(sim.app.id),
+  PRIVATE_KEY: sim.app.privateKey,
+  WEBHOOK_SECRET: sim.app.webhookSecret,
+  GITHUB_API_URL: sim.apiUrl,
+  REDIS_URL: redis.url,
+  HOST: '127.0.0.1',
+  LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'info',
+  ESCALATOR_CI_TOKEN: ciToken,
+  ESCALATOR_DEBOUNCE_MS: '300',
+  ESCALATOR_REDIS_PREFIX: prefix,
+  ESCALATOR_LOCK_MS: '5000',
+  ESCALATOR_RECOVER_EVERY_MS: String(RECOVER_EVERY_MS),
+  ESCALATOR_CACHE_DIR: join(runDir, 'cache'),
+  ESCALATOR_RELAY_TARGETS: JSON.stringify([{ name: 'argocd', type: 'argocd', url: receiver.url, secret: { env: 'CHAOS_ARGOCD_SECRET' }, repos: [`${owner}/*`] }]),
+  CHAOS_ARGOCD_SECRET: argocdSecret,
+};
+const fleet = new Fleet(root, env, runDir);
+running.fleet = fleet;
+await Promise.all([fleet.startWeb(0), fleet.startWeb(1)]);
+sim.setWebhookUrl(`${fleet.webs[0]?.url}/api/github/webhooks`);
+for (let i = 0; i < 3; i++) fleet.startWorker();
+for (const repo of repos) await client.createRepo({ name: repo, files: repoFiles(repo) });
+const probe = new Redis(redis.url, { maxRetriesPerRequest: null, lazyConnect: true });
+probe.on('error', () => undefined);
+await probe.connect();
+await waitUntil(async () => (await Promise.all(repos.map((repo) => probe.exists(`${prefix}:index:repo:${owner}/${repo}`)))).every((n) => n === 1), 'Escalator to index the seeded repositories', 120_000, 250);
+const setupMs = Date.now() - startedAt;
+const driveMs = Math.max(30_000, deadline - Date.now() - RESERVE_MS);
+console.log(`  set up in ${(setupMs / 1000).toFixed(1)} s: redis-server :${redis.port} (AOF), sandbox ${sim.url}, Argo CD receiver ${receiver.url}`);
+console.log(`  webs ${fleet.webs.map((w) => `${w.name} :${w.port}`).join(', ')}; workers ${fleet.workers.map((w) => w.name).join(', ')}; prefix ${prefix}`);
+console.log(`  ${repos.length} repositories × 2 apps (dev from registry, autoMerge; staging from dev); driving for ${(driveMs / 1000).toFixed(0)} s`);
+
+// 2 + 3. Drive the mix and inject faults until the drive ends.
+const events = new EventDriver(fleet.webs.map((web) => web.url), ciToken, random);
+const people = new UserDriver(client, webhooks, seededRandom(seed ^ 0x5eed));
+const driveStart = Date.now();
+const driveEnd = driveStart + driveMs;
+const eventLoop = (async () => {
+  for (let next = Date.now(); next < driveEnd; next += EVENT_EVERY_MS) {
+    await sleep(Math.max(0, next - Date.now()));
+    events.sendNext();
+  }
+})();
+const userLoop = (async () => {
+  for (let next = Date.now(); next < driveEnd; next += USER_EVERY_MS) {
+    await sleep(Math.max(0, next - Date.now()));
+    await people.step();
+  }
+})();
+const faultOptions = { fleet, redis, client, random: seededRandom(seed ^ 0xfa17), redisDownMs: 3_000, rateLimitCount: 40 };
+const faults: FaultRecord[] = await runFaults(faultOptions, { startedAt: driveStart, firstMs: 10_000, everyMs: FAULT_EVERY_MS, until: driveEnd - 10_000 });
+await Promise.all([eventLoop, userLoop]);
+
+// 4. Retry what is still refused for a little while, make sure everything runs, then drain.
+await events.settle(Date.now() + 30_000);
+await client.setRateLimit({ count: 0 });
+if (!redis.up) await redis.start();
+while (fleet.workers.length < 3) fleet.startWorker();
+const drainTimeoutMs = Math.max(30_000, Math.min(120_000, deadline - Date.now() - 30_000));
+const drained = await drain({ redis: probe, prefix, webhooks, idle: () => sim.context.webhooks.idle(), recoverEveryMs: RECOVER_EVERY_MS, timeoutMs: drainTimeoutMs });
+
+// 5. Invariants.
+const checks: Check[] = await checkInvariants({ user, acceptedVersion: events.acceptedVersion, mergedNotes: people.merged, webhooks, receiver });
+if (!drained.drained) checks.unshift({ name: 'queues drained', checked: 1, violations: [`not drained after ${(drained.tookMs / 1000).toFixed(0)} s: ${JSON.stringify(drained.busy)}`], notes: [] });
+if (events.stats.refused.length > 0) checks.unshift({ name: 'no valid event refused', checked: events.stats.sent, violations: events.stats.refused, notes: [] });
+
+// Report.
+const violations = checks.reduce((sum, check) => sum + check.violations.length, 0);
+const retried = summarize(events.stats.retriedForMs);
+const byKind = new Map<string, number>();
+for (const fault of faults) byKind.set(fault.kind, (byKind.get(fault.kind) ?? 0) + 1);
+console.log('');
+console.log('events (POST /api/v1/images)');
+console.log(`  sent ${events.stats.sent}, accepted ${events.stats.accepted}, gave up ${events.stats.gaveUp.length}, refused ${events.stats.refused.length}`);
+console.log(`  answered 503 (Redis down) ${events.stats.unavailable} times, no answer (web restarting) ${events.stats.connectionErrors} times; all retried`);
+if (events.stats.retriedForMs.length > 0) console.log(`  ${events.stats.retriedForMs.length} events needed retries: accepted after p50 ${(retried.p50 / 1000).toFixed(1)} s, max ${(retried.max / 1000).toFixed(1)} s`);
+console.log(`  highest tag accepted per image: ${[...events.acceptedVersion].map(([image, v]) => `${image.replace('ghcr.io/chaos/', '')} 1.${v}.0`).join(', ')}`);
+console.log('people');
+console.log(`  own PRs opened ${people.stats.opened}, pushes to them ${people.stats.pushed}, merged ${people.stats.merged}; promotion PRs merged ${people.stats.promotionsMerged} (${people.stats.promotionsRaced} merges refused: head moved or PR closed)`);
+if (people.stats.errors.length > 0) console.log(`  control API errors ${people.stats.errors.length}: ${[...new Set(people.stats.errors)].slice(0, 3).join(' | ')}`);
+console.log(`webhooks: ${webhooks.attempts.filter((a) => !a.redelivery).length} sent, ${webhooks.attempts.filter((a) => !a.ok).length} attempts failed, ${webhooks.attempts.filter((a) => a.redelivery).length} redelivered by Escalator's recovery`);
+if (Object.keys(drained.undelivered).length > 0) console.log(`  never delivered: ${JSON.stringify(drained.undelivered)}`);
+console.log(`faults injected: ${faults.length} (${[...byKind].map(([kind, n]) => `${kind} ×${n}`).join(', ')})`);
+for (const fault of faults) console.log(`  +${(fault.at / 1000).toFixed(0).padStart(4)} s  ${fault.kind.padEnd(22)} ${fault.detail} (${(fault.tookMs / 1000).toFixed(1)} s)`);
+console.log(`drain: ${drained.drained ? 'every queue empty' : 'NOT drained'} after ${(drained.tookMs / 1000).toFixed(1)} s; failed jobs ${JSON.stringify(drained.failed)}`);
+for (const reason of drained.failedReasons.slice(0, 6)) console.log(`  failed: ${reason}`);
+console.log('invariants');
+for (const check of checks) {
+  console.log(`  ${check.violations.length === 0 ? 'ok  ' : 'FAIL'} ${check.name} — ${check.checked} checked, ${check.violations.length} violations`);
+  for (const note of check.notes) console.log(`         ${note}`);
+  for (const violation of check.violations.slice(0, 10)) console.log(`         ✗ ${violation}`);
+  if (check.violations.length > 10) console.log(`         … and ${check.violations.length - 10} more`);
+}
+console.log(`violations: ${violations}   duration ${((Date.now() - startedAt) / 1000).toFixed(0)} s (setup ${(setupMs / 1000).toFixed(0)} s, drive ${(driveMs / 1000).toFixed(0)} s, drain ${(drained.tookMs / 1000).toFixed(0)} s)`);
+
+// Shut down what was started; keep the logs when something went wrong (or with --keep).
+await fleet.stopAll();
+await probe.quit().catch(() => probe.disconnect());
+await redis.stop();
+webhooks.close();
+await sim.close();
+await receiver.close();
+if (violations === 0 && !args.keep) rmSync(runDir, { recursive: true, force: true });
+else console.log(`logs kept in ${runDir}`);
+process.exitCode = violations === 0 ? 0 : 1;

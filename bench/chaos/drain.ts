@@ -1,0 +1,97 @@
+/**
+ * Waiting for Escalator to finish everything it accepted: every BullMQ queue under the prefix
+ * empty (waiting + active + delayed + prioritized + waiting-children = 0), the simulator's webhook
+ * queue idle, and every failed webhook delivery either redelivered or given a recovery cycle.
+ */
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { sleep } from '../support/stats.js';
+import type { WebhookLog } from './driver.js';
+
+const busyStates = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'] as const;
+
+/** The queues that exist under a prefix (BullMQ writes `<prefix>:<queue>:meta` for each). */
+export async function queuesUnder(redis: Redis, prefix: string): Promise<string[]> {
+  const names = new Set<string>();
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*:meta`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) names.add(key.slice(prefix.length + 1, -':meta'.length));
+  } while (cursor !== '0');
+  return [...names].sort();
+}
+
+export interface DrainResult {
+  drained: boolean;
+  tookMs: number;
+  /** Busy job counts per queue at the last look (empty when drained). */
+  busy: Record<string, Record<string, number>>;
+  /** Failed jobs per queue (all attempts used, or unrecoverable). */
+  failed: Record<string, number>;
+  /** Failed-job reasons, one example per distinct reason. */
+  failedReasons: string[];
+  /** Webhook deliveries (by event) that never succeeded. */
+  undelivered: Record<string, number>;
+}
+
+export async function drain(input: { redis: Redis; prefix: string; webhooks: WebhookLog; idle: () => Promise<void>; recoverEveryMs: number; timeoutMs: number }): Promise<DrainResult> {
+  const started = Date.now();
+  const queues = new Map<string, Queue>();
+  const queue = (name: string): Queue => {
+    let found = queues.get(name);
+    if (!found) {
+      found = new Queue(name, { connection: input.redis, prefix: input.prefix });
+      queues.set(name, found);
+    }
+    return found;
+  };
+  let busy: DrainResult['busy'];
+  let quietSince: number | undefined;
+  try {
+    for (;;) {
+      await input.idle();
+      busy = {};
+      for (const name of await queuesUnder(input.redis, input.prefix)) {
+        const counts = await queue(name).getJobCounts(...busyStates);
+        // The recovery scheduler always has its next run delayed: that is not pending work.
+        if (name === 'recover') counts.delayed = 0;
+        const pending = Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
+        if (Object.keys(pending).length > 0) busy[name] = pending;
+      }
+      // A failed delivery gets one redelivery from the next recovery run: wait for that run.
+      const waitingForRecovery = [...input.webhooks.unresolved().values()].some((at) => Date.now() - at < input.recoverEveryMs * 2 + 5_000);
+      const idle = Object.keys(busy).length === 0 && !waitingForRecovery;
+      if (idle) {
+        quietSince ??= Date.now();
+        if (Date.now() - quietSince >= 3_000) break;
+      } else {
+        quietSince = undefined;
+        if (waitingForRecovery && Object.keys(busy).length === 0) busy = { webhooks: { 'awaiting redelivery': input.webhooks.unresolved().size } };
+      }
+      if (Date.now() - started > input.timeoutMs) break;
+      await sleep(500);
+    }
+    const failed: Record<string, number> = {};
+    const reasons = new Map<string, string>();
+    for (const name of await queuesUnder(input.redis, input.prefix)) {
+      const count = (await queue(name).getJobCounts('failed')).failed ?? 0;
+      if (count === 0) continue;
+      failed[name] = count;
+      for (const job of await queue(name).getFailed(0, 50)) {
+        const reason = `${name}: ${job.failedReason ?? '(no reason)'}`.slice(0, 240);
+        const key = reason.replace(/#\d+|[0-9a-f]{7,40}|\d+ ms/g, '…');
+        if (!reasons.has(key)) reasons.set(key, reason);
+      }
+    }
+    const undelivered: Record<string, number> = {};
+    const unresolved = input.webhooks.unresolved();
+    for (const attempt of input.webhooks.attempts) {
+      if (unresolved.has(attempt.guid) && !attempt.redelivery) undelivered[attempt.event] = (undelivered[attempt.event] ?? 0) + 1;
+    }
+    const drained = quietSince !== undefined && Date.now() - quietSince >= 3_000;
+    return { drained, tookMs: Date.now() - started, busy: drained ? {} : busy, failed, failedReasons: [...reasons.values()], undelivered };
+  } finally {
+    await Promise.all([...queues.values()].map((q) => q.close()));
+  }
+}

@@ -61,6 +61,12 @@ export function githubWebhookRoute(options: { probot: Probot; secret: string; lo
       if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
         throw new HttpError(400, `the payload is ${payload === null ? 'null' : Array.isArray(payload) ? 'an array' : `a ${typeof payload}`}, not a JSON object`);
       }
+      // @octokit/webhooks routes on `${name}.${action}`: an action that is a 10,000-deep array
+      // overflows the stack turning it into text. GitHub's actions are strings.
+      const action = (payload as { action?: unknown }).action;
+      if (action !== undefined && typeof action !== 'string') {
+        throw new HttpError(400, `action must be a string, found ${Array.isArray(action) ? 'an array' : action === null ? 'null' : `a ${typeof action}`}`);
+      }
       // Probot authenticates every event as `installation.id` before any handler runs, and
       // throws (a 500) for an id that is not a number.
       const installation = (payload as { installation?: unknown }).installation;

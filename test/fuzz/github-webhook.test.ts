@@ -6,8 +6,8 @@ import { githubSignature, startFuzzStack, type FuzzStack } from './support/stack
 /**
  * Correctly signed deliveries that no GitHub would send. Found by the HTTP fuzz: a payload of
  * `null` or a string, event names that are `Object.prototype` members (`__proto__`, `valueOf`),
- * and an `installation.id` that is not a number were answered 500 ("a handler failed") instead
- * of 400.
+ * an `installation.id` that is not a number and an `action` that is a deeply nested array were
+ * answered 500 ("a handler failed") instead of 400.
  */
 describe('the GitHub webhook route, for signed deliveries that are not GitHub events', () => {
   let stack: FuzzStack;
@@ -58,6 +58,16 @@ describe('the GitHub webhook route, for signed deliveries that are not GitHub ev
     const res = await deliver('ping', `{"zen":"x","installation":{"id":${id}}}`);
     expect(res.status).toBe(400);
     expect(res.body.error).toContain('is not an installation id');
+  });
+
+  it.each([
+    ['a 10,000-deep array', `${'['.repeat(10_000)}${']'.repeat(10_000)}`],
+    ['a number', '1'],
+    ['null', 'null'],
+  ])('refuses an action that is %s with 400 (@octokit/webhooks turns it into text to route it)', async (_name, action) => {
+    const res = await deliver('ping', `{"zen":"x","action":${action}}`);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/^action must be a string, found /);
   });
 
   it('still accepts real event names', async () => {

@@ -71,8 +71,11 @@ export function githubWebhookRoute(options: { probot: Probot; secret: string; lo
       // throws (a 500) for an id that is not a number.
       const installation = (payload as { installation?: unknown }).installation;
       const installationId = typeof installation === 'object' && installation !== null ? (installation as { id?: unknown }).id : undefined;
-      if (installationId !== undefined && installationId !== null && !(Number.isSafeInteger(Number(installationId)) && Number(installationId) > 0)) {
-        throw new HttpError(400, `installation.id ${JSON.stringify(installationId).slice(0, 100)} is not an installation id (a positive whole number)`);
+      // Look at the type before converting: Number() of a deeply nested array overflows the stack.
+      const validId = (typeof installationId === 'number' && Number.isSafeInteger(installationId) && installationId > 0) || (typeof installationId === 'string' && /^[1-9]\d{0,15}$/.test(installationId));
+      if (installationId !== undefined && installationId !== null && !validId) {
+        const shown = typeof installationId === 'string' || typeof installationId === 'number' ? JSON.stringify(installationId).slice(0, 100) : Array.isArray(installationId) ? 'an array' : `a ${typeof installationId}`;
+        throw new HttpError(400, `installation.id ${shown} is not an installation id (a positive whole number)`);
       }
       const delivery = { id: id as string, name: name as string, body, payload };
       await options.onVerified?.(delivery);

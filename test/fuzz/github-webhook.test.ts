@@ -54,6 +54,7 @@ describe('the GitHub webhook route, for signed deliveries that are not GitHub ev
     ['zero', '0'],
     ['a fraction', '1.5'],
     ['an object', '{"id":1}'],
+    ['a 10,000-deep array', `${'['.repeat(10_000)}1${']'.repeat(10_000)}`],
   ])('refuses an installation.id that is %s with 400 (Probot throws on ids that are not numbers)', async (_name, id) => {
     const res = await deliver('ping', `{"zen":"x","installation":{"id":${id}}}`);
     expect(res.status).toBe(400);

@@ -12,6 +12,7 @@
  *    the sixth app of 3 repositories; the event rebuilds it from GitHub first
  * 5. a burst of 100 pushes of one image, one every 80 ms: calls, commits, time to the final PR, with
  *    no debounce and with the default 1.5 s window (a second stack)
+ * Each phase stops early when its time budget is spent (n says how many samples were taken).
  * Each end-to-end time is also split into time waiting on GitHub (any call in flight) and the rest
  * (Escalator, Redis, webhooks): the simulator is much slower than GitHub at writing trees.
  * Figures only; it stops by itself. Keys live under a random prefix and are removed at the end.
@@ -27,6 +28,9 @@ const COLD = Math.min(3, REPOS);
 const BURST = 100;
 const BURST_EVERY_MS = 80;
 const CALL_BUDGET = 8;
+/** Wall-time budgets per phase (ms): on a loaded machine fewer samples are taken, never more time. */
+const BUDGET = { warm: 80_000, updates: 20_000, cold: 40_000 };
+const within = (start: number, budget: number) => Date.now() - start < budget;
 const image = (i: number) => `ghcr.io/example/${appName(i)}`;
 const burstImage = 'ghcr.io/example/burst';
 const digest = (i: number) => `sha256:${(i % 256).toString(16).padStart(2, '0').repeat(32)}`;
@@ -119,21 +123,24 @@ const updates: Sample[] = [];
 const cold: Sample[] = [];
 try {
   const warmLoad = loadavg();
+  const warmStart = Date.now();
   // Round-robin over the repositories, so consecutive bumps do not hit the same repository.
   for (let a = 0; a < WARM_PER_REPO; a++) {
-    for (let r = 0; r < REPOS; r++) {
+    for (let r = 0; r < REPOS && within(warmStart, BUDGET.warm); r++) {
       const i = appOf(r, a);
       warm.push(await bumpOnce(stack, owner, { repo: repoName(r), image: `${image(i)}:1.1.0@${digest(i)}`, app: appName(i), tag: '1.1.0' }));
     }
   }
   const updateLoad = loadavg();
-  for (let u = 0; u < UPDATES; u++) {
+  const updateStart = Date.now();
+  for (let u = 0; u < UPDATES && u < warm.length && within(updateStart, BUDGET.updates); u++) {
     const r = u % REPOS;
     const i = appOf(r, Math.floor(u / REPOS));
     updates.push(await bumpOnce(stack, owner, { repo: repoName(r), image: `${image(i)}:1.2.0@${digest(100 + i)}`, app: appName(i), tag: '1.2.0' }));
   }
   const coldLoad = loadavg();
-  for (let r = 0; r < COLD; r++) {
+  const coldStart = Date.now();
+  for (let r = 0; r < COLD && within(coldStart, BUDGET.cold); r++) {
     const i = appOf(r, WARM_PER_REPO);
     // Redis lost the index (not the queues): the next image event rebuilds it from GitHub.
     await deleteKeys(stack.redis, `${stack.prefix}:index:*`);

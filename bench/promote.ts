@@ -11,6 +11,7 @@
  * 3. GitHub calls from the merge until Escalator is idle again, by the job that made them: the
  *    re-index the push to the default branch triggers, the promotion itself, and the rendered
  *    diff of the new PR
+ * The loop stops early when its 120 s budget is spent (n says how many promotions were measured).
  * Each time is also split into time waiting on GitHub (any call in flight) and the rest.
  * Figures only; it stops by itself. Keys live under a random prefix and are removed at the end.
  */
@@ -23,6 +24,8 @@ const repoName = (r: number) => `gitops-${r}`;
 const appOf = (r: number, a: number) => r * APPS_PER_REPO + a;
 const image = (i: number) => `ghcr.io/example/${appName(i)}`;
 const digest = (i: number) => `sha256:${(i % 256).toString(16).padStart(2, '0').repeat(32)}`;
+/** Wall-time budget of the measured loop (ms): on a loaded machine fewer samples are taken, never more time. */
+const BUDGET_MS = 120_000;
 const config = `environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n  - name: staging\n    paths: ["apps/*/overlays/staging"]\n    from: dev\n`;
 
 interface Sample {
@@ -57,8 +60,9 @@ try {
   for (let r = 0; r < REPOS; r++) await waitIndexed(stack, owner, repoName(r), APPS_PER_REPO * 2);
   await waitIdle(stack);
   const load = loadavg();
+  const started = Date.now();
   for (let a = 0; a < APPS_PER_REPO; a++) {
-    for (let r = 0; r < REPOS; r++) {
+    for (let r = 0; r < REPOS && Date.now() - started < BUDGET_MS; r++) {
       const i = appOf(r, a);
       const app = appName(i);
       const repo = repoName(r);

@@ -1,5 +1,7 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, postImage, readFile, startStack, type Stack } from '../support/escalator.js';
+import { eventually, postImage, readFile, redisUrl, startStack, type Stack } from '../support/escalator.js';
 
 const config = `environments:
   - name: dev
@@ -78,10 +80,22 @@ describe('image pushed → pull request (sandbox GitHub, real Redis)', () => {
     expect(commits.data).toHaveLength(2);
   });
 
-  it('ignores an image nobody uses', async () => {
-    const calls = stack.calls.length;
-    expect((await postImage(stack, 'ghcr.io/example/unused:9.9.9')).status).toBe(202);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(stack.calls.length).toBe(calls);
+  it('ignores an image nobody uses: its image job finds no target', async () => {
+    const res = await postImage(stack, 'ghcr.io/example/unused:9.9.9');
+    expect(res.status).toBe(202);
+    const [id] = ((await res.json()) as { jobs: string[] }).jobs;
+    const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue('image', { connection, prefix: stack.prefix });
+    try {
+      const job = await eventually(async () => {
+        const found = await queue.getJob(id as string);
+        return found?.finishedOn ? found : undefined;
+      }, { what: 'the image job to finish' });
+      expect(job.returnvalue).toBe(0);
+      expect(job.failedReason).toBeUndefined();
+    } finally {
+      await queue.close();
+      await connection.quit();
+    }
   });
 });

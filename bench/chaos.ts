@@ -42,7 +42,7 @@ const minutes = Number(args.minutes);
 if (!Number.isFinite(minutes) || minutes < 2) throw new Error('--minutes must be a number of at least 2 (setup, drain and checks need about 2.5 minutes)');
 const seed = args.seed === undefined ? randomBytes(4).readUInt32BE() : Number(args.seed);
 const budgetMs = minutes * 60_000;
-const EVENT_EVERY_MS = 400;
+const EVENT_EVERY_MS = 500;
 const USER_EVERY_MS = 2_000;
 const FAULT_EVERY_MS = 15_000;
 const RECOVER_EVERY_MS = 10_000;
@@ -55,6 +55,11 @@ const root = resolve(import.meta.dirname, '..');
 const runDir = mkdtempSync(join(tmpdir(), 'escalator-chaos-'));
 const random = seededRandom(seed);
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+
+/** Progress lines, so a slow phase on a loaded machine is visible while it runs. */
+function phase(text: string): void {
+  console.log(`  [+${((Date.now() - startedAt) / 1000).toFixed(1).padStart(5)} s] ${text}`);
+}
 
 banner(`bench/chaos.ts — faults under a steady mix, then invariants (seed ${seed}, budget ${minutes} min)`);
 console.log(`  run directory (logs of every process, Redis AOF): ${runDir}`);
@@ -95,7 +100,7 @@ const env: Record<string, string> = {
   ESCALATOR_CI_TOKEN: ciToken,
   ESCALATOR_DEBOUNCE_MS: '300',
   ESCALATOR_REDIS_PREFIX: prefix,
-  ESCALATOR_LOCK_MS: '5000',
+  ESCALATOR_LOCK_MS: '10000',
   ESCALATOR_RECOVER_EVERY_MS: String(RECOVER_EVERY_MS),
   ESCALATOR_CACHE_DIR: join(runDir, 'cache'),
   ESCALATOR_RELAY_TARGETS: JSON.stringify([{ name: 'argocd', type: 'argocd', url: receiver.url, secret: { env: 'CHAOS_ARGOCD_SECRET' }, repos: [`${owner}/*`] }]),
@@ -112,6 +117,7 @@ probe.on('error', () => undefined);
 await probe.connect();
 await waitUntil(async () => (await Promise.all(repos.map((repo) => probe.exists(`${prefix}:index:repo:${owner}/${repo}`)))).every((n) => n === 1), 'Escalator to index the seeded repositories', 120_000, 250);
 const setupMs = Date.now() - startedAt;
+phase('seeded repositories indexed');
 const driveMs = Math.max(30_000, deadline - Date.now() - RESERVE_MS);
 console.log(`  set up in ${(setupMs / 1000).toFixed(1)} s: redis-server :${redis.port} (AOF), sandbox ${sim.url}, Argo CD receiver ${receiver.url}`);
 console.log(`  webs ${fleet.webs.map((w) => `${w.name} :${w.port}`).join(', ')}; workers ${fleet.workers.map((w) => w.name).join(', ')}; prefix ${prefix}`);
@@ -135,22 +141,30 @@ const userLoop = (async () => {
   }
 })();
 const faultOptions = { fleet, redis, client, random: seededRandom(seed ^ 0xfa17), redisDownMs: 3_000, rateLimitCount: 40 };
-const faults: FaultRecord[] = await runFaults(faultOptions, { startedAt: driveStart, firstMs: 10_000, everyMs: FAULT_EVERY_MS, until: driveEnd - 10_000 });
-await Promise.all([eventLoop, userLoop]);
+const faults: FaultRecord[] = await runFaults(faultOptions, { startedAt: driveStart, firstMs: 10_000, everyMs: FAULT_EVERY_MS, until: driveEnd - 10_000 }, (fault) =>
+  phase(`${fault.kind}: ${fault.detail} (${(fault.tookMs / 1000).toFixed(1)} s); events accepted ${events.stats.accepted}/${events.stats.sent}`),
+);
+// A person's action in flight when the drive ends may take long on a loaded machine: give it 60 s.
+const stopped = await Promise.race([Promise.all([eventLoop, userLoop]).then(() => true), sleep(Math.max(0, driveEnd + 60_000 - Date.now())).then(() => false)]);
+if (!stopped) phase(`a person's action is still running after ${((Date.now() - (people.stats.current?.since ?? Date.now())) / 1000).toFixed(0)} s: ${people.stats.current?.action}; going on without it`);
 
+phase(`drive over: ${faults.length} faults, ${events.pending} events still being retried`);
 // 4. Retry what is still refused for a little while, make sure everything runs, then drain.
 await events.settle(Date.now() + 30_000);
 await client.setRateLimit({ count: 0 });
 if (!redis.up) await redis.start();
 while (fleet.workers.length < 3) fleet.startWorker();
 const drainTimeoutMs = Math.max(30_000, Math.min(120_000, deadline - Date.now() - 30_000));
-const drained = await drain({ redis: probe, prefix, webhooks, idle: () => sim.context.webhooks.idle(), recoverEveryMs: RECOVER_EVERY_MS, timeoutMs: drainTimeoutMs });
+phase('draining');
+const drained = await drain({ redis: probe, prefix, webhooks, idle: () => sim.context.webhooks.idle(), recoverEveryMs: RECOVER_EVERY_MS, timeoutMs: drainTimeoutMs, origin: driveStart });
 
 // 5. Invariants.
+phase(`drained: ${drained.drained} after ${(drained.tookMs / 1000).toFixed(1)} s; checking invariants`);
 const checks: Check[] = await checkInvariants({ user, acceptedVersion: events.acceptedVersion, mergedNotes: people.merged, webhooks, receiver });
 if (!drained.drained) checks.unshift({ name: 'queues drained', checked: 1, violations: [`not drained after ${(drained.tookMs / 1000).toFixed(0)} s: ${JSON.stringify(drained.busy)}`], notes: [] });
 if (events.stats.refused.length > 0) checks.unshift({ name: 'no valid event refused', checked: events.stats.sent, violations: events.stats.refused, notes: [] });
 
+phase('checked');
 // Report.
 const violations = checks.reduce((sum, check) => sum + check.violations.length, 0);
 const retried = summarize(events.stats.retriedForMs);
@@ -164,9 +178,11 @@ if (events.stats.retriedForMs.length > 0) console.log(`  ${events.stats.retriedF
 console.log(`  highest tag accepted per image: ${[...events.acceptedVersion].map(([image, v]) => `${image.replace('ghcr.io/chaos/', '')} 1.${v}.0`).join(', ')}`);
 console.log('people');
 console.log(`  own PRs opened ${people.stats.opened}, pushes to them ${people.stats.pushed}, merged ${people.stats.merged}; promotion PRs merged ${people.stats.promotionsMerged} (${people.stats.promotionsRaced} merges refused: head moved or PR closed)`);
+if (people.stats.slow.length > 0) console.log(`  slow actions (> 5 s): ${people.stats.slow.map((a) => `${a.action} ${(a.ms / 1000).toFixed(1)} s`).join(', ')}`);
 if (people.stats.errors.length > 0) console.log(`  control API errors ${people.stats.errors.length}: ${[...new Set(people.stats.errors)].slice(0, 3).join(' | ')}`);
 console.log(`webhooks: ${webhooks.attempts.filter((a) => !a.redelivery).length} sent, ${webhooks.attempts.filter((a) => !a.ok).length} attempts failed, ${webhooks.attempts.filter((a) => a.redelivery).length} redelivered by Escalator's recovery`);
 if (Object.keys(drained.undelivered).length > 0) console.log(`  never delivered: ${JSON.stringify(drained.undelivered)}`);
+for (const line of drained.undeliveredDetail.slice(0, 8)) console.log(`    ${line}`);
 console.log(`faults injected: ${faults.length} (${[...byKind].map(([kind, n]) => `${kind} ×${n}`).join(', ')})`);
 for (const fault of faults) console.log(`  +${(fault.at / 1000).toFixed(0).padStart(4)} s  ${fault.kind.padEnd(22)} ${fault.detail} (${(fault.tookMs / 1000).toFixed(1)} s)`);
 console.log(`drain: ${drained.drained ? 'every queue empty' : 'NOT drained'} after ${(drained.tookMs / 1000).toFixed(1)} s; failed jobs ${JSON.stringify(drained.failed)}`);

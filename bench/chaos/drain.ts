@@ -33,9 +33,11 @@ export interface DrainResult {
   failedReasons: string[];
   /** Webhook deliveries (by event) that never succeeded. */
   undelivered: Record<string, number>;
+  /** Each of them: event, what it was about, and every attempt's outcome. */
+  undeliveredDetail: string[];
 }
 
-export async function drain(input: { redis: Redis; prefix: string; webhooks: WebhookLog; idle: () => Promise<void>; recoverEveryMs: number; timeoutMs: number }): Promise<DrainResult> {
+export async function drain(input: { redis: Redis; prefix: string; webhooks: WebhookLog; idle: () => Promise<void>; recoverEveryMs: number; timeoutMs: number; /** Times in the detail are seconds since this. */ origin: number }): Promise<DrainResult> {
   const started = Date.now();
   const queues = new Map<string, Queue>();
   const queue = (name: string): Queue => {
@@ -85,12 +87,18 @@ export async function drain(input: { redis: Redis; prefix: string; webhooks: Web
       }
     }
     const undelivered: Record<string, number> = {};
+    const undeliveredDetail: string[] = [];
     const unresolved = input.webhooks.unresolved();
     for (const attempt of input.webhooks.attempts) {
-      if (unresolved.has(attempt.guid) && !attempt.redelivery) undelivered[attempt.event] = (undelivered[attempt.event] ?? 0) + 1;
+      if (!unresolved.has(attempt.guid) || attempt.redelivery) continue;
+      undelivered[attempt.event] = (undelivered[attempt.event] ?? 0) + 1;
+      const payload = attempt.payload as { ref?: string; number?: number; repository?: { name?: string } };
+      const about = `${payload.repository?.name ?? '?'} ${payload.ref ?? (payload.number !== undefined ? `#${payload.number}` : '')}`;
+      const tries = input.webhooks.attempts.filter((a) => a.guid === attempt.guid).map((a) => `${a.redelivery ? 'redelivery' : 'original'} at +${((a.startedAt - input.origin) / 1000).toFixed(0)} s: ${a.status}`);
+      undeliveredDetail.push(`${attempt.event}${attempt.action ? `.${attempt.action}` : ''} ${about} (${attempt.guid.slice(0, 8)}): ${tries.join('; ')}`);
     }
     const drained = quietSince !== undefined && Date.now() - quietSince >= 3_000;
-    return { drained, tookMs: Date.now() - started, busy: drained ? {} : busy, failed, failedReasons: [...reasons.values()], undelivered };
+    return { drained, tookMs: Date.now() - started, busy: drained ? {} : busy, failed, failedReasons: [...reasons.values()], undelivered, undeliveredDetail };
   } finally {
     await Promise.all([...queues.values()].map((q) => q.close()));
   }

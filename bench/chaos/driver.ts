@@ -210,6 +210,10 @@ export interface UserStats {
   /** Promotion merges refused because Escalator moved the branch meanwhile, or closed the PR. */
   promotionsRaced: number;
   errors: string[];
+  /** Actions that took more than 5 s (the simulator is slow on a loaded machine). */
+  slow: Array<{ action: string; ms: number }>;
+  /** The action running now and since when (to name one that hangs). */
+  current?: { action: string; since: number };
 }
 
 /**
@@ -220,7 +224,7 @@ export interface UserStats {
 export class UserDriver {
   readonly open: UserPull[] = [];
   readonly merged: UserPull[] = [];
-  readonly stats: UserStats = { opened: 0, pushed: 0, merged: 0, promotionsMerged: 0, promotionsRaced: 0, errors: [] };
+  readonly stats: UserStats = { opened: 0, pushed: 0, merged: 0, promotionsMerged: 0, promotionsRaced: 0, errors: [], slow: [] };
   private counter = 0;
 
   constructor(
@@ -231,19 +235,28 @@ export class UserDriver {
 
   async step(): Promise<void> {
     const roll = this.random();
+    const repo = pick(this.random, repos);
+    const mine = this.open.filter((pull) => pull.repo === repo);
+    const ready = mine.filter((pull) => pull.commits >= 2);
+    let action: [string, () => Promise<void>];
+    if (roll < 0.25) action = ['merge a promotion PR', () => this.mergePromotion()];
+    else if (mine.length < 2 && roll < 0.5) action = [`open a PR in ${repo}`, () => this.openPull(repo)];
+    else if (ready.length > 0 && roll < 0.75) {
+      const pull = pick(this.random, ready);
+      action = [`merge ${repo}#${pull.number}`, () => this.mergeOwn(pull)];
+    } else if (mine.length > 0) {
+      const pull = pick(this.random, mine);
+      action = [`push to ${repo}#${pull.number}`, () => this.push(pull)];
+    } else action = [`open a PR in ${repo}`, () => this.openPull(repo)];
+    const since = Date.now();
+    this.stats.current = { action: action[0], since };
     try {
-      if (roll < 0.25) await this.mergePromotion();
-      else {
-        const repo = pick(this.random, repos);
-        const mine = this.open.filter((pull) => pull.repo === repo);
-        const ready = mine.filter((pull) => pull.commits >= 2);
-        if (mine.length < 2 && roll < 0.5) await this.openPull(repo);
-        else if (ready.length > 0 && roll < 0.75) await this.mergeOwn(pick(this.random, ready));
-        else if (mine.length > 0) await this.push(pick(this.random, mine));
-        else await this.openPull(repo);
-      }
+      await action[1]();
     } catch (error) {
-      this.stats.errors.push((error as Error).message);
+      this.stats.errors.push(`${action[0]}: ${(error as Error).message}`);
+    } finally {
+      this.stats.current = undefined;
+      if (Date.now() - since > 5_000) this.stats.slow.push({ action: action[0], ms: Date.now() - since });
     }
   }
 

@@ -36,7 +36,7 @@ export interface FaultOptions {
 }
 
 /** Inject faults every `everyMs` (first after `firstMs`) until `until` (a `Date.now()` time). */
-export async function runFaults(options: FaultOptions, schedule: { startedAt: number; firstMs: number; everyMs: number; until: number }): Promise<FaultRecord[]> {
+export async function runFaults(options: FaultOptions, schedule: { startedAt: number; firstMs: number; everyMs: number; until: number }, onFault?: (record: FaultRecord) => void): Promise<FaultRecord[]> {
   const records: FaultRecord[] = [];
   let next = schedule.startedAt + schedule.firstMs;
   for (let i = 0; ; i++) {
@@ -45,7 +45,9 @@ export async function runFaults(options: FaultOptions, schedule: { startedAt: nu
     const kind = rotation[i % rotation.length] as FaultKind;
     const at = Date.now();
     const detail = await inject(options, kind, i);
-    records.push({ kind, at: at - schedule.startedAt, detail, tookMs: Date.now() - at });
+    const record = { kind, at: at - schedule.startedAt, detail, tookMs: Date.now() - at };
+    records.push(record);
+    onFault?.(record);
     next = Math.max(next + schedule.everyMs, Date.now() + 1_000);
   }
 }

@@ -4,6 +4,7 @@
  * - `escalator`: Escalator's web role (`ESCALATOR_ROLE=web`, real Redis under BENCH_PREFIX): verifies,
  *   normalizes and enqueues, as in production
  * - `probot`: a bare Probot app on node:http that verifies each delivery and drops it
+ *   (PROBOT_ON_ANY=1: with a second, `onAny` handler)
  * Both log nothing. Prints one JSON line `{"url": …}` when listening; closes on SIGTERM.
  * Environment: APP_ID, PRIVATE_KEY, WEBHOOK_SECRET, REDIS_URL, BENCH_PREFIX, ESCALATOR_CI_TOKEN.
  */
@@ -26,6 +27,9 @@ async function startProbot(): Promise<{ url: string; close: () => Promise<void> 
   const middleware = await createNodeMiddleware(
     (app) => {
       app.on('push', async () => {});
+      // PROBOT_ON_ANY=1 adds a second no-op handler, as Escalator's logging `onAny` is: Probot
+      // builds the event's context (and an installation Octokit) once per handler.
+      if (process.env.PROBOT_ON_ANY === '1') app.onAny(async () => {});
     },
     { probot },
   );

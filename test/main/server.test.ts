@@ -24,7 +24,7 @@ describe('environment validation', () => {
     expect(text).toContain('APP_ID: is required but not set; copy it from your GitHub App settings page');
     expect(text).toContain('PRIVATE_KEY: is required but not set');
     expect(text).toContain('WEBHOOK_SECRET: is required but not set');
-    expect(text).toContain('REDIS_URL: must be a redis:// or rediss:// URL');
+    expect(text).toContain('REDIS_URL: must be a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL');
     expect(text).toMatch(/PORT: .*use a number from 0 to 65535/);
     expect(text.split('\n')[0]).toBe('Escalator cannot start: 5 configuration problems in the environment.');
   });

@@ -29,7 +29,7 @@ const BURST = 100;
 const BURST_EVERY_MS = 80;
 const CALL_BUDGET = 8;
 /** Wall-time budgets per phase (ms): on a loaded machine fewer samples are taken, never more time. */
-const BUDGET = { warm: 80_000, updates: 20_000, cold: 40_000 };
+const BUDGET = { warm: 60_000, updates: 15_000, cold: 30_000 };
 const within = (start: number, budget: number) => Date.now() - start < budget;
 const image = (i: number) => `ghcr.io/example/${appName(i)}`;
 const burstImage = 'ghcr.io/example/burst';

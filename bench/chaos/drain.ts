@@ -35,6 +35,8 @@ export interface DrainResult {
   undelivered: Record<string, number>;
   /** Each of them: event, what it was about, and every attempt's outcome. */
   undeliveredDetail: string[];
+  /** What was still pending during the drain, sampled every 10 s. */
+  timeline: string[];
 }
 
 export async function drain(input: { redis: Redis; prefix: string; webhooks: WebhookLog; idle: () => Promise<void>; recoverEveryMs: number; timeoutMs: number; /** Times in the detail are seconds since this. */ origin: number }): Promise<DrainResult> {
@@ -50,6 +52,8 @@ export async function drain(input: { redis: Redis; prefix: string; webhooks: Web
   };
   let busy: DrainResult['busy'];
   let quietSince: number | undefined;
+  const timeline: string[] = [];
+  let lastSample = 0;
   try {
     for (;;) {
       await input.idle();
@@ -70,6 +74,10 @@ export async function drain(input: { redis: Redis; prefix: string; webhooks: Web
       } else {
         quietSince = undefined;
         if (waitingForRecovery && Object.keys(busy).length === 0) busy = { webhooks: { 'awaiting redelivery': input.webhooks.unresolved().size } };
+      }
+      if (Date.now() - lastSample >= 10_000 && Object.keys(busy).length > 0) {
+        lastSample = Date.now();
+        timeline.push(`+${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s pending ${JSON.stringify(busy)}`);
       }
       if (Date.now() - started > input.timeoutMs) break;
       await sleep(500);
@@ -98,7 +106,7 @@ export async function drain(input: { redis: Redis; prefix: string; webhooks: Web
       undeliveredDetail.push(`${attempt.event}${attempt.action ? `.${attempt.action}` : ''} ${about} (${attempt.guid.slice(0, 8)}): ${tries.join('; ')}`);
     }
     const drained = quietSince !== undefined && Date.now() - quietSince >= 3_000;
-    return { drained, tookMs: Date.now() - started, busy: drained ? {} : busy, failed, failedReasons: [...reasons.values()], undelivered, undeliveredDetail };
+    return { drained, tookMs: Date.now() - started, busy: drained ? {} : busy, failed, failedReasons: [...reasons.values()], undelivered, undeliveredDetail, timeline };
   } finally {
     await Promise.all([...queues.values()].map((q) => q.close()));
   }

@@ -10,8 +10,9 @@
  * 5. no lost update: each default branch holds exactly the files a fault-free run with the same
  *    events and merges produces, byte for byte (computed, not re-run: the seed files, the expected
  *    overlays, the notes people merged, and staging as the last merged promotion left it)
- * 6. relay: every push to a default branch reached Escalator and was relayed to the receiver, by
- *    itself or folded into a later push of the same branch (coalescing); no delivery id twice
+ * 6. relay: every push to a default branch was relayed to the receiver, by itself or folded into
+ *    a later push of the same branch (coalescing); no delivery id reached the receiver twice
+ * (bench/chaos.ts adds: every webhook delivery reached Escalator, and the queues drained.)
  */
 import type { Octokit } from '@octokit/rest';
 import type { TestAgent } from '../../test/relay/support/agents.js';
@@ -212,6 +213,7 @@ function checkRelay(input: InvariantInput): Check {
 
   let direct = 0;
   let folded = 0;
+  let unreached = 0;
   const latencies: number[] = [];
   for (const push of pushes) {
     check.checked++;
@@ -220,7 +222,9 @@ function checkRelay(input: InvariantInput): Check {
     const sequence = positions.get(repo) as Map<string, number>;
     const position = sequence.get(body.after ?? '?') ?? 0;
     const label = `${repo} push ${body.after?.slice(0, 7)} (delivery ${push.guid.slice(0, 8)})`;
-    if (!okGuids.has(push.guid)) check.violations.push(`${label} never reached Escalator: every attempt failed (last: ${input.webhooks.attempts.filter((a) => a.guid === push.guid).at(-1)?.status}) and no redelivery succeeded`);
+    // A push that never reached Escalator is a violation of the webhook check (bench/chaos.ts);
+    // here it counts as relayed when a later push of the branch reached the receiver.
+    if (!okGuids.has(push.guid)) unreached++;
     const itself = toMain.find((r) => r.body.repository?.full_name === repo && r.body.after === body.after);
     if (itself) {
       direct++;
@@ -236,7 +240,7 @@ function checkRelay(input: InvariantInput): Check {
   for (const r of accepted) byDelivery.set(r.delivery, (byDelivery.get(r.delivery) ?? 0) + 1);
   for (const [delivery, count] of byDelivery) if (count > 1) check.violations.push(`delivery ${delivery} reached the receiver ${count} times`);
   const s = summarize(latencies);
-  check.notes.push(`${pushes.length} pushes to main: ${direct} relayed themselves, ${folded} folded into a later push (coalescing); ${accepted.length} relayed requests accepted in all (every branch), ${byDelivery.size} distinct delivery ids`);
+  check.notes.push(`${pushes.length} pushes to main: ${direct} relayed themselves, ${folded} folded into a later push (coalescing)${unreached ? `, ${unreached} of them never reached Escalator` : ''}; ${accepted.length} relayed requests accepted in all (every branch), ${byDelivery.size} distinct delivery ids`);
   if (latencies.length > 0) check.notes.push(`webhook accepted → receiver, pushes relayed themselves: p50 ${Math.round(s.p50)} ms, p99 ${Math.round(s.p99)} ms, max ${Math.round(s.max)} ms`);
   return check;
 }

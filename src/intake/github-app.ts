@@ -23,18 +23,9 @@ export interface GitHubAppDeps {
   now?: () => Date;
 }
 
-interface RepoPayload {
-  installation?: { id: number };
-  repository?: { name: string; full_name: string; default_branch?: string; owner: { login: string } };
-}
-
 export function createGitHubApp(deps: GitHubAppDeps) {
   const now = deps.now ?? (() => new Date());
   return (app: Probot): void => {
-    app.onAny(async (context) => {
-      const payload = context.payload as RepoPayload;
-      deps.log.info({ deliveryId: context.id, event: context.name, repo: payload.repository?.full_name }, 'GitHub event received');
-    });
     const producer = deps.producer;
     if (!producer) return; // Probot's setup mode: no queues yet.
 

@@ -78,6 +78,8 @@ export function githubWebhookRoute(options: { probot: Probot; secret: string; lo
         throw new HttpError(400, `installation.id ${shown} is not an installation id (a positive whole number)`);
       }
       const delivery = { id: id as string, name: name as string, body, payload };
+      // Logged here rather than in a Probot onAny handler: each handler costs Probot a context.
+      options.log.info({ deliveryId: delivery.id, event: delivery.name, repo: (payload as { repository?: { full_name?: unknown } } | null)?.repository?.full_name }, 'GitHub event received');
       await options.onVerified?.(delivery);
       await options.probot.receive({ id: delivery.id, name: delivery.name, payload } as Parameters<Probot['receive']>[0]);
       intakeRequests.inc({ source: 'github', outcome: 'accepted' });

@@ -4,6 +4,7 @@ import type { Probot } from 'probot';
 import type { Logger } from '../observability/logger.js';
 import { intakeRequests } from '../observability/metrics.js';
 import { QueueUnavailableError } from '../queue/producer.js';
+import { isRedisUnavailable } from '../queue/connection.js';
 import { sendJson, type Handler } from '../web/server.js';
 import { HttpError, readBody, requireContentType, requireMethod } from './http.js';
 
@@ -90,10 +91,10 @@ export function githubWebhookRoute(options: { probot: Probot; secret: string; lo
         return sendJson(res, error.status, { error: error.message }, error.headers);
       }
       const inner = unwrap(error);
-      if (inner instanceof QueueUnavailableError) {
+      if (inner instanceof QueueUnavailableError || isRedisUnavailable(error)) {
         options.log.warn({ deliveryId: header(req, 'x-github-delivery') }, 'GitHub delivery not accepted: queue unavailable');
         intakeRequests.inc({ source: 'github', outcome: 'unavailable' });
-        return sendJson(res, 503, { error: `cannot accept the delivery now: ${inner.message}` }, { 'retry-after': '5' });
+        return sendJson(res, 503, { error: `cannot accept the delivery now: ${(inner as Error).message}` }, { 'retry-after': '5' });
       }
       options.log.error({ err: error, deliveryId: header(req, 'x-github-delivery') }, 'GitHub delivery handler failed');
       return sendJson(res, 500, { error: 'a handler failed; the delivery can be redelivered from the App settings' });

@@ -97,3 +97,10 @@ export async function pingRedis(redis: Redis, timeoutMs = 1_000): Promise<boolea
 export function redactUrl(url: string): string {
   return url.replace(/^([a-z+]+:\/\/)([^@/]*:)?[^@/]*@/, (_, scheme: string, user?: string) => `${scheme}${user ?? ':'}***@`);
 }
+
+/** An error that means "Redis cannot be reached now" (answer 503, the caller retries), not a bug. */
+export function isRedisUnavailable(error: unknown): boolean {
+  if (error instanceof AggregateError) return error.errors.some(isRedisUnavailable);
+  if (!(error instanceof Error)) return false;
+  return error.name === 'QueueUnavailableError' || /Stream isn't writeable|Connection is closed|ECONNREFUSED|ETIMEDOUT|Reached the max retries per request/.test(error.message);
+}

@@ -2,6 +2,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../observability/logger.js';
+import { isRedisUnavailable } from '../queue/connection.js';
 
 /** A route handler answers and returns true, or returns false to let the next one try. */
 export type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean> | boolean;
@@ -93,6 +94,12 @@ export async function startWebServer(options: { host: string; port: number; hand
         }
         sendJson(res, 404, { error: `No route for ${req.method} ${req.url?.split('?')[0]}`, routes: ['/healthz', '/readyz', 'POST /api/github/webhooks'] });
       } catch (error) {
+        if (isRedisUnavailable(error)) {
+          log.warn({ method: req.method, path: req.url?.split('?')[0] }, 'Request refused: Redis unavailable');
+          if (!res.headersSent) sendJson(res, 503, { error: 'Redis is not reachable; retry shortly' }, { 'retry-after': '5' });
+          else res.end();
+          return;
+        }
         log.error({ err: error, method: req.method, path: req.url?.split('?')[0] }, 'Request handler failed');
         if (!res.headersSent) sendJson(res, 500, { error: 'Internal error; see the server log' });
         else res.end();

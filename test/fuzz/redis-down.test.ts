@@ -59,14 +59,14 @@ describe('HTTP fuzz with Redis down', () => {
     expect([health.kind === 'response' && health.response.status, ready.kind === 'response' && ready.response.status]).toEqual([200, 503]);
   });
 
-  // Known gaps, outside the intake routes: these read or write Redis outside the producer and
-  // let the connection error through as 500. Each flips to a plain failure once it answers 503.
-  it.fails('answers 503, not 500, to the admin delivery log (src/web/relay-log-route.ts)', async () => {
+  // Routes that read or write Redis outside the producer: the web server maps a connection error
+  // to 503 (src/web/server.ts, src/intake/github-webhook-route.ts) instead of a 500.
+  it('answers 503, not 500, to the admin delivery log (src/web/relay-log-route.ts)', async () => {
     const outcome = await sendRaw(stack.url, { method: 'GET', path: '/admin/relay/deliveries', headers: [['authorization', `Bearer ${stack.secrets.adminToken}`]], framing: 'none' });
     expect(outcome.kind === 'response' && outcome.response.status).toBe(503);
   });
 
-  it.fails('answers 503, not 500, to a verified installation.deleted (src/intake/github-app.ts, IndexStore.dropRepo)', async () => {
+  it('answers 503, not 500, to a verified installation.deleted (src/intake/github-app.ts, IndexStore.dropRepo)', async () => {
     const body = Buffer.from(JSON.stringify({ action: 'deleted', installation: { id: 1 }, repositories: [{ full_name: 'example/gitops' }] }));
     const outcome = await sendRaw(stack.url, { method: 'POST', path: '/api/github/webhooks', framing: 'length', body, headers: [['content-type', 'application/json'], ['x-github-event', 'installation'], ['x-github-delivery', randomUUID()], ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, body)]] });
     expect(outcome.kind === 'response' && outcome.response.status).toBe(503);

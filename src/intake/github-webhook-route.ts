@@ -5,6 +5,7 @@ import type { Logger } from '../observability/logger.js';
 import { intakeRequests } from '../observability/metrics.js';
 import { QueueUnavailableError } from '../queue/producer.js';
 import { isRedisUnavailable } from '../queue/connection.js';
+import { checkGitHubPayload } from './github-payloads.js';
 import { sendJson, type Handler } from '../web/server.js';
 import { HttpError, readBody, requireContentType, requireMethod } from './http.js';
 
@@ -78,6 +79,8 @@ export function githubWebhookRoute(options: { probot: Probot; secret: string; lo
         const shown = typeof installationId === 'string' || typeof installationId === 'number' ? JSON.stringify(installationId).slice(0, 100) : Array.isArray(installationId) ? 'an array' : `a ${typeof installationId}`;
         throw new HttpError(400, `installation.id ${shown} is not an installation id (a positive whole number)`);
       }
+      const problem = checkGitHubPayload(name as string, payload);
+      if (problem) throw new HttpError(400, problem);
       const delivery = { id: id as string, name: name as string, body, payload };
       // Logged here rather than in a Probot onAny handler: each handler costs Probot a context.
       options.log.info({ deliveryId: delivery.id, event: delivery.name, repo: (payload as { repository?: { full_name?: unknown } } | null)?.repository?.full_name }, 'GitHub event received');

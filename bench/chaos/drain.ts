@@ -100,8 +100,9 @@ export async function drain(input: { redis: Redis; prefix: string; webhooks: Web
     for (const attempt of input.webhooks.attempts) {
       if (!unresolved.has(attempt.guid) || attempt.redelivery) continue;
       undelivered[attempt.event] = (undelivered[attempt.event] ?? 0) + 1;
-      const payload = attempt.payload as { ref?: string; number?: number; repository?: { name?: string } };
-      const about = `${payload.repository?.name ?? '?'} ${payload.ref ?? (payload.number !== undefined ? `#${payload.number}` : '')}`;
+      const payload = attempt.payload as { ref?: string; number?: number; issue?: { number?: number }; repository?: { name?: string } };
+      const number = payload.number ?? payload.issue?.number;
+      const about = `${payload.repository?.name ?? '?'} ${payload.ref ?? (number !== undefined ? `#${number}` : '')}`;
       const tries = input.webhooks.attempts.filter((a) => a.guid === attempt.guid).map((a) => `${a.redelivery ? 'redelivery' : 'original'} at +${((a.startedAt - input.origin) / 1000).toFixed(0)} s: ${a.status}`);
       undeliveredDetail.push(`${attempt.event}${attempt.action ? `.${attempt.action}` : ''} ${about} (${attempt.guid.slice(0, 8)}): ${tries.join('; ')}`);
     }

@@ -61,7 +61,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
     now: () => new Date(),
   };
   // A SIGKILLed worker's jobs are picked up again after the lock expires (BullMQ stalled-job check).
-  const common = { connection, log, prefix, lockDuration: env.ESCALATOR_LOCK_MS, stalledInterval: env.ESCALATOR_LOCK_MS };
+  const common = { connection, log, prefix, lockDuration: env.ESCALATOR_LOCK_MS, stalledInterval: env.ESCALATOR_LOCK_MS, maxStalledCount: 5 };
   const workers = [
     createWorker('image', ImageJob, (data, context) => processImageJob(deps, data, context), { ...common, concurrency: 8 }),
     createWorker('bump', BumpJob, (data, context) => processBumpJob(deps, data, context), { ...common, concurrency: 4 }),
@@ -75,7 +75,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
       { ...common, concurrency: 2 },
     ),
   ];
-  workers.push(createWorker('recover', z.object({}).passthrough(), (data, context) => processRecoverJob(deps, data, context), { ...common, concurrency: 1 }));
+  workers.push(createWorker('recover', z.object({}).passthrough(), (data, context) => processRecoverJob({ ...deps, recoverEveryMs: env.ESCALATOR_RECOVER_EVERY_MS }, data, context), { ...common, concurrency: 1 }));
   if (options.relayTargets?.length) workers.push(createRelayWorker({ ...deps, targets: options.relayTargets }, { connection, prefix, log, registry }));
   for (const worker of workers) worker.on('error', (error) => log.warn({ err: { message: error.message } }, 'Worker error'));
   // Missed-delivery recovery: once at start, then on a schedule (one scheduler shared by all replicas).

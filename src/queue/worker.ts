@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { classifyError, RateLimitError } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { jobDuration, jobsFailed } from '../observability/metrics.js';
+import { LeaseBusyError } from './lease.js';
 import { queuePrefix, type QueueName } from './names.js';
 
 export interface ProcessorContext {
@@ -33,6 +34,12 @@ export function wrapProcessor<S extends z.ZodType>(queue: QueueName, schema: S, 
       timer({ outcome: 'completed' });
       return result;
     } catch (error) {
+      if (error instanceof LeaseBusyError) {
+        // Another job holds the repository: wait without using an attempt.
+        timer({ outcome: 'delayed' });
+        await job.moveToDelayed(Date.now() + 1_000 + Math.floor(Math.random() * 2_000), token);
+        throw new DelayedError();
+      }
       const kind = classifyError(error);
       timer({ outcome: kind === 'rate-limited' ? 'delayed' : 'failed' });
       if (kind !== 'rate-limited') jobsFailed.inc({ queue, final: String(kind === 'unrecoverable' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) });

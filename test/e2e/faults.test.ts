@@ -36,7 +36,7 @@ function appEnv(sim: Simulator, redis: string, prefix: string): Record<string, s
 
 /** A worker in its own process, so it can be killed for real. */
 function spawnWorker(env: Record<string, string>): ChildProcess {
-  return spawn(join('node_modules', '.bin', 'tsx'), ['src/main/index.ts'], { env: { ...process.env, ...env, ESCALATOR_ROLE: 'worker', NODE_ENV: 'production' }, stdio: 'ignore' });
+  return spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts'], { env: { ...process.env, ...env, ESCALATOR_ROLE: 'worker', NODE_ENV: 'production' }, stdio: 'ignore' });
 }
 
 describe('faults', () => {

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { Octokit } from '@octokit/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
@@ -36,7 +35,7 @@ describe('scale out: 2 web + 3 worker processes', () => {
       ESCALATOR_REDIS_PREFIX: `scale-${randomUUID().slice(0, 8)}`,
     };
     for (let i = 0; i < 2; i++) webs.push(await startEscalator({ ...env, ESCALATOR_ROLE: 'web' }, { log: createLogger({ level: 'silent' }) }));
-    for (let i = 0; i < 3; i++) workers.push(spawn(join('node_modules', '.bin', 'tsx'), ['src/main/index.ts'], { env: { ...process.env, ...env, ESCALATOR_ROLE: 'worker', NODE_ENV: 'production' } as NodeJS.ProcessEnv, stdio: 'ignore' }));
+    for (let i = 0; i < 3; i++) workers.push(spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts'], { env: { ...process.env, ...env, ESCALATOR_ROLE: 'worker', NODE_ENV: 'production' } as NodeJS.ProcessEnv, stdio: 'ignore' }));
     sim.setWebhookUrl(`${webs[0]!.url}/api/github/webhooks`);
     const client = new SandboxClient(sim.url, sim.user.token);
     for (const repo of repos) {

@@ -132,6 +132,8 @@ export function renderBumpTitle(marker: PullMarker): string {
 
 /** A link to the image's page on registries that have a public one. */
 export function registryLink(repository: string): string | undefined {
+  // Only names of the reference grammar become links; anything else (a forged marker) stays text.
+  if (!/^[a-z0-9.-]+(:\d+)?(\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)+$/.test(repository)) return undefined;
   const [host, ...rest] = repository.split('/');
   const path = rest.join('/');
   if (host === 'ghcr.io' && rest.length >= 2) return `https://github.com/${rest[0]}/${rest.slice(1).join('/')}/pkgs/container/${rest.slice(1).join('%2F')}`;

@@ -31,7 +31,8 @@ export function parseCommand(body: string): ParsedCommand {
     if (line.startsWith('```') || line.startsWith('~~~')) inFence = !inFence;
     if (inFence || !/^\/escalator(\s|$)/.test(line)) continue;
     const [, name = 'help', ...args] = line.split(/\s+/);
-    if (args.some((arg) => !word.test(arg))) return { ok: false, message: `"${args.find((arg) => !word.test(arg))}" is not an environment or app name` };
+    const shorten = (text: string): string => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
+    if (args.some((arg) => !word.test(arg))) return { ok: false, message: `"${shorten(args.find((arg) => !word.test(arg)) as string)}" is not an environment or app name` };
     switch (name) {
       case 'hold':
       case 'release':
@@ -46,7 +47,7 @@ export function parseCommand(body: string): ParsedCommand {
       case 'help':
         return { ok: true, command: { name } };
       default:
-        return { ok: false, message: `unknown command "${name}"` };
+        return { ok: false, message: `unknown command "${shorten(name)}"` };
     }
   }
   return null;

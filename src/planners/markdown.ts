@@ -3,21 +3,27 @@
  * registries; none of them may close a code span, open a link, mention a user or inject HTML.
  */
 export function code(text: string): string {
+  if (text === '') return '` `';
   // A code span delimited by more backticks than the text's longest run holds any text literally.
   const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
   const fence = '`'.repeat(longest + 1);
   const padded = text.startsWith('`') || text.endsWith('`') ? ` ${text} ` : text;
-  return `${fence}${padded.replace(/\r?\n/g, ' ')}${fence}`;
+  // Any line ending (CRLF, LF, or a lone CR) would end the span's paragraph.
+  return `${fence}${padded.replace(/\r\n?|\n/g, ' ')}${fence}`;
 }
 
 /** Plain text: escape every character markdown or HTML would interpret. */
 export function escapeText(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|<>@~&]/g, (ch) => (ch === '<' ? '&lt;' : ch === '>' ? '&gt;' : ch === '&' ? '&amp;' : `\\${ch}`)).replace(/\r?\n/g, ' ');
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>@~&]/g, (ch) => (ch === '<' ? '&lt;' : ch === '>' ? '&gt;' : ch === '&' ? '&amp;' : `\\${ch}`)).replace(/\r\n?|\n/g, ' ');
 }
 
-/** A table cell: escaped, with pipes escaped even inside code spans. */
+/**
+ * A table cell: every `|` escaped, even inside code spans (GitHub splits rows before it reads
+ * code spans). A pipe already behind an odd run of backslashes is escaped; one behind an even run
+ * (`\\|`: an escaped backslash, then a live pipe) gets one more backslash.
+ */
 export function cell(markdown: string): string {
-  return markdown.replace(/\|/g, '\\|');
+  return markdown.replace(/(\\*)\|/g, (_, slashes: string) => (slashes.length % 2 === 1 ? `${slashes}|` : `${slashes}\\|`));
 }
 
 /** A file the editor refused, with why. */

@@ -25,7 +25,13 @@ export function parseMarker(body: string | null | undefined): PullMarker | null 
   if (!match) return null;
   try {
     const value = JSON.parse(match[1] as string) as PullMarker;
-    return typeof value === 'object' && value !== null && (value.kind === 'bump' || value.kind === 'promote') && Array.isArray(value.images) ? value : null;
+    const text = (v: unknown): boolean => typeof v === 'string' && v.length <= 512;
+    // Repository text: a forged marker must not be able to make the next run trip over it.
+    const valid =
+      typeof value === 'object' && value !== null && (value.kind === 'bump' || value.kind === 'promote') && text(value.environment) && text(value.app) &&
+      Array.isArray(value.images) && value.images.every((image) => typeof image === 'object' && image !== null && text(image.repository) && text(image.tag) && (image.digest === undefined || text(image.digest))) &&
+      (value.sources === undefined || (Array.isArray(value.sources) && value.sources.every(text)));
+    return valid ? value : null;
   } catch {
     return null;
   }

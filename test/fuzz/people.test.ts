@@ -68,23 +68,23 @@ describe('markdown helpers', () => {
     );
   });
 
-  it.fails('code() and escapeText() treat a lone CR as the line ending it is (src/planners/markdown.ts)', () => {
+  it('code() and escapeText() treat a lone CR as the line ending it is (src/planners/markdown.ts)', () => {
     // "x\r\r<img …>": the blank line ends the code span's paragraph and the tag is live HTML.
     expect(splitLines(code('x\r\r<img src=x onerror=alert(1)>'))).toHaveLength(1);
     expect(splitLines(escapeText('x\r===\r'))).toHaveLength(1);
   });
 
-  it.fails('code() of the empty string is a code span, not two backticks that pair with later ones (src/planners/markdown.ts)', () => {
+  it('code() of the empty string is a code span, not two backticks that pair with later ones (src/planners/markdown.ts)', () => {
     expect(activeCharacters(code(''))).toBe('«code»');
   });
 
-  it.fails('cell(code()) keeps a backslash-pipe inside its code span: "\\|" becomes "\\\\|", an escaped backslash and a live delimiter (src/planners/markdown.ts)', () => {
+  it('cell(code()) keeps a backslash-pipe inside its code span: "\\|" becomes "\\\\|", an escaped backslash and a live delimiter (src/planners/markdown.ts)', () => {
     // From a forged marker's tag: the code span is cut in three cells and the middle one is raw HTML.
     const tag = '\\| <img src=x onerror=alert(1)> |';
     expect(structuralDifferences(`| ${cell(code(tag))} | x |`, `| ${cell(code(plain))} | x |`)).toEqual([]);
   });
 
-  it.fails('cell(escapeText()) keeps a | inside its cell (escapeText makes it \\|, cell makes that \\\\|, a delimiter)', () => {
+  it('cell(escapeText()) keeps a | inside its cell (escapeText makes it \\|, cell makes that \\\\|, a delimiter)', () => {
     expect(structuralDifferences(`| ${cell(escapeText('a|b'))} | x |`, `| ${cell(escapeText(plain))} | x |`)).toEqual([]);
   });
 });
@@ -150,17 +150,18 @@ describe('forged pull request markers', () => {
     );
   });
 
-  it.fails('never make the next bump throw: images:[null] passes parseMarker (src/planners/pull-marker.ts)', () => {
+  it('never make the next bump throw: a marker with images:[null] is refused by parseMarker (src/planners/pull-marker.ts)', () => {
     const marker = parseMarker('<!-- escalator:v1 {"kind":"bump","environment":"dev","app":"a","images":[null]} -->');
-    expect(marker).not.toBeNull();
+    expect(marker).toBeNull();
     expect(() => planBump({ environment: 'dev', app: 'a', files: [], images: [], existing: marker })).not.toThrow();
   });
 
-  it.fails('keep a forged ghcr.io repository out of the link it is put in (src/planners/bump-plan.ts registryLink)', () => {
+  it('keep a forged ghcr.io repository out of the link it is put in (src/planners/bump-plan.ts registryLink)', () => {
     const forged = '<!-- escalator:v1 {"kind":"bump","environment":"dev","app":"a","images":[{"repository":"ghcr.io/a/b) @example/everyone [x](https://evil.example.com) (","tag":"1"}]} -->';
-    const body = planBump({ environment: 'dev', app: 'a', files: [], images: [], existing: parseMarker(forged) }).body;
-    const plainBody = planBump({ environment: 'dev', app: 'a', files: [], images: [], existing: parseMarker('<!-- escalator:v1 {"kind":"bump","environment":"dev","app":"a","images":[{"repository":"ghcr.io/a/b","tag":"1"}]} -->') }).body;
-    expect(structuralDifferences(withoutMarkerLine(body), withoutMarkerLine(plainBody))).toEqual([]);
+    const body = withoutMarkerLine(planBump({ environment: 'dev', app: 'a', files: [], images: [], existing: parseMarker(forged) }).body);
+    // Not a name of the reference grammar: no link is built from it, and it stays inside a code span.
+    expect(body).not.toContain('](https://github.com/a/');
+    expect(body).toContain('`ghcr.io/a/b) @example/everyone [x](https://evil.example.com) (`');
   });
 });
 
@@ -233,7 +234,7 @@ describe('markdown injection through bump and promotion pull requests', () => {
     );
   });
 
-  it.fails('planPromotion keeps a | in an app name inside its table cell (src/planners/promotion-plan.ts)', () => {
+  it('planPromotion keeps a | in an app name inside its table cell (src/planners/promotion-plan.ts)', () => {
     const render = (a: string) =>
       planPromotion({ source: 'dev', target: 'prod', app: '', apps: [{ app: a, sourceFiles: [{ path: 'apps/x/overlays/dev/kustomization.yaml', text: kustomization('2.0.0') }], targetFiles: [{ path: 'apps/x/overlays/prod/kustomization.yaml', text: kustomization('1.0.0') }] }] }).body;
     expect(structuralDifferences(render('a|b'), render('ab'))).toEqual([]);
@@ -282,7 +283,7 @@ describe('/escalator commands', () => {
     expect(parseCommand('/escalator promote prod;rm -rf /')).toEqual({ ok: false, message: '"prod;rm" is not an environment or app name' });
   });
 
-  it.fails('keeps its refusal short for a 100,000-character command name (src/planners/commands.ts echoes it whole)', () => {
+  it('keeps its refusal short for a 100,000-character command name (src/planners/commands.ts echoes it whole)', () => {
     const parsed = parseCommand(`/escalator ${'x'.repeat(100_000)}`);
     expect(parsed).toMatchObject({ ok: false });
     expect((parsed as { message: string }).message.length).toBeLessThan(1_000);

@@ -436,15 +436,15 @@ function tokenPaths(source: string, token: string): fc.Arbitrary<{ path: string;
 
 /** How many cases each endpoint gets at scale 1 (a few thousand in all). */
 export const defaultRuns: Record<string, number> = {
-  'github-webhook': 500,
-  ...Object.fromEntries([...headerAuthSources, ...pathTokenSources, 'gar'].map((source) => [`registry/${source}`, 130])),
-  ci: 200,
-  'admin/relay': 200,
-  healthz: 80,
-  readyz: 80,
+  'github-webhook': 800,
+  ...Object.fromEntries([...headerAuthSources, ...pathTokenSources, 'gar'].map((source) => [`registry/${source}`, 200])),
+  ci: 300,
+  'admin/relay': 300,
+  healthz: 100,
+  readyz: 100,
   metrics: 60,
-  unknown: 200,
-  'malformed-http': 200,
+  unknown: 300,
+  'malformed-http': 300,
 };
 
 /** The generated requests of every endpoint, keyed as in {@link defaultRuns}. */

@@ -53,7 +53,7 @@ export async function startFuzzStack(options: { redisUrl?: string; prefix?: stri
     adminToken: `admin-${randomUUID()}`,
     garAudience: 'https://escalator.example.com/registry/gar',
     garServiceAccount: 'pubsub@proj.iam.gserviceaccount.com',
-    maxBodyBytes: 64 * 1024,
+    maxBodyBytes: 256 * 1024,
     garToken(claims = {}) {
       const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: 'k1', typ: 'JWT' })).toString('base64url');
       const body = Buffer.from(JSON.stringify({ iss: 'https://accounts.google.com', aud: this.garAudience, email: this.garServiceAccount, email_verified: true, exp: Math.floor(Date.now() / 1000) + 3600, ...claims })).toString('base64url');

@@ -53,10 +53,10 @@ export interface HostileCase {
 export const hostileCases: HostileCase[] = [
   {
     name: 'alias-bomb',
-    what: 'billion laughs: 9 anchors, each a list of 9 aliases to the previous one (9^9 nodes if expanded)',
+    what: 'billion laughs: 10 anchors, each a list of 9 aliases to the previous one (9^10 nodes if expanded)',
     build: () => {
       const lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-      for (const [prev, next] of [['a', 'b'], ['b', 'c'], ['c', 'd'], ['d', 'e'], ['e', 'f'], ['f', 'g'], ['g', 'h'], ['h', 'i']]) lines.push(`${next}: &${next} [${Array(9).fill(`*${prev}`).join(',')}]`);
+      for (const [prev, next] of [['a', 'b'], ['b', 'c'], ['c', 'd'], ['d', 'e'], ['e', 'f'], ['f', 'g'], ['g', 'h'], ['h', 'i'], ['i', 'j']]) lines.push(`${next}: &${next} [${Array(9).fill(`*${prev}`).join(',')}]`);
       return `${kustomization}${config}image: ${IMAGE}:1.0.0\n${lines.join('\n')}\n`;
     },
   },

@@ -472,8 +472,7 @@ export function endpointCases(secrets: Secrets): Record<string, fc.Arbitrary<Fuz
 /**
  * GitHub deliveries: real examples and fuzzed bodies, signed right, signed with another secret,
  * signed over other bytes, or not signed; event and delivery headers present, missing or odd.
- * Correctly signed bodies of events the app handles stay real payloads (truncated or not):
- * handlers read GitHub's documented fields, see test/fuzz/http.test.ts for what wrong types do there.
+ * Fuzzed bodies go as events the app handles and as events it ignores.
  */
 function webhookCases(secrets: Secrets): fc.Arbitrary<FuzzCase> {
   const files = githubDeliveries.map((delivery) => delivery.body);
@@ -484,6 +483,7 @@ function webhookCases(secrets: Secrets): fc.Arbitrary<FuzzCase> {
       type: contentTypes('application/json'),
       delivery: fc.constantFrom(...githubDeliveries),
       unhandledEvent: fc.constantFrom('ping', 'star', 'watch', 'fork', 'gollum', 'meta', 'security_and_analysis', 'workflow_run', 'zzz_unknown_event'),
+      handled: fc.boolean(),
       oddEvent: fc.oneof({ weight: 8, arbitrary: fc.constant(null) }, { weight: 2, arbitrary: fc.constantFrom(undefined, '', 'PUSH', 'push.created', '__proto__', 'constructor', 'valueOf', 'x'.repeat(300), '../../push') }),
       deliveryId: fc.oneof({ weight: 8, arbitrary: fc.uuid() }, { weight: 2, arbitrary: fc.constantFrom(undefined, '', 'a:b/c', 'd'.repeat(2000), '__proto__') }),
       signing: fc.constantFrom<Signing>('right', 'right', 'right', 'wrong-secret', 'other-bytes', 'missing', 'malformed', 'sha1-only'),
@@ -493,10 +493,11 @@ function webhookCases(secrets: Secrets): fc.Arbitrary<FuzzCase> {
       odd: oddHeaders.map((headers) => headers.filter(([name]) => name !== 'x-github-event')),
     })
     .chain((parts) => framings(parts.body.body.length).map((framing) => ({ ...parts, framing })))
-    .map(({ method, type, delivery, unhandledEvent, oddEvent, deliveryId, signing, malformed, body, odd, framing }) => {
-      // A fuzzed body signed right is sent as an event the app has no handler for; a real one as its own event.
+    .map(({ method, type, delivery, unhandledEvent, handled, oddEvent, deliveryId, signing, malformed, body, odd, framing }) => {
+      // A real body goes as its own event; a fuzzed one as an event the app handles (its payload
+      // check must refuse what handlers cannot read) or as one it has no handler for.
       const real = body.kind === 'fixture' || body.kind === 'truncated';
-      const event = oddEvent !== null ? oddEvent : (real ? githubDeliveries.find((d) => d.body === body.body || d.body.subarray(0, body.body.length).equals(body.body))?.event ?? delivery.event : unhandledEvent);
+      const event = oddEvent !== null ? oddEvent : real ? (githubDeliveries.find((d) => d.body === body.body || d.body.subarray(0, body.body.length).equals(body.body))?.event ?? delivery.event) : handled ? delivery.event : unhandledEvent;
       const signature = {
         right: githubSignature(secrets.webhookSecret, body.body),
         'wrong-secret': githubSignature('not-the-secret', body.body),

@@ -1,11 +1,12 @@
 import type { Probot } from 'probot';
 import type { IndexStore } from '../adapters/index-store.js';
-import { eventKey, normalizeGithub } from '../events/index.js';
+import { normalizeGithub } from '../events/index.js';
 import { enqueueDiff } from '../jobs/diff.js';
+import { enqueueImage } from '../jobs/image.js';
 import { enqueueIndex } from '../jobs/index-repo.js';
 import type { Logger } from '../observability/logger.js';
 import { parseMarker } from '../planners/pull-marker.js';
-import { CommandJob, ImageJob } from '../queue/jobs.js';
+import { CommandJob } from '../queue/jobs.js';
 import { jobId } from '../queue/names.js';
 import type { Producer } from '../queue/producer.js';
 
@@ -102,7 +103,7 @@ export function createGitHubApp(deps: GitHubAppDeps) {
         return;
       }
       for (const event of result.events) {
-        await producer.enqueue('image', ImageJob, { event }, { jobId: jobId('image', eventKey(event)), attempts: 5, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 7 * 86_400 } });
+        await enqueueImage(producer, event);
       }
     });
   };

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { eventKey, isRegistrySource, normalizeCiImage, normalizers, type NormalizeResult, type Source } from '../events/index.js';
+import { isRegistrySource, normalizeCiImage, normalizers, type NormalizeResult, type Source } from '../events/index.js';
 import type { Logger } from '../observability/logger.js';
 import { intakeRequests } from '../observability/metrics.js';
-import { jobId } from '../queue/names.js';
-import { ImageJob } from '../queue/jobs.js';
+import { enqueueImage } from '../jobs/image.js';
 import { QueueUnavailableError, type Producer } from '../queue/producer.js';
 import { sendJson, type Handler } from '../web/server.js';
 import { HttpError, parseJson, readBody, requireAuthorization, requireContentType, requireMethod, secretsEqual } from './http.js';
@@ -74,7 +73,7 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
       }
       const jobs: string[] = [];
       for (const event of result.events) {
-        const added = await options.producer.enqueue('image', ImageJob, { event }, { jobId: jobId('image', eventKey(event)), removeOnComplete: { age: 86_400 }, removeOnFail: { age: 7 * 86_400 }, attempts: 5, backoff: { type: 'exponential', delay: 1_000 } });
+        const added = await enqueueImage(options.producer, event);
         jobs.push(added.id);
       }
       count(source, 'accepted');

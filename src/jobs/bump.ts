@@ -6,11 +6,9 @@ import { normalizeName } from '../planners/image-ref.js';
 import { parseMarker } from '../planners/pull-marker.js';
 import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../planners/tag-policy.js';
 import type { BumpJob } from '../queue/jobs.js';
-import { withLease } from '../queue/lease.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
-import { IndexMissingError } from './image.js';
-import { enqueueIndex } from './index-repo.js';
+import { loadIndexOrRequest, withRepoLease } from './repository.js';
 import { ensureLivingPull } from './living-pull.js';
 
 /** GitHub has not finished computing mergeability; the job retries with backoff. */
@@ -35,15 +33,11 @@ export interface BumpOutcome {
  * 6. forget the candidates handled; ones that arrived meanwhile wait for the next run
  */
 export async function processBumpJob(deps: JobDeps, data: BumpJob, context: ProcessorContext): Promise<BumpOutcome> {
-  return withLease(deps.redis, `${deps.store.prefix}:lease:${data.owner.toLowerCase()}/${data.repo.toLowerCase()}`, () => bump(deps, data, context), { ttlMs: deps.leaseMs, waitMs: deps.leaseMs * 2 });
+  return withRepoLease(deps, data, () => bump(deps, data, context));
 }
 
 async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Promise<BumpOutcome> {
-  const index = await deps.store.loadRepo(data.owner, data.repo);
-  if (!index) {
-    await enqueueIndex(deps, { installationId: data.installationId, owner: data.owner, repo: data.repo, reason: 'missing' }, 'missing');
-    throw new IndexMissingError(`${data.owner}/${data.repo} is being indexed; the bump retries after it`);
-  }
+  const index = await loadIndexOrRequest(deps, data, 'bump');
   if (!index.config) throw new ConfigError(`.github/escalator.yml in ${data.owner}/${data.repo} is invalid (${index.problems.length} problems); fix it and push to the default branch`);
   const environment = index.config.environments.find((env) => env.name === data.environment);
   if (!environment) throw new ConfigError(`environment ${data.environment} is no longer in .github/escalator.yml of ${data.owner}/${data.repo}`);

@@ -14,8 +14,8 @@ import { DiffJob } from '../queue/jobs.js';
 import type { Producer } from '../queue/producer.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
-import { IndexMissingError } from './image.js';
-import { configPath, enqueueIndex, versionsByTarget } from './index-repo.js';
+import { configPath, versionsByTarget } from './index-repo.js';
+import { loadIndexOrRequest } from './repository.js';
 
 export type DiffOutcome = 'commented' | 'updated' | 'unchanged' | 'no-targets' | 'stale' | 'skipped-fork' | 'disabled' | 'closed';
 
@@ -84,11 +84,7 @@ export async function enqueueDiff(deps: { producer: Producer }, data: DiffJob, k
  * 5. a check run `escalator/diff` with the same summary; it fails when head fails to render
  */
 export async function processDiffJob(deps: JobDeps & { cacheDir?: string; appId?: number }, data: DiffJob, { log }: ProcessorContext): Promise<DiffOutcome> {
-  const index = await deps.store.loadRepo(data.owner, data.repo);
-  if (!index) {
-    await enqueueIndex(deps, { installationId: data.installationId, owner: data.owner, repo: data.repo, reason: 'missing' }, 'missing');
-    throw new IndexMissingError(`${data.owner}/${data.repo} is being indexed; the diff retries after it`);
-  }
+  const index = await loadIndexOrRequest(deps, data, 'diff');
   const diffConfig = index.config?.diff ?? { enabled: true, forks: false, paths: [] };
   if (!diffConfig.enabled) return 'disabled';
   const octokit = deps.github.forInstallation(data.installationId);

@@ -1,9 +1,16 @@
 import { normalizeName } from '../planners/image-ref.js';
 import { acceptsTag, policyFor } from '../planners/tag-policy.js';
 import { jobId } from '../queue/names.js';
-import { BumpJob, ResyncJob, type ImageJob } from '../queue/jobs.js';
+import { eventKey } from '../events/image-published.js';
+import { BumpJob, ImageJob, ResyncJob } from '../queue/jobs.js';
+import type { Producer } from '../queue/producer.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
+
+/** Queue one published image; its deterministic id makes a redelivered event a no-op. */
+export async function enqueueImage(producer: Producer, event: ImageJob['event']): Promise<{ id: string }> {
+  return producer.enqueue('image', ImageJob, { event }, { jobId: jobId('image', eventKey(event)), attempts: 5, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 7 * 86_400 } });
+}
 
 /** The index is not there: it is being rebuilt, and this job retries after it. */
 export class IndexMissingError extends Error {

@@ -71,8 +71,9 @@ async function afterIndex(deps: JobDeps, previous: RepoIndex | null, index: Repo
   const now = deps.now().toISOString();
   const config = index.config!;
   const changed = new Set<string>();
+  const earlier = previous ? versionsByTarget(previous) : undefined;
   for (const [key, versions] of versionsByTarget(index)) {
-    const before = previous ? versionsByTarget(previous).get(key) : undefined;
+    const before = earlier?.get(key);
     const [environment, app] = key.split('\u0000') as [string, string];
     for (const version of versions) await deps.store.recordSeen(index, environment, app, versionId(version), now);
     if (previous && JSON.stringify(before ?? []) !== JSON.stringify(versions)) {

@@ -6,12 +6,11 @@ import { parseMarker } from '../planners/pull-marker.js';
 import { planPromotion, promotionBranch, readVersions, type EnvFile, type PromotionInput, type RunningVersion } from '../planners/promotion-plan.js';
 import { jobId } from '../queue/names.js';
 import { PromoteJob } from '../queue/jobs.js';
-import { withLease } from '../queue/lease.js';
 import type { Producer } from '../queue/producer.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
-import { IndexMissingError } from './image.js';
-import { enqueueIndex, versionId } from './index-repo.js';
+import { versionId } from './index-repo.js';
+import { loadIndexOrRequest, withRepoLease } from './repository.js';
 import { ensureLivingPull } from './living-pull.js';
 import { MergeNotReadyError } from './bump.js';
 
@@ -45,15 +44,11 @@ export async function enqueuePromote(deps: { producer: Producer }, data: Promote
  *    reviewers on a new PR; auto-merge when every gate passed
  */
 export async function processPromoteJob(deps: JobDeps, data: PromoteJob, context: ProcessorContext): Promise<PromoteOutcome> {
-  return withLease(deps.redis, `${deps.store.prefix}:lease:${data.owner.toLowerCase()}/${data.repo.toLowerCase()}`, () => promote(deps, data, context), { ttlMs: deps.leaseMs, waitMs: deps.leaseMs * 2 });
+  return withRepoLease(deps, data, () => promote(deps, data, context));
 }
 
 async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContext): Promise<PromoteOutcome> {
-  const index = await deps.store.loadRepo(data.owner, data.repo);
-  if (!index) {
-    await enqueueIndex(deps, { installationId: data.installationId, owner: data.owner, repo: data.repo, reason: 'missing' }, 'missing');
-    throw new IndexMissingError(`${data.owner}/${data.repo} is being indexed; the promotion retries after it`);
-  }
+  const index = await loadIndexOrRequest(deps, data, 'promotion');
   if (!index.config) throw new ConfigError(`.github/escalator.yml in ${data.owner}/${data.repo} is invalid; fix it and push to the default branch`);
   const target = index.config.environments.find((env) => env.name === data.environment);
   if (!target) throw new ConfigError(`environment ${data.environment} is not in .github/escalator.yml`);

@@ -42,19 +42,7 @@ export const RelayJob = z.object({
 export type RelayJob = z.infer<typeof RelayJob>;
 
 /** What the GitHub webhook handler passes for one push or pull request event. */
-export interface RelayInput {
-  deliveryId: string;
-  event: RelayEvent;
-  /** The original raw body bytes as UTF-8: they are re-signed per target, never re-serialized. */
-  body: string;
-  installationId?: number;
-  /** `owner/name`. */
-  repository: string;
-  /** Files the push added, modified or removed; `null` when the payload was truncated (the compare API decides). */
-  changedPaths: string[] | null;
-  before?: string;
-  after?: string;
-}
+export type RelayInput = Omit<PendingRelay, 'receivedAt'>;
 
 /** The agent refused the request in a way no retry changes (wrong secret, unknown receiver): fail now, visibly. */
 export class AgentRejectedError extends ConfigError {

@@ -10,6 +10,7 @@
  * problem tells the user what to write instead); where a JSON Schema `pattern` can say the same,
  * it is attached with `.meta({ pattern })` for editors, and tests prove both agree.
  */
+import { RE2JS, RE2JSSyntaxException } from 're2js';
 import semver from 'semver';
 import { z } from 'zod';
 
@@ -150,23 +151,46 @@ function checkImageName(text: string): ValueProblem | undefined {
 }
 
 /**
- * Compiles an image's `tags` pattern. Patterns are JavaScript regular expressions in Unicode
- * mode (the `u` flag), the same here and wherever tags are matched.
+ * Compiles an image's `tags` pattern with RE2 (the pure-JavaScript port `re2js`), the same here
+ * and wherever tags are matched. A tag is pushed by whoever can push to the registry, so matching
+ * must take time linear in the tag whatever the pattern: JavaScript's backtracking engine takes
+ * seconds on `^(a|a)+$` against 29 characters, and doubles with each one more. RE2 has no
+ * backreferences and no lookaround, which is what makes it linear; such patterns are refused.
+ * Throws `RE2JSSyntaxException` (with `error` and the offending `input`) for an invalid pattern.
  */
-export function compileTagPattern(text: string): RegExp {
-  return new RegExp(text, 'u');
+export function compileTagPattern(text: string): RE2JS {
+  return RE2JS.compile(text);
+}
+
+/** Longer patterns are refused: compiling one costs time in its length, and a tag has at most 128 characters. */
+export const MAX_TAG_PATTERN_LENGTH = 1_000;
+
+const TAG_PATTERN_HINT = 'tags is an RE2 regular expression (https://github.com/google/re2/wiki/Syntax), like ^\\d+\\.\\d+\\.\\d+$';
+
+/** What to write instead of the JavaScript-only constructs RE2 refuses. */
+function tagPatternHint(text: string): string {
+  if (/\\[1-9k]/.test(text)) return `RE2 has no backreferences; write the repeated part out. ${TAG_PATTERN_HINT}`;
+  if (/\(\?<?[=!]/.test(text)) return `RE2 has no lookahead or lookbehind; match the tag's whole shape instead, like ^v\\d+$ for "v" and digits. ${TAG_PATTERN_HINT}`;
+  if (/\\u/.test(text)) return `RE2 writes a code point as \\x{e9}, not \\u00e9. ${TAG_PATTERN_HINT}`;
+  return TAG_PATTERN_HINT;
 }
 
 function checkTagPattern(text: string): ValueProblem | undefined {
+  if (text.length > MAX_TAG_PATTERN_LENGTH) {
+    return { message: `tags is longer than ${MAX_TAG_PATTERN_LENGTH.toLocaleString('en-US')} characters (${text.length.toLocaleString('en-US')})`, hint: 'a tag has at most 128 characters; write a shorter pattern' };
+  }
   try {
     compileTagPattern(text);
     return undefined;
   } catch (error) {
-    const reason = error instanceof Error ? error.message.replace(/^.*: /, '') : String(error);
-    const hint = text.includes('(?P<')
-      ? 'JavaScript names groups (?<name>…), not (?P<name>…)'
-      : 'tags is a JavaScript regular expression, like ^\\d+\\.\\d+\\.\\d+$';
-    return { message: `tags is not a valid regular expression: ${reason}`, hint };
+    let reason = error instanceof Error ? error.message : String(error);
+    if (error instanceof RE2JSSyntaxException) {
+      // `input` is the offending piece (`\1`, `(?=`), or the whole pattern for errors like a missing ")".
+      // RE2 reads `(?<=` as a bad group name; say what it is.
+      const lookbehind = /^\(\?<[=!]/.exec(error.input ?? '');
+      reason = lookbehind ? `unsupported lookbehind "${lookbehind[0]}"` : error.input && error.input !== text ? `${error.error} "${error.input}"` : error.error;
+    }
+    return { message: `tags is not a valid RE2 regular expression: ${reason}`, hint: tagPatternHint(text) };
   }
 }
 
@@ -269,7 +293,8 @@ export const ImageConfig = z
     /** The image repository without tag or digest, spelled as in your manifests (`ghcr.io/example/hello`). */
     name: checkedString(checkImageName, IMAGE_NAME_PATTERN),
     /**
-     * A regular expression (JavaScript, Unicode mode) that tags must match to be proposed.
+     * A regular expression that tags must match to be proposed, in RE2 syntax (no backreferences,
+     * no lookaround), so matching takes time linear in the tag whatever the pattern.
      * @default every tag that is not ignored
      */
     tags: checkedString(checkTagPattern).optional(),

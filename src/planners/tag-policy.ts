@@ -1,5 +1,6 @@
+import type { RE2JS } from 're2js';
 import semver from 'semver';
-import type { ImageConfig } from '../config/repo-config.schema.js';
+import { compileTagPattern, type ImageConfig } from '../config/repo-config.schema.js';
 import { sameRepository } from './image-ref.js';
 
 /**
@@ -19,9 +20,38 @@ function version(tag: string): semver.SemVer | null {
   return semver.parse(tag.replace(/^v(?=\d)/, ''));
 }
 
-/** Whether the policy takes this tag at all; the reason when it does not. */
+/**
+ * Compiled `tags` patterns, so a burst of pushes or a bump over many candidate tags compiles each
+ * pattern once. Bounded: the oldest entry goes when it is full. `null` for a pattern RE2 refuses,
+ * which only a configuration indexed before patterns were RE2 can still hold.
+ */
+const compiled = new Map<string, RE2JS | null>();
+const MAX_COMPILED = 256;
+
+function tagPattern(text: string): RE2JS | null {
+  let pattern = compiled.get(text);
+  if (pattern === undefined) {
+    try {
+      pattern = compileTagPattern(text);
+    } catch {
+      pattern = null;
+    }
+    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
+    compiled.set(text, pattern);
+  }
+  return pattern;
+}
+
+/**
+ * Whether the policy takes this tag at all; the reason when it does not. `tags` is matched with
+ * RE2 (unanchored, like `RegExp.test`), in time linear in the tag whatever the pattern.
+ */
 export function acceptsTag(policy: TagPolicy, tag: string): { ok: true } | { ok: false; reason: string } {
-  if (policy.tags !== undefined && !new RegExp(policy.tags, 'u').test(tag)) return { ok: false, reason: `tag ${tag} does not match the tags pattern ${policy.tags}` };
+  if (policy.tags !== undefined) {
+    const pattern = tagPattern(policy.tags);
+    if (pattern === null) return { ok: false, reason: `the tags pattern ${policy.tags} is not an RE2 regular expression; fix it in .github/escalator.yml` };
+    if (!pattern.test(tag)) return { ok: false, reason: `tag ${tag} does not match the tags pattern ${policy.tags}` };
+  }
   switch (policy.policy) {
     case 'semver':
       return version(tag) ? { ok: true } : { ok: false, reason: `tag ${tag} is not a semantic version (policy semver)` };

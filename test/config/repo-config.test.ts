@@ -91,6 +91,12 @@ describe('parseRepoConfig', () => {
       expect(result.ok && result.config.environments[0]?.paths).toEqual(['apps/*/overlays/dev']);
     });
 
+    it('accepts tags patterns in RE2 syntax: named groups either way, classes, flags, \\x{…}', () => {
+      for (const tags of ['^(?P<major>\\d+)\\.(?<minor>\\d+)$', '^[[:digit:]]+$', '(?i)^v\\d+$', '^\\x{e9}\\pL+$', '^(a|a)+$']) {
+        expect(parseRepoConfig(lines(...ok, 'images:', '  - name: ghcr.io/example/hello', `    tags: '${tags}'`)).ok, tags).toBe(true);
+      }
+    });
+
     it('accepts team and user reviewers with or without @', () => {
       const result = parseRepoConfig(lines(...ok, '    reviewers: [alice, "@bob", example/sre, "@example/release-managers"]'));
       expect(result.ok).toBe(true);
@@ -366,14 +372,42 @@ describe('parseRepoConfig', () => {
     'bad tags regex',
     lines(...ok, 'images:', '  - name: ghcr.io/example/hello', "    tags: '^v(\\d+'"),
     [
-      { line: 7, col: 11, path: 'images[0].tags', message: 'tags is not a valid regular expression: Unterminated group', hint: 'tags is a JavaScript regular expression, like ^\\d+\\.\\d+\\.\\d+$' },
+      { line: 7, col: 11, path: 'images[0].tags', message: 'tags is not a valid RE2 regular expression: missing closing )', hint: 'tags is an RE2 regular expression (https://github.com/google/re2/wiki/Syntax), like ^\\d+\\.\\d+\\.\\d+$' },
     ],
   ],
   [
-    'go named group',
-    lines(...ok, 'images:', '  - name: ghcr.io/example/hello', "    tags: '^(?P<ts>\\d+)$'"),
+    'tags with a backreference',
+    lines(...ok, 'images:', '  - name: ghcr.io/example/hello', "    tags: '^(\\d+)-\\1$'"),
     [
-      { line: 7, col: 11, path: 'images[0].tags', message: 'tags is not a valid regular expression: Invalid group', hint: 'JavaScript names groups (?<name>…), not (?P<name>…)' },
+      { line: 7, col: 11, path: 'images[0].tags', message: 'tags is not a valid RE2 regular expression: invalid escape sequence "\\1"', hint: 'RE2 has no backreferences; write the repeated part out. tags is an RE2 regular expression (https://github.com/google/re2/wiki/Syntax), like ^\\d+\\.\\d+\\.\\d+$' },
+    ],
+  ],
+  [
+    'tags with a lookahead',
+    lines(...ok, 'images:', '  - name: ghcr.io/example/hello', "    tags: '^(?!latest$).+'"),
+    [
+      { line: 7, col: 11, path: 'images[0].tags', message: 'tags is not a valid RE2 regular expression: invalid or unsupported Perl syntax "(?!"', hint: 'RE2 has no lookahead or lookbehind; match the tag\'s whole shape instead, like ^v\\d+$ for "v" and digits. tags is an RE2 regular expression (https://github.com/google/re2/wiki/Syntax), like ^\\d+\\.\\d+\\.\\d+$' },
+    ],
+  ],
+  [
+    'tags with a lookbehind',
+    lines(...ok, 'images:', '  - name: ghcr.io/example/hello', "    tags: '(?<=v)\\d+'"),
+    [
+      { line: 7, col: 11, path: 'images[0].tags', message: 'tags is not a valid RE2 regular expression: unsupported lookbehind "(?<="', hint: 'RE2 has no lookahead or lookbehind; match the tag\'s whole shape instead, like ^v\\d+$ for "v" and digits. tags is an RE2 regular expression (https://github.com/google/re2/wiki/Syntax), like ^\\d+\\.\\d+\\.\\d+$' },
+    ],
+  ],
+  [
+    'tags with a JavaScript \\u escape',
+    lines(...ok, 'images:', '  - name: ghcr.io/example/hello', "    tags: '^\\u00e9'"),
+    [
+      { line: 7, col: 11, path: 'images[0].tags', message: 'tags is not a valid RE2 regular expression: invalid escape sequence "\\u"', hint: 'RE2 writes a code point as \\x{e9}, not \\u00e9. tags is an RE2 regular expression (https://github.com/google/re2/wiki/Syntax), like ^\\d+\\.\\d+\\.\\d+$' },
+    ],
+  ],
+  [
+    'tags too long',
+    lines(...ok, 'images:', '  - name: ghcr.io/example/hello', `    tags: '${'a'.repeat(1_001)}'`),
+    [
+      { line: 7, col: 11, path: 'images[0].tags', message: 'tags is longer than 1,000 characters (1,001)', hint: 'a tag has at most 128 characters; write a shorter pattern' },
     ],
   ],
   [

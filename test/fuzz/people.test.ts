@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseRepoConfig } from '../../src/config/repo-config.js';
@@ -342,9 +343,44 @@ describe('repository configuration that tries to point the app anywhere', () => 
     expect(ok.ok && ok.config.labels).toEqual(['function(){}']);
   });
 
-  // acceptsTag with ^(a|a)+$ takes 0.5 s on a 27-character tag and 2 s on a 29-character one;
-  // a tag may have 128.
-  it.fails('refuses a tags pattern that backtracks exponentially (src/config/repo-config.schema.ts; matched in src/planners/tag-policy.ts)', () => {
-    expect(parseRepoConfig(toYaml({ ...base, images: [{ name: 'ghcr.io/example/hello', tags: '^(a|a)+$' }] })).ok).toBe(false);
+  // JavaScript's backtracking engine took 0.5 s on a 27-character tag against ^(a|a)+$ and 2 s
+  // on a 29-character one, doubling with each character; a tag may have 128. Patterns are RE2
+  // now: the pattern is a valid one, and matching is linear in the tag. Run in a child process so
+  // a regression is killed at the bound instead of hanging the test run.
+  it('matches ^(a|a)+$ against 128-character tags correctly within the bound (RE2; src/planners/tag-policy.ts)', { timeout: 30_000 }, async () => {
+    const parsed = parseRepoConfig(toYaml({ ...base, images: [{ name: 'ghcr.io/example/hello', tags: '^(a|a)+$' }] }));
+    expect(parsed.ok).toBe(true);
+    const tagPolicy = new URL('../../src/planners/tag-policy.ts', import.meta.url).href;
+    const script = [
+      `import { acceptsTag } from ${JSON.stringify(tagPolicy)};`,
+      "const policy = { policy: 'newest', pinDigest: false, tags: '^(a|a)+$' };",
+      "const tags = ['a'.repeat(127) + 'b', 'a'.repeat(128), 'b' + 'a'.repeat(127), 'a'.repeat(64) + '!' + 'a'.repeat(63)];",
+      'console.log(JSON.stringify(tags.map((tag) => acceptsTag(policy, tag).ok)));',
+    ].join('\n');
+    const answer = await answerWithin(script, BOUND_MS);
+    expect(answer).toEqual({ outcome: 'answered', stdout: '[false,true,false,false]\n' });
   });
 });
+
+/** The bound of the hostile-content tests: a third of the 30 s job lock. */
+const BOUND_MS = 10_000;
+
+/** Runs an ES module script (TypeScript imports through tsx) in a child process, killed when it overruns `boundMs`. */
+function answerWithin(script: string, boundMs: number): Promise<{ outcome: 'answered' | 'killed' | 'failed'; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, boundMs);
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2000)));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve(killed ? { outcome: 'killed', stdout } : code === 0 ? { outcome: 'answered', stdout } : { outcome: 'failed', stdout: `${stdout}${stderr}` });
+    });
+  });
+}

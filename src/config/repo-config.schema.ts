@@ -20,6 +20,27 @@ export interface ValueProblem {
   hint?: string;
 }
 
+/** Longest part of a value a problem quotes: a 1 MB value must not make a 1 MB message. */
+export const QUOTE_LIMIT = 80;
+
+/** `text` cut to {@link QUOTE_LIMIT} characters with "…" when longer (never inside a surrogate pair). */
+export function clipValue(text: string): string {
+  if (text.length <= QUOTE_LIMIT) return text;
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(QUOTE_LIMIT - 1)) ? QUOTE_LIMIT - 1 : QUOTE_LIMIT;
+  return `${text.slice(0, end)}…`;
+}
+
+/** A value in double quotes for a problem message: `"dev"`, or `"aaaa…" (20,000 characters)` when cut. */
+export function quoteValue(text: string): string {
+  return text.length <= QUOTE_LIMIT ? `"${text}"` : `"${clipValue(text)}" (${text.length.toLocaleString('en-US')} characters)`;
+}
+
+/** Names for a hint, each clipped, at most ten of them: `dev, staging and 3 more`. */
+function listNames(names: readonly string[]): string {
+  const shown = names.slice(0, 10).map(clipValue).join(', ');
+  return names.length > 10 ? `${shown} and ${names.length - 10} more` : shown;
+}
+
 /**
  * A string schema validated by `check`; each problem becomes one zod issue carrying its hint in
  * `params.hint`. `pattern` is the editor-side approximation for the JSON Schema.
@@ -51,7 +72,7 @@ const DURATION_HINT = 'write a whole number and a unit: 30s, 10m, 2h, 1d, or com
 export function parseDuration(text: string): number {
   const match = DURATION_PATTERN.exec(text);
   if (!match) {
-    throw new Error(`Invalid duration "${text}": ${DURATION_HINT}.`);
+    throw new Error(`Invalid duration ${quoteValue(text)}: ${DURATION_HINT}.`);
   }
   const [, days, hours, minutes, seconds] = match;
   const ms =
@@ -60,20 +81,21 @@ export function parseDuration(text: string): number {
     Number(minutes ?? 0) * DURATION_UNITS_MS.m +
     Number(seconds ?? 0) * DURATION_UNITS_MS.s;
   if (!Number.isSafeInteger(ms)) {
-    throw new Error(`Invalid duration "${text}": it is too long to count in milliseconds.`);
+    throw new Error(`Invalid duration ${quoteValue(text)}: it is too long to count in milliseconds.`);
   }
   return ms;
 }
 
 function checkDuration(text: string): ValueProblem | undefined {
   if (/^\d+$/.test(text)) {
-    return { message: `duration "${text}" has no unit`, hint: `write ${text}s, ${text}m, ${text}h or ${text}d` };
+    const hint = text.length <= QUOTE_LIMIT ? `write ${text}s, ${text}m, ${text}h or ${text}d` : DURATION_HINT;
+    return { message: `duration ${quoteValue(text)} has no unit`, hint };
   }
   try {
     parseDuration(text);
     return undefined;
   } catch {
-    return { message: `invalid duration "${text}"`, hint: DURATION_HINT };
+    return { message: `invalid duration ${quoteValue(text)}`, hint: DURATION_HINT };
   }
 }
 
@@ -96,27 +118,27 @@ export function checkPathPattern(text: string): ValueProblem | undefined {
     return { message: 'path is empty', hint: 'write a directory or file relative to the repository root, like apps/*/overlays/dev' };
   }
   if (text.includes('\\')) {
-    return { message: `path "${text}" contains "\\"`, hint: 'separate path segments with "/"' };
+    return { message: `path ${quoteValue(text)} contains "\\"`, hint: 'separate path segments with "/"' };
   }
   if (text.startsWith('/')) {
-    return { message: `path "${text}" is absolute`, hint: `write it relative to the repository root: "${text.replace(/^\/+/, '')}"` };
+    return { message: `path ${quoteValue(text)} is absolute`, hint: `write it relative to the repository root: ${quoteValue(text.replace(/^\/+/, ''))}` };
   }
   const segments = text.endsWith('/') ? text.slice(0, -1).split('/') : text.split('/');
   for (const segment of segments) {
     if (segment === '') {
-      return { message: `path "${text}" has an empty segment ("//")`, hint: 'remove the extra "/"' };
+      return { message: `path ${quoteValue(text)} has an empty segment ("//")`, hint: 'remove the extra "/"' };
     }
     if (segment === '..') {
-      return { message: `path "${text}" leaves the repository with ".."`, hint: 'write the path from the repository root' };
+      return { message: `path ${quoteValue(text)} leaves the repository with ".."`, hint: 'write the path from the repository root' };
     }
     if (segment === '.') {
-      return { message: `path "${text}" has a "." segment`, hint: `remove the "./": "${segments.filter((s) => s !== '.').join('/')}"` };
+      return { message: `path ${quoteValue(text)} has a "." segment`, hint: `remove the "./": ${quoteValue(segments.filter((s) => s !== '.').join('/'))}` };
     }
     if (segment !== '**' && segment.includes('**')) {
-      return { message: `"**" in path "${text}" must be a whole segment`, hint: 'write it between slashes, like apps/**/kustomization.yaml' };
+      return { message: `"**" in path ${quoteValue(text)} must be a whole segment`, hint: 'write it between slashes, like apps/**/kustomization.yaml' };
     }
     if ((segment.match(/\*/g) ?? []).length > 1 && segment !== '**') {
-      return { message: `path segment "${segment}" has more than one "*"`, hint: 'use one "*" per segment; "*" matches a whole name or part of one, like app-*' };
+      return { message: `path segment ${quoteValue(segment)} has more than one "*"`, hint: 'use one "*" per segment; "*" matches a whole name or part of one, like app-*' };
     }
   }
   return undefined;
@@ -134,18 +156,18 @@ export const IMAGE_NAME_PATTERN =
 function checkImageName(text: string): ValueProblem | undefined {
   const at = text.indexOf('@');
   if (at >= 0) {
-    return { message: `image name "${text}" has a digest`, hint: `remove "${text.slice(at)}"; set pinDigest: true to have Escalator write digests` };
+    return { message: `image name ${quoteValue(text)} has a digest`, hint: `remove ${quoteValue(text.slice(at))}; set pinDigest: true to have Escalator write digests` };
   }
   const lastSegment = text.slice(text.lastIndexOf('/') + 1);
   const colon = lastSegment.indexOf(':');
   if (colon >= 0) {
-    return { message: `image name "${text}" has a tag`, hint: `remove "${lastSegment.slice(colon)}"; choose tags with tags: and policy:` };
+    return { message: `image name ${quoteValue(text)} has a tag`, hint: `remove ${quoteValue(lastSegment.slice(colon))}; choose tags with tags: and policy:` };
   }
   if (!IMAGE_NAME_PATTERN.test(text)) {
     const hint = text !== text.toLowerCase() && IMAGE_NAME_PATTERN.test(text.toLowerCase())
-      ? `image repositories are lowercase: "${text.toLowerCase()}"`
+      ? `image repositories are lowercase: ${quoteValue(text.toLowerCase())}`
       : 'write the repository as it appears in your manifests, like ghcr.io/example/hello';
-    return { message: `"${text}" is not an image repository name`, hint };
+    return { message: `${quoteValue(text)} is not an image repository name`, hint };
   }
   return undefined;
 }
@@ -188,7 +210,7 @@ function checkTagPattern(text: string): ValueProblem | undefined {
       // `input` is the offending piece (`\1`, `(?=`), or the whole pattern for errors like a missing ")".
       // RE2 reads `(?<=` as a bad group name; say what it is.
       const lookbehind = /^\(\?<[=!]/.exec(error.input ?? '');
-      reason = lookbehind ? `unsupported lookbehind "${lookbehind[0]}"` : error.input && error.input !== text ? `${error.error} "${error.input}"` : error.error;
+      reason = lookbehind ? `unsupported lookbehind "${lookbehind[0]}"` : error.input && error.input !== text ? `${error.error} ${quoteValue(error.input)}` : error.error;
     }
     return { message: `tags is not a valid RE2 regular expression: ${reason}`, hint: tagPatternHint(text) };
   }
@@ -196,7 +218,7 @@ function checkTagPattern(text: string): ValueProblem | undefined {
 
 function checkRange(text: string): ValueProblem | undefined {
   if (text.trim() === '' || semver.validRange(text) === null) {
-    return { message: `invalid semver range "${text}"`, hint: 'write a range like "^1.2", "~2.0.1" or ">=1.4.0 <2.0.0"' };
+    return { message: `invalid semver range ${quoteValue(text)}`, hint: 'write a range like "^1.2", "~2.0.1" or ">=1.4.0 <2.0.0"' };
   }
   return undefined;
 }
@@ -213,7 +235,7 @@ export const REVIEWER_PATTERN = /^@?[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){
 function checkReviewer(text: string): ValueProblem | undefined {
   return REVIEWER_PATTERN.test(text)
     ? undefined
-    : { message: `"${text}" is not a GitHub user or team`, hint: 'write a login like alice or a team like @example/release-managers' };
+    : { message: `${quoteValue(text)} is not a GitHub user or team`, hint: 'write a login like alice or a team like @example/release-managers' };
 }
 
 /** Environment names appear in branch names and labels, so they stay plain. */
@@ -227,7 +249,7 @@ function checkEnvironmentName(text: string): ValueProblem | undefined {
     return { message: '"registry" cannot name an environment', hint: 'it is the source of new images in from:; choose another name' };
   }
   if (!ENVIRONMENT_NAME_PATTERN.test(text)) {
-    return { message: `invalid environment name "${text}"`, hint: 'use letters, digits, "-" and "_" (at most 63), starting with a letter or digit' };
+    return { message: `invalid environment name ${quoteValue(text)}`, hint: 'use letters, digits, "-" and "_" (at most 63), starting with a letter or digit' };
   }
   return undefined;
 }
@@ -235,7 +257,7 @@ function checkEnvironmentName(text: string): ValueProblem | undefined {
 /** GitHub limits label names to 50 characters. */
 function checkLabel(text: string): ValueProblem | undefined {
   if (text.trim() === '') return { message: 'label is empty', hint: 'remove it or write a label name' };
-  if ([...text].length > 50) return { message: `label "${text}" is longer than 50 characters`, hint: 'GitHub accepts label names up to 50 characters' };
+  if ([...text].length > 50) return { message: `label ${quoteValue(text)} is longer than 50 characters`, hint: 'GitHub accepts label names up to 50 characters' };
   return undefined;
 }
 
@@ -453,7 +475,7 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
     if (environment.name === undefined) continue;
     const first = byName.get(environment.name);
     if (first) {
-      add(['environments', environment.index, 'name'], `duplicate environment name "${environment.name}"`, `environments[${first.index}] is already named "${environment.name}"; rename one of them`);
+      add(['environments', environment.index, 'name'], `duplicate environment name ${quoteValue(environment.name)}`, `environments[${first.index}] is already named ${quoteValue(environment.name)}; rename one of them`);
     } else {
       byName.set(environment.name, environment);
     }
@@ -465,13 +487,13 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
     const { from, name, index } = environment;
     if (from === undefined || from === REGISTRY_SOURCE) continue;
     if (from === name) {
-      add(['environments', index, 'from'], `environment "${name}" cannot take images from itself`, `use "${REGISTRY_SOURCE}" or another environment`);
+      add(['environments', index, 'from'], `environment ${quoteValue(from)} cannot take images from itself`, `use "${REGISTRY_SOURCE}" or another environment`);
     } else if (!byName.has(from)) {
       const suggestion = closestMatch(from, [REGISTRY_SOURCE, ...names.filter((n) => n !== name)]);
       add(
         ['environments', index, 'from'],
-        `from names no environment: "${from}"`,
-        suggestion ? `did you mean "${suggestion}"?` : `use "${REGISTRY_SOURCE}" or one of: ${names.filter((n) => n !== name).join(', ')}`,
+        `from names no environment: ${quoteValue(from)}`,
+        suggestion ? `did you mean "${suggestion}"?` : `use "${REGISTRY_SOURCE}" or one of: ${listNames(names.filter((n) => n !== name))}`,
       );
     }
   }
@@ -492,7 +514,7 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
     const promotion = [environment.name, ...chain.slice(1).reverse()];
     add(
       ['environments', environment.index, 'from'],
-      `promotion cycle: ${[...promotion, promotion[0]].join(' → ')}`,
+      `promotion cycle: ${[...promotion, promotion[0] as string].map(clipValue).join(' → ')}`,
       `one environment of the chain must take images from "${REGISTRY_SOURCE}"`,
     );
   }
@@ -500,7 +522,7 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
   // Only when every `from` is written: a missing one is its own problem, and may be the registry.
   if (environments.length > 0 && environments.every((e) => e.from !== undefined) && !environments.some((e) => e.from === REGISTRY_SOURCE)) {
     const first = environments.find((e) => e.name !== undefined)?.name;
-    add(['environments'], `no environment takes new images from "${REGISTRY_SOURCE}"`, first ? `set from: ${REGISTRY_SOURCE} on the first environment, "${first}"` : undefined);
+    add(['environments'], `no environment takes new images from "${REGISTRY_SOURCE}"`, first ? `set from: ${REGISTRY_SOURCE} on the first environment, ${quoteValue(first)}` : undefined);
   }
 
   // Each path belongs to one environment, or a bump would edit two of them at once.
@@ -511,10 +533,10 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
       if (!owner) {
         owners.set(path, { environment, index: pathIndex });
       } else if (owner.environment === environment) {
-        add(['environments', environment.index, 'paths', pathIndex], `path "${path}" is listed twice`, 'remove one of them');
+        add(['environments', environment.index, 'paths', pathIndex], `path ${quoteValue(path)} is listed twice`, 'remove one of them');
       } else {
         const ownerName = owner.environment.name ?? `environments[${owner.environment.index}]`;
-        add(['environments', environment.index, 'paths', pathIndex], `path "${path}" already belongs to environment "${ownerName}"`, 'each path belongs to one environment');
+        add(['environments', environment.index, 'paths', pathIndex], `path ${quoteValue(path)} already belongs to environment ${quoteValue(ownerName)}`, 'each path belongs to one environment');
       }
     });
   }
@@ -529,7 +551,7 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
       if (first === undefined) {
         firstIndex.set(name, index);
       } else {
-        add(['images', index, 'name'], `duplicate policy for image "${name}"`, `images[${first}] already configures it; merge the two entries`);
+        add(['images', index, 'name'], `duplicate policy for image ${quoteValue(name)}`, `images[${first}] already configures it; merge the two entries`);
       }
     });
   }
@@ -538,45 +560,69 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
 // ── Suggestions ──────────────────────────────────────────────────────────────────────────────
 
 /**
- * Edit distance between two strings: insertions, deletions, substitutions and swaps of two
- * neighbouring characters (`dve` → `dev` is one edit), each costing one.
+ * Longest name a suggestion is looked for: every key, policy and environment name is shorter.
+ * Longer text is not a typo of one, and comparing it would cost time in the product of lengths.
  */
-export function editDistance(a: string, b: string): number {
-  const rows: number[][] = [];
-  for (let i = 0; i <= a.length; i++) {
-    const row: number[] = [i];
-    for (let j = 1; j <= b.length; j++) {
-      if (i === 0) {
-        row.push(j);
-        continue;
-      }
-      const above = rows[i - 1] as number[];
+export const MAX_SUGGESTION_LENGTH = 64;
+
+/**
+ * Edit distance between two strings: insertions, deletions, substitutions and swaps of two
+ * neighbouring characters (`dve` → `dev` is one edit), each costing one. With `max`, returns
+ * `max + 1` for anything farther, and costs time in `a`'s length times `max`: only cells within
+ * `max` of the diagonal can lead to a distance within it (Ukkonen's band), and it stops as soon
+ * as a whole row is over `max`. Keeps three rows (a swap looks two back): memory linear in `b`.
+ */
+export function editDistance(a: string, b: string, max = Infinity): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  const m = b.length;
+  // Cells outside the band read as Infinity; their true values are over `max` anyway.
+  let before = new Array<number>(m + 2).fill(Infinity);
+  let above = new Array<number>(m + 2).fill(Infinity);
+  let row = new Array<number>(m + 2).fill(Infinity);
+  for (let j = 0; j <= Math.min(m, max); j++) above[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    const lo = Math.max(1, i - max);
+    const hi = Math.min(m, i + max);
+    // The arrays are reused: clear what this row's neighbours will read just outside its band.
+    row[0] = i;
+    if (lo > 1) row[lo - 1] = Infinity;
+    if (hi < m) row[hi + 1] = Infinity;
+    let smallest = lo === 1 ? i : Infinity;
+    for (let j = lo; j <= hi; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let best = Math.min((above[j] as number) + 1, (row[j - 1] as number) + 1, (above[j - 1] as number) + cost);
       if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        best = Math.min(best, ((rows[i - 2] as number[])[j - 2] as number) + 1);
+        best = Math.min(best, (before[j - 2] as number) + 1);
       }
-      row.push(best);
+      row[j] = best;
+      if (best < smallest) smallest = best;
     }
-    rows.push(row);
+    // Rows never get smaller (a swap costs at least the substitution in the row between), so
+    // once a whole row is over `max` the distance is too.
+    if (smallest > max) return max + 1;
+    [before, above, row] = [above, row, before];
   }
-  return (rows[a.length] as number[])[b.length] as number;
+  const distance = above[m] as number;
+  return distance > max ? max + 1 : distance;
 }
 
 /**
  * The candidate `text` most likely meant: equal ignoring case, `-` and `_` (`auto_merge` →
  * `autoMerge`), else the closest by edit distance when it is within a third of the length.
+ * Text or candidates longer than {@link MAX_SUGGESTION_LENGTH} get no suggestion.
  */
 export function closestMatch(text: string, candidates: readonly string[]): string | undefined {
+  if (text.length > MAX_SUGGESTION_LENGTH) return undefined;
   const fold = (s: string) => s.toLowerCase().replace(/[-_]/g, '');
-  const folded = candidates.find((candidate) => fold(candidate) === fold(text));
-  if (folded !== undefined) return folded;
+  const folded = fold(text);
   let best: { candidate: string; distance: number } | undefined;
   for (const candidate of candidates) {
-    const distance = editDistance(fold(text), fold(candidate));
-    if (distance <= Math.max(1, Math.floor(candidate.length / 3)) && (!best || distance < best.distance)) {
-      best = { candidate, distance };
-    }
+    if (candidate.length > MAX_SUGGESTION_LENGTH) continue;
+    const foldedCandidate = fold(candidate);
+    if (foldedCandidate === folded) return candidate;
+    const max = Math.min(Math.max(1, Math.floor(candidate.length / 3)), best ? best.distance - 1 : Infinity);
+    const distance = editDistance(folded, foldedCandidate, max);
+    if (distance <= max) best = { candidate, distance };
   }
   return best?.candidate;
 }

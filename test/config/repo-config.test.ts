@@ -569,6 +569,23 @@ describe('parseRepoConfig', () => {
       );
     });
 
+    it('quotes at most 80 characters of a long value, with its length, and suggests nothing for it', () => {
+      const [a, b, c] = ['a', 'b', 'c'].map((x) => x.repeat(20_000)) as [string, string, string];
+      const cut = (x: string) => `"${x.slice(0, 80)}…" (20,000 characters)`;
+      const text = lines('environments:', `  - name: ${a}`, '    paths: ["apps/*/overlays/dev"]', '    from: registry', `  - name: ${b}`, '    paths: ["apps/*/overlays/prod"]', `    from: ${c}`);
+      expect(problemsOf(text)).toEqual([
+        { file: '.github/escalator.yml', line: 2, col: 11, path: 'environments[0].name', message: `invalid environment name ${cut(a)}`, hint: 'use letters, digits, "-" and "_" (at most 63), starting with a letter or digit' },
+        { file: '.github/escalator.yml', line: 5, col: 11, path: 'environments[1].name', message: `invalid environment name ${cut(b)}`, hint: 'use letters, digits, "-" and "_" (at most 63), starting with a letter or digit' },
+        { file: '.github/escalator.yml', line: 7, col: 11, path: 'environments[1].from', message: `from names no environment: ${cut(c)}`, hint: `use "registry" or one of: ${a.slice(0, 80)}…` },
+      ]);
+    });
+
+    it('lists at most ten environments when from names none of them', () => {
+      const environments = Array.from({ length: 12 }, (_, i) => [`  - name: e${i}`, `    paths: ["p${i}"]`, `    from: ${i === 0 ? 'registry' : 'e0'}`]).flat();
+      const [problem] = problemsOf(lines('environments:', ...environments, '  - name: last', '    paths: ["q"]', '    from: nowhere-at-all'));
+      expect(problem?.hint).toBe('use "registry" or one of: e0, e1, e2, e3, e4, e5, e6, e7, e8, e9 and 2 more');
+    });
+
     it('formats a problem without a hint without parentheses', () => {
       expect(formatProblems([{ file: 'f.yml', line: 2, col: 15, path: '', message: 'YAML syntax error: missing closing "quote' }])).toBe(
         'f.yml:2:15: YAML syntax error: missing closing "quote',

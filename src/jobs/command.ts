@@ -13,29 +13,43 @@ const writers = new Set(['admin', 'maintain', 'write']);
 
 /**
  * Answer one `/escalator …` comment:
- * 1. parse it (not a command: nothing; a bad one: a reply saying what is wrong)
- * 2. check through the API that the author may write to the repository; others get a reply why not
- * 3. act — hold/release (and re-check open promotions), promote, rollback, plan, help
- * 4. reply with what was done
+ * 1. parse it (not a command: nothing)
+ * 2. ignore bots, and check through the API that the author may write to the repository, before
+ *    anything is answered: a malformed or unknown command from someone without write access gets
+ *    no answer at all (anyone who can comment must not be able to make the bot comment); a
+ *    well-formed one gets a reply saying why it was refused
+ * 3. a malformed command from a writer: a reply saying what is wrong, with the help
+ * 4. act — hold/release (and re-check open promotions), promote, rollback, plan, help
+ * 5. reply with what was done
  */
 export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }: ProcessorContext): Promise<string> {
   const parsed = parseCommand(data.body);
   if (parsed === null) return 'not a command';
+  // Intake drops comments of users of type Bot; a login ending in [bot] is a GitHub App all the same.
+  if (data.author.endsWith('[bot]')) {
+    log.debug({ author: data.author }, 'Command ignored: written by a bot');
+    return 'ignored: written by a bot';
+  }
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
   const reply = async (text: string): Promise<string> => {
     await octokit.rest.issues.createComment({ ...id, issue_number: data.issueNumber, body: text });
     return text;
   };
+
+  const permission = await permissionOf(deps, data);
+  if (!writers.has(permission)) {
+    if (!parsed.ok) {
+      log.debug({ author: data.author, permission }, 'Command ignored: malformed, from an author without write permission');
+      return 'ignored: malformed command without write permission';
+    }
+    log.info({ author: data.author, permission, command: parsed.command.name }, 'Command refused: no write permission');
+    return reply(`@${data.author} Escalator commands need write access to ${escapeText(`${data.owner}/${data.repo}`)}; yours is ${code(permission)}. Ask a maintainer to run it.`);
+  }
   if (!parsed.ok) return reply(`Escalator could not read that command: ${escapeText(parsed.message)}.\n\n${commandHelp}`);
   const { command } = parsed;
   if (command.name === 'help') return reply(commandHelp);
 
-  const permission = await permissionOf(deps, data);
-  if (!writers.has(permission)) {
-    log.info({ author: data.author, permission, command: command.name }, 'Command refused: no write permission');
-    return reply(`@${data.author} Escalator commands need write access to ${escapeText(`${data.owner}/${data.repo}`)}; yours is ${code(permission)}. Ask a maintainer to run it.`);
-  }
   const index = await deps.store.loadRepo(data.owner, data.repo);
   if (!index?.config) return reply('Escalator has no valid `.github/escalator.yml` for this repository yet; fix it on the default branch first.');
   const config = index.config;

@@ -1,0 +1,97 @@
+/**
+ * What Escalator writes to GitHub during a load run, seen from inside the sandbox simulator (it
+ * runs in the bench process): every pull request title Escalator sets (the moment a bump PR shows
+ * a tag), every commit it makes, every `escalator/diff` check run it creates (the moment a pull
+ * request update has its rendered diff), and how many GitHub API calls it made.
+ * Nothing is polled, so observing costs the simulator nothing.
+ */
+import type { Exchange, Simulator } from '../../src/sandbox/server.js';
+import { versionOf } from './fixture.js';
+
+export interface RepoWrites {
+  bumpCommits: number;
+  otherCommits: number;
+  pullsOpened: number;
+  pullsUpdated: number;
+}
+
+interface PullBody {
+  number?: number;
+  title?: string;
+  head?: { ref?: string; sha?: string };
+}
+
+const repoPath = /^\/repos\/[^/]+\/([^/]+)\/(.+)$/;
+
+export class GitHubObserver {
+  /** Per `<repo> <branch>`: each time Escalator set a PR title naming a tag `1.n.0`, in order. */
+  readonly shown = new Map<string, Array<{ at: number; version: number }>>();
+  /** Head SHA → when Escalator created its `escalator/diff` check run on it. */
+  readonly diffChecks = new Map<string, number>();
+  readonly writes = new Map<string, RepoWrites>();
+  /** API requests made by Escalator (anything not sent with the control user's token). */
+  calls = 0;
+  /** Answers of 5xx the simulator gave Escalator. */
+  serverErrors = 0;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    sim: Simulator,
+    private readonly userToken: string,
+  ) {
+    this.unsubscribe = sim.onExchange((exchange) => this.add(exchange));
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+
+  /** Highest version a PR title on `branch` of `repo` has shown so far (0 when none). */
+  highestShown(repo: string, branch: string): number {
+    return Math.max(0, ...(this.shown.get(`${repo} ${branch}`) ?? []).map((entry) => entry.version));
+  }
+
+  /** When a PR title on `branch` first showed `version` or a newer one, not before `after`. */
+  firstShown(repo: string, branch: string, version: number, after: number): number | undefined {
+    return this.shown.get(`${repo} ${branch}`)?.find((entry) => entry.version >= version && entry.at >= after)?.at;
+  }
+
+  private repoWrites(repo: string): RepoWrites {
+    let found = this.writes.get(repo);
+    if (!found) {
+      found = { bumpCommits: 0, otherCommits: 0, pullsOpened: 0, pullsUpdated: 0 };
+      this.writes.set(repo, found);
+    }
+    return found;
+  }
+
+  private add(exchange: Exchange): void {
+    if (exchange.surface !== 'api') return;
+    if ((exchange.requestHeaders.authorization ?? '').includes(this.userToken)) return;
+    this.calls++;
+    if (exchange.status >= 500) this.serverErrors++;
+    if (exchange.method === 'GET' || exchange.status >= 300) return;
+    const match = repoPath.exec(exchange.path);
+    if (!match) return;
+    const [, repo = '', rest = ''] = match;
+    const at = Date.now();
+    const body = (exchange.requestBody ?? {}) as { message?: string; name?: string; head_sha?: string };
+    if (exchange.method === 'POST' && rest === 'git/commits') {
+      if (body.message?.startsWith('Bump ')) this.repoWrites(repo).bumpCommits++;
+      else this.repoWrites(repo).otherCommits++;
+    } else if (exchange.method === 'POST' && rest === 'check-runs') {
+      if (body.name === 'escalator/diff' && body.head_sha && !this.diffChecks.has(body.head_sha)) this.diffChecks.set(body.head_sha, at);
+    } else if ((exchange.method === 'POST' && rest === 'pulls') || (exchange.method === 'PATCH' && /^pulls\/\d+$/.test(rest))) {
+      const pull = exchange.responseBody as PullBody | undefined;
+      if (exchange.method === 'POST') this.repoWrites(repo).pullsOpened++;
+      else this.repoWrites(repo).pullsUpdated++;
+      const tag = / to (1\.\d+\.0)(?: |$)/.exec(pull?.title ?? '')?.[1];
+      const branch = pull?.head?.ref;
+      if (!tag || !branch) return;
+      const key = `${repo} ${branch}`;
+      const list = this.shown.get(key) ?? [];
+      list.push({ at, version: versionOf(tag) });
+      this.shown.set(key, list);
+    }
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * The product as the load runs drive it: the sandbox GitHub simulator in this process, Escalator's
+ * web role and worker role(s) as separate OS processes (the chaos run's `Fleet`,
+ * bench/chaos/processes.ts), the shared Redis under a random key prefix, and the seeded GitOps
+ * repositories (bench/load/fixture.ts), indexed before anything is measured.
+ *
+ * 1. start the simulator, one web process (its URL becomes the App's webhook URL), N workers
+ * 2. seed the repositories, wait until Escalator has indexed every one
+ * 3. `close()`: SIGTERM every process (SIGKILL after 10 s), delete the prefix's keys, stop the
+ *    simulator; the run directory (one log per process) is kept when asked
+ * If the bench dies, its exit handler SIGKILLs the processes it started (by pid).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Octokit } from '@octokit/rest';
+import { Redis } from 'ioredis';
+import { SandboxClient } from '../../src/sandbox/client.js';
+import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
+import { WebhookLog } from '../chaos/driver.js';
+import { Fleet, waitUntil } from '../chaos/processes.js';
+import { deleteKeys, redisUrl } from '../support/stack.js';
+import { loadFixture, repoFiles, type Environment, type LoadFixture } from './fixture.js';
+import type { Watched } from './memory.js';
+import { GitHubObserver } from './observe.js';
+
+export interface LoadStack {
+  fixture: LoadFixture;
+  sim: Simulator;
+  client: SandboxClient;
+  user: Octokit;
+  fleet: Fleet;
+  webUrl: string;
+  prefix: string;
+  tokens: { ci: string; registry: string };
+  /** A connection to the shared Redis, for the drain and the job counts. */
+  probe: Redis;
+  webhooks: WebhookLog;
+  observer: GitHubObserver;
+  recoverEveryMs: number;
+  runDir: string;
+  /** The Escalator processes running now, for the memory sampler. */
+  processes(): Watched[];
+  close(keepLogs: boolean): Promise<void>;
+}
+
+const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+/** Failed webhook deliveries are redelivered this often (the drain waits for two runs). */
+const RECOVER_EVERY_MS = 30_000;
+
+export async function startLoadStack(input: { name: string; repos: number; apps: number; environments: Environment[]; workers: number; env?: Record<string, string>; progress: (text: string) => void }): Promise<LoadStack> {
+  const root = resolve(import.meta.dirname, '../..');
+  const runDir = mkdtempSync(join(tmpdir(), `escalator-${input.name}-`));
+  const sim = await startSimulator();
+  const fixture = loadFixture({ owner: sim.user.login, repos: input.repos, apps: input.apps, environments: input.environments });
+  const prefix = `${input.name}-${randomBytes(4).toString('hex')}`;
+  const tokens = { ci: `ci-${randomBytes(16).toString('hex')}`, registry: `registry-${randomBytes(16).toString('hex')}` };
+  const env: Record<string, string> = {
+    APP_ID: String(sim.app.id),
+    PRIVATE_KEY: sim.app.privateKey,
+    WEBHOOK_SECRET: sim.app.webhookSecret,
+    GITHUB_API_URL: sim.apiUrl,
+    REDIS_URL: redisUrl,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: process.env.LOAD_LOG_LEVEL ?? 'warn',
+    ESCALATOR_CI_TOKEN: tokens.ci,
+    ESCALATOR_REGISTRY_TOKEN: tokens.registry,
+    ESCALATOR_REDIS_PREFIX: prefix,
+    ESCALATOR_RECOVER_EVERY_MS: String(RECOVER_EVERY_MS),
+    ESCALATOR_CACHE_DIR: join(runDir, 'cache'),
+    ...input.env,
+  };
+  const fleet = new Fleet(root, env, runDir);
+  const emergency = () => {
+    for (const pid of fleet.pids()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.once('exit', emergency);
+  process.once('SIGINT', () => process.exit(130));
+  process.once('SIGTERM', () => process.exit(143));
+
+  const web = await fleet.startWeb(0);
+  sim.setWebhookUrl(`${web.url}/api/github/webhooks`);
+  for (let i = 0; i < input.workers; i++) fleet.startWorker();
+  const webhooks = new WebhookLog(sim);
+  const observer = new GitHubObserver(sim, sim.user.token);
+  const client = new SandboxClient(sim.url, sim.user.token);
+  const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: quiet });
+  const probe = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  for (const repo of fixture.repos) await client.createRepo({ name: repo, files: repoFiles(fixture, repo) });
+  input.progress(`${fixture.repos.length} repositories created`);
+  const indexKey = (repo: string) => `${prefix}:index:repo:${fixture.owner}/${repo}`;
+  await waitUntil(async () => (await Promise.all(fixture.repos.map((repo) => probe.exists(indexKey(repo))))).every((n) => n === 1), 'Escalator to index the seeded repositories', 600_000, 500);
+  input.progress('seeded repositories indexed');
+
+  return {
+    fixture,
+    sim,
+    client,
+    user,
+    fleet,
+    webUrl: web.url,
+    prefix,
+    tokens,
+    probe,
+    webhooks,
+    observer,
+    recoverEveryMs: RECOVER_EVERY_MS,
+    runDir,
+    processes: () => [...fleet.webs, ...fleet.workers].filter((p) => p.child.pid && p.child.exitCode === null && p.child.signalCode === null).map((p) => ({ name: p.name, pid: p.child.pid as number })),
+    async close(keepLogs) {
+      await fleet.stopAll();
+      process.off('exit', emergency);
+      await deleteKeys(probe, `${prefix}:*`);
+      await probe.quit().catch(() => probe.disconnect());
+      observer.close();
+      webhooks.close();
+      await sim.close();
+      if (!keepLogs) rmSync(runDir, { recursive: true, force: true });
+    },
+  };
+}

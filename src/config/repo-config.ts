@@ -11,7 +11,8 @@
 import { isAlias, isCollection, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit } from 'yaml';
 import type { Document, Node, Pair } from 'yaml';
 import { z } from 'zod';
-import { closestMatch, RepoConfig } from './repo-config.schema.js';
+import { checkYamlText, DEFAULT_YAML_LIMITS, resolveAliases, type YamlLimits } from '../planners/yaml-guard.js';
+import { clipValue, closestMatch, quoteValue, RepoConfig } from './repo-config.schema.js';
 
 export { RepoConfig, REGISTRY_SOURCE, TAG_POLICIES, compileTagPattern, parseDuration } from './repo-config.schema.js';
 export type { DiffConfig, EnvironmentConfig, ImageConfig, RepoConfigInput, TagPolicy } from './repo-config.schema.js';
@@ -39,6 +40,9 @@ const DEFAULT_FILE = '.github/escalator.yml';
 /** Expanding more aliases than this is refused: a small file must not become a huge value. */
 const MAX_ALIAS_COUNT = 100;
 
+/** A configuration is a page or two; anything near these limits is not one. */
+const CONFIG_LIMITS: YamlLimits = { ...DEFAULT_YAML_LIMITS, maxBytes: 256 * 1024, maxDepth: 32, maxAliases: MAX_ALIAS_COUNT };
+
 /**
  * Parses and validates the text of `.github/escalator.yml`. Never throws for bad input: every
  * YAML error and every schema problem comes back, sorted by position.
@@ -59,6 +63,9 @@ export function parseRepoConfig(text: string, file: string = DEFAULT_FILE): Repo
     ...(hint !== undefined ? { hint } : {}),
   });
 
+  const tooMuch = checkYamlText(text, CONFIG_LIMITS);
+  const limitProblem = (found: { reason: string; line?: number }): RepoConfigResult => ({ ok: false, problems: [{ file, line: found.line ?? 1, col: 1, path: '', message: found.reason }] });
+  if (tooMuch) return limitProblem(tooMuch);
   const documents = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const syntax = documents.flatMap((document) => document.errors.map((error) => describeYamlError(error, document, problem)));
   if (syntax.length > 0) return { ok: false, problems: sortProblems(syntax) };
@@ -79,11 +86,13 @@ export function parseRepoConfig(text: string, file: string = DEFAULT_FILE): Repo
   }
 
   // What YAML allows but a configuration cannot mean: aliases to nothing, keys that are not names.
+  const aliases = resolveAliases(document, text, 0, CONFIG_LIMITS);
+  if (aliases.problem) return limitProblem(aliases.problem);
   const structural: ConfigProblem[] = [];
   visit(document, {
     Alias(_, alias, ancestors) {
-      if (alias.resolve(document) === undefined) {
-        structural.push(problem(alias.range?.[0] ?? 0, formatConfigPath(pathOf(ancestors, alias)), `alias "*${alias.source}" refers to no anchor`, `define &${alias.source} earlier in the file, or write the value out`));
+      if (aliases.targets.get(alias) === undefined) {
+        structural.push(problem(alias.range?.[0] ?? 0, formatConfigPath(pathOf(ancestors, alias)), `alias ${quoteValue(`*${alias.source}`)} refers to no anchor`, `define &${clipValue(alias.source)} earlier in the file, or write the value out`));
       }
     },
     Pair(_, pair, ancestors) {
@@ -187,7 +196,7 @@ function describeYamlError(error: YamlErrorLike, document: Document, problem: Ma
         return undefined;
       },
     });
-    return problem(start, formatConfigPath(path), `duplicate key "${key}"`, 'a key may appear once in each mapping; remove or merge the repeated one');
+    return problem(start, formatConfigPath(path), `duplicate key ${quoteValue(key)}`, 'a key may appear once in each mapping; remove or merge the repeated one');
   }
   if (error.code === 'TAB_AS_INDENT') {
     return problem(start, '', 'YAML syntax error: tabs cannot indent', 'indent with spaces');
@@ -221,7 +230,7 @@ type PathKey = PropertyKey;
 
 /** `['environments', 1, 'from']` → `environments[1].from`. */
 export function formatConfigPath(path: readonly PathKey[]): string {
-  return path.reduce<string>((text, key) => (typeof key === 'number' ? `${text}[${key}]` : text === '' ? String(key) : `${text}.${String(key)}`), '');
+  return path.reduce<string>((text, key) => (typeof key === 'number' ? `${text}[${key}]` : text === '' ? clipValue(String(key)) : `${text}.${clipValue(String(key))}`), '');
 }
 
 interface Located {
@@ -292,7 +301,7 @@ function describeNode(node: Node): string {
 function describeValue(value: unknown): string {
   if (value === null || value === undefined) return 'an empty value';
   if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'string') return `the string "${value}"`;
+  if (typeof value === 'string') return `the string ${quoteValue(value)}`;
   if (typeof value === 'number' || typeof value === 'bigint') return `the number ${String(value)}`;
   if (typeof value === 'boolean') return String(value);
   if (typeof value === 'object') return 'a mapping';
@@ -369,7 +378,7 @@ function describeIssue(issue: Issue, document: Document, value: unknown, problem
         const keyLocation = locate(document, [...path, key]);
         const suggestion = closestMatch(key, known);
         const hint = suggestion ? `did you mean "${suggestion}"?` : known.length > 0 ? `known keys: ${known.join(', ')}` : undefined;
-        return problem(keyLocation?.key?.range?.[0] ?? offsetOf(located), formatConfigPath([...path, key]), `unknown key "${key}"`, hint);
+        return problem(keyLocation?.key?.range?.[0] ?? offsetOf(located), formatConfigPath([...path, key]), `unknown key ${quoteValue(key)}`, hint);
       });
     }
     case 'invalid_type': {
@@ -389,11 +398,11 @@ function describeIssue(issue: Issue, document: Document, value: unknown, problem
       } else if (issue.expected === 'boolean' && typeof input === 'string' && YAML11_BOOLEANS.has(input.toLowerCase())) {
         hint = 'write true or false, without quotes';
       } else if (issue.expected === 'array' && (typeof input === 'string' || typeof input === 'number' || typeof input === 'boolean')) {
-        hint = `write a list: [${JSON.stringify(input)}]`;
+        hint = `write a list: [${JSON.stringify(typeof input === 'string' ? clipValue(input) : input)}]`;
       } else if (issue.expected === 'string' && typeof input === 'number' && lastKey === 'soak') {
         hint = `add a unit: ${input}m`;
       } else if (issue.expected === 'object' && typeof input === 'string' && path[0] === 'images') {
-        hint = `write name: ${input}`;
+        hint = `write name: ${clipValue(input)}`;
       } else if (issue.expected === 'string' && typeof input === 'number') {
         hint = `quote it: "${input}"`;
       }
@@ -402,7 +411,7 @@ function describeIssue(issue: Issue, document: Document, value: unknown, problem
     case 'invalid_value': {
       const allowed = issue.values.map((v) => String(v));
       if (lastKey === 'version') {
-        return [problem(offsetOf(located), pathText, `unsupported version ${typeof input === 'string' ? `"${input}"` : String(input)}`, 'this Escalator reads version 1; remove the key or write version: 1')];
+        return [problem(offsetOf(located), pathText, `unsupported version ${typeof input === 'string' ? quoteValue(input) : clipValue(String(input))}`, 'this Escalator reads version 1; remove the key or write version: 1')];
       }
       const suggestion = typeof input === 'string' ? closestMatch(input, allowed) : undefined;
       return [

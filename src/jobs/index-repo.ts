@@ -1,6 +1,8 @@
 import { ensureCheckRun, loadBranch, loadDefaultBranch, loadFile, loadTreePaths } from '../adapters/github/repo.js';
 import type { IndexedFile, RepoIndex } from '../adapters/index-store.js';
 import { formatProblems, parseRepoConfig } from '../config/repo-config.js';
+import { ConfigError } from '../observability/errors.js';
+import type { Logger } from '../observability/logger.js';
 import { planEnvironmentFiles } from '../planners/environment-files.js';
 import { listImages } from '../planners/image-edit/index.js';
 import { jobId } from '../queue/names.js';
@@ -8,6 +10,17 @@ import { IndexJob, type ResyncJob } from '../queue/jobs.js';
 import { enqueuePromote } from './promote.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
+
+/** A file of an environment, or null (and a warning) when it is gone or too large to read. */
+async function loadFileOrWarn(octokit: Parameters<typeof loadFile>[0], id: { owner: string; repo: string }, path: string, sha: string, log: Logger): Promise<string | null> {
+  try {
+    return await loadFile(octokit, id, path, sha);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    log.warn({ path, reason: error.message }, 'A file in an environment was not read; Escalator will not bump it until the file is fixed');
+    return null;
+  }
+}
 
 export const configPath = '.github/escalator.yml';
 
@@ -35,9 +48,10 @@ export async function processIndexJob(deps: JobDeps, data: IndexJob, { log }: Pr
     const paths = await loadTreePaths(octokit, id, head.treeSha);
     const files: IndexedFile[] = [];
     for (const file of planEnvironmentFiles(parsed.config, paths)) {
-      const content = await loadFile(octokit, id, file.path, head.sha);
+      const content = await loadFileOrWarn(octokit, id, file.path, head.sha, log);
       if (content === null) continue;
-      const uses = listImages(content, { path: file.path }).uses;
+      const { uses, refused } = listImages(content, { path: file.path });
+      if (uses.length === 0 && refused.length > 0) log.warn({ path: file.path, refused }, 'A file in an environment could not be read; Escalator will not bump it until the file is fixed');
       const images = [...new Set(uses.map((use) => use.name))];
       const versions = images.map((name) => {
         const use = uses.find((u) => u.name === name && u.tag) ?? uses.find((u) => u.name === name);

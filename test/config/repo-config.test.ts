@@ -594,6 +594,30 @@ describe('parseRepoConfig', () => {
     });
   });
 
+  describe('hostile sizes', () => {
+    it('quotes at most 80 characters of a long key, value or alias in messages, paths and hints', () => {
+      const long = (char: string) => char.repeat(50_000);
+      const text = `environments:\n  - name: dev\n    paths: ["a"]\n    from: registry\n    ? ${long('k')}\n    : 1\nimages:\n  - name: x\n    policy: ${long('s')}\n  - ${long('n')}\n`;
+      const result = parseRepoConfig(text);
+      expect(result.ok).toBe(false);
+      if (result.ok) return;
+      expect(result.problems.length).toBeGreaterThanOrEqual(3);
+      expect(result.problems.map((problem) => problem.message)).toContainEqual(expect.stringContaining('(50,000 characters)'));
+      const alias = parseRepoConfig(`environments: *${long('a')}\n`);
+      const problems = [...(alias.ok ? [] : alias.problems), ...result.problems];
+      for (const problem of problems) {
+        expect(problem.message.length, problem.message.slice(0, 100)).toBeLessThan(300);
+        expect(problem.path.length).toBeLessThan(300);
+        expect((problem.hint ?? '').length).toBeLessThan(300);
+      }
+    });
+
+    it('refuses a file over 256 KB before parsing it', () => {
+      const result = parseRepoConfig(`environments: []\n${'# padding\n'.repeat(30_000)}`);
+      expect(result).toEqual({ ok: false, problems: [{ file: '.github/escalator.yml', line: 1, col: 1, path: '', message: 'the file is 293.0 KB, over the limit of 256.0 KB for one YAML file; split it into smaller files' }] });
+    });
+  });
+
   describe('whatever the text', () => {
     const fragments = fc.constantFrom(
       'environments:', '  - name: dev', '    paths: ["a/*"]', '    from: registry', '    from: dev', '- x', 'images:', '  - name: x',

@@ -1,5 +1,6 @@
 import { RequestError } from '@octokit/request-error';
-import { ConflictError } from '../../observability/errors.js';
+import { ConfigError, ConflictError } from '../../observability/errors.js';
+import { DEFAULT_YAML_LIMITS, formatSize } from '../../planners/yaml-guard.js';
 import type { Octokit } from './client.js';
 
 /** A repository as jobs name it. Job data carries these and the installation id, never a token. */
@@ -42,11 +43,17 @@ export async function loadBranch(octokit: Octokit, id: RepoId, branch: string): 
   }
 }
 
-/** A file's text at a commit, or null when it is not there. */
-export async function loadFile(octokit: Octokit, id: RepoId, path: string, ref: string): Promise<string | null> {
+/**
+ * A file's text at a commit, or null when it is not there. A file over `maxBytes` is not
+ * downloaded: `ConfigError` says which file and how large (the planners would refuse it anyway).
+ */
+export async function loadFile(octokit: Octokit, id: RepoId, path: string, ref: string, maxBytes = DEFAULT_YAML_LIMITS.maxBytes): Promise<string | null> {
   try {
     const { data } = await octokit.rest.repos.getContent({ ...id, path, ref });
     if (Array.isArray(data) || data.type !== 'file') return null;
+    if (data.size > maxBytes) {
+      throw new ConfigError(`${path} is ${formatSize(data.size)}, over the ${formatSize(maxBytes)} Escalator reads from one file; split it into smaller files, or keep it out of the environment's paths`);
+    }
     const content = 'content' in data && typeof data.content === 'string' ? data.content : '';
     if (data.encoding === 'base64') return Buffer.from(content, 'base64').toString('utf8');
     if (data.encoding === 'none' || content === '') {

@@ -78,7 +78,7 @@ function readSource(reader: DocumentReader, node: unknown, state: WalkState, sit
         const parameters = child(reader, helmMap, 'parameters', helm.state);
         if (parameters) readParameters(reader, parameters.node, parameters.state, sites);
         const valuesObject = child(reader, helmMap, 'valuesObject', helm.state);
-        if (valuesObject) sites.push(...readHelmValues(reader, valuesObject.node, valuesObject.state));
+        if (valuesObject) for (const item of readHelmValues(reader, valuesObject.node, valuesObject.state)) sites.push(item);
       });
     }
   });

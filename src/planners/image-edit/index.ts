@@ -61,19 +61,19 @@ function readSites(loaded: LoadedFile, pathKind: PathKind, text: string): Site[]
     const reader = new DocumentReader(segment, text, kind);
     switch (kind) {
       case 'kustomize':
-        sites.push(...readKustomization(reader));
+        for (const item of readKustomization(reader)) sites.push(item);
         break;
       case 'argocd-application':
-        sites.push(...readApplication(reader));
+        for (const item of readApplication(reader)) sites.push(item);
         break;
       case 'argocd-source':
-        sites.push(...readArgoSourceFile(reader));
+        for (const item of readArgoSourceFile(reader)) sites.push(item);
         break;
       case 'manifest':
-        sites.push(...readManifest(reader));
+        for (const item of readManifest(reader)) sites.push(item);
         break;
       case 'helm-values':
-        sites.push(...readHelmValues(reader, segment.doc.contents));
+        for (const item of readHelmValues(reader, segment.doc.contents)) sites.push(item);
         break;
       case 'unknown':
         break;
@@ -161,8 +161,8 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
   const refusals: Array<{ reason: string; at?: number }> = [];
   for (const site of sites) {
     const plan = planSite(site, context);
-    planned.push(...plan.edits);
-    refusals.push(...plan.refusals);
+    for (const item of plan.edits) planned.push(item);
+    for (const item of plan.refusals) refusals.push(item);
   }
   const toRefusal = ({ reason, at }: { reason: string; at?: number }): EditRefusal =>
     at === undefined ? { reason } : { reason, line: linesAt(text, [at])[0] ?? 1 };

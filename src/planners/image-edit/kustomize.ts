@@ -38,7 +38,7 @@ export function readKustomization(reader: DocumentReader): Site[] {
         const chartState = reader.child(chartsState, index, item);
         reader.throughAlias(item, (chart) => {
           const values = isMap(chart) ? pairOf(chart, 'valuesInline') : undefined;
-          if (values) sites.push(...readHelmValues(reader, values.value, reader.child(chartState, 'valuesInline', values.value)));
+          if (values) for (const item of readHelmValues(reader, values.value, reader.child(chartState, 'valuesInline', values.value))) sites.push(item);
         });
       });
     });

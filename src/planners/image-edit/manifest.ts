@@ -26,7 +26,7 @@ export function readManifest(reader: DocumentReader): Site[] {
       const specState = reader.child({ path: [] }, 'spec', spec?.value);
       reader.throughAlias(spec?.value, (specMap) => {
         const values = isMap(specMap) ? pairOf(specMap, 'values') : undefined;
-        if (values) sites.push(...readHelmValues(reader, values.value, reader.child(specState, 'values', values.value)));
+        if (values) for (const item of readHelmValues(reader, values.value, reader.child(specState, 'values', values.value))) sites.push(item);
       });
       return sites;
     }

@@ -1,9 +1,10 @@
 /**
  * Parsing a file into documents with source ranges. Small files are parsed whole; large
- * multi-document streams are cut into documents first (see `splitDocuments`) and only the
- * documents that can mention the image are parsed, so a 5 MB manifest costs one document's parse.
+ * multi-document streams are cut into documents first (see `splitDocuments`), and an edit parses
+ * only the documents that can mention the image, so a 5 MB manifest costs one document's parse.
  */
 import { isCollection, parseAllDocuments, visit, type Document, type YAMLError } from 'yaml';
+import { checkYamlShape, checkYamlSize, DEFAULT_YAML_LIMITS, resolveAliases, type AliasTargets, type YamlLimits } from '../yaml-guard.js';
 import { lineAt, splitDocuments } from './source.js';
 import type { EditRefusal } from './types.js';
 
@@ -16,6 +17,8 @@ export interface Segment {
   /** The text that was parsed (the whole file, or this document's chunk). */
   text: string;
   doc: Document.Parsed;
+  /** Each alias's anchored node, resolved once (see `resolveAliases`). */
+  aliases: AliasTargets;
 }
 
 /** The documents of a file that were parsed. */
@@ -49,11 +52,11 @@ function describeError(error: YAMLError, text: string, offset: number): EditRefu
  * and unquoted `{{ … }}` template actions, which YAML reads as nested flow maps used as keys —
  * such a file is a Go/Helm template, not data.
  */
-function structuralProblems(doc: Document.Parsed, text: string, offset: number): EditRefusal[] {
+function structuralProblems(doc: Document.Parsed, aliases: AliasTargets, text: string, offset: number): EditRefusal[] {
   const refusals: EditRefusal[] = [];
   visit(doc, {
     Alias: (_key, node) => {
-      if (node.resolve(doc) !== undefined) return;
+      if (aliases.get(node) !== undefined) return;
       const line = lineAt(text, offset + (node.range?.[0] ?? 0));
       refusals.push({ reason: `the alias *${node.source} at line ${line} has no anchor &${node.source} before it; the file is not valid YAML, fix the alias first`, line });
     },
@@ -74,42 +77,55 @@ function mayHaveStructuralProblems(text: string): boolean {
   return text.includes('*') || text.includes('{{');
 }
 
-function parseWhole(text: string): LoadedFile {
+const NO_ALIASES: AliasTargets = new Map();
+
+/** Resolves the aliases of a document that parsed, and adds what is wrong with them to `refusals`. */
+function checkDocument(doc: Document.Parsed, text: string, offset: number, limits: YamlLimits, refusals: EditRefusal[]): AliasTargets {
+  if (doc.errors.length > 0) {
+    for (const error of doc.errors) refusals.push(describeError(error, text, offset));
+    return NO_ALIASES;
+  }
+  const segmentText = offset === 0 ? text : text.slice(offset, doc.range[2] + offset);
+  if (!mayHaveStructuralProblems(segmentText)) return NO_ALIASES;
+  const { targets, problem } = segmentText.includes('*') ? resolveAliases(doc, text, offset, limits) : { targets: NO_ALIASES, problem: undefined };
+  if (problem) refusals.push(problem);
+  else refusals.push(...structuralProblems(doc, targets, text, offset));
+  return targets;
+}
+
+function parseWhole(text: string, limits: YamlLimits): LoadedFile {
+  const tooMuch = checkYamlShape(text, limits);
+  if (tooMuch) return { segments: [], count: 0, mode: 'whole', refusals: [tooMuch] };
   const docs = parseAllDocuments(text, PARSE_OPTIONS);
   const list = Array.isArray(docs) ? docs : [];
   const refusals: EditRefusal[] = [];
-  const mayHaveProblems = mayHaveStructuralProblems(text);
-  for (const doc of list) {
-    for (const error of doc.errors) refusals.push(describeError(error, text, 0));
-    if (doc.errors.length === 0 && mayHaveProblems) refusals.push(...structuralProblems(doc, text, 0));
-  }
-  return {
-    segments: list.map((doc, index) => ({ index, offset: 0, text, doc })),
-    count: list.length,
-    mode: 'whole',
-    refusals,
-  };
+  const segments = list.map((doc, index): Segment => ({ index, offset: 0, text, doc, aliases: checkDocument(doc, text, 0, limits, refusals) }));
+  return { segments, count: list.length, mode: 'whole', refusals };
 }
 
 /**
- * Parses `text`. When `needle` is given and the file is large, only documents whose text
- * contains it are parsed.
+ * Parses `text`. A large file is parsed document by document (each within the shape limits);
+ * when `needle` is given, only the documents whose text contains it. Text over the limits
+ * (`yaml-guard.ts`) is refused before parsing.
  */
-export function loadFile(text: string, needle?: string): LoadedFile {
-  if (needle === undefined || text.length <= CHUNKED_PARSE_THRESHOLD) return parseWhole(text);
+export function loadFile(text: string, needle?: string, limits: YamlLimits = DEFAULT_YAML_LIMITS): LoadedFile {
+  const tooLarge = checkYamlSize(text, limits);
+  if (tooLarge) return { segments: [], count: 0, mode: 'whole', refusals: [tooLarge] };
+  if (text.length <= CHUNKED_PARSE_THRESHOLD) return parseWhole(text, limits);
   const chunks = splitDocuments(text);
-  if (!chunks) return parseWhole(text);
+  if (!chunks) return parseWhole(text, limits);
   const segments: Segment[] = [];
   const refusals: EditRefusal[] = [];
   for (const chunk of chunks) {
     const chunkText = text.slice(chunk.start, chunk.end);
-    if (!chunkText.includes(needle)) continue;
+    if (needle !== undefined && !chunkText.includes(needle)) continue;
+    const tooMuch = checkYamlShape(chunkText, limits, text, chunk.start);
+    if (tooMuch) return { segments: [], count: chunks.length, mode: 'chunked', refusals: [tooMuch] };
     const docs = parseAllDocuments(chunkText, PARSE_OPTIONS);
-    if (!Array.isArray(docs) || docs.length !== 1) return parseWhole(text);
+    if (!Array.isArray(docs) || docs.length !== 1) return parseWhole(text, limits);
     const doc = docs[0] as Document.Parsed;
-    for (const error of doc.errors) refusals.push(describeError(error, text, chunk.start));
-    if (doc.errors.length === 0 && mayHaveStructuralProblems(chunkText)) refusals.push(...structuralProblems(doc, text, chunk.start));
-    segments.push({ index: chunk.index, offset: chunk.start, text: chunkText, doc });
+    const aliases = checkDocument(doc, text, chunk.start, limits, refusals);
+    segments.push({ index: chunk.index, offset: chunk.start, text: chunkText, doc, aliases });
   }
   return { segments, count: chunks.length, mode: 'chunked', refusals };
 }

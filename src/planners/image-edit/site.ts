@@ -144,7 +144,7 @@ export class DocumentReader {
   resolve(node: unknown): unknown {
     if (!isAlias(node)) return node;
     if (this.depth > 0) return undefined;
-    return node.resolve(this.doc);
+    return this.segment.aliases.get(node);
   }
 
   /** Runs `fn` on the node an alias points to, at most one alias deep. */
@@ -156,7 +156,7 @@ export class DocumentReader {
     if (this.depth > 0) return;
     this.depth += 1;
     try {
-      fn(node.resolve(this.doc));
+      fn(this.segment.aliases.get(node));
     } finally {
       this.depth -= 1;
     }

@@ -83,6 +83,11 @@ export const hostileCases: HostileCase[] = [
     what: '10,000 nested block mappings, each indented one more space (50 MB of indentation)',
     build: () => `${kustomization}extra:\n${Array.from({ length: 10_000 }, (_, i) => `${' '.repeat(i + 1)}a:`).join('\n')} x\n`,
   },
+  {
+    name: 'deep-block-mapping-200',
+    what: '200 nested block mappings, each indented one more space (20 KB)',
+    build: () => `${kustomization}extra:\n${Array.from({ length: 200 }, (_, i) => `${' '.repeat(i + 1)}a:`).join('\n')} x\n`,
+  },
   { name: 'scalar-50mb', what: 'one 50 MB double-quoted value', build: () => `${kustomization}notes: "${fill('x', 50 * MB)}"\n` },
   { name: 'line-50mb', what: 'one 50 MB plain scalar without a newline', build: () => `${kustomization}notes: ${fill('x', 50 * MB)}` },
   { name: 'comments-50mb', what: '50 MB of comment lines', build: () => `${kustomization}${fill('# a comment line\n', 50 * MB)}` },
@@ -91,6 +96,11 @@ export const hostileCases: HostileCase[] = [
     name: 'documents-50mb',
     what: '50 MB of small manifests, the image in the last one',
     build: () => `${fill('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: v\n---\n', 50 * MB)}${deployment}`,
+  },
+  {
+    name: 'documents-3mb',
+    what: '3 MB of small manifests (under the size limit), the image in the last one',
+    build: () => `${fill('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: v\n---\n', 3 * MB)}${deployment}`,
   },
   {
     name: 'images-200k',
@@ -112,6 +122,11 @@ export const hostileCases: HostileCase[] = [
     name: 'config-long-names',
     what: 'two environments with 20,000-character names and a from that names neither (spelling suggestions)',
     build: () => `environments:\n  - name: ${fill('a', 20_000)}\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n  - name: ${fill('b', 20_000)}\n    paths: ["apps/*/overlays/prod"]\n    from: ${fill('c', 20_000)}\n`,
+  },
+  {
+    name: 'config-long-key-200k',
+    what: 'an unknown 200 KB key and a 50 KB policy value, under the size limit of a configuration (spelling suggestions)',
+    build: () => `environments:\n  - name: dev\n    paths: ["a"]\n    from: registry\nimages:\n  - name: ${IMAGE}\n    policy: ${fill('s', 50 * 1024)}\n? ${fill('k', 200 * 1024)}\n: 1\n`,
   },
   {
     name: 'config-long-key',

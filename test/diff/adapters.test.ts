@@ -140,6 +140,41 @@ describe('renderAndDiff', () => {
     expect(tooLarge.targets[0]?.failure?.message).toBe('kustomize printed more than 1 MiB and was stopped');
   });
 
+  it('refuses every hostile target of one pull request within its limits, and still renders the others', async () => {
+    const chart = (name: string) => ({ [`${name}/Chart.yaml`]: `name: ${name}\n`, [`${name}/templates/x.yaml`]: '{{ . }}\n', [`${name}/values.yaml`]: 'tag: 1\n' });
+    const { dir, shas } = repoWith(
+      { 'good/kustomization.yaml': kustomization, 'good/cm.yaml': cm('a', '1'), ...chart('chart'), ...chart('endless') },
+      {
+        'good/cm.yaml': cm('a', '2'),
+        'escape/kustomization.yaml': 'resources:\n  - ../../../../../../../../etc\n',
+        'absolute/kustomization.yaml': 'resources:\n  - /etc/passwd\n',
+        'remote/kustomization.yaml': 'resources:\n  - https://example.com/manifests.yaml\n',
+        'plugin/kustomization.yaml': 'transformers: [t.yaml]\n',
+        'plugin/t.yaml': 'apiVersion: example.com/v1\nkind: T\nmetadata:\n  name: t\n  annotations:\n    config.kubernetes.io/function: |\n      exec: {path: /bin/sh}\n',
+        'bomb/kustomization.yaml': 'resources: [cm.yaml]\n',
+        'bomb/cm.yaml': `a: &a ["x","x","x","x","x","x","x","x","x"]\n${['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'].map((name, i) => `${name}: &${name} [${Array(9).fill(`*${'abcdefghi'[i]}`).join(',')}]`).join('\n')}\n`,
+        'chart/values.yaml': 'tag: 2\n',
+        'endless/values.yaml': 'tag: 2\n',
+      },
+    );
+    // A chart whose templates never end: helm is stopped at the time limit.
+    const helm = fakeTool('helm-endless', `case "$3" in *endless*) sleep 60 ;; esac\nexec ${FAKE_HELM} "$@"`);
+    const started = performance.now();
+    const report = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, shas[1] as string), changedPaths: null, options: { cacheDir: join(scratch, `cache-${counter++}`), timeoutMs: 3_000, tools: { helm } } });
+    expect(performance.now() - started).toBeLessThan(30_000);
+    const outside = 'keep everything the overlay uses inside the repository';
+    expect(report.targets.map((target) => [target.id, target.failure ? `${target.failure.side}: ${target.failure.message}` : `rendered, ${target.objects.length} changed`])).toEqual([
+      ['absolute', `head: refused: Escalator never reads outside the repository (absolute/kustomization.yaml reads /etc/passwd); ${outside}`],
+      ['bomb', 'head: refused: bomb/cm.yaml: the file\'s aliases expand to more than 100,000 values when read (an alias bomb, or an alias inside the value it names); write the values out instead'],
+      ['chart', 'rendered, 1 changed'],
+      ['endless', 'both: helm template did not finish within 3 s and was stopped'],
+      ['escape', `head: refused: Escalator never reads outside the repository (escape/kustomization.yaml reads ../../../../../../../../etc); ${outside}`],
+      ['good', 'rendered, 1 changed'],
+      ['plugin', 'head: refused: Escalator never runs exec or container plugins (plugin/t.yaml declares a KRM function (exec or container plugin))'],
+      ['remote', 'head: refused: remote resources are not fetched (https://example.com/manifests.yaml); vendor them into the repository'],
+    ]);
+  });
+
   it('runs tools with a scrubbed environment, the root-only load restrictor and no plugin flags', async () => {
     const { dir, shas } = repoWith({ 'app/kustomization.yaml': kustomization, 'app/cm.yaml': cm('a', '1') }, { 'app/cm.yaml': cm('a', '2') });
     const spy = fakeTool('kustomize-spy', 'echo "args: $*" >&2; env >&2; exit 1');

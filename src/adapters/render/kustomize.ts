@@ -22,9 +22,10 @@ export interface ToolOutcome {
   cacheable: boolean;
 }
 
-/** Refusals that need no tool run: remote resources, plugins, symlinks that left the checkout. */
+/** Refusals that need no tool run: plugins, paths outside the repository, remote resources, symlinks that left the checkout. */
 export function refuseKustomization(node: TargetNode, refusedSymlinks: readonly string[], allowRemote: boolean): string | undefined {
   if (node.plugins.length > 0) return `refused: Escalator never runs exec or container plugins (${node.plugins.join('; ')})`;
+  if (node.outside && node.outside.length > 0) return `refused: Escalator never reads outside the repository (${node.outside.join('; ')}); keep everything the overlay uses inside the repository`;
   if (node.remote.length > 0 && !allowRemote) return `refused: remote resources are not fetched (${node.remote.join(', ')}); vendor them into the repository`;
   const links = refusedSymlinks.filter((link) => node.inputFiles.includes(link) || node.inputDirs.some((dir) => dir === '' || link.startsWith(`${dir}/`)) || link.startsWith(`${node.dir}/`));
   if (links.length > 0) return `refused: symbolic links point outside the repository (${links.join(', ')})`;

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import {
   affectedTargets,
   buildReport,
@@ -16,6 +17,7 @@ import {
   type TargetNode,
   type TreeView,
 } from '../../planners/diff/index.js';
+import { checkYamlText, resolveAliases, type YamlLimitProblem } from '../../planners/yaml-guard.js';
 import { materializeCheckout, type Checkout } from './checkout.js';
 import { renderHelmChart } from './helm.js';
 import { renderKustomization, type ToolOutcome, type ToolRunOptions } from './kustomize.js';
@@ -73,6 +75,34 @@ function treeView(tree: SourceTree): TreeView {
 function filesOf(node: TargetNode, files: readonly string[]): string[] {
   const direct = new Set(node.inputFiles);
   return files.filter((path) => direct.has(path) || node.inputDirs.some((dir) => dir === '' || path.startsWith(`${dir}/`)));
+}
+
+const YAML_FILE = /\.ya?ml$/;
+
+/**
+ * The first YAML input of a render that is over Escalator's limits (src/planners/yaml-guard.ts):
+ * kustomize and helm parse with no such limits, so an alias bomb or a huge file would hold a
+ * render for its whole time limit and take as much memory as it likes. Checked before any tool runs.
+ */
+function hostileInput(node: TargetNode, view: TreeView): string | undefined {
+  if (node.kind === 'plain') return undefined;
+  for (const path of filesOf(node, view.files)) {
+    if (!YAML_FILE.test(path) || path.includes('/templates/')) continue;
+    const text = view.read(path);
+    if (text === undefined) continue;
+    const problem = checkYamlText(text) ?? aliasProblem(text);
+    if (problem) return `refused: ${path}: ${problem.reason}`;
+  }
+  return undefined;
+}
+
+function aliasProblem(text: string): YamlLimitProblem | undefined {
+  if (!text.includes('&') || !text.includes('*')) return undefined;
+  for (const doc of parseAllDocuments(text, { prettyErrors: false })) {
+    const { problem } = resolveAliases(doc, text, 0);
+    if (problem) return problem;
+  }
+  return undefined;
 }
 
 async function pool<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
@@ -175,7 +205,10 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     const cached = key ? cache?.get(key) : undefined;
     if (cached) return cached;
     let result: ToolOutcome;
-    if (node.kind === 'kustomize' && (node.plugins.length > 0 || (node.remote.length > 0 && !run.allowRemote))) {
+    const hostile = hostileInput(node, view);
+    if (hostile) {
+      result = { outcome: { status: 'failed', message: hostile }, toolMs: 0, cacheable: true };
+    } else if (node.kind === 'kustomize' && (node.plugins.length > 0 || (node.outside?.length ?? 0) > 0 || (node.remote.length > 0 && !run.allowRemote))) {
       result = await renderKustomization(node, '', tools, [], run); // refused before any checkout
     } else {
       const { dir, refusedSymlinks } = await checkout(tree);

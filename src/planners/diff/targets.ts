@@ -103,6 +103,8 @@ interface KustomizeWalk {
   unsure: string[];
   remote: string[];
   plugins: string[];
+  /** References that leave the repository (`../` past the root, absolute paths). */
+  outside: string[];
   needsHelm: boolean;
   /** Kustomization directories reached (including the root). */
   visited: Set<string>;
@@ -155,6 +157,7 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
     const path = resolvePath(dir, entry);
     if (path === undefined) {
       walk.unsure.push(`${file} references ${entry} outside the repository`);
+      walk.outside.push(`${file} reads ${entry}`);
       return;
     }
     if (index.files.has(path)) {
@@ -236,7 +239,7 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
 }
 
 function kustomizeNode(index: Index, dir: string): TargetNode {
-  const walk: KustomizeWalk = { files: new Set(), dirs: new Set(), unsure: [], remote: [], plugins: [], needsHelm: false, visited: new Set() };
+  const walk: KustomizeWalk = { files: new Set(), dirs: new Set(), unsure: [], remote: [], plugins: [], outside: [], needsHelm: false, visited: new Set() };
   walkKustomization(index, dir, walk, false);
   const node: TargetNode = {
     id: dir || '.',
@@ -249,6 +252,7 @@ function kustomizeNode(index: Index, dir: string): TargetNode {
     plugins: walk.plugins,
   };
   if (walk.needsHelm) node.needsHelm = true;
+  if (walk.outside.length > 0) node.outside = walk.outside;
   return node;
 }
 

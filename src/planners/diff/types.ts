@@ -32,6 +32,8 @@ export interface TargetNode extends Target {
   remote: string[];
   /** Generator or transformer configurations that would run exec or container plugins. */
   plugins: string[];
+  /** Kustomize: references that leave the repository (`../` past its root, absolute paths). */
+  outside?: string[];
   /** Kustomize: the kustomization inflates Helm charts (`helmCharts`), so it needs `--enable-helm`. */
   needsHelm?: boolean;
 }

@@ -26,7 +26,7 @@ import { seededRandom } from './chaos/driver.js';
 import { drain } from './chaos/drain.js';
 import { overlayPath, overlayText, tagOf, targetsOf } from './load/fixture.js';
 import { MemorySampler } from './load/memory.js';
-import { ImageSender } from './load/sender.js';
+import { SenderProcess, type ScheduledEvent } from './load/sender.js';
 import { startLoadStack } from './load/stack.js';
 import { banner, loadavg, ms, sleep, summarize } from './support/stats.js';
 
@@ -51,39 +51,42 @@ const lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
 const memory = new MemorySampler(() => stack.processes(), MEM_EVERY_SECONDS * 1000, startedAt);
 memory.start();
 let exitCode = 0;
+let senderProcess: SenderProcess | undefined;
 try {
   const { fixture, observer } = stack;
   const targets = targetsOf(fixture);
-  const sender = new ImageSender(stack.webUrl, stack.tokens);
   const random = seededRandom(SEED);
   const sentVersion = new Map<string, number>();
   const callsBefore = observer.calls;
   const writesBefore = new Map([...observer.writes].map(([repo, w]) => [repo, { ...w }]));
 
-  // 2. The burst, open loop.
-  memory.phase = 'burst';
-  lag.enable();
-  const burstStart = Date.now();
-  phase(`sending ${EVENTS} events`);
+  // 2. The burst, open loop, from a process of its own.
   const everyMs = (SECONDS * 1000) / EVENTS;
+  const schedule: ScheduledEvent[] = [];
   for (let i = 0; i < EVENTS; i++) {
-    const due = burstStart + i * everyMs;
-    const wait = due - Date.now();
-    if (wait > 1) await sleep(wait);
     const target = targets[Math.floor(random() * targets.length)]!;
     const version = (sentVersion.get(target.image) ?? 0) + 1;
     sentVersion.set(target.image, version);
-    sender.send(target.image, version, i % 2 === 0 ? 'distribution' : 'ci');
+    schedule.push({ offsetMs: i * everyMs, image: target.image, version, source: i % 2 === 0 ? 'distribution' : 'ci' });
   }
-  const sentAllAt = Date.now();
-  await sender.settle();
-  const answeredAllAt = Date.now();
-  phase(`sent ${sender.sent} in ${((sentAllAt - burstStart) / 1000).toFixed(1)} s, all answered after ${((answeredAllAt - burstStart) / 1000).toFixed(1)} s: ${sender.accepted.length} accepted, ${sender.failed} not`);
+  memory.phase = 'burst';
+  lag.enable();
+  phase(`sending ${EVENTS} events`);
+  const sending = new SenderProcess(stack.webUrl, stack.tokens, schedule);
+  senderProcess = sending;
+  const result = await sending.result;
+  const burstStart = result.startedAt;
+  const sentAllAt = result.lastSentAt;
+  const answeredAllAt = result.lastAnsweredAt;
+  const acceptedVersion = new Map<string, number>();
+  for (const event of result.accepted) acceptedVersion.set(event.image, Math.max(acceptedVersion.get(event.image) ?? 0, event.version));
+  const failed = Object.values(result.failures).reduce((sum, n) => sum + n, 0);
+  phase(`sent ${result.sent} in ${((sentAllAt - burstStart) / 1000).toFixed(1)} s, all answered after ${((answeredAllAt - burstStart) / 1000).toFixed(1)} s: ${result.accepted.length} accepted, ${failed} not`);
 
   // 3. Until every image's PR names its newest accepted tag, then until the queues are empty.
   memory.phase = 'drain';
   const deadline = burstStart + DRAIN_SECONDS * 1000;
-  const behind = () => targets.filter((t) => (sender.acceptedVersion.get(t.image) ?? 0) > observer.highestShown(t.repo, `escalator/dev/${t.app}`));
+  const behind = () => targets.filter((t) => (acceptedVersion.get(t.image) ?? 0) > observer.highestShown(t.repo, `escalator/dev/${t.app}`));
   let lastReport = Date.now();
   while (behind().length > 0 && Date.now() < deadline) {
     await sleep(250);
@@ -107,7 +110,7 @@ try {
   const wrong: string[] = [];
   const perRepo: Array<{ repo: string; pulls: number; open: number; commits: number; events: number }> = [];
   const acceptedPerImage = new Map<string, number>();
-  for (const event of sender.accepted) acceptedPerImage.set(event.image, (acceptedPerImage.get(event.image) ?? 0) + 1);
+  for (const event of result.accepted) acceptedPerImage.set(event.image, (acceptedPerImage.get(event.image) ?? 0) + 1);
   for (const repo of fixture.repos) {
     const pulls = await stack.user.paginate(stack.user.rest.pulls.list, { owner: fixture.owner, repo, state: 'all', per_page: 100 });
     let commits = 0;
@@ -116,7 +119,7 @@ try {
     for (const app of fixture.apps) {
       const target = targets.find((t) => t.repo === repo && t.app === app)!;
       events += acceptedPerImage.get(target.image) ?? 0;
-      const version = sender.acceptedVersion.get(target.image) ?? 0;
+      const version = acceptedVersion.get(target.image) ?? 0;
       const open = pulls.find((pull) => pull.state === 'open' && pull.head.ref === `escalator/dev/${app}`);
       const ref = open?.head.sha ?? 'main';
       let text: string | null = null;
@@ -132,19 +135,20 @@ try {
   }
 
   // 5. Report.
-  const all = [...(sender.latencies.get('ci') ?? []), ...(sender.latencies.get('distribution') ?? [])];
+  const all = [...result.latencies.ci, ...result.latencies.distribution];
   const intake = summarize(all);
   console.log('');
-  console.log('intake (bench process clock; the simulator shares that process)');
-  console.log(`  events sent ${sender.sent} in ${((sentAllAt - burstStart) / 1000).toFixed(1)} s (${(sender.sent / ((sentAllAt - burstStart) / 1000)).toFixed(0)}/s offered); accepted (202) ${sender.accepted.length}; not accepted ${sender.failed}${sender.failed > 0 ? ` ${JSON.stringify(Object.fromEntries(sender.failures))}` : ''}`);
+  console.log('intake (timed in the sender process, which does nothing else)');
+  console.log(`  events sent ${result.sent} in ${((sentAllAt - burstStart) / 1000).toFixed(1)} s (${(result.sent / ((sentAllAt - burstStart) / 1000)).toFixed(0)}/s offered); accepted (202) ${result.accepted.length}; not accepted ${failed}${failed > 0 ? ` ${JSON.stringify(result.failures)}` : ''}`);
   console.log(`  answer time p50 ${ms(intake.p50)}   p90 ${ms(intake.p90)}   p99 ${ms(intake.p99)}   max ${ms(intake.max)}   (n=${intake.n})`);
-  for (const [source, samples] of sender.latencies) {
+  for (const [source, samples] of Object.entries(result.latencies)) {
     const s = summarize(samples);
     console.log(`    ${source.padEnd(13)} p50 ${ms(s.p50)}   p99 ${ms(s.p99)}   max ${ms(s.max)}   (n=${s.n})`);
   }
   // The histogram holds the timer's whole interval: the delay is what exceeds the resolution.
   const loop = { p50: lag.percentile(50) / 1e6 - LAG_RESOLUTION_MS, p99: lag.percentile(99) / 1e6 - LAG_RESOLUTION_MS, max: lag.max / 1e6 - LAG_RESOLUTION_MS };
-  console.log(`  event-loop delay of the bench process (sender + simulator) during burst and drain: p50 ${ms(loop.p50)}   p99 ${ms(loop.p99)}   max ${ms(loop.max)}`);
+  console.log(`  sends left late against the schedule by p50 ${ms(result.lateness.p50)}, p99 ${ms(result.lateness.p99)}, max ${ms(result.lateness.max)}; sender event-loop delay p99 ${ms(result.lag.p99)}, max ${ms(result.lag.max)}`);
+  console.log(`  event-loop delay of the bench process (the simulator) during burst and drain: p50 ${ms(loop.p50)}   p99 ${ms(loop.p99)}   max ${ms(loop.max)}`);
   console.log('drain');
   console.log(`  last event sent → every image's bump PR at its newest tag: ${missing.length === 0 ? ms(outcomeAt - sentAllAt) : `NOT REACHED (${missing.length} behind)`}`);
   console.log(`  first event → every PR at its newest tag: ${missing.length === 0 ? ms(outcomeAt - burstStart) : 'n/a'};  first event → every queue empty: ${drained.drained ? ms(drainedAt - burstStart) : 'NOT DRAINED'}`);
@@ -164,7 +168,7 @@ try {
     );
   }
   const commitsPerRepo = summarize(perRepo.map((row) => row.commits));
-  console.log(`  in all: ${sender.accepted.length} events → ${totalCommits} bump commits (${(sender.accepted.length / Math.max(1, totalCommits)).toFixed(1)} events per commit, ${(totalCommits / targets.length).toFixed(1)} commits per image); commits per repository min ${Math.min(...perRepo.map((r) => r.commits))} p50 ${commitsPerRepo.p50} max ${commitsPerRepo.max}; PRs ${perRepo.reduce((s, r) => s + r.pulls, 0)} for ${targets.length} images`);
+  console.log(`  in all: ${result.accepted.length} events → ${totalCommits} bump commits (${(result.accepted.length / Math.max(1, totalCommits)).toFixed(1)} events per commit, ${(totalCommits / targets.length).toFixed(1)} commits per image); commits per repository min ${Math.min(...perRepo.map((r) => r.commits))} p50 ${commitsPerRepo.p50} max ${commitsPerRepo.max}; PRs ${perRepo.reduce((s, r) => s + r.pulls, 0)} for ${targets.length} images`);
   console.log(`  GitHub API calls by Escalator from the first event to drained: ${calls} (${(calls / targets.length).toFixed(1)} per image); simulator 5xx answers ${observer.serverErrors}`);
   console.log(`memory (MB, RSS / V8 heapUsed), every ${MEM_EVERY_SECONDS} s`);
   for (const line of memory.table()) console.log(`  ${line}`);
@@ -174,12 +178,13 @@ try {
   console.log('nothing lost');
   console.log(`  ${wrong.length === 0 ? 'ok  ' : 'FAIL'} every image's dev overlay (open bump PR, else main) equals, byte for byte, the overlay at its newest accepted tag — ${targets.length} checked, ${wrong.length} wrong`);
   for (const line of wrong.slice(0, 20)) console.log(`         ✗ ${line}`);
-  if (wrong.length > 0 || missing.length > 0 || !drained.drained) exitCode = 1;
+  if (wrong.length > 0 || missing.length > 0 || !drained.drained || failed > 0) exitCode = 1;
   console.log(`load average at start ${startLoad}, at the end ${loadavg()}; duration ${((Date.now() - startedAt) / 1000).toFixed(0)} s; run directory ${stack.runDir}${exitCode ? ' (kept)' : ''}`);
 } catch (error) {
   exitCode = 1;
   throw error;
 } finally {
+  senderProcess?.kill();
   await memory.stop().catch(() => undefined);
   await stack.close(exitCode !== 0 || process.env.LOAD_KEEP === '1');
 }

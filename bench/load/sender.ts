@@ -2,9 +2,15 @@
  * Registry events as a registry or a CI pipeline sends them, timed: `POST /api/v1/images` (CI API,
  * bearer token) or `POST /registry/distribution` (a CNCF Distribution notification envelope with
  * one tagged OCI index push). Each request is sent once (no retry): anything but 202 is counted.
- * The time is from the request's start to the end of the answer's body, in the bench process.
+ *
+ * The sending runs in a child process of its own (bench/load/sender-process.ts) that does nothing
+ * else, so the simulator's work in the bench process does not delay the requests or their timers:
+ * the time is from the request's start to the end of the answer's body, in that child. The child
+ * gets the whole schedule up front and sends open loop (each event at its time, whatever the answers).
  */
+import { fork, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
 import { tagOf } from './fixture.js';
 
 export type Source = 'ci' | 'distribution';
@@ -100,5 +106,68 @@ export class ImageSender {
       headers: { 'content-type': 'application/vnd.docker.distribution.events.v1+json', authorization: `Bearer ${this.tokens.registry}` },
       body: JSON.stringify(envelope),
     };
+  }
+}
+
+/** One event of a schedule: send `image:1.<version>.0` through `source`, `offsetMs` after the start. */
+export interface ScheduledEvent {
+  offsetMs: number;
+  image: string;
+  version: number;
+  source: Source;
+}
+
+/** What the sender process reports at the end. */
+export interface SenderResult {
+  /** When the schedule started (`Date.now()` ms), right after the process received it. */
+  startedAt: number;
+  sent: number;
+  latencies: Record<Source, number[]>;
+  failures: Record<string, number>;
+  accepted: Accepted[];
+  /** How late the sends left against their schedule (ms), p50 / p99 / max. */
+  lateness: { p50: number; p99: number; max: number };
+  /** Event-loop delay of the sender process (ms), p99 / max. */
+  lag: { p99: number; max: number };
+  /** When the last event left and when the last answer came (`Date.now()` ms). */
+  lastSentAt: number;
+  lastAnsweredAt: number;
+}
+
+export type SenderMessage = { kind: 'started'; startedAt: number } | { kind: 'progress'; sent: number; accepted: number; failed: number } | { kind: 'done'; result: SenderResult } | { kind: 'error'; message: string };
+
+/** The sender child process: `start()` hands it the schedule; `result` resolves when every answer is in. */
+export class SenderProcess {
+  readonly progress = { sent: 0, accepted: 0, failed: 0 };
+  readonly result: Promise<SenderResult>;
+  /** When the schedule's clock starts (`Date.now()` ms), as soon as the process has the schedule. */
+  readonly started: Promise<number>;
+  private readonly child: ChildProcess;
+
+  constructor(webUrl: string, tokens: { ci: string; registry: string }, schedule: ScheduledEvent[]) {
+    this.child = fork(resolve(import.meta.dirname, 'sender-process.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    let onStart: (at: number) => void = () => {};
+    this.started = new Promise((resolvePromise) => {
+      onStart = resolvePromise;
+    });
+    this.result = new Promise((resolvePromise, reject) => {
+      this.child.on('message', (message: SenderMessage) => {
+        if (message.kind === 'started') onStart(message.startedAt);
+        else if (message.kind === 'progress') Object.assign(this.progress, { sent: message.sent, accepted: message.accepted, failed: message.failed });
+        else if (message.kind === 'done') resolvePromise(message.result);
+        else reject(new Error(`the sender process failed: ${message.message}`));
+      });
+      this.child.once('exit', (code) => reject(new Error(`the sender process exited (code ${code}) before reporting; its output above says why`)));
+    });
+    this.child.send({ webUrl, tokens, schedule });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Stop the child if it is still running (after `result`, it has exited by itself). */
+  kill(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
   }
 }

@@ -105,6 +105,12 @@ export const EnvSchema = z.object({
     .min(1024)
     .default(1024 * 1024)
     .describe('Largest request body intake accepts; larger ones get 413. @default 1048576'),
+  ESCALATOR_WEBHOOK_BUFFER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .default(100 * 1024 * 1024)
+    .describe('Most bytes of GitHub webhook bodies held at once before their signatures are checked, across all connections; past it a delivery gets 503 with Retry-After (the recovery job redelivers it). Each delivery may be up to 25 MB, GitHub\'s own limit. @default 104857600'),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

@@ -7,7 +7,7 @@ import { QueueUnavailableError } from '../queue/producer.js';
 import { isRedisUnavailable } from '../queue/connection.js';
 import { checkGitHubPayload } from './github-payloads.js';
 import { sendJson, type Handler } from '../web/server.js';
-import { HttpError, readBody, requireContentType, requireMethod } from './http.js';
+import { BodyBudget, HttpError, readBody, requireContentType, requireMethod } from './http.js';
 
 /** GitHub caps webhook payloads at 25 MB and drops larger ones itself. */
 const githubMaxBody = 25 * 1024 * 1024;
@@ -34,8 +34,9 @@ export interface VerifiedDelivery {
  * 400 bad signature or headers, 415 wrong type, 413 too big, 503 when Redis cannot take the work
  * (GitHub records the failure and the delivery can be redelivered), 500 on a handler bug.
  */
-export function githubWebhookRoute(options: { probot: Probot; secret: string; log: Logger; path?: string; onVerified?: (delivery: VerifiedDelivery) => Promise<void> }): Handler {
+export function githubWebhookRoute(options: { probot: Probot; secret: string; log: Logger; path?: string; bufferBytes?: number; onVerified?: (delivery: VerifiedDelivery) => Promise<void> }): Handler {
   const path = options.path ?? '/api/github/webhooks';
+  const budget = new BodyBudget(options.bufferBytes ?? 100 * 1024 * 1024, 'ESCALATOR_WEBHOOK_BUFFER_BYTES');
   return async (req: IncomingMessage, res: ServerResponse) => {
     if ((req.url ?? '').split('?')[0] !== path) return false;
     try {
@@ -49,7 +50,7 @@ export function githubWebhookRoute(options: { probot: Probot; secret: string; lo
       if (!eventNamePattern.test(name as string) || (name as string) in Object.prototype) {
         throw new HttpError(400, `x-github-event ${JSON.stringify((name as string).slice(0, 100))} is not a GitHub event name (lowercase letters and "_")`);
       }
-      const body = (await readBody(req, githubMaxBody, 'GitHub\'s own webhook size limit')).toString('utf8');
+      const body = (await readBody(req, githubMaxBody, 'GitHub\'s own webhook size limit', budget)).toString('utf8');
       if (!(await verify(options.secret, body, signature as string).catch(() => false))) {
         throw new HttpError(400, 'signature does not match the payload and the webhook secret; check WEBHOOK_SECRET against the App settings');
       }
@@ -90,7 +91,8 @@ export function githubWebhookRoute(options: { probot: Probot; secret: string; lo
       return sendJson(res, 202, { ok: true });
     } catch (error) {
       if (error instanceof HttpError) {
-        intakeRequests.inc({ source: 'github', outcome: error.status === 400 ? 'invalid' : error.status === 413 ? 'too-large' : error.status === 415 ? 'unsupported-media' : 'method' });
+        intakeRequests.inc({ source: 'github', outcome: error.status === 400 ? 'invalid' : error.status === 413 ? 'too-large' : error.status === 415 ? 'unsupported-media' : error.status === 503 ? 'busy' : 'method' });
+        if (error.status === 503) options.log.warn({ deliveryId: header(req, 'x-github-delivery') }, 'GitHub delivery not accepted: too many unverified bodies in flight');
         return sendJson(res, error.status, { error: error.message }, error.headers);
       }
       const inner = unwrap(error);

@@ -37,24 +37,76 @@ export function requireContentType(req: IncomingMessage, accepted: readonly stri
  * Read the raw body, refusing more than `limit` bytes: at once from Content-Length, and while
  * streaming when the sender lies or uses chunked encoding. Signatures are verified over these bytes.
  */
-export async function readBody(req: IncomingMessage, limit: number, setting = 'ESCALATOR_MAX_BODY_BYTES'): Promise<Buffer> {
+/**
+ * Bytes that requests may hold in bodies not yet authenticated, across all connections. A body
+ * is checked only once it has arrived, so without this anyone could hold the route's full limit
+ * per connection (25 MB for GitHub) for as long as the request timeout allows.
+ */
+export class BodyBudget {
+  private held = 0;
+
+  constructor(
+    readonly limit: number,
+    readonly setting: string,
+  ) {}
+
+  /** Take `bytes` if they fit; false when they do not (nothing is taken then). */
+  take(bytes: number): boolean {
+    if (this.held + bytes > this.limit) return false;
+    this.held += bytes;
+    return true;
+  }
+
+  release(bytes: number): void {
+    this.held -= bytes;
+  }
+
+  /** Bytes held right now. */
+  get inUse(): number {
+    return this.held;
+  }
+}
+
+/**
+ * An answer sent before the request body has arrived closes the connection: the client may still
+ * be sending, and a kept-alive connection would read the rest of that body as its next request.
+ */
+const UNREAD_BODY = { connection: 'close' } as const;
+
+/**
+ * The whole body, refused with 413 past `limit` (declared or streamed), and with 503 and
+ * Retry-After while `budget` is spent by other requests' bodies.
+ */
+export async function readBody(req: IncomingMessage, limit: number, setting = 'ESCALATOR_MAX_BODY_BYTES', budget?: BodyBudget): Promise<Buffer> {
   const why = setting ? ` (${setting})` : '';
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume();
-    throw new HttpError(413, `body of ${declared} bytes is larger than the limit of ${limit} bytes${why}`);
+    throw new HttpError(413, `body of ${declared} bytes is larger than the limit of ${limit} bytes${why}`, UNREAD_BODY);
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      req.resume();
-      throw new HttpError(413, `body is larger than the limit of ${limit} bytes${why}`);
+  let taken = 0;
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) {
+        req.resume();
+        throw new HttpError(413, `body is larger than the limit of ${limit} bytes${why}`, UNREAD_BODY);
+      }
+      if (budget) {
+        if (!budget.take(chunk.length)) {
+          req.resume();
+          throw new HttpError(503, `other requests are sending ${budget.inUse} bytes of bodies that are not verified yet, the most Escalator holds at once (${budget.setting}); retry in a few seconds`, { 'retry-after': '5', ...UNREAD_BODY });
+        }
+        taken += chunk.length;
+      }
+      chunks.push(chunk);
     }
-    chunks.push(chunk);
+    return Buffer.concat(chunks, size);
+  } finally {
+    budget?.release(taken);
   }
-  return Buffer.concat(chunks, size);
 }
 
 /** Constant-time equality of two secrets, whatever their lengths (both are hashed first). */

@@ -111,7 +111,7 @@ export async function startEscalator(source: Readonly<Record<string, string | un
         }),
         dashboardRoute({ queues: queueNames.map((name) => producer.queue(name)), adminToken: env.ESCALATOR_ADMIN_TOKEN }),
         relayLogRoute({ store: new RelayStore(producerRedis, prefix), targets: targets.map((t) => t.name), adminToken: env.ESCALATOR_ADMIN_TOKEN }),
-        githubWebhookRoute({ probot, secret: env.WEBHOOK_SECRET, log, ...(targets.length > 0 ? { onVerified: (delivery) => relayDelivery(producer, targets, delivery) } : {}) }),
+        githubWebhookRoute({ probot, secret: env.WEBHOOK_SECRET, log, bufferBytes: env.ESCALATOR_WEBHOOK_BUFFER_BYTES, ...(targets.length > 0 ? { onVerified: (delivery) => relayDelivery(producer, targets, delivery) } : {}) }),
       ];
       web = await startWebServer({ host: env.HOST, port: env.PORT, handlers, log });
     } else {

@@ -40,7 +40,7 @@ export interface FuzzStack {
  * route switched on: registry routes, the CI API, Pub/Sub OIDC with a local JWKS, the relay with
  * one target (so verified pushes are relayed) and its admin delivery log. Real Redis, random prefix.
  */
-export async function startFuzzStack(options: { redisUrl?: string; prefix?: string } = {}): Promise<FuzzStack> {
+export async function startFuzzStack(options: { redisUrl?: string; prefix?: string; env?: Record<string, string> } = {}): Promise<FuzzStack> {
   const prefix = options.prefix ?? `fuzz-${randomUUID().slice(0, 8)}`;
   const dir = mkdtempSync(join(tmpdir(), 'escalator-fuzz-'));
   const google = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -80,6 +80,7 @@ export async function startFuzzStack(options: { redisUrl?: string; prefix?: stri
       ESCALATOR_MAX_BODY_BYTES: String(secrets.maxBodyBytes),
       FUZZ_RELAY_SECRET: 'relay-secret-0123456789',
       ESCALATOR_RELAY_TARGETS: JSON.stringify([{ name: 'argocd', type: 'argocd', url: 'http://127.0.0.1:9/api/webhook', secret: { env: 'FUZZ_RELAY_SECRET' }, repos: ['*/*'] }]),
+      ...options.env,
     } as NodeJS.ProcessEnv,
     { prefix, log: createLogger({ level: 'silent' }) },
   );

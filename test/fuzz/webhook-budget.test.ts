@@ -1,0 +1,70 @@
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/escalator.js';
+import { githubSignature, startFuzzStack, type FuzzStack } from './support/stack.js';
+
+/**
+ * The GitHub route must read a body before it can check the signature. Bodies not yet verified
+ * share one budget (ESCALATOR_WEBHOOK_BUFFER_BYTES, here its minimum of 1 MiB): a sender without
+ * the secret who holds it gets nothing more, and everyone else gets 503 with Retry-After (the
+ * recovery job redelivers) instead of the process holding 25 MB per connection.
+ */
+describe('the GitHub route under slow unverified uploads', () => {
+  let stack: FuzzStack;
+  const held: Socket[] = [];
+  beforeAll(async () => {
+    stack = await startFuzzStack({ env: { ESCALATOR_WEBHOOK_BUFFER_BYTES: String(1024 * 1024) } });
+  });
+  afterAll(async () => {
+    for (const socket of held) socket.destroy();
+    await stack.close();
+  });
+
+  /** Starts an upload that announces 20 MB, sends `bytes` of it, and keeps the connection open. */
+  async function holdUpload(bytes: number): Promise<Socket> {
+    const { hostname, port } = new URL(stack.url);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => undefined);
+    held.push(socket);
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(`POST /api/github/webhooks HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\ncontent-length: ${20 * 1024 * 1024}\r\nx-github-event: push\r\nx-github-delivery: slow\r\nx-hub-signature-256: sha256=00\r\n\r\n`);
+    socket.write(Buffer.alloc(bytes, 0x20));
+    return socket;
+  }
+
+  async function deliver(body: Buffer, signature: string): Promise<{ status: number; retryAfter: string | null; error: string }> {
+    const response = await fetch(`${stack.url}/api/github/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-github-event': 'ping', 'x-github-delivery': `d-${Math.random()}`, 'x-hub-signature-256': signature },
+      body,
+      signal: AbortSignal.timeout(5_000),
+    });
+    const json = (await response.json()) as { error?: string };
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), error: json.error ?? '' };
+  }
+
+  it('answers 503 with Retry-After while the budget is held, then verifies again once it is freed', async () => {
+    const body = Buffer.from(JSON.stringify({ zen: 'x'.repeat(300 * 1024), hook_id: 1 }));
+    const unsigned = 'sha256=0000';
+    // Before: a wrong signature is a 400 that says why.
+    expect(await deliver(body, unsigned)).toMatchObject({ status: 400, error: expect.stringContaining('signature does not match') });
+
+    const slow = await holdUpload(900 * 1024);
+    const refused = await eventually(async () => {
+      const answer = await deliver(body, githubSignature(stack.secrets.webhookSecret, body));
+      return answer.status === 503 ? answer : undefined;
+    }, { timeoutMs: 10_000, what: 'a 503 while the slow upload holds the budget' });
+    expect(refused.retryAfter).toBe('5');
+    expect(refused.error).toMatch(/^other requests are sending \d+ bytes of bodies that are not verified yet, the most Escalator holds at once \(ESCALATOR_WEBHOOK_BUFFER_BYTES\); retry in a few seconds$/);
+    // The answer came before the body was read, so the connection was closed: the same client goes on.
+    expect((await fetch(`${stack.url}/healthz`, { signal: AbortSignal.timeout(5_000) })).status).toBe(200);
+
+    slow.destroy();
+    const signed = await eventually(async () => {
+      const answer = await deliver(body, githubSignature(stack.secrets.webhookSecret, body));
+      return answer.status === 202 ? answer : undefined;
+    }, { timeoutMs: 10_000, what: 'the signed delivery accepted once the slow upload is gone' });
+    expect(signed.status).toBe(202);
+    expect(await deliver(body, unsigned)).toMatchObject({ status: 400 });
+  });
+});

@@ -12,7 +12,7 @@ import { activeCharacters, splitLines, structuralDifferences } from './support/m
 /**
  * Hostile people: forged pull request markers, markdown injection through file names and
  * values, `/escalator` commands built to break parsing, and repository configuration that
- * tries to point the app somewhere. Known gaps are `it.fails` with the input that shows them.
+ * tries to point the app somewhere.
  */
 const runs = Math.round(300 * Number(process.env.FUZZ_SCALE ?? 1));
 

@@ -46,20 +46,23 @@ export async function loadBranch(octokit: Octokit, id: RepoId, branch: string): 
 /**
  * A file's text at a commit, or null when it is not there. A file over `maxBytes` is not
  * downloaded: `ConfigError` says which file and how large (the planners would refuse it anyway).
+ * GitHub leaves the content of files over 1 MB out of the JSON answer; those are read raw
+ * (`application/vnd.github.raw`), never as base64 JSON, which Octokit cannot parse past about 8 MB.
  */
 export async function loadFile(octokit: Octokit, id: RepoId, path: string, ref: string, maxBytes = DEFAULT_YAML_LIMITS.maxBytes): Promise<string | null> {
   try {
     const { data } = await octokit.rest.repos.getContent({ ...id, path, ref });
+    if (typeof data !== 'object' || data === null) throw new Error(`GitHub's answer for the contents of ${path} could not be read as JSON; retrying`);
     if (Array.isArray(data) || data.type !== 'file') return null;
     if (data.size > maxBytes) {
       throw new ConfigError(`${path} is ${formatSize(data.size)}, over the ${formatSize(maxBytes)} Escalator reads from one file; split it into smaller files, or keep it out of the environment's paths`);
     }
     const content = 'content' in data && typeof data.content === 'string' ? data.content : '';
     if (data.encoding === 'base64') return Buffer.from(content, 'base64').toString('utf8');
-    if (data.encoding === 'none' || content === '') {
-      // Files over 1 MB: the contents API omits the content; fetch the blob instead.
-      const blob = await octokit.rest.git.getBlob({ ...id, file_sha: data.sha });
-      return Buffer.from(blob.data.content, 'base64').toString('utf8');
+    if (data.encoding === 'none' || (content === '' && data.size > 0)) {
+      const raw = await octokit.rest.repos.getContent({ ...id, path, ref, mediaType: { format: 'raw' } });
+      if (typeof raw.data !== 'string') throw new Error(`GitHub did not answer the raw contents of ${path} as text; retrying`);
+      return raw.data;
     }
     return content;
   } catch (error) {

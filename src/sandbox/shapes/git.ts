@@ -84,6 +84,8 @@ export function commitShape(
 }
 
 /** `diff-entry` (compare, pull files, commit files). `ref` is the commit the file URLs point at. */
+const MAX_PATCH_CHARS = 1024 * 1024;
+
 export function diffEntryShape(urls: Urls, fullName: string, ref: string, change: FileChange): Record<string, unknown> {
   const encoded = change.path.split('/').map(encodeURIComponent).join('/');
   const shape: Record<string, unknown> = {
@@ -97,7 +99,8 @@ export function diffEntryShape(urls: Urls, fullName: string, ref: string, change
     raw_url: urls.repoHtml(fullName, `/raw/${ref}/${encoded}`),
     contents_url: `${urls.repoApi(fullName, `/contents/${encoded}`)}?ref=${ref}`,
   };
-  if (change.patch !== undefined) shape.patch = change.patch;
+  // GitHub leaves out the patch of a large diff (the file entry stays).
+  if (change.patch !== undefined && change.patch.length <= MAX_PATCH_CHARS) shape.patch = change.patch;
   if (change.previousPath !== undefined) shape.previous_filename = change.previousPath;
   return shape;
 }
@@ -151,9 +154,15 @@ export function contentShape(
     download_url: entry.type === 'file' ? urls.repoHtml(fullName, `/raw/${ref}/${encoded}`) : null,
     _links: { self, git, html },
   };
-  if (content) {
+  if (content && content.length > INLINE_CONTENT_BYTES) {
+    // GitHub answers files over 1 MB without their content (encoding "none"); raw media type or the blob API reads them.
+    shape.content = '';
+    shape.encoding = 'none';
+  } else if (content) {
     shape.content = content.toString('base64').replace(/(.{60})/g, '$1\n');
     shape.encoding = 'base64';
   }
   return shape;
 }
+
+const INLINE_CONTENT_BYTES = 1024 * 1024;

@@ -4,6 +4,7 @@ import {
   createCommit,
   createPull,
   ensureLabels,
+  ensurePullOpen,
   ensurePullText,
   findOpenPull,
   loadBranch,
@@ -41,7 +42,8 @@ export interface LivingPullResult<P extends BranchPlan> {
  * 2. let the caller plan against that base (it loads the files it needs at `base.sha`)
  * 3. commit the plan once; move the branch by compare-and-swap (create, or fast-forward only)
  * 4. create the PR or update its text only when it differs; add missing labels
- * On a lost compare-and-swap everything is planned again from fresh state (up to 4 times).
+ * On a lost compare-and-swap, or a PR merged or closed meanwhile, everything is planned again from
+ * fresh state (up to 4 times).
  */
 export async function ensureLivingPull<P extends BranchPlan>(input: {
   octokit: Octokit;
@@ -81,7 +83,9 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
     else await resetBranch(octokit, id, branch, commit); // leftover branch of a closed PR: ours to reuse
     let pull: PullSummary;
     if (open) {
-      await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body });
+      // A person may merge or close the PR while this run writes it: the PATCH answers its state,
+      // or, when the text is unchanged, one read does. Either way a lost race is planned again.
+      if (!(await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body }))) await ensurePullOpen(octokit, id, open.number);
       pull = { ...open, title: plan.title, body: plan.body };
     } else {
       pull = await createPull(octokit, id, { head: branch, base: input.defaultBranch, title: plan.title, body: plan.body });

@@ -150,8 +150,19 @@ export async function createPull(octokit: Octokit, id: RepoId, input: { head: st
 /** Update title and body only when they differ: an empty change makes no API write. */
 export async function ensurePullText(octokit: Octokit, id: RepoId, pull: PullSummary, text: { title: string; body: string }): Promise<boolean> {
   if (pull.title === text.title && pull.body === text.body) return false;
-  await octokit.rest.pulls.update({ ...id, pull_number: pull.number, title: text.title, body: text.body });
+  const { data } = await octokit.rest.pulls.update({ ...id, pull_number: pull.number, title: text.title, body: text.body });
+  if (data.state !== 'open') {
+    // Merged or closed since it was read: it keeps describing what it held, and the caller plans again.
+    await octokit.rest.pulls.update({ ...id, pull_number: pull.number, title: pull.title, body: pull.body });
+    throw new ConflictError(`pull request #${pull.number} was ${data.merged_at ? 'merged' : 'closed'} while Escalator was updating it`);
+  }
   return true;
+}
+
+/** `ConflictError` when the pull request was merged or closed since it was read. */
+export async function ensurePullOpen(octokit: Octokit, id: RepoId, number: number): Promise<void> {
+  const { data } = await octokit.rest.pulls.get({ ...id, pull_number: number });
+  if (data.state !== 'open') throw new ConflictError(`pull request #${number} was ${data.merged_at ? 'merged' : 'closed'} while Escalator was updating it`);
 }
 
 export async function ensureLabels(octokit: Octokit, id: RepoId, number: number, have: string[], want: string[]): Promise<void> {

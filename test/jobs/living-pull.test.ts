@@ -1,0 +1,83 @@
+import { Octokit } from '@octokit/rest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureLivingPull, type BranchPlan } from '../../src/jobs/living-pull.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { SandboxClient } from '../../src/sandbox/client.js';
+import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
+
+/**
+ * The living pull request against the sandbox GitHub when a person merges or closes it while a
+ * run is writing it (found by the chaos run: a merged promotion PR was retitled with a version it
+ * never merged, and the next run opened a second PR with the same change). The plan callback runs
+ * after the open PR was read and before anything is written, so the race is exact here.
+ */
+describe('ensureLivingPull when the pull request is merged or closed meanwhile (sandbox GitHub)', () => {
+  let sim: Simulator;
+  let client: SandboxClient;
+  let user: Octokit;
+  const owner = 'developer';
+  const repo = 'living';
+  const id = { owner, repo };
+  const branch = 'escalator/dev/app';
+  const log = createLogger({ level: 'silent' });
+
+  beforeAll(async () => {
+    sim = await startSimulator();
+    client = new SandboxClient(sim.url, sim.user.token);
+    user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+    await client.createRepo({ name: repo, files: { 'app.txt': '0\n' } });
+  });
+  afterAll(async () => {
+    await sim?.close();
+  });
+
+  const planOf = (version: string): BranchPlan => ({ title: `Bump app to ${version}`, body: `app ${version}`, commitMessage: `app ${version}`, updates: [{ path: 'app.txt', content: `${version}\n` }] });
+  const run = (version: string, meanwhile?: (open: number) => Promise<void>) => {
+    let first = true;
+    return ensureLivingPull({
+      octokit: user, id, defaultBranch: 'main', branch, labels: [], log,
+      plan: async (_base, open) => {
+        if (first && open && meanwhile) await meanwhile(open.number);
+        first = false;
+        return planOf(version);
+      },
+    });
+  };
+  const pull = async (number: number) => (await user.rest.pulls.get({ ...id, pull_number: number })).data;
+  const fileAt = async (ref: string) => {
+    const { data } = await user.rest.repos.getContent({ ...id, path: 'app.txt', ref });
+    return Buffer.from((data as { content: string }).content, 'base64').toString('utf8');
+  };
+
+  it('leaves a PR merged meanwhile with the title of what it merged, and opens a new one for the new change', async () => {
+    const opened = await run('1');
+    const merged = opened.pull?.number as number;
+    const result = await run('2', async (number) => {
+      await client.mergePull(`${owner}/${repo}`, number);
+    });
+    expect(result.created).toBe(true);
+    expect(result.pull?.number).not.toBe(merged);
+    expect(await pull(merged)).toMatchObject({ state: 'closed', merged: true, title: 'Bump app to 1' });
+    expect(await fileAt('main')).toBe('1\n');
+    const next = await pull(result.pull?.number as number);
+    expect(next).toMatchObject({ state: 'open', title: 'Bump app to 2' });
+    expect(await fileAt(next.head.sha)).toBe('2\n');
+  });
+
+  it('opens a new PR when the open one was closed meanwhile and its text would not change', async () => {
+    const current = (await run('3')).pull?.number as number;
+    // Same title and body as the open PR: nothing to PATCH, so one read finds it closed.
+    const result = await ensureLivingPull({
+      octokit: user, id, defaultBranch: 'main', branch, labels: [], log,
+      plan: async (_base, open) => {
+        if (open) await user.rest.pulls.update({ ...id, pull_number: open.number, state: 'closed' });
+        return { ...planOf('3'), updates: [{ path: 'app.txt', content: '3\n\n' }] };
+      },
+    });
+    expect(result.pull?.number).not.toBe(current);
+    expect(await pull(current)).toMatchObject({ state: 'closed', merged: false, title: 'Bump app to 3' });
+    const next = await pull(result.pull?.number as number);
+    expect(next.state).toBe('open');
+    expect(await fileAt(next.head.sha)).toBe('3\n\n');
+  });
+});

@@ -66,10 +66,13 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
   }
 
   async function once(): Promise<LivingPullResult<P>> {
-    const defaultHead = await loadBranch(octokit, id, input.defaultBranch);
-    if (!defaultHead) throw new ConfigError(`the default branch ${input.defaultBranch} of ${id.owner}/${id.repo} is gone`);
     const branchHead = await loadBranch(octokit, id, branch);
     const open = branchHead ? await findOpenPull(octokit, id, branch) : null;
+    // The default branch is read after the PR: a PR merged meanwhile is then either still seen open
+    // (its update below finds it merged, and the run plans again) or already in the default branch.
+    // Read before it, a merge in between would be planned again on top of the old default branch.
+    const defaultHead = await loadBranch(octokit, id, input.defaultBranch);
+    if (!defaultHead) throw new ConfigError(`the default branch ${input.defaultBranch} of ${id.owner}/${id.repo} is gone`);
     const base = open && branchHead ? branchHead : defaultHead;
     const plan = await input.plan(base, open, defaultHead);
     if (input.dryRun) return { plan, pull: open, base, created: false };

@@ -36,10 +36,11 @@ describe('ensureLivingPull when the pull request is merged or closed meanwhile (
     let first = true;
     return ensureLivingPull({
       octokit: user, id, defaultBranch: 'main', branch, labels: [], log,
-      plan: async (_base, open) => {
+      plan: async (base, open) => {
         if (first && open && meanwhile) await meanwhile(open.number);
         first = false;
-        return planOf(version);
+        // As the real planners do: nothing to write when the base already holds the version.
+        return (await fileAt(base.sha)) === `${version}\n` ? { ...planOf(version), updates: [] } : planOf(version);
       },
     });
   };
@@ -62,6 +63,27 @@ describe('ensureLivingPull when the pull request is merged or closed meanwhile (
     const next = await pull(result.pull?.number as number);
     expect(next).toMatchObject({ state: 'open', title: 'Bump app to 2' });
     expect(await fileAt(next.head.sha)).toBe('2\n');
+  });
+
+  it('does not open the change of a PR merged between reading it and reading the default branch again', async () => {
+    const first = (await run('4')).pull?.number as number;
+    // Merge the PR right after the run reads the default branch: read in the other order, the run
+    // would see no open PR, plan on the default branch as it was before the merge, and open the
+    // same change a second time.
+    let armed = true;
+    user.hook.after('request', async (_response, options) => {
+      if (armed && options.method === 'GET' && String(options.ref ?? '') === 'heads/main') {
+        armed = false;
+        await client.mergePull(`${owner}/${repo}`, first);
+      }
+    });
+    const result = await run('4');
+    expect(armed).toBe(false);
+    expect(await pull(first)).toMatchObject({ merged: true, title: 'Bump app to 4' });
+    expect(await fileAt('main')).toBe('4\n');
+    expect(result.created).toBe(false);
+    const { data: open } = await user.rest.pulls.list({ ...id, state: 'all', head: `${owner}:${branch}` });
+    expect(open.filter((candidate) => candidate.title === 'Bump app to 4').map((candidate) => candidate.number)).toEqual([first]);
   });
 
   it('opens a new PR when the open one was closed meanwhile and its text would not change', async () => {

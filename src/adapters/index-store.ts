@@ -145,6 +145,15 @@ export class IndexStore {
     return holds['*'] ?? (app ? (holds[app] ?? null) : Object.values(holds)[0] ?? null);
   }
 
+  /**
+   * True the first time within `ttlMs` that `author` is refused on this issue or pull request:
+   * a refusal is said once, so commenting again cannot make the bot comment again.
+   */
+  async firstRefusal(key: { owner: string; repo: string }, issue: number, author: string, ttlMs: number): Promise<boolean> {
+    const redisKey = `${this.prefix}:refused:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}#${issue}:${author.toLowerCase()}`;
+    return (await this.redis.set(redisKey, '1', 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
   #candidateKey(key: RepoKey, environment: string, app: string): string {
     return `${this.prefix}:candidates:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}`;
   }

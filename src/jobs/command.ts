@@ -11,13 +11,16 @@ import { enqueuePromote } from './promote.js';
 
 const writers = new Set(['admin', 'maintain', 'write']);
 
+/** A refused author hears why once per issue or pull request within this time. */
+const REFUSAL_MEMORY_MS = 24 * 60 * 60 * 1000;
+
 /**
  * Answer one `/escalator …` comment:
  * 1. parse it (not a command: nothing)
  * 2. ignore bots, and check through the API that the author may write to the repository, before
  *    anything is answered: a malformed or unknown command from someone without write access gets
  *    no answer at all (anyone who can comment must not be able to make the bot comment); a
- *    well-formed one gets a reply saying why it was refused
+ *    well-formed one gets a reply saying why it was refused, once per author and issue a day
  * 3. a malformed command from a writer: a reply saying what is wrong, with the help
  * 4. act — hold/release (and re-check open promotions), promote, rollback, plan, help
  * 5. reply with what was done
@@ -42,6 +45,10 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
     if (!parsed.ok) {
       log.debug({ author: data.author, permission }, 'Command ignored: malformed, from an author without write permission');
       return 'ignored: malformed command without write permission';
+    }
+    if (!(await deps.store.firstRefusal(id, data.issueNumber, data.author, REFUSAL_MEMORY_MS))) {
+      log.debug({ author: data.author, permission }, 'Command ignored: this author was refused here already');
+      return 'ignored: refused on this issue already';
     }
     log.info({ author: data.author, permission, command: parsed.command.name }, 'Command refused: no write permission');
     return reply(`@${data.author} Escalator commands need write access to ${escapeText(`${data.owner}/${data.repo}`)}; yours is ${code(permission)}. Ask a maintainer to run it.`);

@@ -8,6 +8,7 @@
  * Pure: text and parsed documents in, a refusal (what is wrong, where, what to do) or nothing out.
  */
 import { isAlias, isCollection, isPair, isScalar, Lexer, type Alias, type Document, type Node } from 'yaml';
+import { lineAt } from './image-edit/source.js';
 
 export interface YamlLimits {
   /** Largest text, in UTF-16 code units (bytes for ASCII). */
@@ -41,12 +42,6 @@ export function formatSize(bytes: number): string {
   if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
   if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${bytes} bytes`;
-}
-
-function lineOf(text: string, offset: number): number {
-  let line = 1;
-  for (let at = text.indexOf('\n'); at !== -1 && at < offset; at = text.indexOf('\n', at + 1)) line += 1;
-  return line;
 }
 
 function countChar(text: string, char: string): number {
@@ -118,12 +113,12 @@ export function checkYamlShape(text: string, limits: YamlLimits = DEFAULT_YAML_L
   }
   const flow = flowDepth(text, limits.maxDepth);
   if (flow.depth > limits.maxDepth) {
-    const line = lineOf(file, offset + flow.offset);
+    const line = lineAt(file, offset + flow.offset);
     return { reason: `the file nests flow collections ([ or {) more than ${limits.maxDepth} levels deep at line ${line}; no manifest needs that many, flatten it`, line };
   }
   const block = blockDepth(text, limits.maxDepth);
   if (block) {
-    const line = lineOf(file, offset + block.offset);
+    const line = lineAt(file, offset + block.offset);
     return { reason: `line ${line} ${block.what}, deeper than the limit of ${limits.maxDepth} nesting levels; no manifest needs that many, flatten it`, line };
   }
   return undefined;
@@ -164,7 +159,7 @@ export function resolveAliases(doc: Document.Parsed, text: string, offset: numbe
     if (isAlias(node)) {
       targets.set(node, anchors.get(node.source));
       if (targets.size > limits.maxAliases) {
-        const line = lineOf(text, offset + (node.range?.[0] ?? 0));
+        const line = lineAt(text, offset + (node.range?.[0] ?? 0));
         return { targets, problem: { reason: `the file has more than ${limits.maxAliases} aliases (*name, here at line ${line}); write the values out instead of aliasing them`, line } };
       }
       continue;
@@ -174,7 +169,7 @@ export function resolveAliases(doc: Document.Parsed, text: string, offset: numbe
       anchors.set(anchor, node);
       anchorCount += 1;
       if (anchorCount > limits.maxAliases) {
-        const line = lineOf(text, offset + (node.range?.[0] ?? 0));
+        const line = lineAt(text, offset + (node.range?.[0] ?? 0));
         return { targets, problem: { reason: `the file has more than ${limits.maxAliases} anchors (&name, here at line ${line}); write the values out instead`, line } };
       }
     }

@@ -28,7 +28,7 @@ import { EventDriver, seededRandom, UserDriver, WebhookLog } from './chaos/drive
 import { runFaults, type FaultRecord } from './chaos/faults.js';
 import { owner, repoFiles, repos } from './chaos/fixture.js';
 import { checkInvariants, type Check } from './chaos/invariants.js';
-import { Fleet, freePort, PrivateRedis, waitUntil } from './chaos/processes.js';
+import { Fleet, freePort, killOnExit, PrivateRedis, waitUntil } from './chaos/processes.js';
 import { banner, sleep, summarize } from './support/stats.js';
 
 const { values: args } = parseArgs({
@@ -67,18 +67,7 @@ console.log(`  run directory (logs of every process, Redis AOF): ${runDir}`);
 const redis = new PrivateRedis(join(runDir, 'redis'), await freePort());
 const running: { fleet?: Fleet } = {};
 // If the run itself dies, take down what it started (by pid).
-const emergency = () => {
-  for (const pid of [...(running.fleet?.pids() ?? []), ...(redis.pid ? [redis.pid] : [])]) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-};
-process.once('exit', emergency);
-process.once('SIGINT', () => process.exit(130));
-process.once('SIGTERM', () => process.exit(143));
+killOnExit(() => [...(running.fleet?.pids() ?? []), ...(redis.pid ? [redis.pid] : [])]);
 
 await redis.start();
 const argocdSecret = randomBytes(16).toString('hex');

@@ -114,6 +114,25 @@ export interface EscalatorProcess {
 }
 
 /**
+ * When the bench process itself ends (an exception, Ctrl-C), SIGKILL what it started: the pids
+ * `pids()` names at that moment. Ctrl-C and SIGTERM end the bench with the usual exit codes.
+ */
+export function killOnExit(pids: () => number[]): void {
+  const emergency = (): void => {
+    for (const pid of pids()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.once('exit', emergency);
+  process.once('SIGINT', () => process.exit(130));
+  process.once('SIGTERM', () => process.exit(143));
+}
+
+/**
  * Escalator web and worker processes sharing one environment. Webs keep their port across
  * restarts (the simulator's webhook URL and the registry's endpoint stay valid); each worker
  * start is a new process with a new name. Logs go to `<logDir>/<name>.log`.

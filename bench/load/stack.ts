@@ -19,7 +19,7 @@ import { Redis } from 'ioredis';
 import { SandboxClient } from '../../src/sandbox/client.js';
 import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
 import { WebhookLog } from '../chaos/driver.js';
-import { Fleet, waitUntil } from '../chaos/processes.js';
+import { Fleet, killOnExit, waitUntil } from '../chaos/processes.js';
 import { deleteKeys, redisUrl } from '../support/stack.js';
 import { loadFixture, repoFiles, type Environment, type LoadFixture } from './fixture.js';
 import type { Watched } from './memory.js';
@@ -72,18 +72,7 @@ export async function startLoadStack(input: { name: string; repos: number; apps:
     ...input.env,
   };
   const fleet = new Fleet(root, env, runDir);
-  const emergency = () => {
-    for (const pid of fleet.pids()) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  };
-  process.once('exit', emergency);
-  process.once('SIGINT', () => process.exit(130));
-  process.once('SIGTERM', () => process.exit(143));
+  killOnExit(() => fleet.pids());
 
   const web = await fleet.startWeb(0);
   sim.setWebhookUrl(`${web.url}/api/github/webhooks`);
@@ -116,7 +105,6 @@ export async function startLoadStack(input: { name: string; repos: number; apps:
     processes: () => [...fleet.webs, ...fleet.workers].filter((p) => p.child.pid && p.child.exitCode === null && p.child.signalCode === null).map((p) => ({ name: p.name, pid: p.child.pid as number })),
     async close(keepLogs) {
       await fleet.stopAll();
-      process.off('exit', emergency);
       await deleteKeys(probe, `${prefix}:*`);
       await probe.quit().catch(() => probe.disconnect());
       observer.close();

@@ -72,22 +72,30 @@ function structuralProblems(doc: Document.Parsed, aliases: AliasTargets, text: s
   return refusals;
 }
 
-/** Cheap pre-check for {@link structuralProblems}: no alias and no `{{` means nothing to find. */
-function mayHaveStructuralProblems(text: string): boolean {
-  return text.includes('*') || text.includes('{{');
+/**
+ * Cheap pre-check for {@link structuralProblems}, once per parsed text (the whole file, or one
+ * document's chunk): no `*` means no alias to resolve, and no `{{` as well means nothing to find.
+ */
+interface MayHave {
+  aliases: boolean;
+  problems: boolean;
+}
+
+function mayHave(text: string): MayHave {
+  const aliases = text.includes('*');
+  return { aliases, problems: aliases || text.includes('{{') };
 }
 
 const NO_ALIASES: AliasTargets = new Map();
 
 /** Resolves the aliases of a document that parsed, and adds what is wrong with them to `refusals`. */
-function checkDocument(doc: Document.Parsed, text: string, offset: number, limits: YamlLimits, refusals: EditRefusal[]): AliasTargets {
+function checkDocument(doc: Document.Parsed, text: string, offset: number, hints: MayHave, limits: YamlLimits, refusals: EditRefusal[]): AliasTargets {
   if (doc.errors.length > 0) {
     for (const error of doc.errors) refusals.push(describeError(error, text, offset));
     return NO_ALIASES;
   }
-  const segmentText = offset === 0 ? text : text.slice(offset, doc.range[2] + offset);
-  if (!mayHaveStructuralProblems(segmentText)) return NO_ALIASES;
-  const { targets, problem } = segmentText.includes('*') ? resolveAliases(doc, text, offset, limits) : { targets: NO_ALIASES, problem: undefined };
+  if (!hints.problems) return NO_ALIASES;
+  const { targets, problem } = hints.aliases ? resolveAliases(doc, text, offset, limits) : { targets: NO_ALIASES, problem: undefined };
   if (problem) refusals.push(problem);
   else refusals.push(...structuralProblems(doc, targets, text, offset));
   return targets;
@@ -99,7 +107,8 @@ function parseWhole(text: string, limits: YamlLimits): LoadedFile {
   const docs = parseAllDocuments(text, PARSE_OPTIONS);
   const list = Array.isArray(docs) ? docs : [];
   const refusals: EditRefusal[] = [];
-  const segments = list.map((doc, index): Segment => ({ index, offset: 0, text, doc, aliases: checkDocument(doc, text, 0, limits, refusals) }));
+  const hints = mayHave(text);
+  const segments = list.map((doc, index): Segment => ({ index, offset: 0, text, doc, aliases: checkDocument(doc, text, 0, hints, limits, refusals) }));
   return { segments, count: list.length, mode: 'whole', refusals };
 }
 
@@ -124,7 +133,7 @@ export function loadFile(text: string, needle?: string, limits: YamlLimits = DEF
     const docs = parseAllDocuments(chunkText, PARSE_OPTIONS);
     if (!Array.isArray(docs) || docs.length !== 1) return parseWhole(text, limits);
     const doc = docs[0] as Document.Parsed;
-    const aliases = checkDocument(doc, text, chunk.start, limits, refusals);
+    const aliases = checkDocument(doc, text, chunk.start, mayHave(chunkText), limits, refusals);
     segments.push({ index: chunk.index, offset: chunk.start, text: chunkText, doc, aliases });
   }
   return { segments, count: chunks.length, mode: 'chunked', refusals };

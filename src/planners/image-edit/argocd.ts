@@ -8,7 +8,7 @@
 import { isMap, isScalar, isSeq, type YAMLMap } from 'yaml';
 import { normalizeName } from '../image-ref.js';
 import { readHelmValues } from './helm-values.js';
-import { hasPlaceholder, pairOf, stringSite, type DocumentReader, type Site, type SplitSite, type WalkState } from './site.js';
+import { hasPlaceholder, pairOf, pushAll, stringSite, type DocumentReader, type Site, type SplitSite, type WalkState } from './site.js';
 
 /** Reads the image overrides of an Argo CD Application or ApplicationSet document. */
 export function readApplication(reader: DocumentReader): Site[] {
@@ -78,7 +78,7 @@ function readSource(reader: DocumentReader, node: unknown, state: WalkState, sit
         const parameters = child(reader, helmMap, 'parameters', helm.state);
         if (parameters) readParameters(reader, parameters.node, parameters.state, sites);
         const valuesObject = child(reader, helmMap, 'valuesObject', helm.state);
-        if (valuesObject) for (const item of readHelmValues(reader, valuesObject.node, valuesObject.state)) sites.push(item);
+        if (valuesObject) pushAll(sites, readHelmValues(reader, valuesObject.node, valuesObject.state));
       });
     }
   });

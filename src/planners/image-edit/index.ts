@@ -18,7 +18,7 @@ import { readKustomization } from './kustomize.js';
 import { readManifest } from './manifest.js';
 import { loadFile, type LoadedFile } from './parse.js';
 import { planSite, type Edit } from './plan.js';
-import { DocumentReader, type PathSegment, type Site } from './site.js';
+import { DocumentReader, pushAll, type PathSegment, type Site } from './site.js';
 import { applySplices } from './source.js';
 import type { EditChange, EditOptions, EditRefusal, EditResult, FileKind, ImageEvent, ImageUse } from './types.js';
 import { verifyEdits } from './verify.js';
@@ -61,19 +61,19 @@ function readSites(loaded: LoadedFile, pathKind: PathKind, text: string): Site[]
     const reader = new DocumentReader(segment, text, kind);
     switch (kind) {
       case 'kustomize':
-        for (const item of readKustomization(reader)) sites.push(item);
+        pushAll(sites, readKustomization(reader));
         break;
       case 'argocd-application':
-        for (const item of readApplication(reader)) sites.push(item);
+        pushAll(sites, readApplication(reader));
         break;
       case 'argocd-source':
-        for (const item of readArgoSourceFile(reader)) sites.push(item);
+        pushAll(sites, readArgoSourceFile(reader));
         break;
       case 'manifest':
-        for (const item of readManifest(reader)) sites.push(item);
+        pushAll(sites, readManifest(reader));
         break;
       case 'helm-values':
-        for (const item of readHelmValues(reader, segment.doc.contents)) sites.push(item);
+        pushAll(sites, readHelmValues(reader, segment.doc.contents));
         break;
       case 'unknown':
         break;
@@ -161,8 +161,8 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
   const refusals: Array<{ reason: string; at?: number }> = [];
   for (const site of sites) {
     const plan = planSite(site, context);
-    for (const item of plan.edits) planned.push(item);
-    for (const item of plan.refusals) refusals.push(item);
+    pushAll(planned, plan.edits);
+    pushAll(refusals, plan.refusals);
   }
   const toRefusal = ({ reason, at }: { reason: string; at?: number }): EditRefusal =>
     at === undefined ? { reason } : { reason, line: linesAt(text, [at])[0] ?? 1 };

@@ -6,7 +6,7 @@
 import { isMap, isSeq } from 'yaml';
 import { normalizeName } from '../image-ref.js';
 import { readHelmValues } from './helm-values.js';
-import { mapHasPlaceholder, pairOf, type DocumentReader, type Site, type SplitSite, type WalkState } from './site.js';
+import { mapHasPlaceholder, pairOf, pushAll, type DocumentReader, type Site, type SplitSite, type WalkState } from './site.js';
 
 /** Reads the image entries of a Kustomization or Component document. */
 export function readKustomization(reader: DocumentReader): Site[] {
@@ -38,7 +38,7 @@ export function readKustomization(reader: DocumentReader): Site[] {
         const chartState = reader.child(chartsState, index, item);
         reader.throughAlias(item, (chart) => {
           const values = isMap(chart) ? pairOf(chart, 'valuesInline') : undefined;
-          if (values) for (const item of readHelmValues(reader, values.value, reader.child(chartState, 'valuesInline', values.value))) sites.push(item);
+          if (values) pushAll(sites, readHelmValues(reader, values.value, reader.child(chartState, 'valuesInline', values.value)));
         });
       });
     });

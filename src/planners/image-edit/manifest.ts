@@ -7,7 +7,7 @@
  */
 import { isMap, isScalar, isSeq } from 'yaml';
 import { readHelmValues } from './helm-values.js';
-import { entriesOf, pairOf, stringSite, type DocumentReader, type Site, type WalkState } from './site.js';
+import { entriesOf, pairOf, pushAll, stringSite, type DocumentReader, type Site, type WalkState } from './site.js';
 
 const CONTAINER_LISTS = new Set(['containers', 'initContainers', 'ephemeralContainers']);
 /** Keys whose contents are data, not pod specs. */
@@ -26,7 +26,7 @@ export function readManifest(reader: DocumentReader): Site[] {
       const specState = reader.child({ path: [] }, 'spec', spec?.value);
       reader.throughAlias(spec?.value, (specMap) => {
         const values = isMap(specMap) ? pairOf(specMap, 'values') : undefined;
-        if (values) for (const item of readHelmValues(reader, values.value, reader.child(specState, 'values', values.value))) sites.push(item);
+        if (values) pushAll(sites, readHelmValues(reader, values.value, reader.child(specState, 'values', values.value)));
       });
       return sites;
     }

@@ -96,6 +96,14 @@ export function hasPlaceholder(text: string): boolean {
 
 const MARKER = /^[ \t]*#[ \t]*(\{[ \t]*"\$imagepolicy"[ \t]*:[ \t]*"([^"]*)"[ \t]*\})/;
 
+/**
+ * Appends `items` to `target` one by one: a spread (`push(...items)`) passes every item as an
+ * argument and throws `RangeError` past V8's argument limit, which a file of 150,000 images reaches.
+ */
+export function pushAll<T>(target: T[], items: Iterable<T>): void {
+  for (const item of items) target.push(item);
+}
+
 /** The reader's position in a document. */
 export interface WalkState {
   path: PathSegment[];

@@ -7,7 +7,7 @@
  *
  * Pure: text and parsed documents in, a refusal (what is wrong, where, what to do) or nothing out.
  */
-import { isAlias, isCollection, isPair, isScalar, Lexer, type Alias, type Document, type Node } from 'yaml';
+import { isAlias, isCollection, isPair, isScalar, Lexer, parseAllDocuments, type Alias, type Document, type Node } from 'yaml';
 import { lineAt } from './image-edit/source.js';
 
 export interface YamlLimits {
@@ -127,6 +127,20 @@ export function checkYamlShape(text: string, limits: YamlLimits = DEFAULT_YAML_L
 /** Size, then shape: for callers that parse the whole text at once. */
 export function checkYamlText(text: string, limits: YamlLimits = DEFAULT_YAML_LIMITS): YamlLimitProblem | undefined {
   return checkYamlSize(text, limits) ?? checkYamlShape(text, limits);
+}
+
+/**
+ * Every limit, for a file another program parses (kustomize, helm): size and shape, then anchors,
+ * aliases and their expansion, which need a parse (done only when the text has both `&` and `*`).
+ */
+export function checkYamlInput(text: string, limits: YamlLimits = DEFAULT_YAML_LIMITS): YamlLimitProblem | undefined {
+  const problem = checkYamlText(text, limits);
+  if (problem || !text.includes('&') || !text.includes('*')) return problem;
+  for (const doc of parseAllDocuments(text, { prettyErrors: false })) {
+    const aliases = resolveAliases(doc, text, 0, limits);
+    if (aliases.problem) return aliases.problem;
+  }
+  return undefined;
 }
 
 /** Each alias's anchored node (undefined when no anchor precedes it), found in one pass. */

@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import {
   affectedTargets,
   buildReport,
@@ -17,7 +16,7 @@ import {
   type TargetNode,
   type TreeView,
 } from '../../planners/diff/index.js';
-import { checkYamlText, resolveAliases, type YamlLimitProblem } from '../../planners/yaml-guard.js';
+import { checkYamlInput } from '../../planners/yaml-guard.js';
 import { materializeCheckout, type Checkout } from './checkout.js';
 import { renderHelmChart } from './helm.js';
 import { renderKustomization, type ToolOutcome, type ToolRunOptions } from './kustomize.js';
@@ -90,17 +89,8 @@ function hostileInput(node: TargetNode, view: TreeView): string | undefined {
     if (!YAML_FILE.test(path) || path.includes('/templates/')) continue;
     const text = view.read(path);
     if (text === undefined) continue;
-    const problem = checkYamlText(text) ?? aliasProblem(text);
+    const problem = checkYamlInput(text);
     if (problem) return `refused: ${path}: ${problem.reason}`;
-  }
-  return undefined;
-}
-
-function aliasProblem(text: string): YamlLimitProblem | undefined {
-  if (!text.includes('&') || !text.includes('*')) return undefined;
-  for (const doc of parseAllDocuments(text, { prettyErrors: false })) {
-    const { problem } = resolveAliases(doc, text, 0);
-    if (problem) return problem;
   }
   return undefined;
 }

@@ -34,9 +34,9 @@ export interface VerifiedDelivery {
  * 400 bad signature or headers, 415 wrong type, 413 too big, 503 when Redis cannot take the work
  * (GitHub records the failure and the delivery can be redelivered), 500 on a handler bug.
  */
-export function githubWebhookRoute(options: { probot: Probot; secret: string; log: Logger; path?: string; bufferBytes?: number; onVerified?: (delivery: VerifiedDelivery) => Promise<void> }): Handler {
+export function githubWebhookRoute(options: { probot: Probot; secret: string; log: Logger; path?: string; bufferBytes: number; onVerified?: (delivery: VerifiedDelivery) => Promise<void> }): Handler {
   const path = options.path ?? '/api/github/webhooks';
-  const budget = new BodyBudget(options.bufferBytes ?? 100 * 1024 * 1024, 'ESCALATOR_WEBHOOK_BUFFER_BYTES');
+  const budget = new BodyBudget(options.bufferBytes, 'ESCALATOR_WEBHOOK_BUFFER_BYTES');
   return async (req: IncomingMessage, res: ServerResponse) => {
     if ((req.url ?? '').split('?')[0] !== path) return false;
     try {

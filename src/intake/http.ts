@@ -34,10 +34,6 @@ export function requireContentType(req: IncomingMessage, accepted: readonly stri
 }
 
 /**
- * Read the raw body, refusing more than `limit` bytes: at once from Content-Length, and while
- * streaming when the sender lies or uses chunked encoding. Signatures are verified over these bytes.
- */
-/**
  * Bytes that requests may hold in bodies not yet authenticated, across all connections. A body
  * is checked only once it has arrived, so without this anyone could hold the route's full limit
  * per connection (25 MB for GitHub) for as long as the request timeout allows.
@@ -74,8 +70,9 @@ export class BodyBudget {
 const UNREAD_BODY = { connection: 'close' } as const;
 
 /**
- * The whole body, refused with 413 past `limit` (declared or streamed), and with 503 and
- * Retry-After while `budget` is spent by other requests' bodies.
+ * Read the raw body, refusing more than `limit` bytes with 413: at once from Content-Length, and
+ * while streaming when the sender lies or uses chunked encoding; and with 503 and Retry-After while
+ * `budget` is spent by other requests' bodies. Signatures are verified over these bytes.
  */
 export async function readBody(req: IncomingMessage, limit: number, setting = 'ESCALATOR_MAX_BODY_BYTES', budget?: BodyBudget): Promise<Buffer> {
   const why = setting ? ` (${setting})` : '';

@@ -156,7 +156,7 @@ export async function ensurePullText(octokit: Octokit, id: RepoId, pull: PullSum
   if (data.state !== 'open') {
     // Merged or closed since it was read: it keeps describing what it held, and the caller plans again.
     await octokit.rest.pulls.update({ ...id, pull_number: pull.number, title: pull.title, body: pull.body });
-    throw new ConflictError(`pull request #${pull.number} was ${data.merged_at ? 'merged' : 'closed'} while Escalator was updating it`);
+    throw closedMeanwhile(pull.number, data.merged_at);
   }
   return true;
 }
@@ -164,7 +164,11 @@ export async function ensurePullText(octokit: Octokit, id: RepoId, pull: PullSum
 /** `ConflictError` when the pull request was merged or closed since it was read. */
 export async function ensurePullOpen(octokit: Octokit, id: RepoId, number: number): Promise<void> {
   const { data } = await octokit.rest.pulls.get({ ...id, pull_number: number });
-  if (data.state !== 'open') throw new ConflictError(`pull request #${number} was ${data.merged_at ? 'merged' : 'closed'} while Escalator was updating it`);
+  if (data.state !== 'open') throw closedMeanwhile(number, data.merged_at);
+}
+
+function closedMeanwhile(number: number, mergedAt: string | null): ConflictError {
+  return new ConflictError(`pull request #${number} was ${mergedAt ? 'merged' : 'closed'} while Escalator was updating it`);
 }
 
 export async function ensureLabels(octokit: Octokit, id: RepoId, number: number, have: string[], want: string[]): Promise<void> {

@@ -83,9 +83,9 @@ export function commitShape(
   return shape;
 }
 
-/** `diff-entry` (compare, pull files, commit files). `ref` is the commit the file URLs point at. */
 const MAX_PATCH_CHARS = 1024 * 1024;
 
+/** `diff-entry` (compare, pull files, commit files). `ref` is the commit the file URLs point at. */
 export function diffEntryShape(urls: Urls, fullName: string, ref: string, change: FileChange): Record<string, unknown> {
   const encoded = change.path.split('/').map(encodeURIComponent).join('/');
   const shape: Record<string, unknown> = {

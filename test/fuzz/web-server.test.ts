@@ -55,6 +55,11 @@ describe('the web server, for requests no route sees', () => {
     expect(outcome.kind === 'response' && outcome.response.status).toBe(200);
   });
 
+  it('skips empty lines before a request line, as RFC 9112 asks, and answers the request after them', async () => {
+    const outcome = await sendRaw(stack.url, raw('\n\r\n\r\nGET /healthz HTTP/1.1\r\nhost: x\r\n\r\n'));
+    expect(outcome.kind === 'response' && outcome.response.status).toBe(200);
+  });
+
   it('still answers /healthz after all of them', async () => {
     const outcome = await sendRaw(stack.url, { method: 'GET', path: '/healthz', headers: [], framing: 'none' });
     expect(outcome.kind === 'response' && outcome.response.body).toBe('{"status":"ok"}');

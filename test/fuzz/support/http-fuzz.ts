@@ -586,7 +586,9 @@ function malformedCases(): fc.Arbitrary<FuzzCase> {
     `GET /healthz HTTP/1.1\r\nhost: x\r\n${Array.from({ length: 3000 }, (_, i) => `x-${i}: 1`).join('\r\n')}\r\n`,
   ];
   return fc.oneof(
-    fc.uint8Array({ minLength: 1, maxLength: 512 }).map((bytes) => ({ kind: 'random-bytes', head: Buffer.from(bytes) })),
+    // Bytes that are only CR and LF are empty lines before a request line, which HTTP/1.1 servers
+    // skip (RFC 9112 §2.2): the server is right to wait for the request (web-server.test.ts shows it).
+    fc.uint8Array({ minLength: 1, maxLength: 512 }).filter((bytes) => bytes.some((byte) => byte !== 0x0d && byte !== 0x0a)).map((bytes) => ({ kind: 'random-bytes', head: Buffer.from(bytes) })),
     fc.tuple(fc.constantFrom(...valid), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 })).map(([head, flips]) => {
       const bytes = Buffer.from(head, 'latin1');
       for (const [at, byte] of flips) bytes[at % bytes.length] = byte;

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { verify } from '@octokit/webhooks-methods';
 import type { Probot } from 'probot';
 import type { Logger } from '../observability/logger.js';
-import { intakeRequests } from '../observability/metrics.js';
+import { intakeRequests, webhookUnverifiedBytes } from '../observability/metrics.js';
 import { QueueUnavailableError } from '../queue/producer.js';
 import { isRedisUnavailable } from '../queue/connection.js';
 import { checkGitHubPayload } from './github-payloads.js';
@@ -36,7 +36,7 @@ export interface VerifiedDelivery {
  */
 export function githubWebhookRoute(options: { probot: Probot; secret: string; log: Logger; path?: string; bufferBytes: number; onVerified?: (delivery: VerifiedDelivery) => Promise<void> }): Handler {
   const path = options.path ?? '/api/github/webhooks';
-  const budget = new BodyBudget(options.bufferBytes, 'ESCALATOR_WEBHOOK_BUFFER_BYTES');
+  const budget = new BodyBudget(options.bufferBytes, 'ESCALATOR_WEBHOOK_BUFFER_BYTES', (held) => webhookUnverifiedBytes.set(held));
   return async (req: IncomingMessage, res: ServerResponse) => {
     if ((req.url ?? '').split('?')[0] !== path) return false;
     try {

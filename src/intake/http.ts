@@ -41,20 +41,25 @@ export function requireContentType(req: IncomingMessage, accepted: readonly stri
 export class BodyBudget {
   private held = 0;
 
+  /** `onChange` hears the bytes held after every take and release (a metrics gauge, say). */
   constructor(
     readonly limit: number,
     readonly setting: string,
+    private readonly onChange: (held: number) => void = () => undefined,
   ) {}
 
   /** Take `bytes` if they fit; false when they do not (nothing is taken then). */
   take(bytes: number): boolean {
     if (this.held + bytes > this.limit) return false;
     this.held += bytes;
+    this.onChange(this.held);
     return true;
   }
 
   release(bytes: number): void {
+    if (bytes === 0) return;
     this.held -= bytes;
+    this.onChange(this.held);
   }
 
   /** Bytes held right now. */

@@ -29,6 +29,12 @@ export const jobsFailed = new Counter({
   registers: [registry],
 });
 
+export const webhookUnverifiedBytes = new Gauge({
+  name: 'escalator_webhook_unverified_bytes',
+  help: 'Bytes of GitHub webhook bodies held right now whose signatures are not checked yet (limit: ESCALATOR_WEBHOOK_BUFFER_BYTES).',
+  registers: [registry],
+});
+
 export const queueDepth = new Gauge({
   name: 'escalator_queue_jobs',
   help: 'Jobs per queue and state (waiting, active, delayed, failed), read at scrape time.',

@@ -26,6 +26,11 @@ export interface RepoIndex {
   config: RepoConfig | null;
   problems: ConfigProblem[];
   files: IndexedFile[];
+  /**
+   * The blob SHA of every environment file read cleanly, and the image reader that read them: a
+   * later index takes an unchanged blob's images from `files` instead of reading the file again.
+   */
+  blobs?: { reader: number; shas: Record<string, string> };
 }
 
 export interface RepoKey {

@@ -1,25 +1,55 @@
-import { ensureCheckRun, loadBranch, loadDefaultBranch, loadFile, loadTreePaths } from '../adapters/github/repo.js';
+import { ensureCheckRun, loadBranch, loadDefaultBranch, loadFile, loadTree } from '../adapters/github/repo.js';
 import type { IndexedFile, RepoIndex } from '../adapters/index-store.js';
 import { formatProblems, parseRepoConfig } from '../config/repo-config.js';
 import { ConfigError } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { planEnvironmentFiles } from '../planners/environment-files.js';
-import { listImages } from '../planners/image-edit/index.js';
+import { IMAGE_READER_VERSION, listImages } from '../planners/image-edit/index.js';
 import { jobId } from '../queue/names.js';
 import { IndexJob, type ResyncJob } from '../queue/jobs.js';
 import { enqueuePromote } from './promote.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
 
-/** A file of an environment, or null (and a warning) when it is gone or too large to read. */
-async function loadFileOrWarn(octokit: Parameters<typeof loadFile>[0], id: { owner: string; repo: string }, path: string, sha: string, log: Logger): Promise<string | null> {
+/** What the index records of one environment file. */
+type FileImages = Pick<IndexedFile, 'images' | 'versions'>;
+
+/**
+ * The images an environment file references, or null (and a warning) when it is gone, too large,
+ * or unreadable: such a file is read again by the next index, so the warning repeats until fixed.
+ */
+async function readImages(octokit: Parameters<typeof loadFile>[0], id: { owner: string; repo: string }, path: string, sha: string, log: Logger): Promise<FileImages | null> {
+  let content: string | null;
   try {
-    return await loadFile(octokit, id, path, sha);
+    content = await loadFile(octokit, id, path, sha);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     log.warn({ path, reason: error.message }, 'A file in an environment was not read; Escalator will not bump it until the file is fixed');
     return null;
   }
+  if (content === null) return null;
+  const { uses, refused } = listImages(content, { path });
+  if (uses.length === 0 && refused.length > 0) {
+    log.warn({ path, refused }, 'A file in an environment could not be read; Escalator will not bump it until the file is fixed');
+    return null;
+  }
+  const images = [...new Set(uses.map((use) => use.name))];
+  const versions = images.map((name) => {
+    const use = uses.find((u) => u.name === name && u.tag) ?? uses.find((u) => u.name === name);
+    return { name, tag: use?.tag ?? '', ...(use?.digest ? { digest: use.digest } : {}) };
+  });
+  return { images, versions };
+}
+
+/** What the previous index read from files whose blob is still the one in `tree`, by path. */
+function unchangedReads(previous: RepoIndex | null, tree: ReadonlyMap<string, string>): Map<string, FileImages | null> {
+  const reads = new Map<string, FileImages | null>();
+  if (previous?.blobs?.reader !== IMAGE_READER_VERSION) return reads;
+  const recorded = new Map(previous.files.map((file) => [file.path, { images: file.images, versions: file.versions }]));
+  for (const [path, blob] of Object.entries(previous.blobs.shas)) {
+    if (tree.get(path) === blob) reads.set(path, recorded.get(path) ?? { images: [], versions: [] });
+  }
+  return reads;
 }
 
 export const configPath = '.github/escalator.yml';
@@ -28,7 +58,8 @@ export const configPath = '.github/escalator.yml';
  * Index one repository:
  * 1. read `.github/escalator.yml` on the default branch (none: drop the repository from the index)
  * 2. list the tree and map files onto environments and apps
- * 3. read each environment file and record the images it references
+ * 3. read each environment file whose blob changed since the last index (or that it could not
+ *    read) and record the images it references; unchanged blobs keep what was found in them
  * 4. store the entry; config problems are stored too, so bumps can say why they do nothing
  */
 export async function processIndexJob(deps: JobDeps, data: IndexJob, { log }: ProcessorContext): Promise<RepoIndex | null> {
@@ -43,23 +74,23 @@ export async function processIndexJob(deps: JobDeps, data: IndexJob, { log }: Pr
     return null;
   }
   const parsed = parseRepoConfig(text, configPath);
+  const previous = await deps.store.loadRepo(data.owner, data.repo);
   const index: RepoIndex = { ...data, defaultBranch, sha: head.sha, config: parsed.ok ? parsed.config : null, problems: parsed.ok ? [] : parsed.problems, files: [] };
   if (parsed.ok) {
-    const paths = await loadTreePaths(octokit, id, head.treeSha);
-    const files: IndexedFile[] = [];
-    for (const file of planEnvironmentFiles(parsed.config, paths)) {
-      const content = await loadFileOrWarn(octokit, id, file.path, head.sha, log);
-      if (content === null) continue;
-      const { uses, refused } = listImages(content, { path: file.path });
-      if (uses.length === 0 && refused.length > 0) log.warn({ path: file.path, refused }, 'A file in an environment could not be read; Escalator will not bump it until the file is fixed');
-      const images = [...new Set(uses.map((use) => use.name))];
-      const versions = images.map((name) => {
-        const use = uses.find((u) => u.name === name && u.tag) ?? uses.find((u) => u.name === name);
-        return { name, tag: use?.tag ?? '', ...(use?.digest ? { digest: use.digest } : {}) };
-      });
-      if (images.length > 0) files.push({ ...file, images, versions });
+    const tree = await loadTree(octokit, id, head.treeSha);
+    const reads = unchangedReads(previous, tree);
+    const blobs: Record<string, string> = {};
+    for (const file of planEnvironmentFiles(parsed.config, [...tree.keys()])) {
+      let read = reads.get(file.path);
+      if (read === undefined) {
+        read = await readImages(octokit, id, file.path, head.sha, log);
+        reads.set(file.path, read);
+      }
+      if (read === null) continue;
+      blobs[file.path] = tree.get(file.path) as string;
+      if (read.images.length > 0) index.files.push({ ...file, ...read });
     }
-    index.files = files;
+    index.blobs = { reader: IMAGE_READER_VERSION, shas: blobs };
   } else {
     log.warn({ repo: `${data.owner}/${data.repo}`, problems: parsed.problems.length }, 'Repository config is invalid; bumps paused until it is fixed');
     await ensureCheckRun(octokit, id, head.sha, 'escalator/config', {
@@ -69,7 +100,6 @@ export async function processIndexJob(deps: JobDeps, data: IndexJob, { log }: Pr
       summary: ['```', formatProblems(parsed.problems), '```', '', 'Fix the file on the default branch; `npx escalator validate-config` checks it locally.'].join('\n'),
     });
   }
-  const previous = await deps.store.loadRepo(data.owner, data.repo);
   await deps.store.saveRepo(index);
   if (index.config) await afterIndex(deps, previous, index, log);
   log.info({ repo: `${data.owner}/${data.repo}`, sha: head.sha, files: index.files.length }, 'Repository indexed');

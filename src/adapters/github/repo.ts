@@ -71,13 +71,13 @@ export async function loadFile(octokit: Octokit, id: RepoId, path: string, ref: 
   }
 }
 
-/** Every file path of a tree (recursive). */
-export async function loadTreePaths(octokit: Octokit, id: RepoId, treeSha: string): Promise<string[]> {
+/** Every file of a tree (recursive): path → blob SHA. */
+export async function loadTree(octokit: Octokit, id: RepoId, treeSha: string): Promise<Map<string, string>> {
   const { data } = await octokit.rest.git.getTree({ ...id, tree_sha: treeSha, recursive: 'true' });
   // Octokit hands back the text when it cannot parse it (its JSON parser overflows past about 8 MB).
   if (typeof data !== 'object' || data === null) throw new ConfigError(`the tree of ${id.owner}/${id.repo} is too large for Escalator to read in one listing (${formatSize(String(data).length)} of JSON); keep the GitOps repository to fewer files`);
   if (data.truncated) throw new Error(`the tree of ${id.owner}/${id.repo} is too large for one listing (GitHub truncated it); list fewer paths in .github/escalator.yml`);
-  return data.tree.filter((entry) => entry.type === 'blob' && entry.path).map((entry) => entry.path as string);
+  return new Map(data.tree.filter((entry) => entry.type === 'blob' && entry.path && entry.sha).map((entry) => [entry.path as string, entry.sha as string]));
 }
 
 /**

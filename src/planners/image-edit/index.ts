@@ -214,6 +214,13 @@ function useOf(site: Site): Omit<ImageUse, 'path' | 'line' | 'kind'> & { offset:
 }
 
 /**
+ * The version of what listImages finds in a text. Indexes record it beside the blobs they read;
+ * an index written by another version reads every file again. Bump it whenever the same text
+ * would yield other images, tags or digests.
+ */
+export const IMAGE_READER_VERSION = 1;
+
+/**
  * Every image reference the file uses, for discovering which images an environment runs and
  * for copying versions between environments. Templated values are reported as refusals.
  */

@@ -140,6 +140,14 @@ describe('renderAndDiff', () => {
     expect(tooLarge.targets[0]?.failure?.message).toBe('kustomize printed more than 1 MiB and was stopped');
   });
 
+  it('stops a render whose processes hold too much memory, counting the processes it starts', async () => {
+    const { dir, shas } = repoWith({ 'app/kustomization.yaml': kustomization, 'app/cm.yaml': cm('a', '1') }, { 'app/cm.yaml': cm('a', '2') });
+    // The shell stays small; the process it starts (as kustomize starts helm) takes 512 MiB.
+    const hungry = fakeTool('kustomize-hungry', '[ "$1" = version ] && exit 0\nnode -e "globalThis.held = Buffer.alloc(512 * 1024 * 1024, 1); setTimeout(() => {}, 30000)"\necho "not stopped" >&2; exit 1');
+    const report = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, shas[1] as string), changedPaths: null, options: { cacheDir: join(scratch, `cache-${counter++}`), maxMemoryBytes: 128 * 1024 * 1024, timeoutMs: 20_000, tools: { kustomize: hungry } } });
+    expect(report.targets.map((target) => [target.id, target.failure?.side, target.failure?.message])).toEqual([['app', 'both', 'kustomize used more than 128 MiB of memory and was stopped']]);
+  });
+
   it('refuses every hostile target of one pull request within its limits, and still renders the others', async () => {
     const chart = (name: string) => ({ [`${name}/Chart.yaml`]: `name: ${name}\n`, [`${name}/templates/x.yaml`]: '{{ . }}\n', [`${name}/values.yaml`]: 'tag: 1\n' });
     const { dir, shas } = repoWith(

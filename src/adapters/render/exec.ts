@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import type { RenderOutcome } from '../../planners/diff/index.js';
 
 export interface ToolResult {
   code: number | null;
@@ -8,6 +9,10 @@ export interface ToolResult {
   stderr: string;
   timedOut: boolean;
   tooLarge: boolean;
+  /** Stopped because the tool's processes together held more memory than `maxMemoryBytes`. */
+  overMemory: boolean;
+  /** The most memory (RSS) its processes were seen to hold together; 0 where /proc is not there. */
+  peakMemoryBytes: number;
   ms: number;
 }
 
@@ -17,6 +22,12 @@ export interface RunToolOptions {
   timeoutMs: number;
   /** Kill the tool when its output grows past this. */
   maxOutputBytes: number;
+  /**
+   * Kill the tool when its processes (it and every process it started) hold more resident memory
+   * than this together. Read from /proc every {@link MEMORY_POLL_MS} ms, so a tool can pass it by
+   * what it allocates in that time; not enforced where there is no /proc (not Linux).
+   */
+  maxMemoryBytes: number;
   env: Record<string, string>;
 }
 
@@ -57,7 +68,53 @@ export function scrubbedEnv(path: string | undefined, home: string): Record<stri
   };
 }
 
-/** Run a tool with a time limit and an output cap; its whole process group is killed on either. */
+/** How often a running tool's memory is read. */
+export const MEMORY_POLL_MS = 50;
+
+/** Resident memory of one process, from /proc/<pid>/status; 0 when it is gone or there is no /proc. */
+function residentBytes(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The children of every thread of a process (a Go tool starts helm from any of its threads). */
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+      try {
+        return readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1').split(' ').filter(Boolean).map(Number);
+      } catch {
+        return [];
+      }
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** Resident memory of a process and all its descendants together. */
+export function treeResidentBytes(pid: number): number {
+  let total = 0;
+  const seen = new Set<number>();
+  const pending = [pid];
+  while (pending.length > 0) {
+    const next = pending.pop() as number;
+    if (seen.has(next)) continue;
+    seen.add(next);
+    total += residentBytes(next);
+    pending.push(...childrenOf(next));
+  }
+  return total;
+}
+
+/**
+ * Run a tool with a time limit, an output cap and a memory cap; its whole process group is killed
+ * when it passes any of them.
+ */
 export function runTool(command: string, args: string[], options: RunToolOptions): Promise<ToolResult> {
   const started = performance.now();
   return new Promise((resolve) => {
@@ -67,6 +124,8 @@ export function runTool(command: string, args: string[], options: RunToolOptions
     let size = 0;
     let timedOut = false;
     let tooLarge = false;
+    let overMemory = false;
+    let peakMemoryBytes = 0;
     const kill = (): void => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
@@ -78,6 +137,15 @@ export function runTool(command: string, args: string[], options: RunToolOptions
       timedOut = true;
       kill();
     }, options.timeoutMs);
+    const watch = setInterval(() => {
+      if (child.pid === undefined || overMemory) return;
+      const held = treeResidentBytes(child.pid);
+      peakMemoryBytes = Math.max(peakMemoryBytes, held);
+      if (held > options.maxMemoryBytes) {
+        overMemory = true;
+        kill();
+      }
+    }, MEMORY_POLL_MS);
     child.stdout.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > options.maxOutputBytes) {
@@ -94,12 +162,15 @@ export function runTool(command: string, args: string[], options: RunToolOptions
     });
     const finish = (code: number | null, spawnError?: Error): void => {
       clearTimeout(timer);
+      clearInterval(watch);
       resolve({
         code,
         stdout: Buffer.concat(out).toString('utf8'),
         stderr: spawnError ? spawnError.message : Buffer.concat(err).toString('utf8'),
         timedOut,
         tooLarge,
+        overMemory,
+        peakMemoryBytes,
         ms: performance.now() - started,
       });
     };
@@ -121,4 +192,52 @@ export function cleanToolError(stderr: string, checkoutDir: string): string {
   let text = lines.join('\n').trim().replace(/^Error: /, '');
   for (const prefix of [`${checkoutDir}/`, checkoutDir]) text = text.split(prefix).join(prefix.endsWith('/') ? '' : '.');
   return text;
+}
+
+/** How kustomize and helm run: limits, and the private HOME and PATH they see. */
+export interface ToolRunOptions {
+  timeoutMs: number;
+  maxOutputBytes: number;
+  maxMemoryBytes: number;
+  /** Private HOME for the tool. */
+  home: string;
+  /** PATH for the tool. */
+  path: string | undefined;
+  /** Allow remote resources (`https://…`, `git@…`, `github.com/…?ref=`). @default false */
+  allowRemote?: boolean;
+}
+
+export interface ToolOutcome {
+  outcome: RenderOutcome;
+  /** Time spent in the tool process. */
+  toolMs: number;
+  /** Deterministic enough to cache (not a timeout, not a missing tool). */
+  cacheable: boolean;
+}
+
+function mebibytes(bytes: number): string {
+  return `${Number((bytes / 1024 / 1024).toFixed(1))} MiB`;
+}
+
+/**
+ * Run a render tool in a checkout with the scrubbed environment and every limit, and say in one
+ * sentence what stopped it: the time limit, the output cap, the memory cap, or its own error
+ * (cleaned of the checkout's absolute path, under either spelling of it).
+ */
+export async function renderWithTool(name: string, command: string, args: string[], checkoutDir: string, options: ToolRunOptions): Promise<ToolOutcome> {
+  const result = await runTool(command, args, { cwd: checkoutDir, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, maxMemoryBytes: options.maxMemoryBytes, env: scrubbedEnv(options.path, options.home) });
+  const failed = (message: string, cacheable: boolean): ToolOutcome => ({ outcome: { status: 'failed', message }, toolMs: result.ms, cacheable });
+  if (result.timedOut) return failed(`${name} did not finish within ${Number((options.timeoutMs / 1000).toFixed(1))} s and was stopped`, false);
+  if (result.tooLarge) return failed(`${name} printed more than ${mebibytes(options.maxOutputBytes)} and was stopped`, true);
+  if (result.overMemory) return failed(`${name} used more than ${mebibytes(options.maxMemoryBytes)} of memory and was stopped`, true);
+  if (result.code !== 0) {
+    let message = cleanToolError(result.stderr, checkoutDir);
+    try {
+      message = cleanToolError(message, realpathSync(checkoutDir));
+    } catch {
+      // the checkout path has no other spelling
+    }
+    return failed(message || `${name} exited with ${result.code}`, result.code !== null);
+  }
+  return { outcome: { status: 'ok', yaml: result.stdout }, toolMs: result.ms, cacheable: true };
 }

@@ -1,7 +1,5 @@
-import { realpathSync } from 'node:fs';
 import type { RenderOutcome, TargetNode } from '../../planners/diff/index.js';
-import { cleanToolError, runTool, scrubbedEnv } from './exec.js';
-import type { ToolOutcome, ToolRunOptions } from './kustomize.js';
+import { renderWithTool, type ToolOutcome, type ToolRunOptions } from './exec.js';
 import type { Tools } from './tools.js';
 
 export const HELM_MISSING = 'helm is not installed where Escalator renders, so this chart was not rendered; install helm to see the objects. Shown instead: a structural diff of its values files.';
@@ -24,17 +22,5 @@ export async function renderHelmChart(node: TargetNode, checkoutDir: string | un
   }
   const chart = node.dir === '' ? '.' : `./${node.dir}`;
   const args = ['template', releaseName(node.dir), chart, ...(node.valuesFiles ?? []).flatMap((file) => ['-f', `./${file}`])];
-  const result = await runTool(tools.helm.command, args, { cwd: checkoutDir, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, env: scrubbedEnv(options.path, options.home) });
-  if (result.timedOut) return { outcome: { status: 'failed', message: `helm template did not finish within ${Number((options.timeoutMs / 1000).toFixed(1))} s and was stopped` }, toolMs: result.ms, cacheable: false };
-  if (result.tooLarge) return { outcome: { status: 'failed', message: `helm template printed more than ${Math.round(options.maxOutputBytes / 1024 / 1024)} MiB and was stopped` }, toolMs: result.ms, cacheable: true };
-  if (result.code !== 0) {
-    let message = cleanToolError(result.stderr, checkoutDir);
-    try {
-      message = cleanToolError(message, realpathSync(checkoutDir));
-    } catch {
-      // the checkout path has no other spelling
-    }
-    return { outcome: { status: 'failed', message: message || `helm template exited with ${result.code}` }, toolMs: result.ms, cacheable: result.code !== null };
-  }
-  return { outcome: { status: 'ok', yaml: result.stdout }, toolMs: result.ms, cacheable: true };
+  return renderWithTool('helm template', tools.helm.command, args, checkoutDir, options);
 }

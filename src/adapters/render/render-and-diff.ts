@@ -19,7 +19,8 @@ import {
 import { checkYamlInput } from '../../planners/yaml-guard.js';
 import { materializeCheckout, type Checkout } from './checkout.js';
 import { renderHelmChart } from './helm.js';
-import { renderKustomization, type ToolOutcome, type ToolRunOptions } from './kustomize.js';
+import type { ToolOutcome, ToolRunOptions } from './exec.js';
+import { renderKustomization } from './kustomize.js';
 import { RenderCache } from './render-cache.js';
 import { changedPathsBetween, type SourceTree } from './source-tree.js';
 import { findTools, type ToolPaths, type Tools } from './tools.js';
@@ -32,6 +33,8 @@ export interface RenderOptions {
   timeoutMs?: number;
   /** Kill a run whose output passes this. @default 64 MiB */
   maxOutputBytes?: number;
+  /** Kill a run whose processes hold more memory than this together (Linux). @default 1 GiB */
+  maxMemoryBytes?: number;
   /** Fetch remote kustomize resources. @default false */
   allowRemote?: boolean;
   /** Renders at once. @default 2 */
@@ -126,6 +129,7 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
   const run: ToolRunOptions = {
     timeoutMs: options.timeoutMs ?? 60_000,
     maxOutputBytes: options.maxOutputBytes ?? 64 * 1024 * 1024,
+    maxMemoryBytes: options.maxMemoryBytes ?? 1024 * 1024 * 1024,
     home: join(cacheRoot, 'home'),
     path: options.tools?.path ?? process.env.PATH,
     allowRemote: options.allowRemote ?? false,
@@ -191,7 +195,7 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     const helmNeeded = node.kind === 'helm' || node.needsHelm === true;
     if (helmNeeded && !tools.helm) return (await renderHelmChart(node, undefined, tools, valuesFor(tree, node), run)).outcome;
     const tool = node.kind === 'helm' ? (tools.helm?.version ?? '') : `${tools.kustomize?.version ?? 'none'}${node.needsHelm ? ` + ${tools.helm?.version}` : ''}`;
-    const key = cache ? RenderCache.key(node, tree, tool, { allowRemote: run.allowRemote, maxOutputBytes: run.maxOutputBytes }) : undefined;
+    const key = cache ? RenderCache.key(node, tree, tool, { allowRemote: run.allowRemote, maxOutputBytes: run.maxOutputBytes, maxMemoryBytes: run.maxMemoryBytes }) : undefined;
     const cached = key ? cache?.get(key) : undefined;
     if (cached) return cached;
     let result: ToolOutcome;

@@ -9,9 +9,13 @@ const repository = z.object({ name: z.string(), full_name: z.string().optional()
 const installation = z.object({ id: z.number() });
 const fullName = z.object({ full_name: z.string().regex(/^[^/]+\/[^/]+$/, 'must be owner/name') });
 
+const paths = z.array(z.string()).optional();
+/** What the relay reads of a push to choose targets by changed path (src/intake/relay-intake.ts). */
+const pushCommit = z.object({ added: paths, modified: paths, removed: paths });
+
 const schemas: Record<string, z.ZodType> = {
-  push: z.object({ ref: z.string(), repository: repository.extend({ full_name: z.string() }), installation: installation.optional() }),
-  pull_request: z.object({ action: z.string(), pull_request: z.object({ number: z.number(), head: z.object({ sha: z.string() }), body: z.string().nullable().optional() }), repository: repository.extend({ owner: z.object({ login: z.string() }) }), installation: installation.optional() }),
+  push: z.object({ ref: z.string(), before: z.string().optional(), after: z.string().optional(), size: z.number().optional(), commits: z.array(pushCommit).optional(), repository: repository.extend({ full_name: z.string() }), installation: installation.optional() }),
+  pull_request: z.object({ action: z.string(), pull_request: z.object({ number: z.number(), head: z.object({ sha: z.string() }), body: z.string().nullable().optional() }), repository: repository.extend({ full_name: z.string(), owner: z.object({ login: z.string() }) }), installation: installation.optional() }),
   installation: z.object({ action: z.string(), installation, repositories: z.array(fullName).optional() }),
   installation_repositories: z.object({ action: z.string(), installation, repositories_added: z.array(fullName).optional(), repositories_removed: z.array(fullName).optional() }),
   issue_comment: z.object({ action: z.string(), comment: z.object({ body: z.string(), user: z.object({ login: z.string(), type: z.string().optional() }).nullable() }), issue: z.object({ number: z.number(), body: z.string().nullable().optional() }), repository: repository.extend({ owner: z.object({ login: z.string() }) }), installation: installation.optional() }),

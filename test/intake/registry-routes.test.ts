@@ -119,6 +119,49 @@ describe('registry intake', () => {
     expect(res.body.error).toBe('the token signature is invalid');
   });
 
+  it.each([
+    ['a header that is JSON null', `${Buffer.from('null').toString('base64url')}.${Buffer.from('{}').toString('base64url')}.AAAA`],
+    ['claims that are a JSON array', `${Buffer.from('{"alg":"RS256","kid":"k1"}').toString('base64url')}.${Buffer.from('[]').toString('base64url')}.AAAA`],
+  ])('refuses a Pub/Sub token with %s as not a JWT, with 401', async (_name, token) => {
+    const res = await post('/registry/gar', fixture('gar/push-insert-tagged.json'), { authorization: `Bearer ${token}` });
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('the bearer token is not a JWT (its header and claims must be JSON objects)');
+  });
+
+  describe('Google signing keys', () => {
+    const rotated = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const tokenWith = (kid: string, key: typeof rotated.privateKey): string => {
+      const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid, typ: 'JWT' })).toString('base64url');
+      const body = Buffer.from(JSON.stringify(goodClaims())).toString('base64url');
+      return `${header}.${body}.${sign('RSA-SHA256', Buffer.from(`${header}.${body}`), key).toString('base64url')}`;
+    };
+    const verifierAt = (jwks: string, clock: { t: number }) => createGoogleTokenVerifier({ audience: goodClaims().aud, serviceAccount: goodClaims().email, jwks, now: () => clock.t });
+
+    it('takes a rotated key once the JWKS has it, refetching for unknown keys at most once a minute', async () => {
+      const path = join(jwksDir, `rotating-${randomUUID()}.json`);
+      const jwk = (key: typeof rotated.publicKey, kid: string) => ({ ...key.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' });
+      writeFileSync(path, JSON.stringify({ keys: [jwk(google.publicKey, 'k1')] }));
+      const clock = { t: Date.now() };
+      const verify = verifierAt(path, clock);
+      await verify(`Bearer ${tokenWith('k1', google.privateKey)}`);
+      await expect(verify(`Bearer ${tokenWith('k2', rotated.privateKey)}`)).rejects.toThrow('the token was signed with an unknown key');
+      writeFileSync(path, JSON.stringify({ keys: [jwk(google.publicKey, 'k1'), jwk(rotated.publicKey, 'k2')] }));
+      clock.t += 30_000; // unknown keys within the minute do not fetch the JWKS again
+      await expect(verify(`Bearer ${tokenWith('k2', rotated.privateKey)}`)).rejects.toThrow('the token was signed with an unknown key');
+      clock.t += 31_000;
+      await expect(verify(`Bearer ${tokenWith('k2', rotated.privateKey)}`)).resolves.toBeUndefined();
+    });
+
+    it('answers 503 when the JWKS cannot be read, so Pub/Sub retries the push', async () => {
+      const verify = verifierAt(join(jwksDir, 'missing.json'), { t: Date.now() });
+      const failure = await verify(`Bearer ${tokenWith('k1', google.privateKey)}`).then(() => undefined, (error: unknown) => error as { status?: number; headers?: Record<string, string>; message: string });
+      expect(failure?.status).toBe(503);
+      expect(failure?.headers).toEqual({ 'retry-after': '30' });
+      expect(failure?.message).toContain("could not read Google's signing keys from");
+      expect(failure?.message).toContain('the push is retried');
+    });
+  });
+
   it('takes a CI image with the CI bearer token', async () => {
     const res = await post('/api/v1/images', JSON.stringify({ image: 'ghcr.io/example/hello:1.2.3' }), { authorization: `Bearer ${ciToken}` });
     expect(res.status).toBe(202);

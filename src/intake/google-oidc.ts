@@ -38,7 +38,7 @@ export function createGoogleTokenVerifier(options: GoogleOidcOptions): (authoriz
       return parsed.keys.filter(isObject) as Jwks;
     } catch (error) {
       // Pub/Sub retries a 503 with backoff, so a push is delayed, not lost, while the keys are out of reach.
-      throw new HttpError(503, `could not read Google's signing keys from ${options.jwks} (${(error as Error).message}); the push is retried. Check that ESCALATOR_GAR_JWKS is reachable from Escalator`, { 'retry-after': '30' });
+      throw new HttpError(503, `could not read Google's signing keys from ${options.jwks} (${(error as Error).message}); the push is retried. Check that ESCALATOR_GAR_JWKS_URL is reachable from Escalator`, { 'retry-after': '30' });
     }
   }
   async function keys(refresh = false): Promise<Jwks> {

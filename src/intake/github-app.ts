@@ -5,7 +5,7 @@ import { enqueueDiff } from '../jobs/diff.js';
 import { enqueueImage } from '../jobs/image.js';
 import { enqueueIndex } from '../jobs/index-repo.js';
 import type { Logger } from '../observability/logger.js';
-import { parseMarker } from '../planners/pull-marker.js';
+import { escalatorMarker } from '../planners/pull-marker.js';
 import { CommandJob } from '../queue/jobs.js';
 import { jobId } from '../queue/names.js';
 import type { Producer } from '../queue/producer.js';
@@ -69,7 +69,7 @@ export function createGitHubApp(deps: GitHubAppDeps) {
 
     app.on('pull_request.closed', async (context) => {
       const { pull_request: pull, repository, installation } = context.payload;
-      const marker = parseMarker(pull.body);
+      const marker = escalatorMarker(pull, repository.full_name);
       if (!pull.merged || !marker || !installation || !deps.store) return;
       // The chain a promotion carries: dev PR → staging PR → this. Stored for the next hop.
       const sources = [...(marker.sources ?? []), `#${pull.number}`];

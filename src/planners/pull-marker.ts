@@ -36,3 +36,20 @@ export function parseMarker(body: string | null | undefined): PullMarker | null 
     return null;
   }
 }
+
+/** What a pull request event tells of who opened a pull request and from where. */
+export interface PullOrigin {
+  body?: string | null;
+  user?: { type?: string } | null;
+  head: { ref: string; repo?: { full_name?: string } | null };
+}
+
+/**
+ * The marker of a pull request Escalator opened, or null. Only a pull request opened by a GitHub
+ * App from an `escalator/` branch of the same repository counts: anyone can paste a marker into
+ * the body of their own pull request, and a merged forgery must not write provenance.
+ */
+export function escalatorMarker(pull: PullOrigin, repository: string): PullMarker | null {
+  if (pull.user?.type !== 'Bot' || !pull.head.ref.startsWith('escalator/') || pull.head.repo?.full_name !== repository) return null;
+  return parseMarker(pull.body);
+}

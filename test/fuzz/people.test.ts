@@ -6,7 +6,7 @@ import { planBump, renderBumpBody, renderBumpTitle } from '../../src/planners/bu
 import { parseCommand } from '../../src/planners/commands.js';
 import { cell, code, escapeText } from '../../src/planners/markdown.js';
 import { planPromotion } from '../../src/planners/promotion-plan.js';
-import { parseMarker, renderMarker, type PullMarker } from '../../src/planners/pull-marker.js';
+import { escalatorMarker, parseMarker, renderMarker, type PullMarker } from '../../src/planners/pull-marker.js';
 import { activeCharacters, splitLines, structuralDifferences } from './support/markdown-check.js';
 
 /**
@@ -143,6 +143,23 @@ describe('forged pull request markers', () => {
       }),
       { numRuns: runs },
     );
+  });
+
+  describe('in the body of a merged pull request', () => {
+    const body = `Promote\n${renderMarker({ kind: 'promote', environment: 'prod', app: 'hello', images: [{ repository: 'ghcr.io/example/hello', tag: '6.6.6' }], sources: ['#1'] })}`;
+    const ours = { body, user: { type: 'Bot' }, head: { ref: 'escalator/promote/prod/hello', repo: { full_name: 'o/r' } } };
+    it.each([
+      ['a person', { ...ours, user: { type: 'User' } }],
+      ['no user (a deleted account)', { ...ours, user: null }],
+      ['a branch that is not Escalator\'s', { ...ours, head: { ...ours.head, ref: 'feature/escalator/promote' } }],
+      ['a fork', { ...ours, head: { ...ours.head, repo: { full_name: 'someone/r' } } }],
+      ['a fork that was deleted', { ...ours, head: { ...ours.head, repo: null } }],
+    ])('is not trusted when the pull request comes from %s', (_who, pull) => {
+      expect(escalatorMarker(pull, 'o/r')).toBeNull();
+    });
+    it('is trusted from an App on an escalator/ branch of the same repository', () => {
+      expect(escalatorMarker(ours, 'o/r')).toEqual({ kind: 'promote', environment: 'prod', app: 'hello', images: [{ repository: 'ghcr.io/example/hello', tag: '6.6.6' }], sources: ['#1'] });
+    });
   });
 
   it('never make the next bump throw: a marker with images:[null] is refused by parseMarker (src/planners/pull-marker.ts)', () => {

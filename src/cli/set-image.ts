@@ -3,6 +3,7 @@ import { join, isAbsolute } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { editImages } from '../planners/image-edit/index.js';
 import { formatImageRef, parseImageRef } from '../planners/image-ref.js';
+import { decodeUtf8 } from '../planners/yaml-guard.js';
 import { collectYamlFiles } from './files.js';
 import { parseArgs, UsageError, type CliIo, type ExitCode } from './io.js';
 
@@ -51,9 +52,15 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
   const patches: string[] = [];
   for (const path of files) {
     const absolute = isAbsolute(path) ? path : join(io.cwd, path);
-    const text = readFileSync(absolute, 'utf8');
+    const bytes = readFileSync(absolute);
+    const decoded = decodeUtf8(bytes);
+    const text = 'text' in decoded ? decoded.text : bytes.toString('utf8');
     const result = editImages(text, event, { path, pinDigest: args.flags.has('pin-digest') });
     if (!result.mentions) continue;
+    if ('problem' in decoded) {
+      report.refused.push({ path, reason: decoded.problem }); // writing it back would replace its invalid bytes
+      continue;
+    }
     if (result.refused.length > 0) {
       for (const refusal of result.refused) report.refused.push({ path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
       continue;

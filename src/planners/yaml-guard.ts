@@ -95,10 +95,34 @@ function blockDepth(text: string, limit: number): { what: string; offset: number
   return undefined;
 }
 
-/** The size of a file, before anything else reads it. */
+/** The size of a file in UTF-8 bytes, before anything else reads it. */
 export function checkYamlSize(text: string, limits: YamlLimits = DEFAULT_YAML_LIMITS): YamlLimitProblem | undefined {
-  if (text.length <= limits.maxBytes) return undefined;
-  return { reason: `the file is ${formatSize(text.length)}, over the limit of ${formatSize(limits.maxBytes)} for one YAML file; split it into smaller files` };
+  // A character is 1 to 3 UTF-8 bytes per UTF-16 unit: count the bytes only when it matters.
+  if (text.length * 3 <= limits.maxBytes) return undefined;
+  const bytes = text.length > limits.maxBytes ? text.length : Buffer.byteLength(text, 'utf8');
+  if (bytes <= limits.maxBytes) return undefined;
+  return { reason: `the file is ${formatSize(bytes)}, over the limit of ${formatSize(limits.maxBytes)} for one YAML file; split it into smaller files` };
+}
+
+/**
+ * A file's bytes as text, BOM kept, or why not: Escalator reads and rewrites only UTF-8, since
+ * text decoded with replacement characters would put them into the file on the next write.
+ */
+export function decodeUtf8(bytes: Uint8Array): { text: string } | { problem: string } {
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes) };
+  } catch {
+    // The decoder does not say where; the first U+FFFD of a lenient decoding does (near enough
+    // when the file also holds a real U+FFFD before it).
+    const lenient = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
+    const at = Buffer.byteLength(lenient.slice(0, Math.max(0, lenient.indexOf('\uFFFD'))), 'utf8');
+    return { problem: notUtf8(`an invalid byte near byte ${at}`) };
+  }
+}
+
+/** Why text that does not encode back to its own byte count (lenient decoding happened) is refused. */
+export function notUtf8(where?: string): string {
+  return `the file is not UTF-8 text${where ? ` (${where})` : ''}; Escalator reads and rewrites only UTF-8 files, as rewriting it would change bytes it does not own. Save it as UTF-8`;
 }
 
 /**

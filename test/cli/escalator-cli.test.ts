@@ -60,6 +60,18 @@ describe('escalator set-image', () => {
     expect(readFileSync(join(dir, 'overlays/dev/extra.yaml'), 'utf8')).toContain('${TAG}');
   });
 
+  it('refuses a file that is not UTF-8 and mentions the image, leaving its bytes alone; one that does not mention it is skipped', async () => {
+    const latin1 = Buffer.concat([Buffer.from('# caf'), Buffer.from([0xe9]), Buffer.from('\nimages:\n  - name: ghcr.io/example/hello\n    newTag: 1.0.0\n')]);
+    mkdirSync(join(dir, 'overlays/latin1'));
+    writeFileSync(join(dir, 'overlays/latin1/kustomization.yaml'), latin1);
+    writeFileSync(join(dir, 'other-latin1.yaml'), Buffer.concat([Buffer.from('# caf'), Buffer.from([0xe9]), Buffer.from('\nimage: ghcr.io/example/other:2.0\n')]));
+    const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', '.', '--json'], dir);
+    expect(result.code).toBe(2);
+    const report = JSON.parse(result.stdout) as { refused: Array<{ path: string; reason: string }> };
+    expect(report.refused).toEqual([{ path: 'overlays/latin1/kustomization.yaml', reason: 'the file is not UTF-8 text (an invalid byte near byte 5); Escalator reads and rewrites only UTF-8 files, as rewriting it would change bytes it does not own. Save it as UTF-8' }]);
+    expect(readFileSync(join(dir, 'overlays/latin1/kustomization.yaml'))).toEqual(latin1);
+  });
+
   it.each([
     [['set-image', 'ghcr.io/example/hello', '.'], 'has no tag'],
     [['set-image', 'Ghcr.io/Example/Hello:1.0', '.'], 'is not a valid image reference'],

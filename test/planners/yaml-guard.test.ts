@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseDocument, visit, type Alias, type Document } from 'yaml';
-import { checkYamlShape, checkYamlSize, checkYamlText, DEFAULT_YAML_LIMITS, resolveAliases, type YamlLimits } from '../../src/planners/yaml-guard.js';
+import { checkYamlShape, checkYamlSize, checkYamlText, decodeUtf8, DEFAULT_YAML_LIMITS, resolveAliases, type YamlLimits } from '../../src/planners/yaml-guard.js';
 
 const limits: YamlLimits = { maxBytes: 1_000, maxDepth: 5, maxAliases: 3, maxAliasExpansion: 50, maxNodes: 40 };
 
@@ -16,6 +16,27 @@ describe('checkYamlSize and checkYamlShape', () => {
     expect(checkYamlSize('a'.repeat(1_000), limits)).toBeUndefined();
     expect(checkYamlSize('a'.repeat(1_001), limits)?.reason).toBe('the file is 1001 bytes, over the limit of 1000 bytes for one YAML file; split it into smaller files');
     expect(checkYamlSize('a'.repeat(9 * 1024 * 1024))?.reason).toMatch(/^the file is 9\.0 MB, over the limit of 8\.0 MB/);
+  });
+
+  it('counts UTF-8 bytes, not characters: 400 three-byte characters are 1,200 bytes', () => {
+    expect(checkYamlSize('€'.repeat(333), limits)).toBeUndefined();
+    expect(checkYamlSize('€'.repeat(400), limits)?.reason).toBe('the file is 1.2 KB, over the limit of 1000 bytes for one YAML file; split it into smaller files');
+  });
+});
+
+describe('decodeUtf8', () => {
+  it('keeps a BOM and every byte of valid UTF-8', () => {
+    const bytes = Buffer.from('\uFEFFimages: [] # café €\r\n', 'utf8');
+    expect(decodeUtf8(bytes)).toEqual({ text: '\uFEFFimages: [] # café €\r\n' });
+  });
+
+  it.each([
+    ['a Latin-1 byte', Buffer.concat([Buffer.from('# caf'), Buffer.from([0xe9, 0x0a])]), 5],
+    ['a truncated sequence at the end', Buffer.concat([Buffer.from('ab'), Buffer.from([0xe2, 0x82])]), 2],
+    ['an overlong encoding', Buffer.from([0x61, 0xc0, 0xaf]), 1],
+    ['a UTF-16 surrogate encoded as UTF-8', Buffer.from([0xed, 0xa0, 0x80]), 0],
+  ])('refuses %s, saying near which byte', (_name, bytes, at) => {
+    expect(decodeUtf8(bytes)).toEqual({ problem: `the file is not UTF-8 text (an invalid byte near byte ${at}); Escalator reads and rewrites only UTF-8 files, as rewriting it would change bytes it does not own. Save it as UTF-8` });
   });
 
   it('counts flow depth as the parser reads it: brackets in quotes and comments do not count', () => {

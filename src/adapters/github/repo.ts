@@ -1,6 +1,6 @@
 import { RequestError } from '@octokit/request-error';
 import { ConfigError, ConflictError } from '../../observability/errors.js';
-import { DEFAULT_YAML_LIMITS, formatSize } from '../../planners/yaml-guard.js';
+import { decodeUtf8, DEFAULT_YAML_LIMITS, formatSize, notUtf8 } from '../../planners/yaml-guard.js';
 import type { Octokit } from './client.js';
 
 /** A repository as jobs name it. Job data carries these and the installation id, never a token. */
@@ -44,7 +44,8 @@ export async function loadBranch(octokit: Octokit, id: RepoId, branch: string): 
 }
 
 /**
- * A file's text at a commit, or null when it is not there. A file over `maxBytes` is not
+ * A file's text at a commit, or null when it is not there. A file that is not UTF-8 is a
+ * `ConfigError`, never decoded with replacement characters that a bump would commit back. A file over `maxBytes` is not
  * downloaded: `ConfigError` says which file and how large (the planners would refuse it anyway).
  * GitHub leaves the content of files over 1 MB out of the JSON answer; those are read raw
  * (`application/vnd.github.raw`), never as base64 JSON, which Octokit cannot parse past about 8 MB.
@@ -58,10 +59,16 @@ export async function loadFile(octokit: Octokit, id: RepoId, path: string, ref: 
       throw new ConfigError(`${path} is ${formatSize(data.size)}, over the ${formatSize(maxBytes)} Escalator reads from one file; split it into smaller files, or keep it out of the environment's paths`);
     }
     const content = 'content' in data && typeof data.content === 'string' ? data.content : '';
-    if (data.encoding === 'base64') return Buffer.from(content, 'base64').toString('utf8');
+    if (data.encoding === 'base64') {
+      const decoded = decodeUtf8(Buffer.from(content, 'base64'));
+      if ('problem' in decoded) throw new ConfigError(`${path}: ${decoded.problem}`);
+      return decoded.text;
+    }
     if (data.encoding === 'none' || (content === '' && data.size > 0)) {
       const raw = await octokit.rest.repos.getContent({ ...id, path, ref, mediaType: { format: 'raw' } });
       if (typeof raw.data !== 'string') throw new Error(`GitHub did not answer the raw contents of ${path} as text; retrying`);
+      // Octokit decodes raw answers leniently; valid UTF-8 encodes back to exactly its size.
+      if (Buffer.byteLength(raw.data) !== data.size) throw new ConfigError(`${path}: ${notUtf8()}`);
       return raw.data;
     }
     return content;

@@ -74,6 +74,14 @@ const argocdSecret = randomBytes(16).toString('hex');
 const receiver = await startArgoCd({ secret: argocdSecret });
 const sim = await startSimulator();
 const webhooks = new WebhookLog(sim);
+// GitHub API answers the rate-limit switch gave to Escalator (installation tokens), to prove the fault bit.
+const rateLimited = { escalator: 0, others: 0 };
+sim.onExchange((exchange) => {
+  if (exchange.surface !== 'api' || (exchange.status !== 403 && exchange.status !== 429)) return;
+  if (exchange.responseHeaders['retry-after'] === undefined && exchange.responseHeaders['x-ratelimit-remaining'] !== '0') return;
+  if (String(exchange.requestHeaders.authorization ?? '').startsWith('token ghs_') || String(exchange.requestHeaders.authorization ?? '').startsWith('Bearer ghs_')) rateLimited.escalator++;
+  else rateLimited.others++;
+});
 const client = new SandboxClient(sim.url, sim.user.token);
 const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: quiet });
 const prefix = `chaos-${randomBytes(4).toString('hex')}`;
@@ -160,6 +168,11 @@ checks.push({
 });
 if (!drained.drained) checks.unshift({ name: 'queues drained', checked: 1, violations: [`not drained after ${(drained.tookMs / 1000).toFixed(0)} s: ${JSON.stringify(drained.busy)}`], notes: [] });
 if (events.stats.refused.length > 0) checks.unshift({ name: 'no valid event refused', checked: events.stats.sent, violations: events.stats.refused, notes: [] });
+if (events.stats.gaveUp.length > 0) checks.unshift({ name: 'every event accepted in the end', checked: events.stats.sent, violations: events.stats.gaveUp.map((reference) => `never accepted: ${reference}`), notes: [] });
+const failedJobs = Object.values(drained.failed).reduce((sum, count) => sum + count, 0);
+checks.push({ name: 'no job failed for good (every one finished within its attempts)', checked: 1, violations: failedJobs > 0 ? (drained.failedReasons.length > 0 ? drained.failedReasons : [`${failedJobs} failed jobs: ${JSON.stringify(drained.failed)}`]) : [], notes: [] });
+const rateLimitFaults = faults.filter((fault) => fault.kind === 'rate limit').length;
+checks.push({ name: 'the rate-limit switch answered Escalator rate-limited, and Escalator waited it out', checked: rateLimitFaults, violations: rateLimitFaults > 0 && rateLimited.escalator === 0 ? ['no rate-limited answer reached Escalator: the fault did not bite'] : [], notes: [`${rateLimited.escalator} rate-limited answers to Escalator, ${rateLimited.others} to the bench's people`] });
 
 phase('checked');
 // Report.

@@ -2,7 +2,8 @@
  * The faults, injected one at a time on a fixed schedule, in rotation:
  * - a worker SIGKILLed (its active jobs stall until the lock expires) and a new one started
  * - a web process restarted (alternately SIGTERM and SIGKILL), on the same port
- * - Redis shut down with `redis-cli shutdown` (AOF written), down for a few seconds, started again
+ * - Redis shut down with `redis-cli shutdown` (AOF written), or SIGKILLed (no final flush), down
+ *   for a few seconds, started again from its append-only file
  * - the sandbox's rate-limit switch turned on for the next N GitHub API requests
  */
 import type { SandboxClient } from '../../src/sandbox/client.js';
@@ -10,7 +11,7 @@ import { sleep } from '../support/stats.js';
 import { pick } from './driver.js';
 import type { Fleet, PrivateRedis } from './processes.js';
 
-export type FaultKind = 'worker SIGKILL' | 'web restart (SIGTERM)' | 'web restart (SIGKILL)' | 'redis restart' | 'rate limit';
+export type FaultKind = 'worker SIGKILL' | 'web restart (SIGTERM)' | 'web restart (SIGKILL)' | 'redis restart' | 'redis SIGKILL' | 'rate limit';
 
 export interface FaultRecord {
   kind: FaultKind;
@@ -21,7 +22,7 @@ export interface FaultRecord {
   tookMs: number;
 }
 
-const rotation: FaultKind[] = ['worker SIGKILL', 'web restart (SIGTERM)', 'redis restart', 'rate limit', 'worker SIGKILL', 'web restart (SIGKILL)', 'redis restart', 'rate limit'];
+const rotation: FaultKind[] = ['worker SIGKILL', 'web restart (SIGTERM)', 'redis restart', 'rate limit', 'worker SIGKILL', 'web restart (SIGKILL)', 'redis SIGKILL', 'rate limit'];
 const rateLimitModes = ['secondary', 'primary', 'secondary-429'] as const;
 
 export interface FaultOptions {
@@ -68,11 +69,12 @@ async function inject(options: FaultOptions, kind: FaultKind, i: number): Promis
       await fleet.restartWeb(index, signal);
       return `web-${index} ${signal}, back on port ${fleet.webs[index]?.port}${index === 0 ? ' (the webhook URL)' : ''}`;
     }
-    case 'redis restart': {
-      await redis.shutdown();
+    case 'redis restart':
+    case 'redis SIGKILL': {
+      await (kind === 'redis restart' ? redis.shutdown() : redis.kill());
       await sleep(options.redisDownMs);
       await redis.start();
-      return `down ${options.redisDownMs} ms, restarted from its append-only file`;
+      return `${kind === 'redis restart' ? 'SHUTDOWN' : 'SIGKILL'}, down ${options.redisDownMs} ms, restarted from its append-only file`;
     }
     case 'rate limit': {
       const mode = pick(random, rateLimitModes);

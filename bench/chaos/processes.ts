@@ -80,6 +80,19 @@ export class PrivateRedis {
     if (this.up) throw new Error(`redis-server (pid ${child.pid}) did not exit after SHUTDOWN`);
   }
 
+  /**
+   * SIGKILL: no SHUTDOWN, no final AOF flush. What Redis answered has been written to the AOF
+   * (it writes before it replies; the default `appendfsync everysec` only delays the fsync, which
+   * matters for a machine crash, not a process kill), so every accepted job must survive.
+   */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || !this.up) return;
+    child.kill('SIGKILL');
+    await Promise.race([exitOf(child), sleep(15_000)]);
+    if (this.up) throw new Error(`redis-server (pid ${child.pid}) did not exit after SIGKILL`);
+  }
+
   /** Stop for good at the end of the run: no data needs to survive. */
   async stop(): Promise<void> {
     const child = this.child;

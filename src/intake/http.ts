@@ -2,9 +2,10 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 /**
- * The steps every intake route takes, in this order (octokit/webhooks.js does the same):
- * method → content type (415) → size cap (413) → authentication (401) → parse and validate (400)
- * → normalize → enqueue (503 when Redis cannot take it) → 202.
+ * The steps every intake route takes (octokit/webhooks.js does the same): method → content type
+ * (415) → size cap (413) and authentication (401) → parse and validate (400) → normalize →
+ * enqueue (503 when Redis cannot take it) → 202. Authentication comes first where the credentials
+ * are in the path or a header (registries, CI), after the body where they sign it (GitHub).
  * Each failing step is an `HttpError` whose message tells the sender what to send instead.
  */
 export class HttpError extends Error {

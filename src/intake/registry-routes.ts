@@ -31,7 +31,7 @@ const pathTokenSources = new Set(['dockerhub', 'quay']);
 
 /**
  * `POST /registry/<source>` and `POST /api/v1/images`. Each request goes through the same steps:
- * method → content type (415) → size (413) → authentication (401) → parse and validate (400) →
+ * method → content type (415) → authentication (401) → size (413) → parse and validate (400) →
  * normalize → enqueue (503 when Redis cannot take it) → 202 only once Redis holds every job.
  */
 export function registryRoutes(options: RegistryRouteOptions): Handler {
@@ -44,6 +44,7 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
     const path = (req.url ?? '').split('?')[0] ?? '';
     let source: string;
     let pathToken: string | undefined;
+    let bodyRead = false;
     if (path === '/api/v1/images') source = 'ci';
     else {
       const match = /^\/registry\/([a-z]+)(?:\/([^/]+))?\/?$/.exec(path);
@@ -58,8 +59,11 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
       }
       requireMethod(req, 'POST');
       requireContentType(req, source === 'distribution' ? distributionTypes : json);
-      const body = await readBody(req, options.maxBodyBytes);
+      // Credentials come from the path and headers, so a sender without them is refused before
+      // Escalator holds any of its body (the GitHub route must read first: its signature is over the body).
       await authenticate(req, source, pathToken, options);
+      const body = await readBody(req, options.maxBodyBytes);
+      bodyRead = true;
       const payload = parseJson(body);
       const context = {
         deliveryId: headerOf(req, 'x-request-id') ?? headerOf(req, 'x-delivery-id') ?? randomUUID(),
@@ -87,7 +91,9 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
       }
       if (error instanceof HttpError) {
         count(source, outcomeOf(error.status));
-        return sendJson(res, error.status, { error: error.message }, error.headers);
+        // Refused before its body was read: drop the rest of it and the connection with it.
+        if (!bodyRead) req.resume();
+        return sendJson(res, error.status, { error: error.message }, bodyRead ? error.headers : { ...error.headers, connection: 'close' });
       }
       throw error;
     }

@@ -1,5 +1,6 @@
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -160,6 +161,25 @@ describe('registry intake', () => {
       expect(failure?.message).toContain("could not read Google's signing keys from");
       expect(failure?.message).toContain('the push is retried');
     });
+  });
+
+  it.each([
+    ['the CI API with a wrong token', '/api/v1/images', 'authorization: Bearer wrong\r\n'],
+    ['a registry without a token', '/registry/harbor', ''],
+    ['a path-token registry with a wrong path token', '/registry/dockerhub/wrong', ''],
+  ])('refuses %s with 401 before reading any of the body, and closes the connection', async (_name, path, auth) => {
+    // Only the head is sent: an answer proves nothing waited for (or held) the 60 KB announced.
+    const { hostname, port } = new URL(web.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(`POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${auth}content-length: 60000\r\n\r\n`));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString('utf8')));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+      setTimeout(() => reject(new Error(`no answer within 5 s: ${text}`)), 5_000).unref();
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+    expect(answer.toLowerCase()).toContain('connection: close');
   });
 
   it('takes a CI image with the CI bearer token', async () => {

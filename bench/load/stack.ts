@@ -69,8 +69,11 @@ export async function startLoadStack(input: { name: string; repos: number; apps:
     ESCALATOR_REDIS_PREFIX: prefix,
     ESCALATOR_RECOVER_EVERY_MS: String(RECOVER_EVERY_MS),
     ESCALATOR_CACHE_DIR: join(runDir, 'cache'),
+    // The processes inherit this environment (and a .env file): no relay target of the machine's own.
+    ESCALATOR_RELAY_TARGETS: '[]',
     ...input.env,
   };
+  if (process.env.ESCALATOR_RELAY_TARGETS_FILE) throw new Error('ESCALATOR_RELAY_TARGETS_FILE is set; a load run relays to no agent. Unset it for the bench');
   const fleet = new Fleet(root, env, runDir);
   killOnExit(() => fleet.pids());
 

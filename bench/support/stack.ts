@@ -21,7 +21,24 @@ import { SandboxClient } from '../../src/sandbox/client.js';
 import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
 import { sleep } from './stats.js';
 
-export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/**
+ * The Redis the benches use: REDIS_URL, or 127.0.0.1:6379. A bench sends load, so it refuses a
+ * Redis anywhere but this machine's loopback, whatever the environment it was started in says.
+ */
+export const redisUrl = loopbackOnly(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+
+function loopbackOnly(url: string): string {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    throw new Error(`REDIS_URL is not a URL (${url.replace(/\/\/[^@]*@/, '//…@')}); the benches need redis://127.0.0.1:<port>`);
+  }
+  if (!/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(host)) {
+    throw new Error(`REDIS_URL points at ${host}; the benches send load only to this machine's loopback. Unset REDIS_URL or point it at redis://127.0.0.1:<port>`);
+  }
+  return url;
+}
 
 /** One HTTP request Escalator made to GitHub. Times are `Date.now()` milliseconds. */
 export interface GitHubCall {

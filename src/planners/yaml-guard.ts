@@ -97,9 +97,9 @@ function blockDepth(text: string, limit: number): { what: string; offset: number
 
 /** The size of a file in UTF-8 bytes, before anything else reads it. */
 export function checkYamlSize(text: string, limits: YamlLimits = DEFAULT_YAML_LIMITS): YamlLimitProblem | undefined {
-  // A character is 1 to 3 UTF-8 bytes per UTF-16 unit: count the bytes only when it matters.
+  // A UTF-16 unit is 1 to 3 UTF-8 bytes: count the bytes only when the answer depends on it.
   if (text.length * 3 <= limits.maxBytes) return undefined;
-  const bytes = text.length > limits.maxBytes ? text.length : Buffer.byteLength(text, 'utf8');
+  const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes <= limits.maxBytes) return undefined;
   return { reason: `the file is ${formatSize(bytes)}, over the limit of ${formatSize(limits.maxBytes)} for one YAML file; split it into smaller files` };
 }

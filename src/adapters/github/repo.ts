@@ -45,8 +45,9 @@ export async function loadBranch(octokit: Octokit, id: RepoId, branch: string): 
 
 /**
  * A file's text at a commit, or null when it is not there. A file that is not UTF-8 is a
- * `ConfigError`, never decoded with replacement characters that a bump would commit back. A file over `maxBytes` is not
- * downloaded: `ConfigError` says which file and how large (the planners would refuse it anyway).
+ * `ConfigError`, never decoded with replacement characters that a bump would commit back. A file
+ * over `maxBytes` is not downloaded: `ConfigError` says which file and how large (the planners
+ * would refuse it anyway).
  * GitHub leaves the content of files over 1 MB out of the JSON answer; those are read raw
  * (`application/vnd.github.raw`), never as base64 JSON, which Octokit cannot parse past about 8 MB.
  */

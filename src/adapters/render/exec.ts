@@ -11,8 +11,6 @@ export interface ToolResult {
   tooLarge: boolean;
   /** Stopped because the tool's processes together held more memory than `maxMemoryBytes`. */
   overMemory: boolean;
-  /** The most memory (RSS) its processes were seen to hold together; 0 where /proc is not there. */
-  peakMemoryBytes: number;
   ms: number;
 }
 
@@ -97,7 +95,7 @@ function childrenOf(pid: number): number[] {
 }
 
 /** Resident memory of a process and all its descendants together. */
-export function treeResidentBytes(pid: number): number {
+function treeResidentBytes(pid: number): number {
   let total = 0;
   const seen = new Set<number>();
   const pending = [pid];
@@ -125,7 +123,6 @@ export function runTool(command: string, args: string[], options: RunToolOptions
     let timedOut = false;
     let tooLarge = false;
     let overMemory = false;
-    let peakMemoryBytes = 0;
     const kill = (): void => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
@@ -139,9 +136,7 @@ export function runTool(command: string, args: string[], options: RunToolOptions
     }, options.timeoutMs);
     const watch = setInterval(() => {
       if (child.pid === undefined || overMemory) return;
-      const held = treeResidentBytes(child.pid);
-      peakMemoryBytes = Math.max(peakMemoryBytes, held);
-      if (held > options.maxMemoryBytes) {
+      if (treeResidentBytes(child.pid) > options.maxMemoryBytes) {
         overMemory = true;
         kill();
       }
@@ -170,7 +165,6 @@ export function runTool(command: string, args: string[], options: RunToolOptions
         timedOut,
         tooLarge,
         overMemory,
-        peakMemoryBytes,
         ms: performance.now() - started,
       });
     };

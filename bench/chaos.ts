@@ -79,7 +79,7 @@ const rateLimited = { escalator: 0, others: 0 };
 sim.onExchange((exchange) => {
   if (exchange.surface !== 'api' || (exchange.status !== 403 && exchange.status !== 429)) return;
   if (exchange.responseHeaders['retry-after'] === undefined && exchange.responseHeaders['x-ratelimit-remaining'] !== '0') return;
-  if (String(exchange.requestHeaders.authorization ?? '').startsWith('token ghs_') || String(exchange.requestHeaders.authorization ?? '').startsWith('Bearer ghs_')) rateLimited.escalator++;
+  if (/^(token|Bearer) ghs_/.test(exchange.requestHeaders.authorization ?? '')) rateLimited.escalator++; // an installation token
   else rateLimited.others++;
 });
 const client = new SandboxClient(sim.url, sim.user.token);

@@ -21,10 +21,10 @@ const fixture = (path: string): string => readFileSync(join('test/fixtures/regis
 const google = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const jwksDir = mkdtempSync(join(tmpdir(), 'escalator-jwks-'));
 writeFileSync(join(jwksDir, 'jwks.json'), JSON.stringify({ keys: [{ ...google.publicKey.export({ format: 'jwk' }), kid: 'k1', alg: 'RS256', use: 'sig' }] }));
-function googleToken(claims: Record<string, unknown>): string {
-  const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: 'k1', typ: 'JWT' })).toString('base64url');
+function googleToken(claims: Record<string, unknown>, kid = 'k1', key = google.privateKey): string {
+  const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid, typ: 'JWT' })).toString('base64url');
   const body = Buffer.from(JSON.stringify(claims)).toString('base64url');
-  const signature = sign('RSA-SHA256', Buffer.from(`${header}.${body}`), google.privateKey).toString('base64url');
+  const signature = sign('RSA-SHA256', Buffer.from(`${header}.${body}`), key).toString('base64url');
   return `${header}.${body}.${signature}`;
 }
 const goodClaims = () => ({ iss: 'https://accounts.google.com', aud: 'https://escalator.example.com/registry/gar', email: 'pubsub@proj.iam.gserviceaccount.com', email_verified: true, exp: Math.floor(Date.now() / 1000) + 600 });
@@ -131,11 +131,7 @@ describe('registry intake', () => {
 
   describe('Google signing keys', () => {
     const rotated = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const tokenWith = (kid: string, key: typeof rotated.privateKey): string => {
-      const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid, typ: 'JWT' })).toString('base64url');
-      const body = Buffer.from(JSON.stringify(goodClaims())).toString('base64url');
-      return `${header}.${body}.${sign('RSA-SHA256', Buffer.from(`${header}.${body}`), key).toString('base64url')}`;
-    };
+    const tokenWith = (kid: string, key: typeof rotated.privateKey): string => googleToken(goodClaims(), kid, key);
     const verifierAt = (jwks: string, clock: { t: number }) => createGoogleTokenVerifier({ audience: goodClaims().aud, serviceAccount: goodClaims().email, jwks, now: () => clock.t });
 
     it('takes a rotated key once the JWKS has it, refetching for unknown keys at most once a minute', async () => {

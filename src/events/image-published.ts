@@ -66,6 +66,41 @@ export const ImagePublished = z
 /** An image published to a registry, normalized. */
 export type ImagePublished = z.infer<typeof ImagePublished>;
 
+/**
+ * Who may be changed by an accepted event: the credential that announced it decides, never the
+ * event. Carried in the image job beside the event (never the credential itself).
+ * - `owners`: GitHub account logins (compared case-insensitively) whose repositories the event may
+ *   bump; `'*'` only for the legacy global tokens of a single-organisation setup.
+ * - `installations`: when set, only repositories of these installations (GitHub package events
+ *   name their installation).
+ */
+export const EventScope = z.strictObject({
+  /** Which credential announced the event, for logs: a token's configured name, `oidc:<owner/repo>`, `github:installation/<id>`, `legacy:<variable>`. */
+  by: z.string().min(1).max(200),
+  owners: z.union([z.literal('*'), z.array(z.string().min(1).max(100)).max(1000)]),
+  installations: z.array(z.number().int().positive()).max(100).optional(),
+});
+/** Who may be changed by an accepted event. */
+export type EventScope = z.infer<typeof EventScope>;
+
+/**
+ * A deterministic id for what a scope allows, without `:`: two credentials announcing the same
+ * push are two jobs, so one cannot swallow the other's (and the repositories only it may change).
+ */
+export function scopeKey(scope: EventScope): string {
+  const owners = scope.owners === '*' ? '*' : [...new Set(scope.owners.map((owner) => owner.toLowerCase()))].sort();
+  return createHash('sha256').update(JSON.stringify([owners, scope.installations ?? null])).digest('hex').slice(0, 32);
+}
+
+/** Why the scope refuses the repository `owner/…` of `installationId`, or undefined when it allows it. */
+export function scopeRefusal(scope: EventScope, owner: string, installationId: number): string | undefined {
+  if (scope.installations && !scope.installations.includes(installationId)) return `the event came from installation ${scope.installations.join(', ')} (${scope.by}), not from installation ${installationId} of this repository`;
+  if (scope.owners === '*') return undefined;
+  const lower = owner.toLowerCase();
+  if (scope.owners.some((allowed) => allowed.toLowerCase() === lower)) return undefined;
+  return `the credential ${scope.by} may announce images for ${scope.owners.length === 0 ? 'no owner' : scope.owners.join(', ')}, not for ${owner}`;
+}
+
 /** Why a well-formed payload produced no event. Answered with 2xx and counted by reason. */
 export type IgnoreReason =
   | 'not-a-push'

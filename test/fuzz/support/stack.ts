@@ -56,7 +56,7 @@ export async function startFuzzStack(options: { redisUrl?: string; prefix?: stri
     maxBodyBytes: 256 * 1024,
     garToken(claims = {}) {
       const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: 'k1', typ: 'JWT' })).toString('base64url');
-      const body = Buffer.from(JSON.stringify({ iss: 'https://accounts.google.com', aud: this.garAudience, email: this.garServiceAccount, email_verified: true, exp: Math.floor(Date.now() / 1000) + 3600, ...claims })).toString('base64url');
+      const body = Buffer.from(JSON.stringify({ iss: 'https://accounts.google.com', aud: this.garAudience, email: this.garServiceAccount, email_verified: true, iat: Math.floor(Date.now() / 1000) - 60, exp: Math.floor(Date.now() / 1000) + 3000, ...claims })).toString('base64url');
       return `${header}.${body}.${sign('RSA-SHA256', Buffer.from(`${header}.${body}`), google.privateKey).toString('base64url')}`;
     },
   };

@@ -70,15 +70,13 @@ export type ImagePublished = z.infer<typeof ImagePublished>;
  * Who may be changed by an accepted event: the credential that announced it decides, never the
  * event. Carried in the image job beside the event (never the credential itself).
  * - `owners`: GitHub account logins (compared case-insensitively) whose repositories the event may
- *   bump; `'*'` only for the legacy global tokens of a single-organisation setup.
- * - `installations`: when set, only repositories of these installations (GitHub package events
- *   name their installation).
+ *   bump; `'*'` for the legacy global tokens of a single-organisation setup, and for senders that
+ *   are the registry itself (GitHub's signed package events, the operator's Pub/Sub topic).
  */
 export const EventScope = z.strictObject({
-  /** Which credential announced the event, for logs: a token's configured name, `oidc:<owner/repo>`, `github:installation/<id>`, `legacy:<variable>`. */
+  /** Which credential announced the event, for logs: a token's configured name, `oidc:<owner/repo>`, `github:registry_package`, `legacy:<variable>`. */
   by: z.string().min(1).max(200),
   owners: z.union([z.literal('*'), z.array(z.string().min(1).max(100)).max(1000)]),
-  installations: z.array(z.number().int().positive()).max(100).optional(),
 });
 /** Who may be changed by an accepted event. */
 export type EventScope = z.infer<typeof EventScope>;
@@ -89,12 +87,11 @@ export type EventScope = z.infer<typeof EventScope>;
  */
 export function scopeKey(scope: EventScope): string {
   const owners = scope.owners === '*' ? '*' : [...new Set(scope.owners.map((owner) => owner.toLowerCase()))].sort();
-  return createHash('sha256').update(JSON.stringify([owners, scope.installations ?? null])).digest('hex').slice(0, 32);
+  return createHash('sha256').update(JSON.stringify(owners)).digest('hex').slice(0, 32);
 }
 
-/** Why the scope refuses the repository `owner/…` of `installationId`, or undefined when it allows it. */
-export function scopeRefusal(scope: EventScope, owner: string, installationId: number): string | undefined {
-  if (scope.installations && !scope.installations.includes(installationId)) return `the event came from installation ${scope.installations.join(', ')} (${scope.by}), not from installation ${installationId} of this repository`;
+/** Why the scope refuses a repository of `owner`, or undefined when it allows it. */
+export function scopeRefusal(scope: EventScope, owner: string): string | undefined {
   if (scope.owners === '*') return undefined;
   const lower = owner.toLowerCase();
   if (scope.owners.some((allowed) => allowed.toLowerCase() === lower)) return undefined;

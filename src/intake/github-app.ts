@@ -102,9 +102,9 @@ export function createGitHubApp(deps: GitHubAppDeps) {
         deps.log.info({ deliveryId: context.id, outcome: result.kind, reason: result.kind === 'ignored' ? result.reason : result.message }, 'Package event not used');
         return;
       }
-      // A package event may change only repositories of the installation it was delivered to.
-      const installation = (context.payload as { installation?: { id?: unknown } }).installation?.id;
-      const scope = typeof installation === 'number' && installation > 0 ? { by: `github:installation/${installation}`, owners: '*' as const, installations: [installation] } : { by: 'github:no-installation', owners: [] };
+      // GitHub signs this delivery and is the registry (GHCR) itself: the push happened, so every
+      // repository using the image may take it, as from any registry's own webhook.
+      const scope = { by: `github:${context.name}`, owners: '*' as const };
       for (const event of result.events) {
         await enqueueImage(producer, event, scope);
       }

@@ -44,7 +44,7 @@ export async function processImageJob(deps: JobDeps, data: ImageJob, { log }: Pr
     return 0;
   }
   const repos = using.filter((key) => {
-    const reason = scopeRefusal(scope, key.owner, key.installationId);
+    const reason = scopeRefusal(scope, key.owner);
     if (reason) log.warn({ repo: `${key.owner}/${key.repo}`, image: name, tag: event.tag, by: scope.by, reason }, 'Image event not applied to a repository outside its credential\'s scope');
     return reason === undefined;
   });

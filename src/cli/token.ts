@@ -11,7 +11,7 @@ sent with the token may change only repositories of the listed GitHub owners.
   --name      unique name of the entry, shown in logs (letters, digits, ".", "_", "-")
   --owners    GitHub organisation or user logins whose repositories the token may change
   --images    image name prefixes it may announce, such as ghcr.io/acme/ (default: every image)
-  --sources   routes it is accepted on: ci, harbor, acr, ecr, distribution (default: all of
+  --sources   routes it is accepted on: ci, github, harbor, acr, ecr, distribution (default: all of
               these), or exactly one of dockerhub, quay for a path token (/registry/<source>/<token>)
   --yaml      print the entry as a YAML list item instead of JSON
 

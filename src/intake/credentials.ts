@@ -19,8 +19,8 @@ import { HttpError } from './http.js';
 /** Senders that cannot set a header put the token in the path instead: /registry/<source>/<token>. */
 export const pathTokenSources = ['dockerhub', 'quay'] as const;
 export type PathSource = (typeof pathTokenSources)[number];
-/** Sources a token may be bound to; `gar` (Google OIDC) and `github` (signed webhooks) authenticate otherwise. */
-const tokenSources = ['ci', 'harbor', 'acr', 'ecr', 'distribution', 'dockerhub', 'quay'] as const;
+/** Sources a token may be bound to (`github` is the forwarding route /registry/github); `gar` authenticates with Google's OIDC token. */
+const tokenSources = ['ci', 'github', 'harbor', 'acr', 'ecr', 'distribution', 'dockerhub', 'quay'] as const;
 
 /** A GitHub login: letters, digits and single hyphens, at most 39 characters. */
 const LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
@@ -37,7 +37,7 @@ export const IntakeTokenConfig = z
     owners: z.array(z.string().regex(LOGIN, 'must be a GitHub organisation or user login such as "acme"')).min(1, 'list at least one GitHub owner whose repositories the token may change, for example ["acme"]'),
     /** Image name prefixes the token may announce; a prefix ending in `/` covers what is below it, any other names one image. @default every image */
     images: z.array(z.string().regex(IMAGE_PREFIX, 'must be a lowercase image name or prefix with its registry, such as "ghcr.io/acme/" or "docker.io/library/nginx"')).min(1, 'list at least one image prefix, or leave images out').optional(),
-    /** Routes the token is accepted on. A Docker Hub or Quay token is a path token: it names that one source and is accepted only in its path. @default every header route (ci, harbor, acr, ecr, distribution) */
+    /** Routes the token is accepted on. A Docker Hub or Quay token is a path token: it names that one source and is accepted only in its path. @default every header route (ci, github, harbor, acr, ecr, distribution) */
     sources: z.array(z.enum(tokenSources, { error: `must be one of ${tokenSources.join(', ')}` })).min(1, 'list at least one source, or leave sources out').optional(),
   })
   .superRefine((entry, context) => {

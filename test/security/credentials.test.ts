@@ -77,6 +77,7 @@ describe('an event from one owner\'s credential never writes into another owner\
   const exampleToken = `example-${randomUUID()}`;
   const { log, lines } = capture();
   const overlay = 'apps/api/overlays/dev/kustomization.yaml';
+  const acmeOverlay = 'images:\n  - name: ghcr.io/acme/api\n    newTag: 1.4.0\n  - name: ghcr.io/acme/worker\n    newTag: 1.0.0\n';
   const config = 'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n    autoMerge: true\nimages:\n  - name: ghcr.io/acme/api\n    policy: semver\n';
 
   beforeAll(async () => {
@@ -102,7 +103,7 @@ describe('an event from one owner\'s credential never writes into another owner\
     const client = new SandboxClient(sim.url, sim.user.token);
     user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
     // Both organisations run acme's public image; each has its own installation.
-    await client.createRepo({ owner: 'acme', name: 'gitops', files: { '.github/escalator.yml': config, [overlay]: 'images:\n  - name: ghcr.io/acme/api\n    newTag: 1.4.0\n' } });
+    await client.createRepo({ owner: 'acme', name: 'gitops', files: { '.github/escalator.yml': config, [overlay]: acmeOverlay } });
     await client.createRepo({ owner: 'example', name: 'gitops', files: { '.github/escalator.yml': config, [overlay]: 'images:\n  - name: ghcr.io/acme/api\n    newTag: 1.0.0\n' } });
     const redis = new Redis(redisUrl);
     try {
@@ -138,7 +139,17 @@ describe('an event from one owner\'s credential never writes into another owner\
     expect(refused?.reason).toBe('the credential token:example-ci may announce images for example, not for acme');
     expect(lines.find((line) => line.msg === 'Image fanned out' && line.tag === '1.5.0')?.targets).toBe(1);
     expect(await openPulls('acme')).toEqual([]);
-    expect(await overlayAt('acme', 'main')).toBe('images:\n  - name: ghcr.io/acme/api\n    newTag: 1.4.0\n');
+    expect(await overlayAt('acme', 'main')).toBe(acmeOverlay);
+  });
+
+  it('says so in the log when no repository in the scope uses the image, and writes nothing', { timeout: 60_000 }, async () => {
+    // Only acme runs the worker image: example's announcement is accepted, and reaches no one.
+    const res = await announce(exampleToken, `ghcr.io/acme/worker:9.9.9@${digest(6)}`);
+    expect(res.status).toBe(202);
+    const line = await eventually(async () => lines.find((entry) => entry.msg === 'No repository in the scope of the credential uses this image; the event changes nothing' && entry.tag === '9.9.9'), 'the log line of the event that reached no one');
+    expect(line).toMatchObject({ image: 'ghcr.io/acme/worker', by: 'token:example-ci', owners: ['example'], refused: 1 });
+    expect(lines.find((entry) => entry.repo === 'acme/gitops' && entry.tag === '9.9.9')?.reason).toBe('the credential token:example-ci may announce images for example, not for acme');
+    expect(await openPulls('acme')).toEqual([]);
   });
 
   it("keeps a forged 99.0.0 from another owner's credential out of what acme gets: acme's own 1.6.0 lands", { timeout: 90_000 }, async () => {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { diffHelp, runDiff } from './diff.js';
 import { runSetImage, setImageHelp } from './set-image.js';
+import { runToken, tokenHelp } from './token.js';
 import { runValidateConfig, validateConfigHelp } from './validate-config.js';
 import { UsageError, type CliIo, type ExitCode } from './io.js';
 
@@ -10,6 +11,7 @@ const commands: Record<string, { run: (argv: string[], io: CliIo) => ExitCode | 
   'set-image': { run: runSetImage, help: setImageHelp, summary: 'set an image tag/digest in YAML files, byte for byte' },
   diff: { run: runDiff, help: diffHelp, summary: 'render and diff a local GitOps repository between two revisions' },
   'validate-config': { run: runValidateConfig, help: validateConfigHelp, summary: 'check .github/escalator.yml and print every problem' },
+  token: { run: runToken, help: tokenHelp, summary: 'make a scoped intake token and its ESCALATOR_INTAKE_TOKENS entry' },
 };
 
 export function renderHelp(): string {

@@ -34,12 +34,53 @@ export const EnvSchema = z.object({
     .string()
     .min(16, 'must be at least 16 characters: it is the only thing that authenticates registry webhooks')
     .optional()
-    .describe('Shared token registries present (Authorization header, or path token for Docker Hub and Quay). Registry routes answer 404 while unset.'),
+    .describe('Legacy global token registries present (Authorization header, or path token for Docker Hub and Quay): its events may change every installation\'s repositories, so keep it for single-organisation setups only (a warning is logged at boot) and prefer ESCALATOR_INTAKE_TOKENS. Refused beside ESCALATOR_INTAKE_TOKENS.'),
   ESCALATOR_CI_TOKEN: z
     .string()
     .min(16, 'must be at least 16 characters: it authenticates the CI API')
     .optional()
-    .describe('Bearer token for `POST /api/v1/images`. The CI API answers 404 while unset.'),
+    .describe('Legacy global bearer token for `POST /api/v1/images`: its events may change every installation\'s repositories (a warning is logged at boot). Prefer GitHub Actions OIDC (ESCALATOR_CI_OIDC_AUDIENCE) or ESCALATOR_INTAKE_TOKENS; refused beside ESCALATOR_INTAKE_TOKENS.'),
+  ESCALATOR_INTAKE_TOKENS: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Scoped intake tokens as JSON: `[{name, sha256, owners: ["acme"], images?: ["ghcr.io/acme/"], sources?: ["ci", "harbor"]}]`. Each token (kept as its SHA-256 only) may change only the repositories of its GitHub owners; `escalator token` makes an entry (see docs/registries.md). A route answers 404 while no token is accepted on it.'),
+  ESCALATOR_INTAKE_TOKENS_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Path of a YAML or JSON file of scoped intake tokens (the same list); set at most one of ESCALATOR_INTAKE_TOKENS and this.'),
+  ESCALATOR_CI_OIDC_AUDIENCE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Enables GitHub Actions OIDC for `POST /api/v1/images`: the audience workflows request their id-token with (`core.getIDToken(audience)`). A workflow\'s events may change only the repositories of its `repository_owner`.'),
+  ESCALATOR_CI_OIDC_ISSUER: z
+    .url()
+    .default('https://token.actions.githubusercontent.com')
+    .describe('Issuer of GitHub Actions OIDC tokens; for GitHub Enterprise Server `https://HOST/_services/token`. @default https://token.actions.githubusercontent.com'),
+  ESCALATOR_CI_OIDC_JWKS_URL: z
+    .string()
+    .min(1)
+    .default('https://token.actions.githubusercontent.com/.well-known/jwks')
+    .describe('Where GitHub Actions\' token signing keys are read from (a URL, or a file path). @default https://token.actions.githubusercontent.com/.well-known/jwks'),
+  ESCALATOR_CI_OIDC_MAX_LIFETIME_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(86_400)
+    .default(21_600)
+    .describe('Longest lifetime (`exp - iat`) of a GitHub Actions OIDC token accepted; GitHub issues tokens of up to 6 hours. @default 21600'),
+  ESCALATOR_CI_OIDC_OWNERS: z
+    .string()
+    .regex(/^\s*[A-Za-z0-9-]+(\s*,\s*[A-Za-z0-9-]+)*\s*$/, 'must be GitHub owner logins separated by commas, such as "acme,example"')
+    .optional()
+    .describe('Comma-separated GitHub owners whose workflows may announce images with OIDC. Unset (and ESCALATOR_CI_OIDC_REPOSITORIES unset): any workflow, each only into its own owner\'s repositories.'),
+  ESCALATOR_CI_OIDC_REPOSITORIES: z
+    .string()
+    .regex(/^\s*[A-Za-z0-9-]+\/[A-Za-z0-9._-]+(\s*,\s*[A-Za-z0-9-]+\/[A-Za-z0-9._-]+)*\s*$/, 'must be owner/name repositories separated by commas, such as "acme/api,acme/web"')
+    .optional()
+    .describe('Comma-separated repositories (`owner/name`) whose workflows may announce images with OIDC, beside ESCALATOR_CI_OIDC_OWNERS.'),
   ESCALATOR_GAR_AUDIENCE: z
     .string()
     .min(1)

@@ -66,6 +66,38 @@ export const ImagePublished = z
 /** An image published to a registry, normalized. */
 export type ImagePublished = z.infer<typeof ImagePublished>;
 
+/**
+ * Who may be changed by an accepted event: the credential that announced it decides, never the
+ * event. Carried in the image job beside the event (never the credential itself).
+ * - `owners`: GitHub account logins (compared case-insensitively) whose repositories the event may
+ *   bump; `'*'` for the legacy global tokens of a single-organisation setup, and for senders that
+ *   are the registry itself (GitHub's signed package events, the operator's Pub/Sub topic).
+ */
+export const EventScope = z.strictObject({
+  /** Which credential announced the event, for logs: a token's configured name, `oidc:<owner/repo>`, `github:registry_package`, `legacy:<variable>`. */
+  by: z.string().min(1).max(200),
+  owners: z.union([z.literal('*'), z.array(z.string().min(1).max(100)).max(1000)]),
+});
+/** Who may be changed by an accepted event. */
+export type EventScope = z.infer<typeof EventScope>;
+
+/**
+ * A deterministic id for what a scope allows, without `:`: two credentials announcing the same
+ * push are two jobs, so one cannot swallow the other's (and the repositories only it may change).
+ */
+export function scopeKey(scope: EventScope): string {
+  const owners = scope.owners === '*' ? '*' : [...new Set(scope.owners.map((owner) => owner.toLowerCase()))].sort();
+  return createHash('sha256').update(JSON.stringify(owners)).digest('hex').slice(0, 32);
+}
+
+/** Why the scope refuses a repository of `owner`, or undefined when it allows it. */
+export function scopeRefusal(scope: EventScope, owner: string): string | undefined {
+  if (scope.owners === '*') return undefined;
+  const lower = owner.toLowerCase();
+  if (scope.owners.some((allowed) => allowed.toLowerCase() === lower)) return undefined;
+  return `the credential ${scope.by} may announce images for ${scope.owners.length === 0 ? 'no owner' : scope.owners.join(', ')}, not for ${owner}`;
+}
+
 /** Why a well-formed payload produced no event. Answered with 2xx and counted by reason. */
 export type IgnoreReason =
   | 'not-a-push'

@@ -102,8 +102,11 @@ export function createGitHubApp(deps: GitHubAppDeps) {
         deps.log.info({ deliveryId: context.id, outcome: result.kind, reason: result.kind === 'ignored' ? result.reason : result.message }, 'Package event not used');
         return;
       }
+      // GitHub signs this delivery and is the registry (GHCR) itself: the push happened, so every
+      // repository using the image may take it, as from any registry's own webhook.
+      const scope = { by: `github:${context.name}`, owners: '*' as const };
       for (const event of result.events) {
-        await enqueueImage(producer, event);
+        await enqueueImage(producer, event, scope);
       }
     });
   };

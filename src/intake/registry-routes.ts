@@ -6,36 +6,44 @@ import { intakeRequests } from '../observability/metrics.js';
 import { enqueueImage } from '../jobs/image.js';
 import { QueueUnavailableError, type Producer } from '../queue/producer.js';
 import { sendJson, type Handler } from '../web/server.js';
-import { HttpError, parseJson, readBody, requireAuthorization, requireContentType, requireMethod, secretsEqual } from './http.js';
+import { imageAllowed, IntakeCredentials, pathTokenSources, type Authenticated } from './credentials.js';
+import { HttpError, parseJson, readBody, requireContentType, requireMethod } from './http.js';
+import { bearerToken, looksLikeJwt } from './jwt.js';
 
-export type IntakeOutcome = 'accepted' | 'ignored' | 'invalid' | 'unauthorized' | 'too-large' | 'unsupported-media' | 'unavailable' | 'method' | 'not-found';
+export type IntakeOutcome = 'accepted' | 'ignored' | 'invalid' | 'unauthorized' | 'forbidden' | 'too-large' | 'unsupported-media' | 'unavailable' | 'method' | 'not-found';
 
 export interface RegistryRouteOptions {
   producer: Producer;
   log: Logger;
   maxBodyBytes: number;
-  /** Shared token for registry routes; the routes answer 404 while it is unset. */
+  /** Legacy global token for registry routes (every owner); a route answers 404 while no credential is accepted on it. */
   registryToken?: string;
-  /** Bearer token for the CI API; it answers 404 while unset. */
+  /** Legacy global bearer token for the CI API (every owner). */
   ciToken?: string;
+  /** Scoped tokens (src/intake/credentials.ts): each bound to GitHub owners, optionally images and sources. */
+  credentials?: IntakeCredentials['entries'];
   /** Verifies the Google-signed OIDC token of Pub/Sub push deliveries (gar). */
   verifyGoogleToken?: (authorization: string | undefined) => Promise<void>;
+  /** Verifies a GitHub Actions OIDC token on the CI API and says whose repositories its events may change. */
+  verifyGitHubToken?: (token: string) => Promise<Authenticated>;
   onOutcome?: (source: string, outcome: IntakeOutcome, detail?: string) => void;
   now?: () => Date;
 }
 
 const json = ['application/json', '+json'];
 const distributionTypes = ['application/vnd.docker.distribution.events.v1+json', 'application/vnd.docker.distribution.events.v2+json', 'application/json'];
-/** Senders that cannot set a header put the token in the path instead: /registry/<source>/<token>. */
-const pathTokenSources = new Set(['dockerhub', 'quay']);
+const pathSources = new Set<string>(pathTokenSources);
 
 /**
  * `POST /registry/<source>` and `POST /api/v1/images`. Each request goes through the same steps:
- * method → content type (415) → authentication (401) → size (413) → parse and validate (400) →
- * normalize → enqueue (503 when Redis cannot take it) → 202 only once Redis holds every job.
+ * method → content type (415) → authentication (401; 403 for a credential not allowed on the
+ * route) → size (413) → parse and validate (400) → normalize → images within the credential's
+ * prefixes (403) → enqueue with the credential's scope (503 when Redis cannot take it) → 202
+ * only once Redis holds every job. The answer names the owners the events may change.
  */
 export function registryRoutes(options: RegistryRouteOptions): Handler {
   const now = options.now ?? (() => new Date());
+  const credentials = new IntakeCredentials(options.credentials ?? [], { ...(options.registryToken ? { registryToken: options.registryToken } : {}), ...(options.ciToken ? { ciToken: options.ciToken } : {}) });
   const count = (source: string, outcome: IntakeOutcome, detail?: string): void => {
     intakeRequests.inc({ source: source === 'ci' || isRegistrySource(source) ? source : 'unknown', outcome });
     options.onOutcome?.(source, outcome, detail);
@@ -54,14 +62,19 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
     }
     try {
       if (source !== 'ci' && !isRegistrySource(source)) throw new HttpError(404, `unknown registry "${source}"; use one of ${Object.keys(normalizers).join(', ')}`);
-      if (source === 'ci' ? !options.ciToken : !options.registryToken && source !== 'gar') {
-        throw new HttpError(404, source === 'ci' ? 'the CI API is disabled; set ESCALATOR_CI_TOKEN to enable it' : 'registry intake is disabled; set ESCALATOR_REGISTRY_TOKEN to enable it');
+      if (source === 'ci' ? !options.verifyGitHubToken && !credentials.enabled('ci', false) : source !== 'gar' && !credentials.enabled(source, pathSources.has(source))) {
+        throw new HttpError(
+          404,
+          source === 'ci'
+            ? 'the CI API is disabled; set ESCALATOR_CI_OIDC_AUDIENCE (GitHub Actions OIDC) or add an ESCALATOR_INTAKE_TOKENS entry for ci to enable it'
+            : `${source} intake is disabled; add an ESCALATOR_INTAKE_TOKENS entry${pathSources.has(source) ? ` with sources: ["${source}"]` : ''} to enable it`,
+        );
       }
       requireMethod(req, 'POST');
       requireContentType(req, source === 'distribution' ? distributionTypes : json);
       // Credentials come from the path and headers, so a sender without them is refused before
       // Escalator holds any of its body (the GitHub route must read first: its signature is over the body).
-      await authenticate(req, source, pathToken, options);
+      const authenticated = await authenticate(req, source, pathToken, options, credentials);
       const body = await readBody(req, options.maxBodyBytes);
       bodyRead = true;
       const payload = parseJson(body);
@@ -75,14 +88,27 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
         count(source, 'ignored', result.reason);
         return sendJson(res, 200, { ignored: result.reason, detail: result.detail });
       }
+      const prefixes = authenticated.images;
+      const outside = prefixes ? result.events.filter((event) => !imageAllowed(prefixes, event.repository)) : [];
+      if (prefixes && outside.length > 0) {
+        // Nothing of the request is kept: a sender announcing images it may not is misconfigured or hostile.
+        throw new HttpError(403, `${authenticated.scope.by} may announce images under ${prefixes.join(', ')} only, not ${[...new Set(outside.map((event) => event.repository))].slice(0, 5).join(', ')}; nothing of this request was accepted. Ask an operator to add the prefix to the token's images`);
+      }
       const jobs: string[] = [];
       for (const event of result.events) {
-        const added = await enqueueImage(options.producer, event);
+        const added = await enqueueImage(options.producer, event, authenticated.scope);
         jobs.push(added.id);
       }
       count(source, 'accepted');
-      options.log.info({ source, deliveryId: context.deliveryId, images: result.events.map((e) => `${e.repository}:${e.tag}`) }, 'Registry event accepted');
-      return sendJson(res, 202, { accepted: result.events.length, jobs, ...(result.ignored?.length ? { ignored: result.ignored } : {}) });
+      const { scope } = authenticated;
+      options.log.info({ source, deliveryId: context.deliveryId, by: scope.by, owners: scope.owners, images: result.events.map((e) => `${e.repository}:${e.tag}`) }, 'Registry event accepted');
+      return sendJson(res, 202, {
+        accepted: result.events.length,
+        jobs,
+        // What the events may change: a sender learns here, not from silence, that they apply only to these owners.
+        scope: { credential: scope.by, owners: scope.owners },
+        ...(result.ignored?.length ? { ignored: result.ignored } : {}),
+      });
     } catch (error) {
       if (error instanceof QueueUnavailableError) {
         count(source, 'unavailable');
@@ -100,19 +126,24 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
   };
 }
 
-async function authenticate(req: IncomingMessage, source: string, pathToken: string | undefined, options: RegistryRouteOptions): Promise<void> {
-  if (source === 'ci') return requireAuthorization(req, options.ciToken as string, 'CI token (ESCALATOR_CI_TOKEN)');
+async function authenticate(req: IncomingMessage, source: string, pathToken: string | undefined, options: RegistryRouteOptions, credentials: IntakeCredentials): Promise<Authenticated> {
   if (source === 'gar') {
     if (!options.verifyGoogleToken) throw new HttpError(404, 'Google Artifact Registry intake is disabled; set ESCALATOR_GAR_AUDIENCE and ESCALATOR_GAR_SERVICE_ACCOUNT');
-    return options.verifyGoogleToken(req.headers.authorization);
+    await options.verifyGoogleToken(req.headers.authorization);
+    // Until registry verification exists, the Pub/Sub topic is one operator's: its events may change every installation.
+    return { scope: { by: 'gar:ESCALATOR_GAR_SERVICE_ACCOUNT', owners: '*' } };
   }
-  const token = options.registryToken as string;
-  if (pathTokenSources.has(source)) {
-    if (!pathToken || !secretsEqual(pathToken, token)) throw new HttpError(401, `the path token does not match; configure the webhook URL as /registry/${source}/<ESCALATOR_REGISTRY_TOKEN>`);
-    return;
+  if (pathSources.has(source)) {
+    if (!pathToken) throw new HttpError(401, `${source} cannot send an Authorization header, so its token is in the path; configure the webhook URL as /registry/${source}/<token>`);
+    return credentials.authenticate(pathToken, source, true);
   }
   if (pathToken) throw new HttpError(404, `${source} authenticates with the Authorization header; use /registry/${source} without a path token`);
-  requireAuthorization(req, token);
+  const header = req.headers.authorization ?? '';
+  if (!header) throw new HttpError(401, `missing Authorization header; send Authorization: Bearer <token>${source === 'ci' ? ' (a GitHub Actions id-token, or a scoped token)' : ''}`, { 'www-authenticate': 'Bearer' });
+  // Harbor, ACR and EventBridge API destinations send whatever header value the operator typed.
+  const token = bearerToken(header) ?? header.trim();
+  if (source === 'ci' && options.verifyGitHubToken && looksLikeJwt(token)) return options.verifyGitHubToken(token);
+  return credentials.authenticate(token, source, false);
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {
@@ -124,6 +155,8 @@ function outcomeOf(status: number): IntakeOutcome {
   switch (status) {
     case 401:
       return 'unauthorized';
+    case 403:
+      return 'forbidden';
     case 413:
       return 'too-large';
     case 415:

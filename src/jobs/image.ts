@@ -1,15 +1,19 @@
 import { normalizeName } from '../planners/image-ref.js';
 import { acceptsTag, policyFor } from '../planners/tag-policy.js';
 import { jobId } from '../queue/names.js';
-import { eventKey } from '../events/image-published.js';
+import { eventKey, scopeKey, scopeRefusal, type EventScope } from '../events/image-published.js';
 import { BumpJob, ImageJob, ResyncJob } from '../queue/jobs.js';
 import type { Producer } from '../queue/producer.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
 
-/** Queue one published image; its deterministic id makes a redelivered event a no-op. */
-export async function enqueueImage(producer: Producer, event: ImageJob['event']): Promise<{ id: string }> {
-  return producer.enqueue('image', ImageJob, { event }, { jobId: jobId('image', eventKey(event)), attempts: 5, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 7 * 86_400 } });
+/**
+ * Queue one published image with the scope of the credential that announced it; its
+ * deterministic id (event and scope) makes a redelivered event a no-op, while the same push
+ * announced by another credential is its own job.
+ */
+export async function enqueueImage(producer: Producer, event: ImageJob['event'], scope: EventScope): Promise<{ id: string }> {
+  return producer.enqueue('image', ImageJob, { event, scope }, { jobId: jobId('image', eventKey(event), scopeKey(scope)), attempts: 5, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 7 * 86_400 } });
 }
 
 /** The index is not there: it is being rebuilt, and this job retries after it. */
@@ -19,22 +23,33 @@ export class IndexMissingError extends Error {
 
 /**
  * Fan one published image out to the targets that use it:
- * 1. look up the repositories whose environment files reference the image (one SMEMBERS)
+ * 1. look up the repositories whose environment files reference the image (one SMEMBERS), and
+ *    keep those the event's scope allows: an event from one installation's credential never writes
+ *    into another's repositories; each refused repository is logged with the reason
  * 2. for each environment that takes images from the registry and each app using the image,
  *    check the image's tag policy
  * 3. record the image as a candidate for the target and (re)schedule the target's bump job:
  *    a burst of pushes becomes one job, debounced; a push during a running job gets a new one
  */
 export async function processImageJob(deps: JobDeps, data: ImageJob, { log }: ProcessorContext): Promise<number> {
-  const { event } = data;
+  const { event, scope } = data;
   const name = normalizeName(event.repository) ?? event.repository;
-  const repos = await deps.store.reposUsing(name);
-  if (repos.length === 0) {
+  const using = await deps.store.reposUsing(name);
+  if (using.length === 0) {
     if (!(await deps.store.isBuilt())) {
       await deps.producer.enqueue('index', ResyncJob, { reason: 'index missing' }, { jobId: 'resync', removeOnComplete: true, removeOnFail: true, attempts: 5, backoff: { type: 'exponential', delay: 5_000 } });
       throw new IndexMissingError('the subscription index is being rebuilt from GitHub; this image event retries after it');
     }
-    log.debug({ image: name }, 'No repository uses this image');
+    log.debug({ image: name, tag: event.tag, by: scope.by }, 'No repository uses this image');
+    return 0;
+  }
+  const repos = using.filter((key) => {
+    const reason = scopeRefusal(scope, key.owner);
+    if (reason) log.warn({ repo: `${key.owner}/${key.repo}`, image: name, tag: event.tag, by: scope.by, reason }, 'Image event not applied to a repository outside its credential\'s scope');
+    return reason === undefined;
+  });
+  if (repos.length === 0) {
+    log.warn({ image: name, tag: event.tag, by: scope.by, owners: scope.owners, refused: using.length }, 'No repository in the scope of the credential uses this image; the event changes nothing');
     return 0;
   }
   let scheduled = 0;

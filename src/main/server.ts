@@ -4,6 +4,8 @@ import { Probot } from 'probot';
 import { formatEnvProblems, loadEnv, type Env } from '../config/env.js';
 import { createGitHubApp } from '../intake/github-app.js';
 import { createGoogleTokenVerifier } from '../intake/google-oidc.js';
+import { loadIntakeCredentials } from '../intake/credentials.js';
+import { createGitHubOidcVerifier, githubOidcFromEnv } from '../intake/github-oidc.js';
 import { githubWebhookRoute } from '../intake/github-webhook-route.js';
 import { relayDelivery } from '../intake/relay-intake.js';
 import { loadRelayTargets } from '../config/relay-targets.js';
@@ -56,8 +58,15 @@ export async function startEscalator(source: Readonly<Record<string, string | un
   const relay = loadRelayTargets(source);
   if (!relay.ok) throw new EnvError(formatEnvProblems(relay.problems));
   const targets = relay.targets;
-  const log = options.log ?? createLogger({ level: env.LOG_LEVEL });
   const role = env.ESCALATOR_ROLE;
+  // Intake credentials are server configuration: scoped tokens, each bound to its GitHub owners.
+  const intakeCredentials = loadIntakeCredentials(source);
+  if (!intakeCredentials.ok) throw new EnvError(formatEnvProblems(intakeCredentials.problems));
+  const githubOidc = githubOidcFromEnv(env);
+  const log = options.log ?? createLogger({ level: env.LOG_LEVEL });
+  for (const legacy of ['ESCALATOR_REGISTRY_TOKEN', 'ESCALATOR_CI_TOKEN'] as const) {
+    if (env[legacy] && role !== 'worker') log.warn({ variable: legacy }, "A global intake token is set: whoever holds it can announce images into every installation's repositories. Keep it only for a single-organisation setup; use ESCALATOR_INTAKE_TOKENS or GitHub Actions OIDC otherwise (docs/registries.md)");
+  }
   const closers: Array<() => Promise<unknown>> = [];
 
   const producerRedis: Redis = createRedis(env.REDIS_URL, 'producer');
@@ -105,6 +114,8 @@ export async function startEscalator(source: Readonly<Record<string, string | un
           maxBodyBytes: env.ESCALATOR_MAX_BODY_BYTES,
           registryToken: env.ESCALATOR_REGISTRY_TOKEN,
           ciToken: env.ESCALATOR_CI_TOKEN,
+          credentials: intakeCredentials.credentials,
+          ...(githubOidc ? { verifyGitHubToken: createGitHubOidcVerifier(githubOidc) } : {}),
           ...(env.ESCALATOR_GAR_AUDIENCE && env.ESCALATOR_GAR_SERVICE_ACCOUNT
             ? { verifyGoogleToken: createGoogleTokenVerifier({ audience: env.ESCALATOR_GAR_AUDIENCE, serviceAccount: env.ESCALATOR_GAR_SERVICE_ACCOUNT, jwks: env.ESCALATOR_GAR_JWKS_URL }) }
             : {}),

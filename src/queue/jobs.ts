@@ -1,13 +1,21 @@
 import { z } from 'zod';
-import { ImagePublished } from '../events/image-published.js';
+import { EventScope, ImagePublished } from '../events/image-published.js';
 
 /**
  * Job data schemas, checked when a job is added and again when it is processed.
  * Job data never holds secrets or tokens: installation ids and refs only.
  */
 
-/** An image was published: find the repositories that use it and plan their bumps. */
-export const ImageJob = z.object({ event: ImagePublished });
+/**
+ * An image was published: find the repositories that use it and plan their bumps, within the
+ * scope of the credential that announced it (the owners it may write to; never the credential).
+ */
+export const ImageJob = z.object({
+  event: ImagePublished,
+  // Jobs queued by a version before scoped credentials were accepted with a global token, which
+  // allowed every owner: they keep that meaning rather than be lost at the upgrade.
+  scope: EventScope.default({ by: 'legacy:queued-before-scoped-credentials', owners: '*' }),
+});
 export type ImageJob = z.infer<typeof ImageJob>;
 
 const RepoRef = { installationId: z.number().int().positive(), owner: z.string().min(1), repo: z.string().min(1) };

@@ -118,7 +118,7 @@ describe('HTTP fuzz against the web role', () => {
   it('accepts the real payload of every route with valid credentials, so the fuzz runs behind authentication too', async () => {
     const accepted: string[] = [];
     for (const [source, { files, contentType }] of Object.entries(registryFixtures)) {
-      const path = source === 'ci' ? '/api/v1/images' : source === 'dockerhub' || source === 'quay' ? `/registry/${source}/${stack.secrets.registryToken}` : `/registry/${source}`;
+      const path = source === 'ci' ? '/api/v1/images' : source === 'dockerhub' || source === 'quay' ? `/registry/${source}/${stack.secrets.pathToken(source)}` : `/registry/${source}`;
       const token = source === 'ci' ? stack.secrets.ciToken : source === 'gar' ? stack.secrets.garToken() : stack.secrets.registryToken;
       const outcome = await sendRaw(stack.url, { method: 'POST', path, framing: 'length', body: files[0], headers: [['content-type', contentType], ['authorization', `Bearer ${token}`]] });
       if (outcome.kind === 'response' && outcome.response.status === 202) accepted.push(source);
@@ -163,5 +163,42 @@ describe('HTTP fuzz against the web role', () => {
       const outcome = await sendRaw(stack.url, { method: 'GET', path, headers: [], framing: 'none' });
       expect(outcome.kind === 'response' && outcome.response.status).toBe(200);
     }
+  });
+});
+
+describe('HTTP fuzz against the intake routes with scoped tokens and GitHub Actions OIDC', () => {
+  let stack: FuzzStack;
+  let cases: ReturnType<typeof endpointCases>;
+  const tally = new Tally();
+
+  beforeAll(async () => {
+    stack = await startFuzzStack({ scoped: true });
+    cases = endpointCases(stack.secrets);
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  // The same invariants; each path token is a secret of its own, and other credentials (path
+  // tokens as headers, refused OIDC tokens, the GAR token) are among the wrong ones tried.
+  describe.each(Object.entries(defaultRuns).filter(([endpoint]) => endpoint === 'ci' || endpoint.startsWith('registry/')))('%s', (endpoint, runs) => {
+    it(`keeps every invariant for ${Math.round((runs / 2) * scale)} generated requests, and reaches past authentication`, async () => {
+      await fuzzEndpoint(stack, cases[endpoint] as never, Math.round((runs / 2) * scale), tally);
+      const reached = [...(tally.counts.get(endpoint)?.entries() ?? [])].filter(([status]) => /^2\d\d$/.test(status)).reduce((sum, [, n]) => sum + n, 0);
+      expect(reached).toBeGreaterThan(0);
+    });
+  });
+
+  it('accepts the real payload of every route with its own credential, and a GitHub Actions OIDC token on the CI API', async () => {
+    const accepted: string[] = [];
+    for (const [source, { files, contentType }] of Object.entries(registryFixtures)) {
+      const path = source === 'ci' ? '/api/v1/images' : source === 'dockerhub' || source === 'quay' ? `/registry/${source}/${stack.secrets.pathToken(source)}` : `/registry/${source}`;
+      const token = source === 'ci' ? stack.secrets.ciToken : source === 'gar' ? stack.secrets.garToken() : stack.secrets.registryToken;
+      const outcome = await sendRaw(stack.url, { method: 'POST', path, framing: 'length', body: files[0], headers: [['content-type', contentType], ['authorization', `Bearer ${token}`]] });
+      if (outcome.kind === 'response' && outcome.response.status === 202) accepted.push(source);
+    }
+    const oidc = await sendRaw(stack.url, { method: 'POST', path: '/api/v1/images', framing: 'length', body: registryFixtures.ci!.files[0], headers: [['content-type', 'application/json'], ['authorization', `Bearer ${stack.secrets.ciOidcToken()}`]] });
+    if (oidc.kind === 'response' && oidc.response.status === 202) accepted.push('ci-oidc');
+    expect(accepted.sort()).toEqual([...Object.keys(registryFixtures), 'ci-oidc'].sort());
   });
 });

@@ -27,7 +27,7 @@ function googleToken(claims: Record<string, unknown>, kid = 'k1', key = google.p
   const signature = sign('RSA-SHA256', Buffer.from(`${header}.${body}`), key).toString('base64url');
   return `${header}.${body}.${signature}`;
 }
-const goodClaims = () => ({ iss: 'https://accounts.google.com', aud: 'https://escalator.example.com/registry/gar', email: 'pubsub@proj.iam.gserviceaccount.com', email_verified: true, exp: Math.floor(Date.now() / 1000) + 600 });
+const goodClaims = () => ({ iss: 'https://accounts.google.com', aud: 'https://escalator.example.com/registry/gar', email: 'pubsub@proj.iam.gserviceaccount.com', email_verified: true, iat: Math.floor(Date.now() / 1000) - 60, exp: Math.floor(Date.now() / 1000) + 600 });
 
 describe('registry intake', () => {
   let web: WebServer;

@@ -466,14 +466,14 @@ export function endpointCases(secrets: Secrets): Record<string, fc.Arbitrary<Fuz
   const cases: Record<string, fc.Arbitrary<FuzzCase>> = {};
   for (const source of headerAuthSources) {
     const { files, contentType } = registryFixtures[source]!;
-    cases[`registry/${source}`] = intakeCases(`registry/${source}`, fc.constantFrom({ path: `/registry/${source}` }, { path: `/registry/${source}/` }, { path: `/registry/${source}?a=b` }), bearer(secrets.registryToken, [secrets.ciToken, secrets.adminToken]), files, contentType, cap, cap - 2048);
+    cases[`registry/${source}`] = intakeCases(`registry/${source}`, fc.constantFrom({ path: `/registry/${source}` }, { path: `/registry/${source}/` }, { path: `/registry/${source}?a=b` }), bearer(secrets.registryToken, [secrets.ciToken, secrets.adminToken, ...(secrets.scoped ? pathTokenSources.map((path) => secrets.pathToken(path)) : [])]), files, contentType, cap, cap - 2048);
   }
   for (const source of pathTokenSources) {
     const { files, contentType } = registryFixtures[source]!;
-    cases[`registry/${source}`] = intakeCases(`registry/${source}`, tokenPaths(source, secrets.registryToken), fc.constant({ headers: [], authentic: false, label: '' }), files, contentType, cap, cap - 2048);
+    cases[`registry/${source}`] = intakeCases(`registry/${source}`, tokenPaths(source, secrets.pathToken(source)), fc.constant({ headers: [], authentic: false, label: '' }), files, contentType, cap, cap - 2048);
   }
   cases['registry/gar'] = intakeCases('registry/gar', fc.constant({ path: '/registry/gar' }), garAuth(secrets), registryFixtures.gar!.files, 'application/json', cap, cap - 2048);
-  cases.ci = intakeCases('ci', fc.constantFrom({ path: '/api/v1/images' }, { path: '/api/v1/images?dry=1' }), bearer(secrets.ciToken, [secrets.registryToken, secrets.adminToken]), registryFixtures.ci!.files, 'application/json', cap, cap - 2048);
+  cases.ci = intakeCases('ci', fc.constantFrom({ path: '/api/v1/images' }, { path: '/api/v1/images?dry=1' }), bearer(secrets.ciToken, [secrets.registryToken, secrets.adminToken, ...(secrets.scoped ? [...pathTokenSources.map((path) => secrets.pathToken(path)), secrets.ciOidcToken({ aud: 'https://elsewhere' }), secrets.ciOidcToken({ exp: 1 }), secrets.ciOidcToken({ repository_owner: undefined }), secrets.garToken()] : [])]), registryFixtures.ci!.files, 'application/json', cap, cap - 2048);
   cases['github-webhook'] = webhookCases(secrets);
   cases['admin/relay'] = adminCases(secrets);
   for (const path of ['healthz', 'readyz', 'metrics']) cases[path] = publicCases(path);
@@ -634,7 +634,7 @@ export function sweepCases(secrets: Secrets): FuzzCase[] {
   const cases: FuzzCase[] = [];
   const deep = [deepJson(10_000, 'array'), deepJson(10_000, 'object')];
   for (const [source, { files, contentType }] of Object.entries(registryFixtures)) {
-    const path = source === 'ci' ? '/api/v1/images' : source === 'dockerhub' || source === 'quay' ? `/registry/${source}/${secrets.registryToken}` : `/registry/${source}`;
+    const path = source === 'ci' ? '/api/v1/images' : source === 'dockerhub' || source === 'quay' ? `/registry/${source}/${secrets.pathToken(source)}` : `/registry/${source}`;
     const token = source === 'ci' ? secrets.ciToken : source === 'gar' ? secrets.garToken() : secrets.registryToken;
     const endpoint = source === 'ci' ? 'ci' : `registry/${source}`;
     for (const file of files) {

@@ -1,4 +1,4 @@
-import { createHmac, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { createHash, createHmac, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,12 @@ export interface Secrets {
   garAudience: string;
   garServiceAccount: string;
   maxBodyBytes: number;
+  /** Scoped tokens (ESCALATOR_INTAKE_TOKENS) and GitHub Actions OIDC instead of the legacy global tokens. */
+  scoped: boolean;
+  /** The Docker Hub or Quay path token: the registry token when legacy, a secret of its own when scoped. */
+  pathToken(source: string): string;
+  /** A valid GitHub Actions OIDC token for the CI API (scoped stacks only). */
+  ciOidcToken(claims?: Record<string, unknown>): string;
   /** A valid Google OIDC token for the Pub/Sub push route (signed by the test JWKS). */
   garToken(claims?: Record<string, unknown>): string;
 }
@@ -40,7 +46,7 @@ export interface FuzzStack {
  * route switched on: registry routes, the CI API, Pub/Sub OIDC with a local JWKS, the relay with
  * one target (so verified pushes are relayed) and its admin delivery log. Real Redis, random prefix.
  */
-export async function startFuzzStack(options: { redisUrl?: string; prefix?: string; env?: Record<string, string> } = {}): Promise<FuzzStack> {
+export async function startFuzzStack(options: { redisUrl?: string; prefix?: string; env?: Record<string, string>; scoped?: boolean } = {}): Promise<FuzzStack> {
   const prefix = options.prefix ?? `fuzz-${randomUUID().slice(0, 8)}`;
   const dir = mkdtempSync(join(tmpdir(), 'escalator-fuzz-'));
   const google = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -54,9 +60,19 @@ export async function startFuzzStack(options: { redisUrl?: string; prefix?: stri
     garAudience: 'https://escalator.example.com/registry/gar',
     garServiceAccount: 'pubsub@proj.iam.gserviceaccount.com',
     maxBodyBytes: 256 * 1024,
+    scoped: options.scoped ?? false,
+    pathToken(source) {
+      return this.scoped ? `${source}-${this.registryToken}` : this.registryToken;
+    },
+    ciOidcToken(claims = {}) {
+      const now = Math.floor(Date.now() / 1000);
+      const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: 'k1', typ: 'JWT' })).toString('base64url');
+      const body = Buffer.from(JSON.stringify({ iss: 'https://token.actions.githubusercontent.com', aud: 'https://escalator.example.com', repository: 'fuzz/app', repository_owner: 'fuzz', iat: now, nbf: now - 600, exp: now + 300, ...claims })).toString('base64url');
+      return `${header}.${body}.${sign('RSA-SHA256', Buffer.from(`${header}.${body}`), google.privateKey).toString('base64url')}`;
+    },
     garToken(claims = {}) {
       const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: 'k1', typ: 'JWT' })).toString('base64url');
-      const body = Buffer.from(JSON.stringify({ iss: 'https://accounts.google.com', aud: this.garAudience, email: this.garServiceAccount, email_verified: true, exp: Math.floor(Date.now() / 1000) + 3600, ...claims })).toString('base64url');
+      const body = Buffer.from(JSON.stringify({ iss: 'https://accounts.google.com', aud: this.garAudience, email: this.garServiceAccount, email_verified: true, iat: Math.floor(Date.now() / 1000) - 60, exp: Math.floor(Date.now() / 1000) + 3000, ...claims })).toString('base64url');
       return `${header}.${body}.${sign('RSA-SHA256', Buffer.from(`${header}.${body}`), google.privateKey).toString('base64url')}`;
     },
   };
@@ -71,8 +87,18 @@ export async function startFuzzStack(options: { redisUrl?: string; prefix?: stri
       HOST: '127.0.0.1',
       REDIS_URL: url,
       LOG_LEVEL: 'silent',
-      ESCALATOR_REGISTRY_TOKEN: secrets.registryToken,
-      ESCALATOR_CI_TOKEN: secrets.ciToken,
+      ...(secrets.scoped
+        ? {
+            // Every credential bound to one owner; path tokens are secrets of their own.
+            ESCALATOR_INTAKE_TOKENS: JSON.stringify([
+              { name: 'fuzz-registry', sha256: sha256(secrets.registryToken), owners: ['fuzz'], sources: ['github', 'harbor', 'acr', 'ecr', 'distribution'] },
+              { name: 'fuzz-ci', sha256: sha256(secrets.ciToken), owners: ['fuzz'], sources: ['ci'] },
+              ...['dockerhub', 'quay'].map((source) => ({ name: `fuzz-${source}`, sha256: sha256(secrets.pathToken(source)), owners: ['fuzz'], sources: [source] })),
+            ]),
+            ESCALATOR_CI_OIDC_AUDIENCE: 'https://escalator.example.com',
+            ESCALATOR_CI_OIDC_JWKS_URL: join(dir, 'jwks.json'),
+          }
+        : { ESCALATOR_REGISTRY_TOKEN: secrets.registryToken, ESCALATOR_CI_TOKEN: secrets.ciToken }),
       ESCALATOR_ADMIN_TOKEN: secrets.adminToken,
       ESCALATOR_GAR_AUDIENCE: secrets.garAudience,
       ESCALATOR_GAR_SERVICE_ACCOUNT: secrets.garServiceAccount,
@@ -124,6 +150,10 @@ export async function startFuzzStack(options: { redisUrl?: string; prefix?: stri
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+function sha256(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
 }
 
 /** `sha256=<hex>` over the exact bytes, as GitHub signs a delivery. */

@@ -49,9 +49,9 @@ interface Probe {
 const probes: Probe[] = [
   // Remote references outside `resources`: every field kustomize loads through its file loader
   // (which fetches http/https URLs) or clones through its git loader.
-  { name: 'configMapGenerator files in the key=path form', files: { [K]: 'configMapGenerator:\n  - name: leak\n    files: [creds=http://10.0.0.1/latest/meta-data]\n' }, refused: REMOTE(`${K} configMapGenerator[0].files: creds=http://10.0.0.1/latest/meta-data`) },
-  { name: 'configMapGenerator files with an upper-case scheme', files: { [K]: 'configMapGenerator:\n  - name: leak\n    files: [HTTP://10.0.0.1/x]\n' }, refused: REMOTE(`${K} configMapGenerator[0].files: HTTP://10.0.0.1/x`) },
-  { name: 'secretGenerator envs', files: { [K]: 'secretGenerator:\n  - name: leak\n    envs: [https://10.0.0.1/x.env]\n' }, refused: REMOTE(`${K} secretGenerator[0].envs: https://10.0.0.1/x.env`) },
+  { name: 'configMapGenerator files in the key=path form', files: { [K]: 'configMapGenerator:\n  - name: leak\n    files: [creds=http://10.0.0.1/latest/meta-data]\n' }, refused: REMOTE(`${K} configMapGenerator[0].files[0]: creds=http://10.0.0.1/latest/meta-data`) },
+  { name: 'configMapGenerator files with an upper-case scheme', files: { [K]: 'configMapGenerator:\n  - name: leak\n    files: [HTTP://10.0.0.1/x]\n' }, refused: REMOTE(`${K} configMapGenerator[0].files[0]: HTTP://10.0.0.1/x`) },
+  { name: 'secretGenerator envs', files: { [K]: 'secretGenerator:\n  - name: leak\n    envs: [https://10.0.0.1/x.env]\n' }, refused: REMOTE(`${K} secretGenerator[0].envs[0]: https://10.0.0.1/x.env`) },
   { name: 'secretGenerator env (the deprecated single form)', files: { [K]: 'secretGenerator:\n  - name: leak\n    env: Https://10.0.0.1/x.env\n' }, refused: REMOTE(`${K} secretGenerator[0].env: Https://10.0.0.1/x.env`) },
   { name: 'patches[].path', files: { [K]: 'resources: [cm.yaml]\npatches:\n  - path: http://10.0.0.1/p.yaml\n', 'app/cm.yaml': cm('a') }, refused: REMOTE(`${K} patches[0].path: http://10.0.0.1/p.yaml`) },
   { name: 'patchesStrategicMerge', files: { [K]: 'resources: [cm.yaml]\npatchesStrategicMerge:\n  - https://10.0.0.1/p.yaml\n', 'app/cm.yaml': cm('a') }, refused: REMOTE(`${K} patchesStrategicMerge[0]: https://10.0.0.1/p.yaml`) },
@@ -61,13 +61,13 @@ const probes: Probe[] = [
   { name: 'configurations', files: { [K]: 'resources: [cm.yaml]\nconfigurations: [http://10.0.0.1/c.yaml]\n', 'app/cm.yaml': cm('a') }, refused: REMOTE(`${K} configurations[0]: http://10.0.0.1/c.yaml`) },
   { name: 'openapi.path', files: { [K]: 'resources: [cm.yaml]\nopenapi:\n  path: http://10.0.0.1/schema.json\n', 'app/cm.yaml': cm('a') }, refused: REMOTE(`${K} openapi.path: http://10.0.0.1/schema.json`) },
   { name: 'helmCharts[].valuesFile', files: { [K]: 'helmCharts:\n  - name: web\n    valuesFile: http://10.0.0.1/values.yaml\n', 'app/charts/web/Chart.yaml': 'name: web\n' }, refused: REMOTE(`${K} helmCharts[0].valuesFile: http://10.0.0.1/values.yaml`) },
-  { name: 'helmCharts[].additionalValuesFiles', files: { [K]: 'helmCharts:\n  - name: web\n    additionalValuesFiles: [http://10.0.0.1/values.yaml]\n', 'app/charts/web/Chart.yaml': 'name: web\n' }, refused: REMOTE(`${K} helmCharts[0].additionalValuesFiles: http://10.0.0.1/values.yaml`) },
+  { name: 'helmCharts[].additionalValuesFiles', files: { [K]: 'helmCharts:\n  - name: web\n    additionalValuesFiles: [http://10.0.0.1/values.yaml]\n', 'app/charts/web/Chart.yaml': 'name: web\n' }, refused: REMOTE(`${K} helmCharts[0].additionalValuesFiles[0]: http://10.0.0.1/values.yaml`) },
   { name: 'helmChartInflationGenerator values (the deprecated chart form)', files: { [K]: 'helmChartInflationGenerator:\n  - chartName: web\n    values: http://10.0.0.1/values.yaml\n', 'app/charts/web/Chart.yaml': 'name: web\n' }, refused: REMOTE(`${K} helmChartInflationGenerator[0].values: http://10.0.0.1/values.yaml`) },
   { name: 'a git resource over ssh with an upper-case scheme', files: { [K]: 'resources: [SSH://git@10.0.0.1/org/repo.git]\n' }, refused: REMOTE('SSH://git@10.0.0.1/org/repo.git') },
   { name: 'a git resource in scp form with any user name', files: { [K]: 'resources: [deploy@10.0.0.1:org/repo]\n' }, refused: REMOTE('deploy@10.0.0.1:org/repo') },
   { name: 'a GitHub base with a mixed-case host', files: { [K]: 'bases: [GitHub.com/org/repo]\n' }, refused: REMOTE('GitHub.com/org/repo') },
   { name: 'a remote component', files: { [K]: 'components: [Https://10.0.0.1/org/repo//c]\n' }, refused: REMOTE('Https://10.0.0.1/org/repo//c') },
-  { name: 'an inline builtin generator that reads a URL', files: { [K]: 'generators:\n  - |\n    apiVersion: builtin\n    kind: ConfigMapGenerator\n    metadata: {name: leak}\n    files: [creds=http://10.0.0.1/x]\n' }, refused: REMOTE(`${K} generators[0] files: creds=http://10.0.0.1/x`) },
+  { name: 'an inline builtin generator that reads a URL', files: { [K]: 'generators:\n  - |\n    apiVersion: builtin\n    kind: ConfigMapGenerator\n    metadata: {name: leak}\n    files: [creds=http://10.0.0.1/x]\n' }, refused: REMOTE(`${K} generators[0] files[0]: creds=http://10.0.0.1/x`) },
   { name: 'a builtin transformer file that patches from a URL', files: { [K]: 'resources: [cm.yaml]\ntransformers: [patch.yaml]\n', 'app/cm.yaml': cm('a'), 'app/patch.yaml': 'apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: https://10.0.0.1/p.yaml\n' }, refused: REMOTE('app/patch.yaml path: https://10.0.0.1/p.yaml') },
 
   // Reads outside the repository: file://, absolute paths, ../ past the root — also into the shared tarball cache.
@@ -80,8 +80,8 @@ const probes: Probe[] = [
 
   // What the YAML 1.2 parser did not see: Go's case-insensitive field names, merge keys, several documents.
   { name: 'a field name in another case (Go JSON matches field names case-insensitively)', files: { [K]: 'Resources: [https://10.0.0.1/x.yaml]\n' }, refused: REMOTE('https://10.0.0.1/x.yaml') },
-  { name: 'a generator field name in another case', files: { [K]: 'configmapgenerator:\n  - name: leak\n    FILES: [creds=http://10.0.0.1/x]\n' }, refused: REMOTE(`${K} configmapgenerator[0].FILES: creds=http://10.0.0.1/x`) },
-  { name: 'a merge key that adds generator files', files: { [K]: 'configMapGenerator:\n  - name: ok\n    literals: [a=b]\n  - <<: {name: leak, files: [creds=http://10.0.0.1/x]}\n' }, refused: REMOTE(`${K} configMapGenerator[1].files: creds=http://10.0.0.1/x`) },
+  { name: 'a generator field name in another case', files: { [K]: 'configmapgenerator:\n  - name: leak\n    FILES: [creds=http://10.0.0.1/x]\n' }, refused: REMOTE(`${K} configmapgenerator[0].FILES[0]: creds=http://10.0.0.1/x`) },
+  { name: 'a merge key that adds generator files', files: { [K]: 'configMapGenerator:\n  - name: ok\n    literals: [a=b]\n  - <<: {name: leak, files: [creds=http://10.0.0.1/x]}\n' }, refused: REMOTE(`${K} configMapGenerator[1].files[0]: creds=http://10.0.0.1/x`) },
   { name: 'a merge key at the top level', files: { [K]: '<<: {resources: [https://10.0.0.1/x.yaml]}\n' }, refused: REMOTE('https://10.0.0.1/x.yaml') },
   { name: 'a second YAML document', files: { [K]: 'resources: [https://10.0.0.1/x.yaml]\n---\nresources: [cm.yaml]\n', 'app/cm.yaml': cm('a') }, refused: REMOTE('https://10.0.0.1/x.yaml') },
 
@@ -115,7 +115,7 @@ describe('the render pre-check', () => {
   it('shows a value with control characters escaped and a long one cut', () => {
     const long = `http://10.0.0.1/${'a'.repeat(300)}`;
     const nodes = discoverTargets(tree({ [K]: `configMapGenerator:\n  - name: a\n    files: ["k=http://10.0.0.1/\\nx", "${long}"]\n` }));
-    expect(refusalOf(nodes[0])).toBe(REMOTE(`${K} configMapGenerator[0].files: "k=http://10.0.0.1/\\nx", ${K} configMapGenerator[0].files: ${long.slice(0, 200)}… (${long.length - 200} more characters)`));
+    expect(refusalOf(nodes[0])).toBe(REMOTE(`${K} configMapGenerator[0].files[0]: "k=http://10.0.0.1/\\nx", ${K} configMapGenerator[0].files[1]: ${long.slice(0, 200)}… (${long.length - 200} more characters)`));
   });
 
   it('still renders what kustomize reads inside the repository, and follows a symlinked folder inside it', () => {
@@ -200,11 +200,11 @@ describe('the pre-check through renderAndDiff', () => {
       ['broken', `head: ${UNREADABLE('broken/kustomization.yaml does not parse as YAML (line 2)')}`],
       ['cased', `head: ${REMOTE(`${url}/cm.yaml`)}`],
       ['good', 'rendered, 1 changed'],
-      ['leak', `head: ${REMOTE(`leak/kustomization.yaml configMapGenerator[0].files: creds=${upper}/creds`)}`],
-      ['merged', `head: ${REMOTE(`merged/kustomization.yaml configMapGenerator[0].envs: ${url}/env`)}`],
+      ['leak', `head: ${REMOTE(`leak/kustomization.yaml configMapGenerator[0].files[0]: creds=${upper}/creds`)}`],
+      ['merged', `head: ${REMOTE(`merged/kustomization.yaml configMapGenerator[0].envs[0]: ${url}/env`)}`],
     ]);
     const body = renderComment(report, { baseSha: shas[0] as string, headSha: shas[1] as string, repository: 'example/gitops' });
-    expect(body).toContain(`refused: remote resources are not fetched (leak/kustomization.yaml configMapGenerator[0].files: creds=${upper}/creds); vendor them into the repository`);
+    expect(body).toContain(`refused: remote resources are not fetched (leak/kustomization.yaml configMapGenerator[0].files[0]: creds=${upper}/creds); vendor them into the repository`);
     expect(body).not.toContain('CANARY-internal-secret');
   });
 });

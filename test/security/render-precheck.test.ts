@@ -13,6 +13,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalGitSourceTree, renderAndDiff } from '../../src/adapters/render/index.js';
 import { refuseHelmChart } from '../../src/adapters/render/helm.js';
@@ -81,6 +82,7 @@ const probes: Probe[] = [
   // What the YAML 1.2 parser did not see: Go's case-insensitive field names, merge keys, several documents.
   { name: 'a field name in another case (Go JSON matches field names case-insensitively)', files: { [K]: 'Resources: [https://10.0.0.1/x.yaml]\n' }, refused: REMOTE('https://10.0.0.1/x.yaml') },
   { name: 'a generator field name in another case', files: { [K]: 'configmapgenerator:\n  - name: leak\n    FILES: [creds=http://10.0.0.1/x]\n' }, refused: REMOTE(`${K} configmapgenerator[0].FILES[0]: creds=http://10.0.0.1/x`) },
+  { name: 'a field name with a Unicode fold (ſ folds to s in Go)', files: { [K]: 're\u017fources: [https://10.0.0.1/x.yaml]\n' }, refused: REMOTE('https://10.0.0.1/x.yaml') },
   { name: 'a merge key that adds generator files', files: { [K]: 'configMapGenerator:\n  - name: ok\n    literals: [a=b]\n  - <<: {name: leak, files: [creds=http://10.0.0.1/x]}\n' }, refused: REMOTE(`${K} configMapGenerator[1].files[0]: creds=http://10.0.0.1/x`) },
   { name: 'a merge key at the top level', files: { [K]: '<<: {resources: [https://10.0.0.1/x.yaml]}\n' }, refused: REMOTE('https://10.0.0.1/x.yaml') },
   { name: 'a second YAML document', files: { [K]: 'resources: [https://10.0.0.1/x.yaml]\n---\nresources: [cm.yaml]\n', 'app/cm.yaml': cm('a') }, refused: REMOTE('https://10.0.0.1/x.yaml') },
@@ -96,6 +98,10 @@ const probes: Probe[] = [
   // Symbolic links the walk follows.
   { name: 'a symlinked folder whose kustomization fetches', files: { [K]: 'resources: [base]\n', 'shared/kustomization.yaml': 'resources: [https://10.0.0.1/x.yaml]\n' }, symlinks: { 'app/base': '../shared' }, refused: REMOTE('https://10.0.0.1/x.yaml') },
   { name: 'a symlinked folder that leaves the repository', files: { [K]: 'resources: [base/x.yaml]\n' }, symlinks: { 'app/base': '../../../../tarballs/other-org' }, refused: OUTSIDE(`${K} reads base/x.yaml (through the symbolic link app/base)`) },
+
+  { name: 'a kustomization file that is a symbolic link to one that fetches', files: { 'shared/k.yaml': 'resources: [https://10.0.0.1/x.yaml]\n' }, symlinks: { [K]: '../shared/k.yaml' }, refused: REMOTE('https://10.0.0.1/x.yaml') },
+  { name: 'a symlinked chart home whose chart schema fetches', files: { [K]: 'helmGlobals: {chartHome: vendor}\nhelmCharts:\n  - name: web\n', 'shared/charts/web/Chart.yaml': 'apiVersion: v2\nname: web\nversion: 1.0.0\n', 'shared/charts/web/values.schema.json': '{"$ref": "http://10.0.0.1/s.json"}' }, symlinks: { 'app/vendor': '../shared/charts' }, refused: REMOTE('shared/charts/web/values.schema.json $ref: http://10.0.0.1/s.json') },
+  { name: 'a symlinked subchart folder whose schema fetches', id: 'chart', files: { 'chart/Chart.yaml': 'apiVersion: v2\nname: chart\nversion: 1.0.0\n', 'chart/values.yaml': 'a: 1\n', 'shared/lib/Chart.yaml': 'apiVersion: v2\nname: lib\nversion: 1.0.0\n', 'shared/lib/values.schema.json': '{"$ref": "http://10.0.0.1/s.json"}' }, symlinks: { 'chart/charts/lib': '../../shared/lib' }, refused: REMOTE('shared/lib/values.schema.json $ref: http://10.0.0.1/s.json') },
 
   // Helm charts: dependencies and the values schema that helm template loads.
   { name: 'a chart dependency from file:// outside the repository', id: 'chart', files: { 'chart/Chart.yaml': `apiVersion: v2\nname: chart\nversion: 1.0.0\ndependencies:\n  - name: lib\n    version: 1.0.0\n    repository: file://../${TARBALL}/lib\n`, 'chart/values.yaml': 'a: 1\n' }, refused: OUTSIDE(`chart/Chart.yaml dependencies[0].repository reads file://../${TARBALL}/lib`) },
@@ -207,4 +213,46 @@ describe('the pre-check through renderAndDiff', () => {
     expect(body).toContain(`refused: remote resources are not fetched (leak/kustomization.yaml configMapGenerator[0].files[0]: creds=${upper}/creds); vendor them into the repository`);
     expect(body).not.toContain('CANARY-internal-secret');
   });
+
+  it('refuses a kustomization that reads through a symlinked folder the graph did not follow, and a chart whose archived subchart schema fetches', async () => {
+    const url = `http://127.0.0.1:${port}`;
+    const archiveDir = mkdtempSync(join(scratch, 'archive-'));
+    mkdirSync(join(archiveDir, 'lib'));
+    writeFileSync(join(archiveDir, 'lib/Chart.yaml'), 'apiVersion: v2\nname: lib\nversion: 1.0.0\n');
+    writeFileSync(join(archiveDir, 'lib/values.schema.json'), `{"properties": {"a": {"$ref": "${url}/schema.json"}}}`);
+    execFileSync('tar', ['-czf', join(archiveDir, 'lib-1.0.0.tgz'), '-C', archiveDir, 'lib']);
+    const chart = { 'chart/Chart.yaml': 'apiVersion: v2\nname: chart\nversion: 1.0.0\ndependencies:\n  - {name: lib, version: 1.0.0, repository: "https://charts.example.com"}\n', 'chart/templates/x.yaml': '{{ . }}\n', 'chart/values.yaml': 'tag: 1\n' };
+    const { dir, shas } = repoWith(
+      { 'good/kustomization.yaml': 'resources: [cm.yaml]\n', 'good/cm.yaml': cm('a'), ...chart },
+      {
+        'good/cm.yaml': cm('b'),
+        'app/kustomization.yaml': 'resources: [base]\n',
+        'app/base': 'symlink:../shared',
+        'shared/kustomization.yaml': 'resources: [cm.yaml]\n',
+        'shared/cm.yaml': cm('s'),
+        'chart/values.yaml': 'tag: 2\n',
+      },
+    );
+    // The archive as bytes: written after the first commit so that only the head holds it.
+    execFileSync('cp', [join(archiveDir, 'lib-1.0.0.tgz'), join(dir, 'chart/charts-lib.tgz')]);
+    mkdirSync(join(dir, 'chart/charts'), { recursive: true });
+    execFileSync('mv', [join(dir, 'chart/charts-lib.tgz'), join(dir, 'chart/charts/lib-1.0.0.tgz')]);
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'vendor lib');
+    const head = git(dir, 'rev-parse', 'HEAD');
+    const helm = fakeHelm();
+    const report = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, head), changedPaths: null, options: { cacheDir: join(scratch, 'cache-links'), tools: { helm } } });
+    expect(requests).toBe(0);
+    expect(report.targets.map((target) => [target.id, target.failure ? `${target.failure.side}: ${target.failure.message}` : `rendered, ${target.objects.length} changed`])).toEqual([
+      ['app', 'head: refused: Escalator cannot tell what this target reads (it reads through symbolic links to folders: app/base); link the files, not the folder, or list the folder itself'],
+      // At base the dependency is not vendored yet; at head its archive's schema fetches.
+      ['chart', `both: ${REMOTE(`chart/charts/lib-1.0.0.tgz:lib/values.schema.json $ref: ${url}/schema.json`)}`],
+      ['good', 'rendered, 1 changed'],
+      ['shared', 'rendered, 1 changed'],
+    ]);
+  });
 });
+
+function fakeHelm(): string {
+  return fileURLToPath(new URL('../diff/support/fake-helm.sh', import.meta.url));
+}

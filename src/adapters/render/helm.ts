@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { checkChartYaml, checkValuesSchema, planRefusal, type ChartReads, type RenderOutcome, type TargetNode } from '../../planners/diff/index.js';
@@ -96,12 +96,60 @@ export function refuseChartArchives(node: TargetNode, checkoutDir: string | unde
 }
 
 /**
+ * Symbolic links to folders among a target's inputs, on the way to them, or anywhere below its
+ * input folders (chart directories: helm's loader follows links), when its graph was built
+ * without knowing which paths are links: the tool would walk a folder the pre-check did not, so
+ * it cannot tell what that folder makes the tool read. Links that left the checkout are already
+ * gone from it (src/adapters/render/checkout.ts).
+ */
+export function unfollowedLinkedFolders(node: TargetNode, checkoutDir: string | undefined): string | undefined {
+  if (node.linksFollowed || !checkoutDir) return undefined;
+  const seen = new Map<string, boolean>();
+  const linkedFolder = (path: string): boolean => {
+    const known = seen.get(path);
+    if (known !== undefined) return known;
+    let result: boolean;
+    try {
+      result = lstatSync(join(checkoutDir, path)).isSymbolicLink() && statSync(join(checkoutDir, path)).isDirectory();
+    } catch {
+      result = false; // missing, or a dangling link: nothing is read through it
+    }
+    seen.set(path, result);
+    return result;
+  };
+  const found = new Set<string>();
+  for (const input of [...node.inputFiles, ...node.inputDirs, node.dir]) {
+    const parts = input.split('/');
+    for (let length = 1; length <= parts.length; length++) {
+      const prefix = parts.slice(0, length).join('/');
+      if (prefix !== '' && linkedFolder(prefix)) found.add(prefix);
+    }
+  }
+  const folders = node.kind === 'helm' ? [node.dir] : node.inputDirs;
+  for (const folder of folders) {
+    let entries: Array<{ name: string; parentPath: string; isSymbolicLink: () => boolean }>;
+    try {
+      entries = readdirSync(join(checkoutDir, folder), { recursive: true, withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (!entry.isSymbolicLink()) continue;
+      const path = join(entry.parentPath, entry.name).slice(checkoutDir.length + 1);
+      if (linkedFolder(path)) found.add(path);
+    }
+  }
+  if (found.size === 0) return undefined;
+  return `refused: Escalator cannot tell what this target reads (it reads through symbolic links to folders: ${[...found].sort().join(', ')}); link the files, not the folder, or list the folder itself`;
+}
+
+/**
  * `helm template <release> <chart> -f <values…>` when helm is installed; otherwise a clear
  * "helm is not installed" outcome carrying the values files, which the planner diffs structurally.
  * A chart the pre-check refuses is not rendered either way.
  */
 export async function renderHelmChart(node: TargetNode, checkoutDir: string | undefined, tools: Tools, valuesFiles: Array<{ path: string; text: string }>, options: ToolRunOptions): Promise<ToolOutcome> {
-  const refusal = refuseHelmChart(node, options.allowRemote ?? false) ?? refuseChartArchives(node, checkoutDir, options.allowRemote ?? false);
+  const refusal = refuseHelmChart(node, options.allowRemote ?? false) ?? unfollowedLinkedFolders(node, checkoutDir) ?? refuseChartArchives(node, checkoutDir, options.allowRemote ?? false);
   if (refusal) return { outcome: { status: 'failed', message: refusal }, toolMs: 0, cacheable: true };
   if (!tools.helm || checkoutDir === undefined) {
     const outcome: RenderOutcome = { status: 'tool-missing', tool: 'helm', message: HELM_MISSING, values: valuesFiles };

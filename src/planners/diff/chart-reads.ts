@@ -123,17 +123,29 @@ export function checkChartYaml(path: string, text: string, files: ReadonlySet<st
   }
 }
 
-/** Check a chart directory and every subchart below it. `files` are the tree's files, sorted. */
-export function checkChart(chartDir: string, files: readonly string[], read: (path: string) => string | undefined, into: ChartReads): void {
-  const fileSet = new Set(files);
-  const below = chartDir === '' ? files : files.filter((file) => file.startsWith(`${chartDir}/`));
+/** What `checkChart` needs of a tree: its files (sorted), a reader that follows symbolic links, and where a linked folder leads. */
+export interface ChartTree {
+  files: readonly string[];
+  read: (path: string) => string | undefined;
+  /** The folder a symbolic link below a chart leads to (helm's loader follows links), if it is one. */
+  linkedFolder?: (path: string) => string | undefined;
+}
+
+/** Check a chart directory and every subchart below it, following linked folders. */
+export function checkChart(chartDir: string, tree: ChartTree, into: ChartReads, visited: Set<string> = new Set()): void {
+  if (visited.has(chartDir) || visited.size > 100) return;
+  visited.add(chartDir);
+  const fileSet = new Set(tree.files);
+  const below = chartDir === '' ? tree.files : tree.files.filter((file) => file.startsWith(`${chartDir}/`));
   for (const file of below) {
     const name = file.slice(file.lastIndexOf('/') + 1);
-    if (name === 'Chart.yaml') {
-      const text = read(file);
+    const folder = tree.linkedFolder?.(file);
+    if (folder !== undefined) checkChart(folder, tree, into, visited);
+    else if (name === 'Chart.yaml') {
+      const text = tree.read(file);
       if (text !== undefined) checkChartYaml(file, text, fileSet, into);
     } else if (name === 'values.schema.json') {
-      const text = read(file);
+      const text = tree.read(file);
       if (text !== undefined) checkValuesSchema(file, text, into);
     } else if (/\.tgz$/i.test(name) && /(^|\/)charts\/[^/]+$/.test(file)) into.archives.push(file);
   }

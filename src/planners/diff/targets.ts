@@ -1,5 +1,5 @@
 import { matchEnvironmentPath } from '../../config/repo-config.js';
-import { checkChart, type ChartReads } from './chart-reads.js';
+import { checkChart, type ChartReads, type ChartTree } from './chart-reads.js';
 import { fileSourcePaths, foldKey, isRemoteReference, readKustomization, readPluginConfigPaths, readYamlMappings, shown, type FieldRef } from './kustomize-reads.js';
 import type { TargetNode } from './types.js';
 
@@ -292,7 +292,7 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
       for (const chartDir of local) {
         walk.dirs.add(chartDir);
         const reads0: ChartReads = { remote: walk.remote, outside: walk.outside, unreadable: walk.unreadable, archives: walk.archives };
-        checkChart(chartDir, index.sorted, (path) => readFollowing(index, path, walk), reads0);
+        checkChart(chartDir, chartTree(index, (path) => readFollowing(index, path, walk)), reads0);
       }
       if (local.length === 0) {
         if (chart.repo && chart.repo.value !== '') walk.remote.push(`${shown(chart.repo.value)} (chart ${shown(name)})`);
@@ -301,6 +301,19 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
       }
     }
   }
+}
+
+/** The tree as `checkChart` reads it: links followed, linked folders walked like the folder. */
+function chartTree(index: Index, read: (path: string) => string | undefined): ChartTree {
+  return {
+    files: index.sorted,
+    read,
+    linkedFolder: (path) => {
+      if (!index.isSymlink?.(path)) return undefined;
+      const followed = followLinks(index, path);
+      return followed.escapes === undefined && index.dirs.has(followed.path) && !index.files.has(followed.path) ? followed.path : undefined;
+    },
+  };
 }
 
 /** A file's text, read through symbolic links the way the tool would; a link that leaves the repository is refused. */
@@ -387,7 +400,8 @@ function helmNodes(index: Index, chartDir: string): TargetNode[] {
   const variants = files.filter((file) => dirname(file) === chartDir && VALUES_VARIANT.test(basename(file)));
   const common = files.filter((file) => !variants.includes(file));
   const reads: ChartReads = { remote: [], outside: [], unreadable: [], archives: [] };
-  checkChart(chartDir, index.sorted, index.read, reads);
+  const scratch: KustomizeWalk = { files: new Set(), dirs: new Set(), unsure: [], remote: reads.remote, plugins: [], outside: reads.outside, unreadable: reads.unreadable, archives: reads.archives, needsHelm: false, visited: new Set() };
+  checkChart(chartDir, chartTree(index, (path) => readFollowing(index, path, scratch)), reads);
   const base = {
     kind: 'helm' as const,
     dir: chartDir,

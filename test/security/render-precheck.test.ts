@@ -97,7 +97,7 @@ const probes: Probe[] = [
 
   // Symbolic links the walk follows.
   { name: 'a symlinked folder whose kustomization fetches', files: { [K]: 'resources: [base]\n', 'shared/kustomization.yaml': 'resources: [https://10.0.0.1/x.yaml]\n' }, symlinks: { 'app/base': '../shared' }, refused: REMOTE('https://10.0.0.1/x.yaml') },
-  { name: 'a symlinked folder that leaves the repository', files: { [K]: 'resources: [base/x.yaml]\n' }, symlinks: { 'app/base': '../../../../tarballs/other-org' }, refused: OUTSIDE(`${K} reads base/x.yaml (through the symbolic link app/base)`) },
+  { name: 'a symlinked folder that leaves the repository', files: { [K]: 'resources: [base/x.yaml]\n' }, symlinks: { 'app/base': '../../../../tarballs/other-org' }, refused: 'refused: symbolic links point outside the repository (app/base)' },
 
   { name: 'a kustomization file that is a symbolic link to one that fetches', files: { 'shared/k.yaml': 'resources: [https://10.0.0.1/x.yaml]\n' }, symlinks: { [K]: '../shared/k.yaml' }, refused: REMOTE('https://10.0.0.1/x.yaml') },
   { name: 'a symlinked chart home whose chart schema fetches', files: { [K]: 'helmGlobals: {chartHome: vendor}\nhelmCharts:\n  - name: web\n', 'shared/charts/web/Chart.yaml': 'apiVersion: v2\nname: web\nversion: 1.0.0\n', 'shared/charts/web/values.schema.json': '{"$ref": "http://10.0.0.1/s.json"}' }, symlinks: { 'app/vendor': '../shared/charts' }, refused: REMOTE('shared/charts/web/values.schema.json $ref: http://10.0.0.1/s.json') },

@@ -7,7 +7,8 @@ import type { Tools } from './tools.js';
 export function refuseKustomization(node: TargetNode, refusedSymlinks: readonly string[], allowRemote: boolean): string | undefined {
   const planned = planRefusal(node, allowRemote);
   if (planned) return planned;
-  const links = refusedSymlinks.filter((link) => node.inputFiles.includes(link) || node.inputDirs.some((dir) => dir === '' || link.startsWith(`${dir}/`)) || link.startsWith(`${node.dir}/`));
+  const removed = refusedSymlinks.filter((link) => node.inputFiles.includes(link) || node.inputDirs.some((dir) => dir === '' || link.startsWith(`${dir}/`)) || link.startsWith(`${node.dir}/`));
+  const links = [...new Set([...removed, ...(node.linksOut ?? [])])].sort();
   if (links.length > 0) return `refused: symbolic links point outside the repository (${links.join(', ')})`;
   return undefined;
 }

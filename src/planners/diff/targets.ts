@@ -112,6 +112,8 @@ interface KustomizeWalk {
   outside: string[];
   /** Files the pre-check cannot read as kustomize does: the target is refused. */
   unreadable: string[];
+  /** Symbolic links on the way that lead out of the repository (the checkout removes them; the target is refused). */
+  linksOut: string[];
   archives: string[];
   needsHelm: boolean;
   /** Kustomization directories reached (including the root). */
@@ -166,7 +168,7 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
     const followed = followLinks(index, path);
     for (const link of followed.links) walk.files.add(link);
     if (followed.escapes !== undefined) {
-      walk.outside.push(`${said} (through the symbolic link ${followed.escapes})`);
+      walk.linksOut.push(followed.escapes);
       return undefined;
     }
     return followed.path;
@@ -218,7 +220,8 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
       for (const candidate of candidates) {
         const path = resolvePath(dir, candidate);
         const followed = path === undefined ? undefined : followLinks(index, path);
-        if (path === undefined || followed?.escapes !== undefined) walk.outside.push(`${label} ${ref.field} reads ${shown(ref.value)}`);
+        if (followed?.escapes !== undefined) walk.linksOut.push(followed.escapes);
+        else if (path === undefined) walk.outside.push(`${label} ${ref.field} reads ${shown(ref.value)}`);
         else if (how === 'home') walk.dirs.add(followed?.path ?? path);
         else walk.files.add(followed?.path ?? path);
       }
@@ -320,7 +323,7 @@ function chartTree(index: Index, read: (path: string) => string | undefined): Ch
 function readFollowing(index: Index, path: string, walk: KustomizeWalk): string | undefined {
   const followed = followLinks(index, path);
   if (followed.escapes !== undefined) {
-    walk.outside.push(`${path} is read through the symbolic link ${followed.escapes}, which leaves the repository`);
+    walk.linksOut.push(followed.escapes);
     return undefined;
   }
   for (const link of followed.links) walk.files.add(link);
@@ -352,7 +355,7 @@ export function followLinks(index: { isSymlink?: (path: string) => boolean; read
 }
 
 function kustomizeNode(index: Index, dir: string): TargetNode {
-  const walk: KustomizeWalk = { files: new Set(), dirs: new Set(), unsure: [], remote: [], plugins: [], outside: [], unreadable: [], archives: [], needsHelm: false, visited: new Set() };
+  const walk: KustomizeWalk = { files: new Set(), dirs: new Set(), unsure: [], remote: [], plugins: [], outside: [], unreadable: [], linksOut: [], archives: [], needsHelm: false, visited: new Set() };
   walkKustomization(index, dir, walk, false);
   const node: TargetNode = {
     id: dir || '.',
@@ -367,6 +370,7 @@ function kustomizeNode(index: Index, dir: string): TargetNode {
   if (walk.needsHelm) node.needsHelm = true;
   if (walk.outside.length > 0) node.outside = walk.outside;
   if (walk.unreadable.length > 0) node.unreadable = walk.unreadable;
+  if (walk.linksOut.length > 0) node.linksOut = [...new Set(walk.linksOut)].sort(compare);
   if (walk.archives.length > 0) node.archives = [...new Set(walk.archives)].sort(compare);
   if (index.isSymlink) node.linksFollowed = true;
   return node;
@@ -400,8 +404,9 @@ function helmNodes(index: Index, chartDir: string): TargetNode[] {
   const variants = files.filter((file) => dirname(file) === chartDir && VALUES_VARIANT.test(basename(file)));
   const common = files.filter((file) => !variants.includes(file));
   const reads: ChartReads = { remote: [], outside: [], unreadable: [], archives: [] };
-  const scratch: KustomizeWalk = { files: new Set(), dirs: new Set(), unsure: [], remote: reads.remote, plugins: [], outside: reads.outside, unreadable: reads.unreadable, archives: reads.archives, needsHelm: false, visited: new Set() };
+  const scratch: KustomizeWalk = { files: new Set(), dirs: new Set(), unsure: [], remote: reads.remote, plugins: [], outside: reads.outside, unreadable: reads.unreadable, linksOut: [], archives: reads.archives, needsHelm: false, visited: new Set() };
   checkChart(chartDir, chartTree(index, (path) => readFollowing(index, path, scratch)), reads);
+  for (const link of new Set(scratch.linksOut)) reads.outside.push(`${link} is a symbolic link that leads out of the repository`);
   const base = {
     kind: 'helm' as const,
     dir: chartDir,

@@ -44,6 +44,8 @@ export interface TargetNode extends Target {
   unreadable?: string[];
   /** Subchart archives (`charts/*.tgz`) the render reads; the adapter checks what they hold before helm runs. */
   archives?: string[];
+  /** Kustomize: symbolic links among or on the way to its inputs that lead out of the repository. */
+  linksOut?: string[];
   /** The graph was built knowing which paths are symbolic links, and followed them. */
   linksFollowed?: boolean;
 }

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalGitSourceTree, renderAndDiff } from '../../src/adapters/render/index.js';
+import { LocalGitSourceTree, renderAndDiff, type SourceTree } from '../../src/adapters/render/index.js';
 import { refuseHelmChart } from '../../src/adapters/render/helm.js';
 import { refuseKustomization } from '../../src/adapters/render/kustomize.js';
 import { discoverTargets, renderComment, type TargetNode, type TreeView } from '../../src/planners/diff/index.js';
@@ -241,7 +241,9 @@ describe('the pre-check through renderAndDiff', () => {
     git(dir, 'commit', '-q', '-m', 'vendor lib');
     const head = git(dir, 'rev-parse', 'HEAD');
     const helm = fakeHelm();
-    const report = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, head), changedPaths: null, options: { cacheDir: join(scratch, 'cache-links'), tools: { helm } } });
+    // A source tree that does not say which paths are links (only sha, listFiles, read and writeTo, as a tarball-backed one may be).
+    const withoutLinks = (tree: LocalGitSourceTree): SourceTree => ({ sha: tree.sha, listFiles: () => tree.listFiles(), read: (path) => tree.read(path), writeTo: (into) => tree.writeTo(into) });
+    const report = await renderAndDiff({ base: withoutLinks(LocalGitSourceTree.open(dir, shas[0] as string)), head: withoutLinks(LocalGitSourceTree.open(dir, head)), changedPaths: null, options: { cacheDir: join(scratch, 'cache-links'), tools: { helm } } });
     expect(requests).toBe(0);
     expect(report.targets.map((target) => [target.id, target.failure ? `${target.failure.side}: ${target.failure.message}` : `rendered, ${target.objects.length} changed`])).toEqual([
       ['app', 'head: refused: Escalator cannot tell what this target reads (it reads through symbolic links to folders: app/base); link the files, not the folder, or list the folder itself'],

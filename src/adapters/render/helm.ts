@@ -1,4 +1,7 @@
-import type { RenderOutcome, TargetNode } from '../../planners/diff/index.js';
+import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { checkChartYaml, checkValuesSchema, planRefusal, type ChartReads, type RenderOutcome, type TargetNode } from '../../planners/diff/index.js';
 import { renderWithTool, type ToolOutcome, type ToolRunOptions } from './exec.js';
 import type { Tools } from './tools.js';
 
@@ -10,12 +13,144 @@ function releaseName(dir: string): string {
   return (base || 'release').slice(0, 53);
 }
 
+/** Refusals of a chart that need no tool run: dependencies outside the repository or remote and not vendored, values schemas that load URLs or files, unreadable chart files. */
+export function refuseHelmChart(node: TargetNode, allowRemote = false): string | undefined {
+  return planRefusal(node, allowRemote);
+}
+
+/** Chart archives are gzip'd tar files; more than this unpacked is not looked into (and refused). */
+const MAX_ARCHIVE_BYTES = 64 * 1024 * 1024;
+const MAX_ARCHIVE_DEPTH = 4;
+
+/** The regular files of a tar stream (ustar, GNU long names, pax `path`), by path. */
+function tarFiles(tar: Buffer): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  let offset = 0;
+  let longName: string | undefined;
+  while (offset + 512 <= tar.length) {
+    const header = tar.subarray(offset, offset + 512);
+    if (header.every((byte) => byte === 0)) break;
+    const field = (start: number, length: number): string => header.subarray(start, start + length).toString('utf8').replace(/\0.*$/s, '');
+    const size = Number.parseInt(field(124, 12).trim() || '0', 8);
+    if (!Number.isFinite(size) || size < 0) throw new Error('a tar header with an unreadable size');
+    const type = String.fromCharCode(header[156] ?? 0);
+    const prefix = field(257, 6).startsWith('ustar') ? field(345, 155) : '';
+    const body = tar.subarray(offset + 512, offset + 512 + size);
+    const name = longName ?? (prefix ? `${prefix}/${field(0, 100)}` : field(0, 100));
+    longName = undefined;
+    if (type === 'L') longName = body.toString('utf8').replace(/\0.*$/s, '');
+    else if (type === 'x') {
+      const path = /(?:^|\n)\d+ path=([^\n]*)\n/.exec(body.toString('utf8'));
+      if (path) longName = path[1];
+    } else if (type === '0' || type === '\0') files.set(name.replace(/^\.\//, ''), body);
+    offset += 512 + Math.ceil(size / 512) * 512;
+  }
+  return files;
+}
+
+/** Check what a chart archive holds (its Chart.yaml dependencies and values schemas, nested archives too). */
+function checkArchive(label: string, gzipped: Buffer, into: ChartReads, depth: number): void {
+  if (depth > MAX_ARCHIVE_DEPTH) {
+    into.unreadable.push(`${label} nests chart archives more than ${MAX_ARCHIVE_DEPTH} deep`);
+    return;
+  }
+  let files: Map<string, Buffer>;
+  try {
+    files = tarFiles(gunzipSync(gzipped, { maxOutputLength: MAX_ARCHIVE_BYTES }));
+  } catch {
+    into.unreadable.push(`${label} is not a chart archive Escalator can open (gzip'd tar up to 64 MiB)`);
+    return;
+  }
+  const paths = new Set(files.keys());
+  for (const [path, content] of files) {
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    const shownPath = `${label}:${path}`;
+    const scoped: ChartReads = { remote: [], outside: [], unreadable: [], archives: [] };
+    if (name === 'Chart.yaml') checkChartYaml(path, content.toString('utf8'), paths, scoped);
+    else if (name === 'values.schema.json') checkValuesSchema(path, content.toString('utf8'), scoped);
+    else if (/\.tgz$/i.test(name)) checkArchive(shownPath, content, into, depth + 1);
+    const relabel = (reason: string): string => `${label}:${reason}`;
+    into.remote.push(...scoped.remote.map(relabel));
+    into.outside.push(...scoped.outside.map(relabel));
+    into.unreadable.push(...scoped.unreadable.map(relabel));
+  }
+}
+
+/**
+ * Helm opens subchart archives (`charts/*.tgz`) the planner cannot look into; check what they
+ * hold the same way before helm (or kustomize's helm) runs. Nothing to do without a checkout.
+ */
+export function refuseChartArchives(node: TargetNode, checkoutDir: string | undefined, allowRemote: boolean): string | undefined {
+  if (!node.archives || node.archives.length === 0 || !checkoutDir) return undefined;
+  const reads: ChartReads = { remote: [], outside: [], unreadable: [], archives: [] };
+  for (const archive of node.archives) {
+    let content: Buffer;
+    try {
+      content = readFileSync(join(checkoutDir, archive));
+    } catch {
+      continue; // not in the checkout (a link removed there): helm reads nothing from it
+    }
+    checkArchive(archive, content, reads, 1);
+  }
+  return planRefusal({ ...node, remote: reads.remote, plugins: [], outside: reads.outside, unreadable: reads.unreadable }, allowRemote);
+}
+
+/**
+ * Symbolic links to folders among a target's inputs, on the way to them, or anywhere below its
+ * input folders (chart directories: helm's loader follows links), when its graph was built
+ * without knowing which paths are links: the tool would walk a folder the pre-check did not, so
+ * it cannot tell what that folder makes the tool read. Links that left the checkout are already
+ * gone from it (src/adapters/render/checkout.ts).
+ */
+export function unfollowedLinkedFolders(node: TargetNode, checkoutDir: string | undefined): string | undefined {
+  if (node.linksFollowed || !checkoutDir) return undefined;
+  const seen = new Map<string, boolean>();
+  const linkedFolder = (path: string): boolean => {
+    const known = seen.get(path);
+    if (known !== undefined) return known;
+    let result: boolean;
+    try {
+      result = lstatSync(join(checkoutDir, path)).isSymbolicLink() && statSync(join(checkoutDir, path)).isDirectory();
+    } catch {
+      result = false; // missing, or a dangling link: nothing is read through it
+    }
+    seen.set(path, result);
+    return result;
+  };
+  const found = new Set<string>();
+  for (const input of [...node.inputFiles, ...node.inputDirs, node.dir]) {
+    const parts = input.split('/');
+    for (let length = 1; length <= parts.length; length++) {
+      const prefix = parts.slice(0, length).join('/');
+      if (prefix !== '' && linkedFolder(prefix)) found.add(prefix);
+    }
+  }
+  const folders = node.kind === 'helm' ? [node.dir] : node.inputDirs;
+  for (const folder of folders) {
+    let entries: Array<{ name: string; parentPath: string; isSymbolicLink: () => boolean }>;
+    try {
+      entries = readdirSync(join(checkoutDir, folder), { recursive: true, withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (!entry.isSymbolicLink()) continue;
+      const path = join(entry.parentPath, entry.name).slice(checkoutDir.length + 1);
+      if (linkedFolder(path)) found.add(path);
+    }
+  }
+  if (found.size === 0) return undefined;
+  return `refused: Escalator cannot tell what this target reads (it reads through symbolic links to folders: ${[...found].sort().join(', ')}); link the files, not the folder, or list the folder itself`;
+}
+
 /**
  * `helm template <release> <chart> -f <values…>` when helm is installed; otherwise a clear
  * "helm is not installed" outcome carrying the values files, which the planner diffs structurally.
- * `values` reads a values file's text from the commit.
+ * A chart the pre-check refuses is not rendered either way.
  */
 export async function renderHelmChart(node: TargetNode, checkoutDir: string | undefined, tools: Tools, valuesFiles: Array<{ path: string; text: string }>, options: ToolRunOptions): Promise<ToolOutcome> {
+  const refusal = refuseHelmChart(node, options.allowRemote ?? false) ?? unfollowedLinkedFolders(node, checkoutDir) ?? refuseChartArchives(node, checkoutDir, options.allowRemote ?? false);
+  if (refusal) return { outcome: { status: 'failed', message: refusal }, toolMs: 0, cacheable: true };
   if (!tools.helm || checkoutDir === undefined) {
     const outcome: RenderOutcome = { status: 'tool-missing', tool: 'helm', message: HELM_MISSING, values: valuesFiles };
     return { outcome, toolMs: 0, cacheable: false };

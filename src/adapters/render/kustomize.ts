@@ -1,13 +1,14 @@
-import type { TargetNode } from '../../planners/diff/index.js';
+import { planRefusal, type TargetNode } from '../../planners/diff/index.js';
 import { renderWithTool, type ToolOutcome, type ToolRunOptions } from './exec.js';
+import { refuseChartArchives, unfollowedLinkedFolders } from './helm.js';
 import type { Tools } from './tools.js';
 
-/** Refusals that need no tool run: plugins, paths outside the repository, remote resources, symlinks that left the checkout. */
+/** Refusals that need no tool run: unreadable kustomizations, plugins, paths outside the repository, remote resources, symlinks that left the checkout. */
 export function refuseKustomization(node: TargetNode, refusedSymlinks: readonly string[], allowRemote: boolean): string | undefined {
-  if (node.plugins.length > 0) return `refused: Escalator never runs exec or container plugins (${node.plugins.join('; ')})`;
-  if (node.outside && node.outside.length > 0) return `refused: Escalator never reads outside the repository (${node.outside.join('; ')}); keep everything the overlay uses inside the repository`;
-  if (node.remote.length > 0 && !allowRemote) return `refused: remote resources are not fetched (${node.remote.join(', ')}); vendor them into the repository`;
-  const links = refusedSymlinks.filter((link) => node.inputFiles.includes(link) || node.inputDirs.some((dir) => dir === '' || link.startsWith(`${dir}/`)) || link.startsWith(`${node.dir}/`));
+  const planned = planRefusal(node, allowRemote);
+  if (planned) return planned;
+  const removed = refusedSymlinks.filter((link) => node.inputFiles.includes(link) || node.inputDirs.some((dir) => dir === '' || link.startsWith(`${dir}/`)) || link.startsWith(`${node.dir}/`));
+  const links = [...new Set([...removed, ...(node.linksOut ?? [])])].sort();
   if (links.length > 0) return `refused: symbolic links point outside the repository (${links.join(', ')})`;
   return undefined;
 }
@@ -18,8 +19,13 @@ export function refuseKustomization(node: TargetNode, refusedSymlinks: readonly 
  * the kustomization inflates charts. Runs with a scrubbed environment, a time limit, an output cap and a memory cap.
  */
 export async function renderKustomization(node: TargetNode, checkoutDir: string, tools: Tools, refusedSymlinks: readonly string[], options: ToolRunOptions): Promise<ToolOutcome> {
+  const refused = (message: string): ToolOutcome => ({ outcome: { status: 'failed', message }, toolMs: 0, cacheable: true });
   const refusal = refuseKustomization(node, refusedSymlinks, options.allowRemote ?? false);
-  if (refusal) return { outcome: { status: 'failed', message: refusal }, toolMs: 0, cacheable: true };
+  if (refusal) return refused(refusal);
+  const linked = unfollowedLinkedFolders(node, checkoutDir);
+  if (linked) return refused(linked);
+  const archives = refuseChartArchives(node, checkoutDir, options.allowRemote ?? false);
+  if (archives) return refused(archives);
   if (!tools.kustomize) return { outcome: { status: 'failed', message: 'neither kustomize nor kubectl is installed where Escalator renders; install one of them' }, toolMs: 0, cacheable: false };
   const args = [...tools.kustomize.args, '--load-restrictor', 'LoadRestrictionsRootOnly'];
   if (node.needsHelm && tools.helm) args.push('--enable-helm', '--helm-command', tools.helm.command);

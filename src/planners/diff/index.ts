@@ -16,3 +16,5 @@ export { diffTarget, type DiffTargetOptions } from './diff-target.js';
 export { buildReport, toJsonReport } from './report.js';
 export { renderComment, renderCheckSummary, planCommentLayout, splitImage, DIFF_COMMENT_MARKER, GITHUB_BODY_LIMIT, type CommentContext, type CommentLayout, type SectionLevel } from './comment.js';
 export { renderPlain } from './plain.js';
+export { planRefusal } from './refusal.js';
+export { checkChartYaml, checkValuesSchema, type ChartReads } from './chart-reads.js';

@@ -1,5 +1,6 @@
-import { parse } from 'yaml';
 import { matchEnvironmentPath } from '../../config/repo-config.js';
+import { checkChart, type ChartReads, type ChartTree } from './chart-reads.js';
+import { fileSourcePaths, foldKey, isRemoteReference, readKustomization, readPluginConfigPaths, readYamlMappings, shown, type FieldRef } from './kustomize-reads.js';
 import type { TargetNode } from './types.js';
 
 /**
@@ -22,8 +23,14 @@ import type { TargetNode } from './types.js';
  */
 export interface TreeView {
   files: readonly string[];
-  /** A file's text, or undefined when it is missing or not text. */
+  /** A file's text, or undefined when it is missing or not text. A symbolic link's text is its target. */
   read: (path: string) => string | undefined;
+  /**
+   * Is the path a symbolic link? With it the graph follows links (a folder linked into an
+   * overlay is walked like the folder); without it links are not followed, and the adapter
+   * refuses a kustomization that reads through a linked folder.
+   */
+  isSymlink?: (path: string) => boolean;
 }
 
 export interface DiscoverOptions {
@@ -32,11 +39,7 @@ export interface DiscoverOptions {
 }
 
 const KUSTOMIZATION_NAMES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
-const REMOTE = /^(https?:\/\/|git@|ssh:\/\/|git::|github\.com\/|gitlab\.com\/|bitbucket\.org\/)|\?ref=|\/\/.*\?/;
-
-export function isRemoteReference(entry: string): boolean {
-  return REMOTE.test(entry);
-}
+export { isRemoteReference } from './kustomize-reads.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -75,6 +78,8 @@ interface Index {
   /** Files below each directory, computed on demand. */
   below: (dir: string) => string[];
   read: (path: string) => string | undefined;
+  isSymlink?: (path: string) => boolean;
+  sorted: string[];
 }
 
 function buildIndex(tree: TreeView): Index {
@@ -89,7 +94,7 @@ function buildIndex(tree: TreeView): Index {
   }
   const sorted = [...files].sort(compare);
   const below = (dir: string): string[] => (dir === '' ? sorted : sorted.filter((file) => file.startsWith(`${dir}/`)));
-  return { files, dirs, below, read: tree.read };
+  return { files, dirs, below, read: tree.read, sorted, ...(tree.isSymlink ? { isSymlink: tree.isSymlink } : {}) };
 }
 
 /** The kustomization file of a directory, if it has one. */
@@ -103,27 +108,16 @@ interface KustomizeWalk {
   unsure: string[];
   remote: string[];
   plugins: string[];
-  /** References that leave the repository (`../` past the root, absolute paths). */
+  /** References that leave the repository (`../` past the root, absolute paths, symbolic links out). */
   outside: string[];
+  /** Files the pre-check cannot read as kustomize does: the target is refused. */
+  unreadable: string[];
+  /** Symbolic links on the way that lead out of the repository (the checkout removes them; the target is refused). */
+  linksOut: string[];
+  archives: string[];
   needsHelm: boolean;
   /** Kustomization directories reached (including the root). */
   visited: Set<string>;
-}
-
-function parseYaml(text: string): unknown {
-  try {
-    return parse(text, { maxAliasCount: 100, prettyErrors: false, uniqueKeys: false });
-  } catch {
-    return undefined;
-  }
-}
-
-function strings(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : typeof value === 'string' ? [value] : [];
-}
-
-function records(value: unknown): Array<Record<string, unknown>> {
-  return Array.isArray(value) ? value.filter(isRecord) : [];
 }
 
 /** A generator/transformer configuration that would run a plugin rather than a built-in. */
@@ -136,6 +130,12 @@ function pluginReason(config: unknown): string | undefined {
   return undefined;
 }
 
+/** How a reference is read: a resource (file, kustomization directory or clone), a plugin configuration, one file, a directory helm uses. */
+type Reach = 'resource' | 'plugin' | 'file' | 'home';
+
+/** Generator `files` entries are `[key=]path`. */
+const FILE_SOURCE = /(^|\.)files\[\d+\]$/;
+
 function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, pluginContext: boolean): void {
   if (walk.visited.has(dir)) return;
   walk.visited.add(dir);
@@ -146,100 +146,216 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
     return;
   }
   walk.files.add(file);
-  const text = index.read(file);
-  const doc = text === undefined ? undefined : parseYaml(text);
-  if (!isRecord(doc)) {
+  const text = readFollowing(index, file, walk);
+  const read = text === undefined ? ({ ok: false, problem: ' cannot be read' } as const) : readKustomization(text);
+  if (!read.ok) {
     walk.unsure.push(`${file} does not parse as a YAML mapping`);
+    walk.unreadable.push(`${file}${read.problem}`);
     walk.dirs.add(dir);
     return;
   }
-  const addFile = (entry: string, checkPlugin: boolean): void => {
-    const path = resolvePath(dir, entry);
+  const reads = read.value;
+
+  /** Where a reference lands once symbolic links are followed, or nothing (refused) when it leaves the repository. */
+  const land = (ref: FieldRef, value: string, how: Reach): string | undefined => {
+    const said = how === 'resource' ? `${file} reads ${shown(ref.value)}` : `${file} ${ref.field} reads ${shown(ref.value)}`;
+    const path = resolvePath(dir, value);
     if (path === undefined) {
-      walk.unsure.push(`${file} references ${entry} outside the repository`);
-      walk.outside.push(`${file} reads ${entry}`);
+      walk.unsure.push(`${file} references ${ref.value} outside the repository`);
+      walk.outside.push(said);
+      return undefined;
+    }
+    const followed = followLinks(index, path);
+    for (const link of followed.links) walk.files.add(link);
+    if (followed.escapes !== undefined) {
+      walk.linksOut.push(followed.escapes);
+      return undefined;
+    }
+    return followed.path;
+  };
+
+  const addFile = (ref: FieldRef, how: Reach, checkPlugin: boolean): void => {
+    const candidates = FILE_SOURCE.test(foldKey(ref.field)) ? fileSourcePaths(ref.value) : [ref.value];
+    if (candidates.some(isRemoteReference)) {
+      walk.remote.push(how === 'resource' || how === 'plugin' ? shown(ref.value) : `${file} ${ref.field}: ${shown(ref.value)}`);
+      return;
+    }
+    // kustomize reads `key=path` as path, a bare entry as itself; every split must stay inside.
+    const landed = candidates.map((candidate) => land(ref, candidate, how));
+    if (landed.some((path) => path === undefined)) return;
+    const path = landed[candidates.length === 2 ? 1 : 0] as string;
+    if (how === 'home') {
+      walk.dirs.add(path);
       return;
     }
     if (index.files.has(path)) {
       walk.files.add(path);
-      if (checkPlugin) {
-        const content = index.read(path);
-        const reason = content === undefined ? undefined : pluginReason(parseYaml(content));
-        if (reason) walk.plugins.push(`${path} ${reason}`);
-      }
+      if (checkPlugin) checkPluginConfigFile(path);
     } else if (index.dirs.has(path)) {
-      walk.unsure.push(`${file} references the directory ${entry} where a file is expected`);
+      walk.unsure.push(`${file} references the directory ${ref.value} where a file is expected`);
       walk.dirs.add(path);
     } else {
       // Missing: kustomize will fail; a later commit adding it must still count as a change.
       walk.files.add(path);
-      walk.unsure.push(`${file} references ${entry}, which does not exist`);
+      walk.unsure.push(`${file} references ${ref.value}, which does not exist`);
     }
   };
-  const addResource = (entry: string, inPluginContext: boolean): void => {
-    if (isRemoteReference(entry)) {
-      walk.remote.push(entry);
+
+  /** The builtin fields of plugin configurations that name files (a PatchTransformer's `path`…). */
+  const checkPluginConfig = (config: Record<string, unknown>, label: string): void => {
+    const reason = pluginReason(config);
+    if (reason) walk.plugins.push(`${label} ${reason}`);
+    const paths = readPluginConfigPaths(config);
+    if (!paths.ok) {
+      walk.unreadable.push(`${label}${paths.problem}`);
       return;
     }
-    const path = resolvePath(dir, entry);
-    if (path !== undefined && index.dirs.has(path) && !index.files.has(path)) walkKustomization(index, path, walk, inPluginContext);
-    else addFile(entry, inPluginContext);
+    for (const ref of paths.value.remote) if (ref.value.trim() !== '') walk.remote.push(`${label} ${ref.field}: ${shown(ref.value)}`);
+    const named = (ref: FieldRef, how: Reach): void => {
+      const candidates = FILE_SOURCE.test(foldKey(ref.field)) ? fileSourcePaths(ref.value) : [ref.value];
+      if (candidates.some(isRemoteReference)) {
+        walk.remote.push(`${label} ${ref.field}: ${shown(ref.value)}`);
+        return;
+      }
+      for (const candidate of candidates) {
+        const path = resolvePath(dir, candidate);
+        const followed = path === undefined ? undefined : followLinks(index, path);
+        if (followed?.escapes !== undefined) walk.linksOut.push(followed.escapes);
+        else if (path === undefined) walk.outside.push(`${label} ${ref.field} reads ${shown(ref.value)}`);
+        else if (how === 'home') walk.dirs.add(followed?.path ?? path);
+        else walk.files.add(followed?.path ?? path);
+      }
+    };
+    for (const ref of paths.value.files) named(ref, 'file');
+    for (const ref of paths.value.homes) named(ref, 'home');
+    for (const chart of paths.value.charts) if (chart.name) named({ field: chart.name.field || 'name', value: `${paths.value.homes[0]?.value ?? 'charts'}/${chart.name.value}` }, 'home');
   };
-  for (const entry of [...strings(doc.resources), ...strings(doc.bases), ...strings(doc.components)]) addResource(entry, pluginContext);
-  for (const field of ['generators', 'transformers', 'validators']) {
-    for (const entry of strings(doc[field])) {
-      if (entry.includes('\n')) {
-        const reason = pluginReason(parseYaml(entry));
-        if (reason) walk.plugins.push(`${file} ${field} entry ${reason}`);
-        continue;
-      }
-      addResource(entry, true);
+
+  const checkPluginConfigFile = (path: string): void => {
+    const content = readFollowing(index, path, walk);
+    if (content === undefined) return;
+    const docs = readYamlMappings(content);
+    if (!docs.ok) {
+      walk.unreadable.push(`${path}${docs.problem}`);
+      return;
     }
-  }
-  if (pluginContext) {
-    // Resources listed by a kustomization used as a generator/transformer are plugin configurations.
-    for (const entry of strings(doc.resources)) {
-      const path = resolvePath(dir, entry);
-      if (path && index.files.has(path)) {
-        const content = index.read(path);
-        const reason = content === undefined ? undefined : pluginReason(parseYaml(content));
-        if (reason && !walk.plugins.some((plugin) => plugin.startsWith(`${path} `))) walk.plugins.push(`${path} ${reason}`);
-      }
+    for (const doc of docs.value) checkPluginConfig(doc, path);
+  };
+
+  const addResource = (ref: FieldRef, inPluginContext: boolean, how: Reach): void => {
+    if (isRemoteReference(ref.value)) {
+      walk.remote.push(shown(ref.value));
+      return;
     }
+    const path = land(ref, ref.value, how);
+    if (path === undefined) return;
+    if (index.dirs.has(path) && !index.files.has(path)) walkKustomization(index, path, walk, inPluginContext);
+    else addFile({ field: ref.field, value: ref.value }, how, inPluginContext);
+  };
+
+  for (const ref of reads.resources) addResource(ref, pluginContext, 'resource');
+  for (const ref of reads.plugins) {
+    if (ref.value.includes('\n')) {
+      const docs = readYamlMappings(ref.value);
+      if (!docs.ok) walk.unreadable.push(`${file} ${ref.field}${docs.problem}`);
+      else for (const doc of docs.value) checkPluginConfig(doc, `${file} ${ref.field}`);
+      continue;
+    }
+    addResource(ref, true, 'plugin');
   }
-  for (const entry of [...strings(doc.crds), ...strings(doc.configurations)]) addFile(entry, false);
-  for (const entry of strings(doc.patchesStrategicMerge)) if (!/[\n:]/.test(entry)) addFile(entry, false);
-  for (const patch of [...records(doc.patches), ...records(doc.patchesJson6902), ...records(doc.replacements)]) if (typeof patch.path === 'string') addFile(patch.path, false);
-  if (isRecord(doc.openapi) && typeof doc.openapi.path === 'string') addFile(doc.openapi.path, false);
-  for (const generator of [...records(doc.configMapGenerator), ...records(doc.secretGenerator)]) {
-    for (const entry of strings(generator.files)) addFile(entry.includes('=') ? entry.slice(entry.indexOf('=') + 1) : entry, false);
-    for (const entry of [...strings(generator.envs), ...strings(generator.env)]) addFile(entry, false);
+  for (const ref of reads.files) addFile(ref, 'file', false);
+  for (const ref of reads.strategicMerge) {
+    if (ref.value.includes('\n')) continue; // an inline patch
+    if (/[:{]/.test(ref.value) && !isRemoteReference(ref.value)) continue; // an inline patch on one line
+    addFile(ref, 'file', false);
   }
-  const charts = records(doc.helmCharts);
-  if (charts.length > 0) {
+  for (const ref of reads.homes) {
+    if (isRemoteReference(ref.value)) walk.outside.push(`${file} ${ref.field} reads ${shown(ref.value)}`);
+    else addFile(ref, 'home', false);
+  }
+  if (reads.charts.length > 0) {
     walk.needsHelm = true;
-    const globals = isRecord(doc.helmGlobals) ? doc.helmGlobals : {};
-    const home = typeof globals.chartHome === 'string' ? globals.chartHome : 'charts';
-    for (const chart of charts) {
-      const name = typeof chart.name === 'string' ? chart.name : undefined;
-      for (const entry of [...strings(chart.valuesFile), ...strings(chart.additionalValuesFiles)]) addFile(entry, false);
-      if (!name) continue;
-      const version = typeof chart.version === 'string' ? chart.version : undefined;
-      const candidates = [`${home}/${name}`, ...(version ? [`${home}/${name}-${version}/${name}`] : [])].map((candidate) => resolvePath(dir, candidate));
-      const local = candidates.filter((candidate): candidate is string => candidate !== undefined && index.dirs.has(candidate));
-      for (const chartDir of local) walk.dirs.add(chartDir);
+    const home = reads.chartHome?.value ?? 'charts';
+    const homeRef = reads.chartHome ?? { field: 'helmGlobals.chartHome', value: home };
+    const homePath = isRemoteReference(home) ? undefined : land(homeRef, home, 'home');
+    if (homePath === undefined && isRemoteReference(home)) walk.outside.push(`${file} ${homeRef.field} reads ${shown(home)}`);
+    for (const chart of reads.charts) {
+      if (homePath === undefined) break;
+      const name = chart.name?.value;
+      if (!name || !chart.name) continue;
+      const chartPath = land(chart.name, `${home}/${name}`, 'home');
+      if (chartPath === undefined) continue;
+      const candidates = [chartPath];
+      if (chart.version) {
+        const versioned = land(chart.version, `${home}/${name}-${chart.version.value}/${name}`, 'home');
+        if (versioned === undefined) continue;
+        candidates.push(versioned);
+      }
+      const local = candidates.filter((candidate) => index.dirs.has(candidate));
+      for (const chartDir of local) {
+        walk.dirs.add(chartDir);
+        const reads0: ChartReads = { remote: walk.remote, outside: walk.outside, unreadable: walk.unreadable, archives: walk.archives };
+        checkChart(chartDir, chartTree(index, (path) => readFollowing(index, path, walk)), reads0);
+      }
       if (local.length === 0) {
-        if (typeof chart.repo === 'string' && chart.repo !== '') walk.remote.push(`${chart.repo} (chart ${name})`);
+        if (chart.repo && chart.repo.value !== '') walk.remote.push(`${shown(chart.repo.value)} (chart ${shown(name)})`);
         else walk.unsure.push(`${file} inflates the chart ${name}, which is not in ${home}/`);
-        const home0 = resolvePath(dir, home);
-        if (home0 !== undefined) walk.dirs.add(home0);
+        walk.dirs.add(homePath);
       }
     }
   }
 }
 
+/** The tree as `checkChart` reads it: links followed, linked folders walked like the folder. */
+function chartTree(index: Index, read: (path: string) => string | undefined): ChartTree {
+  return {
+    files: index.sorted,
+    read,
+    linkedFolder: (path) => {
+      if (!index.isSymlink?.(path)) return undefined;
+      const followed = followLinks(index, path);
+      return followed.escapes === undefined && index.dirs.has(followed.path) && !index.files.has(followed.path) ? followed.path : undefined;
+    },
+  };
+}
+
+/** A file's text, read through symbolic links the way the tool would; a link that leaves the repository is refused. */
+function readFollowing(index: Index, path: string, walk: KustomizeWalk): string | undefined {
+  const followed = followLinks(index, path);
+  if (followed.escapes !== undefined) {
+    walk.linksOut.push(followed.escapes);
+    return undefined;
+  }
+  for (const link of followed.links) walk.files.add(link);
+  return index.read(followed.path);
+}
+
+/**
+ * Resolve symbolic links component by component (kustomize cleans a path lexically first, as
+ * `resolvePath` does, then the system follows links). Without link information the path is
+ * taken as it is.
+ */
+export function followLinks(index: { isSymlink?: (path: string) => boolean; read: (path: string) => string | undefined }, path: string): { path: string; links: string[]; escapes?: string } {
+  const isSymlink = index.isSymlink;
+  if (!isSymlink || path === '') return { path, links: [] };
+  const links: string[] = [];
+  let rest = path.split('/');
+  let done: string[] = [];
+  for (let hops = 0; rest.length > 0; ) {
+    done.push(rest.shift() as string);
+    const current = done.join('/');
+    if (!isSymlink(current)) continue;
+    links.push(current);
+    const target = resolvePath(dirname(current), (index.read(current) ?? '').trim());
+    if (target === undefined || ++hops > 40) return { path, links, escapes: current };
+    rest = [...(target === '' ? [] : target.split('/')), ...rest];
+    done = [];
+  }
+  return { path: done.join('/'), links };
+}
+
 function kustomizeNode(index: Index, dir: string): TargetNode {
-  const walk: KustomizeWalk = { files: new Set(), dirs: new Set(), unsure: [], remote: [], plugins: [], outside: [], needsHelm: false, visited: new Set() };
+  const walk: KustomizeWalk = { files: new Set(), dirs: new Set(), unsure: [], remote: [], plugins: [], outside: [], unreadable: [], linksOut: [], archives: [], needsHelm: false, visited: new Set() };
   walkKustomization(index, dir, walk, false);
   const node: TargetNode = {
     id: dir || '.',
@@ -253,6 +369,10 @@ function kustomizeNode(index: Index, dir: string): TargetNode {
   };
   if (walk.needsHelm) node.needsHelm = true;
   if (walk.outside.length > 0) node.outside = walk.outside;
+  if (walk.unreadable.length > 0) node.unreadable = walk.unreadable;
+  if (walk.linksOut.length > 0) node.linksOut = [...new Set(walk.linksOut)].sort(compare);
+  if (walk.archives.length > 0) node.archives = [...new Set(walk.archives)].sort(compare);
+  if (index.isSymlink) node.linksFollowed = true;
   return node;
 }
 
@@ -262,15 +382,16 @@ function referencedKustomizations(index: Index, dirs: string[]): { referenced: S
   const components = new Set<string>();
   for (const dir of dirs) {
     const file = kustomizationFile(index.files, dir) as string;
-    const text = index.read(file);
-    const doc = text === undefined ? undefined : parseYaml(text);
-    if (!isRecord(doc)) continue;
-    if (doc.kind === 'Component') components.add(dir);
-    for (const field of ['resources', 'bases', 'components', 'generators', 'transformers', 'validators']) {
-      for (const entry of strings(doc[field])) {
-        const path = resolvePath(dir, entry);
-        if (path !== undefined && path !== dir && kustomizationFile(index.files, path)) referenced.add(path);
-      }
+    const followed = followLinks(index, file);
+    const text = followed.escapes === undefined ? index.read(followed.path) : undefined;
+    const read = text === undefined ? undefined : readKustomization(text);
+    if (!read?.ok) continue;
+    if (read.value.isComponent) components.add(dir);
+    for (const ref of [...read.value.resources, ...read.value.plugins]) {
+      const path = resolvePath(dir, ref.value);
+      if (path === undefined) continue;
+      const real = followLinks(index, path);
+      if (real.escapes === undefined && real.path !== dir && kustomizationFile(index.files, real.path)) referenced.add(real.path);
     }
   }
   return { referenced, components };
@@ -282,7 +403,21 @@ function helmNodes(index: Index, chartDir: string): TargetNode[] {
   const files = index.below(chartDir);
   const variants = files.filter((file) => dirname(file) === chartDir && VALUES_VARIANT.test(basename(file)));
   const common = files.filter((file) => !variants.includes(file));
-  const base = { kind: 'helm' as const, dir: chartDir, inputDirs: [], unsure: [], remote: [], plugins: [] };
+  const reads: ChartReads = { remote: [], outside: [], unreadable: [], archives: [] };
+  const scratch: KustomizeWalk = { files: new Set(), dirs: new Set(), unsure: [], remote: reads.remote, plugins: [], outside: reads.outside, unreadable: reads.unreadable, linksOut: [], archives: reads.archives, needsHelm: false, visited: new Set() };
+  checkChart(chartDir, chartTree(index, (path) => readFollowing(index, path, scratch)), reads);
+  for (const link of new Set(scratch.linksOut)) reads.outside.push(`${link} is a symbolic link that leads out of the repository`);
+  const base = {
+    kind: 'helm' as const,
+    dir: chartDir,
+    inputDirs: [],
+    unsure: [],
+    remote: reads.remote,
+    plugins: [],
+    ...(reads.outside.length > 0 ? { outside: reads.outside } : {}),
+    ...(reads.unreadable.length > 0 ? { unreadable: reads.unreadable } : {}),
+    ...(reads.archives.length > 0 ? { archives: reads.archives } : {}),
+  };
   if (variants.length === 0) return [{ ...base, id: chartDir || '.', inputFiles: common }];
   return variants.map((variant) => ({ ...base, id: variant, valuesFiles: [variant], inputFiles: [...common, variant].sort(compare) }));
 }

@@ -32,10 +32,22 @@ export interface TargetNode extends Target {
   remote: string[];
   /** Generator or transformer configurations that would run exec or container plugins. */
   plugins: string[];
-  /** Kustomize: references that leave the repository (`../` past its root, absolute paths). */
+  /** References that leave the repository (`../` past its root, absolute paths, symbolic links out). */
   outside?: string[];
   /** Kustomize: the kustomization inflates Helm charts (`helmCharts`), so it needs `--enable-helm`. */
   needsHelm?: boolean;
+  /**
+   * Files the pre-check cannot read the way kustomize or helm reads them (a parse error, not
+   * UTF-8, over the YAML limits, a field of an unexpected type), each with the file and why:
+   * what they make the tool read is unknown, so the target is refused.
+   */
+  unreadable?: string[];
+  /** Subchart archives (`charts/*.tgz`) the render reads; the adapter checks what they hold before helm runs. */
+  archives?: string[];
+  /** Kustomize: symbolic links among or on the way to its inputs that lead out of the repository. */
+  linksOut?: string[];
+  /** The graph was built knowing which paths are symbolic links, and followed them. */
+  linksFollowed?: boolean;
 }
 
 /** The identity Kubernetes uses for an object, without the version. */

@@ -1,0 +1,152 @@
+import { foldKey, readYamlMappings, recordList, shown, stringField } from './kustomize-reads.js';
+
+/**
+ * What `helm template` reads from a chart beyond its own directory (helm/helm, issue 22):
+ * - `Chart.yaml` `dependencies[].repository`: `helm template` without `--dependency-update`
+ *   (Escalator never passes it, nor does kustomize) only checks that each dependency is vendored
+ *   below `charts/` (`action.CheckDependencies`, `pkg/cmd/install.go`); a `file://` dependency
+ *   outside the repository and a remote one that is not vendored are refused here all the same,
+ *   so nothing depends on that flag staying off. Helm reads `Chart.yaml` with `sigs.k8s.io/yaml`,
+ *   so field names match case-insensitively like kustomize's.
+ * - `values.schema.json` of the chart and of every subchart: helm compiles it with loaders for
+ *   `file`, `http` and `https` (`pkg/chart/common/util/jsonschema.go`), so a `$ref`, `$dynamicRef`,
+ *   `$recursiveRef` or an unknown `$schema` fetches a URL or reads any local file. Only
+ *   same-document references (`#…`) and the published JSON Schema meta-schemas pass.
+ * - chart archives (`charts/*.tgz`) are opened by helm; what they hold is checked by the adapter,
+ *   which can read them (`archives`).
+ */
+export interface ChartReads {
+  remote: string[];
+  outside: string[];
+  unreadable: string[];
+  /** Subchart archives whose contents only the adapter can check. */
+  archives: string[];
+}
+
+/** The meta-schemas helm's JSON Schema library knows without loading anything. */
+const KNOWN_SCHEMAS = new Set(['http://json-schema.org/draft-04/schema', 'http://json-schema.org/draft-06/schema', 'http://json-schema.org/draft-07/schema', 'https://json-schema.org/draft/2019-09/schema', 'https://json-schema.org/draft/2020-12/schema']);
+const REFERENCE_KEYS = ['$ref', '$dynamicRef', '$recursiveRef'];
+
+function dirname(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return slash < 0 ? '' : path.slice(0, slash);
+}
+
+function join(dir: string, relative: string): string | undefined {
+  if (relative.startsWith('/')) return undefined;
+  const parts = dir === '' ? [] : dir.split('/');
+  for (const part of relative.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (parts.length === 0) return undefined;
+      parts.pop();
+    } else parts.push(part);
+  }
+  return parts.join('/');
+}
+
+/** The references of a values schema that make helm load something: `$ref` to another document, an unknown `$schema`. */
+export function schemaLoads(schema: unknown): Array<{ key: string; value: string }> {
+  const loads: Array<{ key: string; value: string }> = [];
+  const visit = (node: unknown, depth: number): void => {
+    if (depth > 200 || typeof node !== 'object' || node === null) return;
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item, depth + 1);
+      return;
+    }
+    for (const [key, value] of Object.entries(node)) {
+      if (REFERENCE_KEYS.includes(key) && typeof value === 'string' && !value.startsWith('#')) loads.push({ key, value });
+      else if (key === '$schema' && typeof value === 'string' && !KNOWN_SCHEMAS.has(value.replace(/#$/, ''))) loads.push({ key, value });
+      else if ((REFERENCE_KEYS.includes(key) || key === '$schema') && typeof value !== 'string' && typeof value !== 'object') loads.push({ key, value: String(value) });
+      visit(value, depth + 1);
+    }
+  };
+  visit(schema, 0);
+  return loads;
+}
+
+/** Check one `values.schema.json` text. */
+export function checkValuesSchema(path: string, text: string, into: ChartReads): void {
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch {
+    into.unreadable.push(`${path} does not parse as JSON`);
+    return;
+  }
+  for (const { key, value } of schemaLoads(schema)) into.remote.push(`${path} ${key}: ${shown(value)}`);
+}
+
+/** Check one `Chart.yaml`: its dependencies, against what is vendored in `files` (every file of the tree). */
+export function checkChartYaml(path: string, text: string, files: ReadonlySet<string>, into: ChartReads): void {
+  const docs = readYamlMappings(text);
+  if (!docs.ok) {
+    into.unreadable.push(`${path}${docs.problem}`);
+    return;
+  }
+  const chartDir = dirname(path);
+  const vendored = (name: string): boolean => {
+    const prefix = `${chartDir === '' ? '' : `${chartDir}/`}charts/`;
+    for (const file of files) {
+      if (!file.startsWith(prefix)) continue;
+      const entry = file.slice(prefix.length).split('/')[0] ?? '';
+      if (entry === name || (entry.startsWith(`${name}-`) && /\.tgz$/i.test(entry))) return true;
+    }
+    return false;
+  };
+  for (const doc of docs.value) {
+    let dependencies: ReturnType<typeof recordList>;
+    try {
+      dependencies = recordList(doc, 'dependencies');
+    } catch (error) {
+      into.unreadable.push(`${path} ${(error as Error).message}`);
+      continue;
+    }
+    for (const { field, record } of dependencies) {
+      let repository: string | undefined;
+      let name: string | undefined;
+      try {
+        repository = stringField(record, 'repository', field)[0]?.value;
+        name = stringField(record, 'name', field)[0]?.value;
+      } catch (error) {
+        into.unreadable.push(`${path} ${(error as Error).message}`);
+        continue;
+      }
+      if (repository === undefined || repository.trim() === '') continue;
+      const key = Object.keys(record).find((candidate) => foldKey(candidate) === 'repository') ?? 'repository';
+      if (/^file:\/\//i.test(repository)) {
+        if (join(chartDir, repository.slice('file://'.length)) === undefined) into.outside.push(`${path} ${field}.${key} reads ${shown(repository)}`);
+      } else if (!name || !vendored(name)) {
+        into.remote.push(`${path} ${field}.${key}: ${shown(repository)} (${name ? shown(name) : 'a dependency without a name'} is not vendored under ${chartDir === '' ? '' : `${chartDir}/`}charts/)`);
+      }
+    }
+  }
+}
+
+/** What `checkChart` needs of a tree: its files (sorted), a reader that follows symbolic links, and where a linked folder leads. */
+export interface ChartTree {
+  files: readonly string[];
+  read: (path: string) => string | undefined;
+  /** The folder a symbolic link below a chart leads to (helm's loader follows links), if it is one. */
+  linkedFolder?: (path: string) => string | undefined;
+}
+
+/** Check a chart directory and every subchart below it, following linked folders. */
+export function checkChart(chartDir: string, tree: ChartTree, into: ChartReads, visited: Set<string> = new Set()): void {
+  if (visited.has(chartDir) || visited.size > 100) return;
+  visited.add(chartDir);
+  const fileSet = new Set(tree.files);
+  const below = chartDir === '' ? tree.files : tree.files.filter((file) => file.startsWith(`${chartDir}/`));
+  for (const file of below) {
+    const name = file.slice(file.lastIndexOf('/') + 1);
+    const folder = tree.linkedFolder?.(file);
+    if (folder !== undefined) checkChart(folder, tree, into, visited);
+    else if (name === 'Chart.yaml') {
+      const text = tree.read(file);
+      if (text !== undefined) checkChartYaml(file, text, fileSet, into);
+    } else if (name === 'values.schema.json') {
+      const text = tree.read(file);
+      if (text !== undefined) checkValuesSchema(file, text, into);
+    } else if (/\.tgz$/i.test(name) && /(^|\/)charts\/[^/]+$/.test(file)) into.archives.push(file);
+  }
+}

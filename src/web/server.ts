@@ -1,7 +1,7 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Logger } from '../observability/logger.js';
+import { redactPath, type Logger } from '../observability/logger.js';
 import { isRedisUnavailable } from '../queue/connection.js';
 
 /** A route handler answers and returns true, or returns false to let the next one try. */
@@ -95,12 +95,17 @@ export async function startWebServer(options: { host: string; port: number; hand
         sendJson(res, 404, { error: `No route for ${req.method} ${req.url?.split('?')[0]}`, routes: ['/healthz', '/readyz', 'POST /api/github/webhooks'] });
       } catch (error) {
         if (isRedisUnavailable(error)) {
-          log.warn({ method: req.method, path: req.url?.split('?')[0] }, 'Request refused: Redis unavailable');
+          log.warn({ method: req.method, path: redactPath(req.url ?? '') }, 'Request refused: Redis unavailable');
           if (!res.headersSent) sendJson(res, 503, { error: 'Redis is not reachable; retry shortly' }, { 'retry-after': '5' });
           else res.end();
           return;
         }
-        log.error({ err: error, method: req.method, path: req.url?.split('?')[0] }, 'Request handler failed');
+        // A client that hangs up mid-body is not a server failure (Node: 'aborted', ECONNRESET).
+        if (req.destroyed && (error as NodeJS.ErrnoException | undefined)?.code === 'ECONNRESET') {
+          log.info({ method: req.method, path: redactPath(req.url ?? '') }, 'Request cut off by the client');
+          return;
+        }
+        log.error({ err: error, method: req.method, path: redactPath(req.url ?? '') }, 'Request handler failed');
         if (!res.headersSent) sendJson(res, 500, { error: 'Internal error; see the server log' });
         else res.end();
       }

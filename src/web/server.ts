@@ -2,6 +2,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { redactPath, type Logger } from '../observability/logger.js';
+import { httpMethodLabel, httpRequests, httpRouteLabel } from '../observability/metrics.js';
 import { isRedisUnavailable } from '../queue/connection.js';
 
 /** A route handler answers and returns true, or returns false to let the next one try. */
@@ -77,6 +78,8 @@ export async function startWebServer(options: { host: string; port: number; hand
   const { handlers, log } = options;
   // Node's own Host check answers an empty 400; the handler below says why instead.
   const server = createServer({ requireHostHeader: false }, (req, res) => {
+    // Counted once the exchange ends, by route template: never by the path itself.
+    res.once('close', () => httpRequests.inc({ route: httpRouteLabel(req.url), method: httpMethodLabel(req.method), status: res.writableFinished ? String(res.statusCode) : 'aborted' }));
     void (async () => {
       try {
         if (req.httpVersion === '1.1' && !req.headers.host) {

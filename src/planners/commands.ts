@@ -115,8 +115,20 @@ function stripContainers(line: string): { content: string; quote: boolean } {
 }
 
 /**
+ * How many `<details>` elements are open after `line`: their content is collapsed, not visible
+ * until someone opens it, so no command inside one runs (even after a blank line, where
+ * CommonMark reads markdown again).
+ */
+function detailsDepth(line: string, depth: number): number {
+  let open = depth;
+  for (const match of line.matchAll(/<(\/?)details(?=[\s>/])[^>]*>/gi)) open = match[1] ? Math.max(0, open - 1) : open + 1;
+  return open;
+}
+
+/**
  * The lines of a comment that GitHub shows as their own line of visible text, trimmed: what is
- * left after code blocks, HTML blocks, HTML comments and block quotes are taken out.
+ * left after code blocks, HTML blocks, HTML comments, collapsed `<details>` and block quotes are
+ * taken out.
  */
 function* visibleCommandLines(body: string): Generator<string> {
   const closingFence = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
@@ -124,6 +136,7 @@ function* visibleCommandLines(body: string): Generator<string> {
   let html: RegExp | 'blank' | undefined;
   let inComment = false;
   let quoted = false;
+  let collapsed = 0;
   for (const line of body.split(/\r\n?|\n/)) {
     const blank = line.trim() === '';
     const { content, quote } = stripContainers(line);
@@ -135,6 +148,7 @@ function* visibleCommandLines(body: string): Generator<string> {
       continue;
     }
     if (html) {
+      collapsed = detailsDepth(line, collapsed);
       if (html === 'blank' ? blank : html.test(line)) {
         // Raw HTML after the end on the same line may open a comment that hides what follows.
         if (html !== 'blank') inComment = opensComment(line, endOf(line, html));
@@ -158,6 +172,7 @@ function* visibleCommandLines(body: string): Generator<string> {
       continue;
     }
     const trimmed = content.trimStart();
+    if (!indented) collapsed = detailsDepth(line, collapsed);
     const block = indented ? undefined : htmlBlockStarts.find((candidate) => candidate.start.test(trimmed));
     if (block) {
       if (block.end === 'blank' || !block.end.test(trimmed)) html = block.end;
@@ -165,7 +180,7 @@ function* visibleCommandLines(body: string): Generator<string> {
       continue;
     }
     // A line right after a quoted one (no blank line between) continues the quote lazily.
-    const candidate = !quote && !quoted && content === line && indentation(line) <= 3 ? line.trim() : '';
+    const candidate = collapsed === 0 && !quote && !quoted && content === line && indentation(line) <= 3 ? line.trim() : '';
     quoted ||= quote;
     inComment = opensComment(line);
     if (/^\/escalator(\s|$)/.test(candidate)) yield candidate;

@@ -2,7 +2,7 @@ import { basename, resolve } from 'node:path';
 import { LocalGitSourceTree, renderAndDiff } from '../adapters/render/index.js';
 import { NotFoundError } from '../observability/errors.js';
 import { renderComment, toJsonReport } from '../planners/diff/index.js';
-import { parseArgs, UsageError, type CliIo, type ExitCode } from './io.js';
+import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
 
 export const diffHelp = `Usage: escalator diff --base <rev> --head <rev> [--repo <dir>] [--format markdown|json] [--path <pattern>…]
 
@@ -81,7 +81,7 @@ export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
     targets: paths,
     options: { timeoutMs: timeoutSeconds * 1000, allowRemote: args.flags.has('allow-remote'), ...(cacheDir ? { cacheDir: resolve(io.cwd, cacheDir) } : {}) },
   });
-  if (format === 'json') io.stdout(toJsonReport(report));
+  if (format === 'json') io.stdout(terminalJson(toJsonReport(report)));
   else io.stdout(renderComment(report, { baseSha: base.sha, headSha: head.sha, repository: args.options.get('repository') ?? basename(repo) }));
   return 0;
 }

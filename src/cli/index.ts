@@ -3,7 +3,7 @@ import { diffHelp, runDiff } from './diff.js';
 import { runSetImage, setImageHelp } from './set-image.js';
 import { runToken, tokenHelp } from './token.js';
 import { runValidateConfig, validateConfigHelp } from './validate-config.js';
-import { UsageError, type CliIo, type ExitCode } from './io.js';
+import { terminalIo, UsageError, type CliIo, type ExitCode } from './io.js';
 
 export type { CliIo, ExitCode };
 
@@ -33,8 +33,13 @@ function version(): string {
   return pkg.version;
 }
 
-/** Run one CLI invocation; never exits the process (src/main/cli.ts does). */
-export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
+/**
+ * Run one CLI invocation; never exits the process (src/main/cli.ts does). Everything printed goes
+ * through `terminalIo`: file names, YAML values and registry text reach stdout and stderr without
+ * the control sequences they may carry.
+ */
+export async function runCli(argv: string[], rawIo: CliIo): Promise<ExitCode> {
+  const io = terminalIo(rawIo);
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' ? rest[0] : undefined;

@@ -5,7 +5,7 @@ import { editImages } from '../planners/image-edit/index.js';
 import { formatImageRef, parseImageRef } from '../planners/image-ref.js';
 import { decodeUtf8 } from '../planners/yaml-guard.js';
 import { collectYamlFiles } from './files.js';
-import { parseArgs, UsageError, type CliIo, type ExitCode } from './io.js';
+import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
 
 export const setImageHelp = `Usage: escalator set-image <image> <path…> [--dry-run] [--json] [--pin-digest]
 
@@ -74,7 +74,7 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
     else writeFileSync(absolute, result.text);
   }
 
-  if (args.flags.has('json')) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+  if (args.flags.has('json')) io.stdout(`${terminalJson(JSON.stringify(report, null, 2))}\n`);
   else if (args.flags.has('dry-run')) io.stdout(patches.map(stripIndexLine).join(''));
   else io.stdout(renderReport(report, files.length));
   if (report.refused.length > 0 && !args.flags.has('json')) {

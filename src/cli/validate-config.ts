@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { formatProblems, parseRepoConfig } from '../config/repo-config.js';
-import { parseArgs, UsageError, type CliIo, type ExitCode } from './io.js';
+import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
 
 export const validateConfigHelp = `Usage: escalator validate-config [file] [--json]
 
@@ -30,7 +30,7 @@ export function runValidateConfig(argv: string[], io: CliIo): ExitCode {
   }
   const result = parseRepoConfig(text, file);
   if (args.flags.has('json')) {
-    io.stdout(`${JSON.stringify(result.ok ? { ok: true, problems: [] } : { ok: false, problems: result.problems }, null, 2)}\n`);
+    io.stdout(`${terminalJson(JSON.stringify(result.ok ? { ok: true, problems: [] } : { ok: false, problems: result.problems }, null, 2))}\n`);
   } else if (result.ok) {
     io.stdout(`${file}: valid (${result.config.environments.length} environment${result.config.environments.length === 1 ? '' : 's'})\n`);
   } else {

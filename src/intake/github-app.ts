@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Probot } from 'probot';
 import type { IndexStore } from '../adapters/index-store.js';
 import { normalizeGithub } from '../events/index.js';
@@ -22,6 +23,25 @@ export interface GitHubAppDeps {
   producer?: Producer;
   store?: IndexStore;
   now?: () => Date;
+}
+
+/**
+ * How long a command job is kept after it ends (`removeOnComplete`), and so how long its id
+ * refuses a second run of the same comment. A comment created longer ago than this is not run at
+ * all: its `created_at` is inside the signed body, so an old delivery replayed later cannot slip
+ * past the forgotten id.
+ */
+export const COMMAND_MEMORY_SECONDS = 86_400;
+
+/**
+ * The command job's id: the comment's id and a hash of its body, both inside the signed payload.
+ * `X-GitHub-Delivery` is not signed, so a delivery id would let anyone holding one signed body
+ * run its command again under a new id. The body hash is there for edits: only `created`
+ * comments run today, so an edited comment never runs its new text; were `edited` handled, each
+ * distinct text of one comment would run once, and the same text never twice.
+ */
+export function commandJobId(commentId: number, body: string): string {
+  return jobId('command', commentId, createHash('sha256').update(body).digest('hex').slice(0, 32));
 }
 
 export function createGitHubApp(deps: GitHubAppDeps) {
@@ -79,6 +99,11 @@ export function createGitHubApp(deps: GitHubAppDeps) {
     app.on('issue_comment.created', async (context) => {
       const { comment, issue, repository, installation } = context.payload;
       if (!installation || comment.user?.type === 'Bot' || !/^\s*\/escalator(\s|$)/m.test(comment.body)) return;
+      const age = now().getTime() - Date.parse(comment.created_at);
+      if (!(age <= COMMAND_MEMORY_SECONDS * 1000)) {
+        deps.log.warn({ deliveryId: context.id, commentId: comment.id, createdAt: comment.created_at }, 'Command not run: the comment is older than the commands Escalator remembers (a replayed delivery?)');
+        return;
+      }
       await producer.enqueue(
         'command',
         CommandJob,
@@ -92,7 +117,7 @@ export function createGitHubApp(deps: GitHubAppDeps) {
           body: comment.body.slice(0, 65_536),
           ...(issue.pull_request && issue.body ? { prBody: issue.body.slice(0, 262_144) } : {}),
         },
-        { jobId: jobId('command', context.id), attempts: 5, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 7 * 86_400 } },
+        { jobId: commandJobId(comment.id, comment.body), attempts: 5, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: COMMAND_MEMORY_SECONDS }, removeOnFail: { age: 7 * 86_400 } },
       );
     });
 

@@ -18,7 +18,7 @@ const schemas: Record<string, z.ZodType> = {
   pull_request: z.object({ action: z.string(), pull_request: z.object({ number: z.number(), head: z.object({ sha: z.string() }), body: z.string().nullable().optional() }), repository: repository.extend({ full_name: z.string(), owner: z.object({ login: z.string() }) }), installation: installation.optional() }),
   installation: z.object({ action: z.string(), installation, repositories: z.array(fullName).optional() }),
   installation_repositories: z.object({ action: z.string(), installation, repositories_added: z.array(fullName).optional(), repositories_removed: z.array(fullName).optional() }),
-  issue_comment: z.object({ action: z.string(), comment: z.object({ body: z.string(), user: z.object({ login: z.string(), type: z.string().optional() }).nullable() }), issue: z.object({ number: z.number(), body: z.string().nullable().optional() }), repository: repository.extend({ owner: z.object({ login: z.string() }) }), installation: installation.optional() }),
+  issue_comment: z.object({ action: z.string(), comment: z.object({ id: z.number().int().positive(), created_at: z.string().datetime({ offset: true }), body: z.string(), user: z.object({ login: z.string(), type: z.string().optional() }).nullable() }), issue: z.object({ number: z.number(), body: z.string().nullable().optional() }), repository: repository.extend({ owner: z.object({ login: z.string() }) }), installation: installation.optional() }),
   check_run: z.object({ action: z.string(), check_run: z.object({ name: z.string(), head_sha: z.string(), pull_requests: z.array(z.object({ number: z.number() })) }), repository: repository.extend({ owner: z.object({ login: z.string() }) }), installation: installation.optional() }),
 };
 

@@ -6,7 +6,8 @@ import { changedPathsBetween, renderAndDiff, type SourceTree } from '../adapters
 import type { RepoIndex } from '../adapters/index-store.js';
 import { planDrift, renderDrift, type DriftTarget } from '../planners/drift.js';
 import { planEnvironmentFiles } from '../planners/environment-files.js';
-import { formatProblems, parseRepoConfig } from '../config/repo-config.js';
+import { parseRepoConfig } from '../config/repo-config.js';
+import { renderConfigCheck } from '../planners/config-check.js';
 import { renderDuration } from '../observability/metrics.js';
 import { DIFF_COMMENT_MARKER, renderCheckSummary, renderComment } from '../planners/diff/index.js';
 import { jobId } from '../queue/names.js';
@@ -33,10 +34,8 @@ async function checkConfigChange(octokit: Parameters<typeof ensureCheckRun>[0], 
   };
   const after = read(head);
   if (after === null || after === read(base)) return;
-  const parsed = parseRepoConfig(after, configPath);
-  await ensureCheckRun(octokit, id, sha, 'escalator/config', parsed.ok
-    ? { status: 'completed', conclusion: 'success', title: 'Escalator configuration is valid', summary: `${parsed.config.environments.length} environments: ${parsed.config.environments.map((e) => `${e.name} (from ${e.from})`).join(', ')}` }
-    : { status: 'completed', conclusion: 'failure', title: `${parsed.problems.length} problem${parsed.problems.length === 1 ? '' : 's'} in ${configPath}`, summary: ['```', formatProblems(parsed.problems), '```', '', 'Check it locally with `npx escalator validate-config`.'].join('\n') });
+  const check = renderConfigCheck(parseRepoConfig(after, configPath), configPath);
+  await ensureCheckRun(octokit, id, sha, 'escalator/config', { status: 'completed', ...check });
 }
 
 /**

@@ -25,12 +25,42 @@ export const redactPaths = [
 
 export type { Logger };
 
+/**
+ * A request path as logs may hold it: no query string (senders put tokens there too), and no
+ * path token — Docker Hub and Quay cannot send a header, so their webhook URL carries the
+ * registry token: `/registry/<source>/<token>` is logged as `/registry/<source>/[redacted]`.
+ * Every segment after the source is redacted, whatever the source, so a new path-token route
+ * cannot be forgotten here.
+ */
+export function redactPath(path: string): string {
+  // Only request targets: origin-form (`/…`) or absolute (`http://host/…`); a repository file path is left alone.
+  if (!/^(?:\/|[a-z][a-z0-9+.-]*:\/\/)/i.test(path)) return path;
+  const [target = ''] = path.split(/[?#]/, 1);
+  return target.replace(/^((?:[a-z][a-z0-9+.-]*:\/\/[^/]*)?\/+registry\/+[^/]*)\/.+$/i, '$1/[redacted]');
+}
+
+/** Fields that hold a request path or URL in any log record; `redactPath` cleans each. */
+const pathFields = ['path', 'url'] as const;
+
+function redactPathFields(record: Record<string, unknown>): Record<string, unknown> {
+  let out = record;
+  for (const field of pathFields) {
+    const value = out[field];
+    if (typeof value === 'string' && redactPath(value) !== value) out = { ...out, [field]: redactPath(value) };
+  }
+  const req = out.req as { url?: unknown } | undefined;
+  if (req && typeof req === 'object' && typeof req.url === 'string') out = { ...out, req: { ...req, url: redactPath(req.url) } };
+  return out;
+}
+
 /** The product's root logger: JSON lines, static messages, data in fields. */
 export function createLogger(options: { level?: string; name?: string; destination?: NodeJS.WritableStream } = {}): Logger {
   const config: LoggerOptions = {
     name: options.name ?? 'escalator',
     level: options.level ?? 'info',
     redact: { paths: redactPaths, censor: '[redacted]' },
+    // A path or URL field never carries a path token or a query string, whoever logs it.
+    formatters: { log: redactPathFields },
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
   };

@@ -1,8 +1,12 @@
+import { Octokit } from '@octokit/rest';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * Prometheus metrics, one registry per process (`/metrics` on the web server of every role).
  * Label values are bounded: sources, outcomes, queue names, templated GitHub routes, target names.
+ * Request paths never become labels as they are: each owner, repository, pull request number or
+ * path token would be a series of its own (and would publish it); `httpRouteLabel` and
+ * `githubRouteLabel` map them onto a fixed set of templates.
  */
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: 'escalator_process_' });
@@ -41,6 +45,100 @@ export const queueDepth = new Gauge({
   labelNames: ['queue', 'state'] as const,
   registers: [registry],
 });
+
+export const httpRequests = new Counter({
+  name: 'escalator_http_requests_total',
+  help: 'Requests to Escalator\'s HTTP server by route template, method and status ("aborted" when the client left before the answer).',
+  labelNames: ['route', 'method', 'status'] as const,
+  registers: [registry],
+});
+
+const methods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** An HTTP method as a label: the standard ones, else `other` (any token is a valid method). */
+export function httpMethodLabel(method: string | undefined): string {
+  return method && methods.has(method) ? method : 'other';
+}
+
+const fixedRoutes = new Set(['/healthz', '/readyz', '/metrics', '/api/github/webhooks', '/api/v1/images']);
+
+/**
+ * The route template of a request to Escalator's own server: the fixed routes as they are,
+ * `/registry/:source` (the source is counted by escalator_intake_requests_total, the path token
+ * never), `/admin/*` (queue dashboard, relay log), and `other` for everything else.
+ */
+export function httpRouteLabel(target: string | undefined): string {
+  const [path = ''] = (target ?? '').split(/[?#]/, 1);
+  if (fixedRoutes.has(path)) return path;
+  if (/^\/registry(?:\/|$)/.test(path)) return '/registry/:source';
+  if (/^\/admin(?:\/|$)/.test(path)) return '/admin/*';
+  return 'other';
+}
+
+interface RouteTemplate {
+  template: string;
+  pattern: RegExp;
+  /** Literal segments: the most specific template wins when several match. */
+  literals: number;
+}
+
+let githubTemplates: Map<string, RouteTemplate[]> | undefined;
+
+/** GitHub's REST routes (from Octokit's endpoint table), by method and segment count. */
+function templatesFor(method: string, segments: number): RouteTemplate[] {
+  if (!githubTemplates) {
+    githubTemplates = new Map();
+    const rest = new Octokit().rest as unknown as Record<string, Record<string, { endpoint?: { DEFAULTS?: { method: string; url: string } } }>>;
+    const seen = new Set<string>();
+    for (const group of Object.values(rest)) {
+      for (const fn of Object.values(group)) {
+        const defaults = fn.endpoint?.DEFAULTS;
+        if (!defaults || seen.has(`${defaults.method} ${defaults.url}`)) continue;
+        seen.add(`${defaults.method} ${defaults.url}`);
+        const parts = defaults.url.split('/').slice(1);
+        const source = parts.map((part) => (/^\{[^}]+\}$/.test(part) ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+        const key = `${defaults.method} ${parts.length}`;
+        const list = githubTemplates.get(key) ?? [];
+        list.push({ template: defaults.url, pattern: new RegExp(`^/${source}$`), literals: parts.filter((part) => !part.startsWith('{')).length });
+        githubTemplates.set(key, list);
+      }
+    }
+  }
+  return githubTemplates.get(`${method} ${segments}`) ?? [];
+}
+
+/**
+ * The route template of a request to GitHub, e.g. `GET /repos/{owner}/{repo}/pulls/{pull_number}`.
+ * Octokit's endpoint methods pass their template; `paginate` and `octokit.request` with a built
+ * path pass the full URL (owner, repository, number, query), which is matched against GitHub's
+ * REST routes (Octokit's endpoint table) and labelled `other` when none fits. The base URL (a
+ * GHES `/api/v3`), the query string and a `/repositories/<id>` page link are taken off first.
+ */
+export function githubRouteLabel(method: string, url: string): string {
+  const verb = httpMethodLabel(method.toUpperCase());
+  let path = url;
+  if (!path.startsWith('/')) {
+    try {
+      path = new URL(path).pathname;
+    } catch {
+      return `${verb} other`;
+    }
+  }
+  [path = ''] = path.split(/[?#]/, 1);
+  path = path.replace(/^\/api\/v3(?=\/)/, '');
+  if (path.includes('{')) {
+    // A template from the code: bounded by the code; still never one holding a value.
+    return /^(?:\/(?:[a-z0-9_-]+|\{[a-z_]+\}))+$/.test(path) ? `${verb} ${path}` : `${verb} other`;
+  }
+  path = path.replace(/^\/repositories\/\d+(?=\/|$)/, '/repos/{owner}/{repo}');
+  const segments = path.split('/').length - 1;
+  let best: RouteTemplate | undefined;
+  for (const candidate of templatesFor(verb, segments)) {
+    const literal = path.replace(/\{owner\}\/\{repo\}/, 'o/r');
+    if (candidate.pattern.test(literal) && (!best || candidate.literals > best.literals)) best = candidate;
+  }
+  return best ? `${verb} ${best.template}` : `${verb} other`;
+}
 
 export const githubRequests = new Counter({
   name: 'escalator_github_requests_total',

@@ -1,6 +1,11 @@
 /**
- * `/escalator <command> [args]` in a pull request or issue comment. The first line that starts
- * with `/escalator` counts; quoted replies (`> /escalator …`) and code blocks do not.
+ * `/escalator <command> [args]` in a pull request or issue comment. The first line of visible
+ * text that starts with `/escalator` counts. What GitHub does not show as a line of its own does
+ * not: quoted replies (`> /escalator …` and their lazy continuation lines), fenced code (``` or
+ * ~~~, closed only by a fence of the same character at least as long), indented code (4 columns;
+ * a tab counts to the next multiple of 4), HTML blocks and HTML comments, also when a comment
+ * spans lines. The block rules follow CommonMark 0.31 (https://spec.commonmark.org/0.31.2/),
+ * erring on the side of "hidden": a line that only might be code or HTML never runs a command.
  */
 export type Command =
   | { name: 'hold'; environment?: string; app?: string }
@@ -25,11 +30,7 @@ export const commandHelp = [
 const word = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
 export function parseCommand(body: string): ParsedCommand {
-  let inFence = false;
-  for (const raw of body.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (line.startsWith('```') || line.startsWith('~~~')) inFence = !inFence;
-    if (inFence || !/^\/escalator(\s|$)/.test(line)) continue;
+  for (const line of visibleCommandLines(body)) {
     const [, name = 'help', ...args] = line.split(/\s+/);
     const shorten = (text: string): string => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
     if (args.some((arg) => !word.test(arg))) return { ok: false, message: `"${shorten(args.find((arg) => !word.test(arg)) as string)}" is not an environment or app name` };
@@ -51,4 +52,137 @@ export function parseCommand(body: string): ParsedCommand {
     }
   }
   return null;
+}
+
+/** The column width of a line's leading spaces and tabs (a tab advances to the next multiple of 4). */
+function indentation(line: string): number {
+  let column = 0;
+  for (const ch of line) {
+    if (ch === ' ') column += 1;
+    else if (ch === '\t') column += 4 - (column % 4);
+    else break;
+  }
+  return column;
+}
+
+/** HTML block starts (CommonMark §4.6, types 1–7) and what ends each: a pattern, or a blank line. */
+const htmlBlockStarts: Array<{ start: RegExp; end: RegExp | 'blank' }> = [
+  { start: /^<(?:pre|script|style|textarea)(?:[\s>]|$)/i, end: /<\/(?:pre|script|style|textarea)>/i },
+  { start: /^<!--/, end: /-->/ },
+  { start: /^<\?/, end: /\?>/ },
+  { start: /^<![A-Za-z]/, end: />/ },
+  { start: /^<!\[CDATA\[/, end: /\]\]>/ },
+  {
+    start:
+      /^<\/?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul)(?:[\s>]|\/>|$)/i,
+    end: 'blank',
+  },
+  // Type 7 (any other complete tag alone on its line) cannot interrupt a paragraph in CommonMark;
+  // taking it as a block everywhere only ever hides more.
+  { start: /^<\/?[A-Za-z][A-Za-z0-9-]*(?:\s[^>]*)?\/?>\s*$/, end: 'blank' },
+];
+
+/** Block quote markers and list item markers in front of a line's content. */
+const containerPrefix = /^ {0,3}(?:>|[-+*](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$))[ \t]?/;
+
+/** True when `text`, from position `from` on, opens an HTML comment it does not close. */
+function opensComment(text: string, from = 0): boolean {
+  let at = from;
+  for (;;) {
+    const open = text.indexOf('<!--', at);
+    if (open === -1) return false;
+    const close = text.indexOf('-->', open + 4);
+    if (close === -1) return true;
+    at = close + 3;
+  }
+}
+
+/** Where the first match of `pattern` in `text` ends. */
+function endOf(text: string, pattern: RegExp): number {
+  const match = pattern.exec(text);
+  return match ? match.index + match[0].length : text.length;
+}
+
+/** Strip block quote and list item markers; says whether a block quote marker was among them. */
+function stripContainers(line: string): { content: string; quote: boolean } {
+  let content = line;
+  let quote = false;
+  for (let match = containerPrefix.exec(content); match; match = containerPrefix.exec(content)) {
+    if (match[0].trimStart().startsWith('>')) quote = true;
+    content = content.slice(match[0].length);
+  }
+  return { content, quote };
+}
+
+/**
+ * How many `<details>` elements are open after `line`: their content is collapsed, not visible
+ * until someone opens it, so no command inside one runs (even after a blank line, where
+ * CommonMark reads markdown again).
+ */
+function detailsDepth(line: string, depth: number): number {
+  let open = depth;
+  for (const match of line.matchAll(/<(\/?)details(?=[\s>/])[^>]*>/gi)) open = match[1] ? Math.max(0, open - 1) : open + 1;
+  return open;
+}
+
+/**
+ * The lines of a comment that GitHub shows as their own line of visible text, trimmed: what is
+ * left after code blocks, HTML blocks, HTML comments, collapsed `<details>` and block quotes are
+ * taken out.
+ */
+function* visibleCommandLines(body: string): Generator<string> {
+  const closingFence = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
+  let fence: { char: string; length: number; nested: boolean } | undefined;
+  let html: RegExp | 'blank' | undefined;
+  let inComment = false;
+  let quoted = false;
+  let collapsed = 0;
+  for (const line of body.split(/\r\n?|\n/)) {
+    const blank = line.trim() === '';
+    const { content, quote } = stripContainers(line);
+    if (fence) {
+      // A fence opened inside a quote or list item may be closed inside it too; one opened at the
+      // top level only by a top-level closing fence (`- ```` is code there).
+      const close = closingFence.exec(line) ?? (fence.nested ? closingFence.exec(content) : null);
+      if (close && close[1]![0] === fence.char && close[1]!.length >= fence.length) fence = undefined;
+      continue;
+    }
+    if (html) {
+      collapsed = detailsDepth(line, collapsed);
+      if (html === 'blank' ? blank : html.test(line)) {
+        // Raw HTML after the end on the same line may open a comment that hides what follows.
+        if (html !== 'blank') inComment = opensComment(line, endOf(line, html));
+        html = undefined;
+      }
+      continue;
+    }
+    if (inComment) {
+      const close = line.indexOf('-->');
+      if (close !== -1) inComment = opensComment(line, close + 3);
+      continue;
+    }
+    if (blank) {
+      quoted = false;
+      continue;
+    }
+    const indented = indentation(content) > 3;
+    const opener = indented ? null : /^[ \t]*(`{3,}|~{3,})(.*)$/.exec(content);
+    if (opener && !(opener[1]![0] === '`' && opener[2]!.includes('`'))) {
+      fence = { char: opener[1]![0]!, length: opener[1]!.length, nested: content !== line };
+      continue;
+    }
+    const trimmed = content.trimStart();
+    if (!indented) collapsed = detailsDepth(line, collapsed);
+    const block = indented ? undefined : htmlBlockStarts.find((candidate) => candidate.start.test(trimmed));
+    if (block) {
+      if (block.end === 'blank' || !block.end.test(trimmed)) html = block.end;
+      else inComment = opensComment(trimmed, endOf(trimmed, block.end));
+      continue;
+    }
+    // A line right after a quoted one (no blank line between) continues the quote lazily.
+    const candidate = collapsed === 0 && !quote && !quoted && content === line && indentation(line) <= 3 ? line.trim() : '';
+    quoted ||= quote;
+    inComment = opensComment(line);
+    if (/^\/escalator(\s|$)/.test(candidate)) yield candidate;
+  }
 }

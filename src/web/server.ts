@@ -1,7 +1,8 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Logger } from '../observability/logger.js';
+import { redactPath, type Logger } from '../observability/logger.js';
+import { httpMethodLabel, httpRequests, httpRouteLabel } from '../observability/metrics.js';
 import { isRedisUnavailable } from '../queue/connection.js';
 
 /** A route handler answers and returns true, or returns false to let the next one try. */
@@ -77,6 +78,8 @@ export async function startWebServer(options: { host: string; port: number; hand
   const { handlers, log } = options;
   // Node's own Host check answers an empty 400; the handler below says why instead.
   const server = createServer({ requireHostHeader: false }, (req, res) => {
+    // Counted once the exchange ends, by route template: never by the path itself.
+    res.once('close', () => httpRequests.inc({ route: httpRouteLabel(req.url), method: httpMethodLabel(req.method), status: res.writableFinished ? String(res.statusCode) : 'aborted' }));
     void (async () => {
       try {
         if (req.httpVersion === '1.1' && !req.headers.host) {
@@ -95,12 +98,17 @@ export async function startWebServer(options: { host: string; port: number; hand
         sendJson(res, 404, { error: `No route for ${req.method} ${req.url?.split('?')[0]}`, routes: ['/healthz', '/readyz', 'POST /api/github/webhooks'] });
       } catch (error) {
         if (isRedisUnavailable(error)) {
-          log.warn({ method: req.method, path: req.url?.split('?')[0] }, 'Request refused: Redis unavailable');
+          log.warn({ method: req.method, path: redactPath(req.url ?? '') }, 'Request refused: Redis unavailable');
           if (!res.headersSent) sendJson(res, 503, { error: 'Redis is not reachable; retry shortly' }, { 'retry-after': '5' });
           else res.end();
           return;
         }
-        log.error({ err: error, method: req.method, path: req.url?.split('?')[0] }, 'Request handler failed');
+        // A client that hangs up mid-body is not a server failure (Node: 'aborted', ECONNRESET).
+        if (req.destroyed && (error as NodeJS.ErrnoException | undefined)?.code === 'ECONNRESET') {
+          log.info({ method: req.method, path: redactPath(req.url ?? '') }, 'Request cut off by the client');
+          return;
+        }
+        log.error({ err: error, method: req.method, path: redactPath(req.url ?? '') }, 'Request handler failed');
         if (!res.headersSent) sendJson(res, 500, { error: 'Internal error; see the server log' });
         else res.end();
       }

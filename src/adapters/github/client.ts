@@ -3,7 +3,7 @@ import { Octokit } from '@octokit/rest';
 import { RequestError } from '@octokit/request-error';
 import { RateLimitError } from '../../observability/errors.js';
 import type { Logger } from '../../observability/logger.js';
-import { githubRateLimitRemaining, githubRequests } from '../../observability/metrics.js';
+import { githubRateLimitRemaining, githubRequests, githubRouteLabel } from '../../observability/metrics.js';
 
 export type { Octokit };
 
@@ -43,7 +43,7 @@ export class GitHubClients {
   #create(auth: { appId: number; privateKey: string; installationId?: number }): Octokit {
     const { baseUrl, log } = this.options;
     const onRequest = (info: Parameters<NonNullable<GitHubClientOptions['onRequest']>>[0]): void => {
-      githubRequests.inc({ route: info.route, status: String(info.status) });
+      githubRequests.inc({ route: githubRouteLabel(info.method, info.route.slice(info.method.length + 1)), status: String(info.status) });
       if (info.remaining !== undefined) githubRateLimitRemaining.set(info.remaining);
       this.options.onRequest?.(info);
     };

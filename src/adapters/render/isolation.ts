@@ -174,7 +174,7 @@ function binaryNeeds(path: string): BinaryNeeds {
   let needs: BinaryNeeds = { libraries: [], script: false };
   if (header.subarray(0, 2).toString('latin1') === '#!') needs = { libraries: [], script: true };
   else if (length > 64 && header.subarray(0, 4).toString('latin1') === '\x7fELF' && hasProgramInterpreter(header.subarray(0, length))) {
-    let listing = '';
+    let listing: string;
     try {
       listing = execFileSync(findExecutable('ldd', SYSTEM_PATH) ?? 'ldd', [path], { timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: SYSTEM_PATH } }).toString('utf8');
     } catch {
@@ -360,4 +360,22 @@ export function isolateRun(settings: IsolationSettings, command: string, args: s
   if (typeof helpers === 'string') throw new Error(helpers);
   const run = namespaceRun({ helpers, command, args, checkoutDir, binaries: (settings.binaries ?? []).filter((binary) => binary !== command), env });
   return { ...run, dispose: () => undefined };
+}
+
+/** What {@link warnIfRenderIsolationUnavailable} needs of a logger (pino's signature). */
+export interface IsolationLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+  info(fields: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * Probe the configured mode at worker start and say loudly when it does not work here: from then
+ * on every kustomize and helm target of every pull request fails with
+ * {@link isolationUnavailableMessage}. The probe's result is cached for the renders.
+ */
+export async function warnIfRenderIsolationUnavailable(log: IsolationLog, mode: RenderIsolationMode, settings: Omit<IsolationSettings, 'mode'> = {}): Promise<IsolationStatus> {
+  const status = await probeIsolation({ ...settings, mode });
+  if (status.available) log.info({ mode }, 'Render isolation is available');
+  else log.warn({ mode, reason: status.reason, docs: 'docs/operations.md' }, 'Render isolation is not available on this worker: every kustomize and helm render will be refused until it is (allow user namespaces, or set ESCALATOR_RENDER_ISOLATION=proxy)');
+  return status;
 }

@@ -1,7 +1,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { accessSync, closeSync, constants, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readlinkSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 
 /**
  * How kustomize and helm are kept from the network and from every file but their checkout
@@ -87,25 +87,31 @@ const SETUP_MARKER = 'escalator-sandbox: ';
 
 /**
  * The set-up script run inside the new namespaces, before the tool: a tmpfs on the (empty, 0700)
- * mount point, then every entry of `kind path extra` triples up to `--`, then chroot (unshare
- * --root/--wd) and setpriv, which drops every capability and execs the tool.
- * Bind mounts are read-only, nosuid and nodev (noexec too for the checkout); /dev/null keeps
- * device access. The script's own PATH is the system's, restored for the tool before exec.
+ * mount point, every folder of the sandbox made in one `mkdir` (newline-separated in `$4`), then
+ * every entry of `kind path extra` triples up to `--` (a bind mount or a link), then chroot
+ * (unshare --root/--wd) and setpriv, which drops every capability and execs the tool. Bind mounts
+ * are read-only, nosuid and nodev (noexec too for the checkout); /dev/null keeps device access.
+ * The script's own PATH is the system's, restored for the tool before exec. One process per bind
+ * and as few others as possible: every exec here is part of each render's cost.
  */
-const SETUP_SCRIPT = String.raw`set -eu
+const SETUP_SCRIPT = `set -eu
 tool_path=$PATH
 PATH=${SYSTEM_PATH}
-root=$1; wd=$2; size=$3; shift 3
+root=$1; wd=$2; size=$3; dirs=$4; shift 4
 fail() { echo "${SETUP_MARKER}$*" >&2; exit ${SETUP_FAILED}; }
 mount -t tmpfs -o "size=$size,mode=0755,nosuid,nodev" escalator-render "$root" || fail "cannot mount a private tmpfs root"
+IFS='
+'
+set -f
+(cd "$root" && mkdir -p $dirs) || fail "cannot make the folders of the sandbox"
+set +f
+unset IFS
 while [ "$1" != -- ]; do
   kind=$1; path=$2; extra=$3; shift 3
   case "$kind" in
-    scratch) mkdir -p "$root$path"; chmod "$extra" "$root$path" ;;
-    link) mkdir -p "$root$(dirname "$path")"; ln -s "$extra" "$root$path" ;;
-    dir|file|dev)
-      if [ "$kind" = dir ]; then mkdir -p "$root$path"; else mkdir -p "$root$(dirname "$path")"; : > "$root$path"; fi
-      mount --bind -o "$extra" "$path" "$root$path" 2>/dev/null || fail "cannot bind $path into the sandbox ($extra)" ;;
+    link) ln -s "$extra" "$root$path" || fail "cannot link $path in the sandbox" ;;
+    dir) mount --bind -o "$extra" "$path" "$root$path" 2>/dev/null || fail "cannot bind $path into the sandbox ($extra)" ;;
+    file) : > "$root$path"; mount --bind -o "$extra" "$path" "$root$path" 2>/dev/null || fail "cannot bind $path into the sandbox ($extra)" ;;
     *) fail "unknown entry $kind" ;;
   esac
 done
@@ -130,7 +136,7 @@ function findHelpers(unshare: string | undefined): Helpers | string {
   if (found.unshare === undefined || !existsSync(found.unshare)) return `unshare (util-linux) is not installed${unshare ? ` at ${unshare}` : ''}`;
   if (found.setpriv === undefined) return 'setpriv (util-linux) is not installed';
   if (found.sh === undefined) return 'there is no /bin/sh';
-  for (const tool of ['mount', 'mkdir', 'ln', 'chmod', 'dirname']) if (findExecutable(tool, SYSTEM_PATH) === undefined) return `${tool} is not installed`;
+  for (const tool of ['mount', 'mkdir', 'ln']) if (findExecutable(tool, SYSTEM_PATH) === undefined) return `${tool} is not installed`;
   return found as Helpers;
 }
 
@@ -240,19 +246,28 @@ function namespaceRun(input: NamespaceRunInput): Omit<IsolatedRun, 'dispose'> {
   for (const need of needs) {
     for (const path of [need.binary, ...need.libraries]) if (!covered(path)) bind('file', path, 'ro,nosuid,nodev');
   }
-  entries.push('dev', '/dev/null', 'nosuid');
+  entries.push('file', '/dev/null', 'nosuid');
   // Scripts (stand-ins in tests, wrappers some images ship) may read these too; the Go tools never do.
-  if (system) for (const device of ['/dev/zero', '/dev/random', '/dev/urandom']) entries.push('dev', device, 'nosuid');
-  entries.push('scratch', '/tmp', '1777');
-  const home = input.env.HOME;
-  if (home) for (const sub of ['', '/cache', '/config', '/data', '/plugins']) entries.push('scratch', `${home}${sub}`, '0700');
+  if (system) for (const device of ['/dev/zero', '/dev/random', '/dev/urandom']) entries.push('file', device, 'nosuid');
   if (input.checkoutDir !== undefined) entries.push('dir', input.checkoutDir, 'ro,nosuid,nodev,noexec');
+  // Folders: mount points of directories, parents of files and links, and the writable scratch
+  // (HOME and /tmp live in the tmpfs itself; nobody else is inside to read them).
+  const dirs = new Set<string>(['/tmp']);
+  const home = input.env.HOME;
+  if (home) for (const sub of ['', '/cache', '/config', '/data', '/plugins']) dirs.add(`${home}${sub}`);
+  for (let i = 0; i < entries.length; i += 3) {
+    const [kind, path] = [entries[i] as string, entries[i + 1] as string];
+    dirs.add(kind === 'dir' ? path : dirname(path));
+  }
+  const paths = [...dirs, ...entries];
+  if (paths.some((path) => path.includes('\n'))) throw new Error('a path of the sandbox holds a line break');
+  const dirList = [...dirs].filter((dir) => dir !== '/').map((dir) => `.${dir}`).join('\n');
   const wd = input.checkoutDir ?? '/';
   return {
     command: helpers.unshare,
     args: [
       '--user', '--map-root-user', '--net', '--mount', '--pid', '--fork', '--kill-child', '--ipc', '--propagation', 'private', '--',
-      helpers.sh, '-c', SETUP_SCRIPT, 'escalator-sandbox', sandboxMountPoint(), wd, String(SANDBOX_SCRATCH_BYTES), ...entries, '--', helpers.unshare, helpers.setpriv, input.command, ...input.args,
+      helpers.sh, '-c', SETUP_SCRIPT, 'escalator-sandbox', sandboxMountPoint(), wd, String(SANDBOX_SCRATCH_BYTES), dirList || '.', ...entries, '--', helpers.unshare, helpers.setpriv, input.command, ...input.args,
     ],
     cwd: input.checkoutDir ?? tmpdir(),
     env: input.env,

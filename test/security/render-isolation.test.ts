@@ -19,6 +19,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { findExecutable, installationCacheDir, isolationUnavailableMessage, LocalGitSourceTree, renderAndDiff, renderWithTool, runTool, scrubbedEnv, warnIfRenderIsolationUnavailable, type RenderIsolationMode, type ToolRunOptions } from '../../src/adapters/render/index.js';
+import { runDiff } from '../../src/cli/diff.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { renderComment } from '../../src/planners/diff/index.js';
 
@@ -365,6 +366,25 @@ describe('caches per installation', () => {
     const otherDeployment = join(scratch, 'other-deployment');
     expect(basename(installationCacheDir(otherDeployment, 1001))).not.toBe(basename(tenantA));
     expect(readFileSync(join(cacheRoot, 'installation-key'), 'utf8')).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('escalator diff', () => {
+  it('renders isolated by default, takes --render-isolation proxy, and refuses any other mode', async () => {
+    const repo = join(scratch, 'repo-cli');
+    mkdirSync(repo);
+    const gitEnv = { PATH: process.env.PATH ?? '', HOME: scratch, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t.invalid' };
+    const git = (...args: string[]): string => execFileSync('git', ['-C', repo, ...args], { env: gitEnv, stdio: ['ignore', 'pipe', 'pipe'] }).toString('utf8').trim();
+    git('init', '-q', '-b', 'main');
+    git('commit', '-q', '--allow-empty', '-m', 'base');
+    writeTree(repo, { 'leak/kustomization.yaml': `configMapGenerator:\n  - name: leak\n    files: [creds=${url('cli')}]\n` });
+    git('add', '-A');
+    git('commit', '-q', '-m', 'head');
+    const io = { out: '', stdout(text: string) { io.out += text; }, stderr: () => undefined, cwd: repo };
+    expect(await runDiff(['--base', 'HEAD~1', '--head', 'HEAD', '--format', 'json', '--cache-dir', join(scratch, 'cli-cache')], io)).toBe(0);
+    expect(io.out).toContain('network is unreachable');
+    expect(hits).toEqual([]);
+    await expect(runDiff(['--base', 'HEAD~1', '--head', 'HEAD', '--render-isolation', 'none'], io)).rejects.toThrow('--render-isolation must be namespace or proxy, not "none"');
   });
 });
 

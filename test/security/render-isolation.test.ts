@@ -252,6 +252,14 @@ describe('namespace isolation at the tool-run layer (pre-check bypassed)', () =>
   });
 });
 
+describe('a sandbox that cannot be built', () => {
+  it('refuses the render with what went wrong instead of running the tool bare', async () => {
+    const missing = join(tenantA, 'render', 'checkouts', 'c'.repeat(40));
+    const result = await renderWithTool('kustomize', KUBECTL as string, kustomizeArgs('good'), missing, runOptions('namespace'));
+    expect(result).toEqual({ outcome: { status: 'failed', message: `not rendered: the render sandbox could not be set up (cannot bind ${missing} into the sandbox (ro,nosuid,nodev,noexec)); see docs/operations.md` }, toolMs: expect.any(Number), cacheable: false });
+  });
+});
+
 describe('namespace isolation through renderAndDiff', () => {
   it('every probe of one pull request fails at head, nothing is fetched, no victim is shown, the good target renders', async () => {
     const repo = join(scratch, 'repo');

@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { accessSync, closeSync, constants, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readlinkSync, readSync, rmSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readlinkSync, readSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 
@@ -197,7 +197,18 @@ let mountPoint: string | undefined;
 
 /** The empty 0700 directory every sandbox mounts its private tmpfs on (inside its own mount namespace; it stays empty outside). */
 function sandboxMountPoint(): string {
-  if (mountPoint === undefined || !existsSync(mountPoint)) mountPoint = mkdtempSync(join(tmpdir(), 'escalator-sandbox-'));
+  if (mountPoint === undefined || !existsSync(mountPoint)) {
+    const made = mkdtempSync(join(tmpdir(), 'escalator-sandbox-'));
+    // rmdir, never a recursive remove: the folder is only ever a mount point, empty outside the sandboxes.
+    if (mountPoint === undefined) process.once('exit', () => {
+      try {
+        rmdirSync(mountPoint ?? made);
+      } catch {
+        // already gone, or (unexpectedly) not empty: leave it
+      }
+    });
+    mountPoint = made;
+  }
   return mountPoint;
 }
 
@@ -269,7 +280,7 @@ function namespaceRun(input: NamespaceRunInput): Omit<IsolatedRun, 'dispose'> {
       '--user', '--map-root-user', '--net', '--mount', '--pid', '--fork', '--kill-child', '--ipc', '--propagation', 'private', '--',
       helpers.sh, '-c', SETUP_SCRIPT, 'escalator-sandbox', sandboxMountPoint(), wd, String(SANDBOX_SCRATCH_BYTES), dirList || '.', ...entries, '--', helpers.unshare, helpers.setpriv, input.command, ...input.args,
     ],
-    cwd: input.checkoutDir ?? tmpdir(),
+    cwd: '/', // the tool's working directory is set inside the sandbox (--wd)
     env: input.env,
     checkoutDir: input.checkoutDir ?? '',
   };

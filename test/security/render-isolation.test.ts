@@ -255,6 +255,26 @@ describe('namespace isolation at the tool-run layer (pre-check bypassed)', () =>
   });
 });
 
+describe('the sandbox root', () => {
+  it('holds only the checkout, the tool and what it links against: no /etc, no /proc, no /work, no other installation', async () => {
+    // ls(1) is a dynamic binary: its libraries are bound too, or it could not start.
+    const ls = findExecutable('ls', '/usr/bin:/bin') as string;
+    const result = await renderWithTool('ls', ls, ['-1', '/', dirname(ls), dirname(tenantA)], checkoutOf(PROBE_SHA), runOptions('namespace', { isolation: { mode: 'namespace' } }));
+    expect(result.outcome.status).toBe('ok');
+    const listing = result.outcome.status === 'ok' ? result.outcome.yaml : '';
+    // ls prints one `<dir>:` section per operand.
+    const sections = new Map(listing.trim().split('\n\n').map((section) => {
+      const [header, ...names] = section.split('\n');
+      return [(header ?? '').replace(/:$/, ''), names] as const;
+    }));
+    const top = sections.get('/') ?? [];
+    for (const absent of ['etc', 'proc', 'sys', 'work', 'root', 'home', 'var', 'run']) expect(top).not.toContain(absent);
+    expect(top).toEqual(expect.arrayContaining(['dev', 'tmp']));
+    expect(sections.get(dirname(ls))).toEqual(['ls', 'setpriv']);
+    expect(sections.get(dirname(tenantA))).toEqual([basename(tenantA)]);
+  });
+});
+
 describe('a sandbox that cannot be built', () => {
   it('refuses the render with what went wrong instead of running the tool bare', async () => {
     const missing = join(tenantA, 'render', 'checkouts', 'c'.repeat(40));

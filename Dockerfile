@@ -47,8 +47,12 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000
 # git: rendered diffs read repository archives; tini: signals reach node, zombies are reaped.
+# util-linux (unshare, setpriv) and mount: every kustomize/helm render runs in its own user,
+# network and mount namespaces with only its checkout visible (docs/operations.md, "Render
+# isolation"). Debian ships both as required packages; they are named so that a base image
+# without them fails the build here rather than refusing every render at run time.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git tini ca-certificates \
+ && apt-get install -y --no-install-recommends git tini ca-certificates util-linux mount \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./

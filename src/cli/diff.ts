@@ -1,5 +1,5 @@
 import { basename, resolve } from 'node:path';
-import { LocalGitSourceTree, renderAndDiff } from '../adapters/render/index.js';
+import { LocalGitSourceTree, RENDER_ISOLATION_MODES, renderAndDiff, type RenderIsolationMode } from '../adapters/render/index.js';
 import { NotFoundError } from '../observability/errors.js';
 import { renderComment, toJsonReport } from '../planners/diff/index.js';
 import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
@@ -20,6 +20,12 @@ the GitHub App posts on a pull request (or the same report as JSON).
   --cache-dir <dir>     checkouts and renders are cached here (default: <tmp>/escalator-render)
   --timeout <seconds>   stop a kustomize/helm run after this long (default: 60)
   --allow-remote        let kustomize fetch remote resources (refused by default)
+  --render-isolation <mode>
+                        namespace (default): kustomize and helm run with no network and see only
+                        their checkout (needs user namespaces: \`unshare -rn true\` must work);
+                        proxy: a weaker fallback for machines without them (docs/operations.md).
+                        When the mode does not work here, every kustomize and helm target is
+                        reported as not rendered
 
 Secret values never appear in the output: Secrets show per key "changed (24 → 32 bytes)",
 "added" or "removed". Tools: \`kustomize\` (else \`kubectl kustomize\`) and \`helm\` from PATH.
@@ -46,9 +52,13 @@ function takePaths(argv: string[]): { rest: string[]; paths: string[] } {
   return { rest, paths };
 }
 
+function isRenderIsolationMode(value: string): value is RenderIsolationMode {
+  return (RENDER_ISOLATION_MODES as readonly string[]).includes(value);
+}
+
 export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
   const { rest, paths } = takePaths(argv);
-  const args = parseArgs(rest, { flags: ['help', 'allow-remote'], options: ['repo', 'base', 'head', 'format', 'repository', 'cache-dir', 'timeout'] });
+  const args = parseArgs(rest, { flags: ['help', 'allow-remote'], options: ['repo', 'base', 'head', 'format', 'repository', 'cache-dir', 'timeout', 'render-isolation'] });
   if (args.flags.has('help')) {
     io.stdout(`${diffHelp}\n`);
     return 0;
@@ -62,6 +72,8 @@ export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
   const timeout = args.options.get('timeout');
   const timeoutSeconds = timeout === undefined ? 60 : Number(timeout);
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw new UsageError(`--timeout must be a positive number of seconds, not "${timeout}"`);
+  const isolation = args.options.get('render-isolation') ?? 'namespace';
+  if (!isRenderIsolationMode(isolation)) throw new UsageError(`--render-isolation must be ${RENDER_ISOLATION_MODES.join(' or ')}, not "${isolation}"`);
   const repo = resolve(io.cwd, args.options.get('repo') ?? '.');
 
   let base: LocalGitSourceTree;
@@ -79,7 +91,7 @@ export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
     head,
     changedPaths: null,
     targets: paths,
-    options: { timeoutMs: timeoutSeconds * 1000, allowRemote: args.flags.has('allow-remote'), ...(cacheDir ? { cacheDir: resolve(io.cwd, cacheDir) } : {}) },
+    options: { timeoutMs: timeoutSeconds * 1000, allowRemote: args.flags.has('allow-remote'), isolation, ...(cacheDir ? { cacheDir: resolve(io.cwd, cacheDir) } : {}) },
   });
   if (format === 'json') io.stdout(terminalJson(toJsonReport(report)));
   else io.stdout(renderComment(report, { baseSha: base.sha, headSha: head.sha, repository: args.options.get('repository') ?? basename(repo) }));

@@ -140,6 +140,10 @@ export const EnvSchema = z.object({
     .min(1)
     .optional()
     .describe('Where repository tarballs (by commit SHA) and renders are cached for rendered diffs. @default <tmpdir>/escalator-cache'),
+  ESCALATOR_RENDER_ISOLATION: z
+    .enum(['namespace', 'proxy'])
+    .default('namespace')
+    .describe('How kustomize and helm are kept off the network and away from every file but their checkout. `namespace`: new user, network and mount namespaces with only the checkout and the tool binaries visible (the container must allow user namespaces; see docs/operations.md). `proxy`: a fallback where they are forbidden: every proxy variable points at a closed port and the tool runs on a private copy of its checkout; it does not stop loopback fetches or absolute paths (docs/operations.md lists its gaps). When the mode does not work on the worker, every render is refused. @default namespace'),
   ESCALATOR_MAX_BODY_BYTES: z.coerce
     .number()
     .int()

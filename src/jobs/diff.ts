@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureCheckRun } from '../adapters/github/repo.js';
 import { loadTarballTree } from '../adapters/github/tarball-tree.js';
-import { changedPathsBetween, renderAndDiff, type SourceTree } from '../adapters/render/index.js';
+import { changedPathsBetween, installationCacheDir, renderAndDiff, type RenderIsolationMode, type SourceTree } from '../adapters/render/index.js';
 import type { RepoIndex } from '../adapters/index-store.js';
 import { planDrift, renderDrift, type DriftTarget } from '../planners/drift.js';
 import { planEnvironmentFiles } from '../planners/environment-files.js';
@@ -82,7 +82,7 @@ export async function enqueueDiff(deps: { producer: Producer }, data: DiffJob, k
  *    for a head that is no longer the PR's head
  * 5. a check run `escalator/diff` with the same summary; it fails when head fails to render
  */
-export async function processDiffJob(deps: JobDeps & { cacheDir?: string; appId?: number }, data: DiffJob, { log }: ProcessorContext): Promise<DiffOutcome> {
+export async function processDiffJob(deps: JobDeps & { cacheDir?: string; appId?: number; renderIsolation?: RenderIsolationMode }, data: DiffJob, { log }: ProcessorContext): Promise<DiffOutcome> {
   const index = await loadIndexOrRequest(deps, data, 'diff');
   const diffConfig = index.config?.diff ?? { enabled: true, forks: false, paths: [] };
   if (!diffConfig.enabled) return 'disabled';
@@ -97,10 +97,11 @@ export async function processDiffJob(deps: JobDeps & { cacheDir?: string; appId?
   }
   const useMerge = Boolean(pull.mergeable && pull.merge_commit_sha);
   const headRef = useMerge ? (pull.merge_commit_sha as string) : pull.head.sha;
-  const cacheDir = deps.cacheDir ?? join(tmpdir(), 'escalator-cache');
+  // One folder per installation, named by an HMAC no other tenant can compute (issue 22).
+  const cacheDir = installationCacheDir(deps.cacheDir ?? join(tmpdir(), 'escalator-cache'), data.installationId);
   const [base, head] = await Promise.all([loadTarballTree(octokit, id, pull.base.sha, cacheDir), loadTarballTree(octokit, id, headRef, cacheDir)]);
   const timer = renderDuration.startTimer({ tool: 'pull-request' });
-  const report = await renderAndDiff({ base, head, changedPaths: null, targets: diffConfig.paths, options: { cacheDir: join(cacheDir, 'render') } });
+  const report = await renderAndDiff({ base, head, changedPaths: null, targets: diffConfig.paths, options: { cacheDir: join(cacheDir, 'render'), isolation: deps.renderIsolation ?? 'namespace' } });
   timer({ outcome: report.summary.failures > 0 ? 'failed' : 'ok' });
   const body = renderComment(report, { baseSha: pull.base.sha, headSha: headRef, mergeCommit: useMerge, repository: `${data.owner}/${data.repo}` });
 

@@ -1,6 +1,7 @@
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { GitHubClients } from '../adapters/github/client.js';
+import { warnIfRenderIsolationUnavailable } from '../adapters/render/index.js';
 import { IndexStore } from '../adapters/index-store.js';
 import type { Env } from '../config/env.js';
 import type { Logger } from '../observability/logger.js';
@@ -66,7 +67,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
     createWorker('image', ImageJob, (data, context) => processImageJob(deps, data, context), { ...common, concurrency: 8 }),
     createWorker('bump', BumpJob, (data, context) => processBumpJob(deps, data, context), { ...common, concurrency: 4 }),
     createWorker('promote', PromoteJob, (data, context) => processPromoteJob(deps, data, context), { ...common, concurrency: 4 }),
-    createWorker('diff', DiffJob, (data, context) => processDiffJob({ ...deps, cacheDir: env.ESCALATOR_CACHE_DIR, appId: env.APP_ID }, data, context), { ...common, concurrency: 2 }),
+    createWorker('diff', DiffJob, (data, context) => processDiffJob({ ...deps, cacheDir: env.ESCALATOR_CACHE_DIR, appId: env.APP_ID, renderIsolation: env.ESCALATOR_RENDER_ISOLATION }, data, context), { ...common, concurrency: 2 }),
     createWorker('command', CommandJob, (data, context) => processCommandJob(deps, data, context), { ...common, concurrency: 2 }),
     createWorker(
       'index',
@@ -77,6 +78,8 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
   ];
   workers.push(createWorker('recover', z.object({}).passthrough(), (data, context) => processRecoverJob({ ...deps, recoverEveryMs: env.ESCALATOR_RECOVER_EVERY_MS }, data, context), { ...common, concurrency: 1 }));
   if (options.relayTargets?.length) workers.push(createRelayWorker({ ...deps, targets: options.relayTargets }, { connection, prefix, log, registry }));
+  // Say at start, loudly, when renders cannot be isolated here: every one of them will be refused.
+  void warnIfRenderIsolationUnavailable(log, env.ESCALATOR_RENDER_ISOLATION);
   for (const worker of workers) worker.on('error', (error) => log.warn({ err: { message: error.message } }, 'Worker error'));
   // Missed-delivery recovery: once at start, then on a schedule (one scheduler shared by all replicas).
   // Redeliveries are deduplicated per GUID in Redis, so every replica may run it on start.

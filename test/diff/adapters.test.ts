@@ -166,7 +166,8 @@ describe('renderAndDiff', () => {
       },
     );
     // A chart whose templates never end: helm is stopped at the time limit.
-    const helm = fakeTool('helm-endless', `case "$3" in *endless*) sleep 60 ;; esac\nexec ${FAKE_HELM} "$@"`);
+    // (The stand-in's text is copied in: a render sees only its own tool binaries, not the test folder.)
+    const helm = fakeTool('helm-endless', `case "$3" in *endless*) sleep 60 ;; esac\n${readFileSync(FAKE_HELM, 'utf8')}`);
     const started = performance.now();
     const report = await renderAndDiff({ base: LocalGitSourceTree.open(dir, shas[0] as string), head: LocalGitSourceTree.open(dir, shas[1] as string), changedPaths: null, options: { cacheDir: join(scratch, `cache-${counter++}`), timeoutMs: 3_000, tools: { helm } } });
     expect(performance.now() - started).toBeLessThan(30_000);

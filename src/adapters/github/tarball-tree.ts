@@ -16,12 +16,14 @@ export const tarballFetches = { count: 0 };
  * A commit of a GitHub repository as a `SourceTree`: its tarball, downloaded once and extracted
  * into a cache directory keyed by commit SHA (a commit never changes, so the cache never goes
  * stale). Extraction keeps symlinks as symlinks so the renderer can refuse ones that leave.
+ * `cacheDir` is the installation's own folder (`installationCacheDir`), so the predictable
+ * `tarballs/<owner>/<repo>/<sha>` part sits below a name no other installation knows.
  */
 export async function loadTarballTree(octokit: Octokit, id: RepoId, sha: string, cacheDir: string): Promise<SourceTree> {
   const dir = join(cacheDir, 'tarballs', id.owner.toLowerCase(), id.repo.toLowerCase(), sha);
   if (!existsSync(join(dir, '.escalator-complete'))) {
     const staging = `${dir}.partial-${process.pid}-${Date.now()}`;
-    mkdirSync(staging, { recursive: true });
+    mkdirSync(staging, { recursive: true, mode: 0o700 });
     try {
       tarballFetches.count++;
       const { data } = await octokit.rest.repos.downloadTarballArchive({ ...id, ref: sha });

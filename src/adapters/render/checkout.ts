@@ -67,9 +67,9 @@ export async function materializeCheckout(tree: SourceTree, cacheRoot: string): 
     const { refusedSymlinks } = JSON.parse(readFileSync(meta, 'utf8')) as { refusedSymlinks: string[] };
     return { dir, refusedSymlinks, materialized: false };
   }
-  mkdirSync(root, { recursive: true });
+  mkdirSync(root, { recursive: true, mode: 0o700 });
   const temporary = join(root, `${tree.sha}.tmp-${process.pid}-${sequence++}`);
-  mkdirSync(temporary);
+  mkdirSync(temporary, { mode: 0o700 });
   try {
     await writeTree(tree, temporary);
     const refusedSymlinks = refuseEscapingSymlinks(temporary);

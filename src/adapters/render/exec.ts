@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdirSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import type { RenderOutcome } from '../../planners/diff/index.js';
+import { isolateRun, isolationUnavailableMessage, probeIsolation, sandboxFailureMessage, SETUP_FAILED, type IsolatedRun, type IsolationSettings } from './isolation.js';
+
+export { findExecutable } from './isolation.js';
 
 export interface ToolResult {
   code: number | null;
@@ -29,27 +32,12 @@ export interface RunToolOptions {
   env: Record<string, string>;
 }
 
-/** Find an executable on a PATH string, like `command -v`. */
-export function findExecutable(name: string, path: string | undefined): string | undefined {
-  for (const dir of (path ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
 /**
  * The environment tools run with: PATH and a private HOME and cache/config folders, nothing else —
- * no tokens, no kubeconfig, no plugin folders of the machine.
+ * no tokens, no kubeconfig, no plugin folders of the machine. The folders are created where the
+ * tool runs (inside its sandbox), not here.
  */
 export function scrubbedEnv(path: string | undefined, home: string): Record<string, string> {
-  for (const sub of ['cache', 'config', 'data', 'plugins']) mkdirSync(join(home, sub), { recursive: true });
   return {
     PATH: path ?? '/usr/bin:/bin',
     HOME: home,
@@ -199,6 +187,11 @@ export interface ToolRunOptions {
   path: string | undefined;
   /** Allow remote resources (`https://…`, `git@…`, `github.com/…?ref=`). @default false */
   allowRemote?: boolean;
+  /**
+   * How the tool is kept from the network and from files outside its checkout
+   * (src/adapters/render/isolation.ts). @default { mode: 'namespace' }
+   */
+  isolation?: IsolationSettings;
 }
 
 export interface ToolOutcome {
@@ -214,24 +207,46 @@ function mebibytes(bytes: number): string {
 }
 
 /**
- * Run a render tool in a checkout with the scrubbed environment and every limit, and say in one
- * sentence what stopped it: the time limit, the output cap, the memory cap, or its own error
- * (cleaned of the checkout's absolute path, under either spelling of it).
+ * Run a render tool in a checkout with the scrubbed environment, inside its isolation (no network,
+ * only the checkout visible), with every limit, and say in one sentence what stopped it: isolation
+ * not available here, the time limit, the output cap, the memory cap, or its own error (cleaned of
+ * the checkout's absolute path, under either spelling of it).
  */
 export async function renderWithTool(name: string, command: string, args: string[], checkoutDir: string, options: ToolRunOptions): Promise<ToolOutcome> {
-  const result = await runTool(command, args, { cwd: checkoutDir, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, maxMemoryBytes: options.maxMemoryBytes, env: scrubbedEnv(options.path, options.home) });
+  const settings = options.isolation ?? {};
+  const refused = (message: string): ToolOutcome => ({ outcome: { status: 'failed', message }, toolMs: 0, cacheable: false });
+  const status = await probeIsolation(settings);
+  if (!status.available) return refused(isolationUnavailableMessage(settings.mode ?? 'namespace', status.reason));
+  let isolated: IsolatedRun;
+  try {
+    isolated = isolateRun(settings, command, args, checkoutDir, scrubbedEnv(options.path, options.home));
+  } catch (error) {
+    return refused(`not rendered: the render sandbox could not be set up (${(error as Error).message}); see docs/operations.md`);
+  }
+  let result: ToolResult;
+  try {
+    result = await runTool(isolated.command, isolated.args, { cwd: isolated.cwd, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, maxMemoryBytes: options.maxMemoryBytes, env: isolated.env });
+  } finally {
+    isolated.dispose();
+  }
   const failed = (message: string, cacheable: boolean): ToolOutcome => ({ outcome: { status: 'failed', message }, toolMs: result.ms, cacheable });
   if (result.timedOut) return failed(`${name} did not finish within ${Number((options.timeoutMs / 1000).toFixed(1))} s and was stopped`, false);
   if (result.tooLarge) return failed(`${name} printed more than ${mebibytes(options.maxOutputBytes)} and was stopped`, true);
   if (result.overMemory) return failed(`${name} used more than ${mebibytes(options.maxMemoryBytes)} of memory and was stopped`, true);
   if (result.code !== 0) {
-    let message = cleanToolError(result.stderr, checkoutDir);
-    try {
-      message = cleanToolError(message, realpathSync(checkoutDir));
-    } catch {
-      // the checkout path has no other spelling
-    }
+    const sandbox = isolated.command !== command && (result.code === SETUP_FAILED || /^(unshare|setpriv): /.test(result.stderr)) ? sandboxFailureMessage(result.stderr) : undefined;
+    if (sandbox) return failed(sandbox, false);
+    let message = cleanToolError(result.stderr, isolated.checkoutDir);
+    for (const spelling of new Set([checkoutDir, realpathOrSelf(checkoutDir), realpathOrSelf(isolated.checkoutDir)])) if (spelling) message = cleanToolError(message, spelling);
     return failed(message || `${name} exited with ${result.code}`, result.code !== null);
   }
   return { outcome: { status: 'ok', yaml: result.stdout }, toolMs: result.ms, cacheable: true };
+}
+
+function realpathOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path; // gone already (a private copy), or no other spelling
+  }
 }

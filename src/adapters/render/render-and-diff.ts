@@ -20,6 +20,7 @@ import { checkYamlInput } from '../../planners/yaml-guard.js';
 import { materializeCheckout, type Checkout } from './checkout.js';
 import { renderHelmChart } from './helm.js';
 import type { ToolOutcome, ToolRunOptions } from './exec.js';
+import type { RenderIsolationMode } from './isolation.js';
 import { renderKustomization } from './kustomize.js';
 import { RenderCache } from './render-cache.js';
 import { changedPathsBetween, type SourceTree } from './source-tree.js';
@@ -45,6 +46,15 @@ export interface RenderOptions {
   tools?: ToolPaths;
   /** Render at most this many targets; the rest are listed in a note. @default 200 */
   maxTargets?: number;
+  /**
+   * How kustomize and helm are kept from the network and from every file outside their checkout
+   * (src/adapters/render/isolation.ts). When the mode does not work on this machine, every
+   * kustomize and helm target fails with one sentence saying so; nothing renders unisolated.
+   * @default namespace
+   */
+  isolation?: RenderIsolationMode;
+  /** Where `unshare` is; tests point it at a missing file to see the refusal. @default found on the system PATH */
+  unshare?: string;
 }
 
 export interface RenderAndDiffInput {
@@ -124,8 +134,9 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
   const started = performance.now();
   const options = input.options ?? {};
   const cacheRoot = options.cacheDir ?? join(tmpdir(), 'escalator-render');
-  mkdirSync(cacheRoot, { recursive: true });
+  mkdirSync(cacheRoot, { recursive: true, mode: 0o700 });
   const tools: Tools = findTools(options.tools);
+  const isolation = options.isolation ?? 'namespace';
   const run: ToolRunOptions = {
     timeoutMs: options.timeoutMs ?? 60_000,
     maxOutputBytes: options.maxOutputBytes ?? 64 * 1024 * 1024,
@@ -133,6 +144,11 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     home: join(cacheRoot, 'home'),
     path: options.tools?.path ?? process.env.PATH,
     allowRemote: options.allowRemote ?? false,
+    isolation: {
+      mode: isolation,
+      binaries: [tools.kustomize?.command, tools.helm?.command].filter((binary): binary is string => binary !== undefined),
+      ...(options.unshare ? { unshare: options.unshare } : {}),
+    },
   };
   const cache = options.renderCache === false ? undefined : new RenderCache(cacheRoot);
   const stats = { toolMs: 0, checkoutMs: 0, renders: 0, checkoutsMaterialized: 0 };
@@ -195,7 +211,7 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     const helmNeeded = node.kind === 'helm' || node.needsHelm === true;
     if (helmNeeded && !tools.helm) return (await renderHelmChart(node, undefined, tools, valuesFor(tree, node), run)).outcome;
     const tool = node.kind === 'helm' ? (tools.helm?.version ?? '') : `${tools.kustomize?.version ?? 'none'}${node.needsHelm ? ` + ${tools.helm?.version}` : ''}`;
-    const key = cache ? RenderCache.key(node, tree, tool, { allowRemote: run.allowRemote, maxOutputBytes: run.maxOutputBytes, maxMemoryBytes: run.maxMemoryBytes }) : undefined;
+    const key = cache ? RenderCache.key(node, tree, tool, { allowRemote: run.allowRemote, maxOutputBytes: run.maxOutputBytes, maxMemoryBytes: run.maxMemoryBytes, isolation }) : undefined;
     const cached = key ? cache?.get(key) : undefined;
     if (cached) return cached;
     let result: ToolOutcome;

@@ -406,13 +406,22 @@ describe('escalator diff', () => {
     const git = (...args: string[]): string => execFileSync('git', ['-C', repo, ...args], { env: gitEnv, stdio: ['ignore', 'pipe', 'pipe'] }).toString('utf8').trim();
     git('init', '-q', '-b', 'main');
     git('commit', '-q', '--allow-empty', '-m', 'base');
-    writeTree(repo, { 'leak/kustomization.yaml': `configMapGenerator:\n  - name: leak\n    files: [creds=${url('cli')}]\n` });
+    writeTree(repo, { 'leak/kustomization.yaml': `configMapGenerator:\n  - name: leak\n    files: [creds=${url('cli')}]\n`, 'good/kustomization.yaml': 'resources: [cm.yaml]\n', 'good/cm.yaml': configMap('good', 'after') });
     git('add', '-A');
     git('commit', '-q', '-m', 'head');
+    // The pre-check refuses the leak before any tool runs (the tool-run layer above proves the
+    // sandbox alone); here the CLI's own modes must render the good target and fetch nothing.
+    for (const mode of [[], ['--render-isolation', 'proxy']]) {
+      const io = { out: '', stdout(text: string) { io.out += text; }, stderr: () => undefined, cwd: repo };
+      expect(await runDiff(['--base', 'HEAD~1', '--head', 'HEAD', '--format', 'json', '--cache-dir', join(scratch, `cli-cache-${mode.length}`), ...mode], io)).toBe(0);
+      const report = JSON.parse(io.out) as { targets: Array<{ id: string; status: string }> };
+      expect(report.targets.map((target) => [target.id, target.status])).toEqual([
+        ['good', 'changed'],
+        ['leak', 'failed'],
+      ]);
+      expect(hits).toEqual([]);
+    }
     const io = { out: '', stdout(text: string) { io.out += text; }, stderr: () => undefined, cwd: repo };
-    expect(await runDiff(['--base', 'HEAD~1', '--head', 'HEAD', '--format', 'json', '--cache-dir', join(scratch, 'cli-cache')], io)).toBe(0);
-    expect(io.out).toContain('network is unreachable');
-    expect(hits).toEqual([]);
     await expect(runDiff(['--base', 'HEAD~1', '--head', 'HEAD', '--render-isolation', 'none'], io)).rejects.toThrow('--render-isolation must be namespace or proxy, not "none"');
   });
 });

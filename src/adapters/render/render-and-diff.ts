@@ -68,6 +68,8 @@ export interface RenderAndDiffInput {
 }
 
 const KUSTOMIZATION = /(^|\/)(kustomization\.ya?ml|Kustomization)$/;
+/** Files the pre-check reads besides kustomizations (helm dependencies and values schemas), loaded in the same batch. */
+const PRECHECK_READS = /(^|\/)(Chart\.yaml|values\.schema\.json)$/;
 const VALUES_FILE = /(^|\/)values[^/]*\.ya?ml$/;
 
 function treeView(tree: SourceTree): TreeView {
@@ -81,6 +83,8 @@ function treeView(tree: SourceTree): TreeView {
         return undefined;
       }
     },
+    // The pre-check follows symbolic links inside the repository only when it knows which paths are links.
+    ...(tree.isSymlink ? { isSymlink: (path: string) => tree.isSymlink?.(path) ?? false } : {}),
   };
 }
 
@@ -157,7 +161,7 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     [input.base, treeView(input.base)],
     [input.head, treeView(input.head)],
   ]);
-  for (const [tree, view] of views) tree.preload?.(view.files.filter((path) => KUSTOMIZATION.test(path)));
+  for (const [tree, view] of views) tree.preload?.(view.files.filter((path) => KUSTOMIZATION.test(path) || PRECHECK_READS.test(path)));
   const discover = { ...(input.targets && input.targets.length > 0 ? { paths: input.targets } : {}) };
   const baseNodes = discoverTargets(views.get(input.base) as TreeView, discover);
   const headNodes = discoverTargets(views.get(input.head) as TreeView, discover);
@@ -218,7 +222,7 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     const hostile = hostileInput(node, view);
     if (hostile) {
       result = { outcome: { status: 'failed', message: hostile }, toolMs: 0, cacheable: true };
-    } else if (node.kind === 'kustomize' && (node.plugins.length > 0 || (node.outside?.length ?? 0) > 0 || (node.remote.length > 0 && !run.allowRemote))) {
+    } else if (node.kind === 'kustomize' && (node.plugins.length > 0 || (node.outside?.length ?? 0) > 0 || (node.unreadable?.length ?? 0) > 0 || (node.linksOut?.length ?? 0) > 0 || (node.remote.length > 0 && !run.allowRemote))) {
       result = await renderKustomization(node, '', tools, [], run); // refused before any checkout
     } else {
       const { dir, refusedSymlinks } = await checkout(tree);

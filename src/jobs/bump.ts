@@ -55,6 +55,7 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
 
   const result = await ensureLivingPull({
     octokit,
+    store: deps.store,
     id,
     defaultBranch: index.defaultBranch,
     branch,

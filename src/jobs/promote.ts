@@ -65,6 +65,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
 
   const result = await ensureLivingPull({
     octokit,
+    store: deps.store,
     id,
     defaultBranch: index.defaultBranch,
     branch: promotionBranch(target.name, data.app),

@@ -1,9 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { Octokit } from '@octokit/rest';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IndexStore } from '../../src/adapters/index-store.js';
 import { ensureLivingPull, type BranchPlan } from '../../src/jobs/living-pull.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { SandboxClient } from '../../src/sandbox/client.js';
 import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
+import { redisUrl } from '../support/escalator.js';
 
 /**
  * The living pull request against the sandbox GitHub when a person merges or closes it while a
@@ -15,6 +19,8 @@ describe('ensureLivingPull when the pull request is merged or closed meanwhile (
   let sim: Simulator;
   let client: SandboxClient;
   let user: Octokit;
+  let redis: Redis;
+  let store: IndexStore;
   const owner = 'developer';
   const repo = 'living';
   const id = { owner, repo };
@@ -26,16 +32,21 @@ describe('ensureLivingPull when the pull request is merged or closed meanwhile (
     client = new SandboxClient(sim.url, sim.user.token);
     user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
     await client.createRepo({ name: repo, files: { 'app.txt': '0\n' } });
+    redis = new Redis(redisUrl);
+    store = new IndexStore(redis, `living-${randomUUID().slice(0, 8)}`);
   });
   afterAll(async () => {
     await sim?.close();
+    const keys = await redis.keys(`${store.prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
   });
 
   const planOf = (version: string): BranchPlan => ({ title: `Bump app to ${version}`, body: `app ${version}`, commitMessage: `app ${version}`, updates: [{ path: 'app.txt', content: `${version}\n` }] });
   const run = (version: string, meanwhile?: (open: number) => Promise<void>) => {
     let first = true;
     return ensureLivingPull({
-      octokit: user, id, defaultBranch: 'main', branch, labels: [], log,
+      octokit: user, store, id, defaultBranch: 'main', branch, labels: [], log,
       plan: async (base, open) => {
         if (first && open && meanwhile) await meanwhile(open.number);
         first = false;
@@ -90,7 +101,7 @@ describe('ensureLivingPull when the pull request is merged or closed meanwhile (
     const current = (await run('3')).pull?.number as number;
     // Same title and body as the open PR: nothing to PATCH, so one read finds it closed.
     const result = await ensureLivingPull({
-      octokit: user, id, defaultBranch: 'main', branch, labels: [], log,
+      octokit: user, store, id, defaultBranch: 'main', branch, labels: [], log,
       plan: async (_base, open) => {
         if (open) await user.rest.pulls.update({ ...id, pull_number: open.number, state: 'closed' });
         return { ...planOf('3'), updates: [{ path: 'app.txt', content: '3\n\n' }] };

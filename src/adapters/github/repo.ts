@@ -278,8 +278,15 @@ export async function requestReviewers(octokit: Octokit, id: RepoId, number: num
 
 /** The commits of a pull request, oldest first, with who wrote each (GitHub lists at most 250). */
 export async function loadPullCommits(octokit: Octokit, id: RepoId, number: number): Promise<Array<CommitWriter & { sha: string }>> {
-  const commits = await octokit.paginate(octokit.rest.pulls.listCommits, { ...id, pull_number: number, per_page: 100 });
-  return commits.map((commit) => ({ sha: commit.sha, ...writerOf(commit) }));
+  // Page by page rather than `octokit.paginate`, whose follow-up requests carry full URLs instead
+  // of route templates into the per-route metrics.
+  const commits: Array<CommitWriter & { sha: string }> = [];
+  for (let page = 1; page <= 3; page++) {
+    const { data } = await octokit.rest.pulls.listCommits({ ...id, pull_number: number, per_page: 100, page });
+    commits.push(...data.map((commit) => ({ sha: commit.sha, ...writerOf(commit) })));
+    if (data.length < 100) break;
+  }
+  return commits;
 }
 
 const botLogins = new WeakMap<Octokit, Promise<string>>();
@@ -304,8 +311,11 @@ export function loadBotLogin(octokit: Octokit): Promise<string> {
 
 /** True when `login` already wrote a comment starting with `marker` on the issue or pull request. */
 export async function hasComment(octokit: Octokit, id: RepoId, number: number, marker: string, login: string): Promise<boolean> {
-  const comments = await octokit.paginate(octokit.rest.issues.listComments, { ...id, issue_number: number, per_page: 100 });
-  return comments.some((comment) => comment.user?.login === login && (comment.body ?? '').startsWith(marker));
+  for (let page = 1; ; page++) {
+    const { data } = await octokit.rest.issues.listComments({ ...id, issue_number: number, per_page: 100, page });
+    if (data.some((comment) => comment.user?.login === login && (comment.body ?? '').startsWith(marker))) return true;
+    if (data.length < 100) return false;
+  }
 }
 
 export async function createComment(octokit: Octokit, id: RepoId, number: number, body: string): Promise<void> {

@@ -56,7 +56,7 @@ export interface Candidate {
 export interface LivingRecord {
   /** The branch the living pull request is on now, when not the deterministic one. */
   at?: string;
-  branches: Record<string, { pull?: number; head?: string }>;
+  branches: Record<string, { pull?: number; head?: string; marker?: string }>;
   /** Pull requests on these branches Escalator leaves alone and already said so on. */
   noted: number[];
 }
@@ -207,19 +207,22 @@ export class IndexStore {
       else if (field.startsWith('noted|')) record.noted.push(Number(field.slice(6)));
       else if (field.startsWith('pull|')) (record.branches[field.slice(5)] ??= {}).pull = Number(value);
       else if (field.startsWith('head|')) (record.branches[field.slice(5)] ??= {}).head = value;
+      else if (field.startsWith('marker|')) (record.branches[field.slice(7)] ??= {}).marker = value;
     }
     return record;
   }
 
   /**
    * Record a commit Escalator wrote for `branch` (before the ref moves to it, so a crash between the
-   * two leaves nothing unrecorded), the pull request it opened there, and that `branch` is in use.
+   * two leaves nothing unrecorded), the pull request it opened there, the marker it last wrote in
+   * that pull request's body (people with write access can edit the body), and that `branch` is in use.
    */
-  async recordLiving(key: { owner: string; repo: string }, base: string, branch: string, entry: { head?: string; pull?: number }): Promise<void> {
+  async recordLiving(key: { owner: string; repo: string }, base: string, branch: string, entry: { head?: string; pull?: number; marker?: string }): Promise<void> {
     const redisKey = this.#livingKey(key, base);
     const fields: Record<string, string> = { at: branch };
     if (entry.head) fields[`head|${branch}`] = entry.head;
     if (entry.pull !== undefined) fields[`pull|${branch}`] = String(entry.pull);
+    if (entry.marker !== undefined) fields[`marker|${branch}`] = entry.marker;
     await this.redis.multi().hset(redisKey, fields).expire(redisKey, LIVING_TTL_SECONDS).exec();
   }
 

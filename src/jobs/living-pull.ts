@@ -22,7 +22,7 @@ import type { Octokit } from '../adapters/github/client.js';
 import type { IndexStore, LivingRecord } from '../adapters/index-store.js';
 import { ConfigError, ConflictError } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
-import { LEFT_ALONE_MARKER, livingBranchBase, livingBranches, renderLeftAloneNote, type ForeignReason } from '../planners/pull-marker.js';
+import { LEFT_ALONE_MARKER, livingBranchBase, livingBranches, parseMarker, renderLeftAloneNote, renderMarker, type ForeignReason, type PullMarker } from '../planners/pull-marker.js';
 
 /** The part of a plan the living-PR adapter applies. */
 export interface BranchPlan {
@@ -119,7 +119,11 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
   labels: string[];
   log: Logger;
   dryRun?: boolean;
-  plan: (base: BranchHead, open: PullSummary | null, defaultHead: BranchHead) => Promise<P>;
+  /**
+   * `marker` is the open PR's marker as Escalator last wrote it (from Redis; from the body as GitHub
+   * holds it only when Redis lost it): what a plan carries over.
+   */
+  plan: (base: BranchHead, open: PullSummary | null, defaultHead: BranchHead, marker: PullMarker | null) => Promise<P>;
 }): Promise<LivingPullResult<P>> {
   const { octokit, store, id, branch, log } = input;
   for (let attempt = 1; ; attempt++) {
@@ -172,10 +176,17 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
     const defaultHead = await loadBranch(octokit, id, input.defaultBranch);
     if (!defaultHead) throw new ConfigError(`the default branch ${input.defaultBranch} of ${id.owner}/${id.repo} is gone`);
     const base = open && branchHead ? branchHead : defaultHead;
-    const plan = await input.plan(base, open, defaultHead);
+    const own = record.branches[name];
+    const marker = open ? (own?.pull === open.number && own.marker !== undefined ? parseMarker(own.marker) : parseMarker(open.body)) : null;
+    const plan = await input.plan(base, open, defaultHead, marker);
+    const written = parseMarker(plan.body);
+    const markerText = written ? renderMarker(written) : '';
     if (input.dryRun) return { plan, pull: open, base, created: false, branch: name };
     if (plan.updates.length === 0) {
-      if (open) await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body });
+      if (open) {
+        await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body });
+        await store.recordLiving(id, branch, name, { marker: markerText });
+      }
       return { plan, pull: open ? { ...open, title: plan.title, body: plan.body } : null, base, created: false, branch: name };
     }
     const commit = await createCommit(octokit, id, base, plan.updates, plan.commitMessage);
@@ -190,10 +201,11 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
       // A person may merge or close the PR while this run writes it: the PATCH answers its state,
       // or, when the text is unchanged, one read does. Either way a lost race is planned again.
       if (!(await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body }))) await ensurePullOpen(octokit, id, open.number);
+      await store.recordLiving(id, branch, name, { marker: markerText });
       pull = { ...open, title: plan.title, body: plan.body };
     } else {
       pull = await createPull(octokit, id, { head: name, base: input.defaultBranch, title: plan.title, body: plan.body });
-      await store.recordLiving(id, branch, name, { head: commit, pull: pull.number });
+      await store.recordLiving(id, branch, name, { head: commit, pull: pull.number, marker: markerText });
     }
     await ensureLabels(octokit, id, pull.number, pull.labels, input.labels);
     log.info({ branch: name, pr: pull.number, commit, files: plan.updates.length }, 'Living pull request updated');

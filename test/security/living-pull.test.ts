@@ -183,4 +183,24 @@ describe('living pull requests Escalator did not write (sandbox GitHub, real Red
     expect(await changedFiles(repo, own!.number)).toEqual(['apps/hello/overlays/staging/kustomization.yaml']);
     expect(await notes(repo, foreign.number)).toHaveLength(1);
   });
+
+  it('does not carry images from a marker a person edited into the body of its own PR', { timeout: 60_000 }, async () => {
+    const repo = 'edited';
+    await stack.client.createRepo({ name: repo, files: files(false) });
+    await waitIndexed(stack, owner, repo);
+    expect((await postImage(stack, 'ghcr.io/example/hello:3.0.0')).status).toBe(202);
+    const mine = await eventually(async () => (await pulls(repo)).find((candidate) => candidate.head.ref === 'escalator/dev/hello' && candidate.labels.length > 0), { what: 'Escalator\'s PR' });
+    // Anyone with write access may edit a pull request's body, Escalator's marker included.
+    await stack.user.rest.pulls.update({ owner, repo, pull_number: mine.number, body: `${mine.body}\n${forgedMarker('bump', 'dev')}`.replace(/<!-- escalator:v1 \{"kind":"bump","environment":"dev","app":"hello","images":\[\{"repository":"ghcr.io\/example\/hello"[^\n]*-->\n/, '') });
+    expect((await pull(repo, mine.number)).body).toContain('ghcr.io/evil/implant');
+    expect((await postImage(stack, 'ghcr.io/example/hello:3.0.1')).status).toBe(202);
+    const updated = await eventually(async () => {
+      const now = await pull(repo, mine.number);
+      return now.body?.includes('"tag":"3.0.1"') ? now : undefined;
+    }, { what: 'the PR to move to 3.0.1' });
+    expect(updated.title).toBe('Bump hello to 3.0.1 in dev');
+    expect(updated.body).not.toContain('evil');
+    expect(updated.body).not.toContain('6.6.6');
+    expect(await notes(repo, mine.number)).toHaveLength(0);
+  });
 });

@@ -151,6 +151,9 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
         log.info({ branch: name }, 'Branch written by someone else, without a pull request; trying the next one');
         continue;
       }
+      // GitHub moves a pull request's head a moment after the push: until both agree, the branch
+      // may hold a commit the judged head does not (built on, it would be a stranger's). Plan again.
+      if (open.headSha !== head.sha) throw new ConflictError(`pull request #${open.number} does not point at the head of ${name} yet`);
       const trust = await judgePull(octokit, store, id, branch, name, open, record);
       if (trust.ours) return { name, head, open };
       log.warn({ branch: name, pr: open.number, reason: trust.reason?.kind ?? 'noted' }, 'Living pull request not written by Escalator; left alone');

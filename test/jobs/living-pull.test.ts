@@ -123,7 +123,7 @@ describe('ensureLivingPull when the pull request is merged or closed meanwhile (
  * own PRs are built on as before (no churn); one a person pushed onto is left alone, and the note
  * on it is not said twice.
  */
-describe('ensureLivingPull after Redis lost its records (sandbox GitHub, real Redis)', () => {
+describe('ensureLivingPull and who wrote the pull request (sandbox GitHub, real Redis)', () => {
   let sim: Simulator;
   let client: SandboxClient;
   let redis: Redis;
@@ -155,9 +155,9 @@ describe('ensureLivingPull after Redis lost its records (sandbox GitHub, real Re
     const keys = await redis.keys(`${store.prefix}:*`);
     if (keys.length > 0) await redis.del(...keys);
   }
-  const run = (version: string) =>
+  const run = (version: string, on = branch) =>
     ensureLivingPull({
-      octokit, store, id, defaultBranch: 'main', branch, labels: [], log,
+      octokit, store, id, defaultBranch: 'main', branch: on, labels: [], log,
       plan: async () => ({ title: `Bump app to ${version}`, body: `app ${version}`, commitMessage: `app ${version}`, updates: [{ path: 'app.txt', content: `${version}\n` }] }),
     });
   const notes = async (number: number) => (await octokit.rest.issues.listComments({ ...id, issue_number: number })).data.filter((comment) => comment.body?.startsWith(LEFT_ALONE_MARKER));
@@ -202,5 +202,25 @@ describe('ensureLivingPull after Redis lost its records (sandbox GitHub, real Re
     expect(again.pull?.number).toBe(next.pull?.number);
     expect(await notes(number)).toHaveLength(1);
     expect((await octokit.rest.pulls.get({ ...id, pull_number: number })).data.head.sha).toBe(pushed.sha);
+  });
+
+  it('does not build on a person\'s push while GitHub still reports the pull request at its own head', async () => {
+    const lagging = 'escalator/dev/lagging';
+    const own = await run('7', lagging);
+    const ownHead = own.pull?.headSha as string;
+    const pushed = await client.commit(`${owner}/${repo}`, { branch: lagging, message: 'tweak prod', files: { 'prod.txt': 'tampered\n' } });
+    // GitHub moves a pull request's head a moment after a push: the first listing still says the old one.
+    let stale = true;
+    octokit.hook.after('request', (response, options) => {
+      if (stale && options.method === 'GET' && options.url === '/repos/{owner}/{repo}/pulls' && String(options.head ?? '').endsWith(`:${lagging}`)) {
+        stale = false;
+        for (const pull of response.data as Array<{ head: { sha: string } }>) pull.head.sha = ownHead;
+      }
+    });
+    const next = await run('8', lagging);
+    expect(stale).toBe(false);
+    expect(next.branch).toBe(`${lagging}@2`);
+    expect((await octokit.rest.pulls.get({ ...id, pull_number: own.pull?.number as number })).data.head.sha).toBe(pushed.sha);
+    expect((await octokit.rest.pulls.listFiles({ ...id, pull_number: next.pull?.number as number })).data.map((file) => file.filename)).toEqual(['app.txt']);
   });
 });

@@ -49,6 +49,10 @@ export function createGitHubApp(deps: GitHubAppDeps) {
   return (app: Probot): void => {
     const producer = deps.producer;
     if (!producer) return; // Probot's setup mode: no queues yet.
+    // This App's bot login (`<slug>[bot]`), asked once: only its own pull requests carry markers.
+    let botLogin: Promise<string> | undefined;
+    const ownLogin = (): Promise<string> =>
+      (botLogin ??= app.auth().then((octokit) => octokit.rest.apps.getAuthenticated()).then(({ data }) => `${data?.slug}[bot]`).catch((error: unknown) => { botLogin = undefined; throw error; }));
 
     app.on('push', async (context) => {
       const { ref, repository, installation } = context.payload;
@@ -89,8 +93,9 @@ export function createGitHubApp(deps: GitHubAppDeps) {
 
     app.on('pull_request.closed', async (context) => {
       const { pull_request: pull, repository, installation } = context.payload;
-      const marker = escalatorMarker(pull, repository.full_name);
-      if (!pull.merged || !marker || !installation || !deps.store) return;
+      if (!pull.merged || !installation || !deps.store || !pull.head.ref.startsWith('escalator/')) return;
+      const marker = escalatorMarker(pull, repository.full_name, await ownLogin());
+      if (!marker) return;
       // The chain a promotion carries: dev PR → staging PR → this. Stored for the next hop.
       const sources = [...(marker.sources ?? []), `#${pull.number}`];
       await deps.store.saveProvenance({ installationId: installation.id, owner: repository.owner.login, repo: repository.name }, marker.environment, marker.app, sources);

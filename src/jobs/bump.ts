@@ -3,7 +3,6 @@ import type { Candidate, RepoIndex } from '../adapters/index-store.js';
 import { ConfigError } from '../observability/errors.js';
 import { bumpBranch, planBump } from '../planners/bump-plan.js';
 import { normalizeName } from '../planners/image-ref.js';
-import { parseMarker } from '../planners/pull-marker.js';
 import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../planners/tag-policy.js';
 import type { BumpJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
@@ -55,19 +54,20 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
 
   const result = await ensureLivingPull({
     octokit,
+    store: deps.store,
     id,
     defaultBranch: index.defaultBranch,
     branch,
     labels: ['escalator', `env:${data.environment}`, ...index.config.labels],
     log,
     dryRun: index.config.dryRun,
-    plan: async (base, open) => {
+    plan: async (base, _open, _defaultHead, marker) => {
       const files = [];
       for (const path of paths) {
         const text = await loadFile(octokit, id, path, base.sha);
         if (text !== null) files.push({ path, text });
       }
-      return planBump({ environment: data.environment, app: data.app, files, images: chosen, existing: open ? parseMarker(open.body) : null });
+      return planBump({ environment: data.environment, app: data.app, files, images: chosen, existing: marker });
     },
   });
   const { plan, pull } = result;

@@ -7,6 +7,7 @@ import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
 import { versionsByTarget } from './index-repo.js';
 import { enqueueDiff } from './diff.js';
+import { isEscalatorPull } from './living-pull.js';
 import { enqueuePromote } from './promote.js';
 
 const writers = new Set(['admin', 'maintain', 'write']);
@@ -60,7 +61,7 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
   const index = await deps.store.loadRepo(data.owner, data.repo);
   if (!index?.config) return reply('Escalator has no valid `.github/escalator.yml` for this repository yet; fix it on the default branch first.');
   const config = index.config;
-  const environment = await environmentOf(command, data);
+  const environment = command.name === 'plan' || command.name === 'diff' ? undefined : await environmentOf(deps, command, data);
   const env = environment ? config.environments.find((e) => e.name === environment) : undefined;
   if (command.name !== 'plan' && command.name !== 'diff' && !env) {
     return reply(environment ? `There is no environment ${code(environment)} in \`.github/escalator.yml\` (known: ${config.environments.map((e) => code(e.name)).join(', ')}).` : 'Name the environment: `/escalator ' + command.name + ' <env> [app]`.');
@@ -107,11 +108,23 @@ async function permissionOf(deps: JobDeps, data: CommandJob): Promise<string> {
   }
 }
 
-/** The environment a command names, or the one of the promotion PR it was written on. */
-async function environmentOf(command: Command, data: CommandJob): Promise<string | undefined> {
+/**
+ * The environment a command names, or the one of Escalator's own pull request it was written on.
+ * The marker is read from the pull request as GitHub holds it now, and believed only when the pull
+ * request is one of Escalator's living pull requests (see `isEscalatorPull`): anyone can paste a
+ * marker into the body of their own pull request, and a writer's command must not act on it.
+ */
+async function environmentOf(deps: JobDeps, command: Command, data: CommandJob): Promise<string | undefined> {
   if ('environment' in command && command.environment) return command.environment;
-  const marker = data.isPull ? parseMarker(data.prBody) : null;
-  return marker?.environment;
+  if (!data.isPull) return undefined;
+  const octokit = deps.github.forInstallation(data.installationId);
+  const id = { owner: data.owner, repo: data.repo };
+  const { data: pull } = await octokit.rest.pulls.get({ ...id, pull_number: data.issueNumber });
+  const own = await isEscalatorPull(
+    { octokit, store: deps.store, id },
+    { number: pull.number, headRef: pull.head.ref, headSha: pull.head.sha, headRepo: pull.head.repo?.full_name ?? null, user: pull.user ? { login: pull.user.login, type: pull.user.type } : null },
+  );
+  return own ? parseMarker(pull.body)?.environment : undefined;
 }
 
 /** What a promotion would change, per environment and app, from the index alone (no writes). */

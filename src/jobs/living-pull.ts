@@ -1,21 +1,28 @@
 import {
   advanceBranch,
   createBranch,
+  createComment,
   createCommit,
   createPull,
   ensureLabels,
   ensurePullOpen,
   ensurePullText,
   findOpenPull,
+  hasComment,
+  loadBotLogin,
   loadBranch,
+  loadPullCommits,
   resetBranch,
   type BranchHead,
+  type CommitWriter,
   type PullSummary,
   type RepoId,
 } from '../adapters/github/repo.js';
 import type { Octokit } from '../adapters/github/client.js';
+import type { IndexStore, LivingRecord } from '../adapters/index-store.js';
 import { ConfigError, ConflictError } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
+import { LEFT_ALONE_MARKER, livingBranchBase, livingBranches, parseMarker, renderLeftAloneNote, renderMarker, type ForeignReason, type PullMarker } from '../planners/pull-marker.js';
 
 /** The part of a plan the living-PR adapter applies. */
 export interface BranchPlan {
@@ -34,67 +41,177 @@ export interface LivingPullResult<P extends BranchPlan> {
   base: BranchHead;
   /** True when this run opened the pull request. */
   created: boolean;
+  /** The branch the pull request is on: the deterministic one, or its `@2`… copy. */
+  branch: string;
+}
+
+/**
+ * Trust in a living pull request. Markers, branch names and git metadata are text anyone with push
+ * access can write; what Escalator builds on, edits or merges must be a pull request this App
+ * opened whose every commit this App wrote. Two ways to know it:
+ * - Redis (the normal path, no GitHub call): the pull request Escalator opened on each branch and
+ *   the head commit it last wrote there, recorded before the ref moves. Head equal to that commit
+ *   means every commit on the branch is Escalator's: each one was built on a head judged the same
+ *   way, or on the default branch.
+ * - GitHub (when Redis lost the record, or the head is not the one recorded): the pull request's
+ *   author is this App's bot (`<slug>[bot]` from `GET /app`; only the App can open a pull request as
+ *   its bot) and every commit of `GET /pulls/{n}/commits` has a signature GitHub verified and is
+ *   attributed to the bot as author and committer. GitHub signs the commits an App makes through the
+ *   API without a custom author and attributes them to its bot; a person can forge the author email
+ *   but not GitHub's verified signature for the bot. One more call per pull request, once: a
+ *   positive answer is recorded again, so losing Redis does not churn the living pull requests.
+ * A pull request judged foreign stays foreign (noted in Redis, and by Escalator's one comment on it).
+ */
+export type LivingTrust = { ours: true } | { ours: false; reason: ForeignReason | null };
+
+async function judgePull(octokit: Octokit, store: IndexStore, id: RepoId, base: string, branch: string, pull: Pick<PullSummary, 'number' | 'headSha' | 'user'>, record: LivingRecord): Promise<LivingTrust> {
+  if (record.noted.includes(pull.number)) return { ours: false, reason: null };
+  const own = record.branches[branch];
+  if (own?.pull === pull.number && own.head === pull.headSha) return { ours: true };
+  const bot = await loadBotLogin(octokit);
+  if (pull.user?.type !== 'Bot' || pull.user.login !== bot) return { ours: false, reason: { kind: 'opened-by', login: pull.user?.login ?? '' } };
+  const commits = await loadPullCommits(octokit, id, pull.number);
+  // GitHub lists at most 250 commits of a pull request; one that long is not a living PR of ours.
+  const stranger = commits.find((commit) => !wroteIt(commit, bot)) ?? (commits.length === 0 || commits.length >= 250 || commits.at(-1)?.sha !== pull.headSha ? { sha: pull.headSha, author: null } : undefined);
+  if (stranger) return { ours: false, reason: { kind: 'commit', sha: stranger.sha, login: stranger.author } };
+  await store.recordLiving(id, base, branch, { pull: pull.number, head: pull.headSha });
+  return { ours: true };
+}
+
+function wroteIt(writer: CommitWriter, bot: string): boolean {
+  return writer.verified && writer.author === bot && writer.committer === bot;
+}
+
+/**
+ * True when a pull request is one of Escalator's living pull requests, judged as above: the only
+ * pull requests whose marker is believed (commands, carried-over images and provenance).
+ */
+export async function isEscalatorPull(
+  input: { octokit: Octokit; store: IndexStore; id: RepoId },
+  pull: { number: number; headRef: string; headSha: string; headRepo: string | null; user: { login: string; type: string } | null },
+): Promise<boolean> {
+  const { id } = input;
+  if (pull.headRepo?.toLowerCase() !== `${id.owner}/${id.repo}`.toLowerCase() || !pull.headRef.startsWith('escalator/')) return false;
+  const base = livingBranchBase(pull.headRef);
+  if (!livingBranches(base).includes(pull.headRef)) return false;
+  const record = await input.store.loadLiving(id, base);
+  return (await judgePull(input.octokit, input.store, id, base, pull.headRef, pull, record)).ours;
 }
 
 /**
  * One living pull request per deterministic branch, kept current:
- * 1. read the default branch and the bot's branch; an open PR on it means "build on it"
- * 2. let the caller plan against that base (it loads the files it needs at `base.sha`)
- * 3. commit the plan once; move the branch by compare-and-swap (create, or fast-forward only)
+ * 1. find the branch to write: the deterministic one, or its `@2`… copy when a branch holds a pull
+ *    request Escalator did not write (that one is left alone and told so once, see {@link LivingTrust})
+ * 2. read the default branch; let the caller plan against the base (the PR's head when it is
+ *    Escalator's own, else the default branch; it loads the files it needs at `base.sha`)
+ * 3. commit the plan once, record the commit as Escalator's, move the branch by compare-and-swap
+ *    (create, fast-forward only, or reset a leftover branch whose head Escalator wrote)
  * 4. create the PR or update its text only when it differs; add missing labels
  * On a lost compare-and-swap, or a PR merged or closed meanwhile, everything is planned again from
  * fresh state (up to 4 times).
  */
 export async function ensureLivingPull<P extends BranchPlan>(input: {
   octokit: Octokit;
+  store: IndexStore;
   id: RepoId;
   defaultBranch: string;
   branch: string;
   labels: string[];
   log: Logger;
   dryRun?: boolean;
-  plan: (base: BranchHead, open: PullSummary | null, defaultHead: BranchHead) => Promise<P>;
+  /**
+   * `marker` is the open PR's marker as Escalator last wrote it (from Redis; from the body as GitHub
+   * holds it only when Redis lost it): what a plan carries over.
+   */
+  plan: (base: BranchHead, open: PullSummary | null, defaultHead: BranchHead, marker: PullMarker | null) => Promise<P>;
 }): Promise<LivingPullResult<P>> {
-  const { octokit, id, branch } = input;
+  const { octokit, store, id, branch, log } = input;
   for (let attempt = 1; ; attempt++) {
     try {
       return await once();
     } catch (error) {
       if (!(error instanceof ConflictError) || attempt >= 4) throw error;
-      input.log.info({ branch, attempt }, 'Branch moved meanwhile; planning again from fresh state');
+      log.info({ branch, attempt }, 'Branch moved meanwhile; planning again from fresh state');
     }
   }
 
+  /** The first branch Escalator may write: absent, its own leftover, or holding its own open PR. */
+  async function chooseBranch(record: LivingRecord): Promise<{ name: string; head: BranchHead | null; open: PullSummary | null }> {
+    const candidates = livingBranches(branch);
+    // The branch in use is looked at first: a foreign PR on the deterministic branch that was
+    // merged and deleted must not make the next run open a second living PR there.
+    const order = record.at && record.at !== branch && candidates.includes(record.at) ? [record.at, ...candidates.filter((name) => name !== record.at)] : candidates;
+    for (const name of order) {
+      const head = await loadBranch(octokit, id, name);
+      if (!head) return { name, head: null, open: null };
+      const open = await findOpenPull(octokit, id, name);
+      if (!open) {
+        // A leftover branch is reset only when Escalator wrote its head: someone's pushed work stays.
+        if (record.branches[name]?.head === head.sha || (head.writer && wroteIt(head.writer, await loadBotLogin(octokit)))) return { name, head, open: null };
+        log.info({ branch: name }, 'Branch written by someone else, without a pull request; trying the next one');
+        continue;
+      }
+      // GitHub moves a pull request's head a moment after the push: until both agree, the branch
+      // may hold a commit the judged head does not (built on, it would be a stranger's). Plan again.
+      if (open.headSha !== head.sha) throw new ConflictError(`pull request #${open.number} does not point at the head of ${name} yet`);
+      const trust = await judgePull(octokit, store, id, branch, name, open, record);
+      if (trust.ours) return { name, head, open };
+      log.warn({ branch: name, pr: open.number, reason: trust.reason?.kind ?? 'noted' }, 'Living pull request not written by Escalator; left alone');
+      if (trust.reason && !input.dryRun) await noteOnce(open.number, trust.reason);
+    }
+    throw new ConfigError(
+      `every branch Escalator may use for ${branch} (${candidates.join(', ')}) holds a pull request or commits Escalator did not write; close those pull requests or delete those branches, and the next event opens Escalator's own`,
+    );
+  }
+
+  /** Say once on a pull request that Escalator leaves it alone (Redis remembers; the comment itself after Redis loss). */
+  async function noteOnce(number: number, reason: ForeignReason): Promise<void> {
+    if (!(await hasComment(octokit, id, number, LEFT_ALONE_MARKER, await loadBotLogin(octokit)))) await createComment(octokit, id, number, renderLeftAloneNote(reason, branch));
+    await store.recordNoted(id, branch, number);
+  }
+
   async function once(): Promise<LivingPullResult<P>> {
-    const branchHead = await loadBranch(octokit, id, branch);
-    const open = branchHead ? await findOpenPull(octokit, id, branch) : null;
+    const record = await store.loadLiving(id, branch);
+    const { name, head: branchHead, open } = await chooseBranch(record);
     // The default branch is read after the PR: a PR merged meanwhile is then either still seen open
     // (its update below finds it merged, and the run plans again) or already in the default branch.
     // Read before it, a merge in between would be planned again on top of the old default branch.
     const defaultHead = await loadBranch(octokit, id, input.defaultBranch);
     if (!defaultHead) throw new ConfigError(`the default branch ${input.defaultBranch} of ${id.owner}/${id.repo} is gone`);
     const base = open && branchHead ? branchHead : defaultHead;
-    const plan = await input.plan(base, open, defaultHead);
-    if (input.dryRun) return { plan, pull: open, base, created: false };
+    const own = record.branches[name];
+    const marker = open ? (own?.pull === open.number && own.marker !== undefined ? parseMarker(own.marker) : parseMarker(open.body)) : null;
+    const plan = await input.plan(base, open, defaultHead, marker);
+    const written = parseMarker(plan.body);
+    const markerText = written ? renderMarker(written) : '';
+    if (input.dryRun) return { plan, pull: open, base, created: false, branch: name };
     if (plan.updates.length === 0) {
-      if (open) await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body });
-      return { plan, pull: open ? { ...open, title: plan.title, body: plan.body } : null, base, created: false };
+      if (open) {
+        await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body });
+        await store.recordLiving(id, branch, name, { marker: markerText });
+      }
+      return { plan, pull: open ? { ...open, title: plan.title, body: plan.body } : null, base, created: false, branch: name };
     }
     const commit = await createCommit(octokit, id, base, plan.updates, plan.commitMessage);
-    if (!branchHead) await createBranch(octokit, id, branch, commit);
-    else if (open) await advanceBranch(octokit, id, branch, commit);
-    else await resetBranch(octokit, id, branch, commit); // leftover branch of a closed PR: ours to reuse
+    // Recorded before the ref moves: a crash in between leaves a recorded commit that is not the
+    // head (judged again through GitHub), never an unrecorded head of Escalator's.
+    await store.recordLiving(id, branch, name, { head: commit });
+    if (!branchHead) await createBranch(octokit, id, name, commit);
+    else if (open) await advanceBranch(octokit, id, name, commit);
+    else await resetBranch(octokit, id, name, commit); // leftover branch of a closed PR whose head Escalator wrote
     let pull: PullSummary;
     if (open) {
       // A person may merge or close the PR while this run writes it: the PATCH answers its state,
       // or, when the text is unchanged, one read does. Either way a lost race is planned again.
       if (!(await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body }))) await ensurePullOpen(octokit, id, open.number);
+      await store.recordLiving(id, branch, name, { marker: markerText });
       pull = { ...open, title: plan.title, body: plan.body };
     } else {
-      pull = await createPull(octokit, id, { head: branch, base: input.defaultBranch, title: plan.title, body: plan.body });
+      pull = await createPull(octokit, id, { head: name, base: input.defaultBranch, title: plan.title, body: plan.body });
+      await store.recordLiving(id, branch, name, { head: commit, pull: pull.number, marker: markerText });
     }
     await ensureLabels(octokit, id, pull.number, pull.labels, input.labels);
-    input.log.info({ branch, pr: pull.number, commit, files: plan.updates.length }, 'Living pull request updated');
-    return { plan, pull: { ...pull, headSha: commit, labels: [...new Set([...pull.labels, ...input.labels])] }, commit, base, created: !open };
+    log.info({ branch: name, pr: pull.number, commit, files: plan.updates.length }, 'Living pull request updated');
+    return { plan, pull: { ...pull, headSha: commit, labels: [...new Set([...pull.labels, ...input.labels])] }, commit, base, created: !open, branch: name };
   }
 }

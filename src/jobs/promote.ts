@@ -65,13 +65,14 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
 
   const result = await ensureLivingPull({
     octokit,
+    store: deps.store,
     id,
     defaultBranch: index.defaultBranch,
     branch: promotionBranch(target.name, data.app),
     labels: ['promotion', `env:${target.name}`, ...index.config.labels],
     log,
     dryRun: index.config.dryRun,
-    plan: async (base, open, defaultHead) => {
+    plan: async (base, _open, defaultHead, marker) => {
       // What the PR changes is judged against the default branch; the edits go on the PR's branch.
       const entries: PromotionInput['apps'] = [];
       const onBranch: PromotionInput['apps'] = [];
@@ -97,7 +98,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
       }
       const hold = await deps.store.loadHold(index, target.name, data.app);
       gates.push(hold ? { name: 'hold', state: 'failed', detail: `promotion into ${target.name} is on hold (${hold}); comment /escalator release to lift it` } : { name: 'hold', state: 'passed', detail: 'no hold' });
-      const sources = open ? (parseMarker(open.body)?.sources ?? []) : [];
+      const sources = marker?.sources ?? [];
       const provenance = data.app ? await deps.store.loadProvenance(index, source, data.app) : [];
       const input = { source: rollback ? `${target.name} (history)` : source, target: target.name, app: data.app, sources: provenance.length ? provenance : sources, gates };
       const plan = planPromotion({ ...input, apps: entries });

@@ -1,3 +1,5 @@
+import { code } from './markdown.js';
+
 /**
  * The hidden marker in the body of every pull request Escalator opens:
  * `<!-- escalator:v1 {"kind":"bump",…} -->`. State lives in GitHub and survives restarts: the
@@ -40,16 +42,56 @@ export function parseMarker(body: string | null | undefined): PullMarker | null 
 /** What a pull request event tells of who opened a pull request and from where. */
 export interface PullOrigin {
   body?: string | null;
-  user?: { type?: string } | null;
+  user?: { type?: string; login?: string } | null;
   head: { ref: string; repo?: { full_name?: string } | null };
 }
 
 /**
- * The marker of a pull request Escalator opened, or null. Only a pull request opened by a GitHub
- * App from an `escalator/` branch of the same repository counts: anyone can paste a marker into
- * the body of their own pull request, and a merged forgery must not write provenance.
+ * The marker of a pull request Escalator opened, or null. Only a pull request opened by this App
+ * (its own `<slug>[bot]` login, not any App's) from an `escalator/` branch of the same repository
+ * counts: anyone can paste a marker into the body of their own pull request, any App installed on
+ * the repository can open one, and a merged forgery must not write provenance.
  */
-export function escalatorMarker(pull: PullOrigin, repository: string): PullMarker | null {
-  if (pull.user?.type !== 'Bot' || !pull.head.ref.startsWith('escalator/') || pull.head.repo?.full_name !== repository) return null;
+export function escalatorMarker(pull: PullOrigin, repository: string, botLogin: string): PullMarker | null {
+  if (pull.user?.type !== 'Bot' || pull.user.login !== botLogin || !pull.head.ref.startsWith('escalator/') || pull.head.repo?.full_name !== repository) return null;
   return parseMarker(pull.body);
+}
+
+/**
+ * How many branches one living pull request may take: its deterministic branch, then `<branch>@2`
+ * … `<branch>@5` when a branch is held by a pull request Escalator did not write.
+ */
+export const LIVING_BRANCHES = 5;
+
+/**
+ * The branches one (environment, app) may use, in order: `escalator/dev/hello`, then
+ * `escalator/dev/hello@2`, …. A `/` cannot start the suffix (git refuses a ref below another
+ * ref), and `@` followed by a digit reads as "another copy" without clashing with `@{`.
+ */
+export function livingBranches(branch: string): string[] {
+  return Array.from({ length: LIVING_BRANCHES }, (_, i) => (i === 0 ? branch : `${branch}@${i + 1}`));
+}
+
+/** The deterministic branch a living branch is a copy of (`escalator/dev/hello@2` → `escalator/dev/hello`). */
+export function livingBranchBase(ref: string): string {
+  const match = /^(escalator\/.+)@([2-9]|[1-9]\d+)$/.exec(ref);
+  return match ? (match[1] as string) : ref;
+}
+
+/** The first line of the note Escalator leaves on a pull request it will not build on. */
+export const LEFT_ALONE_MARKER = '<!-- escalator:left-alone -->';
+
+/** Why a pull request on one of Escalator's branches is not Escalator's to build on. */
+export type ForeignReason = { kind: 'opened-by'; login: string } | { kind: 'commit'; sha: string; login: string | null };
+
+/** The one note on a pull request Escalator leaves alone, saying why and where it continues. */
+export function renderLeftAloneNote(reason: ForeignReason, branch: string): string {
+  const who = (login: string | null): string => (login ? ` by @${login.replace(/[^A-Za-z0-9_.[\]-]/g, '')}` : '');
+  const why = reason.kind === 'opened-by' ? `it was opened${who(reason.login) || ' by someone else'}, not by Escalator` : `it holds commits Escalator did not write (${code(reason.sha.slice(0, 7))}${who(reason.login)})`;
+  return [
+    LEFT_ALONE_MARKER,
+    `Escalator leaves this pull request alone: ${why}. Escalator builds on, edits and merges only pull requests it opened itself and whose every commit it wrote, so it will not update, retitle or merge this one.`,
+    '',
+    `Its own updates for ${code(branch)} continue on a branch only Escalator writes (${code(`${branch}@2`)} or the next free one). Review this pull request like any other change.`,
+  ].join('\n');
 }

@@ -250,7 +250,9 @@ export class GitRepository {
   /** Commits reachable from `head` but not from `exclude`, newest first. */
   revList(head: string, options: { exclude?: string; path?: string; max?: number } = {}): Promise<string[]> {
     const key = `rev-list ${head} ${options.exclude ?? ''} ${options.path ?? ''} ${options.max ?? ''}`;
-    return this.rememberIfShas(key, [head, ...(options.exclude ? [options.exclude] : [])], () => this.computeRevList(head, options));
+    // A copy per caller: callers reverse it in place, which would reorder the remembered list for
+    // the next one (the commits of a pull request came out newest first every other call).
+    return this.rememberIfShas(key, [head, ...(options.exclude ? [options.exclude] : [])], () => this.computeRevList(head, options)).then((shas) => [...shas]);
   }
 
   private async computeRevList(head: string, options: { exclude?: string; path?: string; max?: number }): Promise<string[]> {

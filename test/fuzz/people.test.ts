@@ -161,18 +161,19 @@ describe('forged pull request markers', () => {
 
   describe('in the body of a merged pull request', () => {
     const body = `Promote\n${renderMarker({ kind: 'promote', environment: 'prod', app: 'hello', images: [{ repository: 'ghcr.io/example/hello', tag: '6.6.6' }], sources: ['#1'] })}`;
-    const ours = { body, user: { type: 'Bot' }, head: { ref: 'escalator/promote/prod/hello', repo: { full_name: 'o/r' } } };
+    const ours = { body, user: { type: 'Bot', login: 'escalator[bot]' }, head: { ref: 'escalator/promote/prod/hello', repo: { full_name: 'o/r' } } };
     it.each([
-      ['a person', { ...ours, user: { type: 'User' } }],
+      ['a person', { ...ours, user: { type: 'User', login: 'escalator[bot]' } }],
+      ['another App', { ...ours, user: { type: 'Bot', login: 'other[bot]' } }],
       ['no user (a deleted account)', { ...ours, user: null }],
       ['a branch that is not Escalator\'s', { ...ours, head: { ...ours.head, ref: 'feature/escalator/promote' } }],
       ['a fork', { ...ours, head: { ...ours.head, repo: { full_name: 'someone/r' } } }],
       ['a fork that was deleted', { ...ours, head: { ...ours.head, repo: null } }],
     ])('is not trusted when the pull request comes from %s', (_who, pull) => {
-      expect(escalatorMarker(pull, 'o/r')).toBeNull();
+      expect(escalatorMarker(pull, 'o/r', 'escalator[bot]')).toBeNull();
     });
-    it('is trusted from an App on an escalator/ branch of the same repository', () => {
-      expect(escalatorMarker(ours, 'o/r')).toEqual({ kind: 'promote', environment: 'prod', app: 'hello', images: [{ repository: 'ghcr.io/example/hello', tag: '6.6.6' }], sources: ['#1'] });
+    it('is trusted from this App on an escalator/ branch of the same repository', () => {
+      expect(escalatorMarker(ours, 'o/r', 'escalator[bot]')).toEqual({ kind: 'promote', environment: 'prod', app: 'hello', images: [{ repository: 'ghcr.io/example/hello', tag: '6.6.6' }], sources: ['#1'] });
     });
   });
 

@@ -89,6 +89,30 @@ describe('creating and reading pull requests', () => {
   });
 });
 
+describe('the commits of a pull request', () => {
+  it('lists them oldest first on every call, each with the accounts that wrote it and GitHub\'s verification', async () => {
+    const main = (await octokit.rest.repos.getCommit({ ...repo, ref: 'heads/main' })).data;
+    // One commit as the App (through the Git Data API, no custom author: GitHub signs it), one pushed by a person.
+    const tree = await octokit.rest.git.createTree({ ...repo, base_tree: main.commit.tree.sha, tree: [{ path: 'dev/kustomization.yaml', mode: '100644', type: 'blob', content: kustomization('3.0.0') }] });
+    const own = await octokit.rest.git.createCommit({ ...repo, message: 'Bump to 3.0.0', tree: tree.data.sha, parents: [main.sha] });
+    expect(own.data.verification).toMatchObject({ verified: true, reason: 'valid' });
+    await octokit.rest.git.createRef({ ...repo, ref: 'refs/heads/mixed', sha: own.data.sha });
+    const pushed = await h.client.commit(full, { branch: 'mixed', files: { 'README.md': 'changed\n' }, message: 'A person\'s change' });
+    const pull = await octokit.rest.pulls.create({ ...repo, title: 'mixed', head: 'mixed', base: 'main' });
+    for (let call = 0; call < 2; call++) {
+      const { data } = await octokit.rest.pulls.listCommits({ ...repo, pull_number: pull.data.number });
+      expect(data.map((commit) => commit.sha)).toEqual([own.data.sha, pushed.sha]);
+      expect(data.map((commit) => [commit.author?.login, commit.committer?.login, commit.commit.verification?.verified])).toEqual([
+        ['escalator[bot]', 'escalator[bot]', true],
+        ['developer', 'developer', false],
+      ]);
+    }
+    // A person naming the App's bot as author is still not verified.
+    const forged = await h.userOctokit().rest.git.createCommit({ ...repo, message: 'forged', tree: tree.data.sha, parents: [main.sha], author: { name: 'escalator[bot]', email: own.data.author.email } });
+    expect(forged.data.verification).toMatchObject({ verified: false });
+  });
+});
+
 describe('merging', () => {
   it('merges with a merge commit whose parents are base and head', async () => {
     const head = await branchWithTag('merge-me', '3.0.0');

@@ -12,6 +12,26 @@ export interface RepoId {
 export interface BranchHead {
   sha: string;
   treeSha: string;
+  /** Who GitHub says wrote the head commit (when it was read from GitHub). */
+  writer?: CommitWriter;
+}
+
+/**
+ * Who wrote a commit, as GitHub attributes it: the accounts its author and committer emails belong
+ * to, and whether GitHub verified its signature. Git metadata alone is forgeable by anyone who
+ * pushes; an account attribution together with GitHub's verified signature is not.
+ */
+export interface CommitWriter {
+  verified: boolean;
+  author: string | null;
+  committer: string | null;
+}
+
+type CommitAccounts = { author?: { login?: string } | Record<string, never> | null; committer?: { login?: string } | Record<string, never> | null; commit: { verification?: { verified?: boolean } | null } };
+
+function writerOf(data: CommitAccounts): CommitWriter {
+  const login = (account: CommitAccounts['author']): string | null => (account && 'login' in account && typeof account.login === 'string' ? account.login : null);
+  return { verified: data.commit.verification?.verified === true, author: login(data.author), committer: login(data.committer) };
 }
 
 export interface FileWrite {
@@ -36,7 +56,7 @@ export async function loadDefaultBranch(octokit: Octokit, id: RepoId): Promise<s
 export async function loadBranch(octokit: Octokit, id: RepoId, branch: string): Promise<BranchHead | null> {
   try {
     const { data } = await octokit.rest.repos.getCommit({ ...id, ref: `heads/${branch}`, per_page: 1 });
-    return { sha: data.sha, treeSha: data.commit.tree.sha };
+    return { sha: data.sha, treeSha: data.commit.tree.sha, writer: writerOf(data) };
   } catch (error) {
     if (isStatus(error, 404, 422)) return null;
     throw error;
@@ -132,6 +152,8 @@ export interface PullSummary {
   headSha: string;
   htmlUrl: string;
   labels: string[];
+  /** Who opened it. */
+  user: { login: string; type: string } | null;
 }
 
 /** The open pull request whose head is `branch` in the same repository, if any. */
@@ -141,8 +163,9 @@ export async function findOpenPull(octokit: Octokit, id: RepoId, branch: string,
   return pull ? summarize(pull) : null;
 }
 
-function summarize(pull: { number: number; title: string; body?: string | null; head: { sha: string }; html_url: string; labels?: Array<{ name?: string } | string> }): PullSummary {
+function summarize(pull: { number: number; title: string; body?: string | null; head: { sha: string }; html_url: string; labels?: Array<{ name?: string } | string>; user?: { login: string; type: string } | null }): PullSummary {
   return {
+    user: pull.user ? { login: pull.user.login, type: pull.user.type } : null,
     number: pull.number,
     title: pull.title,
     body: pull.body ?? '',
@@ -251,4 +274,50 @@ export async function requestReviewers(octokit: Octokit, id: RepoId, number: num
   const users = reviewers.filter((r) => !r.includes('/')).map((r) => r.replace(/^@/, ''));
   if (teams.length + users.length === 0) return;
   await octokit.rest.pulls.requestReviewers({ ...id, pull_number: number, reviewers: users, team_reviewers: teams });
+}
+
+/** The commits of a pull request, oldest first, with who wrote each (GitHub lists at most 250). */
+export async function loadPullCommits(octokit: Octokit, id: RepoId, number: number): Promise<Array<CommitWriter & { sha: string }>> {
+  // Page by page rather than `octokit.paginate`, whose follow-up requests carry full URLs instead
+  // of route templates into the per-route metrics.
+  const commits: Array<CommitWriter & { sha: string }> = [];
+  for (let page = 1; page <= 3; page++) {
+    const { data } = await octokit.rest.pulls.listCommits({ ...id, pull_number: number, per_page: 100, page });
+    commits.push(...data.map((commit) => ({ sha: commit.sha, ...writerOf(commit) })));
+    if (data.length < 100) break;
+  }
+  return commits;
+}
+
+const botLogins = new WeakMap<Octokit, Promise<string>>();
+
+/**
+ * The login of this App's bot user (`<slug>[bot]`), which GitHub attributes the App's pull requests,
+ * comments and commits to. One `GET /app` per client and process (Octokit's App auth signs that
+ * route with the App's JWT even on an installation client); a failure is not cached.
+ */
+export function loadBotLogin(octokit: Octokit): Promise<string> {
+  let login = botLogins.get(octokit);
+  if (!login) {
+    login = octokit.rest.apps.getAuthenticated().then(({ data }) => {
+      if (!data?.slug) throw new Error('GitHub did not say which App Escalator is (GET /app answered no slug); retrying');
+      return `${data.slug}[bot]`;
+    });
+    login.catch(() => botLogins.delete(octokit));
+    botLogins.set(octokit, login);
+  }
+  return login;
+}
+
+/** True when `login` already wrote a comment starting with `marker` on the issue or pull request. */
+export async function hasComment(octokit: Octokit, id: RepoId, number: number, marker: string, login: string): Promise<boolean> {
+  for (let page = 1; ; page++) {
+    const { data } = await octokit.rest.issues.listComments({ ...id, issue_number: number, per_page: 100, page });
+    if (data.some((comment) => comment.user?.login === login && (comment.body ?? '').startsWith(marker))) return true;
+    if (data.length < 100) return false;
+  }
+}
+
+export async function createComment(octokit: Octokit, id: RepoId, number: number, body: string): Promise<void> {
+  await octokit.rest.issues.createComment({ ...id, issue_number: number, body });
 }

@@ -1,3 +1,4 @@
+import { dirname, resolvePath } from './repo-path.js';
 import { foldKey, readYamlMappings, recordList, shown, stringField } from './kustomize-reads.js';
 
 /**
@@ -26,24 +27,6 @@ export interface ChartReads {
 /** The meta-schemas helm's JSON Schema library knows without loading anything. */
 const KNOWN_SCHEMAS = new Set(['http://json-schema.org/draft-04/schema', 'http://json-schema.org/draft-06/schema', 'http://json-schema.org/draft-07/schema', 'https://json-schema.org/draft/2019-09/schema', 'https://json-schema.org/draft/2020-12/schema']);
 const REFERENCE_KEYS = ['$ref', '$dynamicRef', '$recursiveRef'];
-
-function dirname(path: string): string {
-  const slash = path.lastIndexOf('/');
-  return slash < 0 ? '' : path.slice(0, slash);
-}
-
-function join(dir: string, relative: string): string | undefined {
-  if (relative.startsWith('/')) return undefined;
-  const parts = dir === '' ? [] : dir.split('/');
-  for (const part of relative.split('/')) {
-    if (part === '' || part === '.') continue;
-    if (part === '..') {
-      if (parts.length === 0) return undefined;
-      parts.pop();
-    } else parts.push(part);
-  }
-  return parts.join('/');
-}
 
 /** The references of a values schema that make helm load something: `$ref` to another document, an unknown `$schema`. */
 export function schemaLoads(schema: unknown): Array<{ key: string; value: string }> {
@@ -115,7 +98,7 @@ export function checkChartYaml(path: string, text: string, files: ReadonlySet<st
       if (repository === undefined || repository.trim() === '') continue;
       const key = Object.keys(record).find((candidate) => foldKey(candidate) === 'repository') ?? 'repository';
       if (/^file:\/\//i.test(repository)) {
-        if (join(chartDir, repository.slice('file://'.length)) === undefined) into.outside.push(`${path} ${field}.${key} reads ${shown(repository)}`);
+        if (resolvePath(chartDir, repository.slice('file://'.length)) === undefined) into.outside.push(`${path} ${field}.${key} reads ${shown(repository)}`);
       } else if (!name || !vendored(name)) {
         into.remote.push(`${path} ${field}.${key}: ${shown(repository)} (${name ? shown(name) : 'a dependency without a name'} is not vendored under ${chartDir === '' ? '' : `${chartDir}/`}charts/)`);
       }

@@ -1,7 +1,10 @@
 import { matchEnvironmentPath } from '../../config/repo-config.js';
 import { checkChart, type ChartReads, type ChartTree } from './chart-reads.js';
 import { fileSourcePaths, foldKey, isRemoteReference, readKustomization, readPluginConfigPaths, readYamlMappings, shown, type FieldRef } from './kustomize-reads.js';
+import { dirname, resolvePath } from './repo-path.js';
 import type { TargetNode } from './types.js';
+
+export { resolvePath };
 
 /**
  * Which targets a repository has, what each one reads, and which of them a change touches.
@@ -45,27 +48,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function dirname(path: string): string {
-  const slash = path.lastIndexOf('/');
-  return slash < 0 ? '' : path.slice(0, slash);
-}
-
 function basename(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1);
-}
-
-/** Join a relative reference onto a directory; `undefined` when it climbs out of the repository. */
-export function resolvePath(dir: string, relative: string): string | undefined {
-  if (relative.startsWith('/')) return undefined;
-  const parts = dir === '' ? [] : dir.split('/');
-  for (const part of relative.split('/')) {
-    if (part === '' || part === '.') continue;
-    if (part === '..') {
-      if (parts.length === 0) return undefined;
-      parts.pop();
-    } else parts.push(part);
-  }
-  return parts.join('/');
 }
 
 function compare(a: string, b: string): number {

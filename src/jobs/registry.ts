@@ -65,9 +65,9 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
   const common = { connection, log, prefix, lockDuration: env.ESCALATOR_LOCK_MS, stalledInterval: env.ESCALATOR_LOCK_MS, maxStalledCount: 5 };
   const workers = [
     createWorker('image', ImageJob, (data, context) => processImageJob(deps, data, context), { ...common, concurrency: 8 }),
-    createWorker('bump', BumpJob, (data, context) => processBumpJob(deps, data, context), { ...common, concurrency: 4 }),
-    createWorker('promote', PromoteJob, (data, context) => processPromoteJob(deps, data, context), { ...common, concurrency: 4 }),
-    createWorker('diff', DiffJob, (data, context) => processDiffJob({ ...deps, cacheDir: env.ESCALATOR_CACHE_DIR, appId: env.APP_ID, renderIsolation: env.ESCALATOR_RENDER_ISOLATION }, data, context), { ...common, concurrency: 2 }),
+    createWorker('bump', BumpJob, (data, context) => processBumpJob(deps, data, context), { ...common, concurrency: 4, fairShare: true }),
+    createWorker('promote', PromoteJob, (data, context) => processPromoteJob(deps, data, context), { ...common, concurrency: 4, fairShare: true }),
+    createWorker('diff', DiffJob, (data, context) => processDiffJob({ ...deps, cacheDir: env.ESCALATOR_CACHE_DIR, appId: env.APP_ID, renderIsolation: env.ESCALATOR_RENDER_ISOLATION }, data, context), { ...common, concurrency: 2, fairShare: true }),
     createWorker('command', CommandJob, (data, context) => processCommandJob(deps, data, context), { ...common, concurrency: 2 }),
     createWorker(
       'index',

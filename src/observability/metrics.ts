@@ -33,6 +33,13 @@ export const jobsFailed = new Counter({
   registers: [registry],
 });
 
+export const jobsYielded = new Counter({
+  name: 'escalator_jobs_yielded_total',
+  help: 'Jobs that gave their worker to another installation waiting on the same queue (no attempt used).',
+  labelNames: ['queue'] as const,
+  registers: [registry],
+});
+
 export const webhookUnverifiedBytes = new Gauge({
   name: 'escalator_webhook_unverified_bytes',
   help: 'Bytes of GitHub webhook bodies held right now whose signatures are not checked yet (limit: ESCALATOR_WEBHOOK_BUFFER_BYTES).',

@@ -3,7 +3,8 @@ import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import { classifyError, RateLimitError } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
-import { jobDuration, jobsFailed } from '../observability/metrics.js';
+import { jobDuration, jobsFailed, jobsYielded } from '../observability/metrics.js';
+import { FairShare, installationOf } from './fair-share.js';
 import { LeaseBusyError } from './lease.js';
 import { queuePrefix, type QueueName } from './names.js';
 
@@ -18,15 +19,23 @@ export type Processor<T> = (data: T, context: ProcessorContext) => Promise<unkno
  * Wrap a processor with the one place that maps errors onto queue semantics:
  * validation and config errors fail at once (no retries), a GitHub rate limit moves the job to
  * delayed until the reset, everything else is rethrown so attempts and backoff apply.
- * Processors themselves never catch-and-log.
+ * Processors themselves never catch-and-log. With `fair`, a job first takes its installation's
+ * slot, or yields to another installation's waiting job without using an attempt.
  */
-export function wrapProcessor<S extends z.ZodType>(queue: QueueName, schema: S, processor: Processor<z.infer<S>>, log: Logger) {
+export function wrapProcessor<S extends z.ZodType>(queue: QueueName, schema: S, processor: Processor<z.infer<S>>, log: Logger, fair?: FairShare) {
   return async (job: Job, token?: string): Promise<unknown> => {
     const jobLog = log.child({ queue, jobId: job.id, attempt: job.attemptsMade + 1 });
     const parsed = schema.safeParse(job.data);
     if (!parsed.success) {
       jobLog.error({ issues: parsed.error.issues }, 'Job data failed validation');
       throw new UnrecoverableError(`job data for queue ${queue} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    }
+    const installation = fair && job.id !== undefined ? installationOf(parsed.data) : undefined;
+    if (fair && installation !== undefined && !(await fair.acquire(installation, job.id as string))) {
+      jobLog.debug({ installationId: installation }, 'Job yields its worker to another installation that is waiting');
+      jobsYielded.inc({ queue });
+      await job.moveToDelayed(Date.now() + 250 + Math.floor(Math.random() * 500), token);
+      throw new DelayedError();
     }
     const timer = jobDuration.startTimer({ queue });
     try {
@@ -57,6 +66,8 @@ export function wrapProcessor<S extends z.ZodType>(queue: QueueName, schema: S, 
           jobLog.warn({ err: { name: (error as Error).name, message: (error as Error).message } }, 'Job attempt failed; it will be retried');
           throw error;
       }
+    } finally {
+      if (fair && installation !== undefined) await fair.release(installation, job.id as string);
     }
   };
 }
@@ -65,10 +76,12 @@ export function createWorker<S extends z.ZodType>(
   queue: QueueName,
   schema: S,
   processor: Processor<z.infer<S>>,
-  options: { connection: Redis; log: Logger; concurrency?: number; prefix?: string } & Partial<WorkerOptions>,
+  options: { connection: Redis; log: Logger; concurrency?: number; prefix?: string; fairShare?: boolean } & Partial<WorkerOptions>,
 ): Worker {
-  const { connection, log, concurrency = 4, prefix = queuePrefix, ...rest } = options;
-  return new Worker(queue, wrapProcessor(queue, schema, processor, log), {
+  const { connection, log, concurrency = 4, prefix = queuePrefix, fairShare = false, ...rest } = options;
+  // Half the workers per installation while another waits: one tenant's backlog never holds them all.
+  const fair = fairShare ? new FairShare(connection, { prefix, queue, share: Math.max(1, Math.floor(concurrency / 2)) }) : undefined;
+  return new Worker(queue, wrapProcessor(queue, schema, processor, log, fair), {
     connection,
     prefix,
     concurrency,

@@ -35,6 +35,14 @@ const VICTIM_TENANT = 'VICTIM-other-installation-7f3a9c';
 const VICTIM_TMP = 'VICTIM-elsewhere-in-tmp-c41d07';
 const VICTIM = /VICTIM-/;
 
+/** A new git repository at `repo` on branch main, with no user or system configuration; returns its `git`. */
+function initRepo(repo: string): (...args: string[]) => string {
+  const env = { PATH: process.env.PATH ?? '', HOME: scratch, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t.invalid' };
+  const git = (...args: string[]): string => execFileSync('git', ['-C', repo, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }).toString('utf8').trim();
+  git('init', '-q', '-b', 'main');
+  return git;
+}
+
 /** Every request the canary saw; each test starts from zero and must end there. */
 const hits: string[] = [];
 let canary: Server;
@@ -287,9 +295,7 @@ describe('namespace isolation through renderAndDiff', () => {
   it('every probe of one pull request fails at head, nothing is fetched, no victim is shown, the good target renders', async () => {
     const repo = join(scratch, 'repo');
     mkdirSync(repo);
-    const gitEnv = { PATH: process.env.PATH ?? '', HOME: scratch, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t.invalid' };
-    const git = (...args: string[]): string => execFileSync('git', ['-C', repo, ...args], { env: gitEnv, stdio: ['ignore', 'pipe', 'pipe'] }).toString('utf8').trim();
-    git('init', '-q', '-b', 'main');
+    const git = initRepo(repo);
     writeTree(repo, { 'good/kustomization.yaml': 'resources: [cm.yaml]\n', 'good/cm.yaml': configMap('good', 'before') });
     git('add', '-A');
     git('commit', '-q', '-m', 'base');
@@ -319,9 +325,7 @@ describe('when isolation is not available', () => {
   it('refuses every kustomize and helm render with one sentence, renders plain manifests, and fetches nothing', async () => {
     const repo = join(scratch, 'repo-unavailable');
     mkdirSync(repo);
-    const gitEnv = { PATH: process.env.PATH ?? '', HOME: scratch, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t.invalid' };
-    const git = (...args: string[]): string => execFileSync('git', ['-C', repo, ...args], { env: gitEnv, stdio: ['ignore', 'pipe', 'pipe'] }).toString('utf8').trim();
-    git('init', '-q', '-b', 'main');
+    const git = initRepo(repo);
     git('commit', '-q', '--allow-empty', '-m', 'base');
     const baseSha = git('rev-parse', 'HEAD');
     writeTree(repo, {
@@ -402,9 +406,7 @@ describe('escalator diff', () => {
   it('renders isolated by default, takes --render-isolation proxy, and refuses any other mode', async () => {
     const repo = join(scratch, 'repo-cli');
     mkdirSync(repo);
-    const gitEnv = { PATH: process.env.PATH ?? '', HOME: scratch, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t.invalid' };
-    const git = (...args: string[]): string => execFileSync('git', ['-C', repo, ...args], { env: gitEnv, stdio: ['ignore', 'pipe', 'pipe'] }).toString('utf8').trim();
-    git('init', '-q', '-b', 'main');
+    const git = initRepo(repo);
     git('commit', '-q', '--allow-empty', '-m', 'base');
     writeTree(repo, { 'leak/kustomization.yaml': `configMapGenerator:\n  - name: leak\n    files: [creds=${url('cli')}]\n`, 'good/kustomization.yaml': 'resources: [cm.yaml]\n', 'good/cm.yaml': configMap('good', 'after') });
     git('add', '-A');

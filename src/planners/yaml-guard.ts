@@ -7,7 +7,8 @@
  *
  * Pure: text and parsed documents in, a refusal (what is wrong, where, what to do) or nothing out.
  */
-import { isAlias, isCollection, isPair, isScalar, Lexer, parseAllDocuments, type Alias, type Document, type Node } from 'yaml';
+import { isAlias, isCollection, isPair, isScalar, Lexer, type Alias, type Document, type Node } from 'yaml';
+import { parseYamlDocuments } from './yaml-parse.js';
 import { lineAt } from './image-edit/source.js';
 
 export interface YamlLimits {
@@ -160,7 +161,7 @@ export function checkYamlText(text: string, limits: YamlLimits = DEFAULT_YAML_LI
 export function checkYamlInput(text: string, limits: YamlLimits = DEFAULT_YAML_LIMITS): YamlLimitProblem | undefined {
   const problem = checkYamlText(text, limits);
   if (problem || !text.includes('&') || !text.includes('*')) return problem;
-  for (const doc of parseAllDocuments(text, { prettyErrors: false })) {
+  for (const doc of parseYamlDocuments(text, { prettyErrors: false })) {
     const aliases = resolveAliases(doc, text, 0, limits);
     if (aliases.problem) return aliases.problem;
   }

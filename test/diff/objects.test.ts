@@ -69,7 +69,7 @@ describe('normalizeObject', () => {
     const b = normalizeObject(one(`apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {long: "${long}y"}\nbinaryData: {blob: AAECAwU=}\n`));
     expect(Math.max(...a.lines.map((line) => line.text.length))).toBeLessThan(260);
     expect(a.text).toContain('blob: (binary, 5 bytes, sha256:');
-    expect(diffLines(a.lines, b.lines).join('\n').match(/^[-+]/gm)).toHaveLength(4);
+    expect(diffLines(a.lines, b.lines).hunks.join('\n').match(/^[-+]/gm)).toHaveLength(4);
   });
 
   it('prints multi-line strings as literal blocks and quotes ambiguous scalars', () => {
@@ -85,14 +85,14 @@ describe('diffLines', () => {
   it('names the YAML path of the first changed line in each hunk header', () => {
     const base = normalizeObject(one('apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{name: web, image: a:1}]\n'));
     const head = normalizeObject(one('apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{name: web, image: a:2}]\n'));
-    const [hunk] = diffLines(base.lines, head.lines);
+    const [hunk] = diffLines(base.lines, head.lines).hunks;
     expect(hunk?.split('\n')[0]).toBe('@@ -8,4 +8,4 @@ spec.template.spec.containers[web].image');
   });
 
   it('writes an empty side as 0,0 and gives whole-object hunks no path', () => {
     const object = normalizeObject(one('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n'));
-    expect(diffLines([], object.lines)[0]?.split('\n')[0]).toBe('@@ -0,0 +1,4 @@');
-    expect(diffLines(object.lines, [])[0]?.split('\n')[0]).toBe('@@ -1,4 +0,0 @@');
+    expect(diffLines([], object.lines).hunks[0]?.split('\n')[0]).toBe('@@ -0,0 +1,4 @@');
+    expect(diffLines(object.lines, []).hunks[0]?.split('\n')[0]).toBe('@@ -1,4 +0,0 @@');
   });
 });
 

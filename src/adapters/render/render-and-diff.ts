@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import {
   affectedTargets,
   buildReport,
-  diffTarget,
   discoverTargets,
   parseManifests,
   renderPlain,
   secretStringsFromObjects,
   secretStringsFromSources,
+  stoppedDiff,
   type DiffReport,
   type RenderOutcome,
   type TargetDiff,
@@ -18,6 +18,7 @@ import {
 } from '../../planners/diff/index.js';
 import { checkYamlInput } from '../../planners/yaml-guard.js';
 import { materializeCheckout, type Checkout } from './checkout.js';
+import { DiffStoppedError, DiffThreads } from './diff-threads.js';
 import { renderHelmChart } from './helm.js';
 import type { ToolOutcome, ToolRunOptions } from './exec.js';
 import type { RenderIsolationMode } from './isolation.js';
@@ -55,7 +56,11 @@ export interface RenderOptions {
   isolation?: RenderIsolationMode;
   /** Where `unshare` is; tests point it at a missing file to see the refusal. @default found on the system PATH */
   unshare?: string;
+  /** The threads that diff rendered targets (time and heap limits). @default one pool per process */
+  diffThreads?: DiffThreads;
 }
+
+let sharedDiffThreads: DiffThreads | undefined;
 
 export interface RenderAndDiffInput {
   base: SourceTree;
@@ -131,7 +136,8 @@ async function pool<T, R>(items: T[], limit: number, work: (item: T) => Promise<
  * 1. list both trees and build each one's target graph (kustomization files are read in one batch)
  * 2. pick the targets the changed paths touch (union of both graphs; unsure targets near unplaced files)
  * 3. per target and side: render cache → else materialize the commit (cached by SHA) → render
- * 4. diff each target; one failing target never stops the others; errors are scrubbed of secrets
+ * 4. diff each target in a diff thread (time and heap limits); one failing or stopped target never
+ *    stops the others; errors are scrubbed of secrets
  * 5. assemble the report (sorted, deterministic) with run statistics on the side
  */
 export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffReport> {
@@ -246,13 +252,20 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
   };
 
   const work = affected.targets.slice(0, maxTargets);
+  const threads = options.diffThreads ?? (sharedDiffThreads ??= new DiffThreads());
   const diffs = await pool(work, options.concurrency ?? 2, async ({ base, head }): Promise<TargetDiff | undefined> => {
     const [baseOutcome, headOutcome] = [await renderSide(input.base, base), await renderSide(input.head, head)];
     const secrets = new Set<string>();
     secretsOf(input.base, base, baseOutcome, secrets);
     secretsOf(input.head, head, headOutcome, secrets);
     const target = (head ?? base) as TargetNode;
-    const diff = diffTarget(target, baseOutcome, headOutcome, { secrets });
+    let diff: TargetDiff;
+    try {
+      diff = await threads.diff(target, baseOutcome, headOutcome, secrets);
+    } catch (error) {
+      if (!(error instanceof DiffStoppedError)) throw error;
+      diff = stoppedDiff(target, !base ? 'added' : !head ? 'removed' : 'both', error.message);
+    }
     // A directory of YAML that holds no Kubernetes object on either side is not a target.
     if (target.kind === 'plain' && diff.status === 'unchanged' && diff.counts.unchanged === 0) return undefined;
     if (target.kind === 'plain' && baseOutcome.status === 'absent' && headOutcome.status === 'absent') return undefined;

@@ -100,6 +100,7 @@ function failureWords(target: TargetDiff): string {
   if (!failure) return '';
   if (failure.side === 'head') return 'fails to render at head: this PR breaks it';
   if (failure.side === 'both') return 'fails to render at base and head';
+  if (failure.side === 'diff') return 'rendered, but the diff was stopped';
   return 'fails to render at base (renders at head)';
 }
 
@@ -116,12 +117,23 @@ function headerText(report: DiffReport, context: CommentContext): string {
   return `### Rendered manifest diff\n\nBase ${code(short(context.baseSha))} → ${head}.`;
 }
 
+/** What fails the check, in words: targets that fail to render at head, and targets whose diff was stopped. */
+function failingWords(report: DiffReport): string[] {
+  const stopped = report.targets.filter((target) => target.failure?.side === 'diff').length;
+  const breaking = report.summary.failures - stopped;
+  const words: string[] = [];
+  if (breaking > 0) words.push(`${plural(breaking, 'target')} ${breaking === 1 ? 'fails' : 'fail'} to render at head`);
+  if (stopped > 0) words.push(`${plural(stopped, 'target')} not diffed`);
+  return words;
+}
+
 function summaryLine(report: DiffReport): string {
   const s = report.summary;
   const parts = [`**${plural(s.targetsChecked, 'target')} checked**: ${s.targetsChanged} changed, ${s.targetsUnchanged} unchanged`];
   for (const key of ['added', 'changed', 'removed', 'renamed'] as const) if (s[key] > 0) parts.push(`${plural(s[key], 'object')} ${key}`);
   if (s.secretsChanged > 0) parts.push(plural(s.secretsChanged, 'Secret') + ' changed');
-  if (s.failures > 0) parts.push(`**${plural(s.failures, 'target')} ${s.failures === 1 ? 'fails' : 'fail'} to render at head**`);
+  const failing = failingWords(report);
+  if (failing.length > 0) parts.push(...failing.map((words) => `**${words}**`));
   else if (s.targetsFailed > 0) parts.push(`${plural(s.targetsFailed, 'target')} failed to render at base`);
   return parts.join(' · ');
 }
@@ -146,7 +158,10 @@ function alertsBlock(alerts: Alert[]): string {
 }
 
 function resultCell(target: TargetDiff): string {
-  if (target.status === 'failed') return target.failure?.side === 'base' ? 'fails at base' : target.failure?.breaks ? '**breaks at head**' : '**fails at base and head**';
+  if (target.status === 'failed') {
+    const side = target.failure?.side;
+    return side === 'base' ? 'fails at base' : side === 'diff' ? '**not diffed**' : target.failure?.breaks ? '**breaks at head**' : '**fails at base and head**';
+  }
   const presence = target.presence === 'added' ? 'new target' : target.presence === 'removed' ? 'target removed' : target.status;
   return target.alerts.some((alert) => alert.kind === 'tool-missing') ? `${presence} (values only)` : presence;
 }
@@ -220,7 +235,10 @@ function footer(report: DiffReport, context: CommentContext): string {
 function objectBlock(object: ObjectChange, level: 'full' | 'hunks'): string {
   const lines = [`**${objectLabel(object)}** · ${changeWords(object)}`];
   if (object.secretKeys && object.secretKeys.length > 0) lines.push('', `Secret keys: ${object.secretKeys.map(secretKeyText).join(', ')}`);
-  if (object.hunks.length > 0) {
+  if (object.tooLarge) {
+    const { removed, added } = object.tooLarge;
+    lines.push('', `_${plural(removed, 'line')} removed and ${plural(added, 'line')} added: too large to show line by line. Run ${code('escalator diff')} locally to see it._`);
+  } else if (object.hunks.length > 0) {
     if (level === 'full') lines.push('', fenced('diff', object.hunks.join('\n')));
     else {
       const first = (object.hunks[0] ?? '').split('\n');
@@ -349,7 +367,7 @@ export function renderCheckSummary(report: DiffReport): { conclusion: 'success' 
   const s = report.summary;
   const conclusion = s.failures > 0 ? 'failure' : 'success';
   const titleParts = s.targetsChecked === 0 ? ['No target reads the changed files'] : [`${s.targetsChanged} of ${plural(s.targetsChecked, 'target')} changed`];
-  if (s.failures > 0) titleParts.push(`${plural(s.failures, 'target')} ${s.failures === 1 ? 'fails' : 'fail'} to render at head`);
+  titleParts.push(...failingWords(report));
   const parts = [summaryLine(report)];
   if (report.alerts.length > 0) parts.push(alertsBlock(report.alerts));
   if (report.targets.length > 0) parts.push(targetsTable(report));

@@ -59,6 +59,25 @@ function compareChanges(a: ObjectChange, b: ObjectChange): number {
 }
 
 /**
+ * The diff of a target whose renders could not be compared (the diff ran out of time or memory):
+ * failed, so it is never mistaken for "unchanged", and said at the top of the comment.
+ */
+export function stoppedDiff(target: Target, presence: TargetDiff['presence'], reason: string): TargetDiff {
+  return {
+    id: target.id,
+    kind: target.kind,
+    status: 'failed',
+    presence,
+    failure: { side: 'diff', breaks: false, message: reason },
+    notes: [],
+    objects: [],
+    counts: emptyCounts(),
+    images: [],
+    alerts: [{ level: 'caution', kind: 'render-failure', target: target.id, detail: `rendered, but not diffed: ${reason}` }],
+  };
+}
+
+/**
  * Diff one target's base and head renders. A side that failed makes the target `failed` (with the
  * scrubbed message); a failure only at head is "this PR breaks it". When the renderer's tool is
  * missing and values files were supplied, the diff is the structural diff of those files.
@@ -111,15 +130,15 @@ export function diffTarget(target: Target, baseOutcome: RenderOutcome, headOutco
   const context = options.context ?? 3;
 
   for (const { base: before, head: after, reason } of pairing.pairs) {
-    const hunks = diffLines(before.normalized.lines, after.normalized.lines, { context });
+    const lines = diffLines(before.normalized.lines, after.normalized.lines, { context });
     const secretKeys = isSecret(after) || isSecret(before) ? compareSecretKeys(before.normalized.secretKeys, after.normalized.secretKeys) : [];
-    if (!reason && hunks.length === 0 && secretKeys.length === 0) {
+    if (!reason && lines.hunks.length === 0 && !lines.tooLarge && secretKeys.length === 0) {
       counts.unchanged++;
       continue;
     }
     // One stored object served under two groups (extensions → networking.k8s.io) is a change, not a rename.
     const renamed = reason !== undefined && reason !== 'api-group';
-    const change: ObjectChange = { ...refOf(after), change: renamed ? 'renamed' : 'changed', apiVersion: after.apiVersion, hunks };
+    const change: ObjectChange = { ...refOf(after), change: renamed ? 'renamed' : 'changed', apiVersion: after.apiVersion, ...lines };
     if (reason || before.apiVersion !== after.apiVersion) change.from = { apiVersion: before.apiVersion, group: before.group, namespace: before.namespace, name: before.name };
     if (renamed) change.renameReason = reason;
     if (secretKeys.length > 0) change.secretKeys = secretKeys;
@@ -130,13 +149,13 @@ export function diffTarget(target: Target, baseOutcome: RenderOutcome, headOutco
     images.push(...imageChanges(target.id, before, after));
   }
   for (const object of pairing.added) {
-    const change: ObjectChange = { ...refOf(object), change: 'added', apiVersion: object.apiVersion, hunks: diffLines([], object.normalized.lines, { context }) };
+    const change: ObjectChange = { ...refOf(object), change: 'added', apiVersion: object.apiVersion, ...diffLines([], object.normalized.lines, { context }) };
     if (object.normalized.secretKeys) change.secretKeys = compareSecretKeys(undefined, object.normalized.secretKeys);
     counts.added++;
     objects.push(change);
   }
   for (const object of pairing.removed) {
-    const change: ObjectChange = { ...refOf(object), change: 'removed', apiVersion: object.apiVersion, hunks: diffLines(object.normalized.lines, [], { context }) };
+    const change: ObjectChange = { ...refOf(object), change: 'removed', apiVersion: object.apiVersion, ...diffLines(object.normalized.lines, [], { context }) };
     if (object.normalized.secretKeys) change.secretKeys = compareSecretKeys(object.normalized.secretKeys, undefined);
     counts.removed++;
     objects.push(change);

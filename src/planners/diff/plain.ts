@@ -1,4 +1,4 @@
-import { parseAllDocuments } from 'yaml';
+import { parseYamlDocuments } from '../yaml-parse.js';
 import type { RenderOutcome, Target } from './types.js';
 
 /**
@@ -13,7 +13,7 @@ export function renderPlain(target: Target & { inputFiles: readonly string[] }, 
     const text = read(path);
     if (text === undefined) continue;
     // Parse errors name the file here; once joined they could only name a document number.
-    const error = parseAllDocuments(text, { prettyErrors: false })
+    const error = parseYamlDocuments(text, { prettyErrors: false })
       .flatMap((document) => ('errors' in document ? document.errors : []))
       .at(0);
     if (error) return { status: 'failed', message: `${path}${error.linePos ? `:${error.linePos[0].line}` : ''}: ${error.message}` };

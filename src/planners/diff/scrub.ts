@@ -1,4 +1,4 @@
-import { parseAllDocuments } from 'yaml';
+import { parseYamlDocuments } from '../yaml-parse.js';
 import { secretBytes } from './normalize.js';
 import { groupOf } from './manifest.js';
 
@@ -50,7 +50,7 @@ function collectValues(value: unknown, into: Set<string>, underSecretKey: boolea
 
 function parseYamlValues(text: string): unknown[] {
   try {
-    return parseAllDocuments(text, { prettyErrors: false })
+    return parseYamlDocuments(text, { prettyErrors: false })
       .map((document) => ('errors' in document && document.errors.length === 0 ? document.toJS({ maxAliasCount: 100 }) : undefined))
       .filter((value) => value !== undefined);
   } catch {

@@ -82,6 +82,8 @@ export interface ObjectChange extends ObjectRef {
   renameReason?: RenameReason;
   /** Unified diff hunks of the normalized objects, each starting with its `@@` line (YAML path in the header). */
   hunks: string[];
+  /** The change was too large to diff line by line (`hunks` is empty): how many lines differ, counted without order. */
+  tooLarge?: { removed: number; added: number };
   /** Secret keys that changed (Secrets only). */
   secretKeys?: SecretKeyChange[];
   /** The pod template of a workload changed: applying this starts a rollout. */
@@ -109,7 +111,8 @@ export interface ImageChange {
 
 /** Which side failed to render. */
 export interface RenderFailure {
-  side: 'base' | 'head' | 'both';
+  /** Where it failed; `diff`: both sides rendered, but diffing them was stopped (time or memory). */
+  side: 'base' | 'head' | 'both' | 'diff';
   /** Only at head: "this PR breaks it". */
   breaks: boolean;
   /** Scrubbed error text (head's when head failed, else base's). */
@@ -152,7 +155,7 @@ export interface DiffSummary {
   removed: number;
   renamed: number;
   secretsChanged: number;
-  /** Targets that fail to render at head. */
+  /** Targets that fail to render at head, or whose diff was stopped: what fails the check. */
   failures: number;
 }
 

@@ -74,9 +74,9 @@ export function diffValuesFiles(base: Array<{ path: string; text: string }>, hea
       if (!parsed.ok) return [{ text: `# does not parse as YAML: ${parsed.message.split('\n')[0] ?? ''}`, path: '' }];
       return normalizeValue(parsed.value.value).lines;
     };
-    const hunks = diffLines(lines(parsedBefore), lines(parsedAfter));
+    const diff = diffLines(lines(parsedBefore), lines(parsedAfter));
     const secretKeys = compareSecretKeys(parsedBefore?.ok ? parsedBefore.value.secrets : undefined, parsedAfter?.ok ? parsedAfter.value.secrets : undefined);
-    if (hunks.length === 0 && secretKeys.length === 0) continue;
+    if (diff.hunks.length === 0 && !diff.tooLarge && secretKeys.length === 0) continue;
     changes.push({
       group: '',
       kind: 'ValuesFile',
@@ -84,7 +84,7 @@ export function diffValuesFiles(base: Array<{ path: string; text: string }>, hea
       name: path,
       apiVersion: '',
       change: !before ? 'added' : !after ? 'removed' : 'changed',
-      hunks,
+      ...diff,
       ...(secretKeys.length > 0 ? { secretKeys } : {}),
     });
   }

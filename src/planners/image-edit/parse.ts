@@ -3,7 +3,8 @@
  * multi-document streams are cut into documents first (see `splitDocuments`), and an edit parses
  * only the documents that can mention the image, so a 5 MB manifest costs one document's parse.
  */
-import { isCollection, parseAllDocuments, visit, type Document, type YAMLError } from 'yaml';
+import { isCollection, visit, type Document, type YAMLError } from 'yaml';
+import { parseYamlDocuments } from '../yaml-parse.js';
 import { checkYamlShape, checkYamlSize, DEFAULT_YAML_LIMITS, resolveAliases, type AliasTargets, type YamlLimits } from '../yaml-guard.js';
 import { lineAt, splitDocuments } from './source.js';
 import type { EditRefusal } from './types.js';
@@ -104,7 +105,7 @@ function checkDocument(doc: Document.Parsed, text: string, offset: number, hints
 function parseWhole(text: string, limits: YamlLimits): LoadedFile {
   const tooMuch = checkYamlShape(text, limits);
   if (tooMuch) return { segments: [], count: 0, mode: 'whole', refusals: [tooMuch] };
-  const docs = parseAllDocuments(text, PARSE_OPTIONS);
+  const docs = parseYamlDocuments(text, PARSE_OPTIONS);
   const list = Array.isArray(docs) ? docs : [];
   const refusals: EditRefusal[] = [];
   const hints = mayHave(text);
@@ -130,7 +131,7 @@ export function loadFile(text: string, needle?: string, limits: YamlLimits = DEF
     if (needle !== undefined && !chunkText.includes(needle)) continue;
     const tooMuch = checkYamlShape(chunkText, limits, text, chunk.start);
     if (tooMuch) return { segments: [], count: chunks.length, mode: 'chunked', refusals: [tooMuch] };
-    const docs = parseAllDocuments(chunkText, PARSE_OPTIONS);
+    const docs = parseYamlDocuments(chunkText, PARSE_OPTIONS);
     if (!Array.isArray(docs) || docs.length !== 1) return parseWhole(text, limits);
     const doc = docs[0] as Document.Parsed;
     const aliases = checkDocument(doc, text, chunk.start, mayHave(chunkText), limits, refusals);

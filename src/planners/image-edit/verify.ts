@@ -3,7 +3,8 @@
  * and check that its data equals the old data with exactly the intended values set. Anything
  * else — a shifted key, a value that now reads as a number, a broken document — fails the edit.
  */
-import { parseAllDocuments, type Document } from 'yaml';
+import { type Document } from 'yaml';
+import { parseYamlDocuments } from '../yaml-parse.js';
 import type { LoadedFile } from './parse.js';
 import type { Edit } from './plan.js';
 import type { PathSegment } from './site.js';
@@ -92,7 +93,7 @@ export function verifyEdits(loaded: LoadedFile, newText: string, edits: readonly
 function verify(loaded: LoadedFile, newText: string, edits: readonly Edit[]): string | undefined {
   const grouped = byDocument(edits);
   if (loaded.mode === 'whole') {
-    const docs = parseAllDocuments(newText, PARSE_OPTIONS);
+    const docs = parseYamlDocuments(newText, PARSE_OPTIONS);
     const list = Array.isArray(docs) ? docs : [];
     if (list.length !== loaded.segments.length) return `the number of documents changed (${loaded.segments.length} → ${list.length})`;
     for (const segment of loaded.segments) {
@@ -111,7 +112,7 @@ function verify(loaded: LoadedFile, newText: string, edits: readonly Edit[]): st
       end: edit.end - segment.offset,
       text: edit.text,
     }))).text;
-    const docs = parseAllDocuments(chunkText, PARSE_OPTIONS);
+    const docs = parseYamlDocuments(chunkText, PARSE_OPTIONS);
     const list = Array.isArray(docs) ? docs : [];
     if (list.length !== 1) return `document ${segment.index + 1}: the document boundaries changed`;
     const problem = compare(segment.doc, list[0], own);

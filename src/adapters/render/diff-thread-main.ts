@@ -1,21 +1,19 @@
 import { parentPort } from 'node:worker_threads';
-import { diffTarget, type RenderOutcome, type Target } from '../../planners/diff/index.js';
+import { diffSides, type DiffSide, type Target } from '../../planners/diff/index.js';
 
-/** One diff request from `DiffThreads`; secrets travel as a list (structured clone has no Set of strings issue, but a list is smaller). */
+/** One diff request from `DiffThreads`. */
 export interface DiffRequest {
   id: number;
   target: Target;
-  base: RenderOutcome;
-  head: RenderOutcome;
-  secrets: string[];
+  base: DiffSide;
+  head: DiffSide;
 }
 
-// Runs inside a worker thread: parse, normalize, pair and diff one target, off the event loop
-// that renews job locks and answers webhooks.
+// Runs inside a worker thread: render plain manifests, collect secrets, parse, normalize, pair and
+// diff one target, off the event loop that renews job locks and answers webhooks.
 parentPort?.on('message', (request: DiffRequest) => {
   try {
-    const diff = diffTarget(request.target, request.base, request.head, { secrets: request.secrets });
-    parentPort?.postMessage({ id: request.id, diff });
+    parentPort?.postMessage({ id: request.id, diff: diffSides(request.target, request.base, request.head) });
   } catch (error) {
     parentPort?.postMessage({ id: request.id, error: error instanceof Error ? error.message : String(error) });
   }

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { RenderOutcome, Target, TargetDiff } from '../../planners/diff/index.js';
+import type { DiffSide, RenderOutcome, Target, TargetDiff } from '../../planners/diff/index.js';
 import type { DiffRequest } from './diff-thread-main.js';
 
 /** Why a diff did not finish; the target is reported as "not diffed" with this text. */
@@ -64,10 +64,15 @@ export class DiffThreads {
     this.maxHeapMb = options.maxHeapMb ?? 1536;
   }
 
-  /** Diff one target in a thread. Rejects with `DiffStoppedError` when the diff ran out of time or memory. */
-  diff(target: Target, base: RenderOutcome, head: RenderOutcome, secrets: Iterable<string>): Promise<TargetDiff> {
+  /**
+   * Diff one target in a thread (`diffSides`). A side is a render or a plain target's files, each
+   * with its sources; a bare render outcome is a side with no sources. Rejects with
+   * `DiffStoppedError` when the diff ran out of time or memory.
+   */
+  diff(target: Target, base: DiffSide | RenderOutcome, head: DiffSide | RenderOutcome): Promise<TargetDiff> {
+    const side = (input: DiffSide | RenderOutcome): DiffSide => ('outcome' in input ? input : { outcome: input, sources: [] });
     return new Promise((resolve, reject) => {
-      this.waiting.push({ request: { target, base, head, secrets: [...secrets] }, resolve, reject });
+      this.waiting.push({ request: { target, base: side(base), head: side(head) }, resolve, reject });
       this.dispatch();
     });
   }

@@ -5,11 +5,9 @@ import {
   affectedTargets,
   buildReport,
   discoverTargets,
-  parseManifests,
-  renderPlain,
-  secretStringsFromObjects,
-  secretStringsFromSources,
   stoppedDiff,
+  type DiffSide,
+  type PlainSide,
   type DiffReport,
   type RenderOutcome,
   type TargetDiff,
@@ -99,6 +97,8 @@ function filesOf(node: TargetNode, files: readonly string[]): string[] {
 }
 
 const YAML_FILE = /\.ya?ml$/;
+/** Source files read for secret values, as `secretStringsFromSources` reads them. */
+const SECRET_SOURCE = /\.(ya?ml)$|(^|\/)Kustomization$/;
 
 /**
  * The first YAML input of a render that is over Escalator's limits (src/planners/yaml-guard.ts):
@@ -209,14 +209,18 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
       });
   };
 
-  const renderSide = async (tree: SourceTree, node: TargetNode | undefined): Promise<RenderOutcome> => {
+  const renderSide = async (tree: SourceTree, node: TargetNode | undefined): Promise<RenderOutcome | PlainSide> => {
     if (!node) return { status: 'absent' };
     const view = views.get(tree) as TreeView;
     if (node.kind === 'plain') {
+      // Read here, rendered (parsed) in the diff thread.
       const symlinks = node.inputFiles.filter((path) => tree.isSymlink?.(path));
-      const outcome = renderPlain(node, (path) => (symlinks.includes(path) ? undefined : view.read(path)));
-      if (symlinks.length > 0 && outcome.status === 'ok') outcome.notes = [`symbolic links are not followed: ${symlinks.join(', ')}`];
-      return outcome;
+      const files: Record<string, string> = {};
+      for (const path of node.inputFiles) {
+        const text = symlinks.includes(path) ? undefined : view.read(path);
+        if (text !== undefined) files[path] = text;
+      }
+      return { status: 'plain', node, files, symlinks };
     }
     const helmNeeded = node.kind === 'helm' || node.needsHelm === true;
     if (helmNeeded && !tools.helm) return (await renderHelmChart(node, undefined, tools, valuesFor(tree, node), run)).outcome;
@@ -240,35 +244,31 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     return result.outcome;
   };
 
-  const secretsOf = (tree: SourceTree, node: TargetNode | undefined, outcome: RenderOutcome, into: Set<string>): void => {
-    if (node) {
-      const view = views.get(tree) as TreeView;
-      secretStringsFromSources(filesOf(node, view.files), view.read, into);
-    }
-    if (outcome.status === 'ok' && /kind:\s*["']?Secret/.test(outcome.yaml)) {
-      const parsed = parseManifests(outcome.yaml);
-      if (parsed.ok) secretStringsFromObjects(parsed.objects.map((object) => object.body), into);
-    }
+  /** The files whose secret-looking values are scrubbed from this side's messages (read here, parsed in the diff thread). */
+  const sourcesOf = (tree: SourceTree, node: TargetNode | undefined): DiffSide['sources'] => {
+    if (!node) return [];
+    const view = views.get(tree) as TreeView;
+    return filesOf(node, view.files).flatMap((path) => {
+      if (!SECRET_SOURCE.test(path)) return [];
+      const text = view.read(path);
+      return text === undefined ? [] : [{ path, text }];
+    });
   };
 
   const work = affected.targets.slice(0, maxTargets);
   const threads = options.diffThreads ?? (sharedDiffThreads ??= new DiffThreads());
   const diffs = await pool(work, options.concurrency ?? 2, async ({ base, head }): Promise<TargetDiff | undefined> => {
     const [baseOutcome, headOutcome] = [await renderSide(input.base, base), await renderSide(input.head, head)];
-    const secrets = new Set<string>();
-    secretsOf(input.base, base, baseOutcome, secrets);
-    secretsOf(input.head, head, headOutcome, secrets);
     const target = (head ?? base) as TargetNode;
     let diff: TargetDiff;
     try {
-      diff = await threads.diff(target, baseOutcome, headOutcome, secrets);
+      diff = await threads.diff(target, { outcome: baseOutcome, sources: sourcesOf(input.base, base) }, { outcome: headOutcome, sources: sourcesOf(input.head, head) });
     } catch (error) {
       if (!(error instanceof DiffStoppedError)) throw error;
       diff = stoppedDiff(target, !base ? 'added' : !head ? 'removed' : 'both', error.message);
     }
-    // A directory of YAML that holds no Kubernetes object on either side is not a target.
+    // A directory of YAML that holds no Kubernetes object on either side (or no YAML at all) is not a target.
     if (target.kind === 'plain' && diff.status === 'unchanged' && diff.counts.unchanged === 0) return undefined;
-    if (target.kind === 'plain' && baseOutcome.status === 'absent' && headOutcome.status === 'absent') return undefined;
     return diff;
   });
 

@@ -3,8 +3,9 @@ import { isSecret, normalizeObject, type NormalizedObject } from './normalize.js
 import { diffLines } from './object-diff.js';
 import { pairObjects } from './pairing.js';
 import { changeAlerts, removalAlerts } from './risk.js';
-import { scrubText } from './scrub.js';
-import type { Alert, ImageChange, ObjectChange, RenderFailure, RenderOutcome, Target, TargetCounts, TargetDiff } from './types.js';
+import { renderPlain } from './plain.js';
+import { scrubText, secretStringsFromObjects, secretStringsFromSources } from './scrub.js';
+import type { Alert, ImageChange, ObjectChange, RenderFailure, RenderOutcome, Target, TargetCounts, TargetDiff, TargetNode } from './types.js';
 import { compareSecretKeys, diffValuesFiles } from './values.js';
 import { imageChanges, rollsOut } from './workloads.js';
 
@@ -170,4 +171,47 @@ export function diffTarget(target: Target, baseOutcome: RenderOutcome, headOutco
   result.images = images;
   result.status = objects.length > 0 ? 'changed' : 'unchanged';
   return result;
+}
+
+/** A plain target's files, rendered natively where the diff runs. */
+export interface PlainSide {
+  status: 'plain';
+  node: TargetNode;
+  /** Text of each readable input file; symbolic links are left out and named in `symlinks`. */
+  files: Record<string, string>;
+  symlinks: string[];
+}
+
+/** One side of a target as the diff thread receives it. */
+export interface DiffSide {
+  /** The side's render; a plain target's files instead, rendered by `diffSides`. */
+  outcome: RenderOutcome | PlainSide;
+  /** The side's source files (YAML and kustomizations): values that look like secrets are scrubbed from every message. */
+  sources: Array<{ path: string; text: string }>;
+}
+
+function plainOutcome(side: PlainSide): RenderOutcome {
+  const outcome = renderPlain(side.node, (path) => side.files[path]);
+  if (side.symlinks.length > 0 && outcome.status === 'ok') outcome.notes = [`symbolic links are not followed: ${side.symlinks.join(', ')}`];
+  return outcome;
+}
+
+/**
+ * Everything after the tools ran, for one target: render plain manifests, collect the secret
+ * values to scrub (from the sources and from rendered Secrets), and diff. Pure and CPU-bound on
+ * text as large as a render's output, so the product runs it in a diff thread.
+ */
+export function diffSides(target: Target, base: DiffSide, head: DiffSide, options: Omit<DiffTargetOptions, 'secrets'> = {}): TargetDiff {
+  const outcomes = [base, head].map((side) => (side.outcome.status === 'plain' ? plainOutcome(side.outcome) : side.outcome)) as [RenderOutcome, RenderOutcome];
+  const secrets = new Set<string>();
+  for (const [index, side] of [base, head].entries()) {
+    const texts = new Map(side.sources.map((source) => [source.path, source.text]));
+    secretStringsFromSources([...texts.keys()], (path) => texts.get(path), secrets);
+    const outcome = outcomes[index] as RenderOutcome;
+    if (outcome.status === 'ok' && /kind:\s*["']?Secret/.test(outcome.yaml)) {
+      const parsed = parseManifests(outcome.yaml);
+      if (parsed.ok) secretStringsFromObjects(parsed.objects.map((object) => object.body), secrets);
+    }
+  }
+  return diffTarget(target, outcomes[0], outcomes[1], { ...options, secrets });
 }

@@ -12,7 +12,7 @@ export { changeAlerts, removalAlerts } from './risk.js';
 export { containerImages, imageChanges, rollsOut } from './workloads.js';
 export { secretStringsFromObjects, secretStringsFromSources, scrubText } from './scrub.js';
 export { diffValuesFiles, compareSecretKeys } from './values.js';
-export { diffTarget, stoppedDiff, type DiffTargetOptions } from './diff-target.js';
+export { diffSides, diffTarget, stoppedDiff, type DiffSide, type DiffTargetOptions, type PlainSide } from './diff-target.js';
 export { buildReport, toJsonReport } from './report.js';
 export { renderComment, renderCheckSummary, planCommentLayout, splitImage, DIFF_COMMENT_MARKER, GITHUB_BODY_LIMIT, type CommentContext, type CommentLayout, type SectionLevel } from './comment.js';
 export { renderPlain } from './plain.js';

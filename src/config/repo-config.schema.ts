@@ -220,7 +220,8 @@ export const EnvironmentConfig = z.strictObject({
   name: checkedString(checkEnvironmentName, ENVIRONMENT_NAME_PATTERN),
   /**
    * Where the environment lives: kustomization directories or files, relative to the repository
-   * root. `*` matches one path segment (or part of one) and names the app; `**` matches any depth.
+   * root. `*` matches one path segment (or part of one) and names the app; `**` matches any depth;
+   * `?`, `[abc]` and `{web,api}` match one character, one of a class and one of the names.
    */
   paths: z.array(PathPattern).min(1),
   /**

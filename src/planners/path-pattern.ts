@@ -149,16 +149,16 @@ export function checkPathPattern(text: string): PathPatternProblem | undefined {
   return parsed.ok ? undefined : parsed.problem;
 }
 
-/**
- * The editors' version of {@link checkPathPattern}, for the JSON Schema `pattern`: the same
- * language except that it cannot tell a backwards range (`[z-a]`) from a forward one.
- */
 const LITERAL = String.raw`[^/*?\\[\]{}]`;
 const CLASS = String.raw`\[[!^]?[^/\\[\]*?{}]+\]`;
 const NAME = String.raw`(?!\.\.?[,}])[^/\\[\]{}*?,]+`;
 const LIST = String.raw`\{${NAME}(?:,${NAME})*\}`;
 const ATOM = String.raw`(?:${LITERAL}|\?|${CLASS}|${LIST})`;
 const PATH_SEGMENT = String.raw`(?!\.\.?(?:/|$))(?:\*\*|${ATOM}+|${ATOM}*\*${ATOM}*)`;
+/**
+ * The editors' version of {@link checkPathPattern}, for the JSON Schema `pattern`: the same
+ * language except that it cannot tell a backwards range (`[z-a]`) from a forward one.
+ */
 export const PATH_PATTERN = new RegExp(String.raw`^${PATH_SEGMENT}(?:/${PATH_SEGMENT})*/?$`);
 
 /** A compiled pattern. */

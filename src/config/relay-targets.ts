@@ -34,7 +34,8 @@ function duration(options: { min: number; max: number; fallback: number }) {
 
 const glob = z.string().superRefine((pattern, context) => {
   const problem = checkGlob(pattern);
-  if (problem) context.addIssue({ code: 'custom', message: `glob ${JSON.stringify(pattern)} ${problem}` });
+  // The path-pattern problems name the pattern themselves; only "is empty" needs it named.
+  if (problem) context.addIssue({ code: 'custom', message: pattern === '' ? `glob "" ${problem}` : problem });
 });
 
 /** Where a target's secret is read from at boot. The value itself never appears in config or logs. */

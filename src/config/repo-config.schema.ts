@@ -10,29 +10,20 @@
  * problem tells the user what to write instead); where a JSON Schema `pattern` can say the same,
  * it is attached with `.meta({ pattern })` for editors, and tests prove both agree.
  */
-import { RE2JS, RE2JSSyntaxException } from 're2js';
+import { RE2JSSyntaxException } from 're2js';
 import semver from 'semver';
 import { z } from 'zod';
+import { parseImageRef } from '../planners/image-ref.js';
+import { checkPathPattern, PATH_PATTERN } from '../planners/path-pattern.js';
+import { clipValue, QUOTE_LIMIT, quoteValue } from '../planners/quote-value.js';
+import { compileTagPattern, TAG_POLICIES, type TagPolicyName } from '../planners/tag-policy.js';
+
+export { clipValue, QUOTE_LIMIT, quoteValue };
 
 /** A problem found in one string value: what is wrong, and what to write instead. */
 export interface ValueProblem {
   message: string;
   hint?: string;
-}
-
-/** Longest part of a value a problem quotes: a 1 MB value must not make a 1 MB message. */
-export const QUOTE_LIMIT = 80;
-
-/** `text` cut to {@link QUOTE_LIMIT} characters with "…" when longer (never inside a surrogate pair). */
-export function clipValue(text: string): string {
-  if (text.length <= QUOTE_LIMIT) return text;
-  const end = /[\uD800-\uDBFF]/.test(text.charAt(QUOTE_LIMIT - 1)) ? QUOTE_LIMIT - 1 : QUOTE_LIMIT;
-  return `${text.slice(0, end)}…`;
-}
-
-/** A value in double quotes for a problem message: `"dev"`, or `"aaaa…" (20,000 characters)` when cut. */
-export function quoteValue(text: string): string {
-  return text.length <= QUOTE_LIMIT ? `"${text}"` : `"${clipValue(text)}" (${text.length.toLocaleString('en-US')} characters)`;
 }
 
 /** Names for a hint, each clipped, at most ten of them: `dev, staging and 3 more`. */
@@ -99,50 +90,10 @@ function checkDuration(text: string): ValueProblem | undefined {
   }
 }
 
-// ── Paths ────────────────────────────────────────────────────────────────────────────────────
+// ── Paths ────────────────────────────────────────────────────────────────────────────────
 
-/**
- * Editor-side equivalent of {@link checkPathPattern}: relative, `/`-separated, no empty, `.` or
- * `..` segments, `**` only as a whole segment, at most one `*` in any other segment, an optional
- * trailing `/`.
- */
-const PATH_SEGMENT = String.raw`(?!\.\.?(?:/|$))(?:\*\*|[^/*\\]+|[^/*\\]*\*[^/*\\]*)`;
-export const PATH_PATTERN = new RegExp(String.raw`^${PATH_SEGMENT}(?:/${PATH_SEGMENT})*/?$`);
-
-/**
- * Checks one environment path pattern. Patterns are matched against repository file paths, which
- * GitHub always writes relative to the root with `/` and without `.` or `..` segments.
- */
-export function checkPathPattern(text: string): ValueProblem | undefined {
-  if (text === '') {
-    return { message: 'path is empty', hint: 'write a directory or file relative to the repository root, like apps/*/overlays/dev' };
-  }
-  if (text.includes('\\')) {
-    return { message: `path ${quoteValue(text)} contains "\\"`, hint: 'separate path segments with "/"' };
-  }
-  if (text.startsWith('/')) {
-    return { message: `path ${quoteValue(text)} is absolute`, hint: `write it relative to the repository root: ${quoteValue(text.replace(/^\/+/, ''))}` };
-  }
-  const segments = text.endsWith('/') ? text.slice(0, -1).split('/') : text.split('/');
-  for (const segment of segments) {
-    if (segment === '') {
-      return { message: `path ${quoteValue(text)} has an empty segment ("//")`, hint: 'remove the extra "/"' };
-    }
-    if (segment === '..') {
-      return { message: `path ${quoteValue(text)} leaves the repository with ".."`, hint: 'write the path from the repository root' };
-    }
-    if (segment === '.') {
-      return { message: `path ${quoteValue(text)} has a "." segment`, hint: `remove the "./": ${quoteValue(segments.filter((s) => s !== '.').join('/'))}` };
-    }
-    if (segment !== '**' && segment.includes('**')) {
-      return { message: `"**" in path ${quoteValue(text)} must be a whole segment`, hint: 'write it between slashes, like apps/**/kustomization.yaml' };
-    }
-    if ((segment.match(/\*/g) ?? []).length > 1 && segment !== '**') {
-      return { message: `path segment ${quoteValue(segment)} has more than one "*"`, hint: 'use one "*" per segment; "*" matches a whole name or part of one, like app-*' };
-    }
-  }
-  return undefined;
-}
+// One dialect for every path pattern, checked and compiled by the same parser in the pure core.
+export { checkPathPattern, PATH_PATTERN };
 
 // ── Images and tags ──────────────────────────────────────────────────────────────────────────
 
@@ -169,20 +120,14 @@ function checkImageName(text: string): ValueProblem | undefined {
       : 'write the repository as it appears in your manifests, like ghcr.io/example/hello';
     return { message: `${quoteValue(text)} is not an image repository name`, hint };
   }
+  // The image grammar decides whether a policy's name is the repository an event names.
+  const parsed = parseImageRef(text);
+  if (!parsed.ok) return { message: `${quoteValue(text)} is not an image repository name`, hint: parsed.reason };
   return undefined;
 }
 
-/**
- * Compiles an image's `tags` pattern with RE2 (the pure-JavaScript port `re2js`), the same here
- * and wherever tags are matched. A tag is pushed by whoever can push to the registry, so matching
- * must take time linear in the tag whatever the pattern: JavaScript's backtracking engine takes
- * seconds on `^(a|a)+$` against 29 characters, and doubles with each one more. RE2 has no
- * backreferences and no lookaround, which is what makes it linear; such patterns are refused.
- * Throws `RE2JSSyntaxException` (with `error` and the offending `input`) for an invalid pattern.
- */
-export function compileTagPattern(text: string): RE2JS {
-  return RE2JS.compile(text);
-}
+// The tags compiler is the tag policy's (src/planners/tag-policy.ts): what is checked here is what matches there.
+export { compileTagPattern };
 
 /** Longer patterns are refused: compiling one costs time in its length, and a tag has at most 128 characters. */
 export const MAX_TAG_PATTERN_LENGTH = 1_000;
@@ -224,8 +169,8 @@ function checkRange(text: string): ValueProblem | undefined {
 }
 
 /** How Escalator picks the next tag of an image among the tags that pass `tags`. */
-export const TAG_POLICIES = ['newest', 'semver', 'semver-range', 'lexical', 'numerical'] as const;
-export type TagPolicy = (typeof TAG_POLICIES)[number];
+export { TAG_POLICIES };
+export type TagPolicy = TagPolicyName;
 
 // ── People and names ─────────────────────────────────────────────────────────────────────────
 
@@ -275,7 +220,8 @@ export const EnvironmentConfig = z.strictObject({
   name: checkedString(checkEnvironmentName, ENVIRONMENT_NAME_PATTERN),
   /**
    * Where the environment lives: kustomization directories or files, relative to the repository
-   * root. `*` matches one path segment (or part of one) and names the app; `**` matches any depth.
+   * root. `*` matches one path segment (or part of one) and names the app; `**` matches any depth;
+   * `?`, `[abc]` and `{web,api}` match one character, one of a class and one of the names.
    */
   paths: z.array(PathPattern).min(1),
   /**

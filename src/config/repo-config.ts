@@ -15,6 +15,8 @@ import { checkYamlText, DEFAULT_YAML_LIMITS, resolveAliases, type YamlLimits } f
 import { clipValue, closestMatch, quoteValue, RepoConfig } from './repo-config.schema.js';
 
 export { RepoConfig, REGISTRY_SOURCE, TAG_POLICIES, compileTagPattern, parseDuration } from './repo-config.schema.js';
+// Environment and diff paths are path patterns of the one dialect (src/planners/path-pattern.ts).
+export { matchPathPattern as matchEnvironmentPath } from '../planners/path-pattern.js';
 export type { DiffConfig, EnvironmentConfig, ImageConfig, RepoConfigInput, TagPolicy } from './repo-config.schema.js';
 
 /** One problem in a configuration file, positioned for a check-run annotation or an editor. */
@@ -125,50 +127,6 @@ export function parseRepoConfig(text: string, file: string = DEFAULT_FILE): Repo
  */
 export function formatProblems(problems: readonly ConfigProblem[]): string {
   return problems.map((p) => `${p.file}:${p.line}:${p.col}: ${p.message}${p.hint ? ` (${p.hint})` : ''}`).join('\n');
-}
-
-/**
- * Matches a repository file path against one environment path pattern. `*` matches one path
- * segment or part of one and the first `*` binds the app; `**` matches any number of segments.
- * A pattern that names a directory also matches every file below it, because each path is a
- * kustomization directory or a file. Returns `null` when the file is not covered.
- *
- * @example matchEnvironmentPath('apps/*\/overlays/dev', 'apps/hello/overlays/dev/kustomization.yaml') // { app: 'hello' }
- */
-export function matchEnvironmentPath(pattern: string, filePath: string): { app?: string } | null {
-  const patternSegments = splitPath(pattern);
-  const fileSegments = splitPath(filePath);
-  const captures = matchSegments(patternSegments, 0, fileSegments, 0);
-  if (captures === null) return null;
-  return captures.length > 0 ? { app: captures[0] } : {};
-}
-
-function splitPath(path: string): string[] {
-  return path.split('/').filter((segment) => segment !== '');
-}
-
-/** Returns the texts the single `*`s matched, in pattern order, or `null` for no match. */
-function matchSegments(pattern: string[], p: number, file: string[], f: number): string[] | null {
-  if (p === pattern.length) return []; // a directory pattern covers everything below it
-  const segment = pattern[p] as string;
-  if (segment === '**') {
-    for (let next = f; next <= file.length; next++) {
-      const rest = matchSegments(pattern, p + 1, file, next);
-      if (rest !== null) return rest;
-    }
-    return null;
-  }
-  const name = file[f];
-  if (name === undefined) return null;
-  const star = segment.indexOf('*');
-  if (star < 0) {
-    return segment === name ? matchSegments(pattern, p + 1, file, f + 1) : null;
-  }
-  const prefix = segment.slice(0, star);
-  const suffix = segment.slice(star + 1);
-  if (name.length <= prefix.length + suffix.length || !name.startsWith(prefix) || !name.endsWith(suffix)) return null;
-  const rest = matchSegments(pattern, p + 1, file, f + 1);
-  return rest === null ? null : [name.slice(prefix.length, name.length - suffix.length), ...rest];
 }
 
 // ── YAML errors ──────────────────────────────────────────────────────────────────────────────

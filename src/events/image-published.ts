@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { isDigest, isRepositoryPath, TAG_PATTERN } from '../planners/image-ref.js';
 
 /**
  * The normalized domain event of registry intake: "this tag of this repository now points at
@@ -12,28 +13,11 @@ export const Source = z.enum(['github', 'dockerhub', 'harbor', 'quay', 'acr', 'g
 /** Where an event came from: one registry webhook format each, plus the CI API. */
 export type Source = z.infer<typeof Source>;
 
-/** Docker tag grammar (distribution/reference `tag`). */
-export const TAG_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
-/** OCI descriptor digest grammar: `algorithm:encoded`. */
-const DIGEST_PATTERN = /^([a-z0-9]+(?:[.+_-][a-z0-9]+)*):([a-zA-Z0-9=_-]+)$/;
-/** Registered algorithms have a fixed lowercase-hex encoding (OCI image-spec, "Registered algorithms"). */
-const REGISTERED_DIGESTS: Readonly<Record<string, RegExp>> = {
-  sha256: /^[a-f0-9]{64}$/,
-  sha512: /^[a-f0-9]{128}$/,
-  blake3: /^[a-f0-9]{64}$/,
-};
-/** distribution/reference domain: host name or bracketed IPv6, optional port. */
+/** distribution/reference domain as events carry it: lowercase host name or bracketed IPv6, optional port. */
 const DOMAIN_PATTERN = /^(?:(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9])(?:\.(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9]))*|\[[a-f0-9:]+\])(?::[0-9]+)?$/;
-/** distribution/reference repository path: lowercase components separated by `/`. */
-const PATH_PATTERN = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/;
 
-/** Whether `text` is an OCI digest; sha256, sha512 and blake3 need their exact hex length. */
-export function isDigest(text: string): boolean {
-  const match = DIGEST_PATTERN.exec(text);
-  if (!match) return false;
-  const fixed = REGISTERED_DIGESTS[match[1] ?? ''];
-  return fixed ? fixed.test(match[2] ?? '') : true;
-}
+// The tag, digest and repository path grammars are the image grammar's (src/planners/image-ref.ts).
+export { isDigest, TAG_PATTERN };
 
 /**
  * An image published to a registry, normalized.
@@ -59,7 +43,7 @@ export const ImagePublished = z
     /** When intake received the request, ISO 8601. */
     receivedAt: z.iso.datetime({ offset: true }),
   })
-  .refine((e) => e.repository.startsWith(`${e.registry}/`) && PATH_PATTERN.test(e.repository.slice(e.registry.length + 1)), {
+  .refine((e) => e.repository.startsWith(`${e.registry}/`) && isRepositoryPath(e.repository.slice(e.registry.length + 1)), {
     message: 'repository must be "<registry>/<lowercase path>"',
     path: ['repository'],
   });

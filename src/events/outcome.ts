@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { ImagePublished, isDigest, TAG_PATTERN } from './image-published.js';
+import { canonicalRepository, isDigest, MAX_PATH_LENGTH, TAG_PATTERN } from '../planners/image-ref.js';
+import { ImagePublished } from './image-published.js';
 import type { Ignored, IgnoreReason, NormalizeContext, NormalizeResult, Source } from './image-published.js';
 
 /**
@@ -16,8 +17,6 @@ export type Outcome =
 /** cosign signatures, attestations and SBOMs, and OCI referrers-tag-schema fallback tags. */
 const SIGNATURE_TAG = /^sha(256|512)-[0-9a-f]{64,128}(\.(sig|att|sbom))?$/;
 const DIGEST_SHAPED_TAG = /^(?:[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-f0-9]{32,}|[a-f0-9]{64}|[a-f0-9]{128})$/;
-/** Docker Hub's other names; distribution/reference folds them into `docker.io`. */
-const DOCKER_HUB_ALIASES = new Set(['index.docker.io', 'registry-1.docker.io', 'registry.hub.docker.com']);
 
 /** An ignored outcome. */
 export function ignore(reason: IgnoreReason, detail: string): Outcome & { kind: 'ignored' } {
@@ -39,12 +38,6 @@ export function classifyTag(tag: string | undefined | null): Ignored | undefined
   if (DIGEST_SHAPED_TAG.test(tag)) return { reason: 'digest-tag', detail: `tag "${tag}" is a digest, not a tag` };
   if (!TAG_PATTERN.test(tag)) return { reason: 'invalid-tag', detail: `tag "${tag}" is not a valid Docker tag` };
   return undefined;
-}
-
-/** Lowercases a registry host and folds Docker Hub's aliases into `docker.io`. */
-export function normalizeRegistry(host: string): string {
-  const lower = host.toLowerCase();
-  return DOCKER_HUB_ALIASES.has(lower) ? 'docker.io' : lower;
 }
 
 /** The registry host of `host/path…` text such as Harbor's `resource_url`, or undefined. */
@@ -83,9 +76,9 @@ export function imageOutcome(facts: ImageFacts, ctx: NormalizeContext): Outcome 
   if (rawRegistry === undefined || rawRegistry === '') {
     return invalid(`${facts.source}: ${facts.fields.registry} is missing, so the registry host is unknown; send the sender's payload unchanged or configure a default registry host for this route`);
   }
-  const registry = normalizeRegistry(rawRegistry);
-  let path = facts.path.replace(/^\/+|\/+$/g, '');
-  if (registry === 'docker.io' && path !== '' && !path.includes('/')) path = `library/${path}`;
+  // Host names are case-insensitive and payloads spell them as they like; then the image
+  // grammar's Docker Hub aliases and implicit `library/`, the same as the editor's and the index's.
+  const { domain: registry, remainder: path } = canonicalRepository(rawRegistry.toLowerCase(), facts.path.replace(/^\/+|\/+$/g, ''));
   const repository = `${registry}/${path}`;
   const digest = facts.digest === null || facts.digest === '' ? undefined : facts.digest;
   const candidate = { registry, repository, tag, source: facts.source, deliveryId: ctx.deliveryId, receivedAt: ctx.receivedAt, ...(digest !== undefined ? { digest } : {}) };
@@ -95,7 +88,7 @@ export function imageOutcome(facts: ImageFacts, ctx: NormalizeContext): Outcome 
   const field = issue?.path[0];
   if (field === 'registry') return invalid(`${facts.source}: ${facts.fields.registry} "${rawRegistry}" is not a registry host name (expected host[:port], e.g. registry.example.com:5000)`);
   if (field === 'repository') {
-    const hint = path !== path.toLowerCase() ? ' (repository paths are lowercase)' : '';
+    const hint = path !== path.toLowerCase() ? ' (repository paths are lowercase)' : path.length > MAX_PATH_LENGTH ? ` (it is longer than ${MAX_PATH_LENGTH} characters)` : '';
     return invalid(`${facts.source}: ${facts.fields.path} "${facts.path}" is not a valid repository path${hint}; expected lowercase components separated by "/", e.g. team/app`);
   }
   if (field === 'digest' && digest !== undefined && !isDigest(digest)) {

@@ -1,5 +1,18 @@
-import type { ConfigProblem, RepoConfigResult } from '../config/repo-config.js';
 import { escapeText } from './markdown.js';
+
+/** What the check reads of one configuration problem (`ConfigProblem` of src/config/repo-config.ts). */
+export interface ConfigProblemLine {
+  file: string;
+  line: number;
+  col: number;
+  message: string;
+  hint?: string;
+}
+
+/** What the check reads of a parsed configuration (`RepoConfigResult` of src/config/repo-config.ts). */
+export type ConfigCheckInput =
+  | { ok: true; config: { environments: ReadonlyArray<{ name: string; from: string }> } }
+  | { ok: false; problems: readonly ConfigProblemLine[] };
 
 /** What the `escalator/config` check run says about the `.github/escalator.yml` of a pull request. */
 export interface ConfigCheck {
@@ -17,7 +30,7 @@ const SUMMARY_BUDGET = 60_000;
  * instead of taken, and other control characters as `\u….`. Problems quote the repository's
  * values, so a value must not start a line of its own in the block.
  */
-function problemLine(problem: ConfigProblem): string {
+function problemLine(problem: ConfigProblemLine): string {
   const text = `${problem.file}:${problem.line}:${problem.col}: ${problem.message}${problem.hint ? ` (${problem.hint})` : ''}`;
   // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\n]/g, (ch) => (ch === '\n' ? '\\n' : ch === '\r' ? '\\r' : `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`));
@@ -39,7 +52,7 @@ function fenced(lines: readonly string[]): string[] {
  * The title and summary of the `escalator/config` check. Repository text reaches markdown only
  * inside a code block it cannot close (problems) or escaped (environment names).
  */
-export function renderConfigCheck(parsed: RepoConfigResult, configPath: string): ConfigCheck {
+export function renderConfigCheck(parsed: ConfigCheckInput, configPath: string): ConfigCheck {
   if (parsed.ok) {
     const environments = parsed.config.environments.map((env) => `${escapeText(env.name)} (from ${escapeText(env.from)})`).join(', ');
     return { conclusion: 'success', title: 'Escalator configuration is valid', summary: `${parsed.config.environments.length} environments: ${environments}` };

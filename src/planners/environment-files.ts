@@ -1,5 +1,4 @@
-import { matchEnvironmentPath } from '../config/repo-config.js';
-import type { RepoConfig } from '../config/repo-config.schema.js';
+import { matchPathPattern } from './path-pattern.js';
 
 /** One YAML file an environment owns, and the app its path binds (`''` when the path has no `*`). */
 export interface EnvironmentFile {
@@ -15,13 +14,13 @@ const yamlFile = /\.ya?ml$/i;
  * environment uses is discovered from these files, so adding an app needs no config change.
  * Helm chart `templates/` are skipped: they are Go templates, not YAML, until rendered.
  */
-export function planEnvironmentFiles(config: Pick<RepoConfig, 'environments'>, paths: readonly string[]): EnvironmentFile[] {
+export function planEnvironmentFiles(config: { environments: ReadonlyArray<{ name: string; paths: readonly string[] }> }, paths: readonly string[]): EnvironmentFile[] {
   const files: EnvironmentFile[] = [];
   for (const path of paths) {
     if (!yamlFile.test(path) || /(^|\/)templates\//.test(path) || path.startsWith('.github/')) continue;
     for (const environment of config.environments) {
       for (const pattern of environment.paths) {
-        const match = matchEnvironmentPath(pattern, path);
+        const match = matchPathPattern(pattern, path);
         if (match) {
           files.push({ environment: environment.name, app: match.app ?? '', path });
           break;

@@ -1,9 +1,12 @@
 /**
- * Container image references, parsed and normalized the way distribution/reference
- * (`ParseNormalizedNamed`) does: `nginx` ≡ `docker.io/library/nginx`, `index.docker.io` is
- * `docker.io`, and a first path part is a registry only when it contains `.` or `:`, is
- * `localhost`, or has uppercase letters (repository paths are lowercase, so such a part cannot
- * be a path component).
+ * Container image references: the one grammar Escalator has for them. Registry events, the image
+ * editor, the subscription index and tag policies all decide "is this the same repository" here.
+ *
+ * References are parsed and normalized the way distribution/reference (`ParseNormalizedNamed`)
+ * does: `nginx` ≡ `docker.io/library/nginx`, and a first path part is a registry only when it
+ * contains `.` or `:`, is `localhost`, or has uppercase letters (repository paths are lowercase,
+ * so such a part cannot be a path component). Docker Hub has one set of other names
+ * ({@link DOCKER_HUB_ALIASES}), folded into `docker.io` wherever a registry host is read.
  *
  * Normalization is only used to *decide* whether two spellings are the same image; files keep
  * their own spelling.
@@ -26,16 +29,28 @@ export type ParseResult = { ok: true; ref: ImageRef } | { ok: false; reason: str
 
 /** Docker Hub's canonical domain. */
 export const DEFAULT_DOMAIN = 'docker.io';
-const LEGACY_DEFAULT_DOMAIN = 'index.docker.io';
+/**
+ * The other names of Docker Hub's registry, each the same repositories as `docker.io`:
+ * - `index.docker.io`: distribution/reference's `legacyDefaultDomain`, which it folds itself;
+ * - `registry-1.docker.io`: the host Docker Engine pulls and pushes `docker.io` images from
+ *   (moby `registry.DefaultRegistryHost`), so a registry notification or a CI job that pushed
+ *   there names it.
+ *
+ * `registry.hub.docker.com` is not one: neither distribution/reference nor Docker Engine treats it
+ * as Docker Hub, so to them (and to the kubelet) an image spelled with it is another name.
+ */
+export const DOCKER_HUB_ALIASES: readonly string[] = ['index.docker.io', 'registry-1.docker.io'];
+/** Single-component Docker Hub names are official images: `nginx` is `library/nginx`. */
 const OFFICIAL_PREFIX = 'library/';
 /** distribution/reference `RepositoryNameTotalLengthMax`: applies to the path. */
-const MAX_PATH_LENGTH = 255;
+export const MAX_PATH_LENGTH = 255;
 
 const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*';
 const REMOTE_NAME = new RegExp(`^${PATH_COMPONENT}(?:/${PATH_COMPONENT})*$`);
 const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
 const DOMAIN = new RegExp(`^(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?$`);
-const TAG = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+/** Docker tag grammar (distribution/reference `tag`). */
+export const TAG_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 const IDENTIFIER = /^[a-f0-9]{64}$/;
 /** OCI image-spec descriptor digest grammar. */
 const DIGEST = /^([a-z0-9]+(?:[.+_-][a-z0-9]+)*):([a-zA-Z0-9=_-]+)$/;
@@ -48,7 +63,33 @@ const REGISTERED_DIGESTS: Record<string, RegExp> = {
 
 /** Whether `tag` is a valid Docker tag (`[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`). */
 export function isValidTag(tag: string): boolean {
-  return TAG.test(tag);
+  return TAG_PATTERN.test(tag);
+}
+
+/**
+ * Whether `path` is a repository path inside a registry (`library/nginx`, `team/app`): lowercase
+ * components separated by `/`, at most {@link MAX_PATH_LENGTH} characters.
+ */
+export function isRepositoryPath(path: string): boolean {
+  return path.length <= MAX_PATH_LENGTH && REMOTE_NAME.test(path);
+}
+
+/**
+ * A registry domain as this grammar compares it: Docker Hub's aliases are `docker.io`. Exact, as
+ * distribution/reference is: callers that read a host name from a payload lowercase it first.
+ */
+export function canonicalDomain(domain: string): string {
+  return DOCKER_HUB_ALIASES.includes(domain) ? DEFAULT_DOMAIN : domain;
+}
+
+/**
+ * A domain and the rest of a name (`nginx`, `team/app:1.2`) as one repository: the domain
+ * canonical, and a single-component Docker Hub name under `library/`.
+ */
+export function canonicalRepository(domain: string, remainder: string): { domain: string; remainder: string } {
+  const canonical = canonicalDomain(domain);
+  const official = canonical === DEFAULT_DOMAIN && remainder !== '' && !remainder.includes('/');
+  return { domain: canonical, remainder: official ? OFFICIAL_PREFIX + remainder : remainder };
 }
 
 /**
@@ -79,20 +120,11 @@ export function splitReference(text: string): { name: string; tag?: string; dige
 /** Splits a familiar or full name into registry domain and remainder, as `splitDockerDomain` does. */
 function splitDomain(text: string): { domain: string; remainder: string } {
   const slash = text.indexOf('/');
-  let domain = DEFAULT_DOMAIN;
-  let remainder = text;
   if (slash >= 0) {
     const first = text.slice(0, slash);
-    const rest = text.slice(slash + 1);
-    if (first === LEGACY_DEFAULT_DOMAIN) {
-      remainder = rest;
-    } else if (first === 'localhost' || /[.:]/.test(first) || first.toLowerCase() !== first) {
-      domain = first;
-      remainder = rest;
-    }
+    if (first === 'localhost' || /[.:]/.test(first) || first.toLowerCase() !== first) return canonicalRepository(first, text.slice(slash + 1));
   }
-  if (domain === DEFAULT_DOMAIN && !remainder.includes('/')) remainder = OFFICIAL_PREFIX + remainder;
-  return { domain, remainder };
+  return canonicalRepository(DEFAULT_DOMAIN, text);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { checkPathPattern, compilePathPattern, type CompiledPathPattern } from './path-pattern.js';
 
 /**
  * Pure decisions of the relay to in-cluster agents (docs/relay.md): which targets a push goes to,
@@ -88,66 +89,24 @@ export const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
 const NULL_SHA = /^0+$/;
 
 /**
- * Compile a glob: `*` and `?` stay within one path segment, `**` spans segments, `{a,b}` is
- * either, `[abc]`/`[!abc]` a class. Everything else is literal.
+ * Compile a glob of a relay target: a path pattern of the one dialect Escalator has for paths
+ * (src/planners/path-pattern.ts, docs/configuration.md "Paths"): `*` (one or more characters) and
+ * `?` stay within one path segment, `**` as a whole segment spans segments, `{a,b}` is either
+ * name, `[abc]`/`[!abc]` a class; everything else is literal. `test` matches the whole text.
  */
-export function compileGlob(pattern: string, options: { ignoreCase?: boolean } = {}): RegExp {
-  let source = '';
-  let braces = 0;
-  for (let i = 0; i < pattern.length; i++) {
-    const char = pattern[i]!;
-    if (char === '*') {
-      if (pattern[i + 1] === '*') {
-        const startsSegment = i === 0 || pattern[i - 1] === '/';
-        const endsSegment = i + 2 === pattern.length || pattern[i + 2] === '/';
-        i++;
-        if (startsSegment && endsSegment) {
-          if (pattern[i + 1] === '/') {
-            source += '(?:.*/)?'; // `**/`: zero or more whole segments
-            i++;
-          } else source += '.*';
-          continue;
-        }
-        source += '.*';
-        continue;
-      }
-      source += '[^/]*';
-    } else if (char === '?') source += '[^/]';
-    else if (char === '{') {
-      braces++;
-      source += '(?:';
-    } else if (char === '}' && braces > 0) {
-      braces--;
-      source += ')';
-    } else if (char === ',' && braces > 0) source += '|';
-    else if (char === '[') {
-      const end = pattern.indexOf(']', i + 2);
-      if (end === -1) source += '\\[';
-      else {
-        let body = pattern.slice(i + 1, end);
-        const negate = body.startsWith('!') || body.startsWith('^');
-        if (negate) body = body.slice(1);
-        source += `[${negate ? '^/' : ''}${body.replace(/[\\\]]/g, '\\$&')}]`;
-        i = end;
-      }
-    } else source += char.replace(/[.+^$()|\\\]{}]/g, '\\$&');
-  }
-  while (braces-- > 0) source += ')';
-  return new RegExp(`^${source}$`, options.ignoreCase ? 'i' : '');
+export function compileGlob(pattern: string, options: { ignoreCase?: boolean } = {}): CompiledPathPattern {
+  return compilePathPattern(pattern, options);
 }
 
-/** Why a glob cannot be used, or undefined when it can. */
+/**
+ * Why a glob cannot be used, or undefined when it can: the path-pattern rules, each problem with
+ * what to write instead. The configuration reports it with the file, line and column.
+ */
 export function checkGlob(pattern: string): string | undefined {
   if (pattern.length === 0) return 'is empty';
-  if (pattern.startsWith('/')) return 'starts with `/`; paths are relative to the repository root';
-  let depth = 0;
-  for (const char of pattern) {
-    if (char === '{') depth++;
-    if (char === '}') depth--;
-    if (depth < 0) return 'closes a `}` that was never opened';
-  }
-  if (depth !== 0) return 'opens a `{` that is never closed';
-  return undefined;
+  const problem = checkPathPattern(pattern);
+  if (!problem) return undefined;
+  return problem.hint ? `${problem.message} (${problem.hint})` : problem.message;
 }
 
 /** True when `repository` (`owner/name`) matches any of the globs, whatever the case. */
@@ -160,15 +119,8 @@ export function matchesRepository(patterns: readonly string[], repository: strin
  * files below it (`apps/*\/overlays/prod` matches `apps/web/overlays/prod/kustomization.yaml`).
  */
 export function matchesPaths(patterns: readonly string[], changedPaths: readonly string[]): boolean {
-  const compiled = patterns.map((pattern) => compileGlob(pattern.replace(/\/+$/, '')));
-  return changedPaths.some((path) => {
-    const segments = path.split('/');
-    for (let n = segments.length; n >= 1; n--) {
-      const candidate = segments.slice(0, n).join('/');
-      if (compiled.some((regex) => regex.test(candidate))) return true;
-    }
-    return false;
-  });
+  const compiled = patterns.map((pattern) => compileGlob(pattern));
+  return changedPaths.some((path) => compiled.some((pattern) => pattern.match(path) !== null));
 }
 
 /**

@@ -1,18 +1,47 @@
-import type { RE2JS } from 're2js';
+import { RE2JS } from 're2js';
 import semver from 'semver';
-import { compileTagPattern, type ImageConfig } from '../config/repo-config.schema.js';
 import { sameRepository } from './image-ref.js';
 
 /**
  * Which pushed tags an image accepts, and how two tags compare. Without an `images:` entry every
  * tag is taken (`newest`: the most recently pushed wins) — the common case needs no config.
+ * The configuration (`images[]` in src/config/repo-config.schema.ts) checks its values with the
+ * compiler here, so a pattern it accepts is one this module can match.
  */
-export type TagPolicy = Pick<ImageConfig, 'policy' | 'tags' | 'range' | 'pinDigest'>;
+
+/** How Escalator picks the next tag of an image among the tags that pass `tags`. */
+export const TAG_POLICIES = ['newest', 'semver', 'semver-range', 'lexical', 'numerical'] as const;
+/** One of {@link TAG_POLICIES}. */
+export type TagPolicyName = (typeof TAG_POLICIES)[number];
+
+/** The part of an image's configuration that decides which tags it takes and how they compare. */
+export interface TagPolicy {
+  policy: TagPolicyName;
+  /** RE2 pattern a tag must match (unanchored). */
+  tags?: string | undefined;
+  /** Semver range for `semver-range`. */
+  range?: string | undefined;
+  pinDigest: boolean;
+}
 
 const defaultPolicy: TagPolicy = { policy: 'newest', pinDigest: false };
 
-export function policyFor(images: readonly ImageConfig[], repository: string): TagPolicy {
+/** The policy of the first image whose name is the same repository, or every tag under `newest`. */
+export function policyFor<Image extends TagPolicy & { name: string }>(images: readonly Image[], repository: string): TagPolicy {
   return images.find((image) => sameRepository(image.name, repository)) ?? defaultPolicy;
+}
+
+/**
+ * Compiles an image's `tags` pattern with RE2 (the pure-JavaScript port `re2js`), the same where
+ * the configuration is checked and wherever tags are matched. A tag is pushed by whoever can
+ * push to the registry, so matching must take time linear in the tag whatever the pattern:
+ * JavaScript's backtracking engine takes seconds on `^(a|a)+$` against 29 characters, and
+ * doubles with each one more. RE2 has no backreferences and no lookaround, which is what makes it
+ * linear; such patterns are refused. Throws `RE2JSSyntaxException` (with `error` and the
+ * offending `input`) for an invalid pattern.
+ */
+export function compileTagPattern(text: string): RE2JS {
+  return RE2JS.compile(text);
 }
 
 /** Parse a tag as a semantic version, allowing a leading `v` (`v1.2.3`). */

@@ -1,4 +1,4 @@
-import { matchEnvironmentPath } from '../../config/repo-config.js';
+import { compilePathPattern } from '../path-pattern.js';
 import { checkChart, type ChartReads, type ChartTree } from './chart-reads.js';
 import { fileSourcePaths, foldKey, isRemoteReference, readKustomization, readPluginConfigPaths, readYamlMappings, shown, type FieldRef } from './kustomize-reads.js';
 import { dirname, resolvePath } from './repo-path.js';
@@ -420,8 +420,8 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
   const isInChart = (path: string): boolean => chartDirs.some((chart) => chart === '' || path === chart || path.startsWith(`${chart}/`));
 
   if (options.paths && options.paths.length > 0) {
-    const patterns = options.paths;
-    const matches = (path: string): boolean => patterns.some((pattern) => matchEnvironmentPath(pattern, path) !== null);
+    const patterns = options.paths.map((pattern) => compilePathPattern(pattern));
+    const matches = (path: string): boolean => patterns.some((pattern) => pattern.match(path) !== null);
     // The shallowest matches: a directory pattern also matches everything below it.
     const candidates = [...index.dirs, ...index.files].filter((path) => path !== '' && matches(path) && !matches(dirname(path)));
     const nodes: TargetNode[] = [];

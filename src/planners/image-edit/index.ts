@@ -217,8 +217,9 @@ function useOf(site: Site): Omit<ImageUse, 'path' | 'line' | 'kind'> & { offset:
  * The version of what listImages finds in a text. Indexes record it beside the blobs they read;
  * an index written by another version reads every file again. Bump it whenever the same text
  * would yield other images, tags or digests.
+ * - 2: `registry-1.docker.io/…` is read as `docker.io/…` (one set of Docker Hub aliases).
  */
-export const IMAGE_READER_VERSION = 1;
+export const IMAGE_READER_VERSION = 2;
 
 /**
  * Every image reference the file uses, for discovering which images an environment runs and

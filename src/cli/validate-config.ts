@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { formatProblems, parseRepoConfig } from '../config/repo-config.js';
+import { configPath, formatProblems, parseRepoConfig } from '../config/repo-config.js';
 import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
 
 export const validateConfigHelp = `Usage: escalator validate-config [file] [--json]
@@ -20,7 +20,7 @@ export function runValidateConfig(argv: string[], io: CliIo): ExitCode {
     return 0;
   }
   if (args.positionals.length > 1) throw new UsageError('validate-config takes one file');
-  const file = args.positionals[0] ?? '.github/escalator.yml';
+  const file = args.positionals[0] ?? configPath;
   const absolute = isAbsolute(file) ? file : join(io.cwd, file);
   let text: string;
   try {

@@ -37,7 +37,9 @@ export interface ConfigProblem {
 
 export type RepoConfigResult = { ok: true; config: RepoConfig } | { ok: false; problems: ConfigProblem[] };
 
-const DEFAULT_FILE = '.github/escalator.yml';
+/** Where a repository keeps its configuration, read from the default branch. */
+export const configPath = '.github/escalator.yml';
+const DEFAULT_FILE = configPath;
 
 /** Expanding more aliases than this is refused: a small file must not become a huge value. */
 const MAX_ALIAS_COUNT = 100;

@@ -1,14 +1,9 @@
-import { createHash } from 'node:crypto';
 import type { Probot } from 'probot';
 import type { IndexStore } from '../adapters/index-store.js';
 import { normalizeGithub } from '../events/index.js';
-import { enqueueDiff } from '../jobs/diff.js';
-import { enqueueImage } from '../jobs/image.js';
-import { enqueueIndex } from '../jobs/index-repo.js';
 import type { Logger } from '../observability/logger.js';
 import { escalatorMarker } from '../planners/pull-marker.js';
-import { CommandJob } from '../queue/jobs.js';
-import { jobId } from '../queue/names.js';
+import { COMMAND_MEMORY_SECONDS, enqueueCommand, enqueueDiff, enqueueImage, enqueueIndex } from '../queue/enqueue.js';
 import type { Producer } from '../queue/producer.js';
 
 /**
@@ -25,24 +20,7 @@ export interface GitHubAppDeps {
   now?: () => Date;
 }
 
-/**
- * How long a command job is kept after it ends (`removeOnComplete`), and so how long its id
- * refuses a second run of the same comment. A comment created longer ago than this is not run at
- * all: its `created_at` is inside the signed body, so an old delivery replayed later cannot slip
- * past the forgotten id.
- */
-export const COMMAND_MEMORY_SECONDS = 86_400;
 
-/**
- * The command job's id: the comment's id and a hash of its body, both inside the signed payload.
- * `X-GitHub-Delivery` is not signed, so a delivery id would let anyone holding one signed body
- * run its command again under a new id. The body hash is there for edits: only `created`
- * comments run today, so an edited comment never runs its new text; were `edited` handled, each
- * distinct text of one comment would run once, and the same text never twice.
- */
-export function commandJobId(commentId: number, body: string): string {
-  return jobId('command', commentId, createHash('sha256').update(body).digest('hex').slice(0, 32));
-}
 
 export function createGitHubApp(deps: GitHubAppDeps) {
   const now = deps.now ?? (() => new Date());
@@ -58,14 +36,14 @@ export function createGitHubApp(deps: GitHubAppDeps) {
       const { ref, repository, installation } = context.payload;
       if (!installation || ref !== `refs/heads/${repository.default_branch}`) return;
       // Any push to the default branch may change the config or an environment's files.
-      await enqueueIndex({ producer }, { installationId: installation.id, owner: repository.owner?.login ?? repository.full_name.split('/')[0]!, repo: repository.name, reason: 'push' }, context.id);
+      await enqueueIndex(producer, { installationId: installation.id, owner: repository.owner?.login ?? repository.full_name.split('/')[0]!, repo: repository.name, reason: 'push' }, context.id);
     });
 
     app.on(['installation.created', 'installation.new_permissions_accepted', 'installation_repositories.added'], async (context) => {
       const payload = context.payload as { installation: { id: number }; repositories?: Array<{ full_name: string }>; repositories_added?: Array<{ full_name: string }> };
       for (const repo of payload.repositories ?? payload.repositories_added ?? []) {
         const [owner, name] = repo.full_name.split('/') as [string, string];
-        await enqueueIndex({ producer }, { installationId: payload.installation.id, owner, repo: name, reason: 'installation' }, context.id);
+        await enqueueIndex(producer, { installationId: payload.installation.id, owner, repo: name, reason: 'installation' }, context.id);
       }
     });
 
@@ -80,14 +58,14 @@ export function createGitHubApp(deps: GitHubAppDeps) {
     app.on(['pull_request.opened', 'pull_request.synchronize', 'pull_request.reopened'], async (context) => {
       const { pull_request: pull, repository, installation } = context.payload;
       if (!installation) return;
-      await enqueueDiff({ producer }, { installationId: installation.id, owner: repository.owner.login, repo: repository.name, number: pull.number, headSha: pull.head.sha, reason: 'pull_request' });
+      await enqueueDiff(producer, { installationId: installation.id, owner: repository.owner.login, repo: repository.name, number: pull.number, headSha: pull.head.sha, reason: 'pull_request' });
     });
 
     app.on('check_run.rerequested', async (context) => {
       const { check_run: run, repository, installation } = context.payload;
       if (!installation || run.name !== 'escalator/diff') return;
       for (const pull of run.pull_requests) {
-        await enqueueDiff({ producer }, { installationId: installation.id, owner: repository.owner.login, repo: repository.name, number: pull.number, headSha: run.head_sha, reason: 'rerequest' }, `${run.head_sha}-rerun-${context.id}`);
+        await enqueueDiff(producer, { installationId: installation.id, owner: repository.owner.login, repo: repository.name, number: pull.number, headSha: run.head_sha, reason: 'rerequest' }, `${run.head_sha}-rerun-${context.id}`);
       }
     });
 
@@ -109,9 +87,8 @@ export function createGitHubApp(deps: GitHubAppDeps) {
         deps.log.warn({ deliveryId: context.id, commentId: comment.id, createdAt: comment.created_at }, 'Command not run: the comment is older than the commands Escalator remembers (a replayed delivery?)');
         return;
       }
-      await producer.enqueue(
-        'command',
-        CommandJob,
+      await enqueueCommand(
+        producer,
         {
           installationId: installation.id,
           owner: repository.owner.login,
@@ -122,7 +99,7 @@ export function createGitHubApp(deps: GitHubAppDeps) {
           body: comment.body.slice(0, 65_536),
           ...(issue.pull_request && issue.body ? { prBody: issue.body.slice(0, 262_144) } : {}),
         },
-        { jobId: commandJobId(comment.id, comment.body), attempts: 5, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: COMMAND_MEMORY_SECONDS }, removeOnFail: { age: 7 * 86_400 } },
+        comment.id,
       );
     });
 

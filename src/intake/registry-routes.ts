@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isRegistrySource, normalizeCiImage, normalizers, type NormalizeResult, type Source } from '../events/index.js';
 import type { Logger } from '../observability/logger.js';
 import { intakeRequests } from '../observability/metrics.js';
-import { enqueueImage } from '../jobs/image.js';
+import { enqueueImage } from '../queue/enqueue.js';
 import { QueueUnavailableError, type Producer } from '../queue/producer.js';
 import { sendJson, type Handler } from '../web/server.js';
 import { imageAllowed, IntakeCredentials, pathTokenSources, type Authenticated } from './credentials.js';

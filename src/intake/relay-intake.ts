@@ -1,5 +1,5 @@
 import type { RelayTarget } from '../config/relay-targets.js';
-import { enqueueRelay } from '../jobs/relay.js';
+import { enqueueRelay } from '../queue/relay-schedule.js';
 import type { Producer } from '../queue/producer.js';
 import type { VerifiedDelivery } from './github-webhook-route.js';
 
@@ -21,7 +21,7 @@ interface PushLike {
  * relay with its exact bytes. Runs before the delivery is answered, so a Redis outage makes
  * GitHub record a failure that can be redelivered instead of a refresh silently lost.
  */
-export async function relayDelivery(producer: Producer, targets: RelayTarget[], delivery: VerifiedDelivery): Promise<void> {
+export async function relayDelivery(producer: Producer, targets: RelayTarget[], delivery: VerifiedDelivery, now: () => Date = () => new Date()): Promise<void> {
   if (delivery.name !== 'push' && delivery.name !== 'pull_request') return;
   const payload = delivery.payload as PushLike;
   if (!payload.repository) return;
@@ -42,5 +42,6 @@ export async function relayDelivery(producer: Producer, targets: RelayTarget[], 
       ...(payload.after ? { after: payload.after } : {}),
     },
     targets,
+    now,
   );
 }

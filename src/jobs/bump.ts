@@ -1,6 +1,6 @@
 import { ensureCheckRun, loadFile, mergePull, reportCheck } from '../adapters/github/repo.js';
 import type { Candidate, RepoIndex } from '../adapters/index-store.js';
-import { ConfigError } from '../observability/errors.js';
+import { ConfigError, MergeNotReadyError } from '../observability/errors.js';
 import { bumpBranch, planBump } from '../planners/bump-plan.js';
 import { normalizeName } from '../planners/image-ref.js';
 import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../planners/tag-policy.js';
@@ -9,11 +9,6 @@ import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
 import { loadIndexOrRequest, withRepoLease } from './repository.js';
 import { ensureLivingPull } from './living-pull.js';
-
-/** GitHub has not finished computing mergeability; the job retries with backoff. */
-export class MergeNotReadyError extends Error {
-  override name = 'MergeNotReadyError';
-}
 
 export interface BumpOutcome {
   pull?: { number: number; url: string };

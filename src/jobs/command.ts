@@ -1,14 +1,13 @@
-import { RequestError } from '@octokit/request-error';
+import { createComment, loadPermission, loadPull } from '../adapters/github/repo.js';
 import { commandHelp, parseCommand, type Command } from '../planners/commands.js';
 import { code, escapeText } from '../planners/markdown.js';
 import { parseMarker } from '../planners/pull-marker.js';
 import type { CommandJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
-import { versionsByTarget } from './index-repo.js';
-import { enqueueDiff } from './diff.js';
+import { parseTargetKey, targetKey, versionsByTarget } from '../planners/versions.js';
 import { isEscalatorPull } from './living-pull.js';
-import { enqueuePromote } from './promote.js';
+import { enqueueDiff, enqueuePromote } from '../queue/enqueue.js';
 
 const writers = new Set(['admin', 'maintain', 'write']);
 
@@ -37,7 +36,7 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
   const reply = async (text: string): Promise<string> => {
-    await octokit.rest.issues.createComment({ ...id, issue_number: data.issueNumber, body: text });
+    await createComment(octokit, id, data.issueNumber, text);
     return text;
   };
 
@@ -71,7 +70,7 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
     const target = config.environments.find((e) => e.name === name);
     if (!target || target.from === 'registry') return;
     const apps = target.group ? [''] : appsOf(target.from, app);
-    for (const a of apps) await enqueuePromote(deps, { installationId: data.installationId, owner: data.owner, repo: data.repo, environment: name, app: a, reason, requestedBy: data.author }, `${data.issueNumber}-${deps.now().getTime()}`);
+    for (const a of apps) await enqueuePromote(deps.producer, { installationId: data.installationId, owner: data.owner, repo: data.repo, environment: name, app: a, reason, requestedBy: data.author }, `${data.issueNumber}-${deps.now().getTime()}`);
   };
 
   switch (command.name) {
@@ -91,21 +90,15 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
       return reply(renderPlan(index));
     case 'diff': {
       if (!data.isPull) return reply('`/escalator diff` works on pull requests.');
-      const { data: pull } = await octokit.rest.pulls.get({ ...id, pull_number: data.issueNumber });
-      await enqueueDiff(deps, { installationId: data.installationId, owner: data.owner, repo: data.repo, number: data.issueNumber, headSha: pull.head.sha, reason: 'command' }, `${pull.head.sha}-command-${deps.now().getTime()}`);
+      const pull = await loadPull(octokit, id, data.issueNumber);
+      await enqueueDiff(deps.producer, { installationId: data.installationId, owner: data.owner, repo: data.repo, number: data.issueNumber, headSha: pull.head.sha, reason: 'command' }, `${pull.head.sha}-command-${deps.now().getTime()}`);
       return reply(`Rendering the diff of ${code(pull.head.sha.slice(0, 7))} again; the comment above updates in place.`);
     }
   }
 }
 
-async function permissionOf(deps: JobDeps, data: CommandJob): Promise<string> {
-  try {
-    const { data: result } = await deps.github.forInstallation(data.installationId).rest.repos.getCollaboratorPermissionLevel({ owner: data.owner, repo: data.repo, username: data.author });
-    return result.permission;
-  } catch (error) {
-    if (error instanceof RequestError && error.status === 404) return 'none';
-    throw error;
-  }
+function permissionOf(deps: JobDeps, data: CommandJob): Promise<string> {
+  return loadPermission(deps.github.forInstallation(data.installationId), { owner: data.owner, repo: data.repo }, data.author);
 }
 
 /**
@@ -119,7 +112,7 @@ async function environmentOf(deps: JobDeps, command: Command, data: CommandJob):
   if (!data.isPull) return undefined;
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
-  const { data: pull } = await octokit.rest.pulls.get({ ...id, pull_number: data.issueNumber });
+  const pull = await loadPull(octokit, id, data.issueNumber);
   const own = await isEscalatorPull(
     { octokit, store: deps.store, id },
     { number: pull.number, headRef: pull.head.ref, headSha: pull.head.sha, headRepo: pull.head.repo?.full_name ?? null, user: pull.user ? { login: pull.user.login, type: pull.user.type } : null },
@@ -129,14 +122,14 @@ async function environmentOf(deps: JobDeps, command: Command, data: CommandJob):
 
 /** What a promotion would change, per environment and app, from the index alone (no writes). */
 export function renderPlan(index: NonNullable<Awaited<ReturnType<JobDeps['store']['loadRepo']>>>): string {
-  const targets = versionsByTarget(index);
+  const targets = versionsByTarget(index.files);
   const lines = ['**Escalator plan** (nothing was changed)', '', '| Into | App | Image | Now | Would become |', '|---|---|---|---|---|'];
   for (const env of index.config?.environments ?? []) {
     if (env.from === 'registry') continue;
     for (const [key, versions] of targets) {
-      const [source, app] = key.split('\u0000') as [string, string];
+      const { environment: source, app } = parseTargetKey(key);
       if (source !== env.from) continue;
-      const current = targets.get(`${env.name}\u0000${app}`) ?? [];
+      const current = targets.get(targetKey(env.name, app)) ?? [];
       for (const version of versions) {
         const now = current.find((v) => v.name === version.name);
         if (now && now.tag === version.tag && now.digest === version.digest) continue;

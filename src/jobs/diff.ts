@@ -1,21 +1,19 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureCheckRun } from '../adapters/github/repo.js';
+import { createComment, ensureCheckRun, listComments, loadPull, updateComment } from '../adapters/github/repo.js';
 import { loadTarballTree } from '../adapters/github/tarball-tree.js';
 import { changedPathsBetween, installationCacheDir, renderAndDiff, type RenderIsolationMode, type SourceTree } from '../adapters/render/index.js';
 import type { RepoIndex } from '../adapters/index-store.js';
 import { planDrift, renderDrift, type DriftTarget } from '../planners/drift.js';
 import { planEnvironmentFiles } from '../planners/environment-files.js';
-import { parseRepoConfig } from '../config/repo-config.js';
+import { configPath, parseRepoConfig } from '../config/repo-config.js';
+import { targetKey, versionsByTarget } from '../planners/versions.js';
 import { renderConfigCheck } from '../planners/config-check.js';
 import { renderDuration } from '../observability/metrics.js';
 import { DIFF_COMMENT_MARKER, renderCheckSummary, renderComment } from '../planners/diff/index.js';
-import { jobId } from '../queue/names.js';
-import { DiffJob } from '../queue/jobs.js';
-import type { Producer } from '../queue/producer.js';
+import type { DiffJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
-import { configPath, versionsByTarget } from './index-repo.js';
 import { loadIndexOrRequest } from './repository.js';
 
 export type DiffOutcome = 'commented' | 'updated' | 'unchanged' | 'no-targets' | 'stale' | 'skipped-fork' | 'disabled' | 'closed';
@@ -53,7 +51,7 @@ async function checkDrift(deps: JobDeps, index: RepoIndex, octokit: Parameters<t
     const touchedApps = new Set(owned.filter((file) => changed.includes(file.path)).map((file) => file.app));
     for (const app of touchedApps) {
       const history = await deps.store.loadHistory(index, env.from, app);
-      const sourceVersions = [...(versionsByTarget(index).get(`${env.from}\u0000${app}`) ?? []), ...history.flatMap((entry) => entry.versions)];
+      const sourceVersions = [...(versionsByTarget(index.files).get(targetKey(env.from, app)) ?? []), ...history.flatMap((entry) => entry.versions)];
       const files = owned.filter((file) => file.app === app).map((file) => ({ path: file.path, text: head.read(file.path).toString('utf8') }));
       targets.push({ environment: env.name, from: env.from, app, files, sourceVersions });
     }
@@ -61,16 +59,6 @@ async function checkDrift(deps: JobDeps, index: RepoIndex, octokit: Parameters<t
   if (targets.length === 0) return;
   const drift = renderDrift(planDrift(targets));
   await ensureCheckRun(octokit, id, sha, 'escalator/drift', { status: 'completed', ...drift });
-}
-
-export async function enqueueDiff(deps: { producer: Producer }, data: DiffJob, key = data.headSha): Promise<void> {
-  await deps.producer.enqueue('diff', DiffJob, data, {
-    jobId: jobId('diff', data.owner, data.repo, data.number, key),
-    attempts: 4,
-    backoff: { type: 'exponential', delay: 2_000 },
-    removeOnComplete: { age: 3_600 },
-    removeOnFail: { age: 7 * 86_400 },
-  });
 }
 
 /**
@@ -88,7 +76,7 @@ export async function processDiffJob(deps: JobDeps & { cacheDir?: string; appId?
   if (!diffConfig.enabled) return 'disabled';
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
-  const { data: pull } = await octokit.rest.pulls.get({ ...id, pull_number: data.number });
+  const pull = await loadPull(octokit, id, data.number);
   if (pull.state !== 'open') return 'closed';
   if (pull.head.sha !== data.headSha) return 'stale';
   if (pull.head.repo?.full_name !== pull.base.repo.full_name && !diffConfig.forks) {
@@ -105,7 +93,7 @@ export async function processDiffJob(deps: JobDeps & { cacheDir?: string; appId?
   timer({ outcome: report.summary.failures > 0 ? 'failed' : 'ok' });
   const body = renderComment(report, { baseSha: pull.base.sha, headSha: headRef, mergeCommit: useMerge, repository: `${data.owner}/${data.repo}` });
 
-  const comments = await octokit.paginate(octokit.rest.issues.listComments, { ...id, issue_number: data.number, per_page: 100 });
+  const comments = await listComments(octokit, id, data.number);
   const ours = comments.find(
     (comment) => comment.body?.startsWith(DIFF_COMMENT_MARKER) && comment.user?.type === 'Bot' && (deps.appId === undefined || comment.performed_via_github_app?.id === undefined || comment.performed_via_github_app.id === deps.appId),
   );
@@ -114,10 +102,10 @@ export async function processDiffJob(deps: JobDeps & { cacheDir?: string; appId?
   else if (ours?.body === body) outcome = 'unchanged';
   else {
     // Never let a slow run for an older head overwrite the comment of a newer one.
-    const { data: fresh } = await octokit.rest.pulls.get({ ...id, pull_number: data.number });
+    const fresh = await loadPull(octokit, id, data.number);
     if (fresh.head.sha !== data.headSha) return 'stale';
-    if (ours) await octokit.rest.issues.updateComment({ ...id, comment_id: ours.id, body });
-    else await octokit.rest.issues.createComment({ ...id, issue_number: data.number, body });
+    if (ours) await updateComment(octokit, id, ours.id, body);
+    else await createComment(octokit, id, data.number, body);
     outcome = ours ? 'updated' : 'commented';
   }
   await checkConfigChange(octokit, id, data.headSha, base, head);

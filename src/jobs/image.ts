@@ -1,25 +1,12 @@
 import { normalizeName } from '../planners/image-ref.js';
+import { targetKey } from '../planners/versions.js';
 import { acceptsTag, policyFor } from '../planners/tag-policy.js';
-import { jobId } from '../queue/names.js';
-import { eventKey, scopeKey, scopeRefusal, type EventScope } from '../events/image-published.js';
-import { BumpJob, ImageJob, ResyncJob } from '../queue/jobs.js';
-import type { Producer } from '../queue/producer.js';
+import { scopeRefusal } from '../events/image-published.js';
+import { IndexMissingError } from '../observability/errors.js';
+import { enqueueBump, enqueueResync } from '../queue/enqueue.js';
+import type { ImageJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
-
-/**
- * Queue one published image with the scope of the credential that announced it; its
- * deterministic id (event and scope) makes a redelivered event a no-op, while the same push
- * announced by another credential is its own job.
- */
-export async function enqueueImage(producer: Producer, event: ImageJob['event'], scope: EventScope): Promise<{ id: string }> {
-  return producer.enqueue('image', ImageJob, { event, scope }, { jobId: jobId('image', eventKey(event), scopeKey(scope)), attempts: 5, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 7 * 86_400 } });
-}
-
-/** The index is not there: it is being rebuilt, and this job retries after it. */
-export class IndexMissingError extends Error {
-  override name = 'IndexMissingError';
-}
 
 /**
  * Fan one published image out to the targets that use it:
@@ -37,7 +24,7 @@ export async function processImageJob(deps: JobDeps, data: ImageJob, { log }: Pr
   const using = await deps.store.reposUsing(name);
   if (using.length === 0) {
     if (!(await deps.store.isBuilt())) {
-      await deps.producer.enqueue('index', ResyncJob, { reason: 'index missing' }, { jobId: 'resync', removeOnComplete: true, removeOnFail: true, attempts: 5, backoff: { type: 'exponential', delay: 5_000 } });
+      await enqueueResync(deps.producer, 'index missing');
       throw new IndexMissingError('the subscription index is being rebuilt from GitHub; this image event retries after it');
     }
     log.debug({ image: name, tag: event.tag, by: scope.by }, 'No repository uses this image');
@@ -65,7 +52,7 @@ export async function processImageJob(deps: JobDeps, data: ImageJob, { log }: Pr
     const registryEnvironments = new Set(index.config.environments.filter((env) => env.from === 'registry').map((env) => env.name));
     const targets = new Map<string, { environment: string; app: string }>();
     for (const file of index.files) {
-      if (registryEnvironments.has(file.environment) && file.images.includes(name)) targets.set(`${file.environment}\u0000${file.app}`, { environment: file.environment, app: file.app });
+      if (registryEnvironments.has(file.environment) && file.images.includes(name)) targets.set(targetKey(file.environment, file.app), { environment: file.environment, app: file.app });
     }
     for (const target of targets.values()) {
       await deps.store.addCandidate(key, target.environment, target.app, {
@@ -75,22 +62,7 @@ export async function processImageJob(deps: JobDeps, data: ImageJob, { log }: Pr
         receivedAt: event.receivedAt,
         deliveryId: event.deliveryId,
       });
-      await deps.producer.enqueue(
-        'bump',
-        BumpJob,
-        { ...key, ...target },
-        {
-          jobId: jobId('bump', key.owner, key.repo, target.environment, target.app, event.deliveryId, event.tag),
-          delay: deps.debounceMs,
-          // One job per target at a time; pushes while it waits push it back (debounce), and a
-          // push while it runs schedules exactly one more run.
-          deduplication: { id: jobId('bump', key.owner, key.repo, target.environment, target.app), keepLastIfActive: true, reschedule: true },
-          attempts: 8,
-          backoff: { type: 'exponential', delay: 1_000 },
-          removeOnComplete: { age: 86_400 },
-          removeOnFail: { age: 7 * 86_400 },
-        },
-      );
+      await enqueueBump(deps.producer, { ...key, ...target }, event, deps.debounceMs);
       scheduled++;
     }
   }

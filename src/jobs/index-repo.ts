@@ -1,13 +1,14 @@
+import { listInstalledRepos } from '../adapters/github/app.js';
 import { ensureCheckRun, loadBranch, loadDefaultBranch, loadFile, loadTree } from '../adapters/github/repo.js';
 import type { IndexedFile, RepoIndex } from '../adapters/index-store.js';
-import { formatProblems, parseRepoConfig } from '../config/repo-config.js';
+import { configPath, formatProblems, parseRepoConfig } from '../config/repo-config.js';
 import { ConfigError } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { planEnvironmentFiles } from '../planners/environment-files.js';
 import { IMAGE_READER_VERSION, listImages } from '../planners/image-edit/index.js';
-import { jobId } from '../queue/names.js';
-import { IndexJob, type ResyncJob } from '../queue/jobs.js';
-import { enqueuePromote } from './promote.js';
+import { parseTargetKey, versionId, versionsByTarget } from '../planners/versions.js';
+import type { IndexJob, ResyncJob } from '../queue/jobs.js';
+import { enqueuePromote } from '../queue/enqueue.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
 
@@ -52,7 +53,6 @@ function unchangedReads(previous: RepoIndex | null, tree: ReadonlyMap<string, st
   return reads;
 }
 
-export const configPath = '.github/escalator.yml';
 
 /**
  * Index one repository:
@@ -115,20 +115,20 @@ async function afterIndex(deps: JobDeps, previous: RepoIndex | null, index: Repo
   const now = deps.now().toISOString();
   const config = index.config!;
   const changed = new Set<string>();
-  const earlier = previous ? versionsByTarget(previous) : undefined;
-  for (const [key, versions] of versionsByTarget(index)) {
+  const earlier = previous ? versionsByTarget(previous.files) : undefined;
+  for (const [key, versions] of versionsByTarget(index.files)) {
     const before = earlier?.get(key);
-    const [environment, app] = key.split('\u0000') as [string, string];
+    const { environment, app } = parseTargetKey(key);
     for (const version of versions) await deps.store.recordSeen(index, environment, app, versionId(version), now);
     if (previous && JSON.stringify(before ?? []) !== JSON.stringify(versions)) {
       changed.add(environment);
       await deps.store.pushHistory(index, environment, app, { at: now, sha: index.sha, versions });
       for (const target of config.environments.filter((env) => env.from === environment)) {
-        await enqueuePromote(deps, { installationId: index.installationId, owner: index.owner, repo: index.repo, environment: target.name, app: target.group ? '' : app, reason: 'push' }, index.sha);
+        await enqueuePromote(deps.producer, { installationId: index.installationId, owner: index.owner, repo: index.repo, environment: target.name, app: target.group ? '' : app, reason: 'push' }, index.sha);
       }
       const self = config.environments.find((env) => env.name === environment);
       if (self && self.from !== 'registry') {
-        await enqueuePromote(deps, { installationId: index.installationId, owner: index.owner, repo: index.repo, environment, app: self.group ? '' : app, reason: 'push' }, index.sha);
+        await enqueuePromote(deps.producer, { installationId: index.installationId, owner: index.owner, repo: index.repo, environment, app: self.group ? '' : app, reason: 'push' }, index.sha);
       }
     } else if (!previous || !before) {
       await deps.store.pushHistory(index, environment, app, { at: now, sha: index.sha, versions });
@@ -137,48 +137,19 @@ async function afterIndex(deps: JobDeps, previous: RepoIndex | null, index: Repo
   if (changed.size > 0) log.info({ environments: [...changed] }, 'Environment versions changed');
 }
 
-export function versionId(version: { name: string; tag: string; digest?: string }): string {
-  return `${version.name}:${version.tag}${version.digest ? `@${version.digest}` : ''}`;
-}
-
-/** Versions per `environment\0app`, sorted, so two indexes compare by value. */
-export function versionsByTarget(index: RepoIndex): Map<string, IndexedFile['versions']> {
-  const targets = new Map<string, Map<string, IndexedFile['versions'][number]>>();
-  for (const file of index.files) {
-    const key = `${file.environment}\u0000${file.app}`;
-    const versions = targets.get(key) ?? new Map();
-    for (const version of file.versions ?? []) if (!versions.has(version.name)) versions.set(version.name, version);
-    targets.set(key, versions);
-  }
-  return new Map([...targets].map(([key, versions]) => [key, [...versions.values()].sort((a, b) => a.name.localeCompare(b.name))]));
-}
-
 /**
  * After Redis lost the index: list every installation's repositories and index each one here,
  * in this job, so the index is complete before it is marked built (image jobs waiting on it retry).
  */
 export async function processResyncJob(deps: JobDeps, _data: ResyncJob, context: ProcessorContext): Promise<number> {
-  const installations = await deps.github.app.paginate(deps.github.app.rest.apps.listInstallations, { per_page: 100 });
+  const installations = new Set<number>();
   let count = 0;
-  for (const installation of installations) {
-    const octokit = deps.github.forInstallation(installation.id);
-    const repos = await octokit.paginate(octokit.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
-    for (const repo of repos) {
-      await processIndexJob(deps, { installationId: installation.id, owner: repo.owner.login, repo: repo.name, reason: 'resync' }, context);
-      count++;
-    }
+  for await (const repo of listInstalledRepos(deps.github.app, (installationId) => deps.github.forInstallation(installationId))) {
+    installations.add(repo.installationId);
+    await processIndexJob(deps, { ...repo, reason: 'resync' }, context);
+    count++;
   }
   await deps.store.markBuilt();
-  context.log.info({ installations: installations.length, repos: count }, 'Index rebuilt from GitHub');
+  context.log.info({ installations: installations.size, repos: count }, 'Index rebuilt from GitHub');
   return count;
-}
-
-export async function enqueueIndex(deps: Pick<JobDeps, 'producer'>, data: IndexJob, key: string): Promise<void> {
-  await deps.producer.enqueue('index', IndexJob, data, {
-    jobId: jobId('index', data.owner, data.repo, key),
-    attempts: 5,
-    backoff: { type: 'exponential', delay: 2_000 },
-    removeOnComplete: { age: 3_600 },
-    removeOnFail: { age: 7 * 86_400 },
-  });
 }

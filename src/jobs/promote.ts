@@ -1,18 +1,16 @@
 import { closePull, ensureCheckRun, loadFile, mergePull, requestReviewers, type PullSummary } from '../adapters/github/repo.js';
 import type { RepoIndex } from '../adapters/index-store.js';
 import { parseDuration } from '../config/repo-config.js';
-import { ConfigError } from '../observability/errors.js';
+import { ConfigError, MergeNotReadyError } from '../observability/errors.js';
 import { parseMarker } from '../planners/pull-marker.js';
 import { planPromotion, promotionBranch, readVersions, type EnvFile, type PromotionInput, type RunningVersion } from '../planners/promotion-plan.js';
-import { jobId } from '../queue/names.js';
-import { PromoteJob } from '../queue/jobs.js';
-import type { Producer } from '../queue/producer.js';
+import { enqueuePromote } from '../queue/enqueue.js';
+import type { PromoteJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
-import { versionId } from './index-repo.js';
+import { versionId } from '../planners/versions.js';
 import { loadIndexOrRequest, withRepoLease } from './repository.js';
 import { ensureLivingPull } from './living-pull.js';
-import { MergeNotReadyError } from './bump.js';
 
 export interface PromoteOutcome {
   pull?: number;
@@ -20,17 +18,6 @@ export interface PromoteOutcome {
   gates: Array<{ name: string; state: 'passed' | 'pending' | 'failed'; detail: string }>;
   closed?: number;
   missing: string[];
-}
-
-export async function enqueuePromote(deps: { producer: Producer }, data: PromoteJob, key: string, delay = 0): Promise<void> {
-  await deps.producer.enqueue('promote', PromoteJob, data, {
-    jobId: jobId('promote', data.owner, data.repo, data.environment, data.app || '_', data.reason, key),
-    delay,
-    attempts: 8,
-    backoff: { type: 'exponential', delay: 1_000 },
-    removeOnComplete: { age: 86_400 },
-    removeOnFail: { age: 7 * 86_400 },
-  });
 }
 
 /**
@@ -137,7 +124,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const soak = gates.find((gate) => gate.name === 'soak');
   if (soak?.state === 'pending') {
     // A delayed job, not a polling loop: it lives in Redis and survives restarts.
-    await enqueuePromote(deps, { ...data, reason: 'soak' }, `${pull.headSha}-${readyAt}`, Math.max(0, readyAt - now) + 50);
+    await enqueuePromote(deps.producer, { ...data, reason: 'soak' }, `${pull.headSha}-${readyAt}`, Math.max(0, readyAt - now) + 50);
     log.info({ pr: pull.number, readyAt: new Date(readyAt).toISOString() }, 'Soak pending; re-check scheduled');
   }
   if (target.autoMerge && gates.every((gate) => gate.state === 'passed')) {

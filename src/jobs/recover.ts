@@ -1,3 +1,4 @@
+import { listDeliveries, redeliver } from '../adapters/github/app.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './deps.js';
 
@@ -18,9 +19,9 @@ export async function processRecoverJob(deps: JobDeps & { recoverEveryMs?: numbe
   const since = deps.now().getTime() - recoveryWindowMs;
   const byGuid = new Map<string, { id: number; ok: boolean }>();
   const app = deps.github.app;
-  for await (const page of app.paginate.iterator(app.rest.apps.listWebhookDeliveries, { per_page: 100 })) {
+  for await (const page of listDeliveries(app)) {
     let older = false;
-    for (const delivery of page.data) {
+    for (const delivery of page) {
       if (Date.parse(delivery.delivered_at) < since) {
         older = true;
         continue;
@@ -42,7 +43,7 @@ export async function processRecoverJob(deps: JobDeps & { recoverEveryMs?: numbe
     const attempts = await deps.redis.incr(`${deps.store.prefix}:redelivered:${guid}`);
     await deps.redis.pexpire(`${deps.store.prefix}:redelivered:${guid}`, recoveryWindowMs * 2);
     if (attempts > maxRedeliveries) continue;
-    await app.rest.apps.redeliverWebhookDelivery({ delivery_id: id });
+    await redeliver(app, id);
     redelivered++;
   }
   if (redelivered > 0) log.info({ redelivered, checked: byGuid.size }, 'Failed GitHub deliveries redelivered');

@@ -6,14 +6,14 @@ import { IndexStore } from '../adapters/index-store.js';
 import type { Env } from '../config/env.js';
 import type { Logger } from '../observability/logger.js';
 import { clusterSafePrefix, createRedis, waitForRedis } from '../queue/connection.js';
-import { BumpJob, CommandJob, DiffJob, ImageJob, IndexJob, PromoteJob, ResyncJob } from '../queue/jobs.js';
+import { BumpJob, CommandJob, DiffJob, ImageJob, IndexJob, PromoteJob, RelayJob, ResyncJob } from '../queue/jobs.js';
 import { Producer } from '../queue/producer.js';
 import { createWorker } from '../queue/worker.js';
 import { z } from 'zod';
 import { processBumpJob } from './bump.js';
 import { processDiffJob } from './diff.js';
 import { processRecoverJob } from './recover.js';
-import { createRelayWorker } from './relay.js';
+import { createRelayDeps, processRelayJob } from './relay.js';
 import type { RelayTarget } from '../config/relay-targets.js';
 import { registry } from '../observability/metrics.js';
 import { processCommandJob } from './command.js';
@@ -77,7 +77,11 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
     ),
   ];
   workers.push(createWorker('recover', z.object({}).passthrough(), (data, context) => processRecoverJob({ ...deps, recoverEveryMs: env.ESCALATOR_RECOVER_EVERY_MS }, data, context), { ...common, concurrency: 1 }));
-  if (options.relayTargets?.length) workers.push(createRelayWorker({ ...deps, targets: options.relayTargets }, { connection, prefix, log, registry }));
+  if (options.relayTargets?.length) {
+    // Each target has its own jobs, so one dead agent never delays the others; concurrency bounds how many agents are called at once.
+    const relayDeps = createRelayDeps(deps, options.relayTargets, { prefix, registry });
+    workers.push(createWorker('relay', RelayJob, (data, context) => processRelayJob(relayDeps, data, context), { connection, prefix, log, concurrency: 16 }));
+  }
   // Say at start, loudly, when renders cannot be isolated here: every one of them will be refused.
   void warnIfRenderIsolationUnavailable(log, env.ESCALATOR_RENDER_ISOLATION);
   for (const worker of workers) worker.on('error', (error) => log.warn({ err: { message: error.message } }, 'Worker error'));

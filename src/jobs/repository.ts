@@ -1,8 +1,8 @@
 import type { RepoIndex, RepoKey } from '../adapters/index-store.js';
 import { withLease } from '../queue/lease.js';
 import type { JobDeps } from './deps.js';
-import { IndexMissingError } from './image.js';
-import { enqueueIndex } from './index-repo.js';
+import { IndexMissingError } from '../observability/errors.js';
+import { enqueueIndex } from '../queue/enqueue.js';
 
 /** Run `work` holding the repository's write lease: one writer per repository across all workers. */
 export function withRepoLease<T>(deps: JobDeps, key: RepoKey, work: () => Promise<T>): Promise<T> {
@@ -13,6 +13,6 @@ export function withRepoLease<T>(deps: JobDeps, key: RepoKey, work: () => Promis
 export async function loadIndexOrRequest(deps: JobDeps, key: RepoKey, what: string): Promise<RepoIndex> {
   const index = await deps.store.loadRepo(key.owner, key.repo);
   if (index) return index;
-  await enqueueIndex(deps, { installationId: key.installationId, owner: key.owner, repo: key.repo, reason: 'missing' }, 'missing');
+  await enqueueIndex(deps.producer, { installationId: key.installationId, owner: key.owner, repo: key.repo, reason: 'missing' }, 'missing');
   throw new IndexMissingError(`${key.owner}/${key.repo} is being indexed; the ${what} retries after it`);
 }

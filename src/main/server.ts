@@ -9,7 +9,7 @@ import { createGitHubOidcVerifier, githubOidcFromEnv } from '../intake/github-oi
 import { githubWebhookRoute } from '../intake/github-webhook-route.js';
 import { relayDelivery } from '../intake/relay-intake.js';
 import { loadRelayTargets } from '../config/relay-targets.js';
-import { RelayStore } from '../adapters/relay-log.js';
+import { RelayStore } from '../queue/relay-store.js';
 import { relayLogRoute } from '../web/relay-log-route.js';
 import { registryRoutes } from '../intake/registry-routes.js';
 import { Producer } from '../queue/producer.js';

@@ -34,6 +34,26 @@ export class NotFoundError extends Error {
   override name = 'NotFoundError';
 }
 
+/** GitHub has not finished computing mergeability; the job retries with backoff. */
+export class MergeNotReadyError extends Error {
+  override name = 'MergeNotReadyError';
+}
+
+/** The repository's index is not there: it is being rebuilt, and this job retries after it. */
+export class IndexMissingError extends Error {
+  override name = 'IndexMissingError';
+}
+
+/** An agent refused a relayed request in a way no retry changes (wrong secret, unknown receiver): fail now, visibly. */
+export class AgentRejectedError extends ConfigError {
+  override name = 'AgentRejectedError';
+}
+
+/** An agent was unreachable or answered 5xx/429/408: attempts and backoff apply. */
+export class AgentUnavailableError extends Error {
+  override name = 'AgentUnavailableError';
+}
+
 export type ErrorClass = 'unrecoverable' | 'rate-limited' | 'retry';
 
 /** Decide once how an error thrown by a job is treated. */

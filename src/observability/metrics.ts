@@ -167,3 +167,19 @@ export const renderDuration = new Histogram({
   buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   registers: [registry],
 });
+
+/** Per-target relay metrics, registered once per registry. */
+export interface RelayMetrics {
+  deliveries: Counter<'target' | 'outcome'>;
+  latency: Histogram<'target'>;
+}
+
+export function relayMetrics(target: Registry = registry): RelayMetrics {
+  const deliveries =
+    (target.getSingleMetric('escalator_relay_deliveries_total') as Counter<'target' | 'outcome'> | undefined) ??
+    new Counter({ name: 'escalator_relay_deliveries_total', help: 'Relay attempts per target and outcome (delivered, retry, rate-limited, rejected, skipped).', labelNames: ['target', 'outcome'], registers: [target] });
+  const latency =
+    (target.getSingleMetric('escalator_relay_latency_seconds') as Histogram<'target'> | undefined) ??
+    new Histogram({ name: 'escalator_relay_latency_seconds', help: 'Time for an agent to answer a relayed webhook.', labelNames: ['target'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [target] });
+  return { deliveries, latency };
+}

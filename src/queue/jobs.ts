@@ -71,3 +71,18 @@ export const DiffJob = z.object({
   reason: z.enum(['pull_request', 'command', 'rerequest']),
 });
 export type DiffJob = z.infer<typeof DiffJob>;
+
+/**
+ * One coalesced delivery to one target. No secrets and no payload: the payloads wait in Redis
+ * under `window` (src/queue/relay-store.ts) and the secret is looked up by target name.
+ */
+export const RelayJob = z.object({
+  target: z.string().min(1),
+  /** The delivery that scheduled this job (the one delivered may be newer). */
+  deliveryId: z.string().min(1),
+  repository: z.string().regex(/^[^/]+\/[^/]+$/, 'must be owner/name'),
+  event: z.enum(['push', 'pull_request']),
+  /** The coalescing window: target, repository, event and ref (or pull request). */
+  window: z.string().min(1),
+});
+export type RelayJob = z.infer<typeof RelayJob>;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RelayStore } from '../adapters/relay-log.js';
+import type { RelayStore } from '../queue/relay-store.js';
 import { secretsEqual } from '../intake/http.js';
 import { sendJson, type Handler } from './server.js';
 

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { relayWindow } from '../../src/jobs/relay.js';
+import { relayWindow } from '../../src/queue/relay-schedule.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startArgoCd, startFluxReceiver, type AgentRequest, type TestAgent } from './support/agents.js';
 import { eventually, pushInput, sleep, startRelay, target, type RelayRig } from './support/relay.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RelayStore, type RelayLogEntry } from '../../src/adapters/relay-log.js';
+import { RelayStore, type RelayLogEntry } from '../../src/queue/relay-store.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startWebServer, type WebServer } from '../../src/web/server.js';
 import { relayLogRoute } from '../../src/web/relay-log-route.js';

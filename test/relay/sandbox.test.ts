@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitHubClients } from '../../src/adapters/github/client.js';
-import type { RelayInput } from '../../src/jobs/relay.js';
+import type { RelayInput } from '../../src/queue/relay-schedule.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startHarness, type Harness, type ReceivedWebhook } from '../sandbox/support/harness.js';
 import { startArgoCd, startFluxReceiver, type TestAgent } from './support/agents.js';

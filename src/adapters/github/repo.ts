@@ -321,3 +321,35 @@ export async function hasComment(octokit: Octokit, id: RepoId, number: number, m
 export async function createComment(octokit: Octokit, id: RepoId, number: number, body: string): Promise<void> {
   await octokit.rest.issues.createComment({ ...id, issue_number: number, body });
 }
+
+/** The files changed between two commits (first page of the compare API: at most 300 files, which callers treat as "maybe more"). */
+export async function loadComparedFiles(octokit: Octokit, id: RepoId, before: string, after: string): Promise<Array<{ filename: string; previous_filename?: string }>> {
+  const { data } = await octokit.rest.repos.compareCommitsWithBasehead({ owner: id.owner, repo: id.repo, basehead: `${before}...${after}`, per_page: 1 });
+  return data.files ?? [];
+}
+
+/** A pull request as GitHub holds it now. */
+export async function loadPull(octokit: Octokit, id: RepoId, number: number) {
+  const { data } = await octokit.rest.pulls.get({ ...id, pull_number: number });
+  return data;
+}
+
+/** Every comment of an issue or pull request, oldest first. */
+export function listComments(octokit: Octokit, id: RepoId, number: number) {
+  return octokit.paginate(octokit.rest.issues.listComments, { ...id, issue_number: number, per_page: 100 });
+}
+
+export async function updateComment(octokit: Octokit, id: RepoId, commentId: number, body: string): Promise<void> {
+  await octokit.rest.issues.updateComment({ ...id, comment_id: commentId, body });
+}
+
+/** A user's permission on the repository (`admin`, `write`, `read`, `none`…); `none` when GitHub does not know the user there. */
+export async function loadPermission(octokit: Octokit, id: RepoId, username: string): Promise<string> {
+  try {
+    const { data } = await octokit.rest.repos.getCollaboratorPermissionLevel({ ...id, username });
+    return data.permission;
+  } catch (error) {
+    if (error instanceof RequestError && error.status === 404) return 'none';
+    throw error;
+  }
+}

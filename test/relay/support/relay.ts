@@ -5,9 +5,12 @@ import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { GitHubClients } from '../../../src/adapters/github/client.js';
 import { IndexStore } from '../../../src/adapters/index-store.js';
-import { RelayStore } from '../../../src/adapters/relay-log.js';
+import { RelayStore } from '../../../src/queue/relay-store.js';
 import { RelayTargetConfig, toTarget, type RelayTarget } from '../../../src/config/relay-targets.js';
-import { createRelayWorker, enqueueRelay, type RelayInput } from '../../../src/jobs/relay.js';
+import { createRelayDeps, processRelayJob } from '../../../src/jobs/relay.js';
+import { RelayJob } from '../../../src/queue/jobs.js';
+import { enqueueRelay, type RelayInput } from '../../../src/queue/relay-schedule.js';
+import { createWorker } from '../../../src/queue/worker.js';
 import { createLogger, type Logger } from '../../../src/observability/logger.js';
 import { createRedis, waitForRedis } from '../../../src/queue/connection.js';
 import { Producer } from '../../../src/queue/producer.js';
@@ -98,10 +101,8 @@ export async function startRelay(targets: RelayTarget[], options: { github?: Git
   const producer = new Producer(producerRedis, prefix);
   const registry = new Registry();
   const github = options.github ?? new GitHubClients({ appId: 1, privateKey: dummyPrivateKey(), baseUrl: 'http://127.0.0.1:9', log });
-  const worker = createRelayWorker(
-    { log, github, store: new IndexStore(redis, prefix), producer, redis, debounceMs: 0, leaseMs: 30_000, now: () => new Date(), targets },
-    { connection, prefix, log, registry, ...(options.concurrency ? { concurrency: options.concurrency } : {}) },
-  );
+  const relayDeps = createRelayDeps({ log, github, store: new IndexStore(redis, prefix), producer, redis, debounceMs: 0, leaseMs: 30_000, now: () => new Date() }, targets, { prefix, registry });
+  const worker = createWorker('relay', RelayJob, (data, context) => processRelayJob(relayDeps, data, context), { connection, prefix, log, concurrency: options.concurrency ?? 16 });
   await worker.waitUntilReady();
   return {
     prefix,
@@ -111,7 +112,7 @@ export async function startRelay(targets: RelayTarget[], options: { github?: Git
     worker,
     redis,
     log,
-    enqueue: (input) => enqueueRelay(producer, input, targets),
+    enqueue: (input) => enqueueRelay(producer, input, targets, () => new Date()),
     async close() {
       await worker.close();
       await producer.queue('relay').obliterate({ force: true }).catch(() => undefined);

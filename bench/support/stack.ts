@@ -10,6 +10,7 @@
  *   completed it (no fixed polling interval in the measured time), then confirms it by listing.
  */
 import { randomUUID } from 'node:crypto';
+import { SandboxClient, type Simulator, startSimulator } from '@escalator/github-sandbox';
 import { Octokit } from '@octokit/rest';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -17,8 +18,6 @@ import { IndexStore, type RepoIndex } from '../../src/adapters/index-store.js';
 import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
 import { createLogger } from '../../src/observability/logger.js';
 import type { QueueName } from '../../src/queue/names.js';
-import { SandboxClient } from '../../src/sandbox/client.js';
-import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
 import { sleep } from './stats.js';
 
 /**

@@ -13,7 +13,7 @@ const ioModules = [
   'os', 'node:os', 'process', 'node:process',
   'bullmq', 'ioredis', 'probot', 'pino', 'undici',
 ];
-const ioPatterns = ['@octokit/*', '**/adapters/**', '**/jobs/**', '**/queue/**', '**/intake/**', '**/main/**', '**/observability/**'];
+const ioPatterns = ['@octokit/*', '@escalator/github-sandbox', '@escalator/github-sandbox/*', '**/adapters/**', '**/jobs/**', '**/queue/**', '**/intake/**', '**/main/**', '**/observability/**'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/fixtures/**', 'test/golden/**', 'examples/**', 'bin/**'] },
@@ -24,6 +24,17 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-console': 'error',
+    },
+  },
+  {
+    // The simulator is for tests, benches and `npm run sandbox` (src/main/sandbox.ts, left out of
+    // the build): nothing that runs in production may import it, or it would have to ship.
+    files: ['src/**/*.ts'],
+    ignores: ['src/main/sandbox.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['@escalator/github-sandbox', '@escalator/github-sandbox/*'], message: 'The GitHub simulator stays out of the production image: only tests, benches and src/main/sandbox.ts import it.' }],
+      }],
     },
   },
   {
@@ -41,6 +52,28 @@ export default tseslint.config(
         { object: 'Date', property: 'now', message: 'planners/ and events/ are pure: take the time as an argument.' },
         { object: 'Math', property: 'random', message: 'planners/ and events/ are pure and deterministic.' },
       ],
+    },
+  },
+  // packages/github-sandbox is a product of its own (docs/architecture.md): the simulator runs on
+  // Node's standard library alone and imports nothing of Escalator, so it can be started, tested
+  // and published without the product. Its tests and testing/ may use libraries, not the product.
+  ...[['packages/github-sandbox/src/*.ts', 1], ['packages/github-sandbox/src/*/**/*.ts', 2]].map(([files, depth]) => ({
+    files: [files],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { regex: '^(?!node:|\\.)', message: 'The simulator (packages/github-sandbox/src) uses only Node\'s standard library (node:*) and its own files.' },
+          { regex: `^(\\.\\./){${depth},}`, message: 'The simulator (packages/github-sandbox/src) imports only its own files: Escalator depends on it, never the reverse.' },
+        ],
+      }],
+    },
+  })),
+  {
+    files: ['packages/github-sandbox/test/**/*.ts', 'packages/github-sandbox/testing/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ regex: '^(\\.\\./){2,}', message: 'The simulator\'s tests import the simulator and libraries, never Escalator.' }],
+      }],
     },
   },
   {

@@ -15,14 +15,13 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { Octokit } from '@octokit/rest';
+import { SandboxClient, startSimulator } from '@escalator/github-sandbox';
 import { Redis } from 'ioredis';
-import { SandboxClient } from '../src/sandbox/client.js';
-import { startSimulator } from '../src/sandbox/server.js';
 import { startArgoCd } from '../test/relay/support/agents.js';
+import { appEnv, userOctokit } from '../test/support/stack.js';
 import { drain } from './chaos/drain.js';
 import { EventDriver, seededRandom, UserDriver, WebhookLog } from './chaos/driver.js';
 import { runFaults, type FaultRecord } from './chaos/faults.js';
@@ -51,10 +50,8 @@ const RESERVE_MS = 150_000;
 
 const startedAt = Date.now();
 const deadline = startedAt + budgetMs;
-const root = resolve(import.meta.dirname, '..');
 const runDir = mkdtempSync(join(tmpdir(), 'escalator-chaos-'));
 const random = seededRandom(seed);
-const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 /** Progress lines, so a slow phase on a loaded machine is visible while it runs. */
 function phase(text: string): void {
@@ -83,16 +80,11 @@ sim.onExchange((exchange) => {
   else rateLimited.others++;
 });
 const client = new SandboxClient(sim.url, sim.user.token);
-const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: quiet });
+const user = userOctokit(sim);
 const prefix = `chaos-${randomBytes(4).toString('hex')}`;
 const ciToken = `ci-${randomBytes(16).toString('hex')}`;
 const env: Record<string, string> = {
-  APP_ID: String(sim.app.id),
-  PRIVATE_KEY: sim.app.privateKey,
-  WEBHOOK_SECRET: sim.app.webhookSecret,
-  GITHUB_API_URL: sim.apiUrl,
-  REDIS_URL: redis.url,
-  HOST: '127.0.0.1',
+  ...appEnv(sim, redis.url),
   LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'info',
   ESCALATOR_CI_TOKEN: ciToken,
   ESCALATOR_DEBOUNCE_MS: '300',
@@ -103,7 +95,7 @@ const env: Record<string, string> = {
   ESCALATOR_RELAY_TARGETS: JSON.stringify([{ name: 'argocd', type: 'argocd', url: receiver.url, secret: { env: 'CHAOS_ARGOCD_SECRET' }, repos: [`${owner}/*`] }]),
   CHAOS_ARGOCD_SECRET: argocdSecret,
 };
-const fleet = new Fleet(root, env, runDir);
+const fleet = new Fleet(env, runDir);
 running.fleet = fleet;
 await Promise.all([fleet.startWeb(0), fleet.startWeb(1)]);
 sim.setWebhookUrl(`${fleet.webs[0]?.url}/api/github/webhooks`);

@@ -3,9 +3,7 @@
  * in the repositories (pull requests of their own: open, push, merge; merging promotion PRs).
  * Everything it does is recorded, so the expected end state can be computed from it.
  */
-import type { SandboxClient } from '../../src/sandbox/client.js';
-import type { DeliveryRecord } from '../../src/sandbox/webhooks.js';
-import type { Simulator } from '../../src/sandbox/server.js';
+import type { DeliveryRecord, SandboxClient, Simulator } from '@escalator/github-sandbox';
 import { sleep } from '../support/stats.js';
 import { images, owner, repos, tagOf, type Repo } from './fixture.js';
 

@@ -6,7 +6,7 @@
  *   for a few seconds, started again from its append-only file
  * - the sandbox's rate-limit switch turned on for the next N GitHub API requests
  */
-import type { SandboxClient } from '../../src/sandbox/client.js';
+import type { SandboxClient } from '@escalator/github-sandbox';
 import { sleep } from '../support/stats.js';
 import { pick } from './driver.js';
 import type { Fleet, PrivateRedis } from './processes.js';

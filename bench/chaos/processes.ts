@@ -2,16 +2,15 @@
  * The processes the chaos run starts and kills: a private Redis with an append-only file, and
  * Escalator web and worker processes.
  *
- * Escalator runs as `node --import tsx src/main/index.ts`, one OS process per role instance.
- * Not `node_modules/.bin/tsx src/main/index.ts`: the tsx CLI runs the script in a child process
- * of its own, so SIGKILL to the CLI's pid leaves the real Escalator process running (re-parented
- * to init). Here the pid that is killed is the pid that runs Escalator.
+ * Escalator runs as one OS process per role instance, started as the tests start theirs
+ * (`spawnEscalator`, test/support/stack.ts): the pid that is killed is the pid that runs Escalator.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { spawnEscalator } from '../../test/support/stack.js';
 import { sleep } from '../support/stats.js';
 
 const run = promisify(execFile);
@@ -156,7 +155,6 @@ export class Fleet {
   private nextWorker = 0;
 
   constructor(
-    private readonly root: string,
     private readonly env: Record<string, string>,
     private readonly logDir: string,
   ) {}
@@ -214,11 +212,7 @@ export class Fleet {
 
   private spawn(role: Role, name: string, port: number): EscalatorProcess {
     const log = openSync(join(this.logDir, `${name}.log`), 'a');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts'], {
-      cwd: this.root,
-      env: { ...process.env, ...this.env, ESCALATOR_ROLE: role, PORT: String(port), NODE_ENV: 'production' },
-      stdio: ['ignore', log, log],
-    });
+    const child = spawnEscalator(role, this.env, { port, stdio: ['ignore', log, log] });
     closeSync(log);
     return { role, name, port, url: `http://127.0.0.1:${port}`, child, exited: exitOf(child) };
   }

@@ -5,7 +5,7 @@
  * request update has its rendered diff), and how many GitHub API calls it made.
  * Nothing is polled, so observing costs the simulator nothing.
  */
-import type { Exchange, Simulator } from '../../src/sandbox/server.js';
+import type { Exchange, Simulator } from '@escalator/github-sandbox';
 import { versionOf } from './fixture.js';
 
 export interface RepoWrites {

@@ -7,7 +7,7 @@
  * Actions run at most `concurrency` at a time; when the simulator falls behind and `maxBacklog`
  * actions wait, a new one is dropped and counted (the rate stays the rate that was offered).
  */
-import type { SandboxClient } from '../../src/sandbox/client.js';
+import type { SandboxClient } from '@escalator/github-sandbox';
 import { pick } from '../chaos/driver.js';
 import type { WebhookLog } from '../chaos/driver.js';
 import { settingsPath, settingsText, type LoadFixture } from './fixture.js';

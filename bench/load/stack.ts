@@ -13,13 +13,13 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { Octokit } from '@octokit/rest';
+import { join } from 'node:path';
+import { SandboxClient, type Simulator, startSimulator } from '@escalator/github-sandbox';
+import type { Octokit } from '@octokit/rest';
 import { Redis } from 'ioredis';
-import { SandboxClient } from '../../src/sandbox/client.js';
-import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
 import { WebhookLog } from '../chaos/driver.js';
 import { Fleet, killOnExit, waitUntil } from '../chaos/processes.js';
+import { appEnv, userOctokit } from '../../test/support/stack.js';
 import { deleteKeys, redisUrl } from '../support/stack.js';
 import { loadFixture, repoFiles, type Environment, type LoadFixture } from './fixture.js';
 import type { Watched } from './memory.js';
@@ -45,24 +45,17 @@ export interface LoadStack {
   close(keepLogs: boolean): Promise<void>;
 }
 
-const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 /** Failed webhook deliveries are redelivered this often (the drain waits for two runs). */
 const RECOVER_EVERY_MS = 30_000;
 
 export async function startLoadStack(input: { name: string; repos: number; apps: number; environments: Environment[]; workers: number; env?: Record<string, string>; progress: (text: string) => void }): Promise<LoadStack> {
-  const root = resolve(import.meta.dirname, '../..');
   const runDir = mkdtempSync(join(tmpdir(), `escalator-${input.name}-`));
   const sim = await startSimulator();
   const fixture = loadFixture({ owner: sim.user.login, repos: input.repos, apps: input.apps, environments: input.environments });
   const prefix = `${input.name}-${randomBytes(4).toString('hex')}`;
   const tokens = { ci: `ci-${randomBytes(16).toString('hex')}`, registry: `registry-${randomBytes(16).toString('hex')}` };
   const env: Record<string, string> = {
-    APP_ID: String(sim.app.id),
-    PRIVATE_KEY: sim.app.privateKey,
-    WEBHOOK_SECRET: sim.app.webhookSecret,
-    GITHUB_API_URL: sim.apiUrl,
-    REDIS_URL: redisUrl,
-    HOST: '127.0.0.1',
+    ...appEnv(sim, redisUrl),
     LOG_LEVEL: process.env.LOAD_LOG_LEVEL ?? 'warn',
     ESCALATOR_CI_TOKEN: tokens.ci,
     ESCALATOR_REGISTRY_TOKEN: tokens.registry,
@@ -74,7 +67,7 @@ export async function startLoadStack(input: { name: string; repos: number; apps:
     ...input.env,
   };
   if (process.env.ESCALATOR_RELAY_TARGETS_FILE) throw new Error('ESCALATOR_RELAY_TARGETS_FILE is set; a load run relays to no agent. Unset it for the bench');
-  const fleet = new Fleet(root, env, runDir);
+  const fleet = new Fleet(env, runDir);
   killOnExit(() => fleet.pids());
 
   const web = await fleet.startWeb(0);
@@ -83,7 +76,7 @@ export async function startLoadStack(input: { name: string; repos: number; apps:
   const webhooks = new WebhookLog(sim);
   const observer = new GitHubObserver(sim, sim.user.token);
   const client = new SandboxClient(sim.url, sim.user.token);
-  const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: quiet });
+  const user = userOctokit(sim);
   const probe = new Redis(redisUrl, { maxRetriesPerRequest: null });
   for (const repo of fixture.repos) await client.createRepo({ name: repo, files: repoFiles(fixture, repo) });
   input.progress(`${fixture.repos.length} repositories created`);

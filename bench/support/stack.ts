@@ -1,25 +1,21 @@
 /**
- * The whole product on one machine for the end-to-end benches: the sandbox GitHub simulator,
- * Escalator (web + workers) with real Redis under a random key prefix, and helpers to see what
- * GitHub ends up holding and which GitHub calls each job made.
- *
- * Adapted from test/support/escalator.ts (benches do not import test code), plus:
+ * The whole product on one machine for the end-to-end benches: the stack the tests use
+ * (test/support/stack.ts: the sandbox GitHub simulator, Escalator web + workers, real Redis under a
+ * random key prefix), plus what the benches measure with:
  * - every GitHub call carries its start and end time, so calls can be attributed to the BullMQ job
  *   whose active window contains them (bump, promote, index, image);
  * - `waitForPull` notices a pull request the moment the simulator handles the write that
  *   completed it (no fixed polling interval in the measured time), then confirms it by listing.
  */
-import { randomUUID } from 'node:crypto';
-import { Octokit } from '@octokit/rest';
+import type { Octokit } from '@octokit/rest';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { IndexStore, type RepoIndex } from '../../src/adapters/index-store.js';
-import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
-import { createLogger } from '../../src/observability/logger.js';
 import type { QueueName } from '../../src/queue/names.js';
-import { SandboxClient } from '../../src/sandbox/client.js';
-import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
+import { startStack, type Stack } from '../../test/support/stack.js';
 import { sleep } from './stats.js';
+
+export { deleteKeys } from '../../test/support/stack.js';
 
 /**
  * The Redis the benches use: REDIS_URL, or 127.0.0.1:6379. A bench sends load, so it refuses a
@@ -87,92 +83,49 @@ export function normalizeRoute(route: string): string {
   return `${match[1]} ${path}`;
 }
 
-export interface BenchStack {
-  sim: Simulator;
-  client: SandboxClient;
-  app: RunningEscalator;
-  prefix: string;
-  ciToken: string;
+export interface BenchStack extends Omit<Stack, 'calls'> {
   calls: GitHubCall[];
-  user: Octokit;
   redis: Redis;
   store: IndexStore;
   queue(name: QueueName): Queue;
-  close(): Promise<void>;
 }
 
 export async function startBenchStack(env: Record<string, string> = {}): Promise<BenchStack> {
-  const sim = await startSimulator();
-  const prefix = `bench-${randomUUID().slice(0, 8)}`;
-  const ciToken = `ci-${randomUUID()}`;
   const calls: GitHubCall[] = [];
-  const level = process.env.BENCH_LOG_LEVEL ?? 'silent';
-  const app = await startEscalator(
+  const stack = await startStack(
+    // The benches measure with the product's own debounce, not the tests' shorter one.
+    { ESCALATOR_DEBOUNCE_MS: undefined, ...env },
     {
-      APP_ID: String(sim.app.id),
-      PRIVATE_KEY: sim.app.privateKey,
-      WEBHOOK_SECRET: sim.app.webhookSecret,
-      GITHUB_API_URL: sim.apiUrl,
-      REDIS_URL: redisUrl,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: level as 'silent',
-      ESCALATOR_REGISTRY_TOKEN: `registry-${randomUUID()}`,
-      ESCALATOR_CI_TOKEN: ciToken,
-      ...env,
-    },
-    {
-      prefix,
-      log: createLogger({ level: level as 'silent' }),
+      name: 'bench',
+      redisUrl,
+      logLevel: process.env.BENCH_LOG_LEVEL ?? 'silent',
       onGitHubRequest: (info) => {
         const endedAt = Date.now();
         calls.push({ route: normalizeRoute(info.route), status: info.status, startedAt: endedAt - info.durationMs, endedAt, job: callerJob() });
       },
     },
   );
-  sim.setWebhookUrl(`${app.url}/api/github/webhooks`);
-  const client = new SandboxClient(sim.url, sim.user.token);
-  const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const queues = new Map<QueueName, Queue>();
   return {
-    sim,
-    client,
-    app,
-    prefix,
-    ciToken,
+    ...stack,
     calls,
-    user,
     redis,
-    store: new IndexStore(redis, prefix),
+    store: new IndexStore(redis, stack.prefix),
     queue(name) {
       let queue = queues.get(name);
       if (!queue) {
-        queue = new Queue(name, { connection: redis, prefix });
+        queue = new Queue(name, { connection: redis, prefix: stack.prefix });
         queues.set(name, queue);
       }
       return queue;
     },
     async close() {
-      await app.close();
-      await sim.close();
+      await stack.close();
       await Promise.all([...queues.values()].map((queue) => queue.close()));
-      await deleteKeys(redis, `${prefix}:*`);
       await redis.quit();
     },
   };
-}
-
-/** Delete every key matching `pattern` (SCAN, not KEYS). */
-export async function deleteKeys(redis: Redis, pattern: string): Promise<number> {
-  let cursor = '0';
-  let deleted = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) deleted += await redis.del(...keys);
-  } while (cursor !== '0');
-  return deleted;
 }
 
 /** POST /api/v1/images, the CI API. */

@@ -1,14 +1,14 @@
 /**
  * `npm run sandbox`: the whole product on one machine, with only Redis.
  * 1. parse the options
- * 2. start the simulated GitHub, seed the GitOps repository, start Escalator (src/sandbox/launch.ts)
+ * 2. start the simulated GitHub, seed the GitOps repository, start Escalator (@escalator/github-sandbox/launch)
  * 3. print `SANDBOX_READY {json}` and the next steps
  * 4. stop everything on Ctrl-C (SIGINT) or SIGTERM, or when Escalator exits
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { renderNextSteps, runSandbox } from '../sandbox/launch.js';
+import { renderNextSteps, runSandbox } from '@escalator/github-sandbox/launch';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const usage = `Usage: npm run sandbox -- [options]

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, postImage, readFile, redisUrl, startStack, type Stack } from '../support/escalator.js';
+import { eventually, postImage, readFile, redisUrl, startStack, type Stack } from '../support/stack.js';
 
 const config = `environments:
   - name: dev

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startStack, type Stack } from '../support/escalator.js';
+import { eventually, startStack, type Stack } from '../support/stack.js';
 
 const base = `apiVersion: apps/v1
 kind: Deployment

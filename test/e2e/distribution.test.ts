@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOciLayout } from '../support/oci.js';
 import { freePort } from '../support/net.js';
-import { eventually, readFile, startStack, type Stack } from '../support/escalator.js';
+import { eventually, readFile, startStack, type Stack } from '../support/stack.js';
 
 /**
  * The real thing: Debian's `docker-registry` (CNCF Distribution 2.8) notifies Escalator, and

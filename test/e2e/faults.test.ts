@@ -1,30 +1,23 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Octokit } from '@octokit/rest';
+import { SandboxClient, type Simulator, startSimulator } from '@escalator/github-sandbox';
+import type { Octokit } from '@octokit/rest';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
-import { SandboxClient } from '../../src/sandbox/client.js';
-import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
 import { freePort } from '../support/net.js';
-import { eventually, redisUrl } from '../support/escalator.js';
+import { appEnv, eventually, redisUrl, spawnEscalator, userOctokit } from '../support/stack.js';
 
-const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const config = 'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n';
 const overlay = 'images:\n  - name: ghcr.io/example/hello # app\n    newTag: 1.0.0\n';
 
-function appEnv(sim: Simulator, redis: string, prefix: string): Record<string, string> {
+function faultEnv(sim: Simulator, redis: string, prefix: string): Record<string, string> {
   return {
-    APP_ID: String(sim.app.id),
-    PRIVATE_KEY: sim.app.privateKey,
-    WEBHOOK_SECRET: sim.app.webhookSecret,
-    GITHUB_API_URL: sim.apiUrl,
-    REDIS_URL: redis,
-    HOST: '127.0.0.1',
+    ...appEnv(sim, redis),
     PORT: '0',
     LOG_LEVEL: 'silent',
     ESCALATOR_CI_TOKEN: 'ci-token-for-fault-tests',
@@ -36,7 +29,7 @@ function appEnv(sim: Simulator, redis: string, prefix: string): Record<string, s
 
 /** A worker in its own process, so it can be killed for real. */
 function spawnWorker(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts'], { env: { ...process.env, ...env, ESCALATOR_ROLE: 'worker', NODE_ENV: 'production' }, stdio: 'ignore' });
+  return spawnEscalator('worker', env);
 }
 
 describe('faults', () => {
@@ -49,13 +42,13 @@ describe('faults', () => {
     const sim = await startSimulator();
     cleanups.push(() => sim.close());
     const prefix = `faults-${randomUUID().slice(0, 8)}`;
-    const env = appEnv(sim, redis, prefix);
+    const env = faultEnv(sim, redis, prefix);
     const web = await startEscalator({ ...env, ESCALATOR_ROLE: 'web' }, { log: createLogger({ level: 'silent' }) });
     cleanups.push(() => web.close());
     sim.setWebhookUrl(`${web.url}/api/github/webhooks`);
     const client = new SandboxClient(sim.url, sim.user.token);
     await client.createRepo({ name: 'gitops', files: { '.github/escalator.yml': config, 'apps/hello/overlays/dev/kustomization.yaml': overlay } });
-    const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: quiet });
+    const user = userOctokit(sim);
     return { sim, env, web, user, prefix };
   }
 
@@ -119,12 +112,12 @@ describe('faults', () => {
     const sim = await startSimulator();
     cleanups.push(() => sim.close());
     const prefix = `faults-${randomUUID().slice(0, 8)}`;
-    const env = appEnv(sim, redisUrl, prefix);
+    const env = faultEnv(sim, redisUrl, prefix);
     const web = await startEscalator({ ...env, ESCALATOR_ROLE: 'web' }, { log: createLogger({ level: 'silent' }) });
     cleanups.push(() => web.close());
     sim.setWebhookUrl(`${web.url}/api/github/webhooks`);
     const client = new SandboxClient(sim.url, sim.user.token);
-    const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: quiet });
+    const user = userOctokit(sim);
     const first = spawnWorker(env);
     cleanups.push(() => first.kill('SIGKILL'));
     await client.createRepo({

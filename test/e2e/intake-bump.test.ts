@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, postImage, readFile, startStack, type Stack } from '../support/escalator.js';
+import { eventually, postImage, readFile, startStack, type Stack } from '../support/stack.js';
 
 const fixture = (path: string): string => readFileSync(`test/fixtures/registry/${path}`, 'utf8');
 const config = `environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\nimages:\n  - name: ghcr.io/example/burst\n    policy: semver\n`;

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFile } from '../../src/adapters/github/repo.js';
 import { ConfigError } from '../../src/observability/errors.js';
-import { redisUrl, startStack, waitIndexed, type Stack } from '../support/escalator.js';
+import { redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 const owner = 'developer';
 const repo = 'limits';

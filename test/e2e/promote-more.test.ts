@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, readFile, startStack, waitIndexed, type Stack } from '../support/escalator.js';
+import { eventually, readFile, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 const owner = 'developer';
 const overlay = (tag: string) => `images:\n  - name: ghcr.io/example/hello\n    newTag: ${tag}\n`;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, postImage, readFile, startStack, type Stack } from '../support/escalator.js';
+import { eventually, postImage, readFile, startStack, type Stack } from '../support/stack.js';
 
 const config = `environments:
   - name: dev

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startStack, type Stack } from '../support/escalator.js';
+import { eventually, startStack, type Stack } from '../support/stack.js';
 
 /** GitHub never retries a failed delivery; Escalator asks for it again when it starts. */
 describe('missed-delivery recovery (sandbox GitHub)', () => {

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startArgoCd, startFluxReceiver, type TestAgent } from '../relay/support/agents.js';
-import { eventually, startStack, type Stack } from '../support/escalator.js';
+import { eventually, startStack, type Stack } from '../support/stack.js';
 
 /**
  * The whole product: a merge in the sandbox GitHub → Escalator's webhook route → the relay queue

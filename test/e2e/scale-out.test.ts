@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { Octokit } from '@octokit/rest';
+import { SandboxClient, type Simulator, startSimulator } from '@escalator/github-sandbox';
+import type { Octokit } from '@octokit/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
-import { SandboxClient } from '../../src/sandbox/client.js';
-import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
-import { eventually, redisUrl } from '../support/escalator.js';
+import { appEnv, eventually, redisUrl, spawnEscalator, userOctokit } from '../support/stack.js';
 
 const apps = ['api', 'web'];
 const repos = ['alpha', 'beta'];
@@ -22,12 +21,7 @@ describe('scale out: 2 web + 3 worker processes', () => {
   beforeAll(async () => {
     sim = await startSimulator();
     const env = {
-      APP_ID: String(sim.app.id),
-      PRIVATE_KEY: sim.app.privateKey,
-      WEBHOOK_SECRET: sim.app.webhookSecret,
-      GITHUB_API_URL: sim.apiUrl,
-      REDIS_URL: redisUrl,
-      HOST: '127.0.0.1',
+      ...appEnv(sim, redisUrl),
       PORT: '0',
       LOG_LEVEL: 'silent',
       ESCALATOR_CI_TOKEN: 'ci-token-for-scale-out',
@@ -35,7 +29,7 @@ describe('scale out: 2 web + 3 worker processes', () => {
       ESCALATOR_REDIS_PREFIX: `scale-${randomUUID().slice(0, 8)}`,
     };
     for (let i = 0; i < 2; i++) webs.push(await startEscalator({ ...env, ESCALATOR_ROLE: 'web' }, { log: createLogger({ level: 'silent' }) }));
-    for (let i = 0; i < 3; i++) workers.push(spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts'], { env: { ...process.env, ...env, ESCALATOR_ROLE: 'worker', NODE_ENV: 'production' } as NodeJS.ProcessEnv, stdio: 'ignore' }));
+    for (let i = 0; i < 3; i++) workers.push(spawnEscalator('worker', env));
     sim.setWebhookUrl(`${webs[0]!.url}/api/github/webhooks`);
     const client = new SandboxClient(sim.url, sim.user.token);
     for (const repo of repos) {
@@ -47,7 +41,7 @@ describe('scale out: 2 web + 3 worker processes', () => {
         },
       });
     }
-    user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+    user = userOctokit(sim);
   });
   afterAll(async () => {
     for (const worker of workers) worker.kill('SIGTERM');

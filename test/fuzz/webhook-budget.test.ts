@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../support/escalator.js';
+import { eventually } from '../support/stack.js';
 import { githubSignature, startFuzzStack, type FuzzStack } from './support/stack.js';
 
 /**

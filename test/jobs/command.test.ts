@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandHelp } from '../../src/planners/commands.js';
 import { DIFF_COMMENT_MARKER } from '../../src/planners/diff/comment.js';
 import { escapeText } from '../../src/planners/markdown.js';
-import { eventually, redisUrl, startStack, waitIndexed, type Stack } from '../support/escalator.js';
+import { eventually, redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 const owner = 'developer';
 const repo = 'commands';

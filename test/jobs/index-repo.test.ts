@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RepoIndex } from '../../src/adapters/index-store.js';
-import { redisUrl, startStack, waitIndexed, type Stack } from '../support/escalator.js';
+import { redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 const owner = 'developer';
 const repo = 'reindex';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { SandboxClient, type Simulator, startSimulator } from '@escalator/github-sandbox';
 import { Octokit } from '@octokit/rest';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,9 +8,7 @@ import { IndexStore } from '../../src/adapters/index-store.js';
 import { ensureLivingPull, type BranchPlan } from '../../src/jobs/living-pull.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { LEFT_ALONE_MARKER } from '../../src/planners/pull-marker.js';
-import { SandboxClient } from '../../src/sandbox/client.js';
-import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
-import { redisUrl } from '../support/escalator.js';
+import { redisUrl } from '../support/stack.js';
 
 /**
  * The living pull request against the sandbox GitHub when a person merges or closes it while a

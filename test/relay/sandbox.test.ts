@@ -1,8 +1,8 @@
+import { startHarness, type Harness, type ReceivedWebhook } from '@escalator/github-sandbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitHubClients } from '../../src/adapters/github/client.js';
 import type { RelayInput } from '../../src/queue/relay-schedule.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { startHarness, type Harness, type ReceivedWebhook } from '../sandbox/support/harness.js';
 import { startArgoCd, startFluxReceiver, type TestAgent } from './support/agents.js';
 import { eventually, sleep, startRelay, target, type RelayRig } from './support/relay.js';
 

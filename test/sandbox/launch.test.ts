@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { SandboxClient } from '@escalator/github-sandbox';
+import type { SandboxReady } from '@escalator/github-sandbox/launch';
 import { Octokit } from '@octokit/rest';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SandboxClient } from '../../src/sandbox/client.js';
-import { freePort } from '../../src/sandbox/redis.js';
-import type { SandboxReady } from '../../src/sandbox/launch.js';
+import { freePort } from '../support/net.js';
 
 const children: ChildProcess[] = [];
 

@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandHelp } from '../../src/planners/commands.js';
-import { eventually, redisUrl, startStack, waitIndexed, type Stack } from '../support/escalator.js';
+import { eventually, redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 const owner = 'developer';
 const repo = 'replays';

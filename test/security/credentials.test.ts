@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { SandboxClient, type Simulator, startSimulator } from '@escalator/github-sandbox';
 import { Octokit } from '@octokit/rest';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -11,8 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/index.js';
 import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { SandboxClient } from '../../src/sandbox/client.js';
-import { startSimulator, type Simulator } from '../../src/sandbox/server.js';
 
 /**
  * Issue 22, section 3 "Who may announce what", and the GAR token checks of section 5. Every

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, postImage, readFile, redisUrl, startStack, waitIndexed, type Stack } from '../support/escalator.js';
+import { eventually, postImage, readFile, redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 /**
  * Issue 22 §2: a living pull request Escalator did not open, or that holds commits Escalator did

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findRedis, freePort, pingRedis, RedisNotFoundError } from '../../src/sandbox/redis.js';
+import { findRedis, freePort, pingRedis, RedisNotFoundError } from '../src/redis.js';
 
 describe('finding Redis for the sandbox', () => {
   it('uses REDIS_URL when it is set', async () => {

@@ -1,6 +1,6 @@
 import type { Octokit } from '@octokit/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectGitHubShaped, startHarness, type Harness } from './support/harness.js';
+import { expectGitHubShaped, startHarness, type Harness } from '../testing/harness.js';
 
 let h: Harness;
 let octokit: Octokit;

@@ -3,8 +3,8 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Octokit } from '@octokit/rest';
 import { expect } from 'vitest';
-import { SandboxClient } from '../../../src/sandbox/client.js';
-import { startSimulator, type Simulator, type SimulatorOptions } from '../../../src/sandbox/server.js';
+import { SandboxClient } from '../src/client.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../src/server.js';
 import { OpenApiRecorder } from './openapi.js';
 import { WebhookRecorder } from './webhook-schemas.js';
 

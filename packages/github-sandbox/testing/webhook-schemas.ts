@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { DeliveryRecord } from '../../../src/sandbox/webhooks.js';
+import type { DeliveryRecord } from '../src/webhooks.js';
 
 /**
  * Validates webhook payloads against `@octokit/webhooks-schemas` (one definition per

@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Octokit } from '@octokit/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectGitHubShaped, startHarness, type Harness, type ReceivedWebhook } from './support/harness.js';
-import { examples, missingKeys } from './support/webhook-schemas.js';
+import { expectGitHubShaped, startHarness, type Harness, type ReceivedWebhook } from '../testing/harness.js';
+import { examples, missingKeys } from '../testing/webhook-schemas.js';
 
 let h: Harness;
 let octokit: Octokit;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { Exchange } from '../../../src/sandbox/server.js';
+import type { Exchange } from '../src/server.js';
 
 /**
  * Checks every exchange the simulator handles against GitHub's OpenAPI description

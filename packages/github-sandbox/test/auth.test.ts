@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { Octokit } from '@octokit/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectGitHubShaped, signAppJwt, startHarness, type Harness } from './support/harness.js';
+import { expectGitHubShaped, signAppJwt, startHarness, type Harness } from '../testing/harness.js';
 
 let h: Harness;
 let installationId: number;

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GitRepository, ZERO_SHA } from '../../src/sandbox/git.js';
-import { KeyedLock } from '../../src/sandbox/lock.js';
-import { buildTree, InvalidTreePathError } from '../../src/sandbox/trees.js';
+import { GitRepository, ZERO_SHA } from '../src/git.js';
+import { KeyedLock } from '../src/lock.js';
+import { buildTree, InvalidTreePathError } from '../src/trees.js';
 
 let dir: string;
 let git: GitRepository;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Octokit } from '@octokit/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectGitHubShaped, startHarness, type Harness } from './support/harness.js';
+import { expectGitHubShaped, startHarness, type Harness } from '../testing/harness.js';
 
 let h: Harness;
 let octokit: Octokit;

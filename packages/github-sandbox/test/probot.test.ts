@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createNodeMiddleware, Probot, ProbotOctokit } from 'probot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectGitHubShaped, startHarness, type Harness } from './support/harness.js';
+import { expectGitHubShaped, startHarness, type Harness } from '../testing/harness.js';
 
 /**
  * A real probot App, authenticated with the simulator's App key, receives the simulator's

@@ -1,4 +1,4 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
+import { secretsEqual } from '../web/secrets.js';
 import type { IncomingMessage } from 'node:http';
 
 /**
@@ -110,13 +110,6 @@ export async function readBody(req: IncomingMessage, limit: number, setting = 'E
   } finally {
     budget?.release(taken);
   }
-}
-
-/** Constant-time equality of two secrets, whatever their lengths (both are hashed first). */
-export function secretsEqual(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b) && given.length === expected.length;
 }
 
 /**

@@ -6,9 +6,9 @@ import { normalizeName } from '../planners/image-ref.js';
 import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../planners/tag-policy.js';
 import type { BumpJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
-import type { JobDeps } from './deps.js';
-import { loadIndexOrRequest, withRepoLease } from './repository.js';
-import { ensureLivingPull } from './living-pull.js';
+import type { JobDeps } from './shared/deps.js';
+import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
+import { ensureLivingPull } from './shared/living-pull.js';
 
 export interface BumpOutcome {
   pull?: { number: number; url: string };

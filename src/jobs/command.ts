@@ -4,9 +4,9 @@ import { code, escapeText } from '../planners/markdown.js';
 import { parseMarker } from '../planners/pull-marker.js';
 import type { CommandJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
-import type { JobDeps } from './deps.js';
+import type { JobDeps } from './shared/deps.js';
 import { parseTargetKey, targetKey, versionsByTarget } from '../planners/versions.js';
-import { isEscalatorPull } from './living-pull.js';
+import { isEscalatorPull } from './shared/living-pull.js';
 import { enqueueDiff, enqueuePromote } from '../queue/enqueue.js';
 
 const writers = new Set(['admin', 'maintain', 'write']);

@@ -13,8 +13,8 @@ import { renderDuration } from '../observability/metrics.js';
 import { DIFF_COMMENT_MARKER, renderCheckSummary, renderComment } from '../planners/diff/index.js';
 import type { DiffJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
-import type { JobDeps } from './deps.js';
-import { loadIndexOrRequest } from './repository.js';
+import type { JobDeps } from './shared/deps.js';
+import { loadIndexOrRequest } from './shared/repo-lease.js';
 
 export type DiffOutcome = 'commented' | 'updated' | 'unchanged' | 'no-targets' | 'stale' | 'skipped-fork' | 'disabled' | 'closed';
 

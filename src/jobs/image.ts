@@ -6,7 +6,7 @@ import { IndexMissingError } from '../observability/errors.js';
 import { enqueueBump, enqueueResync } from '../queue/enqueue.js';
 import type { ImageJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
-import type { JobDeps } from './deps.js';
+import type { JobDeps } from './shared/deps.js';
 
 /**
  * Fan one published image out to the targets that use it:

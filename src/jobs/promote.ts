@@ -7,10 +7,10 @@ import { planPromotion, promotionBranch, readVersions, type EnvFile, type Promot
 import { enqueuePromote } from '../queue/enqueue.js';
 import type { PromoteJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
-import type { JobDeps } from './deps.js';
+import type { JobDeps } from './shared/deps.js';
 import { versionId } from '../planners/versions.js';
-import { loadIndexOrRequest, withRepoLease } from './repository.js';
-import { ensureLivingPull } from './living-pull.js';
+import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
+import { ensureLivingPull } from './shared/living-pull.js';
 
 export interface PromoteOutcome {
   pull?: number;

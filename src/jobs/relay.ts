@@ -9,7 +9,7 @@ import { buildRelayRequest, canCompare, classifyAgentStatus, matchesPaths, merge
 import type { RelayJob } from '../queue/jobs.js';
 import { RelayStore, type RelayLogEntry } from '../queue/relay-store.js';
 import type { ProcessorContext } from '../queue/worker.js';
-import type { JobDeps } from './deps.js';
+import type { JobDeps } from './shared/deps.js';
 
 
 

@@ -15,12 +15,12 @@ import { processDiffJob } from './diff.js';
 import { processRecoverJob } from './recover.js';
 import { createRelayDeps, processRelayJob } from './relay.js';
 import type { RelayTarget } from '../config/relay-targets.js';
-import { registry } from '../observability/metrics.js';
+import { metricsRegistry } from '../observability/metrics.js';
 import { processCommandJob } from './command.js';
 import { processPromoteJob } from './promote.js';
-import type { JobDeps } from './deps.js';
+import type { JobDeps } from './shared/deps.js';
 import { processImageJob } from './image.js';
-import { processIndexJob, processResyncJob } from './index-repo.js';
+import { processIndexJob, processResyncJob } from './subscription-index.js';
 
 export interface WorkerDeps {
   env: Env;
@@ -79,7 +79,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
   workers.push(createWorker('recover', z.object({}).passthrough(), (data, context) => processRecoverJob({ ...deps, recoverEveryMs: env.ESCALATOR_RECOVER_EVERY_MS }, data, context), { ...common, concurrency: 1 }));
   if (options.relayTargets?.length) {
     // Each target has its own jobs, so one dead agent never delays the others; concurrency bounds how many agents are called at once.
-    const relayDeps = createRelayDeps(deps, options.relayTargets, { prefix, registry });
+    const relayDeps = createRelayDeps(deps, options.relayTargets, { prefix, registry: metricsRegistry });
     workers.push(createWorker('relay', RelayJob, (data, context) => processRelayJob(relayDeps, data, context), { connection, prefix, log, concurrency: 16 }));
   }
   // Say at start, loudly, when renders cannot be isolated here: every one of them will be refused.

@@ -10,7 +10,7 @@ import { parseTargetKey, versionId, versionsByTarget } from '../planners/version
 import type { IndexJob, ResyncJob } from '../queue/jobs.js';
 import { enqueuePromote } from '../queue/enqueue.js';
 import type { ProcessorContext } from '../queue/worker.js';
-import type { JobDeps } from './deps.js';
+import type { JobDeps } from './shared/deps.js';
 
 /** What the index records of one environment file. */
 type FileImages = Pick<IndexedFile, 'images' | 'versions'>;

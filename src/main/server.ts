@@ -13,7 +13,7 @@ import { RelayStore } from '../queue/relay-store.js';
 import { relayLogRoute } from '../web/relay-log-route.js';
 import { registryRoutes } from '../intake/registry-routes.js';
 import { Producer } from '../queue/producer.js';
-import { startWorkers, type WorkerDeps } from '../jobs/registry.js';
+import { startWorkers, type WorkerDeps } from '../jobs/start-workers.js';
 import { IndexStore } from '../adapters/index-store.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { clusterSafePrefix, createRedis, pingRedis, waitForRedis } from '../queue/connection.js';

@@ -8,14 +8,14 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * path token would be a series of its own (and would publish it); `httpRouteLabel` and
  * `githubRouteLabel` map them onto a fixed set of templates.
  */
-export const registry = new Registry();
-collectDefaultMetrics({ register: registry, prefix: 'escalator_process_' });
+export const metricsRegistry = new Registry();
+collectDefaultMetrics({ register: metricsRegistry, prefix: 'escalator_process_' });
 
 export const intakeRequests = new Counter({
   name: 'escalator_intake_requests_total',
   help: 'Intake requests by source (registry, ci, github) and outcome (accepted, ignored, invalid, unauthorized, …).',
   labelNames: ['source', 'outcome'] as const,
-  registers: [registry],
+  registers: [metricsRegistry],
 });
 
 export const jobDuration = new Histogram({
@@ -23,41 +23,41 @@ export const jobDuration = new Histogram({
   help: 'Job processing time by queue and outcome (completed, failed, delayed).',
   labelNames: ['queue', 'outcome'] as const,
   buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-  registers: [registry],
+  registers: [metricsRegistry],
 });
 
 export const jobsFailed = new Counter({
   name: 'escalator_jobs_failed_total',
   help: 'Job attempts that failed, by queue and whether they will be retried.',
   labelNames: ['queue', 'final'] as const,
-  registers: [registry],
+  registers: [metricsRegistry],
 });
 
 export const jobsYielded = new Counter({
   name: 'escalator_jobs_yielded_total',
   help: 'Jobs that gave their worker to another installation waiting on the same queue (no attempt used).',
   labelNames: ['queue'] as const,
-  registers: [registry],
+  registers: [metricsRegistry],
 });
 
 export const webhookUnverifiedBytes = new Gauge({
   name: 'escalator_webhook_unverified_bytes',
   help: 'Bytes of GitHub webhook bodies held right now whose signatures are not checked yet (limit: ESCALATOR_WEBHOOK_BUFFER_BYTES).',
-  registers: [registry],
+  registers: [metricsRegistry],
 });
 
 export const queueDepth = new Gauge({
   name: 'escalator_queue_jobs',
   help: 'Jobs per queue and state (waiting, active, delayed, failed), read at scrape time.',
   labelNames: ['queue', 'state'] as const,
-  registers: [registry],
+  registers: [metricsRegistry],
 });
 
 export const httpRequests = new Counter({
   name: 'escalator_http_requests_total',
   help: 'Requests to Escalator\'s HTTP server by route template, method and status ("aborted" when the client left before the answer).',
   labelNames: ['route', 'method', 'status'] as const,
-  registers: [registry],
+  registers: [metricsRegistry],
 });
 
 const methods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -151,13 +151,13 @@ export const githubRequests = new Counter({
   name: 'escalator_github_requests_total',
   help: 'Requests to the GitHub API by route template and status.',
   labelNames: ['route', 'status'] as const,
-  registers: [registry],
+  registers: [metricsRegistry],
 });
 
 export const githubRateLimitRemaining = new Gauge({
   name: 'escalator_github_rate_limit_remaining',
   help: 'x-ratelimit-remaining of the last GitHub response.',
-  registers: [registry],
+  registers: [metricsRegistry],
 });
 
 export const renderDuration = new Histogram({
@@ -165,7 +165,7 @@ export const renderDuration = new Histogram({
   help: 'Time to render one target (kustomize build, helm template, plain YAML).',
   labelNames: ['tool', 'outcome'] as const,
   buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-  registers: [registry],
+  registers: [metricsRegistry],
 });
 
 /** Per-target relay metrics, registered once per registry. */
@@ -174,7 +174,7 @@ export interface RelayMetrics {
   latency: Histogram<'target'>;
 }
 
-export function relayMetrics(target: Registry = registry): RelayMetrics {
+export function relayMetrics(target: Registry = metricsRegistry): RelayMetrics {
   const deliveries =
     (target.getSingleMetric('escalator_relay_deliveries_total') as Counter<'target' | 'outcome'> | undefined) ??
     new Counter({ name: 'escalator_relay_deliveries_total', help: 'Relay attempts per target and outcome (delivered, retry, rate-limited, rejected, skipped).', labelNames: ['target', 'outcome'], registers: [target] });

@@ -3,7 +3,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
-import { secretsEqual } from '../intake/http.js';
+import { secretsEqual } from './secrets.js';
 import { sendJson, type Handler } from './server.js';
 
 export const dashboardPath = '/admin/queues';

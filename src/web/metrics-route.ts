@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { registry } from '../observability/metrics.js';
+import { metricsRegistry } from '../observability/metrics.js';
 import type { Handler } from './server.js';
 
 /** `GET /metrics` in Prometheus text format; `refresh` updates scrape-time gauges first. */
@@ -7,8 +7,8 @@ export function metricsRoute(options: { refresh?: () => Promise<void> } = {}): H
   return async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') return false;
     await options.refresh?.().catch(() => undefined);
-    const text = await registry.metrics();
-    res.writeHead(200, { 'content-type': registry.contentType });
+    const text = await metricsRegistry.metrics();
+    res.writeHead(200, { 'content-type': metricsRegistry.contentType });
     res.end(text);
     return true;
   };

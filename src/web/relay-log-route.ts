@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RelayStore } from '../queue/relay-store.js';
-import { secretsEqual } from '../intake/http.js';
+import { secretsEqual } from './secrets.js';
 import { sendJson, type Handler } from './server.js';
 
 const PATH = '/admin/relay/deliveries';

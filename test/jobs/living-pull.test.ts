@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitHubClients } from '../../src/adapters/github/client.js';
 import { IndexStore } from '../../src/adapters/index-store.js';
-import { ensureLivingPull, type BranchPlan } from '../../src/jobs/living-pull.js';
+import { ensureLivingPull, type BranchPlan } from '../../src/jobs/shared/living-pull.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { LEFT_ALONE_MARKER } from '../../src/planners/pull-marker.js';
 import { redisUrl } from '../support/stack.js';

@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
-import type { GitHubClients } from '../adapters/github/client.js';
-import type { IndexStore } from '../adapters/index-store.js';
-import type { Logger } from '../observability/logger.js';
-import type { Producer } from '../queue/producer.js';
+import type { GitHubClients } from '../../adapters/github/client.js';
+import type { IndexStore } from '../../adapters/index-store.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Producer } from '../../queue/producer.js';
 
-/** What every job may use. Built once per worker process in src/jobs/registry.ts. */
+/** What every job may use. Built once per worker process in src/jobs/start-workers.ts. */
 export interface JobDeps {
   log: Logger;
   github: GitHubClients;

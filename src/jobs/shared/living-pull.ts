@@ -17,12 +17,12 @@ import {
   type CommitWriter,
   type PullSummary,
   type RepoId,
-} from '../adapters/github/repo.js';
-import type { Octokit } from '../adapters/github/client.js';
-import type { IndexStore, LivingRecord } from '../adapters/index-store.js';
-import { ConfigError, ConflictError } from '../observability/errors.js';
-import type { Logger } from '../observability/logger.js';
-import { LEFT_ALONE_MARKER, livingBranchBase, livingBranches, parseMarker, renderLeftAloneNote, renderMarker, type ForeignReason, type PullMarker } from '../planners/pull-marker.js';
+} from '../../adapters/github/repo.js';
+import type { Octokit } from '../../adapters/github/client.js';
+import type { IndexStore, LivingRecord } from '../../adapters/index-store.js';
+import { ConfigError, ConflictError } from '../../observability/errors.js';
+import type { Logger } from '../../observability/logger.js';
+import { LEFT_ALONE_MARKER, livingBranchBase, livingBranches, parseMarker, renderLeftAloneNote, renderMarker, type ForeignReason, type PullMarker } from '../../planners/pull-marker.js';
 
 /** The part of a plan the living-PR adapter applies. */
 export interface BranchPlan {

@@ -1,8 +1,8 @@
-import type { RepoIndex, RepoKey } from '../adapters/index-store.js';
-import { withLease } from '../queue/lease.js';
+import type { RepoIndex, RepoKey } from '../../adapters/index-store.js';
+import { withLease } from '../../queue/lease.js';
 import type { JobDeps } from './deps.js';
-import { IndexMissingError } from '../observability/errors.js';
-import { enqueueIndex } from '../queue/enqueue.js';
+import { IndexMissingError } from '../../observability/errors.js';
+import { enqueueIndex } from '../../queue/enqueue.js';
 
 /** Run `work` holding the repository's write lease: one writer per repository across all workers. */
 export function withRepoLease<T>(deps: JobDeps, key: RepoKey, work: () => Promise<T>): Promise<T> {

@@ -16,7 +16,7 @@ const ioModules = [
 const ioPatterns = ['@octokit/*', '@escalator/github-sandbox', '@escalator/github-sandbox/*', '**/adapters/**', '**/jobs/**', '**/queue/**', '**/intake/**', '**/main/**', '**/observability/**'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/fixtures/**', 'test/golden/**', 'examples/**', 'bin/**'] },
+  { ignores: ['.dependency-cruiser.cjs', 'dist/**', 'node_modules/**', 'coverage/**', 'test/fixtures/**', 'test/golden/**', 'examples/**', 'bin/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,0 +1,68 @@
+// @ts-check
+/**
+ * The folder table of docs/architecture.md as rules, and no import cycles. Run by `npm run lint`
+ * (so by `npm test`); test/architecture/dependency-rules.test.ts plants a violation of each kind
+ * and checks that it fails. Type-only imports count too: a type names what a folder depends on.
+ *
+ * Each folder lists what it may import from src/ besides itself.
+ */
+const allowed = {
+  main: ['.*'],
+  config: ['planners'],
+  // adapters: the index store, where a merged pull request's provenance is recorded as it arrives.
+  intake: ['events', 'queue', 'web', 'planners', 'config', 'adapters', 'observability'],
+  events: ['planners'],
+  queue: ['events', 'planners', 'observability'],
+  jobs: ['adapters', 'planners', 'queue', 'config', 'events', 'observability'],
+  planners: [],
+  // config: the index store keeps each repository's parsed configuration.
+  adapters: ['planners', 'config', 'observability'],
+  web: ['queue', 'observability'],
+  cli: ['adapters', 'planners', 'config', 'intake', 'observability'],
+  observability: [],
+};
+
+/** @type {import('dependency-cruiser').IConfiguration['forbidden']} */
+const folderRules = Object.entries(allowed)
+  .filter(([, may]) => !may.includes('.*'))
+  .map(([folder, may]) => ({
+    name: `${folder}-imports`,
+    comment: `src/${folder}/ may import only ${may.length > 0 ? may.map((name) => `src/${name}/`).join(', ') : 'itself'} from src/ (docs/architecture.md, "Folders")`,
+    severity: 'error',
+    from: { path: `^src/${folder}/` },
+    to: { path: '^src/', pathNot: [`^src/${folder}/`, ...may.map((name) => `^src/${name}/`)] },
+  }));
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      comment: 'An import cycle ties modules so that neither can be understood, tested or loaded alone: break it by moving the shared piece down.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'jobs-import-no-job',
+      comment: 'A job (one queue\'s processor in src/jobs/*.ts) imports no other job: what two jobs share goes to src/jobs/shared/, the pure core or an adapter; enqueueing goes through src/queue/enqueue.ts.',
+      severity: 'error',
+      from: { path: '^src/jobs/(?!shared/)[^/]+\\.ts$', pathNot: '^src/jobs/start-workers\\.ts$' },
+      to: { path: '^src/jobs/(?!shared/)[^/]+\\.ts$' },
+    },
+    {
+      name: 'jobs-shared-imports-no-job',
+      comment: 'src/jobs/shared/ holds what jobs share; it never imports a job.',
+      severity: 'error',
+      from: { path: '^src/jobs/shared/' },
+      to: { path: '^src/jobs/(?!shared/)' },
+    },
+    ...folderRules,
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: '^(node_modules|dist|packages)/' },
+  },
+};

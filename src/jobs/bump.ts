@@ -2,6 +2,7 @@ import { ensureCheckRun, loadFile, mergePull, reportCheck } from '../adapters/gi
 import type { Candidate, RepoIndex } from '../adapters/index-store.js';
 import { ConfigError, MergeNotReadyError } from '../observability/errors.js';
 import { bumpBranch, planBump } from '../planners/bump-plan.js';
+import { refusalList } from '../planners/markdown.js';
 import { normalizeName } from '../planners/image-ref.js';
 import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../planners/tag-policy.js';
 import type { BumpJob } from '../queue/jobs.js';
@@ -79,7 +80,7 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
       name: 'escalator/bump',
       conclusion: 'failure',
       title: `${plan.refused.length} file${plan.refused.length === 1 ? '' : 's'} could not be updated in ${data.environment}`,
-      summary: plan.refused.map((r) => `- \`${r.path}${r.line ? `:${r.line}` : ''}\`: ${r.reason}`).join('\n'),
+      summary: refusalList(plan.refused).join('\n'),
     });
   }
   await deps.store.removeCandidates(data, data.environment, data.app, waiting.map((candidate) => candidate.field));

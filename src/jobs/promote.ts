@@ -8,6 +8,7 @@ import { enqueuePromote } from '../queue/enqueue.js';
 import type { PromoteJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './shared/deps.js';
+import { planGates } from '../planners/promotion-gates.js';
 import { versionId } from '../planners/versions.js';
 import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
 import { ensureLivingPull } from './shared/living-pull.js';
@@ -47,8 +48,6 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const rollback = data.reason === 'rollback' ? await rollbackVersions(deps, index, target.name, apps) : null;
   const soakMs = parseDuration(target.soak);
   const now = deps.now().getTime();
-  let gates: PromoteOutcome['gates'] = [];
-  let readyAt = now;
 
   const result = await ensureLivingPull({
     octokit,
@@ -71,29 +70,27 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         const branchFiles = base.sha === defaultHead.sha ? targetFiles : await loadEnvFiles(deps, octokit, id, index, target.name, app, base.sha);
         onBranch.push({ app, sourceFiles, targetFiles: branchFiles, ...versions });
       }
-      // Gates. Soak: every promoted version has run in the source environment long enough.
-      gates = [];
-      readyAt = now;
+      // Gates: what the source has run and for how long (soak), and holds; decided by planGates.
+      const firstSeen: Array<string | undefined> = [];
       if (soakMs > 0 && !rollback) {
         for (const entry of entries) {
           for (const version of readVersions(entry.sourceFiles).values()) {
-            const seen = await deps.store.loadSeen(index, source, entry.app, versionId({ name: version.name, tag: version.tag, ...(version.digest ? { digest: version.digest } : {}) }));
-            readyAt = Math.max(readyAt, (seen ? Date.parse(seen) : now) + soakMs);
+            firstSeen.push((await deps.store.loadSeen(index, source, entry.app, versionId({ name: version.name, tag: version.tag, ...(version.digest ? { digest: version.digest } : {}) }))) ?? undefined);
           }
         }
-        gates.push(readyAt <= now ? { name: 'soak', state: 'passed', detail: `ran in ${source} for at least ${target.soak}` } : { name: 'soak', state: 'pending', detail: `${source} must run these versions for ${target.soak}; ready at ${new Date(readyAt).toISOString()}` });
       }
-      const hold = await deps.store.loadHold(index, target.name, data.app);
-      gates.push(hold ? { name: 'hold', state: 'failed', detail: `promotion into ${target.name} is on hold (${hold}); comment /escalator release to lift it` } : { name: 'hold', state: 'passed', detail: 'no hold' });
+      const hold = (await deps.store.loadHold(index, target.name, data.app)) ?? undefined;
+      const { gates, readyAt } = planGates({ source, target: target.name, soakMs, soakText: target.soak, rollback: rollback !== null, firstSeen, hold, now });
       const sources = marker?.sources ?? [];
       const provenance = data.app ? await deps.store.loadProvenance(index, source, data.app) : [];
       const input = { source: rollback ? `${target.name} (history)` : source, target: target.name, app: data.app, sources: provenance.length ? provenance : sources, gates };
       const plan = planPromotion({ ...input, apps: entries });
-      return { ...plan, updates: base.sha === defaultHead.sha ? plan.updates : planPromotion({ ...input, apps: onBranch }).updates };
+      return { ...plan, updates: base.sha === defaultHead.sha ? plan.updates : planPromotion({ ...input, apps: onBranch }).updates, gates, readyAt };
     },
   });
 
   const { plan } = result;
+  const { gates, readyAt } = plan;
   const pull: PullSummary | null = result.pull;
   const outcome: PromoteOutcome = { rows: plan.rows.length, gates, missing: plan.missing };
   if (index.config.dryRun) {

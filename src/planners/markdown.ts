@@ -33,13 +33,13 @@ export interface Refusal {
   line?: number;
 }
 
+/** One list item per refused file: its path (and line) as code, its reason as escaped text. */
+export function refusalList(refused: readonly Refusal[]): string[] {
+  return refused.map((refusal) => `- ${code(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}`)}: ${escapeText(refusal.reason)}`);
+}
+
 /** The warning block Escalator's pull requests carry for files it would not edit (empty when none). */
 export function refusalLines(refused: readonly Refusal[]): string[] {
   if (refused.length === 0) return [];
-  return [
-    '',
-    '> [!WARNING]',
-    '> Some files could not be updated safely and were left untouched:',
-    ...refused.map((refusal) => `> - ${code(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}`)}: ${escapeText(refusal.reason)}`),
-  ];
+  return ['', '> [!WARNING]', '> Some files could not be updated safely and were left untouched:', ...refusalList(refused).map((line) => `> ${line}`)];
 }

@@ -1,0 +1,54 @@
+/**
+ * The gates of one promotion, decided from data: how long the source environment has run each
+ * version (soak) and whether a person put the target on hold. Pure: time comes in as `now`.
+ */
+
+export type GateState = 'passed' | 'pending' | 'failed';
+
+export interface Gate {
+  name: 'soak' | 'hold';
+  state: GateState;
+  detail: string;
+}
+
+export interface GateInput {
+  /** The environment the versions come from, and the one they go to. */
+  source: string;
+  target: string;
+  /** Milliseconds each version must have run in `source`; 0: no soak gate. */
+  soakMs: number;
+  /** The soak as the configuration writes it (`30m`), for the reader. */
+  soakText: string;
+  /** A rollback restores versions the target ran before: it waits for no soak. */
+  rollback: boolean;
+  /** When `source` was first seen running each promoted version (ISO time); undefined: not seen yet, counts from now. */
+  firstSeen: Array<string | undefined>;
+  /** The reason of a hold on the target, if one is in force. */
+  hold: string | undefined;
+  now: number;
+}
+
+export interface GateDecision {
+  gates: Gate[];
+  /** When the soak gate passes (`now` when it already has, or there is none). */
+  readyAt: number;
+}
+
+export function planGates(input: GateInput): GateDecision {
+  const gates: Gate[] = [];
+  let readyAt = input.now;
+  if (input.soakMs > 0 && !input.rollback) {
+    for (const seen of input.firstSeen) readyAt = Math.max(readyAt, (seen ? Date.parse(seen) : input.now) + input.soakMs);
+    gates.push(
+      readyAt <= input.now
+        ? { name: 'soak', state: 'passed', detail: `ran in ${input.source} for at least ${input.soakText}` }
+        : { name: 'soak', state: 'pending', detail: `${input.source} must run these versions for ${input.soakText}; ready at ${new Date(readyAt).toISOString()}` },
+    );
+  }
+  gates.push(
+    input.hold
+      ? { name: 'hold', state: 'failed', detail: `promotion into ${input.target} is on hold (${input.hold}); comment /escalator release to lift it` }
+      : { name: 'hold', state: 'passed', detail: 'no hold' },
+  );
+  return { gates, readyAt };
+}

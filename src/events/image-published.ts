@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { isDigest, isRepositoryPath, TAG_PATTERN } from '../planners/image-ref.js';
+import { isDigest, TAG_PATTERN } from '../planners/image-ref.js';
+import { imageEventSchema } from './image-schema.js';
+import { registrySources } from './registries/index.js';
 
 /**
  * The normalized domain event of registry intake: "this tag of this repository now points at
@@ -8,45 +10,22 @@ import { isDigest, isRepositoryPath, TAG_PATTERN } from '../planners/image-ref.j
  * pure normalizers in this folder; jobs never see a vendor payload.
  */
 
-/** Where an event came from: one registry webhook format each, plus the CI API. */
-export const Source = z.enum(['github', 'dockerhub', 'harbor', 'quay', 'acr', 'gar', 'ecr', 'distribution', 'ci']);
+/** Where an event came from: one registry webhook format each (the table in `./registries/index.ts`), plus the CI API. */
+export const Source = z.enum([...registrySources, 'ci']);
 /** Where an event came from: one registry webhook format each, plus the CI API. */
 export type Source = z.infer<typeof Source>;
-
-/** distribution/reference domain as events carry it: lowercase host name or bracketed IPv6, optional port. */
-const DOMAIN_PATTERN = /^(?:(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9])(?:\.(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9]))*|\[[a-f0-9:]+\])(?::[0-9]+)?$/;
 
 // The tag, digest and repository path grammars are the image grammar's (src/planners/image-ref.ts).
 export { isDigest, TAG_PATTERN };
 
 /**
- * An image published to a registry, normalized.
+ * An image published to a registry, normalized (fields: `./image-schema.ts`).
  *
  * `repository` is the full name including the registry host (`ghcr.io/example/hello`,
  * `docker.io/library/nginx`, `registry.example.com:5000/team/app`), so it can be matched
  * against image references found in GitOps files without knowing which registry sent it.
  */
-export const ImagePublished = z
-  .object({
-    /** Registry host with optional port, lowercase; `docker.io` for Docker Hub. */
-    registry: z.string().regex(DOMAIN_PATTERN, 'must be a registry host name, lowercase, with an optional port'),
-    /** Full repository name: `<registry>/<path>`. */
-    repository: z.string().min(1),
-    /** The tag that was pushed; never empty, never digest-shaped. */
-    tag: z.string().regex(TAG_PATTERN, 'must match the Docker tag grammar [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}'),
-    /** Manifest digest the tag points at, when the sender says (`sha256:<64 hex>`). */
-    digest: z.string().refine(isDigest, 'must be an OCI digest such as sha256:<64 lowercase hex>').optional(),
-    /** Which normalizer produced the event. */
-    source: Source,
-    /** Delivery id of the request that carried the event (sender's id or one minted at intake). */
-    deliveryId: z.string().min(1),
-    /** When intake received the request, ISO 8601. */
-    receivedAt: z.iso.datetime({ offset: true }),
-  })
-  .refine((e) => e.repository.startsWith(`${e.registry}/`) && isRepositoryPath(e.repository.slice(e.registry.length + 1)), {
-    message: 'repository must be "<registry>/<lowercase path>"',
-    path: ['repository'],
-  });
+export const ImagePublished = imageEventSchema(Source);
 /** An image published to a registry, normalized. */
 export type ImagePublished = z.infer<typeof ImagePublished>;
 

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { canonicalRepository, isDigest, MAX_PATH_LENGTH, TAG_PATTERN } from '../planners/image-ref.js';
-import { ImagePublished } from './image-published.js';
-import type { Ignored, IgnoreReason, NormalizeContext, NormalizeResult, Source } from './image-published.js';
+import type { Ignored, IgnoreReason, ImagePublished, NormalizeContext, NormalizeResult, Source } from './image-published.js';
+import { ImageEventFields } from './image-schema.js';
 
 /**
  * Building blocks shared by the normalizers: the tag ignore rule, repository names, results
@@ -82,8 +82,8 @@ export function imageOutcome(facts: ImageFacts, ctx: NormalizeContext): Outcome 
   const repository = `${registry}/${path}`;
   const digest = facts.digest === null || facts.digest === '' ? undefined : facts.digest;
   const candidate = { registry, repository, tag, source: facts.source, deliveryId: ctx.deliveryId, receivedAt: ctx.receivedAt, ...(digest !== undefined ? { digest } : {}) };
-  const parsed = ImagePublished.safeParse(candidate);
-  if (parsed.success) return { kind: 'image', event: parsed.data };
+  const parsed = ImageEventFields.safeParse(candidate);
+  if (parsed.success) return { kind: 'image', event: { ...parsed.data, source: facts.source } };
   const issue = parsed.error.issues[0];
   const field = issue?.path[0];
   if (field === 'registry') return invalid(`${facts.source}: ${facts.fields.registry} "${rawRegistry}" is not a registry host name (expected host[:port], e.g. registry.example.com:5000)`);

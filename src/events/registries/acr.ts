@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { IgnoreReason, NormalizeContext, NormalizeResult } from './image-published.js';
-import { describeIssues, ignore, imageOutcome, single } from './outcome.js';
+import type { IgnoreReason, NormalizeContext, NormalizeResult } from '../image-published.js';
+import { describeIssues, ignore, imageOutcome, single } from '../outcome.js';
+import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
 /**
  * Azure Container Registry webhooks. Only `push` announces an image; `chart_push` is a Helm
@@ -49,3 +50,12 @@ export function normalizeAcr(payload: unknown, ctx: NormalizeContext): Normalize
     ),
   );
 }
+
+/** Azure Container Registry: the webhook's custom headers carry the token. */
+export const acr = {
+  source: 'acr',
+  auth: 'bearer',
+  contentTypes: JSON_CONTENT_TYPES,
+  normalize: normalizeAcr,
+  docs: { name: 'Azure Container Registry', section: 'Azure Container Registry (ACR)', digest: true },
+} as const satisfies RegistryDescriptor;

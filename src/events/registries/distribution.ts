@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from './image-published.js';
-import { combine, hostOf, describeIssues, ignore, imageOutcome, invalid } from './outcome.js';
-import type { Outcome } from './outcome.js';
+import type { NormalizeContext, NormalizeResult } from '../image-published.js';
+import { combine, hostOf, describeIssues, ignore, imageOutcome, invalid } from '../outcome.js';
+import type { Outcome } from '../outcome.js';
+import type { RegistryDescriptor } from './descriptor.js';
 
 /**
  * CNCF Distribution notifications (`application/vnd.docker.distribution.events.v1+json` from
@@ -27,6 +28,12 @@ const MANIFEST_MEDIA_TYPES = new Set([
   'application/vnd.oci.image.index.v1+json',
   'application/vnd.oci.artifact.manifest.v1+json',
 ]);
+
+/**
+ * What the registry sends its notifications as: `events.v1+json` (registry 2.x), `events.v2+json`
+ * (3.x), and `application/json` (forks and hand-written tests).
+ */
+const DISTRIBUTION_CONTENT_TYPES = ['application/vnd.docker.distribution.events.v1+json', 'application/vnd.docker.distribution.events.v2+json', 'application/json'] as const;
 
 const INDEX_MEDIA_TYPES = new Set(['application/vnd.docker.distribution.manifest.list.v2+json', 'application/vnd.oci.image.index.v1+json']);
 
@@ -95,3 +102,17 @@ export function normalizeDistribution(payload: unknown, ctx: NormalizeContext): 
     { reason: 'not-a-push', detail: 'the envelope holds no events' },
   );
 }
+
+/** CNCF Distribution and its forks (GitLab): the endpoint's `headers` carry the token. */
+export const distribution = {
+  source: 'distribution',
+  auth: 'bearer',
+  contentTypes: DISTRIBUTION_CONTENT_TYPES,
+  normalize: normalizeDistribution,
+  docs: {
+    name: 'CNCF Distribution, GitLab',
+    section: 'CNCF Distribution (`registry`) and self-managed GitLab',
+    authentication: '`Authorization: Bearer <token>`',
+    digest: true,
+  },
+} as const satisfies RegistryDescriptor;

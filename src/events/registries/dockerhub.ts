@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from './image-published.js';
-import { describeIssues, imageOutcome, single } from './outcome.js';
+import type { NormalizeContext, NormalizeResult } from '../image-published.js';
+import { describeIssues, imageOutcome, single } from '../outcome.js';
+import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
 /**
  * Docker Hub repository webhooks. Docker Hub has one trigger (a push) and sends no action, no
@@ -31,3 +32,12 @@ export function normalizeDockerhub(payload: unknown, ctx: NormalizeContext): Nor
     ),
   );
 }
+
+/** Docker Hub: its webhooks cannot carry a header, so the token is in the path. */
+export const dockerhub = {
+  source: 'dockerhub',
+  auth: 'path-token',
+  contentTypes: JSON_CONTENT_TYPES,
+  normalize: normalizeDockerhub,
+  docs: { name: 'Docker Hub', section: 'Docker Hub', digest: false },
+} as const satisfies RegistryDescriptor;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import type { IgnoreReason, NormalizeContext, NormalizeResult } from './image-published.js';
-import { combine, describeIssues, hostOf, ignore, imageOutcome, single } from './outcome.js';
-import type { Outcome } from './outcome.js';
+import type { IgnoreReason, NormalizeContext, NormalizeResult } from '../image-published.js';
+import { combine, describeIssues, hostOf, ignore, imageOutcome, single } from '../outcome.js';
+import type { Outcome } from '../outcome.js';
+import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
 /**
  * Harbor project webhooks, in both payload formats: "Default" (`type: PUSH_ARTIFACT`,
@@ -70,3 +71,12 @@ export function normalizeHarbor(payload: unknown, ctx: NormalizeContext): Normal
   );
   return combine(outcomes, { reason: 'untagged', detail: `${prefix}.resources is empty` });
 }
+
+/** Harbor: the project webhook's Auth Header carries the token. */
+export const harbor = {
+  source: 'harbor',
+  auth: 'bearer',
+  contentTypes: JSON_CONTENT_TYPES,
+  normalize: normalizeHarbor,
+  docs: { name: 'Harbor', section: 'Harbor', digest: true },
+} as const satisfies RegistryDescriptor;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from './image-published.js';
-import { describeIssues, hostOf, ignore, imageOutcome, invalid, single } from './outcome.js';
+import type { NormalizeContext, NormalizeResult } from '../image-published.js';
+import { describeIssues, hostOf, ignore, imageOutcome, invalid, single } from '../outcome.js';
+import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
 /**
  * Google Artifact Registry notifications: messages on the `gcr` Pub/Sub topic, delivered by a
@@ -93,3 +94,12 @@ export function normalizeGar(payload: unknown, ctx: NormalizeContext): Normalize
     ),
   );
 }
+
+/** Google Artifact Registry through a Pub/Sub push subscription, which signs each push with a Google OIDC token. */
+export const gar = {
+  source: 'gar',
+  auth: 'google-oidc',
+  contentTypes: JSON_CONTENT_TYPES,
+  normalize: normalizeGar,
+  docs: { name: 'Google Artifact Registry', section: 'Google Artifact Registry (Pub/Sub push)', route: '`POST /registry/gar` (Pub/Sub push)', digest: true },
+} as const satisfies RegistryDescriptor;

@@ -7,7 +7,7 @@ import { registrySources } from './registries/index.js';
 /**
  * The normalized domain event of registry intake: "this tag of this repository now points at
  * this manifest". Every registry's webhook and the CI API are turned into this one shape by the
- * pure normalizers in this folder; jobs never see a vendor payload.
+ * pure normalizers in this folder (`./registries/`, `./ci.ts`); jobs never see a vendor payload.
  */
 
 /** Where an event came from: one registry webhook format each (the table in `./registries/index.ts`), plus the CI API. */

@@ -47,7 +47,7 @@ export const IntakeTokenConfig = z
     owners: z.array(z.string().regex(LOGIN, 'must be a GitHub organisation or user login such as "acme"')).min(1, 'list at least one GitHub owner whose repositories the token may change, for example ["acme"]'),
     /** Image name prefixes the token may announce; a prefix ending in `/` covers what is below it, any other names one image. @default every image */
     images: z.array(z.string().regex(IMAGE_PREFIX, 'must be a lowercase image name or prefix with its registry, such as "ghcr.io/acme/" or "docker.io/library/nginx"')).min(1, 'list at least one image prefix, or leave images out').optional(),
-    /** Routes the token is accepted on. A Docker Hub or Quay token is a path token: it names that one source and is accepted only in its path. @default every header route (ci, github, harbor, acr, ecr, distribution) */
+    /** Routes the token is accepted on. A token for a path-token registry (Docker Hub, Quay) is a path token: it names that one source and is accepted only in its path. @default every header route ({@link headerTokenSources}) */
     sources: z.array(z.enum(tokenSources, { error: `must be one of ${tokenSources.join(', ')}` })).min(1, 'list at least one source, or leave sources out').optional(),
   })
   .superRefine((entry, context) => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isDigest, TAG_PATTERN } from '../planners/image-ref.js';
-import { imageEventSchema } from './image-schema.js';
+import { imageEventSchema, type NormalizeContext, type SourceResult } from './image-event.js';
 import { registrySources } from './registries/index.js';
 
 /**
@@ -19,7 +19,7 @@ export type Source = z.infer<typeof Source>;
 export { isDigest, TAG_PATTERN };
 
 /**
- * An image published to a registry, normalized (fields: `./image-schema.ts`).
+ * An image published to a registry, normalized (fields: `./image-event.ts`).
  *
  * `repository` is the full name including the registry host (`ghcr.io/example/hello`,
  * `docker.io/library/nginx`, `registry.example.com:5000/team/app`), so it can be matched
@@ -61,47 +61,10 @@ export function scopeRefusal(scope: EventScope, owner: string): string | undefin
   return `the credential ${scope.by} may announce images for ${scope.owners.length === 0 ? 'no owner' : scope.owners.join(', ')}, not for ${owner}`;
 }
 
-/** Why a well-formed payload produced no event. Answered with 2xx and counted by reason. */
-export type IgnoreReason =
-  | 'not-a-push'
-  | 'untagged'
-  | 'digest-tag'
-  | 'signature-or-attestation'
-  | 'invalid-tag'
-  | 'platform-child'
-  | 'not-a-container'
-  | 'blob'
-  | 'pull'
-  | 'delete';
+export type { IgnoreReason, Ignored, NormalizeContext } from './image-event.js';
 
-/** One thing a payload announced that is not an image push we act on. */
-export interface Ignored {
-  reason: IgnoreReason;
-  /** Human-readable specifics: which action, tag or media type, for logs. */
-  detail: string;
-}
-
-/**
- * What a normalizer made of a payload.
- * - `images`: usually one event; a Distribution envelope, a Harbor resource list or a Quay tag
- *   list can hold many. `ignored` lists what else the payload held, for counting.
- * - `ignored`: a valid payload with nothing to do; answer 2xx and count by `reason`.
- * - `invalid`: answer 400 with `message`, which says what is wrong and what to send instead.
- */
-export type NormalizeResult =
-  | { kind: 'images'; events: ImagePublished[]; ignored?: Ignored[] }
-  | ({ kind: 'ignored' } & Ignored)
-  | { kind: 'invalid'; message: string };
-
-/** Request facts a payload does not carry; passed in so normalizers stay pure. */
-export interface NormalizeContext {
-  /** The delivery id (sender's header, or one minted at intake). */
-  deliveryId: string;
-  /** When intake received the request, ISO 8601. */
-  receivedAt: string;
-  /** Registry host to use when a payload names none (Distribution without `request.host`, Harbor without `resource_url`, ACR without `request.host`). */
-  defaultRegistry?: string;
-}
+/** What a normalizer made of a payload (`./image-event.ts` says what each kind means). */
+export type NormalizeResult = SourceResult<Source>;
 
 /** A pure function from a sender's JSON body to a {@link NormalizeResult}. */
 export type Normalizer = (payload: unknown, ctx: NormalizeContext) => NormalizeResult;

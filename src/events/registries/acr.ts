@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { IgnoreReason, NormalizeContext, NormalizeResult } from '../image-published.js';
+import type { IgnoreReason, NormalizeContext, SourceResult } from '../image-event.js';
 import { describeIssues, ignore, imageOutcome, single } from '../outcome.js';
 import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
@@ -29,7 +29,7 @@ const OTHER_ACTIONS: Readonly<Record<string, IgnoreReason>> = {
 const HINT = 'Send the body of an Azure Container Registry webhook (action push) unchanged.';
 
 /** Normalizes an Azure Container Registry webhook body. */
-export function normalizeAcr(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeAcr(payload: unknown, ctx: NormalizeContext): SourceResult<'acr'> {
   const head = Head.safeParse(payload);
   if (!head.success) return { kind: 'invalid', message: describeIssues('acr', payload, head.error, HINT) };
   if (head.data.action !== 'push') return single(ignore(OTHER_ACTIONS[head.data.action] ?? 'not-a-push', `action "${head.data.action}"`));

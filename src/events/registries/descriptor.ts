@@ -1,4 +1,4 @@
-import type { Normalizer } from '../image-published.js';
+import type { SourceNormalizer } from '../image-event.js';
 
 /**
  * How a sender proves itself on `POST /registry/<source>`. The descriptor only names the kind;
@@ -42,6 +42,6 @@ export interface RegistryDescriptor<S extends string = string> {
   /** Content types accepted (`+json`: any `…+json` type); anything else is answered 415. */
   contentTypes: readonly string[];
   /** The pure function from the sender's JSON body to events. */
-  normalize: Normalizer;
+  normalize: SourceNormalizer<S>;
   docs: RegistryDocs;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from '../image-published.js';
+import type { NormalizeContext, SourceResult } from '../image-event.js';
 import { combine, hostOf, describeIssues, ignore, imageOutcome, invalid } from '../outcome.js';
 import type { Outcome } from '../outcome.js';
 import type { RegistryDescriptor } from './descriptor.js';
@@ -61,7 +61,7 @@ function isManifest(target: Event['target']): boolean {
   return typeof target.url === 'string' && target.url.includes('/manifests/');
 }
 
-function outcomeOf(event: Event, i: number, children: ReadonlySet<string>, ctx: NormalizeContext): Outcome {
+function outcomeOf(event: Event, i: number, children: ReadonlySet<string>, ctx: NormalizeContext): Outcome<'distribution'> {
   const { action, target } = event;
   if (action === 'pull') return ignore('pull', `pull of ${target.repository ?? 'a repository'}`);
   if (action === 'delete') return ignore('delete', `delete in ${target.repository ?? 'a repository'}`);
@@ -88,7 +88,7 @@ function outcomeOf(event: Event, i: number, children: ReadonlySet<string>, ctx: 
 }
 
 /** Normalizes a CNCF Distribution (or GitLab container registry) notification envelope. */
-export function normalizeDistribution(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeDistribution(payload: unknown, ctx: NormalizeContext): SourceResult<'distribution'> {
   const parsed = Envelope.safeParse(payload);
   if (!parsed.success) return { kind: 'invalid', message: describeIssues('distribution', payload, parsed.error, HINT) };
   const children = new Set<string>();

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from '../image-published.js';
+import type { NormalizeContext, SourceResult } from '../image-event.js';
 import { describeIssues, imageOutcome, single } from '../outcome.js';
 import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
@@ -16,7 +16,7 @@ const Payload = z.object({
 const HINT = 'Send the body of a Docker Hub webhook unchanged (it needs push_data.tag and repository.repo_name).';
 
 /** Normalizes a Docker Hub webhook body. */
-export function normalizeDockerhub(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeDockerhub(payload: unknown, ctx: NormalizeContext): SourceResult<'dockerhub'> {
   const parsed = Payload.safeParse(payload);
   if (!parsed.success) return { kind: 'invalid', message: describeIssues('dockerhub', payload, parsed.error, HINT) };
   return single(

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from '../image-published.js';
+import type { NormalizeContext, SourceResult } from '../image-event.js';
 import { describeIssues, ignore, imageOutcome, single } from '../outcome.js';
 import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
@@ -31,7 +31,7 @@ function ecrHost(account: string, region: string): string {
 }
 
 /** Normalizes an Amazon ECR EventBridge event. */
-export function normalizeEcr(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeEcr(payload: unknown, ctx: NormalizeContext): SourceResult<'ecr'> {
   const head = Head.safeParse(payload);
   if (!head.success) return { kind: 'invalid', message: describeIssues('ecr', payload, head.error, HINT) };
   if (head.data['detail-type'] !== 'ECR Image Action') return single(ignore('not-a-push', `detail-type "${head.data['detail-type']}"`));

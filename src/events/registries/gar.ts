@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from '../image-published.js';
+import type { NormalizeContext, SourceResult } from '../image-event.js';
 import { describeIssues, hostOf, ignore, imageOutcome, invalid, single } from '../outcome.js';
 import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
@@ -43,7 +43,7 @@ function decodeData(data: string): unknown {
 }
 
 /** Normalizes a Google Artifact Registry Pub/Sub push body (wrapped or unwrapped). */
-export function normalizeGar(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeGar(payload: unknown, ctx: NormalizeContext): SourceResult<'gar'> {
   let message: unknown = payload;
   let prefix = '';
   if (typeof payload === 'object' && payload !== null && 'message' in payload) {

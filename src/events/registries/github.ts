@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from '../image-published.js';
+import type { NormalizeContext, SourceResult } from '../image-event.js';
 import { describeIssues, ignore, imageOutcome, single } from '../outcome.js';
 import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
@@ -41,7 +41,7 @@ function isContainer(pkg: z.infer<typeof Package>): boolean {
 }
 
 /** Normalizes a GitHub `registry_package` or `package` webhook body. */
-export function normalizeGithub(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeGithub(payload: unknown, ctx: NormalizeContext): SourceResult<'github'> {
   const head = Payload.safeParse(payload);
   if (!head.success) return { kind: 'invalid', message: describeIssues('github', payload, head.error, HINT) };
   const body = payload as Record<string, unknown>;

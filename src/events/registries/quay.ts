@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from '../image-published.js';
+import type { NormalizeContext, SourceResult } from '../image-event.js';
 import { combine, describeIssues, hostOf, ignore, imageOutcome, single } from '../outcome.js';
 import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
@@ -18,7 +18,7 @@ const Payload = z.object({
 const HINT = 'Send the body of a Quay "Push to Repository" webhook notification unchanged (it needs docker_url and updated_tags).';
 
 /** Normalizes a Quay repository push notification body. */
-export function normalizeQuay(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeQuay(payload: unknown, ctx: NormalizeContext): SourceResult<'quay'> {
   if (typeof payload === 'object' && payload !== null && 'build_id' in payload && !('updated_tags' in payload)) {
     // Build queued/started/succeeded/failed notifications share docker_url but carry build_id.
     return single(ignore('not-a-push', 'a Quay build notification'));

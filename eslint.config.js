@@ -16,7 +16,8 @@ const ioModules = [
 const ioPatterns = ['@octokit/*', '@escalator/github-sandbox', '@escalator/github-sandbox/*', '**/adapters/**', '**/jobs/**', '**/queue/**', '**/intake/**', '**/main/**', '**/observability/**'];
 
 export default tseslint.config(
-  { ignores: ['.dependency-cruiser.cjs', 'dist/**', 'node_modules/**', 'coverage/**', 'test/fixtures/**', 'test/golden/**', 'examples/**', 'bin/**'] },
+  // Fixtures are data, kept as published; a registry folder's cases.ts (test/support/registry-fixtures.ts) is test code.
+  { ignores: ['.dependency-cruiser.cjs', 'dist/**', 'node_modules/**', 'coverage/**', 'test/fixtures/**/*', '!test/fixtures/registry/', '!test/fixtures/registry/*/', '!test/fixtures/registry/*/cases.ts', 'test/golden/**', 'examples/**', 'bin/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { IntakeTokenConfig, tokenHash } from '../intake/credentials.js';
+import { headerTokenSources, IntakeTokenConfig, isPathSource, pathTokenSources, tokenHash } from '../intake/credentials.js';
 import { parseArgs, UsageError, type CliIo, type ExitCode } from './io.js';
 
 export const tokenHelp = `Usage: escalator token --name <name> --owners <login>[,<login>…] [--images <prefix>,…] [--sources <source>,…] [--yaml]
@@ -11,8 +11,8 @@ sent with the token may change only repositories of the listed GitHub owners.
   --name      unique name of the entry, shown in logs (letters, digits, ".", "_", "-")
   --owners    GitHub organisation or user logins whose repositories the token may change
   --images    image name prefixes it may announce, such as ghcr.io/acme/ (default: every image)
-  --sources   routes it is accepted on: ci, github, harbor, acr, ecr, distribution (default: all of
-              these), or exactly one of dockerhub, quay for a path token (/registry/<source>/<token>)
+  --sources   routes it is accepted on: ${headerTokenSources.join(', ')} (default: all of
+              these), or exactly one of ${pathTokenSources.join(', ')} for a path token (/registry/<source>/<token>)
   --yaml      print the entry as a YAML list item instead of JSON
 
 The token is printed once and stored nowhere; give it to the sender and add the entry to the
@@ -40,7 +40,7 @@ export function runToken(argv: string[], io: CliIo): ExitCode {
   const line = args.flags.has('yaml')
     ? `- ${Object.entries(checked.data).map(([key, value]) => `${key}: ${JSON.stringify(value)}`).join('\n  ')}`
     : JSON.stringify(checked.data);
-  const path = checked.data.sources?.find((source) => source === 'dockerhub' || source === 'quay');
+  const path = checked.data.sources?.find(isPathSource);
   io.stdout(
     [
       `Token for ${checked.data.name} (shown once, stored nowhere; give it to the sender${path ? `, whose webhook URL is https://<escalator>/registry/${path}/<token>` : ' as Authorization: Bearer <token>'}):`,

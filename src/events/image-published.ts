@@ -1,52 +1,31 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { isDigest, isRepositoryPath, TAG_PATTERN } from '../planners/image-ref.js';
+import { isDigest, TAG_PATTERN } from '../planners/image-ref.js';
+import { imageEventSchema, type NormalizeContext, type SourceResult } from './image-event.js';
+import { registrySources } from './registries/index.js';
 
 /**
  * The normalized domain event of registry intake: "this tag of this repository now points at
  * this manifest". Every registry's webhook and the CI API are turned into this one shape by the
- * pure normalizers in this folder; jobs never see a vendor payload.
+ * pure normalizers in this folder (`./registries/`, `./ci.ts`); jobs never see a vendor payload.
  */
 
-/** Where an event came from: one registry webhook format each, plus the CI API. */
-export const Source = z.enum(['github', 'dockerhub', 'harbor', 'quay', 'acr', 'gar', 'ecr', 'distribution', 'ci']);
+/** Where an event came from: one registry webhook format each (the table in `./registries/index.ts`), plus the CI API. */
+export const Source = z.enum([...registrySources, 'ci']);
 /** Where an event came from: one registry webhook format each, plus the CI API. */
 export type Source = z.infer<typeof Source>;
-
-/** distribution/reference domain as events carry it: lowercase host name or bracketed IPv6, optional port. */
-const DOMAIN_PATTERN = /^(?:(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9])(?:\.(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9]))*|\[[a-f0-9:]+\])(?::[0-9]+)?$/;
 
 // The tag, digest and repository path grammars are the image grammar's (src/planners/image-ref.ts).
 export { isDigest, TAG_PATTERN };
 
 /**
- * An image published to a registry, normalized.
+ * An image published to a registry, normalized (fields: `./image-event.ts`).
  *
  * `repository` is the full name including the registry host (`ghcr.io/example/hello`,
  * `docker.io/library/nginx`, `registry.example.com:5000/team/app`), so it can be matched
  * against image references found in GitOps files without knowing which registry sent it.
  */
-export const ImagePublished = z
-  .object({
-    /** Registry host with optional port, lowercase; `docker.io` for Docker Hub. */
-    registry: z.string().regex(DOMAIN_PATTERN, 'must be a registry host name, lowercase, with an optional port'),
-    /** Full repository name: `<registry>/<path>`. */
-    repository: z.string().min(1),
-    /** The tag that was pushed; never empty, never digest-shaped. */
-    tag: z.string().regex(TAG_PATTERN, 'must match the Docker tag grammar [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}'),
-    /** Manifest digest the tag points at, when the sender says (`sha256:<64 hex>`). */
-    digest: z.string().refine(isDigest, 'must be an OCI digest such as sha256:<64 lowercase hex>').optional(),
-    /** Which normalizer produced the event. */
-    source: Source,
-    /** Delivery id of the request that carried the event (sender's id or one minted at intake). */
-    deliveryId: z.string().min(1),
-    /** When intake received the request, ISO 8601. */
-    receivedAt: z.iso.datetime({ offset: true }),
-  })
-  .refine((e) => e.repository.startsWith(`${e.registry}/`) && isRepositoryPath(e.repository.slice(e.registry.length + 1)), {
-    message: 'repository must be "<registry>/<lowercase path>"',
-    path: ['repository'],
-  });
+export const ImagePublished = imageEventSchema(Source);
 /** An image published to a registry, normalized. */
 export type ImagePublished = z.infer<typeof ImagePublished>;
 
@@ -82,47 +61,10 @@ export function scopeRefusal(scope: EventScope, owner: string): string | undefin
   return `the credential ${scope.by} may announce images for ${scope.owners.length === 0 ? 'no owner' : scope.owners.join(', ')}, not for ${owner}`;
 }
 
-/** Why a well-formed payload produced no event. Answered with 2xx and counted by reason. */
-export type IgnoreReason =
-  | 'not-a-push'
-  | 'untagged'
-  | 'digest-tag'
-  | 'signature-or-attestation'
-  | 'invalid-tag'
-  | 'platform-child'
-  | 'not-a-container'
-  | 'blob'
-  | 'pull'
-  | 'delete';
+export type { IgnoreReason, Ignored, NormalizeContext } from './image-event.js';
 
-/** One thing a payload announced that is not an image push we act on. */
-export interface Ignored {
-  reason: IgnoreReason;
-  /** Human-readable specifics: which action, tag or media type, for logs. */
-  detail: string;
-}
-
-/**
- * What a normalizer made of a payload.
- * - `images`: usually one event; a Distribution envelope, a Harbor resource list or a Quay tag
- *   list can hold many. `ignored` lists what else the payload held, for counting.
- * - `ignored`: a valid payload with nothing to do; answer 2xx and count by `reason`.
- * - `invalid`: answer 400 with `message`, which says what is wrong and what to send instead.
- */
-export type NormalizeResult =
-  | { kind: 'images'; events: ImagePublished[]; ignored?: Ignored[] }
-  | ({ kind: 'ignored' } & Ignored)
-  | { kind: 'invalid'; message: string };
-
-/** Request facts a payload does not carry; passed in so normalizers stay pure. */
-export interface NormalizeContext {
-  /** The delivery id (sender's header, or one minted at intake). */
-  deliveryId: string;
-  /** When intake received the request, ISO 8601. */
-  receivedAt: string;
-  /** Registry host to use when a payload names none (Distribution without `request.host`, Harbor without `resource_url`, ACR without `request.host`). */
-  defaultRegistry?: string;
-}
+/** What a normalizer made of a payload (`./image-event.ts` says what each kind means). */
+export type NormalizeResult = SourceResult<Source>;
 
 /** A pure function from a sender's JSON body to a {@link NormalizeResult}. */
 export type Normalizer = (payload: unknown, ctx: NormalizeContext) => NormalizeResult;

@@ -1,30 +1,28 @@
 import type { z } from 'zod';
 import { canonicalRepository, isDigest, MAX_PATH_LENGTH, TAG_PATTERN } from '../planners/image-ref.js';
-import { ImagePublished } from './image-published.js';
-import type { Ignored, IgnoreReason, NormalizeContext, NormalizeResult, Source } from './image-published.js';
+import { ImageEventFields, type ImageEvent, type Ignored, type IgnoreReason, type NormalizeContext, type SourceResult } from './image-event.js';
 
 /**
  * Building blocks shared by the normalizers: the tag ignore rule, repository names, results
  * out of per-item outcomes, and 400 messages out of zod issues.
  */
 
-/** What one announced item (a tag, a resource, an envelope event) turned into. */
-export type Outcome =
-  | { kind: 'image'; event: ImagePublished }
-  | ({ kind: 'ignored' } & Ignored)
-  | { kind: 'invalid'; message: string };
+/** What one announced item (a tag, a resource, an envelope event) of the source `S` turned into. */
+export type Outcome<S extends string = string> = { kind: 'image'; event: ImageEvent<S> } | IgnoredOutcome | InvalidOutcome;
+type IgnoredOutcome = { kind: 'ignored' } & Ignored;
+type InvalidOutcome = { kind: 'invalid'; message: string };
 
 /** cosign signatures, attestations and SBOMs, and OCI referrers-tag-schema fallback tags. */
 const SIGNATURE_TAG = /^sha(256|512)-[0-9a-f]{64,128}(\.(sig|att|sbom))?$/;
 const DIGEST_SHAPED_TAG = /^(?:[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-f0-9]{32,}|[a-f0-9]{64}|[a-f0-9]{128})$/;
 
 /** An ignored outcome. */
-export function ignore(reason: IgnoreReason, detail: string): Outcome & { kind: 'ignored' } {
+export function ignore(reason: IgnoreReason, detail: string): IgnoredOutcome {
   return { kind: 'ignored', reason, detail };
 }
 
 /** An invalid outcome. */
-export function invalid(message: string): Outcome & { kind: 'invalid' } {
+export function invalid(message: string): InvalidOutcome {
   return { kind: 'invalid', message };
 }
 
@@ -55,8 +53,8 @@ export interface FieldNames {
 }
 
 /** The facts of one announced image, before the shared rules are applied. */
-export interface ImageFacts {
-  source: Source;
+export interface ImageFacts<S extends string> {
+  source: S;
   registry: string | undefined;
   path: string;
   tag: string | undefined | null;
@@ -68,7 +66,7 @@ export interface ImageFacts {
  * Applies the shared rules to one announced image: tag ignore rule first (an untagged child may
  * carry odd data we must not reject), then registry, repository path and digest validation.
  */
-export function imageOutcome(facts: ImageFacts, ctx: NormalizeContext): Outcome {
+export function imageOutcome<S extends string>(facts: ImageFacts<S>, ctx: NormalizeContext): Outcome<S> {
   const skip = classifyTag(facts.tag);
   if (skip) return { kind: 'ignored', ...skip };
   const tag = facts.tag as string;
@@ -82,8 +80,8 @@ export function imageOutcome(facts: ImageFacts, ctx: NormalizeContext): Outcome 
   const repository = `${registry}/${path}`;
   const digest = facts.digest === null || facts.digest === '' ? undefined : facts.digest;
   const candidate = { registry, repository, tag, source: facts.source, deliveryId: ctx.deliveryId, receivedAt: ctx.receivedAt, ...(digest !== undefined ? { digest } : {}) };
-  const parsed = ImagePublished.safeParse(candidate);
-  if (parsed.success) return { kind: 'image', event: parsed.data };
+  const parsed = ImageEventFields.safeParse(candidate);
+  if (parsed.success) return { kind: 'image', event: { ...parsed.data, source: facts.source } };
   const issue = parsed.error.issues[0];
   const field = issue?.path[0];
   if (field === 'registry') return invalid(`${facts.source}: ${facts.fields.registry} "${rawRegistry}" is not a registry host name (expected host[:port], e.g. registry.example.com:5000)`);
@@ -105,10 +103,10 @@ export function imageOutcome(facts: ImageFacts, ctx: NormalizeContext): Outcome 
  * the images (with what else was ignored), or, when there are none, the first ignore reason with
  * every item's detail.
  */
-export function combine(outcomes: readonly Outcome[], whenEmpty: Ignored): NormalizeResult {
+export function combine<S extends string>(outcomes: readonly Outcome<S>[], whenEmpty: Ignored): SourceResult<S> {
   const bad = outcomes.find((o) => o.kind === 'invalid');
   if (bad) return { kind: 'invalid', message: bad.message };
-  const events: ImagePublished[] = [];
+  const events: ImageEvent<S>[] = [];
   const ignored: Ignored[] = [];
   const seen = new Set<string>();
   for (const o of outcomes) {
@@ -127,7 +125,7 @@ export function combine(outcomes: readonly Outcome[], whenEmpty: Ignored): Norma
 }
 
 /** Turns a single outcome into a result. */
-export function single(outcome: Outcome): NormalizeResult {
+export function single<S extends string>(outcome: Outcome<S>): SourceResult<S> {
   return combine([outcome], { reason: 'not-a-push', detail: 'nothing to do' });
 }
 
@@ -158,7 +156,7 @@ function describeValue(value: unknown): string {
  * A 400 message naming every field that is missing or wrong, then what to send instead:
  * `harbor: event_data.resources is missing (expected array). Send …`.
  */
-export function describeIssues(source: Source, payload: unknown, error: z.ZodError, hint: string): string {
+export function describeIssues(source: string, payload: unknown, error: z.ZodError, hint: string): string {
   const problems = error.issues.slice(0, 5).map((issue) => {
     const where = formatPath(issue.path);
     const actual = valueAt(payload, issue.path);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import type { EventScope } from '../events/image-published.js';
+import { registries } from '../events/index.js';
 import { HttpError } from './http.js';
 
 /**
@@ -16,11 +17,20 @@ import { HttpError } from './http.js';
  * every owner; they are refused beside scoped entries (docs/registries.md says why).
  */
 
-/** Senders that cannot set a header put the token in the path instead: /registry/<source>/<token>. */
-export const pathTokenSources = ['dockerhub', 'quay'] as const;
-export type PathSource = (typeof pathTokenSources)[number];
-/** Sources a token may be bound to (`github` is the forwarding route /registry/github); `gar` authenticates with Google's OIDC token. */
-const tokenSources = ['ci', 'github', 'harbor', 'acr', 'ecr', 'distribution', 'dockerhub', 'quay'] as const;
+type Registry = (typeof registries)[number];
+/** A registry whose sender cannot set a header: its token is in the path, /registry/<source>/<token>. */
+export type PathSource = Extract<Registry, { auth: 'path-token' }>['source'];
+/** Senders that cannot set a header put the token in the path instead (the registry table's `path-token` registries). */
+export const pathTokenSources: readonly PathSource[] = registries.filter((registry): registry is Extract<Registry, { auth: 'path-token' }> => registry.auth === 'path-token').map((registry) => registry.source);
+/** Routes that take a token in the Authorization header: the CI API and the table's `bearer` registries (`github` is the forwarding route /registry/github). */
+export const headerTokenSources: readonly string[] = ['ci', ...registries.filter((registry) => registry.auth === 'bearer').map((registry) => registry.source)];
+/** Sources a token may be bound to; a registry that authenticates otherwise (`gar`: Google's OIDC token) takes none. */
+const tokenSources = [...headerTokenSources, ...pathTokenSources] as [string, ...string[]];
+
+/** Whether `source` is a path-token source. */
+export function isPathSource(source: string): source is PathSource {
+  return (pathTokenSources as readonly string[]).includes(source);
+}
 
 /** A GitHub login: letters, digits and single hyphens, at most 39 characters. */
 const LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
@@ -37,11 +47,11 @@ export const IntakeTokenConfig = z
     owners: z.array(z.string().regex(LOGIN, 'must be a GitHub organisation or user login such as "acme"')).min(1, 'list at least one GitHub owner whose repositories the token may change, for example ["acme"]'),
     /** Image name prefixes the token may announce; a prefix ending in `/` covers what is below it, any other names one image. @default every image */
     images: z.array(z.string().regex(IMAGE_PREFIX, 'must be a lowercase image name or prefix with its registry, such as "ghcr.io/acme/" or "docker.io/library/nginx"')).min(1, 'list at least one image prefix, or leave images out').optional(),
-    /** Routes the token is accepted on. A Docker Hub or Quay token is a path token: it names that one source and is accepted only in its path. @default every header route (ci, github, harbor, acr, ecr, distribution) */
+    /** Routes the token is accepted on. A token for a path-token registry (Docker Hub, Quay) is a path token: it names that one source and is accepted only in its path. @default every header route ({@link headerTokenSources}) */
     sources: z.array(z.enum(tokenSources, { error: `must be one of ${tokenSources.join(', ')}` })).min(1, 'list at least one source, or leave sources out').optional(),
   })
   .superRefine((entry, context) => {
-    const paths = entry.sources?.filter((source) => (pathTokenSources as readonly string[]).includes(source)) ?? [];
+    const paths = entry.sources?.filter(isPathSource) ?? [];
     if (paths.length > 0 && entry.sources!.length > 1) {
       context.addIssue({ code: 'custom', path: ['sources'], message: `a ${paths.join(' or ')} token sits in a URL that senders log; give it its own entry with sources: ["${paths[0]}"] and another token for the header routes` });
     }
@@ -122,7 +132,7 @@ export function loadIntakeCredentials(env: Readonly<Record<string, string | unde
   return {
     ok: true,
     credentials: parsed.data.map((entry) => {
-      const path = entry.sources?.find((source): source is PathSource => (pathTokenSources as readonly string[]).includes(source));
+      const path = entry.sources?.find(isPathSource);
       return {
         name: entry.name,
         hash: Buffer.from(entry.sha256, 'hex'),

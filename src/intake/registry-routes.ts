@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isRegistrySource, normalizeCiImage, normalizers, type NormalizeResult, type Source } from '../events/index.js';
+import { isRegistrySource, JSON_CONTENT_TYPES, normalizeCiImage, registryOf, registrySources, type NormalizeResult, type RegistryAuth } from '../events/index.js';
 import type { Logger } from '../observability/logger.js';
 import { intakeRequests } from '../observability/metrics.js';
 import { enqueueImage } from '../queue/enqueue.js';
 import { QueueUnavailableError, type Producer } from '../queue/producer.js';
 import { sendJson, type Handler } from '../web/server.js';
-import { imageAllowed, IntakeCredentials, pathTokenSources, type Authenticated } from './credentials.js';
+import { imageAllowed, IntakeCredentials, type Authenticated } from './credentials.js';
 import { HttpError, parseJson, readBody, requireContentType, requireMethod } from './http.js';
 import { bearerToken, looksLikeJwt } from './jwt.js';
 
@@ -30,16 +30,14 @@ export interface RegistryRouteOptions {
   now?: () => Date;
 }
 
-const json = ['application/json', '+json'];
-const distributionTypes = ['application/vnd.docker.distribution.events.v1+json', 'application/vnd.docker.distribution.events.v2+json', 'application/json'];
-const pathSources = new Set<string>(pathTokenSources);
-
 /**
  * `POST /registry/<source>` and `POST /api/v1/images`. Each request goes through the same steps:
  * method → content type (415) → authentication (401; 403 for a credential not allowed on the
  * route) → size (413) → parse and validate (400) → normalize → images within the credential's
  * prefixes (403) → enqueue with the credential's scope (503 when Redis cannot take it) → 202
  * only once Redis holds every job. The answer names the owners the events may change.
+ * What differs between registries (authentication, content types, normalizer) is read from the
+ * registry table (src/events/registries/index.ts).
  */
 export function registryRoutes(options: RegistryRouteOptions): Handler {
   const now = options.now ?? (() => new Date());
@@ -61,20 +59,22 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
       pathToken = match[2];
     }
     try {
-      if (source !== 'ci' && !isRegistrySource(source)) throw new HttpError(404, `unknown registry "${source}"; use one of ${Object.keys(normalizers).join(', ')}`);
-      if (source === 'ci' ? !options.verifyGitHubToken && !credentials.enabled('ci', false) : source !== 'gar' && !credentials.enabled(source, pathSources.has(source))) {
+      const registry = source === 'ci' ? undefined : registryOf(source);
+      if (source !== 'ci' && !registry) throw new HttpError(404, `unknown registry "${source}"; use one of ${registrySources.join(', ')}`);
+      const auth: RegistryAuth = registry?.auth ?? 'bearer';
+      if (source === 'ci' ? !options.verifyGitHubToken && !credentials.enabled('ci', false) : auth !== 'google-oidc' && !credentials.enabled(source, auth === 'path-token')) {
         throw new HttpError(
           404,
           source === 'ci'
             ? 'the CI API is disabled; set ESCALATOR_CI_OIDC_AUDIENCE (GitHub Actions OIDC) or add an ESCALATOR_INTAKE_TOKENS entry for ci to enable it'
-            : `${source} intake is disabled; add an ESCALATOR_INTAKE_TOKENS entry${pathSources.has(source) ? ` with sources: ["${source}"]` : ''} to enable it`,
+            : `${source} intake is disabled; add an ESCALATOR_INTAKE_TOKENS entry${auth === 'path-token' ? ` with sources: ["${source}"]` : ''} to enable it`,
         );
       }
       requireMethod(req, 'POST');
-      requireContentType(req, source === 'distribution' ? distributionTypes : json);
+      requireContentType(req, registry?.contentTypes ?? JSON_CONTENT_TYPES);
       // Credentials come from the path and headers, so a sender without them is refused before
       // Escalator holds any of its body (the GitHub route must read first: its signature is over the body).
-      const authenticated = await authenticate(req, source, pathToken, options, credentials);
+      const authenticated = await authenticate(req, source, auth, pathToken, options, credentials);
       const body = await readBody(req, options.maxBodyBytes);
       bodyRead = true;
       const payload = parseJson(body);
@@ -82,7 +82,7 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
         deliveryId: headerOf(req, 'x-request-id') ?? headerOf(req, 'x-delivery-id') ?? randomUUID(),
         receivedAt: now().toISOString(),
       };
-      const result: NormalizeResult = source === 'ci' ? normalizeCiImage(payload, context) : normalizers[source as Exclude<Source, 'ci'>](payload, context);
+      const result: NormalizeResult = registry ? registry.normalize(payload, context) : normalizeCiImage(payload, context);
       if (result.kind === 'invalid') throw new HttpError(400, result.message);
       if (result.kind === 'ignored') {
         count(source, 'ignored', result.reason);
@@ -126,14 +126,15 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
   };
 }
 
-async function authenticate(req: IncomingMessage, source: string, pathToken: string | undefined, options: RegistryRouteOptions, credentials: IntakeCredentials): Promise<Authenticated> {
-  if (source === 'gar') {
+/** The mechanism behind each {@link RegistryAuth} a registry descriptor names (the CI API: `bearer`, or GitHub Actions OIDC). */
+async function authenticate(req: IncomingMessage, source: string, auth: RegistryAuth, pathToken: string | undefined, options: RegistryRouteOptions, credentials: IntakeCredentials): Promise<Authenticated> {
+  if (auth === 'google-oidc') {
     if (!options.verifyGoogleToken) throw new HttpError(404, 'Google Artifact Registry intake is disabled; set ESCALATOR_GAR_AUDIENCE and ESCALATOR_GAR_SERVICE_ACCOUNT');
     await options.verifyGoogleToken(req.headers.authorization);
     // Until registry verification exists, the Pub/Sub topic is one operator's: its events may change every installation.
     return { scope: { by: 'gar:ESCALATOR_GAR_SERVICE_ACCOUNT', owners: '*' } };
   }
-  if (pathSources.has(source)) {
+  if (auth === 'path-token') {
     if (!pathToken) throw new HttpError(401, `${source} cannot send an Authorization header, so its token is in the path; configure the webhook URL as /registry/${source}/<token>`);
     return credentials.authenticate(pathToken, source, true);
   }

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ImagePublished, normalizeCiImage, normalizers } from '../../src/events/index.js';
 import type { NormalizeContext, NormalizeResult, Normalizer } from '../../src/events/index.js';
+import { fixtureJson, loadRegistryFixtures } from '../support/registry-fixtures.js';
 
 /**
  * Whatever arrives, a normalizer answers (never throws), and every event it returns satisfies
@@ -35,6 +36,27 @@ const shaped = fc.oneof(
   fc.record({ repository: text, tag: text, digest: text }),
 );
 
+/** Every path to a value inside a JSON document, the document itself included. */
+function pathsOf(value: unknown, path: Array<string | number> = [], out: Array<Array<string | number>> = []): Array<Array<string | number>> {
+  out.push(path);
+  if (Array.isArray(value)) value.forEach((item, i) => pathsOf(item, [...path, i], out));
+  else if (typeof value === 'object' && value !== null) for (const [key, item] of Object.entries(value)) pathsOf(item, [...path, key], out);
+  return out;
+}
+
+/** `document` with the value at `path` replaced (a copy). */
+function replaced(document: unknown, path: Array<string | number>, value: unknown): unknown {
+  if (path.length === 0) return value;
+  const copy = structuredClone(document) as Record<string | number, unknown>;
+  let node = copy;
+  for (const key of path.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
+  node[path[path.length - 1] as string | number] = value;
+  return copy;
+}
+
+/** Each registry of the table with its real payloads (test/fixtures/registry/<source>/). */
+const ownPayloads = (await loadRegistryFixtures()).map(({ source, fixtures }) => [source, normalizers[source], fixtures.cases.map((c) => fixtureJson(`${source}/${c.file}`))] as const);
+
 describe('robustness', () => {
   it.each(all)('%s answers any JSON value without throwing', (_name, normalize) => {
     fc.assert(fc.property(fc.jsonValue(), (payload) => wellFormed(normalize(payload, ctx))), { numRuns: 300 });
@@ -42,5 +64,14 @@ describe('robustness', () => {
 
   it.each(all)('%s answers sender-shaped payloads with odd field values, and its events are schema-valid', (_name, normalize) => {
     fc.assert(fc.property(shaped, (payload) => wellFormed(normalize(payload, ctx))), { numRuns: 400 });
+  });
+
+  // Shapes from the registry's own fixtures, so a registry added to the table is fuzzed in its shape without a line here.
+  it.each(ownPayloads)('%s answers its real payloads with any one value replaced by an odd one, and its events are schema-valid', (_name, normalize, payloads) => {
+    const mutated = fc.tuple(fc.constantFrom(...payloads), fc.nat(), fc.oneof(text, fc.jsonValue({ maxDepth: 2 }))).map(([payload, pick, value]) => {
+      const paths = pathsOf(payload);
+      return replaced(payload, paths[pick % paths.length]!, value);
+    });
+    fc.assert(fc.property(mutated, (payload) => wellFormed(normalize(payload, ctx))), { numRuns: 300 });
   });
 });

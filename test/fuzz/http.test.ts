@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendRaw } from './support/raw-http.js';
-import { defaultRuns, describeCase, endpointCases, fuzzEndpoint, githubDeliveries, RedisCounts, registryFixtures, runCase, sweepCases, Tally, type FuzzCase } from './support/http-fuzz.js';
+import { defaultRuns, describeCase, endpointCases, fuzzEndpoint, githubDeliveries, intakeTarget, RedisCounts, registryFixtures, runCase, sweepCases, Tally, type FuzzCase } from './support/http-fuzz.js';
 import { githubSignature, startFuzzStack, type FuzzStack } from './support/stack.js';
 
 /**
@@ -118,8 +118,7 @@ describe('HTTP fuzz against the web role', () => {
   it('accepts the real payload of every route with valid credentials, so the fuzz runs behind authentication too', async () => {
     const accepted: string[] = [];
     for (const [source, { files, contentType }] of Object.entries(registryFixtures)) {
-      const path = source === 'ci' ? '/api/v1/images' : source === 'dockerhub' || source === 'quay' ? `/registry/${source}/${stack.secrets.pathToken(source)}` : `/registry/${source}`;
-      const token = source === 'ci' ? stack.secrets.ciToken : source === 'gar' ? stack.secrets.garToken() : stack.secrets.registryToken;
+      const { path, token } = intakeTarget(source, stack.secrets);
       const outcome = await sendRaw(stack.url, { method: 'POST', path, framing: 'length', body: files[0], headers: [['content-type', contentType], ['authorization', `Bearer ${token}`]] });
       if (outcome.kind === 'response' && outcome.response.status === 202) accepted.push(source);
     }
@@ -192,8 +191,7 @@ describe('HTTP fuzz against the intake routes with scoped tokens and GitHub Acti
   it('accepts the real payload of every route with its own credential, and a GitHub Actions OIDC token on the CI API', async () => {
     const accepted: string[] = [];
     for (const [source, { files, contentType }] of Object.entries(registryFixtures)) {
-      const path = source === 'ci' ? '/api/v1/images' : source === 'dockerhub' || source === 'quay' ? `/registry/${source}/${stack.secrets.pathToken(source)}` : `/registry/${source}`;
-      const token = source === 'ci' ? stack.secrets.ciToken : source === 'gar' ? stack.secrets.garToken() : stack.secrets.registryToken;
+      const { path, token } = intakeTarget(source, stack.secrets);
       const outcome = await sendRaw(stack.url, { method: 'POST', path, framing: 'length', body: files[0], headers: [['content-type', contentType], ['authorization', `Bearer ${token}`]] });
       if (outcome.kind === 'response' && outcome.response.status === 202) accepted.push(source);
     }

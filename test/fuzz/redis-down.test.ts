@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendRaw } from './support/raw-http.js';
-import { endpointCases, fuzzEndpoint, githubDeliveries, registryFixtures, Tally } from './support/http-fuzz.js';
+import { registries } from '../../src/events/index.js';
+import { endpointCases, fuzzEndpoint, githubDeliveries, intakeTarget, registryFixtures, Tally } from './support/http-fuzz.js';
 import { githubSignature, startFuzzStack, type FuzzStack } from './support/stack.js';
 
 /**
@@ -12,7 +13,7 @@ import { githubSignature, startFuzzStack, type FuzzStack } from './support/stack
 const scale = Number(process.env.FUZZ_SCALE ?? 1);
 const runs: Record<string, number> = {
   'github-webhook': 150,
-  ...Object.fromEntries(['github', 'harbor', 'acr', 'ecr', 'distribution', 'dockerhub', 'quay', 'gar'].map((source) => [`registry/${source}`, 40])),
+  ...Object.fromEntries(registries.map(({ source }) => [`registry/${source}`, 40])),
   ci: 60,
   healthz: 20,
   metrics: 20,
@@ -39,8 +40,7 @@ describe('HTTP fuzz with Redis down', () => {
 
   it('answers 503 with Retry-After and a reason to the real payload of every intake route', async () => {
     for (const [source, { files, contentType }] of Object.entries(registryFixtures)) {
-      const path = source === 'ci' ? '/api/v1/images' : source === 'dockerhub' || source === 'quay' ? `/registry/${source}/${stack.secrets.registryToken}` : `/registry/${source}`;
-      const token = source === 'ci' ? stack.secrets.ciToken : source === 'gar' ? stack.secrets.garToken() : stack.secrets.registryToken;
+      const { path, token } = intakeTarget(source, stack.secrets);
       const outcome = await sendRaw(stack.url, { method: 'POST', path, framing: 'length', body: files[0], headers: [['content-type', contentType], ['authorization', `Bearer ${token}`]] });
       expect(outcome.kind === 'response' && [source, outcome.response.status, outcome.response.headers['retry-after']]).toEqual([source, 503, '5']);
       if (outcome.kind === 'response') expect((JSON.parse(outcome.response.body) as { error: string }).error).toMatch(/^cannot accept the event now: .*retry shortly$/);

@@ -11,11 +11,13 @@ import { createLogger } from '../../src/observability/logger.js';
 import { createRedis } from '../../src/queue/connection.js';
 import { Producer } from '../../src/queue/producer.js';
 import { startWebServer, type WebServer } from '../../src/web/server.js';
+import { loadRegistryFixtures } from '../support/registry-fixtures.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const token = 'registry-token-0123456789';
 const ciToken = 'ci-token-0123456789abcdef';
 const fixture = (path: string): string => readFileSync(join('test/fixtures/registry', path), 'utf8');
+const registries = await loadRegistryFixtures();
 
 // A Google-style signing key and JWKS on disk, so the Pub/Sub OIDC check runs for real.
 const google = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -77,15 +79,22 @@ describe('registry intake', () => {
     });
   }
 
-  describe.each([
-    ['/registry/distribution', 'distribution/debian-2.8-03-push-single.json', 'application/vnd.docker.distribution.events.v1+json', {}],
-    ['/registry/harbor', 'harbor/push-artifact-default.json', 'application/json', {}],
-    ['/registry/harbor', 'harbor/cloudevents-pushed.json', 'application/cloudevents+json', {}],
-    ['/registry/acr', 'acr/push.json', 'application/json', {}],
-    ['/registry/ecr', 'ecr/image-push-full-digest.json', 'application/json', {}],
-    [`/registry/dockerhub/${token}`, 'dockerhub/webhook-example.json', 'application/json', { authorization: '' }],
-    [`/registry/quay/${token}`, 'quay/repository-push.json', 'application/json', { authorization: '' }],
-  ])('POST %s with %s', (path, file, type, headers) => {
+  // Every accepted fuzz payload of every token-authenticated registry of the table, with its
+  // sender's content type; the Google-authenticated ones have tests of their own below.
+  describe.each(
+    registries
+      .filter(({ registry }) => registry.auth !== 'google-oidc')
+      .flatMap(({ source, registry, fixtures }) =>
+        fixtures.fuzz.files
+          .map((file) => fixtures.cases.find((c) => c.file === file)!)
+          .filter((c) => c.expected.kind === 'images')
+          .map((c): [string, string, string, Record<string, string>] =>
+            registry.auth === 'path-token'
+              ? [`/registry/${source}/${token}`, `${source}/${c.file}`, c.contentType ?? fixtures.fuzz.contentType, { authorization: '' }]
+              : [`/registry/${source}`, `${source}/${c.file}`, c.contentType ?? fixtures.fuzz.contentType, {}],
+          ),
+      ),
+  )('POST %s with %s', (path, file, type, headers) => {
     it('answers 202 only once the image job is in Redis', async () => {
       const res = await post(path, fixture(file), { 'content-type': type, ...headers });
       expect(res.status).toBe(202);

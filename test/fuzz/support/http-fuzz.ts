@@ -11,10 +11,11 @@
  */
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import fc from 'fast-check';
+import { registries } from '../../../src/events/index.js';
+import { fixtureBytes, loadRegistryFixtures } from '../../support/registry-fixtures.js';
 import { sendRaw, type RawOutcome, type RawRequest } from './raw-http.js';
-import { githubSignature, type FuzzStack, type Secrets } from './stack.js';
+import { githubSignature, sourcesBy, type FuzzStack, type Secrets } from './stack.js';
 
 /** One generated request and what the fuzz knows about it. */
 export interface FuzzCase {
@@ -162,21 +163,32 @@ export async function fuzzEndpoint(stack: FuzzStack, arbitrary: fc.Arbitrary<Fuz
 // ── Bodies ───────────────────────────────────────────────────────────────────────────────────
 
 const require = createRequire(import.meta.url);
-const fixtureDir = join(process.cwd(), 'test/fixtures/registry');
-const fixture = (path: string): Buffer => readFileSync(join(fixtureDir, path));
 
-/** Real payloads per registry source, from test/fixtures/registry. */
+/**
+ * Real payloads per intake source: every registry of the table (src/events/registries/index.ts)
+ * with the files its fixture folder's cases.ts names for the fuzzers, then the CI API.
+ */
 export const registryFixtures: Record<string, { files: Buffer[]; contentType: string }> = {
-  github: { files: [fixture('github/package-published-multiarch.json')], contentType: 'application/json' },
-  dockerhub: { files: [fixture('dockerhub/webhook-example.json')], contentType: 'application/json' },
-  harbor: { files: [fixture('harbor/push-artifact-default.json'), fixture('harbor/cloudevents-pushed.json')], contentType: 'application/cloudevents+json' },
-  quay: { files: [fixture('quay/repository-push.json'), fixture('quay/repository-push-legacy.json')], contentType: 'application/json' },
-  acr: { files: [fixture('acr/push.json'), fixture('acr/delete.json')], contentType: 'application/json' },
-  gar: { files: [fixture('gar/push-insert-tagged.json'), fixture('gar/push-delete.json')], contentType: 'application/json' },
-  ecr: { files: [fixture('ecr/image-push-full-digest.json'), fixture('ecr/image-push.json')], contentType: 'application/json' },
-  distribution: { files: [fixture('distribution/debian-2.8-03-push-single.json'), fixture('distribution/docs-push-envelope.json')], contentType: 'application/vnd.docker.distribution.events.v1+json' },
+  ...Object.fromEntries(
+    (await loadRegistryFixtures()).map(({ source, fixtures }) => [source, { files: fixtures.fuzz.files.map((file) => fixtureBytes(`${source}/${file}`)), contentType: fixtures.fuzz.contentType }]),
+  ),
   ci: { files: [Buffer.from('{"image":"ghcr.io/example/hello:1.2.3"}'), Buffer.from(JSON.stringify({ repository: 'ghcr.io/example/hello', tag: '2.0.0', digest: `sha256:${'a'.repeat(64)}` }))], contentType: 'application/json' },
 };
+
+/**
+ * Where a real payload of `source` (a registry of the table, or `ci`) is accepted, and the bearer
+ * token that goes with it: the path token is in the path, Google's OIDC token for `google-oidc`.
+ */
+export function intakeTarget(source: string, secrets: Secrets): { endpoint: string; path: string; token: string } {
+  if (source === 'ci') return { endpoint: 'ci', path: '/api/v1/images', token: secrets.ciToken };
+  const auth = registries.find((registry) => registry.source === source)?.auth;
+  if (auth === undefined) throw new Error(`${source} is not a registry of src/events/registries/index.ts`);
+  return {
+    endpoint: `registry/${source}`,
+    path: auth === 'path-token' ? `/registry/${source}/${secrets.pathToken(source)}` : `/registry/${source}`,
+    token: auth === 'google-oidc' ? secrets.garToken() : secrets.registryToken,
+  };
+}
 
 interface WebhookExample {
   name: string;
@@ -398,8 +410,9 @@ function garAuth(secrets: Secrets): fc.Arbitrary<Auth> {
   );
 }
 
-const headerAuthSources = ['github', 'harbor', 'acr', 'ecr', 'distribution'] as const;
-const pathTokenSources = ['dockerhub', 'quay'] as const;
+const headerAuthSources = sourcesBy('bearer');
+const pathTokenSources = sourcesBy('path-token');
+const googleOidcSources = sourcesBy('google-oidc');
 
 function build(endpoint: string, method: string, path: string, headers: Array<[string, string]>, body: { kind: string; body: Buffer }, framing: Framing, authentic: boolean | undefined, label: string): FuzzCase {
   return {
@@ -450,7 +463,7 @@ function tokenPaths(source: string, token: string): fc.Arbitrary<{ path: string;
 /** How many cases each endpoint gets at scale 1 (a few thousand in all). */
 export const defaultRuns: Record<string, number> = {
   'github-webhook': 800,
-  ...Object.fromEntries([...headerAuthSources, ...pathTokenSources, 'gar'].map((source) => [`registry/${source}`, 200])),
+  ...Object.fromEntries(registries.map(({ source }) => [`registry/${source}`, 200])),
   ci: 300,
   'admin/relay': 300,
   healthz: 100,
@@ -472,7 +485,10 @@ export function endpointCases(secrets: Secrets): Record<string, fc.Arbitrary<Fuz
     const { files, contentType } = registryFixtures[source]!;
     cases[`registry/${source}`] = intakeCases(`registry/${source}`, tokenPaths(source, secrets.pathToken(source)), fc.constant({ headers: [], authentic: false, label: '' }), files, contentType, cap, cap - 2048);
   }
-  cases['registry/gar'] = intakeCases('registry/gar', fc.constant({ path: '/registry/gar' }), garAuth(secrets), registryFixtures.gar!.files, 'application/json', cap, cap - 2048);
+  for (const source of googleOidcSources) {
+    const { files, contentType } = registryFixtures[source]!;
+    cases[`registry/${source}`] = intakeCases(`registry/${source}`, fc.constant({ path: `/registry/${source}` }), garAuth(secrets), files, contentType, cap, cap - 2048);
+  }
   cases.ci = intakeCases('ci', fc.constantFrom({ path: '/api/v1/images' }, { path: '/api/v1/images?dry=1' }), bearer(secrets.ciToken, [secrets.registryToken, secrets.adminToken, ...(secrets.scoped ? [...pathTokenSources.map((path) => secrets.pathToken(path)), secrets.ciOidcToken({ aud: 'https://elsewhere' }), secrets.ciOidcToken({ exp: 1 }), secrets.ciOidcToken({ repository_owner: undefined }), secrets.garToken()] : [])]), registryFixtures.ci!.files, 'application/json', cap, cap - 2048);
   cases['github-webhook'] = webhookCases(secrets);
   cases['admin/relay'] = adminCases(secrets);
@@ -634,9 +650,7 @@ export function sweepCases(secrets: Secrets): FuzzCase[] {
   const cases: FuzzCase[] = [];
   const deep = [deepJson(10_000, 'array'), deepJson(10_000, 'object')];
   for (const [source, { files, contentType }] of Object.entries(registryFixtures)) {
-    const path = source === 'ci' ? '/api/v1/images' : source === 'dockerhub' || source === 'quay' ? `/registry/${source}/${secrets.pathToken(source)}` : `/registry/${source}`;
-    const token = source === 'ci' ? secrets.ciToken : source === 'gar' ? secrets.garToken() : secrets.registryToken;
-    const endpoint = source === 'ci' ? 'ci' : `registry/${source}`;
+    const { path, token, endpoint } = intakeTarget(source, secrets);
     for (const file of files) {
       const document = JSON.parse(file.toString('utf8')) as unknown;
       everyPath(document).forEach((at, pick) => {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { registries, type RegistryAuth } from '../../../src/events/index.js';
 import { startEscalator, type RunningEscalator } from '../../../src/main/server.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { queueNames } from '../../../src/queue/names.js';
@@ -21,7 +22,7 @@ export interface Secrets {
   maxBodyBytes: number;
   /** Scoped tokens (ESCALATOR_INTAKE_TOKENS) and GitHub Actions OIDC instead of the legacy global tokens. */
   scoped: boolean;
-  /** The Docker Hub or Quay path token: the registry token when legacy, a secret of its own when scoped. */
+  /** The path token of a `path-token` registry (Docker Hub, Quay): the registry token when legacy, a secret of its own when scoped. */
   pathToken(source: string): string;
   /** A valid GitHub Actions OIDC token for the CI API (scoped stacks only). */
   ciOidcToken(claims?: Record<string, unknown>): string;
@@ -91,9 +92,9 @@ export async function startFuzzStack(options: { redisUrl?: string; prefix?: stri
         ? {
             // Every credential bound to one owner; path tokens are secrets of their own.
             ESCALATOR_INTAKE_TOKENS: JSON.stringify([
-              { name: 'fuzz-registry', sha256: sha256(secrets.registryToken), owners: ['fuzz'], sources: ['github', 'harbor', 'acr', 'ecr', 'distribution'] },
+              { name: 'fuzz-registry', sha256: sha256(secrets.registryToken), owners: ['fuzz'], sources: sourcesBy('bearer') },
               { name: 'fuzz-ci', sha256: sha256(secrets.ciToken), owners: ['fuzz'], sources: ['ci'] },
-              ...['dockerhub', 'quay'].map((source) => ({ name: `fuzz-${source}`, sha256: sha256(secrets.pathToken(source)), owners: ['fuzz'], sources: [source] })),
+              ...sourcesBy('path-token').map((source) => ({ name: `fuzz-${source}`, sha256: sha256(secrets.pathToken(source)), owners: ['fuzz'], sources: [source] })),
             ]),
             ESCALATOR_CI_OIDC_AUDIENCE: 'https://escalator.example.com',
             ESCALATOR_CI_OIDC_JWKS_URL: join(dir, 'jwks.json'),
@@ -150,6 +151,11 @@ export async function startFuzzStack(options: { redisUrl?: string; prefix?: stri
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The registries of the table (src/events/registries/index.ts) that authenticate with `auth`. */
+export function sourcesBy(auth: RegistryAuth): string[] {
+  return registries.filter((registry) => registry.auth === auth).map((registry) => registry.source);
 }
 
 function sha256(token: string): string {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { IgnoreReason, NormalizeContext, NormalizeResult } from './image-published.js';
-import { describeIssues, ignore, imageOutcome, single } from './outcome.js';
+import type { IgnoreReason, NormalizeContext, SourceResult } from '../image-event.js';
+import { describeIssues, ignore, imageOutcome, single } from '../outcome.js';
+import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
 /**
  * Azure Container Registry webhooks. Only `push` announces an image; `chart_push` is a Helm
@@ -28,7 +29,7 @@ const OTHER_ACTIONS: Readonly<Record<string, IgnoreReason>> = {
 const HINT = 'Send the body of an Azure Container Registry webhook (action push) unchanged.';
 
 /** Normalizes an Azure Container Registry webhook body. */
-export function normalizeAcr(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeAcr(payload: unknown, ctx: NormalizeContext): SourceResult<'acr'> {
   const head = Head.safeParse(payload);
   if (!head.success) return { kind: 'invalid', message: describeIssues('acr', payload, head.error, HINT) };
   if (head.data.action !== 'push') return single(ignore(OTHER_ACTIONS[head.data.action] ?? 'not-a-push', `action "${head.data.action}"`));
@@ -49,3 +50,12 @@ export function normalizeAcr(payload: unknown, ctx: NormalizeContext): Normalize
     ),
   );
 }
+
+/** Azure Container Registry: the webhook's custom headers carry the token. */
+export const acr = {
+  source: 'acr',
+  auth: 'bearer',
+  contentTypes: JSON_CONTENT_TYPES,
+  normalize: normalizeAcr,
+  docs: { name: 'Azure Container Registry', section: 'Azure Container Registry (ACR)', digest: true },
+} as const satisfies RegistryDescriptor;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from './image-published.js';
-import { combine, hostOf, describeIssues, ignore, imageOutcome, invalid } from './outcome.js';
-import type { Outcome } from './outcome.js';
+import type { NormalizeContext, SourceResult } from '../image-event.js';
+import { combine, hostOf, describeIssues, ignore, imageOutcome, invalid } from '../outcome.js';
+import type { Outcome } from '../outcome.js';
+import type { RegistryDescriptor } from './descriptor.js';
 
 /**
  * CNCF Distribution notifications (`application/vnd.docker.distribution.events.v1+json` from
@@ -27,6 +28,12 @@ const MANIFEST_MEDIA_TYPES = new Set([
   'application/vnd.oci.image.index.v1+json',
   'application/vnd.oci.artifact.manifest.v1+json',
 ]);
+
+/**
+ * What the registry sends its notifications as: `events.v1+json` (registry 2.x), `events.v2+json`
+ * (3.x), and `application/json` (forks and hand-written tests).
+ */
+const DISTRIBUTION_CONTENT_TYPES = ['application/vnd.docker.distribution.events.v1+json', 'application/vnd.docker.distribution.events.v2+json', 'application/json'] as const;
 
 const INDEX_MEDIA_TYPES = new Set(['application/vnd.docker.distribution.manifest.list.v2+json', 'application/vnd.oci.image.index.v1+json']);
 
@@ -54,7 +61,7 @@ function isManifest(target: Event['target']): boolean {
   return typeof target.url === 'string' && target.url.includes('/manifests/');
 }
 
-function outcomeOf(event: Event, i: number, children: ReadonlySet<string>, ctx: NormalizeContext): Outcome {
+function outcomeOf(event: Event, i: number, children: ReadonlySet<string>, ctx: NormalizeContext): Outcome<'distribution'> {
   const { action, target } = event;
   if (action === 'pull') return ignore('pull', `pull of ${target.repository ?? 'a repository'}`);
   if (action === 'delete') return ignore('delete', `delete in ${target.repository ?? 'a repository'}`);
@@ -81,7 +88,7 @@ function outcomeOf(event: Event, i: number, children: ReadonlySet<string>, ctx: 
 }
 
 /** Normalizes a CNCF Distribution (or GitLab container registry) notification envelope. */
-export function normalizeDistribution(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeDistribution(payload: unknown, ctx: NormalizeContext): SourceResult<'distribution'> {
   const parsed = Envelope.safeParse(payload);
   if (!parsed.success) return { kind: 'invalid', message: describeIssues('distribution', payload, parsed.error, HINT) };
   const children = new Set<string>();
@@ -95,3 +102,17 @@ export function normalizeDistribution(payload: unknown, ctx: NormalizeContext): 
     { reason: 'not-a-push', detail: 'the envelope holds no events' },
   );
 }
+
+/** CNCF Distribution and its forks (GitLab): the endpoint's `headers` carry the token. */
+export const distribution = {
+  source: 'distribution',
+  auth: 'bearer',
+  contentTypes: DISTRIBUTION_CONTENT_TYPES,
+  normalize: normalizeDistribution,
+  docs: {
+    name: 'CNCF Distribution, GitLab',
+    section: 'CNCF Distribution (`registry`) and self-managed GitLab',
+    authentication: '`Authorization: Bearer <token>`',
+    digest: true,
+  },
+} as const satisfies RegistryDescriptor;

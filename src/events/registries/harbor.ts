@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import type { IgnoreReason, NormalizeContext, NormalizeResult } from './image-published.js';
-import { combine, describeIssues, hostOf, ignore, imageOutcome, single } from './outcome.js';
-import type { Outcome } from './outcome.js';
+import type { IgnoreReason, NormalizeContext, SourceResult } from '../image-event.js';
+import { combine, describeIssues, hostOf, ignore, imageOutcome, single } from '../outcome.js';
+import type { Outcome } from '../outcome.js';
+import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
 /**
  * Harbor project webhooks, in both payload formats: "Default" (`type: PUSH_ARTIFACT`,
@@ -39,7 +40,7 @@ const OTHER_TYPES: Readonly<Record<string, IgnoreReason>> = {
 };
 
 /** Normalizes a Harbor webhook body (Default or CloudEvents format). */
-export function normalizeHarbor(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeHarbor(payload: unknown, ctx: NormalizeContext): SourceResult<'harbor'> {
   const head = Head.safeParse(payload);
   if (!head.success) return { kind: 'invalid', message: describeIssues('harbor', payload, head.error, HINT) };
   const cloudEvents = typeof payload === 'object' && payload !== null && 'specversion' in payload;
@@ -51,7 +52,7 @@ export function normalizeHarbor(payload: unknown, ctx: NormalizeContext): Normal
   if (!parsed.success) return { kind: 'invalid', message: describeIssues('harbor', payload, parsed.error, HINT) };
   const data = 'data' in parsed.data ? parsed.data.data : parsed.data.event_data;
   const prefix = cloudEvents ? 'data' : 'event_data';
-  const outcomes: Outcome[] = data.resources.map((resource, i) =>
+  const outcomes: Outcome<'harbor'>[] = data.resources.map((resource, i) =>
     imageOutcome(
       {
         source: 'harbor',
@@ -70,3 +71,12 @@ export function normalizeHarbor(payload: unknown, ctx: NormalizeContext): Normal
   );
   return combine(outcomes, { reason: 'untagged', detail: `${prefix}.resources is empty` });
 }
+
+/** Harbor: the project webhook's Auth Header carries the token. */
+export const harbor = {
+  source: 'harbor',
+  auth: 'bearer',
+  contentTypes: JSON_CONTENT_TYPES,
+  normalize: normalizeHarbor,
+  docs: { name: 'Harbor', section: 'Harbor', digest: true },
+} as const satisfies RegistryDescriptor;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from './image-published.js';
-import { describeIssues, ignore, imageOutcome, single } from './outcome.js';
+import type { NormalizeContext, SourceResult } from '../image-event.js';
+import { describeIssues, ignore, imageOutcome, single } from '../outcome.js';
+import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
 /**
  * GitHub Packages: the `registry_package` event (what a GitHub App receives) and the `package`
@@ -40,7 +41,7 @@ function isContainer(pkg: z.infer<typeof Package>): boolean {
 }
 
 /** Normalizes a GitHub `registry_package` or `package` webhook body. */
-export function normalizeGithub(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeGithub(payload: unknown, ctx: NormalizeContext): SourceResult<'github'> {
   const head = Payload.safeParse(payload);
   if (!head.success) return { kind: 'invalid', message: describeIssues('github', payload, head.error, HINT) };
   const body = payload as Record<string, unknown>;
@@ -76,3 +77,19 @@ export function normalizeGithub(payload: unknown, ctx: NormalizeContext): Normal
     ),
   );
 }
+
+/** GitHub Packages (ghcr.io): `registry_package`/`package` payloads forwarded to `/registry/github` with a token; the App's own deliveries reach `src/intake/github-app.ts`. */
+export const github = {
+  source: 'github',
+  auth: 'bearer',
+  contentTypes: JSON_CONTENT_TYPES,
+  normalize: normalizeGithub,
+  docs: {
+    name: 'GitHub Container Registry',
+    section: 'GitHub Container Registry (ghcr.io)',
+    // The App's own signed deliveries are the way in; /registry/github forwards them from elsewhere.
+    route: "none: the App's own `registry_package` events",
+    authentication: "GitHub's webhook signature (`WEBHOOK_SECRET`)",
+    digest: true,
+  },
+} as const satisfies RegistryDescriptor;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from './image-published.js';
-import { combine, describeIssues, hostOf, ignore, imageOutcome, single } from './outcome.js';
+import type { NormalizeContext, SourceResult } from '../image-event.js';
+import { combine, describeIssues, hostOf, ignore, imageOutcome, single } from '../outcome.js';
+import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
 /**
  * Quay (quay.io and Red Hat Quay) "Push to Repository" notifications. One notification can
@@ -17,7 +18,7 @@ const Payload = z.object({
 const HINT = 'Send the body of a Quay "Push to Repository" webhook notification unchanged (it needs docker_url and updated_tags).';
 
 /** Normalizes a Quay repository push notification body. */
-export function normalizeQuay(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeQuay(payload: unknown, ctx: NormalizeContext): SourceResult<'quay'> {
   if (typeof payload === 'object' && payload !== null && 'build_id' in payload && !('updated_tags' in payload)) {
     // Build queued/started/succeeded/failed notifications share docker_url but carry build_id.
     return single(ignore('not-a-push', 'a Quay build notification'));
@@ -33,3 +34,12 @@ export function normalizeQuay(payload: unknown, ctx: NormalizeContext): Normaliz
   );
   return combine(outcomes, { reason: 'untagged', detail: 'updated_tags is empty' });
 }
+
+/** Quay (quay.io and Red Hat Quay): its notifications cannot carry a header, so the token is in the path. */
+export const quay = {
+  source: 'quay',
+  auth: 'path-token',
+  contentTypes: JSON_CONTENT_TYPES,
+  normalize: normalizeQuay,
+  docs: { name: 'Quay', section: 'Quay (quay.io and Red Hat Quay)', digest: false },
+} as const satisfies RegistryDescriptor;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from './image-published.js';
-import { describeIssues, ignore, imageOutcome, single } from './outcome.js';
+import type { NormalizeContext, SourceResult } from '../image-event.js';
+import { describeIssues, ignore, imageOutcome, single } from '../outcome.js';
+import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
 /**
  * Amazon ECR "ECR Image Action" events from EventBridge, delivered by an API destination (the
@@ -30,7 +31,7 @@ function ecrHost(account: string, region: string): string {
 }
 
 /** Normalizes an Amazon ECR EventBridge event. */
-export function normalizeEcr(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeEcr(payload: unknown, ctx: NormalizeContext): SourceResult<'ecr'> {
   const head = Head.safeParse(payload);
   if (!head.success) return { kind: 'invalid', message: describeIssues('ecr', payload, head.error, HINT) };
   if (head.data['detail-type'] !== 'ECR Image Action') return single(ignore('not-a-push', `detail-type "${head.data['detail-type']}"`));
@@ -55,3 +56,12 @@ export function normalizeEcr(payload: unknown, ctx: NormalizeContext): Normalize
     ),
   );
 }
+
+/** Amazon ECR through an EventBridge API destination, whose connection sends the token as a header. */
+export const ecr = {
+  source: 'ecr',
+  auth: 'bearer',
+  contentTypes: JSON_CONTENT_TYPES,
+  normalize: normalizeEcr,
+  docs: { name: 'Amazon ECR', section: 'Amazon ECR (through EventBridge)', route: '`POST /registry/ecr` (EventBridge API destination)', digest: true },
+} as const satisfies RegistryDescriptor;

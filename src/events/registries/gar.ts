@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from './image-published.js';
-import { describeIssues, hostOf, ignore, imageOutcome, invalid, single } from './outcome.js';
+import type { NormalizeContext, SourceResult } from '../image-event.js';
+import { describeIssues, hostOf, ignore, imageOutcome, invalid, single } from '../outcome.js';
+import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
 /**
  * Google Artifact Registry notifications: messages on the `gcr` Pub/Sub topic, delivered by a
@@ -42,7 +43,7 @@ function decodeData(data: string): unknown {
 }
 
 /** Normalizes a Google Artifact Registry Pub/Sub push body (wrapped or unwrapped). */
-export function normalizeGar(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeGar(payload: unknown, ctx: NormalizeContext): SourceResult<'gar'> {
   let message: unknown = payload;
   let prefix = '';
   if (typeof payload === 'object' && payload !== null && 'message' in payload) {
@@ -93,3 +94,12 @@ export function normalizeGar(payload: unknown, ctx: NormalizeContext): Normalize
     ),
   );
 }
+
+/** Google Artifact Registry through a Pub/Sub push subscription, which signs each push with a Google OIDC token. */
+export const gar = {
+  source: 'gar',
+  auth: 'google-oidc',
+  contentTypes: JSON_CONTENT_TYPES,
+  normalize: normalizeGar,
+  docs: { name: 'Google Artifact Registry', section: 'Google Artifact Registry (Pub/Sub push)', route: '`POST /registry/gar` (Pub/Sub push)', digest: true },
+} as const satisfies RegistryDescriptor;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { NormalizeContext, NormalizeResult } from './image-published.js';
-import { describeIssues, imageOutcome, single } from './outcome.js';
+import type { NormalizeContext, SourceResult } from '../image-event.js';
+import { describeIssues, imageOutcome, single } from '../outcome.js';
+import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
 /**
  * Docker Hub repository webhooks. Docker Hub has one trigger (a push) and sends no action, no
@@ -15,7 +16,7 @@ const Payload = z.object({
 const HINT = 'Send the body of a Docker Hub webhook unchanged (it needs push_data.tag and repository.repo_name).';
 
 /** Normalizes a Docker Hub webhook body. */
-export function normalizeDockerhub(payload: unknown, ctx: NormalizeContext): NormalizeResult {
+export function normalizeDockerhub(payload: unknown, ctx: NormalizeContext): SourceResult<'dockerhub'> {
   const parsed = Payload.safeParse(payload);
   if (!parsed.success) return { kind: 'invalid', message: describeIssues('dockerhub', payload, parsed.error, HINT) };
   return single(
@@ -31,3 +32,12 @@ export function normalizeDockerhub(payload: unknown, ctx: NormalizeContext): Nor
     ),
   );
 }
+
+/** Docker Hub: its webhooks cannot carry a header, so the token is in the path. */
+export const dockerhub = {
+  source: 'dockerhub',
+  auth: 'path-token',
+  contentTypes: JSON_CONTENT_TYPES,
+  normalize: normalizeDockerhub,
+  docs: { name: 'Docker Hub', section: 'Docker Hub', digest: false },
+} as const satisfies RegistryDescriptor;

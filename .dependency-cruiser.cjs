@@ -38,14 +38,16 @@ module.exports = {
   forbidden: [
     {
       name: 'no-cycles',
-      comment: 'An import cycle ties modules so that neither can be understood, tested or loaded alone: break it by moving the shared piece down.',
+      comment:
+        'An import cycle ties modules so that neither can be understood, tested or loaded alone: break it by moving the shared piece down.',
       severity: 'error',
       from: { path: '^src/' },
       to: { circular: true },
     },
     {
       name: 'jobs-import-no-job',
-      comment: 'A job (one queue\'s processor in src/jobs/*.ts) imports no other job: what two jobs share goes to src/jobs/shared/, the pure core or an adapter; enqueueing goes through src/queue/enqueue.ts.',
+      comment:
+        "A job (one queue's processor in src/jobs/*.ts) imports no other job: what two jobs share goes to src/jobs/shared/, the pure core or an adapter; enqueueing goes through src/queue/enqueue.ts.",
       severity: 'error',
       from: { path: '^src/jobs/(?!shared/)[^/]+\\.ts$', pathNot: '^src/jobs/start-workers\\.ts$' },
       to: { path: '^src/jobs/(?!shared/)[^/]+\\.ts$' },

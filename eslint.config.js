@@ -7,21 +7,70 @@ import tseslint from 'typescript-eslint';
  * They take text and data and return text and plans; every kind of I/O lives in adapters.
  */
 const ioModules = [
-  'fs', 'node:fs', 'fs/promises', 'node:fs/promises',
-  'child_process', 'node:child_process',
-  'http', 'node:http', 'https', 'node:https', 'net', 'node:net',
-  'os', 'node:os', 'process', 'node:process',
-  'bullmq', 'ioredis', 'probot', 'pino', 'undici',
+  'fs',
+  'node:fs',
+  'fs/promises',
+  'node:fs/promises',
+  'child_process',
+  'node:child_process',
+  'http',
+  'node:http',
+  'https',
+  'node:https',
+  'net',
+  'node:net',
+  'os',
+  'node:os',
+  'process',
+  'node:process',
+  'bullmq',
+  'ioredis',
+  'probot',
+  'pino',
+  'undici',
 ];
-const ioPatterns = ['@octokit/*', '@escalator/github-sandbox', '@escalator/github-sandbox/*', '**/adapters/**', '**/jobs/**', '**/queue/**', '**/intake/**', '**/main/**', '**/observability/**'];
+const ioPatterns = [
+  '@octokit/*',
+  '@escalator/github-sandbox',
+  '@escalator/github-sandbox/*',
+  '**/adapters/**',
+  '**/jobs/**',
+  '**/queue/**',
+  '**/intake/**',
+  '**/main/**',
+  '**/observability/**',
+];
 
 export default tseslint.config(
   // Fixtures are data, kept as published; a registry folder's cases.ts (test/support/registry-fixtures.ts) is test code.
-  { ignores: ['.dependency-cruiser.cjs', 'dist/**', 'node_modules/**', 'coverage/**', 'test/fixtures/**/*', '!test/fixtures/registry/', '!test/fixtures/registry/*/', '!test/fixtures/registry/*/cases.ts', 'test/golden/**', 'examples/**', 'bin/**'] },
+  {
+    ignores: [
+      '.dependency-cruiser.cjs',
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'test/fixtures/**/*',
+      '!test/fixtures/registry/',
+      '!test/fixtures/registry/*/',
+      '!test/fixtures/registry/*/cases.ts',
+      'test/golden/**',
+      'examples/**',
+      'bin/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-console': 'error',
@@ -33,23 +82,46 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['src/main/sandbox.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [{ group: ['@escalator/github-sandbox', '@escalator/github-sandbox/*'], message: 'The GitHub simulator stays out of the production image: only tests, benches and src/main/sandbox.ts import it.' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@escalator/github-sandbox', '@escalator/github-sandbox/*'],
+              message:
+                'The GitHub simulator stays out of the production image: only tests, benches and src/main/sandbox.ts import it.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['src/planners/**/*.ts', 'src/events/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: ioModules.map((name) => ({ name, message: 'planners/ and events/ are pure: move I/O to src/adapters and compose it in src/jobs (docs/architecture.md).' })),
-        patterns: [{ group: ioPatterns, message: 'planners/ and events/ are pure: they may not import I/O layers (docs/architecture.md).' }],
-      }],
-      'no-restricted-globals': ['error',
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ioModules.map((name) => ({
+            name,
+            message:
+              'planners/ and events/ are pure: move I/O to src/adapters and compose it in src/jobs (docs/architecture.md).',
+          })),
+          patterns: [
+            {
+              group: ioPatterns,
+              message: 'planners/ and events/ are pure: they may not import I/O layers (docs/architecture.md).',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
         { name: 'process', message: 'planners/ and events/ are pure: pass configuration in as data.' },
         { name: 'fetch', message: 'planners/ and events/ are pure: fetch in an adapter.' },
       ],
-      'no-restricted-properties': ['error',
+      'no-restricted-properties': [
+        'error',
         { object: 'Date', property: 'now', message: 'planners/ and events/ are pure: take the time as an argument.' },
         { object: 'Math', property: 'random', message: 'planners/ and events/ are pure and deterministic.' },
       ],
@@ -58,23 +130,45 @@ export default tseslint.config(
   // packages/github-sandbox is a product of its own (docs/architecture.md): the simulator runs on
   // Node's standard library alone and imports nothing of Escalator, so it can be started, tested
   // and published without the product. Its tests and testing/ may use libraries, not the product.
-  ...[['packages/github-sandbox/src/*.ts', 1], ['packages/github-sandbox/src/*/**/*.ts', 2]].map(([files, depth]) => ({
+  ...[
+    ['packages/github-sandbox/src/*.ts', 1],
+    ['packages/github-sandbox/src/*/**/*.ts', 2],
+  ].map(([files, depth]) => ({
     files: [files],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { regex: '^(?!node:|\\.)', message: 'The simulator (packages/github-sandbox/src) uses only Node\'s standard library (node:*) and its own files.' },
-          { regex: `^(\\.\\./){${depth},}`, message: 'The simulator (packages/github-sandbox/src) imports only its own files: Escalator depends on it, never the reverse.' },
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!node:|\\.)',
+              message:
+                "The simulator (packages/github-sandbox/src) uses only Node's standard library (node:*) and its own files.",
+            },
+            {
+              regex: `^(\\.\\./){${depth},}`,
+              message:
+                'The simulator (packages/github-sandbox/src) imports only its own files: Escalator depends on it, never the reverse.',
+            },
+          ],
+        },
+      ],
     },
   })),
   {
     files: ['packages/github-sandbox/test/**/*.ts', 'packages/github-sandbox/testing/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [{ regex: '^(\\.\\./){2,}', message: 'The simulator\'s tests import the simulator and libraries, never Escalator.' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./){2,}',
+              message: "The simulator's tests import the simulator and libraries, never Escalator.",
+            },
+          ],
+        },
+      ],
     },
   },
   {

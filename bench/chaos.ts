@@ -38,7 +38,8 @@ const { values: args } = parseArgs({
   },
 });
 const minutes = Number(args.minutes);
-if (!Number.isFinite(minutes) || minutes < 2) throw new Error('--minutes must be a number of at least 2 (setup, drain and checks need about 2.5 minutes)');
+if (!Number.isFinite(minutes) || minutes < 2)
+  throw new Error('--minutes must be a number of at least 2 (setup, drain and checks need about 2.5 minutes)');
 const seed = args.seed === undefined ? randomBytes(4).readUInt32BE() : Number(args.seed);
 const budgetMs = minutes * 60_000;
 const EVENT_EVERY_MS = 500;
@@ -75,8 +76,13 @@ const webhooks = new WebhookLog(sim);
 const rateLimited = { escalator: 0, others: 0 };
 sim.onExchange((exchange) => {
   if (exchange.surface !== 'api' || (exchange.status !== 403 && exchange.status !== 429)) return;
-  if (exchange.responseHeaders['retry-after'] === undefined && exchange.responseHeaders['x-ratelimit-remaining'] !== '0') return;
-  if (/^(token|Bearer) ghs_/.test(exchange.requestHeaders.authorization ?? '')) rateLimited.escalator++; // an installation token
+  if (
+    exchange.responseHeaders['retry-after'] === undefined &&
+    exchange.responseHeaders['x-ratelimit-remaining'] !== '0'
+  )
+    return;
+  if (/^(token|Bearer) ghs_/.test(exchange.requestHeaders.authorization ?? ''))
+    rateLimited.escalator++; // an installation token
   else rateLimited.others++;
 });
 const client = new SandboxClient(sim.url, sim.user.token);
@@ -92,7 +98,15 @@ const env: Record<string, string> = {
   ESCALATOR_LOCK_MS: '10000',
   ESCALATOR_RECOVER_EVERY_MS: String(RECOVER_EVERY_MS),
   ESCALATOR_CACHE_DIR: join(runDir, 'cache'),
-  ESCALATOR_RELAY_TARGETS: JSON.stringify([{ name: 'argocd', type: 'argocd', url: receiver.url, secret: { env: 'CHAOS_ARGOCD_SECRET' }, repos: [`${owner}/*`] }]),
+  ESCALATOR_RELAY_TARGETS: JSON.stringify([
+    {
+      name: 'argocd',
+      type: 'argocd',
+      url: receiver.url,
+      secret: { env: 'CHAOS_ARGOCD_SECRET' },
+      repos: [`${owner}/*`],
+    },
+  ]),
   CHAOS_ARGOCD_SECRET: argocdSecret,
 };
 const fleet = new Fleet(env, runDir);
@@ -104,16 +118,34 @@ for (const repo of repos) await client.createRepo({ name: repo, files: repoFiles
 const probe = new Redis(redis.url, { maxRetriesPerRequest: null, lazyConnect: true });
 probe.on('error', () => undefined);
 await probe.connect();
-await waitUntil(async () => (await Promise.all(repos.map((repo) => probe.exists(`${prefix}:index:repo:${owner}/${repo}`)))).every((n) => n === 1), 'Escalator to index the seeded repositories', 120_000, 250);
+await waitUntil(
+  async () =>
+    (await Promise.all(repos.map((repo) => probe.exists(`${prefix}:index:repo:${owner}/${repo}`)))).every(
+      (n) => n === 1,
+    ),
+  'Escalator to index the seeded repositories',
+  120_000,
+  250,
+);
 const setupMs = Date.now() - startedAt;
 phase('seeded repositories indexed');
 const driveMs = Math.max(30_000, deadline - Date.now() - RESERVE_MS);
-console.log(`  set up in ${(setupMs / 1000).toFixed(1)} s: redis-server :${redis.port} (AOF), sandbox ${sim.url}, Argo CD receiver ${receiver.url}`);
-console.log(`  webs ${fleet.webs.map((w) => `${w.name} :${w.port}`).join(', ')}; workers ${fleet.workers.map((w) => w.name).join(', ')}; prefix ${prefix}`);
-console.log(`  ${repos.length} repositories × 2 apps (dev from registry, autoMerge; staging from dev); driving for ${(driveMs / 1000).toFixed(0)} s`);
+console.log(
+  `  set up in ${(setupMs / 1000).toFixed(1)} s: redis-server :${redis.port} (AOF), sandbox ${sim.url}, Argo CD receiver ${receiver.url}`,
+);
+console.log(
+  `  webs ${fleet.webs.map((w) => `${w.name} :${w.port}`).join(', ')}; workers ${fleet.workers.map((w) => w.name).join(', ')}; prefix ${prefix}`,
+);
+console.log(
+  `  ${repos.length} repositories × 2 apps (dev from registry, autoMerge; staging from dev); driving for ${(driveMs / 1000).toFixed(0)} s`,
+);
 
 // 2 + 3. Drive the mix and inject faults until the drive ends.
-const events = new EventDriver(fleet.webs.map((web) => web.url), ciToken, random);
+const events = new EventDriver(
+  fleet.webs.map((web) => web.url),
+  ciToken,
+  random,
+);
 const people = new UserDriver(client, webhooks, seededRandom(seed ^ 0x5eed));
 const driveStart = Date.now();
 const driveEnd = driveStart + driveMs;
@@ -131,13 +163,31 @@ const userLoop = (async () => {
     await sleep(Math.max(0, Math.min(next, driveEnd) - Date.now()));
   }
 })();
-const faultOptions = { fleet, redis, client, random: seededRandom(seed ^ 0xfa17), redisDownMs: 3_000, rateLimitCount: 40 };
-const faults: FaultRecord[] = await runFaults(faultOptions, { startedAt: driveStart, firstMs: 10_000, everyMs: FAULT_EVERY_MS, until: driveEnd - 25_000 }, (fault) =>
-  phase(`${fault.kind}: ${fault.detail} (${(fault.tookMs / 1000).toFixed(1)} s); events accepted ${events.stats.accepted}/${events.stats.sent}`),
+const faultOptions = {
+  fleet,
+  redis,
+  client,
+  random: seededRandom(seed ^ 0xfa17),
+  redisDownMs: 3_000,
+  rateLimitCount: 40,
+};
+const faults: FaultRecord[] = await runFaults(
+  faultOptions,
+  { startedAt: driveStart, firstMs: 10_000, everyMs: FAULT_EVERY_MS, until: driveEnd - 25_000 },
+  (fault) =>
+    phase(
+      `${fault.kind}: ${fault.detail} (${(fault.tookMs / 1000).toFixed(1)} s); events accepted ${events.stats.accepted}/${events.stats.sent}`,
+    ),
 );
 // A person's action in flight when the drive ends may take long on a loaded machine: give it 20 s.
-const stopped = await Promise.race([Promise.all([eventLoop, userLoop]).then(() => true), sleep(Math.max(0, driveEnd + 20_000 - Date.now())).then(() => false)]);
-if (!stopped) phase(`a person's action is still running after ${((Date.now() - (people.stats.current?.since ?? Date.now())) / 1000).toFixed(0)} s: ${people.stats.current?.action}; going on without it`);
+const stopped = await Promise.race([
+  Promise.all([eventLoop, userLoop]).then(() => true),
+  sleep(Math.max(0, driveEnd + 20_000 - Date.now())).then(() => false),
+]);
+if (!stopped)
+  phase(
+    `a person's action is still running after ${((Date.now() - (people.stats.current?.since ?? Date.now())) / 1000).toFixed(0)} s: ${people.stats.current?.action}; going on without it`,
+  );
 
 phase(`drive over: ${faults.length} faults, ${events.pending} events still being retried`);
 // 4. Retry what is still refused for a little while, make sure everything runs, then drain.
@@ -147,24 +197,74 @@ if (!redis.up) await redis.start();
 while (fleet.workers.length < 3) fleet.startWorker();
 const drainTimeoutMs = Math.max(20_000, deadline - Date.now() - 30_000);
 phase('draining');
-const drained = await drain({ redis: probe, prefix, webhooks, idle: () => sim.context.webhooks.idle(), recoverEveryMs: RECOVER_EVERY_MS, timeoutMs: drainTimeoutMs, origin: driveStart });
+const drained = await drain({
+  redis: probe,
+  prefix,
+  webhooks,
+  idle: () => sim.context.webhooks.idle(),
+  recoverEveryMs: RECOVER_EVERY_MS,
+  timeoutMs: drainTimeoutMs,
+  origin: driveStart,
+});
 
 // 5. Invariants.
 phase(`drained: ${drained.drained} after ${(drained.tookMs / 1000).toFixed(1)} s; checking invariants`);
-const checks: Check[] = await checkInvariants({ user, acceptedVersion: events.acceptedVersion, mergedNotes: people.merged, webhooks, receiver });
+const checks: Check[] = await checkInvariants({
+  user,
+  acceptedVersion: events.acceptedVersion,
+  mergedNotes: people.merged,
+  webhooks,
+  receiver,
+});
 checks.push({
   name: 'every GitHub webhook reached Escalator (failed deliveries recovered by redelivery)',
   checked: webhooks.attempts.filter((a) => !a.redelivery).length,
   violations: drained.undeliveredDetail.map((line) => `never accepted: ${line}`),
   notes: [],
 });
-if (!drained.drained) checks.unshift({ name: 'queues drained', checked: 1, violations: [`not drained after ${(drained.tookMs / 1000).toFixed(0)} s: ${JSON.stringify(drained.busy)}`], notes: [] });
-if (events.stats.refused.length > 0) checks.unshift({ name: 'no valid event refused', checked: events.stats.sent, violations: events.stats.refused, notes: [] });
-if (events.stats.gaveUp.length > 0) checks.unshift({ name: 'every event accepted in the end', checked: events.stats.sent, violations: events.stats.gaveUp.map((reference) => `never accepted: ${reference}`), notes: [] });
+if (!drained.drained)
+  checks.unshift({
+    name: 'queues drained',
+    checked: 1,
+    violations: [`not drained after ${(drained.tookMs / 1000).toFixed(0)} s: ${JSON.stringify(drained.busy)}`],
+    notes: [],
+  });
+if (events.stats.refused.length > 0)
+  checks.unshift({
+    name: 'no valid event refused',
+    checked: events.stats.sent,
+    violations: events.stats.refused,
+    notes: [],
+  });
+if (events.stats.gaveUp.length > 0)
+  checks.unshift({
+    name: 'every event accepted in the end',
+    checked: events.stats.sent,
+    violations: events.stats.gaveUp.map((reference) => `never accepted: ${reference}`),
+    notes: [],
+  });
 const failedJobs = Object.values(drained.failed).reduce((sum, count) => sum + count, 0);
-checks.push({ name: 'no job failed for good (every one finished within its attempts)', checked: 1, violations: failedJobs > 0 ? (drained.failedReasons.length > 0 ? drained.failedReasons : [`${failedJobs} failed jobs: ${JSON.stringify(drained.failed)}`]) : [], notes: [] });
+checks.push({
+  name: 'no job failed for good (every one finished within its attempts)',
+  checked: 1,
+  violations:
+    failedJobs > 0
+      ? drained.failedReasons.length > 0
+        ? drained.failedReasons
+        : [`${failedJobs} failed jobs: ${JSON.stringify(drained.failed)}`]
+      : [],
+  notes: [],
+});
 const rateLimitFaults = faults.filter((fault) => fault.kind === 'rate limit').length;
-checks.push({ name: 'the rate-limit switch answered Escalator rate-limited, and Escalator waited it out', checked: rateLimitFaults, violations: rateLimitFaults > 0 && rateLimited.escalator === 0 ? ['no rate-limited answer reached Escalator: the fault did not bite'] : [], notes: [`${rateLimited.escalator} rate-limited answers to Escalator, ${rateLimited.others} to the bench's people`] });
+checks.push({
+  name: 'the rate-limit switch answered Escalator rate-limited, and Escalator waited it out',
+  checked: rateLimitFaults,
+  violations:
+    rateLimitFaults > 0 && rateLimited.escalator === 0
+      ? ['no rate-limited answer reached Escalator: the fault did not bite']
+      : [],
+  notes: [`${rateLimited.escalator} rate-limited answers to Escalator, ${rateLimited.others} to the bench's people`],
+});
 
 phase('checked');
 // Report.
@@ -174,29 +274,58 @@ const byKind = new Map<string, number>();
 for (const fault of faults) byKind.set(fault.kind, (byKind.get(fault.kind) ?? 0) + 1);
 console.log('');
 console.log('events (POST /api/v1/images)');
-console.log(`  sent ${events.stats.sent}, accepted ${events.stats.accepted}, gave up ${events.stats.gaveUp.length}, refused ${events.stats.refused.length}`);
-console.log(`  answered 503 (Redis down) ${events.stats.unavailable} times, no answer (web restarting) ${events.stats.connectionErrors} times; all retried`);
-if (events.stats.retriedForMs.length > 0) console.log(`  ${events.stats.retriedForMs.length} events needed retries: accepted after p50 ${(retried.p50 / 1000).toFixed(1)} s, max ${(retried.max / 1000).toFixed(1)} s`);
-console.log(`  highest tag accepted per image: ${[...events.acceptedVersion].map(([image, v]) => `${image.replace('ghcr.io/chaos/', '')} 1.${v}.0`).join(', ')}`);
+console.log(
+  `  sent ${events.stats.sent}, accepted ${events.stats.accepted}, gave up ${events.stats.gaveUp.length}, refused ${events.stats.refused.length}`,
+);
+console.log(
+  `  answered 503 (Redis down) ${events.stats.unavailable} times, no answer (web restarting) ${events.stats.connectionErrors} times; all retried`,
+);
+if (events.stats.retriedForMs.length > 0)
+  console.log(
+    `  ${events.stats.retriedForMs.length} events needed retries: accepted after p50 ${(retried.p50 / 1000).toFixed(1)} s, max ${(retried.max / 1000).toFixed(1)} s`,
+  );
+console.log(
+  `  highest tag accepted per image: ${[...events.acceptedVersion].map(([image, v]) => `${image.replace('ghcr.io/chaos/', '')} 1.${v}.0`).join(', ')}`,
+);
 console.log('people');
-console.log(`  own PRs opened ${people.stats.opened}, pushes to them ${people.stats.pushed}, merged ${people.stats.merged}; promotion PRs merged ${people.stats.promotionsMerged} (${people.stats.promotionsRaced} merges refused: head moved or PR closed)`);
-if (people.stats.slow.length > 0) console.log(`  slow actions (> 5 s): ${people.stats.slow.map((a) => `${a.action} ${(a.ms / 1000).toFixed(1)} s`).join(', ')}`);
-if (people.stats.errors.length > 0) console.log(`  control API errors ${people.stats.errors.length}: ${[...new Set(people.stats.errors)].slice(0, 3).join(' | ')}`);
-console.log(`webhooks: ${webhooks.attempts.filter((a) => !a.redelivery).length} sent, ${webhooks.attempts.filter((a) => !a.ok).length} attempts failed, ${webhooks.attempts.filter((a) => a.redelivery).length} redelivered by Escalator's recovery`);
-if (Object.keys(drained.undelivered).length > 0) console.log(`  never delivered: ${JSON.stringify(drained.undelivered)}`);
+console.log(
+  `  own PRs opened ${people.stats.opened}, pushes to them ${people.stats.pushed}, merged ${people.stats.merged}; promotion PRs merged ${people.stats.promotionsMerged} (${people.stats.promotionsRaced} merges refused: head moved or PR closed)`,
+);
+if (people.stats.slow.length > 0)
+  console.log(
+    `  slow actions (> 5 s): ${people.stats.slow.map((a) => `${a.action} ${(a.ms / 1000).toFixed(1)} s`).join(', ')}`,
+  );
+if (people.stats.errors.length > 0)
+  console.log(
+    `  control API errors ${people.stats.errors.length}: ${[...new Set(people.stats.errors)].slice(0, 3).join(' | ')}`,
+  );
+console.log(
+  `webhooks: ${webhooks.attempts.filter((a) => !a.redelivery).length} sent, ${webhooks.attempts.filter((a) => !a.ok).length} attempts failed, ${webhooks.attempts.filter((a) => a.redelivery).length} redelivered by Escalator's recovery`,
+);
+if (Object.keys(drained.undelivered).length > 0)
+  console.log(`  never delivered: ${JSON.stringify(drained.undelivered)}`);
 console.log(`faults injected: ${faults.length} (${[...byKind].map(([kind, n]) => `${kind} ×${n}`).join(', ')})`);
-for (const fault of faults) console.log(`  +${(fault.at / 1000).toFixed(0).padStart(4)} s  ${fault.kind.padEnd(22)} ${fault.detail} (${(fault.tookMs / 1000).toFixed(1)} s)`);
-console.log(`drain: ${drained.drained ? 'every queue empty' : 'NOT drained'} after ${(drained.tookMs / 1000).toFixed(1)} s; failed jobs ${JSON.stringify(drained.failed)}`);
+for (const fault of faults)
+  console.log(
+    `  +${(fault.at / 1000).toFixed(0).padStart(4)} s  ${fault.kind.padEnd(22)} ${fault.detail} (${(fault.tookMs / 1000).toFixed(1)} s)`,
+  );
+console.log(
+  `drain: ${drained.drained ? 'every queue empty' : 'NOT drained'} after ${(drained.tookMs / 1000).toFixed(1)} s; failed jobs ${JSON.stringify(drained.failed)}`,
+);
 for (const line of drained.timeline) console.log(`  ${line}`);
 for (const reason of drained.failedReasons.slice(0, 6)) console.log(`  failed: ${reason}`);
 console.log('invariants');
 for (const check of checks) {
-  console.log(`  ${check.violations.length === 0 ? 'ok  ' : 'FAIL'} ${check.name} — ${check.checked} checked, ${check.violations.length} violations`);
+  console.log(
+    `  ${check.violations.length === 0 ? 'ok  ' : 'FAIL'} ${check.name} — ${check.checked} checked, ${check.violations.length} violations`,
+  );
   for (const note of check.notes) console.log(`         ${note}`);
   for (const violation of check.violations.slice(0, 10)) console.log(`         ✗ ${violation}`);
   if (check.violations.length > 10) console.log(`         … and ${check.violations.length - 10} more`);
 }
-console.log(`violations: ${violations}   duration ${((Date.now() - startedAt) / 1000).toFixed(0)} s (setup ${(setupMs / 1000).toFixed(0)} s, drive ${(driveMs / 1000).toFixed(0)} s, drain ${(drained.tookMs / 1000).toFixed(0)} s)`);
+console.log(
+  `violations: ${violations}   duration ${((Date.now() - startedAt) / 1000).toFixed(0)} s (setup ${(setupMs / 1000).toFixed(0)} s, drive ${(driveMs / 1000).toFixed(0)} s, drain ${(drained.tookMs / 1000).toFixed(0)} s)`,
+);
 
 // Shut down what was started; keep the logs when something went wrong (or with --keep).
 await fleet.stopAll();

@@ -45,15 +45,21 @@ const lines = (yaml: string) => {
 };
 const [baseLines, headLines] = [lines(before), lines(after)];
 const text = (list: typeof baseLines): string => list.map((line) => `${line.text}\n`).join('');
-const unbounded = timed(() => structuredPatch('base', 'head', text(baseLines), text(headLines), undefined, undefined, { context: 3 }));
+const unbounded = timed(() =>
+  structuredPatch('base', 'head', text(baseLines), text(headLines), undefined, undefined, { context: 3 }),
+);
 const bounded = timed(() => diffLines(baseLines, headLines));
-console.log(`line diff, 11,000 changed lines: unbounded ${ms(unbounded.ms)}, bounded ${ms(bounded.ms)} (${JSON.stringify(bounded.value.tooLarge)}), ratio ${ratio(bounded.ms, unbounded.ms)}`);
+console.log(
+  `line diff, 11,000 changed lines: unbounded ${ms(unbounded.ms)}, bounded ${ms(bounded.ms)} (${JSON.stringify(bounded.value.tooLarge)}), ratio ${ratio(bounded.ms, unbounded.ms)}`,
+);
 
 // 2. duplicate-key check
 const wide = configMap(20_000, 'v');
 const packageCheck = timed(() => parseAllDocuments(wide, { prettyErrors: false, uniqueKeys: true }));
 const linearCheck = timed(() => parseYamlDocuments(wide, { prettyErrors: false }));
-console.log(`parse, 20,000-key mapping: yaml package ${ms(packageCheck.ms)}, parseYamlDocuments ${ms(linearCheck.ms)}, ratio ${ratio(linearCheck.ms, packageCheck.ms)}`);
+console.log(
+  `parse, 20,000-key mapping: yaml package ${ms(packageCheck.ms)}, parseYamlDocuments ${ms(linearCheck.ms)}, ratio ${ratio(linearCheck.ms, packageCheck.ms)}`,
+);
 
 // 3. the event loop during a whole pull request's diff
 async function longestStall(work: () => Promise<unknown>): Promise<{ stall: number; total: number }> {
@@ -75,8 +81,20 @@ const root = mkdtempSync(join(tmpdir(), 'escalator-bench-diff-bound-'));
 try {
   const repo = join(root, 'repo');
   mkdirSync(join(repo, 'app'), { recursive: true });
-  const env = { PATH: process.env.PATH ?? '', HOME: root, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b.invalid', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b.invalid' };
-  const git = (...args: string[]): string => execFileSync('git', ['-C', repo, ...args], { env }).toString('utf8').trim();
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: root,
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_AUTHOR_NAME: 'b',
+    GIT_AUTHOR_EMAIL: 'b@b.invalid',
+    GIT_COMMITTER_NAME: 'b',
+    GIT_COMMITTER_EMAIL: 'b@b.invalid',
+  };
+  const git = (...args: string[]): string =>
+    execFileSync('git', ['-C', repo, ...args], { env })
+      .toString('utf8')
+      .trim();
   git('init', '-q', '-b', 'main');
   const commit = (yaml: string): string => {
     writeFileSync(join(repo, 'app/cm.yaml'), yaml);
@@ -88,13 +106,23 @@ try {
   const threads = new DiffThreads();
   // Start the threads once, as a long-running worker has them.
   await threads.diff({ id: 'warm', kind: 'plain', dir: 'warm' }, { status: 'absent' }, { status: 'absent' });
-  const diffPullRequest = () => renderAndDiff({ base: LocalGitSourceTree.open(repo, baseSha), head: LocalGitSourceTree.open(repo, headSha), changedPaths: null, options: { cacheDir: join(root, 'cache'), diffThreads: threads, renderCache: false } });
+  const diffPullRequest = () =>
+    renderAndDiff({
+      base: LocalGitSourceTree.open(repo, baseSha),
+      head: LocalGitSourceTree.open(repo, headSha),
+      changedPaths: null,
+      options: { cacheDir: join(root, 'cache'), diffThreads: threads, renderCache: false },
+    });
   // Once before measuring: a running worker has found its tools (one `kustomize version` per process).
   await diffPullRequest();
   const product = await longestStall(diffPullRequest);
-  const inline = await longestStall(async () => diffTarget({ id: 'app', kind: 'plain', dir: 'app' }, { status: 'ok', yaml: before }, { status: 'ok', yaml: after }));
+  const inline = await longestStall(async () =>
+    diffTarget({ id: 'app', kind: 'plain', dir: 'app' }, { status: 'ok', yaml: before }, { status: 'ok', yaml: after }),
+  );
   await threads.close();
-  console.log(`event loop during one PR of 11,000 changed lines: longest stall with diff threads ${ms(product.stall)} (whole run ${ms(product.total)}), with the diff on the event loop ${ms(inline.stall)}, ratio ${ratio(product.stall, inline.stall)}`);
+  console.log(
+    `event loop during one PR of 11,000 changed lines: longest stall with diff threads ${ms(product.stall)} (whole run ${ms(product.total)}), with the diff on the event loop ${ms(inline.stall)}, ratio ${ratio(product.stall, inline.stall)}`,
+  );
 } finally {
   rmSync(root, { recursive: true, force: true });
 }

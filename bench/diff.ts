@@ -16,10 +16,21 @@ import { gitCalls, LocalGitSourceTree, renderAndDiff } from '../src/adapters/ren
 import { renderComment } from '../src/planners/diff/index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'escalator-bench-diff-'));
-const env = { PATH: process.env.PATH ?? '', HOME: root, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@example.invalid', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@example.invalid' };
+const env = {
+  PATH: process.env.PATH ?? '',
+  HOME: root,
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_AUTHOR_NAME: 'bench',
+  GIT_AUTHOR_EMAIL: 'bench@example.invalid',
+  GIT_COMMITTER_NAME: 'bench',
+  GIT_COMMITTER_EMAIL: 'bench@example.invalid',
+};
 
 function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', ['-C', dir, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }).toString('utf8').trim();
+  return execFileSync('git', ['-C', dir, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    .toString('utf8')
+    .trim();
 }
 
 function write(dir: string, files: Record<string, string>): void {
@@ -60,8 +71,12 @@ function object(index: number): string {
 function overlayRepo(): { dir: string; base: string; head: string } {
   const dir = newRepo('overlay-200');
   const objects = Array.from({ length: 200 }, (_, index) => object(index));
-  const files: Record<string, string> = { 'apps/big/base/objects.yaml': objects.join('---\n'), 'apps/big/base/kustomization.yaml': 'resources: [objects.yaml]\n' };
-  const overlay = (version: string) => `namespace: big\nresources: [../../base]\nlabels:\n  - pairs: {app.kubernetes.io/version: "${version}"}\n    includeSelectors: false\n`;
+  const files: Record<string, string> = {
+    'apps/big/base/objects.yaml': objects.join('---\n'),
+    'apps/big/base/kustomization.yaml': 'resources: [objects.yaml]\n',
+  };
+  const overlay = (version: string) =>
+    `namespace: big\nresources: [../../base]\nlabels:\n  - pairs: {app.kubernetes.io/version: "${version}"}\n    includeSelectors: false\n`;
   const base = commit(dir, { ...files, 'apps/big/overlays/prod/kustomization.yaml': overlay('1.0') });
   const head = commit(dir, { 'apps/big/overlays/prod/kustomization.yaml': overlay('1.1') });
   return { dir, base, head };
@@ -73,9 +88,15 @@ function fiftyTargetsRepo(): { dir: string; base: string; head: string } {
     'shared/base/kustomization.yaml': 'resources: [objects.yaml]\n',
     'shared/base/objects.yaml': Array.from({ length: 8 }, (_, index) => object(index)).join('---\n'),
   };
-  for (let app = 0; app < 50; app++) files[`apps/app-${String(app).padStart(2, '0')}/overlays/prod/kustomization.yaml`] = `namespace: app-${app}\nresources: [../../../../shared/base]\n`;
+  for (let app = 0; app < 50; app++)
+    files[`apps/app-${String(app).padStart(2, '0')}/overlays/prod/kustomization.yaml`] =
+      `namespace: app-${app}\nresources: [../../../../shared/base]\n`;
   const base = commit(dir, files);
-  const head = commit(dir, { 'shared/base/objects.yaml': Array.from({ length: 8 }, (_, index) => object(index).replace('replicas: 2', 'replicas: 3')).join('---\n') });
+  const head = commit(dir, {
+    'shared/base/objects.yaml': Array.from({ length: 8 }, (_, index) =>
+      object(index).replace('replicas: 2', 'replicas: 3'),
+    ).join('---\n'),
+  });
   return { dir, base, head };
 }
 
@@ -93,10 +114,19 @@ interface Figures {
   chars: number;
 }
 
-async function measure(repo: { dir: string; base: string; head: string }, cacheDir: string, concurrency: number): Promise<Figures> {
+async function measure(
+  repo: { dir: string; base: string; head: string },
+  cacheDir: string,
+  concurrency: number,
+): Promise<Figures> {
   const archives = gitCalls.archive;
   const started = performance.now();
-  const report = await renderAndDiff({ base: LocalGitSourceTree.open(repo.dir, repo.base), head: LocalGitSourceTree.open(repo.dir, repo.head), changedPaths: null, options: { cacheDir, concurrency } });
+  const report = await renderAndDiff({
+    base: LocalGitSourceTree.open(repo.dir, repo.base),
+    head: LocalGitSourceTree.open(repo.dir, repo.head),
+    changedPaths: null,
+    options: { cacheDir, concurrency },
+  });
   const rendered = performance.now();
   const comment = renderComment(report, { baseSha: repo.base, headSha: repo.head, repository: 'example/bench' });
   const wallMs = performance.now() - started;
@@ -119,7 +149,10 @@ async function measure(repo: { dir: string; base: string; head: string }, cacheD
 
 function line(label: string, figures: Figures, showShare: boolean): string {
   const percent = (part: number): string => `${((part / figures.wallMs) * 100).toFixed(0)}%`;
-  const share = showShare && figures.wallMs > 0 ? `\n    share: kustomize ${percent(figures.toolMs)}, checkout (git archive | tar) ${percent(figures.checkoutMs)}, our code ${percent(figures.ourMs)} (${figures.ourMs.toFixed(0)} ms, of which comment ${figures.commentMs.toFixed(0)} ms)` : '';
+  const share =
+    showShare && figures.wallMs > 0
+      ? `\n    share: kustomize ${percent(figures.toolMs)}, checkout (git archive | tar) ${percent(figures.checkoutMs)}, our code ${percent(figures.ourMs)} (${figures.ourMs.toFixed(0)} ms, of which comment ${figures.commentMs.toFixed(0)} ms)`
+      : '';
   return `  ${label.padEnd(30)} ${figures.wallMs.toFixed(0).padStart(6)} ms | kustomize time ${figures.toolMs.toFixed(0).padStart(6)} ms | git archive ${figures.archives} | renders ${figures.renders} | cache hits ${figures.cacheHits}${share}`;
 }
 

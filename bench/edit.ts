@@ -115,7 +115,9 @@ const smalls = Array.from({ length: 1000 }, (_, i) => kustomization(i));
 // Correctness first: a benchmark of an editor that does nothing proves nothing.
 const check = editImages(big, EVENT, { path: 'apps/all.yaml' });
 if (check.changed.length !== 1 || check.refused.length > 0) {
-  throw new Error(`bench (a) expected one change, got ${JSON.stringify({ changed: check.changed, refused: check.refused })}`);
+  throw new Error(
+    `bench (a) expected one change, got ${JSON.stringify({ changed: check.changed, refused: check.refused })}`,
+  );
 }
 const checkSmall = editImages(smalls[3] ?? '', EVENT, { path: 'overlays/dev/kustomization.yaml' });
 if (checkSmall.changed.length !== 1) throw new Error('bench (b) expected one change per kustomization');
@@ -136,13 +138,19 @@ const smallNaive = time(() => {
   for (const text of smalls) naiveEdit(text);
 }, 3);
 
-console.log(`(a) one ${(big.length / 1024 / 1024).toFixed(1)} MB manifest (${big.split('\n---\n').length} documents), image near the end`);
+console.log(
+  `(a) one ${(big.length / 1024 / 1024).toFixed(1)} MB manifest (${big.split('\n---\n').length} documents), image near the end`,
+);
 console.log(`    editImages            ${format(bigEdit)} per edit  (${(1000 / bigEdit).toFixed(1)} edits/s)`);
 console.log(`    parse → stringify     ${format(bigNaive)} per edit  (${(1000 / bigNaive).toFixed(2)} edits/s)`);
 console.log(`    ratio                 ${(bigNaive / bigEdit).toFixed(1)}× faster than the baseline`);
 console.log('(b) 1,000 small kustomizations');
-console.log(`    editImages            ${format(smallEdit)} total  (${(1000 / (smallEdit / 1000)).toFixed(0)} edits/s)`);
-console.log(`    parse → stringify     ${format(smallNaive)} total  (${(1000 / (smallNaive / 1000)).toFixed(0)} edits/s)`);
+console.log(
+  `    editImages            ${format(smallEdit)} total  (${(1000 / (smallEdit / 1000)).toFixed(0)} edits/s)`,
+);
+console.log(
+  `    parse → stringify     ${format(smallNaive)} total  (${(1000 / (smallNaive / 1000)).toFixed(0)} edits/s)`,
+);
 console.log(`    ratio                 ${(smallNaive / smallEdit).toFixed(2)}× the baseline's speed`);
 if (bigEdit >= 1000) {
   console.error(`target missed: (a) took ${format(bigEdit)} per edit (target: under 1 s)`);

@@ -15,7 +15,16 @@
  * runs, default 1), HOSTILE_BOUND_MS (per planner call, default 10000). Keys live under a
  * random prefix and are removed at the end.
  */
-import { defaultRuns, describeCase, endpointCases, fuzzEndpoint, RedisCounts, runCase, sweepCases, Tally } from '../test/fuzz/support/http-fuzz.js';
+import {
+  defaultRuns,
+  describeCase,
+  endpointCases,
+  fuzzEndpoint,
+  RedisCounts,
+  runCase,
+  sweepCases,
+  Tally,
+} from '../test/fuzz/support/http-fuzz.js';
 import { HEAP_LIMIT_MB, hostileCases, runHostileCase, type CallResult } from '../test/fuzz/support/hostile-content.js';
 import { startFuzzStack } from '../test/fuzz/support/stack.js';
 
@@ -35,7 +44,9 @@ async function http(): Promise<number> {
       try {
         await fuzzEndpoint(stack, cases[endpoint]!, Math.round(runs * scale), tally);
       } catch (error) {
-        violations.push(`${endpoint}: ${(error as Error).message.split('\n').find((line) => line.includes('Caused by') || line.startsWith(endpoint)) ?? (error as Error).message.slice(0, 500)}`);
+        violations.push(
+          `${endpoint}: ${(error as Error).message.split('\n').find((line) => line.includes('Caused by') || line.startsWith(endpoint)) ?? (error as Error).message.slice(0, 500)}`,
+        );
       }
     }
     const counts = new RedisCounts(stack);
@@ -50,7 +61,16 @@ async function http(): Promise<number> {
   const down = await startFuzzStack({ redisUrl: 'redis://127.0.0.1:1' });
   try {
     const cases = endpointCases(down.secrets);
-    for (const endpoint of ['github-webhook', 'registry/harbor', 'registry/dockerhub', 'registry/gar', 'ci', 'healthz', 'unknown', 'malformed-http']) {
+    for (const endpoint of [
+      'github-webhook',
+      'registry/harbor',
+      'registry/dockerhub',
+      'registry/gar',
+      'ci',
+      'healthz',
+      'unknown',
+      'malformed-http',
+    ]) {
       try {
         await fuzzEndpoint(down, cases[endpoint]!, Math.round(60 * scale), tally, { mode: 'redis-down' });
       } catch (error) {
@@ -60,7 +80,9 @@ async function http(): Promise<number> {
   } finally {
     await down.close();
   }
-  console.log(`HTTP fuzz: ${tally.total()} cases in ${((performance.now() - started) / 1000).toFixed(1)} s (FUZZ_SCALE=${scale})\n`);
+  console.log(
+    `HTTP fuzz: ${tally.total()} cases in ${((performance.now() - started) / 1000).toFixed(1)} s (FUZZ_SCALE=${scale})\n`,
+  );
   console.log(tally.table());
   console.log(`\nbroken invariants: ${violations.length}`);
   for (const violation of violations) console.log(`  ${violation}`);
@@ -68,17 +90,25 @@ async function http(): Promise<number> {
 }
 
 async function content(): Promise<void> {
-  console.log(`\nHostile repository content: each call in a child process, ${HEAP_LIMIT_MB} MB heap, killed after ${boundMs} ms\n`);
-  console.log(`${'case'.padEnd(20)} ${'MB'.padStart(5)} ${'call'.padEnd(25)} ${'outcome'.padEnd(9)} ${'ms'.padStart(7)}  answer`);
+  console.log(
+    `\nHostile repository content: each call in a child process, ${HEAP_LIMIT_MB} MB heap, killed after ${boundMs} ms\n`,
+  );
+  console.log(
+    `${'case'.padEnd(20)} ${'MB'.padStart(5)} ${'call'.padEnd(25)} ${'outcome'.padEnd(9)} ${'ms'.padStart(7)}  answer`,
+  );
   const results: CallResult[] = [];
   for (const hostile of hostileCases) {
     for (const result of await runHostileCase(hostile.name, boundMs)) {
       results.push(result);
-      console.log(`${result.case.padEnd(20)} ${(result.bytes / 1024 / 1024).toFixed(1).padStart(5)} ${result.call.padEnd(25)} ${result.outcome.padEnd(9)} ${String(result.ms).padStart(7)}  ${result.detail.slice(0, 110)}`);
+      console.log(
+        `${result.case.padEnd(20)} ${(result.bytes / 1024 / 1024).toFixed(1).padStart(5)} ${result.call.padEnd(25)} ${result.outcome.padEnd(9)} ${String(result.ms).padStart(7)}  ${result.detail.slice(0, 110)}`,
+      );
     }
   }
   const by = (outcome: CallResult['outcome']) => results.filter((result) => result.outcome === outcome).length;
-  console.log(`\ncalls: ${results.length}; answered ${by('answered')}, threw ${by('threw')}, crashed ${by('crashed')}, over ${boundMs} ms ${by('timeout')}`);
+  console.log(
+    `\ncalls: ${results.length}; answered ${by('answered')}, threw ${by('threw')}, crashed ${by('crashed')}, over ${boundMs} ms ${by('timeout')}`,
+  );
 }
 
 const broken = all || flags.has('--http') ? await http() : 0;

@@ -54,14 +54,17 @@ const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
 /** The push example that targets the default branch and carries an installation. */
 function pushPayload(): string {
   const require = createRequire(import.meta.url);
-  const examples = JSON.parse(readFileSync(require.resolve('@octokit/webhooks-examples/api.github.com/index.json'), 'utf8')) as Array<{ name: string; examples: Array<Record<string, unknown>> }>;
+  const examples = JSON.parse(
+    readFileSync(require.resolve('@octokit/webhooks-examples/api.github.com/index.json'), 'utf8'),
+  ) as Array<{ name: string; examples: Array<Record<string, unknown>> }>;
   const push = examples
     .find((group) => group.name === 'push')
     ?.examples.find((example) => {
       const repository = example.repository as { default_branch?: string } | undefined;
       return example.installation && example.ref === `refs/heads/${repository?.default_branch}`;
     });
-  if (!push) throw new Error('no push example to the default branch with an installation in @octokit/webhooks-examples');
+  if (!push)
+    throw new Error('no push example to the default branch with an installation in @octokit/webhooks-examples');
   return JSON.stringify(push);
 }
 
@@ -69,7 +72,15 @@ async function startReceiver(kind: 'escalator' | 'probot'): Promise<{ url: strin
   // INTAKE_PROFILE=<dir> writes a V8 CPU profile of each receiver there (open it in Chrome DevTools).
   const profile = process.env.INTAKE_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.INTAKE_PROFILE}`] : [];
   const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'bench/support/intake-server.ts', kind], {
-    env: { ...process.env, APP_ID: '1', PRIVATE_KEY: pem, WEBHOOK_SECRET: secret, REDIS_URL: redisUrl, BENCH_PREFIX: prefix, ESCALATOR_CI_TOKEN: ciToken },
+    env: {
+      ...process.env,
+      APP_ID: '1',
+      PRIVATE_KEY: pem,
+      WEBHOOK_SECRET: secret,
+      REDIS_URL: redisUrl,
+      BENCH_PREFIX: prefix,
+      ESCALATOR_CI_TOKEN: ciToken,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! });
@@ -87,7 +98,14 @@ async function stopReceiver(child: ChildProcess): Promise<void> {
   await Promise.race([exited, sleep(10_000)]);
 }
 
-function cannon(input: { url: string; path: string; body: string | ((n: number) => string); headers: Record<string, string>; seconds: number; perRequest?: (n: number) => Record<string, string> }): Promise<autocannon.Result> {
+function cannon(input: {
+  url: string;
+  path: string;
+  body: string | ((n: number) => string);
+  headers: Record<string, string>;
+  seconds: number;
+  perRequest?: (n: number) => Record<string, string>;
+}): Promise<autocannon.Result> {
   let n = 0;
   const fixedBody = typeof input.body === 'string' ? input.body : undefined;
   const makeBody = typeof input.body === 'function' ? input.body : undefined;
@@ -103,7 +121,11 @@ function cannon(input: { url: string; path: string; body: string | ((n: number) 
         ...(fixedBody !== undefined ? { body: fixedBody } : {}),
         setupRequest: (request) => {
           n += 1;
-          return { ...request, headers: { ...request.headers, ...input.perRequest?.(n) }, ...(makeBody ? { body: makeBody(n) } : {}) };
+          return {
+            ...request,
+            headers: { ...request.headers, ...input.perRequest?.(n) },
+            ...(makeBody ? { body: makeBody(n) } : {}),
+          };
         },
       },
     ],
@@ -111,17 +133,35 @@ function cannon(input: { url: string; path: string; body: string | ((n: number) 
 }
 
 function toRun(receiver: string, result: autocannon.Result, load: string): Run {
-  return { receiver, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total, non2xx: result.non2xx, errors: result.errors, load };
+  return {
+    receiver,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    total: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    load,
+  };
 }
 
 function print(run: Run): void {
-  console.log(`  ${run.receiver.padEnd(30)} ${run.rps.toFixed(0).padStart(6)} req/s   p50 ${ms(run.p50).padStart(7)}   p99 ${ms(run.p99).padStart(7)}   ${String(run.total).padStart(6)} requests, ${run.non2xx} non-2xx, ${run.errors} errors   load ${run.load}`);
+  console.log(
+    `  ${run.receiver.padEnd(30)} ${run.rps.toFixed(0).padStart(6)} req/s   p50 ${ms(run.p50).padStart(7)}   p99 ${ms(run.p99).padStart(7)}   ${String(run.total).padStart(6)} requests, ${run.non2xx} non-2xx, ${run.errors} errors   load ${run.load}`,
+  );
 }
 
-banner(`bench/intake.ts — signed webhook intake, ${CONNECTIONS} connections, ${SECONDS} s per run (autocannon in this process, each receiver in its own)`);
+banner(
+  `bench/intake.ts — signed webhook intake, ${CONNECTIONS} connections, ${SECONDS} s per run (autocannon in this process, each receiver in its own)`,
+);
 const body = pushPayload();
 const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-const webhookHeaders = { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': signature, 'user-agent': 'GitHub-Hookshot/bench' };
+const webhookHeaders = {
+  'content-type': 'application/json',
+  'x-github-event': 'push',
+  'x-hub-signature-256': signature,
+  'user-agent': 'GitHub-Hookshot/bench',
+};
 const delivery = () => ({ 'x-github-delivery': randomUUID() });
 const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
 const indexQueue = new Queue('index', { connection: redis, prefix });
@@ -134,17 +174,44 @@ let enqueued = 0;
 try {
   // Correctness first: both accept the delivery, and Escalator enqueues one index job for it.
   for (const target of [escalator, probot]) {
-    const response = await fetch(`${target.url}/api/github/webhooks`, { method: 'POST', headers: { ...webhookHeaders, ...delivery() }, body });
-    if (response.status >= 300) throw new Error(`${target === escalator ? 'Escalator' : 'Probot'} answered ${response.status}: ${await response.text()}`);
+    const response = await fetch(`${target.url}/api/github/webhooks`, {
+      method: 'POST',
+      headers: { ...webhookHeaders, ...delivery() },
+      body,
+    });
+    if (response.status >= 300)
+      throw new Error(
+        `${target === escalator ? 'Escalator' : 'Probot'} answered ${response.status}: ${await response.text()}`,
+      );
   }
-  if ((await indexQueue.getJobCounts('waiting')).waiting !== 1) throw new Error('Escalator did not enqueue an index job for the push delivery');
+  if ((await indexQueue.getJobCounts('waiting')).waiting !== 1)
+    throw new Error('Escalator did not enqueue an index job for the push delivery');
 
-  const order: Array<['escalator' | 'probot', { url: string }]> = [['probot', probot], ['escalator', escalator], ['escalator', escalator], ['probot', probot]];
+  const order: Array<['escalator' | 'probot', { url: string }]> = [
+    ['probot', probot],
+    ['escalator', escalator],
+    ['escalator', escalator],
+    ['probot', probot],
+  ];
   for (const [kind, target] of order) {
-    await cannon({ url: target.url, path: '/api/github/webhooks', body, headers: webhookHeaders, perRequest: delivery, seconds: WARMUP_SECONDS });
+    await cannon({
+      url: target.url,
+      path: '/api/github/webhooks',
+      body,
+      headers: webhookHeaders,
+      perRequest: delivery,
+      seconds: WARMUP_SECONDS,
+    });
     const load = loadavg();
     const before = kind === 'escalator' ? ((await indexQueue.getJobCounts('waiting')).waiting ?? 0) : 0;
-    const result = await cannon({ url: target.url, path: '/api/github/webhooks', body, headers: webhookHeaders, perRequest: delivery, seconds: SECONDS });
+    const result = await cannon({
+      url: target.url,
+      path: '/api/github/webhooks',
+      body,
+      headers: webhookHeaders,
+      perRequest: delivery,
+      seconds: SECONDS,
+    });
     runs.push(toRun(kind === 'escalator' ? 'Escalator web role' : 'bare Probot (verify, drop)', result, load));
     if (kind === 'escalator') enqueued += ((await indexQueue.getJobCounts('waiting')).waiting ?? 0) - before;
   }
@@ -175,10 +242,18 @@ const mean = (receiver: string, field: 'rps' | 'p99' | 'p50') => {
 };
 const ratio = mean('Escalator', 'rps') / mean('bare', 'rps');
 const worstP99 = Math.max(...runs.filter((run) => run.receiver.startsWith('Escalator')).map((run) => run.p99));
-console.log(`  throughput ratio Escalator / Probot (mean of both runs each): ${ratio.toFixed(2)}   (target ≥ ${RATIO_TARGET})`);
-console.log(`  Escalator p99, worse run: ${ms(worstP99)}   (target < ${P99_TARGET_MS} ms; worse run / target ${(worstP99 / P99_TARGET_MS).toFixed(2)})`);
-const accepted = runs.filter((run) => run.receiver.startsWith('Escalator')).reduce((sum, run) => sum + run.total - run.non2xx, 0);
-console.log(`  index jobs enqueued during the measured Escalator runs: ${enqueued} for ${accepted} deliveries answered 2xx within the runs (requests still in flight when a run ends are enqueued but not counted)`);
+console.log(
+  `  throughput ratio Escalator / Probot (mean of both runs each): ${ratio.toFixed(2)}   (target ≥ ${RATIO_TARGET})`,
+);
+console.log(
+  `  Escalator p99, worse run: ${ms(worstP99)}   (target < ${P99_TARGET_MS} ms; worse run / target ${(worstP99 / P99_TARGET_MS).toFixed(2)})`,
+);
+const accepted = runs
+  .filter((run) => run.receiver.startsWith('Escalator'))
+  .reduce((sum, run) => sum + run.total - run.non2xx, 0);
+console.log(
+  `  index jobs enqueued during the measured Escalator runs: ${enqueued} for ${accepted} deliveries answered 2xx within the runs (requests still in flight when a run ends are enqueued but not counted)`,
+);
 console.log('');
 console.log('registry intake (CI API, a distinct tag per request)');
 if (ci) print(ci);

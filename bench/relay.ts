@@ -50,7 +50,11 @@ async function idle(queue: Queue): Promise<void> {
 }
 
 async function latency(): Promise<number[]> {
-  const agents = await Promise.all([startArgoCd({ secret: 'argo' }), startFluxReceiver({ type: 'github', token: 'flux' }), startFluxReceiver({ type: 'generic-hmac', token: 'hmac' })]);
+  const agents = await Promise.all([
+    startArgoCd({ secret: 'argo' }),
+    startFluxReceiver({ type: 'github', token: 'flux' }),
+    startFluxReceiver({ type: 'generic-hmac', token: 'hmac' }),
+  ]);
   const [argocd, flux, hmac] = agents as [TestAgent, TestAgent, TestAgent];
   const targets: RelayTarget[] = [
     target({ name: 'argocd', type: 'argocd', url: argocd.url, secret: 'argo', repos: ['example/*'] }),
@@ -70,7 +74,11 @@ async function latency(): Promise<number[]> {
     for (let n = 0; n < LATENCY_PUSHES; n++) {
       const started = performance.now();
       await rig.enqueue(pushInput({ paths: ['apps/web/overlays/prod/kustomization.yaml'], n: n + 100 }));
-      await waitFor(() => agents.every((agent, i) => agent.requests.length === base[i]! + n + 1), 10_000, `delivery ${n}`);
+      await waitFor(
+        () => agents.every((agent, i) => agent.requests.length === base[i]! + n + 1),
+        10_000,
+        `delivery ${n}`,
+      );
       for (const agent of agents) samples.push(agent.requests.at(-1)!.at - started);
       await idle(rig.producer.queue('relay'));
     }
@@ -85,19 +93,41 @@ async function latency(): Promise<number[]> {
 
 async function throughput(): Promise<{ deliveries: number; seconds: number }> {
   const agents = await Promise.all(
-    Array.from({ length: THROUGHPUT_TARGETS }, (_, i) => (i % 2 === 0 ? startArgoCd({ secret: `s${i}` }) : startFluxReceiver({ type: 'github', token: `s${i}` }))),
+    Array.from({ length: THROUGHPUT_TARGETS }, (_, i) =>
+      i % 2 === 0 ? startArgoCd({ secret: `s${i}` }) : startFluxReceiver({ type: 'github', token: `s${i}` }),
+    ),
   );
   const targets = agents.map((agent, i) =>
-    target({ name: `agent-${i}`, type: i % 2 === 0 ? 'argocd' : 'flux-github', url: agent.url, secret: `s${i}`, repos: ['example/gitops'], paths: ['apps/**'] }),
+    target({
+      name: `agent-${i}`,
+      type: i % 2 === 0 ? 'argocd' : 'flux-github',
+      url: agent.url,
+      secret: `s${i}`,
+      repos: ['example/gitops'],
+      paths: ['apps/**'],
+    }),
   );
   const rig = await startRelay(targets, { concurrency: CONCURRENCY });
   const total = THROUGHPUT_TARGETS * THROUGHPUT_PUSHES;
   try {
     const started = performance.now();
     await Promise.all(
-      Array.from({ length: THROUGHPUT_PUSHES }, (_, n) => rig.enqueue(pushInput({ deliveryId: randomUUID(), ref: `refs/heads/branch-${n}`, paths: [`apps/app-${n}/overlays/dev/kustomization.yaml`], n: n + 1 }))),
+      Array.from({ length: THROUGHPUT_PUSHES }, (_, n) =>
+        rig.enqueue(
+          pushInput({
+            deliveryId: randomUUID(),
+            ref: `refs/heads/branch-${n}`,
+            paths: [`apps/app-${n}/overlays/dev/kustomization.yaml`],
+            n: n + 1,
+          }),
+        ),
+      ),
     );
-    await waitFor(() => agents.reduce((sum, agent) => sum + agent.requests.length, 0) >= total, 120_000, 'all deliveries');
+    await waitFor(
+      () => agents.reduce((sum, agent) => sum + agent.requests.length, 0) >= total,
+      120_000,
+      'all deliveries',
+    );
     const seconds = (Math.max(...agents.map((agent) => agent.requests.at(-1)!.at)) - started) / 1000;
     const refused = agents.flatMap((agent) => agent.requests).filter((request) => request.verdict !== 'accepted');
     if (refused.length > 0) throw new Error(`agents refused ${refused.length} requests: ${refused[0]!.verdict}`);
@@ -110,11 +140,19 @@ async function throughput(): Promise<{ deliveries: number; seconds: number }> {
 
 const samples = await latency();
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
-console.log(`relay latency, enqueue → agent has the request (${samples.length} deliveries: ${LATENCY_PUSHES} pushes × 3 targets)`);
-console.log(`  p50 ${fmt(percentile(samples, 50))}   p90 ${fmt(percentile(samples, 90))}   p99 ${fmt(percentile(samples, 99))}   max ${fmt(samples.at(-1)!)}`);
+console.log(
+  `relay latency, enqueue → agent has the request (${samples.length} deliveries: ${LATENCY_PUSHES} pushes × 3 targets)`,
+);
+console.log(
+  `  p50 ${fmt(percentile(samples, 50))}   p90 ${fmt(percentile(samples, 90))}   p99 ${fmt(percentile(samples, 99))}   max ${fmt(samples.at(-1)!)}`,
+);
 const { deliveries, seconds } = await throughput();
-console.log(`relay throughput, ${THROUGHPUT_PUSHES} pushes × ${THROUGHPUT_TARGETS} targets, worker concurrency ${CONCURRENCY}`);
-console.log(`  ${deliveries} deliveries in ${seconds.toFixed(2)} s = ${(deliveries / seconds).toFixed(0)} deliveries/s`);
+console.log(
+  `relay throughput, ${THROUGHPUT_PUSHES} pushes × ${THROUGHPUT_TARGETS} targets, worker concurrency ${CONCURRENCY}`,
+);
+console.log(
+  `  ${deliveries} deliveries in ${seconds.toFixed(2)} s = ${(deliveries / seconds).toFixed(0)} deliveries/s`,
+);
 const p50 = percentile(samples, 50);
 if (p50 >= 100) {
   console.error(`p50 latency ${fmt(p50)} is over the 100 ms goal`);

@@ -44,34 +44,58 @@ const DRAIN_SECONDS = Number(process.env.SOAK_DRAIN_SECONDS ?? 600);
 const MEM_EVERY_SECONDS = Number(process.env.MEM_EVERY_SECONDS ?? 15);
 const SEED = Number(process.env.SOAK_SEED ?? 15);
 const mix = (process.env.SOAK_MIX ?? '80:10:10').split(':').map(Number);
-if (mix.length !== 3 || mix.some((n) => !Number.isFinite(n) || n < 0)) throw new Error('SOAK_MIX must be three numbers images:updates:merges, e.g. 80:10:10');
+if (mix.length !== 3 || mix.some((n) => !Number.isFinite(n) || n < 0))
+  throw new Error('SOAK_MIX must be three numbers images:updates:merges, e.g. 80:10:10');
 const [mixImages = 0, mixUpdates = 0, mixMerges = 0] = mix;
 const mixTotal = mixImages + mixUpdates + mixMerges;
 const LAG_RESOLUTION_MS = 10;
 
 const startedAt = Date.now();
-const phase = (text: string) => console.log(`  [+${((Date.now() - startedAt) / 1000).toFixed(1).padStart(6)} s] ${text}   load ${loadavg()}`);
+const phase = (text: string) =>
+  console.log(`  [+${((Date.now() - startedAt) / 1000).toFixed(1).padStart(6)} s] ${text}   load ${loadavg()}`);
 const startLoad = loadavg();
-banner(`bench/soak.ts — ${RATE} events/s for ${SECONDS} s (images:updates:merges ${mixImages}:${mixUpdates}:${mixMerges}), ${REPOS} repositories × ${APPS} apps`);
-console.log(`  ${WORKERS} worker processes, 1 web process; ESCALATOR_DEBOUNCE_MS default (1.5 s); seed ${SEED}; memory every ${MEM_EVERY_SECONDS} s`);
+banner(
+  `bench/soak.ts — ${RATE} events/s for ${SECONDS} s (images:updates:merges ${mixImages}:${mixUpdates}:${mixMerges}), ${REPOS} repositories × ${APPS} apps`,
+);
+console.log(
+  `  ${WORKERS} worker processes, 1 web process; ESCALATOR_DEBOUNCE_MS default (1.5 s); seed ${SEED}; memory every ${MEM_EVERY_SECONDS} s`,
+);
 
-const stack = await startLoadStack({ name: 'soak', repos: REPOS, apps: APPS, environments: ['dev', 'staging'], workers: WORKERS, progress: phase });
+const stack = await startLoadStack({
+  name: 'soak',
+  repos: REPOS,
+  apps: APPS,
+  environments: ['dev', 'staging'],
+  workers: WORKERS,
+  progress: phase,
+});
 const lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
 const memory = new MemorySampler(() => stack.processes(), MEM_EVERY_SECONDS * 1000, startedAt);
-const queues = ['image', 'bump', 'promote', 'index', 'diff'].map((name) => new Queue(name, { connection: stack.probe, prefix: stack.prefix }));
+const queues = ['image', 'bump', 'promote', 'index', 'diff'].map(
+  (name) => new Queue(name, { connection: stack.probe, prefix: stack.prefix }),
+);
 let exitCode = 0;
 let senderProcess: SenderProcess | undefined;
 try {
   const { fixture, observer } = stack;
   const targets = targetsOf(fixture);
   const random = seededRandom(SEED);
-  const people = new People(stack.client, stack.webhooks, fixture, seededRandom(SEED ^ 0x5eed), { concurrency: 2, maxBacklog: 20 });
+  const people = new People(stack.client, stack.webhooks, fixture, seededRandom(SEED ^ 0x5eed), {
+    concurrency: 2,
+    maxBacklog: 20,
+  });
   await people.openPulls();
   phase(`${people.pulls.length} people's pull requests opened`);
   const sentVersion = new Map<string, number>();
   const backlog = async () => {
-    const counts = await Promise.all(queues.map(async (queue) => [queue.name, await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')] as const));
-    return counts.map(([name, c]) => `${name} ${(c.waiting ?? 0) + (c.prioritized ?? 0)}/${c.active ?? 0}/${c.delayed ?? 0}`).join(', ');
+    const counts = await Promise.all(
+      queues.map(
+        async (queue) => [queue.name, await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')] as const,
+      ),
+    );
+    return counts
+      .map(([name, c]) => `${name} ${(c.waiting ?? 0) + (c.prioritized ?? 0)}/${c.active ?? 0}/${c.delayed ?? 0}`)
+      .join(', ');
   };
 
   // 2 + 3. The steady mix, open loop: the whole schedule is drawn first; image events go to the
@@ -86,7 +110,12 @@ try {
       const target = targets[Math.floor(random() * targets.length)]!;
       const version = (sentVersion.get(target.image) ?? 0) + 1;
       sentVersion.set(target.image, version);
-      schedule.push({ offsetMs, image: target.image, version, source: sent.images++ % 2 === 0 ? 'distribution' : 'ci' });
+      schedule.push({
+        offsetMs,
+        image: target.image,
+        version,
+        source: sent.images++ % 2 === 0 ? 'distribution' : 'ci',
+      });
     } else if (roll < mixImages + mixUpdates) {
       sent.updates++;
       actions.push({ offsetMs, kind: 'update' });
@@ -121,14 +150,23 @@ try {
   const driveSeconds = (Date.now() - driveStart) / 1000;
   await people.idle();
   const acceptedVersion = new Map<string, number>();
-  for (const event of result.accepted) acceptedVersion.set(event.image, Math.max(acceptedVersion.get(event.image) ?? 0, event.version));
+  for (const event of result.accepted)
+    acceptedVersion.set(event.image, Math.max(acceptedVersion.get(event.image) ?? 0, event.version));
   const failed = Object.values(result.failures).reduce((sum, n) => sum + n, 0);
   const latencies = [...result.latencies.ci, ...result.latencies.distribution];
   phase(`drive over after ${driveSeconds.toFixed(0)} s; jobs waiting/active/delayed: ${await backlog()}; draining`);
 
   // 4. Drain.
   memory.phase = 'drain';
-  const drained = await drain({ redis: stack.probe, prefix: stack.prefix, webhooks: stack.webhooks, idle: () => stack.sim.context.webhooks.idle(), recoverEveryMs: stack.recoverEveryMs, timeoutMs: DRAIN_SECONDS * 1000, origin: driveStart });
+  const drained = await drain({
+    redis: stack.probe,
+    prefix: stack.prefix,
+    webhooks: stack.webhooks,
+    idle: () => stack.sim.context.webhooks.idle(),
+    recoverEveryMs: stack.recoverEveryMs,
+    timeoutMs: DRAIN_SECONDS * 1000,
+    origin: driveStart,
+  });
   lag.disable();
   memory.phase = 'after';
   await memory.stop();
@@ -149,18 +187,29 @@ try {
   const stagingWrong: string[] = [];
   let pullsTotal = 0;
   for (const repo of fixture.repos) {
-    const pulls = await stack.user.paginate(stack.user.rest.pulls.list, { owner: fixture.owner, repo, state: 'all', per_page: 100 });
+    const pulls = await stack.user.paginate(stack.user.rest.pulls.list, {
+      owner: fixture.owner,
+      repo,
+      state: 'all',
+      per_page: 100,
+    });
     pullsTotal += pulls.length;
     for (const app of fixture.apps) {
       const image = targets.find((t) => t.repo === repo && t.app === app)!.image;
       const tag = tagOf(acceptedVersion.get(image) ?? 0);
       const bump = pulls.find((pull) => pull.state === 'open' && pull.head.ref === `escalator/dev/${app}`);
       const dev = await read(repo, overlayPath(app, 'dev'), bump?.head.sha ?? 'main');
-      if (dev !== overlayText(image, tag)) devWrong.push(`${repo}/${app}: dev on ${bump ? `PR #${bump.number}` : 'main'} is at ${tagIn(dev)}, not ${tag}`);
+      if (dev !== overlayText(image, tag))
+        devWrong.push(`${repo}/${app}: dev on ${bump ? `PR #${bump.number}` : 'main'} is at ${tagIn(dev)}, not ${tag}`);
       const devMain = bump ? await read(repo, overlayPath(app, 'dev'), 'main') : dev;
-      const promotion = pulls.find((pull) => pull.state === 'open' && pull.head.ref === `escalator/promote/staging/${app}`);
+      const promotion = pulls.find(
+        (pull) => pull.state === 'open' && pull.head.ref === `escalator/promote/staging/${app}`,
+      );
       const staging = await read(repo, overlayPath(app, 'staging'), promotion?.head.sha ?? 'main');
-      if (staging !== devMain) stagingWrong.push(`${repo}/${app}: staging on ${promotion ? `PR #${promotion.number}` : 'main'} is at ${tagIn(staging)}, dev on main at ${tagIn(devMain)}`);
+      if (staging !== devMain)
+        stagingWrong.push(
+          `${repo}/${app}: staging on ${promotion ? `PR #${promotion.number}` : 'main'} is at ${tagIn(staging)}, dev on main at ${tagIn(devMain)}`,
+        );
     }
   }
   const e2e: Array<{ at: number; ms: number }> = [];
@@ -179,54 +228,108 @@ try {
     pull.pushes.forEach((push, i) => {
       if (i === 0) return; // the opening push, before the drive
       const own = observer.diffChecks.get(push.sha);
-      const later = pull.pushes.slice(i).map((p) => observer.diffChecks.get(p.sha)).find((at) => at !== undefined);
+      const later = pull.pushes
+        .slice(i)
+        .map((p) => observer.diffChecks.get(p.sha))
+        .find((at) => at !== undefined);
       if (own !== undefined) ownDiff++;
       else if (later !== undefined) superseded++;
       if (later !== undefined) updateMs.push({ at: push.at, ms: Math.max(0, later - push.at) });
     });
     const head = pull.pushes.at(-1)!;
-    if (!observer.diffChecks.has(head.sha)) headsWithoutDiff.push(`${pull.repo}#${pull.number} head ${head.sha.slice(0, 7)}`);
+    if (!observer.diffChecks.has(head.sha))
+      headsWithoutDiff.push(`${pull.repo}#${pull.number} head ${head.sha.slice(0, 7)}`);
   }
 
   // 6. Report.
   const intakeAll = summarize(latencies);
-  const writes = [...observer.writes.values()].reduce((sum, w) => ({ bump: sum.bump + w.bumpCommits, other: sum.other + w.otherCommits, opened: sum.opened + w.pullsOpened, updated: sum.updated + w.pullsUpdated }), { bump: 0, other: 0, opened: 0, updated: 0 });
+  const writes = [...observer.writes.values()].reduce(
+    (sum, w) => ({
+      bump: sum.bump + w.bumpCommits,
+      other: sum.other + w.otherCommits,
+      opened: sum.opened + w.pullsOpened,
+      updated: sum.updated + w.pullsUpdated,
+    }),
+    { bump: 0, other: 0, opened: 0, updated: 0 },
+  );
   const perSecond = (n: number) => (n / driveSeconds).toFixed(2);
   console.log('');
   console.log(`throughput over the ${driveSeconds.toFixed(0)} s drive`);
-  console.log(`  image events: sent ${result.sent}, accepted ${result.accepted.length} (${perSecond(result.accepted.length)}/s), not accepted ${failed}${failed > 0 ? ` ${JSON.stringify(result.failures)}` : ''}`);
-  console.log(`  PR updates: offered ${sent.updates}, pushed ${people.stats.updates}, rendered diff on their own head ${ownDiff} (${perSecond(ownDiff)}/s), superseded by a newer push first ${superseded}`);
-  console.log(`  merges: offered ${sent.merges}, bump PRs merged ${people.stats.mergedBump}, promotion PRs merged ${people.stats.mergedPromotion} (${perSecond(people.stats.mergedBump + people.stats.mergedPromotion)}/s), refused (head moved or closed) ${people.stats.raced}, nothing open ${people.stats.nothingToMerge}`);
-  console.log(`  people's actions dropped because the simulator was behind: ${people.stats.dropped}; waited for their turn p50 ${ms(summarize(people.stats.waitedMs).p50)} p99 ${ms(summarize(people.stats.waitedMs).p99)}; push took p50 ${ms(summarize(people.stats.tookMs.update).p50)}, merge p50 ${ms(summarize(people.stats.tookMs.merge).p50)}${people.stats.errors.length > 0 ? `; errors ${people.stats.errors.length}: ${[...new Set(people.stats.errors)].slice(0, 3).join(' | ')}` : ''}`);
-  console.log(`  Escalator wrote: ${writes.bump} bump commits (${perSecond(writes.bump)}/s), ${writes.other} promotion commits, ${writes.opened} PRs opened, ${writes.updated} PR updates; ${observer.calls} GitHub API calls (${perSecond(observer.calls)}/s); simulator 5xx ${observer.serverErrors}; ${pullsTotal} PRs in all`);
-  const loop = { p50: lag.percentile(50) / 1e6 - LAG_RESOLUTION_MS, p99: lag.percentile(99) / 1e6 - LAG_RESOLUTION_MS, max: lag.max / 1e6 - LAG_RESOLUTION_MS };
-  console.log('latency (intake timed in the sender process, which does nothing else; the rest in the bench process, which hosts the simulator)');
+  console.log(
+    `  image events: sent ${result.sent}, accepted ${result.accepted.length} (${perSecond(result.accepted.length)}/s), not accepted ${failed}${failed > 0 ? ` ${JSON.stringify(result.failures)}` : ''}`,
+  );
+  console.log(
+    `  PR updates: offered ${sent.updates}, pushed ${people.stats.updates}, rendered diff on their own head ${ownDiff} (${perSecond(ownDiff)}/s), superseded by a newer push first ${superseded}`,
+  );
+  console.log(
+    `  merges: offered ${sent.merges}, bump PRs merged ${people.stats.mergedBump}, promotion PRs merged ${people.stats.mergedPromotion} (${perSecond(people.stats.mergedBump + people.stats.mergedPromotion)}/s), refused (head moved or closed) ${people.stats.raced}, nothing open ${people.stats.nothingToMerge}`,
+  );
+  console.log(
+    `  people's actions dropped because the simulator was behind: ${people.stats.dropped}; waited for their turn p50 ${ms(summarize(people.stats.waitedMs).p50)} p99 ${ms(summarize(people.stats.waitedMs).p99)}; push took p50 ${ms(summarize(people.stats.tookMs.update).p50)}, merge p50 ${ms(summarize(people.stats.tookMs.merge).p50)}${people.stats.errors.length > 0 ? `; errors ${people.stats.errors.length}: ${[...new Set(people.stats.errors)].slice(0, 3).join(' | ')}` : ''}`,
+  );
+  console.log(
+    `  Escalator wrote: ${writes.bump} bump commits (${perSecond(writes.bump)}/s), ${writes.other} promotion commits, ${writes.opened} PRs opened, ${writes.updated} PR updates; ${observer.calls} GitHub API calls (${perSecond(observer.calls)}/s); simulator 5xx ${observer.serverErrors}; ${pullsTotal} PRs in all`,
+  );
+  const loop = {
+    p50: lag.percentile(50) / 1e6 - LAG_RESOLUTION_MS,
+    p99: lag.percentile(99) / 1e6 - LAG_RESOLUTION_MS,
+    max: lag.max / 1e6 - LAG_RESOLUTION_MS,
+  };
+  console.log(
+    'latency (intake timed in the sender process, which does nothing else; the rest in the bench process, which hosts the simulator)',
+  );
   const row = (label: string, samples: number[]) => {
     const s = summarize(samples);
     return `  ${label.padEnd(44)} p50 ${ms(s.p50).padStart(8)}   p90 ${ms(s.p90).padStart(8)}   p99 ${ms(s.p99).padStart(8)}   max ${ms(s.max).padStart(8)}   n=${s.n}`;
   };
   console.log(row('intake, answer time (both routes)', latencies));
   for (const [source, samples] of Object.entries(result.latencies)) console.log(row(`  ${source}`, samples));
-  console.log(row('event accepted → bump PR shows its tag', e2e.map((s) => s.ms)));
-  console.log(row('PR update pushed → its rendered diff (check)', updateMs.map((s) => s.ms)));
-  const thirds = [0, 1, 2].map((k) => [driveStart + (k * SECONDS * 1000) / 3, driveStart + ((k + 1) * SECONDS * 1000) / 3] as const);
+  console.log(
+    row(
+      'event accepted → bump PR shows its tag',
+      e2e.map((s) => s.ms),
+    ),
+  );
+  console.log(
+    row(
+      'PR update pushed → its rendered diff (check)',
+      updateMs.map((s) => s.ms),
+    ),
+  );
+  const thirds = [0, 1, 2].map(
+    (k) => [driveStart + (k * SECONDS * 1000) / 3, driveStart + ((k + 1) * SECONDS * 1000) / 3] as const,
+  );
   for (const [k, [from, to]] of thirds.entries()) {
     const inThird = (s: { at: number }) => s.at >= from && s.at < to;
     const accepted = result.accepted.filter(inThird).length;
     const e = summarize(e2e.filter(inThird).map((s) => s.ms));
     const u = summarize(updateMs.filter(inThird).map((s) => s.ms));
-    console.log(`    third ${k + 1}: events accepted ${accepted}; event → PR p50 ${ms(e.p50)} p99 ${ms(e.p99)}; update → diff p50 ${ms(u.p50)} p99 ${ms(u.p99)}`);
+    console.log(
+      `    third ${k + 1}: events accepted ${accepted}; event → PR p50 ${ms(e.p50)} p99 ${ms(e.p99)}; update → diff p50 ${ms(u.p50)} p99 ${ms(u.p99)}`,
+    );
   }
-  console.log(`  intake p50 ${ms(intakeAll.p50)} / p99 ${ms(intakeAll.p99)}; sends left late by p99 ${ms(result.lateness.p99)} (max ${ms(result.lateness.max)}), sender event-loop delay p99 ${ms(result.lag.p99)}`);
-  console.log(`  bench process (simulator) event-loop delay during the run p50 ${ms(loop.p50)}, p99 ${ms(loop.p99)}, max ${ms(loop.max)} (part of the event → PR and update → diff times)`);
-  console.log(`drain: ${drained.drained ? 'every queue empty' : 'NOT DRAINED'} after ${(drained.tookMs / 1000).toFixed(1)} s; failed jobs ${JSON.stringify(drained.failed)}${drained.failedReasons.length > 0 ? `: ${drained.failedReasons.slice(0, 4).join(' | ')}` : ''}`);
+  console.log(
+    `  intake p50 ${ms(intakeAll.p50)} / p99 ${ms(intakeAll.p99)}; sends left late by p99 ${ms(result.lateness.p99)} (max ${ms(result.lateness.max)}), sender event-loop delay p99 ${ms(result.lag.p99)}`,
+  );
+  console.log(
+    `  bench process (simulator) event-loop delay during the run p50 ${ms(loop.p50)}, p99 ${ms(loop.p99)}, max ${ms(loop.max)} (part of the event → PR and update → diff times)`,
+  );
+  console.log(
+    `drain: ${drained.drained ? 'every queue empty' : 'NOT DRAINED'} after ${(drained.tookMs / 1000).toFixed(1)} s; failed jobs ${JSON.stringify(drained.failed)}${drained.failedReasons.length > 0 ? `: ${drained.failedReasons.slice(0, 4).join(' | ')}` : ''}`,
+  );
   for (const line of drained.timeline) console.log(`  ${line}`);
-  if (Object.keys(drained.undelivered).length > 0) console.log(`  webhooks never delivered: ${JSON.stringify(drained.undelivered)}`);
+  if (Object.keys(drained.undelivered).length > 0)
+    console.log(`  webhooks never delivered: ${JSON.stringify(drained.undelivered)}`);
   console.log(`memory (MB, RSS / V8 heapUsed), every ${MEM_EVERY_SECONDS} s`);
   for (const line of memory.table()) console.log(`  ${line}`);
-  console.log(`plateau: mean of the last third of the drive's samples against the middle third (${memory.samples.filter((s) => s.phase === 'drive').length} samples)`);
+  console.log(
+    `plateau: mean of the last third of the drive's samples against the middle third (${memory.samples.filter((s) => s.phase === 'drive').length} samples)`,
+  );
   const flat = plateauVerdict(memory.plateau('drive'), (line) => console.log(line));
-  for (const peak of memory.peaks()) console.log(`  peak ${peak.name.padEnd(9)} RSS ${peak.rssMb.toFixed(0)} MB at +${(peak.at / 1000).toFixed(0)} s, heapUsed ${peak.heapMb.toFixed(0)} MB`);
+  for (const peak of memory.peaks())
+    console.log(
+      `  peak ${peak.name.padEnd(9)} RSS ${peak.rssMb.toFixed(0)} MB at +${(peak.at / 1000).toFixed(0)} s, heapUsed ${peak.heapMb.toFixed(0)} MB`,
+    );
   console.log('nothing lost');
   const checks: Array<[string, number, string[]]> = [
     ["every image's dev overlay (open bump PR, else main) is at its newest accepted tag", targets.length, devWrong],
@@ -235,11 +338,15 @@ try {
     ["every person's pull request has the rendered diff of its last push", people.pulls.length, headsWithoutDiff],
   ];
   for (const [name, checked, violations] of checks) {
-    console.log(`  ${violations.length === 0 ? 'ok  ' : 'FAIL'} ${name} — ${checked} checked, ${violations.length} violations`);
+    console.log(
+      `  ${violations.length === 0 ? 'ok  ' : 'FAIL'} ${name} — ${checked} checked, ${violations.length} violations`,
+    );
     for (const line of violations.slice(0, 10)) console.log(`         ✗ ${line}`);
   }
   if (checks.some(([, , violations]) => violations.length > 0) || !drained.drained || !flat || failed > 0) exitCode = 1;
-  console.log(`load average at start ${startLoad}, at the end ${loadavg()}; duration ${((Date.now() - startedAt) / 1000).toFixed(0)} s; run directory ${stack.runDir}${exitCode ? ' (kept)' : ''}`);
+  console.log(
+    `load average at start ${startLoad}, at the end ${loadavg()}; duration ${((Date.now() - startedAt) / 1000).toFixed(0)} s; run directory ${stack.runDir}${exitCode ? ' (kept)' : ''}`,
+  );
 } catch (error) {
   exitCode = 1;
   throw error;

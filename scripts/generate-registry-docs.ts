@@ -19,7 +19,8 @@ const authentication: Record<RegistryAuth, string> = {
 };
 
 /** The CI API is no registry, so it has no descriptor; it ends the table. */
-const ciRow = '| [Your CI pipeline](#the-ci-api-post-apiv1images) | `POST /api/v1/images` | **GitHub Actions OIDC** (recommended), or `Authorization: Bearer <scoped token>` | when you send it |';
+const ciRow =
+  '| [Your CI pipeline](#the-ci-api-post-apiv1images) | `POST /api/v1/images` | **GitHub Actions OIDC** (recommended), or `Authorization: Bearer <scoped token>` | when you send it |';
 
 /** The anchor GitHub gives a heading: lowercase, punctuation dropped, spaces as hyphens. */
 export function anchorOf(heading: string): string {
@@ -30,19 +31,32 @@ export function anchorOf(heading: string): string {
 }
 
 function row({ source, auth, docs }: RegistryDescriptor): string {
-  const route = docs.route ?? (auth === 'path-token' ? `\`POST /registry/${source}/<token>\`` : `\`POST /registry/${source}\``);
+  const route =
+    docs.route ?? (auth === 'path-token' ? `\`POST /registry/${source}/<token>\`` : `\`POST /registry/${source}\``);
   return `| [${docs.name}](#${anchorOf(docs.section)}) | ${route} | ${docs.authentication ?? authentication[auth]} | ${docs.digest ? 'yes' : '**no**'} |`;
 }
 
 export function renderRegistryTable(): string {
-  return [TABLE_BEGIN, '', '| Source | Route | How it authenticates | Digest in the event |', '|---|---|---|---|', ...registries.map(row), ciRow, '', TABLE_END].join('\n');
+  return [
+    TABLE_BEGIN,
+    '',
+    '| Source | Route | How it authenticates | Digest in the event |',
+    '|---|---|---|---|',
+    ...registries.map(row),
+    ciRow,
+    '',
+    TABLE_END,
+  ].join('\n');
 }
 
 /** `markdown` with the section between the markers replaced by {@link renderRegistryTable}. */
 export function replaceRegistryTable(markdown: string): string {
   const begin = markdown.indexOf(TABLE_BEGIN);
   const end = markdown.indexOf(TABLE_END);
-  if (begin === -1 || end === -1) throw new Error(`${DOCS_FILE} has no ${TABLE_BEGIN} … ${TABLE_END} section; put both markers where the table belongs`);
+  if (begin === -1 || end === -1)
+    throw new Error(
+      `${DOCS_FILE} has no ${TABLE_BEGIN} … ${TABLE_END} section; put both markers where the table belongs`,
+    );
   return `${markdown.slice(0, begin)}${renderRegistryTable()}${markdown.slice(end + TABLE_END.length)}`;
 }
 

@@ -132,7 +132,10 @@ describe('editImages golden cases', () => {
       if (c.expect === 'refused') {
         expect(result.refused.length).toBeGreaterThan(0);
         const reasons = result.refused.map((r) => r.reason.toLowerCase());
-        expect(reasons.some((r) => r.includes((c.reason ?? '').toLowerCase())), `reasons: ${reasons.join(' | ')}`).toBe(true);
+        expect(
+          reasons.some((r) => r.includes((c.reason ?? '').toLowerCase())),
+          `reasons: ${reasons.join(' | ')}`,
+        ).toBe(true);
       } else {
         expect(result.refused).toEqual([]);
         expect(result.unchanged).toBe(c.expect === 'unchanged');

@@ -72,7 +72,8 @@ function renderImages(root: string, file: string): string[] {
   });
   const images: string[] = [];
   for (const doc of parseAllDocuments(output)) {
-    if (doc.errors.length > 0) throw new Error(`${command} printed YAML that does not parse: ${doc.errors[0]?.message}`);
+    if (doc.errors.length > 0)
+      throw new Error(`${command} printed YAML that does not parse: ${doc.errors[0]?.message}`);
     collectImages(doc.toJS(), images);
   }
   return images;

@@ -39,7 +39,15 @@ export interface DrainResult {
   timeline: string[];
 }
 
-export async function drain(input: { redis: Redis; prefix: string; webhooks: WebhookLog; idle: () => Promise<void>; recoverEveryMs: number; timeoutMs: number; /** Times in the detail are seconds since this. */ origin: number }): Promise<DrainResult> {
+export async function drain(input: {
+  redis: Redis;
+  prefix: string;
+  webhooks: WebhookLog;
+  idle: () => Promise<void>;
+  recoverEveryMs: number;
+  timeoutMs: number;
+  /** Times in the detail are seconds since this. */ origin: number;
+}): Promise<DrainResult> {
   const started = Date.now();
   const queues = new Map<string, Queue>();
   const queue = (name: string): Queue => {
@@ -66,14 +74,17 @@ export async function drain(input: { redis: Redis; prefix: string; webhooks: Web
         if (Object.keys(pending).length > 0) busy[name] = pending;
       }
       // A failed delivery gets one redelivery from the next recovery run: wait for that run.
-      const waitingForRecovery = [...input.webhooks.unresolved().values()].some((at) => Date.now() - at < input.recoverEveryMs * 2 + 5_000);
+      const waitingForRecovery = [...input.webhooks.unresolved().values()].some(
+        (at) => Date.now() - at < input.recoverEveryMs * 2 + 5_000,
+      );
       const idle = Object.keys(busy).length === 0 && !waitingForRecovery;
       if (idle) {
         quietSince ??= Date.now();
         if (Date.now() - quietSince >= 3_000) break;
       } else {
         quietSince = undefined;
-        if (waitingForRecovery && Object.keys(busy).length === 0) busy = { webhooks: { 'awaiting redelivery': input.webhooks.unresolved().size } };
+        if (waitingForRecovery && Object.keys(busy).length === 0)
+          busy = { webhooks: { 'awaiting redelivery': input.webhooks.unresolved().size } };
       }
       if (Date.now() - lastSample >= 10_000 && Object.keys(busy).length > 0) {
         lastSample = Date.now();
@@ -100,14 +111,35 @@ export async function drain(input: { redis: Redis; prefix: string; webhooks: Web
     for (const attempt of input.webhooks.attempts) {
       if (!unresolved.has(attempt.guid) || attempt.redelivery) continue;
       undelivered[attempt.event] = (undelivered[attempt.event] ?? 0) + 1;
-      const payload = attempt.payload as { ref?: string; number?: number; issue?: { number?: number }; repository?: { name?: string } };
+      const payload = attempt.payload as {
+        ref?: string;
+        number?: number;
+        issue?: { number?: number };
+        repository?: { name?: string };
+      };
       const number = payload.number ?? payload.issue?.number;
       const about = `${payload.repository?.name ?? '?'} ${payload.ref ?? (number !== undefined ? `#${number}` : '')}`;
-      const tries = input.webhooks.attempts.filter((a) => a.guid === attempt.guid).map((a) => `${a.redelivery ? 'redelivery' : 'original'} at +${((a.startedAt - input.origin) / 1000).toFixed(0)} s: ${a.status}`);
-      undeliveredDetail.push(`${attempt.event}${attempt.action ? `.${attempt.action}` : ''} ${about} (${attempt.guid.slice(0, 8)}): ${tries.join('; ')}`);
+      const tries = input.webhooks.attempts
+        .filter((a) => a.guid === attempt.guid)
+        .map(
+          (a) =>
+            `${a.redelivery ? 'redelivery' : 'original'} at +${((a.startedAt - input.origin) / 1000).toFixed(0)} s: ${a.status}`,
+        );
+      undeliveredDetail.push(
+        `${attempt.event}${attempt.action ? `.${attempt.action}` : ''} ${about} (${attempt.guid.slice(0, 8)}): ${tries.join('; ')}`,
+      );
     }
     const drained = quietSince !== undefined && Date.now() - quietSince >= 3_000;
-    return { drained, tookMs: Date.now() - started, busy: drained ? {} : busy, failed, failedReasons: [...reasons.values()], undelivered, undeliveredDetail, timeline };
+    return {
+      drained,
+      tookMs: Date.now() - started,
+      busy: drained ? {} : busy,
+      failed,
+      failedReasons: [...reasons.values()],
+      undelivered,
+      undeliveredDetail,
+      timeline,
+    };
   } finally {
     await Promise.all([...queues.values()].map((q) => q.close()));
   }

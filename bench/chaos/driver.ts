@@ -53,7 +53,15 @@ export class EventDriver {
   readonly sentVersion = new Map<string, number>();
   /** Highest version number accepted (202), per image. */
   readonly acceptedVersion = new Map<string, number>();
-  readonly stats: EventStats = { sent: 0, accepted: 0, unavailable: 0, connectionErrors: 0, refused: [], gaveUp: [], retriedForMs: [] };
+  readonly stats: EventStats = {
+    sent: 0,
+    accepted: 0,
+    unavailable: 0,
+    connectionErrors: 0,
+    refused: [],
+    gaveUp: [],
+    retriedForMs: [],
+  };
   private readonly inFlight = new Set<Promise<void>>();
   private turn = 0;
   private stopRetryingAt = Infinity;
@@ -145,7 +153,10 @@ export interface DeliveryAttempt {
 export class WebhookLog {
   readonly attempts: DeliveryAttempt[] = [];
   /** Latest payload of every pull request seen in an original `pull_request` delivery. */
-  readonly pulls = new Map<string, { repo: string; number: number; ref: string; sha: string; state: string; merged: boolean }>();
+  readonly pulls = new Map<
+    string,
+    { repo: string; number: number; ref: string; sha: string; state: string; merged: boolean }
+  >();
   private readonly unsubscribe: () => void;
 
   constructor(sim: Simulator) {
@@ -183,10 +194,20 @@ export class WebhookLog {
     });
     // Redeliveries replay old payloads: only originals tell the current state of a pull request.
     if (record.event !== 'pull_request' || record.redelivery) return;
-    const payload = record.request.payload as { repository?: { name: string }; pull_request?: { number: number; state: string; merged?: boolean; head: { ref: string; sha: string } } };
+    const payload = record.request.payload as {
+      repository?: { name: string };
+      pull_request?: { number: number; state: string; merged?: boolean; head: { ref: string; sha: string } };
+    };
     const pull = payload.pull_request;
     if (!pull || !payload.repository) return;
-    this.pulls.set(`${payload.repository.name}#${pull.number}`, { repo: payload.repository.name, number: pull.number, ref: pull.head.ref, sha: pull.head.sha, state: pull.state, merged: Boolean(pull.merged) });
+    this.pulls.set(`${payload.repository.name}#${pull.number}`, {
+      repo: payload.repository.name,
+      number: pull.number,
+      ref: pull.head.ref,
+      sha: pull.head.sha,
+      state: pull.state,
+      merged: Boolean(pull.merged),
+    });
   }
 }
 
@@ -222,7 +243,15 @@ export interface UserStats {
 export class UserDriver {
   readonly open: UserPull[] = [];
   readonly merged: UserPull[] = [];
-  readonly stats: UserStats = { opened: 0, pushed: 0, merged: 0, promotionsMerged: 0, promotionsRaced: 0, errors: [], slow: [] };
+  readonly stats: UserStats = {
+    opened: 0,
+    pushed: 0,
+    merged: 0,
+    promotionsMerged: 0,
+    promotionsRaced: 0,
+    errors: [],
+    slow: [],
+  };
   private counter = 0;
 
   constructor(
@@ -264,14 +293,22 @@ export class UserDriver {
     const path = `notes/${repo}-${n}.md`;
     const content = `# Note ${n}\n\nrevision 1\n`;
     await this.client.commit(`${owner}/${repo}`, { branch, files: { [path]: content }, message: `Add note ${n}` });
-    const pull = await this.client.openPull(`${owner}/${repo}`, { title: `Add note ${n}`, head: branch, body: 'Written by the chaos run.' });
+    const pull = await this.client.openPull(`${owner}/${repo}`, {
+      title: `Add note ${n}`,
+      head: branch,
+      body: 'Written by the chaos run.',
+    });
     this.open.push({ repo, number: pull.number, branch, path, content, commits: 1 });
     this.stats.opened++;
   }
 
   private async push(pull: UserPull): Promise<void> {
     const content = `${pull.content.trimEnd().replace(/revision \d+$/, '')}revision ${pull.commits + 1}\n`;
-    await this.client.commit(`${owner}/${pull.repo}`, { branch: pull.branch, files: { [pull.path]: content }, message: `Revise ${pull.path}` });
+    await this.client.commit(`${owner}/${pull.repo}`, {
+      branch: pull.branch,
+      files: { [pull.path]: content },
+      message: `Revise ${pull.path}`,
+    });
     pull.content = content;
     pull.commits++;
     this.stats.pushed++;
@@ -285,7 +322,9 @@ export class UserDriver {
   }
 
   private async mergePromotion(): Promise<void> {
-    const candidates = [...this.webhooks.pulls.values()].filter((pull) => pull.state === 'open' && pull.ref.startsWith('escalator/promote/'));
+    const candidates = [...this.webhooks.pulls.values()].filter(
+      (pull) => pull.state === 'open' && pull.ref.startsWith('escalator/promote/'),
+    );
     if (candidates.length === 0) return;
     const pull = pick(this.random, candidates);
     try {

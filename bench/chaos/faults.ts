@@ -11,7 +11,13 @@ import { sleep } from '../support/stats.js';
 import { pick } from './driver.js';
 import type { Fleet, PrivateRedis } from './processes.js';
 
-export type FaultKind = 'worker SIGKILL' | 'web restart (SIGTERM)' | 'web restart (SIGKILL)' | 'redis restart' | 'redis SIGKILL' | 'rate limit';
+export type FaultKind =
+  | 'worker SIGKILL'
+  | 'web restart (SIGTERM)'
+  | 'web restart (SIGKILL)'
+  | 'redis restart'
+  | 'redis SIGKILL'
+  | 'rate limit';
 
 export interface FaultRecord {
   kind: FaultKind;
@@ -22,7 +28,16 @@ export interface FaultRecord {
   tookMs: number;
 }
 
-const rotation: FaultKind[] = ['worker SIGKILL', 'web restart (SIGTERM)', 'redis restart', 'rate limit', 'worker SIGKILL', 'web restart (SIGKILL)', 'redis SIGKILL', 'rate limit'];
+const rotation: FaultKind[] = [
+  'worker SIGKILL',
+  'web restart (SIGTERM)',
+  'redis restart',
+  'rate limit',
+  'worker SIGKILL',
+  'web restart (SIGKILL)',
+  'redis SIGKILL',
+  'rate limit',
+];
 const rateLimitModes = ['secondary', 'primary', 'secondary-429'] as const;
 
 export interface FaultOptions {
@@ -37,7 +52,11 @@ export interface FaultOptions {
 }
 
 /** Inject faults every `everyMs` (first after `firstMs`) until `until` (a `Date.now()` time). */
-export async function runFaults(options: FaultOptions, schedule: { startedAt: number; firstMs: number; everyMs: number; until: number }, onFault?: (record: FaultRecord) => void): Promise<FaultRecord[]> {
+export async function runFaults(
+  options: FaultOptions,
+  schedule: { startedAt: number; firstMs: number; everyMs: number; until: number },
+  onFault?: (record: FaultRecord) => void,
+): Promise<FaultRecord[]> {
   const records: FaultRecord[] = [];
   let next = schedule.startedAt + schedule.firstMs;
   for (let i = 0; ; i++) {

@@ -56,7 +56,9 @@ export function overlayText(image: string, tag: string): string {
 }
 
 export function configText(repo: Repo): string {
-  const policies = [...new Set(apps.map((app) => imageOf(repo, app)))].map((image) => `  - {name: ${image}, policy: semver}`);
+  const policies = [...new Set(apps.map((app) => imageOf(repo, app)))].map(
+    (image) => `  - {name: ${image}, policy: semver}`,
+  );
   return [
     'environments:',
     '  - name: dev',
@@ -74,13 +76,17 @@ export function configText(repo: Repo): string {
 
 /** The files of one repository at the start. */
 export function repoFiles(repo: Repo): Record<string, string> {
-  const files: Record<string, string> = { '.github/escalator.yml': configText(repo), 'notes/README.md': 'Notes people add by pull request.\n' };
+  const files: Record<string, string> = {
+    '.github/escalator.yml': configText(repo),
+    'notes/README.md': 'Notes people add by pull request.\n',
+  };
   for (const app of apps) {
     const image = imageOf(repo, app);
     files[`apps/${app}/base/kustomization.yaml`] = 'resources:\n  - deployment.yaml\n';
     files[`apps/${app}/base/deployment.yaml`] =
       `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${app}}\nspec:\n  selector: {matchLabels: {app: ${app}}}\n  template:\n    metadata: {labels: {app: ${app}}}\n    spec:\n      containers:\n        - name: ${app}\n          image: ${image}\n`;
-    for (const environment of ['dev', 'staging'] as const) files[overlayPath(app, environment)] = overlayText(image, tagOf(initialVersion));
+    for (const environment of ['dev', 'staging'] as const)
+      files[overlayPath(app, environment)] = overlayText(image, tagOf(initialVersion));
   }
   return files;
 }

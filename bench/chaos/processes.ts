@@ -25,7 +25,12 @@ export async function freePort(): Promise<number> {
 }
 
 /** Poll until `check` resolves true, or throw after `timeoutMs` naming `what`. */
-export async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs: number, everyMs = 100): Promise<void> {
+export async function waitUntil(
+  check: () => Promise<boolean>,
+  what: string,
+  timeoutMs: number,
+  everyMs = 100,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check().catch(() => false)) return;
@@ -65,9 +70,30 @@ export class PrivateRedis {
   async start(): Promise<void> {
     mkdirSync(this.dir, { recursive: true });
     const log = openSync(join(this.dir, 'redis.log'), 'a');
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: ['ignore', log, log] });
+    this.child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        this.dir,
+        '--appendonly',
+        'yes',
+        '--save',
+        '',
+        '--maxmemory-policy',
+        'noeviction',
+      ],
+      { stdio: ['ignore', log, log] },
+    );
     closeSync(log);
-    await waitUntil(async () => (await this.cli('ping')).trim() === 'PONG', `redis-server on port ${this.port}`, 20_000);
+    await waitUntil(
+      async () => (await this.cli('ping')).trim() === 'PONG',
+      `redis-server on port ${this.port}`,
+      20_000,
+    );
   }
 
   /** `redis-cli shutdown`: Redis flushes the append-only file and exits. */
@@ -163,7 +189,12 @@ export class Fleet {
     const chosen = port ?? (await freePort());
     const web = this.spawn('web', `web-${index}`, chosen);
     this.webs[index] = web;
-    await waitUntil(async () => (await fetch(`${web.url}/healthz`, { signal: AbortSignal.timeout(2_000) })).ok, `${web.name} to answer /healthz`, 60_000, 200);
+    await waitUntil(
+      async () => (await fetch(`${web.url}/healthz`, { signal: AbortSignal.timeout(2_000) })).ok,
+      `${web.name} to answer /healthz`,
+      60_000,
+      200,
+    );
     return web;
   }
 
@@ -198,7 +229,9 @@ export class Fleet {
 
   /** Every pid still running (for the emergency exit handler). */
   pids(): number[] {
-    return [...this.webs, ...this.workers].filter((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.pid).map((p) => p.child.pid as number);
+    return [...this.webs, ...this.workers]
+      .filter((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.pid)
+      .map((p) => p.child.pid as number);
   }
 
   /** SIGTERM everything (graceful), then SIGKILL what is left after `graceMs`. */

@@ -21,7 +21,12 @@ export interface LoadFixture {
   environments: Environment[];
 }
 
-export function loadFixture(input: { owner: string; repos: number; apps: number; environments: Environment[] }): LoadFixture {
+export function loadFixture(input: {
+  owner: string;
+  repos: number;
+  apps: number;
+  environments: Environment[];
+}): LoadFixture {
   return {
     owner: input.owner,
     repos: Array.from({ length: input.repos }, (_, r) => `load-${String(r).padStart(2, '0')}`),
@@ -54,7 +59,8 @@ export function settingsText(app: string, revision: number): string {
 
 export function configText(fixture: LoadFixture, repo: string): string {
   const lines = ['environments:', '  - name: dev', '    paths: ["apps/*/overlays/dev"]', '    from: registry'];
-  if (fixture.environments.includes('staging')) lines.push('  - name: staging', '    paths: ["apps/*/overlays/staging"]', '    from: dev');
+  if (fixture.environments.includes('staging'))
+    lines.push('  - name: staging', '    paths: ["apps/*/overlays/staging"]', '    from: dev');
   lines.push('images:', ...fixture.apps.map((app) => `  - {name: ${imageOf(repo, app)}, policy: semver}`), '');
   return lines.join('\n');
 }

@@ -63,7 +63,8 @@ export function listeningPorts(pid: number): number[] {
     for (const line of text.split('\n').slice(1)) {
       const fields = line.trim().split(/\s+/);
       // st 0A is LISTEN; field 9 is the socket's inode
-      if (fields[3] === '0A' && fields[9] && inodes.has(fields[9])) ports.push(Number.parseInt(fields[1]?.split(':')[1] ?? '', 16));
+      if (fields[3] === '0A' && fields[9] && inodes.has(fields[9]))
+        ports.push(Number.parseInt(fields[1]?.split(':')[1] ?? '', 16));
     }
   }
   return ports;
@@ -150,7 +151,8 @@ export class MemorySampler {
     const lines: PlateauLine[] = [];
     for (const name of this.names) {
       for (const metric of ['rss', 'heap'] as const) {
-        const pick = (sample: MemorySample) => (metric === 'rss' ? sample.readings.get(name)?.rssMb : sample.readings.get(name)?.heapMb) ?? NaN;
+        const pick = (sample: MemorySample) =>
+          (metric === 'rss' ? sample.readings.get(name)?.rssMb : sample.readings.get(name)?.heapMb) ?? NaN;
         const middleMb = mean(middle.map(pick));
         const lastMb = mean(last.map(pick));
         lines.push({ name, metric, middleMb, lastMb, ratio: lastMb / middleMb });
@@ -222,7 +224,11 @@ export function plateauVerdict(lines: PlateauLine[], print: (line: string) => vo
     const flat = measured && line.ratio <= PLATEAU_RATIO;
     if (judged && !flat) ok = false;
     const verdict = !measured ? 'NOT MEASURED' : flat ? 'plateau' : 'GROWING';
-    const note = !escalator ? ' (simulator + driver, not Escalator)' : judged ? '' : ' (not judged: counts garbage until the next full collection)';
+    const note = !escalator
+      ? ' (simulator + driver, not Escalator)'
+      : judged
+        ? ''
+        : ' (not judged: counts garbage until the next full collection)';
     print(
       `  ${line.name.padEnd(9)} ${line.metric.padEnd(4)} middle third ${fmt(line.middleMb).padStart(5)} MB   last third ${fmt(line.lastMb).padStart(5)} MB   ratio ${measured ? line.ratio.toFixed(3) : 'n/a'}   ${verdict}${note}`,
     );

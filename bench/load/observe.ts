@@ -80,8 +80,12 @@ export class GitHubObserver {
       if (body.message?.startsWith('Bump ')) this.repoWrites(repo).bumpCommits++;
       else this.repoWrites(repo).otherCommits++;
     } else if (exchange.method === 'POST' && rest === 'check-runs') {
-      if (body.name === 'escalator/diff' && body.head_sha && !this.diffChecks.has(body.head_sha)) this.diffChecks.set(body.head_sha, at);
-    } else if ((exchange.method === 'POST' && rest === 'pulls') || (exchange.method === 'PATCH' && /^pulls\/\d+$/.test(rest))) {
+      if (body.name === 'escalator/diff' && body.head_sha && !this.diffChecks.has(body.head_sha))
+        this.diffChecks.set(body.head_sha, at);
+    } else if (
+      (exchange.method === 'POST' && rest === 'pulls') ||
+      (exchange.method === 'PATCH' && /^pulls\/\d+$/.test(rest))
+    ) {
       const pull = exchange.responseBody as PullBody | undefined;
       if (exchange.method === 'POST') this.repoWrites(repo).pullsOpened++;
       else this.repoWrites(repo).pullsUpdated++;

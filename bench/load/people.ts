@@ -40,7 +40,17 @@ export interface PeopleStats {
 
 export class People {
   readonly pulls: PeoplePull[] = [];
-  readonly stats: PeopleStats = { updates: 0, mergedBump: 0, mergedPromotion: 0, raced: 0, nothingToMerge: 0, dropped: 0, errors: [], waitedMs: [], tookMs: { update: [], merge: [] } };
+  readonly stats: PeopleStats = {
+    updates: 0,
+    mergedBump: 0,
+    mergedPromotion: 0,
+    raced: 0,
+    nothingToMerge: 0,
+    dropped: 0,
+    errors: [],
+    waitedMs: [],
+    tookMs: { update: [], merge: [] },
+  };
   private readonly waiting: Array<{ run: () => Promise<void>; since: number }> = [];
   private active = 0;
   private idleWaiters: Array<() => void> = [];
@@ -59,8 +69,16 @@ export class People {
     for (const repo of this.fixture.repos) {
       const branch = `people/${repo}`;
       const full = `${this.fixture.owner}/${repo}`;
-      const { sha } = await this.client.commit(full, { branch, files: { [settingsPath(app)]: settingsText(app, 1) }, message: 'Tune settings, revision 1' });
-      const pull = await this.client.openPull(full, { title: `Tune ${app} settings`, head: branch, body: 'Opened by the soak run.' });
+      const { sha } = await this.client.commit(full, {
+        branch,
+        files: { [settingsPath(app)]: settingsText(app, 1) },
+        message: 'Tune settings, revision 1',
+      });
+      const pull = await this.client.openPull(full, {
+        title: `Tune ${app} settings`,
+        head: branch,
+        body: 'Opened by the soak run.',
+      });
       this.pulls.push({ repo, app, number: pull.number, branch, revision: 1, pushes: [{ sha, at: Date.now() }] });
     }
   }
@@ -71,7 +89,11 @@ export class People {
       const pull = pick(this.random, this.pulls);
       const revision = pull.revision + 1;
       const started = Date.now();
-      const { sha } = await this.client.commit(`${this.fixture.owner}/${pull.repo}`, { branch: pull.branch, files: { [settingsPath(pull.app)]: settingsText(pull.app, revision) }, message: `Tune settings, revision ${revision}` });
+      const { sha } = await this.client.commit(`${this.fixture.owner}/${pull.repo}`, {
+        branch: pull.branch,
+        files: { [settingsPath(pull.app)]: settingsText(pull.app, revision) },
+        message: `Tune settings, revision ${revision}`,
+      });
       pull.revision = revision;
       pull.pushes.push({ sha, at: Date.now() });
       this.stats.updates++;
@@ -82,7 +104,9 @@ export class People {
   /** Queue a merge of a random open Escalator PR (bump or promotion), naming the head last seen. */
   merge(): void {
     this.enqueue(async () => {
-      const open = [...this.webhooks.pulls.values()].filter((pull) => pull.state === 'open' && pull.ref.startsWith('escalator/'));
+      const open = [...this.webhooks.pulls.values()].filter(
+        (pull) => pull.state === 'open' && pull.ref.startsWith('escalator/'),
+      );
       if (open.length === 0) {
         this.stats.nothingToMerge++;
         return;
@@ -132,7 +156,8 @@ export class People {
         .finally(() => {
           this.active--;
           this.next();
-          if (this.active === 0 && this.waiting.length === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+          if (this.active === 0 && this.waiting.length === 0)
+            for (const resolve of this.idleWaiters.splice(0)) resolve();
         });
     }
   }

@@ -14,24 +14,34 @@ function post(message: SenderMessage): Promise<void> {
   return new Promise((resolve) => process.send?.(message, () => resolve()) ?? resolve());
 }
 
-process.once('message', (input: { webUrl: string; tokens: { ci: string; registry: string }; schedule: ScheduledEvent[] }) => {
-  void run(input).then(
-    () => process.exit(0),
-    async (error: Error) => {
-      await post({ kind: 'error', message: error.stack ?? error.message });
-      process.exit(1);
-    },
-  );
-});
+process.once(
+  'message',
+  (input: { webUrl: string; tokens: { ci: string; registry: string }; schedule: ScheduledEvent[] }) => {
+    void run(input).then(
+      () => process.exit(0),
+      async (error: Error) => {
+        await post({ kind: 'error', message: error.stack ?? error.message });
+        process.exit(1);
+      },
+    );
+  },
+);
 
-async function run(input: { webUrl: string; tokens: { ci: string; registry: string }; schedule: ScheduledEvent[] }): Promise<void> {
+async function run(input: {
+  webUrl: string;
+  tokens: { ci: string; registry: string };
+  schedule: ScheduledEvent[];
+}): Promise<void> {
   const sender = new ImageSender(input.webUrl, input.tokens);
   const lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
   lag.enable();
   const lateness: number[] = [];
   const startedAt = Date.now() + 100;
   await post({ kind: 'started', startedAt });
-  const report = setInterval(() => void post({ kind: 'progress', sent: sender.sent, accepted: sender.accepted.length, failed: sender.failed }), 1_000);
+  const report = setInterval(
+    () => void post({ kind: 'progress', sent: sender.sent, accepted: sender.accepted.length, failed: sender.failed }),
+    1_000,
+  );
   for (const event of input.schedule) {
     const due = startedAt + event.offsetMs;
     const wait = due - Date.now();

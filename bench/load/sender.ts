@@ -63,7 +63,12 @@ export class ImageSender {
     const request = source === 'ci' ? this.ciRequest(image, tag) : this.distributionRequest(image, tag);
     const started = performance.now();
     try {
-      const response = await fetch(request.url, { method: 'POST', headers: request.headers, body: request.body, signal: AbortSignal.timeout(30_000) });
+      const response = await fetch(request.url, {
+        method: 'POST',
+        headers: request.headers,
+        body: request.body,
+        signal: AbortSignal.timeout(30_000),
+      });
       await response.arrayBuffer();
       this.latencies.get(source)?.push(performance.now() - started);
       if (response.status === 202) {
@@ -94,8 +99,22 @@ export class ImageSender {
           id: createHash('sha1').update(digest).digest('hex'),
           timestamp: new Date().toISOString(),
           action: 'push',
-          target: { mediaType: 'application/vnd.oci.image.index.v1+json', size: 1_234, digest, length: 1_234, repository, url: `https://${host}/v2/${repository}/manifests/${digest}`, tag },
-          request: { id: createHash('sha1').update(`${digest}:request`).digest('hex'), addr: '10.0.0.7:41822', host, method: 'PUT', useragent: 'buildkit/v0.16' },
+          target: {
+            mediaType: 'application/vnd.oci.image.index.v1+json',
+            size: 1_234,
+            digest,
+            length: 1_234,
+            repository,
+            url: `https://${host}/v2/${repository}/manifests/${digest}`,
+            tag,
+          },
+          request: {
+            id: createHash('sha1').update(`${digest}:request`).digest('hex'),
+            addr: '10.0.0.7:41822',
+            host,
+            method: 'PUT',
+            useragent: 'buildkit/v0.16',
+          },
           actor: { name: 'ci' },
           source: { addr: 'registry-0:5000', instanceID: 'load' },
         },
@@ -103,7 +122,10 @@ export class ImageSender {
     };
     return {
       url: `${this.webUrl}/registry/distribution`,
-      headers: { 'content-type': 'application/vnd.docker.distribution.events.v1+json', authorization: `Bearer ${this.tokens.registry}` },
+      headers: {
+        'content-type': 'application/vnd.docker.distribution.events.v1+json',
+        authorization: `Bearer ${this.tokens.registry}`,
+      },
       body: JSON.stringify(envelope),
     };
   }
@@ -134,7 +156,11 @@ export interface SenderResult {
   lastAnsweredAt: number;
 }
 
-export type SenderMessage = { kind: 'started'; startedAt: number } | { kind: 'progress'; sent: number; accepted: number; failed: number } | { kind: 'done'; result: SenderResult } | { kind: 'error'; message: string };
+export type SenderMessage =
+  | { kind: 'started'; startedAt: number }
+  | { kind: 'progress'; sent: number; accepted: number; failed: number }
+  | { kind: 'done'; result: SenderResult }
+  | { kind: 'error'; message: string };
 
 /** The sender child process: `start()` hands it the schedule; `result` resolves when every answer is in. */
 export class SenderProcess {
@@ -145,7 +171,10 @@ export class SenderProcess {
   private readonly child: ChildProcess;
 
   constructor(webUrl: string, tokens: { ci: string; registry: string }, schedule: ScheduledEvent[]) {
-    this.child = fork(resolve(import.meta.dirname, 'sender-process.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child = fork(resolve(import.meta.dirname, 'sender-process.ts'), [], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     let onStart: (at: number) => void = () => {};
     this.started = new Promise((resolvePromise) => {
       onStart = resolvePromise;
@@ -153,11 +182,14 @@ export class SenderProcess {
     this.result = new Promise((resolvePromise, reject) => {
       this.child.on('message', (message: SenderMessage) => {
         if (message.kind === 'started') onStart(message.startedAt);
-        else if (message.kind === 'progress') Object.assign(this.progress, { sent: message.sent, accepted: message.accepted, failed: message.failed });
+        else if (message.kind === 'progress')
+          Object.assign(this.progress, { sent: message.sent, accepted: message.accepted, failed: message.failed });
         else if (message.kind === 'done') resolvePromise(message.result);
         else reject(new Error(`the sender process failed: ${message.message}`));
       });
-      this.child.once('exit', (code) => reject(new Error(`the sender process exited (code ${code}) before reporting; its output above says why`)));
+      this.child.once('exit', (code) =>
+        reject(new Error(`the sender process exited (code ${code}) before reporting; its output above says why`)),
+      );
     });
     this.child.send({ webUrl, tokens, schedule });
   }

@@ -48,12 +48,28 @@ export interface LoadStack {
 /** Failed webhook deliveries are redelivered this often (the drain waits for two runs). */
 const RECOVER_EVERY_MS = 30_000;
 
-export async function startLoadStack(input: { name: string; repos: number; apps: number; environments: Environment[]; workers: number; env?: Record<string, string>; progress: (text: string) => void }): Promise<LoadStack> {
+export async function startLoadStack(input: {
+  name: string;
+  repos: number;
+  apps: number;
+  environments: Environment[];
+  workers: number;
+  env?: Record<string, string>;
+  progress: (text: string) => void;
+}): Promise<LoadStack> {
   const runDir = mkdtempSync(join(tmpdir(), `escalator-${input.name}-`));
   const sim = await startSimulator();
-  const fixture = loadFixture({ owner: sim.user.login, repos: input.repos, apps: input.apps, environments: input.environments });
+  const fixture = loadFixture({
+    owner: sim.user.login,
+    repos: input.repos,
+    apps: input.apps,
+    environments: input.environments,
+  });
   const prefix = `${input.name}-${randomBytes(4).toString('hex')}`;
-  const tokens = { ci: `ci-${randomBytes(16).toString('hex')}`, registry: `registry-${randomBytes(16).toString('hex')}` };
+  const tokens = {
+    ci: `ci-${randomBytes(16).toString('hex')}`,
+    registry: `registry-${randomBytes(16).toString('hex')}`,
+  };
   const env: Record<string, string> = {
     ...appEnv(sim, redisUrl),
     LOG_LEVEL: process.env.LOAD_LOG_LEVEL ?? 'warn',
@@ -66,7 +82,8 @@ export async function startLoadStack(input: { name: string; repos: number; apps:
     ESCALATOR_RELAY_TARGETS: '[]',
     ...input.env,
   };
-  if (process.env.ESCALATOR_RELAY_TARGETS_FILE) throw new Error('ESCALATOR_RELAY_TARGETS_FILE is set; a load run relays to no agent. Unset it for the bench');
+  if (process.env.ESCALATOR_RELAY_TARGETS_FILE)
+    throw new Error('ESCALATOR_RELAY_TARGETS_FILE is set; a load run relays to no agent. Unset it for the bench');
   const fleet = new Fleet(env, runDir);
   killOnExit(() => fleet.pids());
 
@@ -81,7 +98,12 @@ export async function startLoadStack(input: { name: string; repos: number; apps:
   for (const repo of fixture.repos) await client.createRepo({ name: repo, files: repoFiles(fixture, repo) });
   input.progress(`${fixture.repos.length} repositories created`);
   const indexKey = (repo: string) => `${prefix}:index:repo:${fixture.owner}/${repo}`;
-  await waitUntil(async () => (await Promise.all(fixture.repos.map((repo) => probe.exists(indexKey(repo))))).every((n) => n === 1), 'Escalator to index the seeded repositories', 600_000, 500);
+  await waitUntil(
+    async () => (await Promise.all(fixture.repos.map((repo) => probe.exists(indexKey(repo))))).every((n) => n === 1),
+    'Escalator to index the seeded repositories',
+    600_000,
+    500,
+  );
   input.progress('seeded repositories indexed');
 
   return {
@@ -98,7 +120,10 @@ export async function startLoadStack(input: { name: string; repos: number; apps:
     observer,
     recoverEveryMs: RECOVER_EVERY_MS,
     runDir,
-    processes: () => [...fleet.webs, ...fleet.workers].filter((p) => p.child.pid && p.child.exitCode === null && p.child.signalCode === null).map((p) => ({ name: p.name, pid: p.child.pid as number })),
+    processes: () =>
+      [...fleet.webs, ...fleet.workers]
+        .filter((p) => p.child.pid && p.child.exitCode === null && p.child.signalCode === null)
+        .map((p) => ({ name: p.name, pid: p.child.pid as number })),
     async close(keepLogs) {
       await fleet.stopAll();
       await deleteKeys(probe, `${prefix}:*`);

@@ -23,7 +23,12 @@ const required = (name: string): string => {
 };
 
 async function startProbot(): Promise<{ url: string; close: () => Promise<void> }> {
-  const probot = new Probot({ appId: required('APP_ID'), privateKey: required('PRIVATE_KEY'), secret: required('WEBHOOK_SECRET'), log: pino({ level: 'silent' }) });
+  const probot = new Probot({
+    appId: required('APP_ID'),
+    privateKey: required('PRIVATE_KEY'),
+    secret: required('WEBHOOK_SECRET'),
+    log: pino({ level: 'silent' }),
+  });
   const middleware = await createNodeMiddleware(
     (app) => {
       app.on('push', async () => {});

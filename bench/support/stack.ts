@@ -28,10 +28,14 @@ function loopbackOnly(url: string): string {
   try {
     host = new URL(url).hostname;
   } catch {
-    throw new Error(`REDIS_URL is not a URL (${url.replace(/\/\/[^@]*@/, '//…@')}); the benches need redis://127.0.0.1:<port>`);
+    throw new Error(
+      `REDIS_URL is not a URL (${url.replace(/\/\/[^@]*@/, '//…@')}); the benches need redis://127.0.0.1:<port>`,
+    );
   }
   if (!/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(host)) {
-    throw new Error(`REDIS_URL points at ${host}; the benches send load only to this machine's loopback. Unset REDIS_URL or point it at redis://127.0.0.1:<port>`);
+    throw new Error(
+      `REDIS_URL points at ${host}; the benches send load only to this machine's loopback. Unset REDIS_URL or point it at redis://127.0.0.1:<port>`,
+    );
   }
   return url;
 }
@@ -79,7 +83,9 @@ function callerJob(): CallerJob {
 export function normalizeRoute(route: string): string {
   const match = /^(\S+) https?:\/\/[^/]+(?:\/api\/v3)?([^?]*)/.exec(route);
   if (!match) return route;
-  const path = (match[2] ?? '').replace(/^\/repos\/[^/]+\/[^/]+/, '/repos/{owner}/{repo}').replace(/\/\d+(?=\/|$)/g, '/{n}');
+  const path = (match[2] ?? '')
+    .replace(/^\/repos\/[^/]+\/[^/]+/, '/repos/{owner}/{repo}')
+    .replace(/\/\d+(?=\/|$)/g, '/{n}');
   return `${match[1]} ${path}`;
 }
 
@@ -101,7 +107,13 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
       logLevel: process.env.BENCH_LOG_LEVEL ?? 'silent',
       onGitHubRequest: (info) => {
         const endedAt = Date.now();
-        calls.push({ route: normalizeRoute(info.route), status: info.status, startedAt: endedAt - info.durationMs, endedAt, job: callerJob() });
+        calls.push({
+          route: normalizeRoute(info.route),
+          status: info.status,
+          startedAt: endedAt - info.durationMs,
+          endedAt,
+          job: callerJob(),
+        });
       },
     },
   );
@@ -130,7 +142,11 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
 
 /** POST /api/v1/images, the CI API. */
 export async function postImage(stack: BenchStack, image: string): Promise<number> {
-  const response = await fetch(`${stack.app.url}/api/v1/images`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.ciToken}` }, body: JSON.stringify({ image }) });
+  const response = await fetch(`${stack.app.url}/api/v1/images`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.ciToken}` },
+    body: JSON.stringify({ image }),
+  });
   await response.arrayBuffer();
   if (response.status !== 202) throw new Error(`POST /api/v1/images answered ${response.status} for ${image}`);
   return response.status;
@@ -140,26 +156,43 @@ export async function postImage(stack: BenchStack, image: string): Promise<numbe
  * Wait until no work queue has a job waiting, delayed or running, and Escalator made no GitHub
  * call for `quietMs`. Used between samples so one sample's work never leaks into the next.
  */
-export async function waitIdle(stack: BenchStack, options: { quietMs?: number; timeoutMs?: number } = {}): Promise<void> {
+export async function waitIdle(
+  stack: BenchStack,
+  options: { quietMs?: number; timeoutMs?: number } = {},
+): Promise<void> {
   const quietMs = options.quietMs ?? 300;
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   for (;;) {
-    const counts = await Promise.all(workQueues.map((name) => stack.queue(name).getJobCounts('active', 'waiting', 'delayed', 'prioritized', 'waiting-children')));
+    const counts = await Promise.all(
+      workQueues.map((name) =>
+        stack.queue(name).getJobCounts('active', 'waiting', 'delayed', 'prioritized', 'waiting-children'),
+      ),
+    );
     const busy = counts.some((c) => Object.values(c).some((n) => n > 0));
     const lastCall = stack.calls.at(-1)?.endedAt ?? 0;
     if (!busy && Date.now() - lastCall >= quietMs) return;
-    if (Date.now() > deadline) throw new Error(`Escalator did not go idle within ${options.timeoutMs ?? 60_000} ms: ${JSON.stringify(counts)}`);
+    if (Date.now() > deadline)
+      throw new Error(`Escalator did not go idle within ${options.timeoutMs ?? 60_000} ms: ${JSON.stringify(counts)}`);
     await sleep(25);
   }
 }
 
 /** Wait until the subscription index holds the repository with `files` indexed files. */
-export async function waitIndexed(stack: BenchStack, owner: string, repo: string, files: number, timeoutMs = 60_000): Promise<RepoIndex> {
+export async function waitIndexed(
+  stack: BenchStack,
+  owner: string,
+  repo: string,
+  files: number,
+  timeoutMs = 60_000,
+): Promise<RepoIndex> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const index = await stack.store.loadRepo(owner, repo);
     if (index && index.files.length >= files) return index;
-    if (Date.now() > deadline) throw new Error(`${owner}/${repo} was not indexed with ${files} files within ${timeoutMs} ms (has ${index?.files.length ?? 'no entry'})`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${owner}/${repo} was not indexed with ${files} files within ${timeoutMs} ms (has ${index?.files.length ?? 'no entry'})`,
+      );
     await sleep(50);
   }
 }
@@ -171,7 +204,16 @@ type PullList = Awaited<ReturnType<Octokit['rest']['pulls']['list']>>['data'];
  * every write the simulator handles for that repository (and every 250 ms as a fallback); the time
  * returned is when the write that made it ready was handled, `Date.now()` milliseconds.
  */
-export function waitForPull(stack: BenchStack, input: { owner: string; repo: string; branch: string; ready: (pull: PullList[number]) => boolean; timeoutMs?: number }): Promise<{ pull: PullList[number]; at: number }> {
+export function waitForPull(
+  stack: BenchStack,
+  input: {
+    owner: string;
+    repo: string;
+    branch: string;
+    ready: (pull: PullList[number]) => boolean;
+    timeoutMs?: number;
+  },
+): Promise<{ pull: PullList[number]; at: number }> {
   const prefix = `/repos/${input.owner}/${input.repo}/`.toLowerCase();
   return new Promise((resolve, reject) => {
     let done = false;
@@ -193,7 +235,12 @@ export function waitForPull(stack: BenchStack, input: { owner: string; repo: str
       }
       checking = true;
       try {
-        const { data } = await stack.user.rest.pulls.list({ owner: input.owner, repo: input.repo, state: 'open', head: `${input.owner}:${input.branch}` });
+        const { data } = await stack.user.rest.pulls.list({
+          owner: input.owner,
+          repo: input.repo,
+          state: 'open',
+          head: `${input.owner}:${input.branch}`,
+        });
         const pull = data.find(input.ready);
         if (pull) finish(null, { pull, at });
       } catch {
@@ -213,7 +260,13 @@ export function waitForPull(stack: BenchStack, input: { owner: string; repo: str
       void check(Date.now());
     });
     const poll = setInterval(() => void check(Date.now()), 250);
-    const timer = setTimeout(() => finish(new Error(`no open pull request on ${input.branch} became ready within ${input.timeoutMs ?? 60_000} ms`)), input.timeoutMs ?? 60_000);
+    const timer = setTimeout(
+      () =>
+        finish(
+          new Error(`no open pull request on ${input.branch} became ready within ${input.timeoutMs ?? 60_000} ms`),
+        ),
+      input.timeoutMs ?? 60_000,
+    );
     void check(Date.now());
   });
 }
@@ -230,11 +283,17 @@ export function callsBetween(stack: BenchStack, from: number, to: number): GitHu
 }
 
 /** The files of a GitOps repository whose apps (by global index) each use their own image, in the given environments. */
-export function gitopsFiles(input: { apps: number[]; environments: string[]; config: string; image: (app: number) => string }): Record<string, string> {
+export function gitopsFiles(input: {
+  apps: number[];
+  environments: string[];
+  config: string;
+  image: (app: number) => string;
+}): Record<string, string> {
   const files: Record<string, string> = { '.github/escalator.yml': input.config };
   for (const i of input.apps) {
     const app = appName(i);
-    files[`apps/${app}/base/deployment.yaml`] = `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${app}}\nspec:\n  template:\n    spec:\n      containers:\n        - name: ${app}\n          image: ${input.image(i)}:1.0.0\n`;
+    files[`apps/${app}/base/deployment.yaml`] =
+      `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${app}}\nspec:\n  template:\n    spec:\n      containers:\n        - name: ${app}\n          image: ${input.image(i)}:1.0.0\n`;
     for (const environment of input.environments) {
       files[`apps/${app}/overlays/${environment}/kustomization.yaml`] =
         `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../base\nimages:\n  - name: ${input.image(i)} # bumped by Escalator\n    newTag: 1.0.0\n`;

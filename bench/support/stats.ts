@@ -11,10 +11,24 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 /** p50, p99, max and mean of unsorted samples. */
-export function summarize(samples: number[]): { n: number; p50: number; p90: number; p99: number; max: number; mean: number } {
+export function summarize(samples: number[]): {
+  n: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+} {
   const sorted = [...samples].sort((a, b) => a - b);
   const mean = sorted.reduce((sum, value) => sum + value, 0) / (sorted.length || 1);
-  return { n: sorted.length, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted.at(-1) ?? NaN, mean };
+  return {
+    n: sorted.length,
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    max: sorted.at(-1) ?? NaN,
+    mean,
+  };
 }
 
 export function ms(value: number): string {

@@ -30,7 +30,10 @@ const EXCERPT_BYTES = 300;
  * Redirects are not followed (`redirect: 'manual'`): the URL is used exactly, and a relay must
  * never be steered somewhere else. Keep-alive connections are reused across deliveries.
  */
-export async function relayToAgent(request: RelayRequest, options: { timeoutMs: number; now?: () => number }): Promise<AgentResponse> {
+export async function relayToAgent(
+  request: RelayRequest,
+  options: { timeoutMs: number; now?: () => number },
+): Promise<AgentResponse> {
   const now = options.now ?? (() => performance.now());
   const started = now();
   let response: Response;
@@ -46,7 +49,9 @@ export async function relayToAgent(request: RelayRequest, options: { timeoutMs: 
     const latencyMs = Math.round(now() - started);
     const timedOut = (error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError';
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    const reason = timedOut ? `no answer within ${options.timeoutMs} ms` : (cause?.code ?? cause?.message ?? (error as Error).message);
+    const reason = timedOut
+      ? `no answer within ${options.timeoutMs} ms`
+      : (cause?.code ?? cause?.message ?? (error as Error).message);
     throw new AgentUnreachableError(`${new URL(request.url).host} did not answer: ${reason}`, latencyMs, timedOut);
   }
   let excerpt = '';
@@ -56,7 +61,12 @@ export async function relayToAgent(request: RelayRequest, options: { timeoutMs: 
     // The status is what counts; a body cut off by the timeout leaves the excerpt empty.
   }
   const retryAfter = response.headers.get('retry-after') ?? undefined;
-  return { status: response.status, latencyMs: Math.round(now() - started), excerpt, ...(retryAfter !== undefined ? { retryAfter } : {}) };
+  return {
+    status: response.status,
+    latencyMs: Math.round(now() - started),
+    excerpt,
+    ...(retryAfter !== undefined ? { retryAfter } : {}),
+  };
 }
 
 /** Read at most `limit` bytes of the body and drop the rest, so the connection can be reused. */

@@ -91,7 +91,10 @@ export class IndexStore {
     const before = new Set(previous?.files.flatMap((file) => file.images) ?? []);
     const after = new Set(index.files.flatMap((file) => file.images));
     const member = this.#member(index);
-    const multi = this.redis.multi().set(this.#repoKey(index.owner, index.repo), JSON.stringify(index)).sadd(`${this.prefix}:index:repos`, member);
+    const multi = this.redis
+      .multi()
+      .set(this.#repoKey(index.owner, index.repo), JSON.stringify(index))
+      .sadd(`${this.prefix}:index:repos`, member);
     for (const name of before) if (!after.has(name)) multi.srem(this.#imageKey(name), member);
     for (const name of after) multi.sadd(this.#imageKey(name), member);
     await multi.exec();
@@ -101,7 +104,8 @@ export class IndexStore {
     const previous = await this.loadRepo(key.owner, key.repo);
     const member = this.#member(key);
     const multi = this.redis.multi().del(this.#repoKey(key.owner, key.repo)).srem(`${this.prefix}:index:repos`, member);
-    for (const name of new Set(previous?.files.flatMap((file) => file.images) ?? [])) multi.srem(this.#imageKey(name), member);
+    for (const name of new Set(previous?.files.flatMap((file) => file.images) ?? []))
+      multi.srem(this.#imageKey(name), member);
     await multi.exec();
   }
 
@@ -130,27 +134,47 @@ export class IndexStore {
   }
 
   async loadSeen(key: RepoKey, environment: string, app: string, version: string): Promise<string | null> {
-    return this.redis.get(`${this.prefix}:seen:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}:${version}`);
+    return this.redis.get(
+      `${this.prefix}:seen:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}:${version}`,
+    );
   }
 
   /** The versions an (environment, app) ran, newest first, for rollbacks. */
-  async pushHistory(key: RepoKey, environment: string, app: string, entry: { at: string; sha: string; versions: IndexedFile['versions'] }): Promise<void> {
+  async pushHistory(
+    key: RepoKey,
+    environment: string,
+    app: string,
+    entry: { at: string; sha: string; versions: IndexedFile['versions'] },
+  ): Promise<void> {
     const redisKey = `${this.prefix}:history:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}`;
     await this.redis.multi().lpush(redisKey, JSON.stringify(entry)).ltrim(redisKey, 0, 49).exec();
   }
 
-  async loadHistory(key: RepoKey, environment: string, app: string): Promise<Array<{ at: string; sha: string; versions: IndexedFile['versions'] }>> {
-    const entries = await this.redis.lrange(`${this.prefix}:history:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}`, 0, -1);
+  async loadHistory(
+    key: RepoKey,
+    environment: string,
+    app: string,
+  ): Promise<Array<{ at: string; sha: string; versions: IndexedFile['versions'] }>> {
+    const entries = await this.redis.lrange(
+      `${this.prefix}:history:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}`,
+      0,
+      -1,
+    );
     return entries.map((entry) => JSON.parse(entry) as { at: string; sha: string; versions: IndexedFile['versions'] });
   }
 
   /** Where the versions of an (environment, app) came from: the merged PRs, oldest first. */
   async saveProvenance(key: RepoKey, environment: string, app: string, sources: string[]): Promise<void> {
-    await this.redis.set(`${this.prefix}:provenance:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}`, JSON.stringify(sources.slice(-10)));
+    await this.redis.set(
+      `${this.prefix}:provenance:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}`,
+      JSON.stringify(sources.slice(-10)),
+    );
   }
 
   async loadProvenance(key: RepoKey, environment: string, app: string): Promise<string[]> {
-    const text = await this.redis.get(`${this.prefix}:provenance:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}`);
+    const text = await this.redis.get(
+      `${this.prefix}:provenance:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}`,
+    );
     return text ? (JSON.parse(text) as string[]) : [];
   }
 
@@ -162,15 +186,22 @@ export class IndexStore {
   }
 
   async loadHold(key: RepoKey, environment: string, app: string): Promise<string | null> {
-    const holds = await this.redis.hgetall(`${this.prefix}:hold:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}`);
-    return holds['*'] ?? (app ? (holds[app] ?? null) : Object.values(holds)[0] ?? null);
+    const holds = await this.redis.hgetall(
+      `${this.prefix}:hold:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}`,
+    );
+    return holds['*'] ?? (app ? (holds[app] ?? null) : (Object.values(holds)[0] ?? null));
   }
 
   /**
    * True the first time within `ttlMs` that `author` is refused on this issue or pull request:
    * a refusal is said once, so commenting again cannot make the bot comment again.
    */
-  async firstRefusal(key: { owner: string; repo: string }, issue: number, author: string, ttlMs: number): Promise<boolean> {
+  async firstRefusal(
+    key: { owner: string; repo: string },
+    issue: number,
+    author: string,
+    ttlMs: number,
+  ): Promise<boolean> {
     const redisKey = `${this.prefix}:refused:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}#${issue}:${author.toLowerCase()}`;
     return (await this.redis.set(redisKey, '1', 'PX', ttlMs, 'NX')) === 'OK';
   }
@@ -217,7 +248,12 @@ export class IndexStore {
    * two leaves nothing unrecorded), the pull request it opened there, the marker it last wrote in
    * that pull request's body (people with write access can edit the body), and that `branch` is in use.
    */
-  async recordLiving(key: { owner: string; repo: string }, base: string, branch: string, entry: { head?: string; pull?: number; marker?: string }): Promise<void> {
+  async recordLiving(
+    key: { owner: string; repo: string },
+    base: string,
+    branch: string,
+    entry: { head?: string; pull?: number; marker?: string },
+  ): Promise<void> {
     const redisKey = this.#livingKey(key, base);
     const fields: Record<string, string> = { at: branch };
     if (entry.head) fields[`head|${branch}`] = entry.head;

@@ -1,5 +1,10 @@
 import { basename, resolve } from 'node:path';
-import { LocalGitSourceTree, RENDER_ISOLATION_MODES, renderAndDiff, type RenderIsolationMode } from '../adapters/render/index.js';
+import {
+  LocalGitSourceTree,
+  RENDER_ISOLATION_MODES,
+  renderAndDiff,
+  type RenderIsolationMode,
+} from '../adapters/render/index.js';
 import { NotFoundError } from '../observability/errors.js';
 import { renderComment, toJsonReport } from '../planners/diff/index.js';
 import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
@@ -58,7 +63,10 @@ function isRenderIsolationMode(value: string): value is RenderIsolationMode {
 
 export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
   const { rest, paths } = takePaths(argv);
-  const args = parseArgs(rest, { flags: ['help', 'allow-remote'], options: ['repo', 'base', 'head', 'format', 'repository', 'cache-dir', 'timeout', 'render-isolation'] });
+  const args = parseArgs(rest, {
+    flags: ['help', 'allow-remote'],
+    options: ['repo', 'base', 'head', 'format', 'repository', 'cache-dir', 'timeout', 'render-isolation'],
+  });
   if (args.flags.has('help')) {
     io.stdout(`${diffHelp}\n`);
     return 0;
@@ -68,12 +76,15 @@ export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
   const headRev = args.options.get('head');
   if (!baseRev || !headRev) throw new UsageError('diff needs --base <rev> and --head <rev>');
   const format = args.options.get('format') ?? 'markdown';
-  if (format !== 'markdown' && format !== 'json') throw new UsageError(`--format must be markdown or json, not "${format}"`);
+  if (format !== 'markdown' && format !== 'json')
+    throw new UsageError(`--format must be markdown or json, not "${format}"`);
   const timeout = args.options.get('timeout');
   const timeoutSeconds = timeout === undefined ? 60 : Number(timeout);
-  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw new UsageError(`--timeout must be a positive number of seconds, not "${timeout}"`);
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0)
+    throw new UsageError(`--timeout must be a positive number of seconds, not "${timeout}"`);
   const isolation = args.options.get('render-isolation') ?? 'namespace';
-  if (!isRenderIsolationMode(isolation)) throw new UsageError(`--render-isolation must be ${RENDER_ISOLATION_MODES.join(' or ')}, not "${isolation}"`);
+  if (!isRenderIsolationMode(isolation))
+    throw new UsageError(`--render-isolation must be ${RENDER_ISOLATION_MODES.join(' or ')}, not "${isolation}"`);
   const repo = resolve(io.cwd, args.options.get('repo') ?? '.');
 
   let base: LocalGitSourceTree;
@@ -91,9 +102,21 @@ export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
     head,
     changedPaths: null,
     targets: paths,
-    options: { timeoutMs: timeoutSeconds * 1000, allowRemote: args.flags.has('allow-remote'), isolation, ...(cacheDir ? { cacheDir: resolve(io.cwd, cacheDir) } : {}) },
+    options: {
+      timeoutMs: timeoutSeconds * 1000,
+      allowRemote: args.flags.has('allow-remote'),
+      isolation,
+      ...(cacheDir ? { cacheDir: resolve(io.cwd, cacheDir) } : {}),
+    },
   });
   if (format === 'json') io.stdout(terminalJson(toJsonReport(report)));
-  else io.stdout(renderComment(report, { baseSha: base.sha, headSha: head.sha, repository: args.options.get('repository') ?? basename(repo) }));
+  else
+    io.stdout(
+      renderComment(report, {
+        baseSha: base.sha,
+        headSha: head.sha,
+        repository: args.options.get('repository') ?? basename(repo),
+      }),
+    );
   return 0;
 }

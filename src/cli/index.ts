@@ -7,11 +7,26 @@ import { terminalIo, UsageError, type CliIo, type ExitCode } from './io.js';
 
 export type { CliIo, ExitCode };
 
-const commands: Record<string, { run: (argv: string[], io: CliIo) => ExitCode | Promise<ExitCode>; help: string; summary: string }> = {
-  'set-image': { run: runSetImage, help: setImageHelp, summary: 'set an image tag/digest in YAML files, byte for byte' },
+const commands: Record<
+  string,
+  { run: (argv: string[], io: CliIo) => ExitCode | Promise<ExitCode>; help: string; summary: string }
+> = {
+  'set-image': {
+    run: runSetImage,
+    help: setImageHelp,
+    summary: 'set an image tag/digest in YAML files, byte for byte',
+  },
   diff: { run: runDiff, help: diffHelp, summary: 'render and diff a local GitOps repository between two revisions' },
-  'validate-config': { run: runValidateConfig, help: validateConfigHelp, summary: 'check .github/escalator.yml and print every problem' },
-  token: { run: runToken, help: tokenHelp, summary: 'make a scoped intake token and its ESCALATOR_INTAKE_TOKENS entry' },
+  'validate-config': {
+    run: runValidateConfig,
+    help: validateConfigHelp,
+    summary: 'check .github/escalator.yml and print every problem',
+  },
+  token: {
+    run: runToken,
+    help: tokenHelp,
+    summary: 'make a scoped intake token and its ESCALATOR_INTAKE_TOKENS entry',
+  },
 };
 
 export function renderHelp(): string {
@@ -22,7 +37,7 @@ export function renderHelp(): string {
     'Commands:',
     ...Object.entries(commands).map(([name, command]) => `  ${name.padEnd(width)}  ${command.summary}`),
     '',
-    'Run `escalator <command> --help` for a command\'s options.',
+    "Run `escalator <command> --help` for a command's options.",
     'The GitHub App itself starts with `npm start`; try everything locally with `npm run sandbox`.',
     '',
   ].join('\n');
@@ -62,7 +77,9 @@ export async function runCli(argv: string[], rawIo: CliIo): Promise<ExitCode> {
       io.stderr(`escalator ${name}: ${error.message}\nRun \`escalator ${name} --help\` for usage.\n`);
       return 2;
     }
-    io.stderr(`escalator ${name}: unexpected failure: ${(error as Error).stack ?? String(error)}\nPlease report this with the command you ran.\n`);
+    io.stderr(
+      `escalator ${name}: unexpected failure: ${(error as Error).stack ?? String(error)}\nPlease report this with the command you ran.\n`,
+    );
     return 1;
   }
 }

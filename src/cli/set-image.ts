@@ -62,15 +62,20 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
       continue;
     }
     if (result.refused.length > 0) {
-      for (const refusal of result.refused) report.refused.push({ path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
+      for (const refusal of result.refused)
+        report.refused.push({ path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
       continue;
     }
     if (result.changed.length === 0) {
       report.unchanged.push(path);
       continue;
     }
-    for (const change of result.changed) report.changed.push({ path, field: change.path, line: change.line, from: change.from, to: change.to });
-    if (args.flags.has('dry-run')) patches.push(createTwoFilesPatch(`a/${path}`, `b/${path}`, text, result.text, undefined, undefined, { context: 3 }));
+    for (const change of result.changed)
+      report.changed.push({ path, field: change.path, line: change.line, from: change.from, to: change.to });
+    if (args.flags.has('dry-run'))
+      patches.push(
+        createTwoFilesPatch(`a/${path}`, `b/${path}`, text, result.text, undefined, undefined, { context: 3 }),
+      );
     else writeFileSync(absolute, result.text);
   }
 
@@ -78,7 +83,8 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
   else if (args.flags.has('dry-run')) io.stdout(patches.map(stripIndexLine).join(''));
   else io.stdout(renderReport(report, files.length));
   if (report.refused.length > 0 && !args.flags.has('json')) {
-    for (const refusal of report.refused) io.stderr(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}: refused: ${refusal.reason}\n`);
+    for (const refusal of report.refused)
+      io.stderr(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}: refused: ${refusal.reason}\n`);
   }
   return report.refused.length > 0 ? 2 : 0;
 }
@@ -92,6 +98,8 @@ function renderReport(report: SetImageReport, scanned: number): string {
   const lines = report.changed.map((c) => `changed   ${c.path}:${c.line}  ${c.field}  ${c.from} → ${c.to}`);
   for (const path of report.unchanged) lines.push(`current   ${path}`);
   const files = new Set(report.changed.map((c) => c.path)).size;
-  lines.push(`${files} file${files === 1 ? '' : 's'} changed, ${report.unchanged.length} already current, ${report.refused.length} refused (${scanned} YAML file${scanned === 1 ? '' : 's'} scanned)`);
+  lines.push(
+    `${files} file${files === 1 ? '' : 's'} changed, ${report.unchanged.length} already current, ${report.refused.length} refused (${scanned} YAML file${scanned === 1 ? '' : 's'} scanned)`,
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { headerTokenSources, IntakeTokenConfig, isPathSource, pathTokenSources, tokenHash } from '../intake/credentials.js';
+import {
+  headerTokenSources,
+  IntakeTokenConfig,
+  isPathSource,
+  pathTokenSources,
+  tokenHash,
+} from '../intake/credentials.js';
 import { parseArgs, UsageError, type CliIo, type ExitCode } from './io.js';
 
 export const tokenHelp = `Usage: escalator token --name <name> --owners <login>[,<login>…] [--images <prefix>,…] [--sources <source>,…] [--yaml]
@@ -26,19 +32,37 @@ export function runToken(argv: string[], io: CliIo): ExitCode {
     io.stdout(`${tokenHelp}\n`);
     return 0;
   }
-  if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}"; every value goes after its option, such as --owners acme`);
-  const list = (name: string) => args.options.get(name)?.split(',').map((item) => item.trim()).filter(Boolean);
+  if (args.positionals.length > 0)
+    throw new UsageError(
+      `unexpected argument "${args.positionals[0]}"; every value goes after its option, such as --owners acme`,
+    );
+  const list = (name: string) =>
+    args.options
+      .get(name)
+      ?.split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
   const token = `esc_${randomBytes(32).toString('base64url')}`;
   const images = list('images');
   const sources = list('sources');
-  const entry = { name: args.options.get('name') ?? '', sha256: tokenHash(token), owners: list('owners') ?? [], ...(images ? { images } : {}), ...(sources ? { sources } : {}) };
+  const entry = {
+    name: args.options.get('name') ?? '',
+    sha256: tokenHash(token),
+    owners: list('owners') ?? [],
+    ...(images ? { images } : {}),
+    ...(sources ? { sources } : {}),
+  };
   const checked = IntakeTokenConfig.safeParse(entry);
   if (!checked.success) {
     const option = (field: string) => (field === 'sha256' ? 'sha256' : `--${field}`);
-    throw new UsageError(checked.error.issues.map((issue) => `${option(String(issue.path[0] ?? 'name'))}: ${issue.message}`).join('; '));
+    throw new UsageError(
+      checked.error.issues.map((issue) => `${option(String(issue.path[0] ?? 'name'))}: ${issue.message}`).join('; '),
+    );
   }
   const line = args.flags.has('yaml')
-    ? `- ${Object.entries(checked.data).map(([key, value]) => `${key}: ${JSON.stringify(value)}`).join('\n  ')}`
+    ? `- ${Object.entries(checked.data)
+        .map(([key, value]) => `${key}: ${JSON.stringify(value)}`)
+        .join('\n  ')}`
     : JSON.stringify(checked.data);
   const path = checked.data.sources?.find(isPathSource);
   io.stdout(

@@ -26,13 +26,19 @@ export function runValidateConfig(argv: string[], io: CliIo): ExitCode {
   try {
     text = readFileSync(absolute, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'}); pass the path of your .github/escalator.yml`);
+    throw new UsageError(
+      `cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'}); pass the path of your .github/escalator.yml`,
+    );
   }
   const result = parseRepoConfig(text, file);
   if (args.flags.has('json')) {
-    io.stdout(`${terminalJson(JSON.stringify(result.ok ? { ok: true, problems: [] } : { ok: false, problems: result.problems }, null, 2))}\n`);
+    io.stdout(
+      `${terminalJson(JSON.stringify(result.ok ? { ok: true, problems: [] } : { ok: false, problems: result.problems }, null, 2))}\n`,
+    );
   } else if (result.ok) {
-    io.stdout(`${file}: valid (${result.config.environments.length} environment${result.config.environments.length === 1 ? '' : 's'})\n`);
+    io.stdout(
+      `${file}: valid (${result.config.environments.length} environment${result.config.environments.length === 1 ? '' : 's'})\n`,
+    );
   } else {
     io.stderr(`${formatProblems(result.problems)}\n`);
   }

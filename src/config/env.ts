@@ -7,8 +7,10 @@ export type EnvResult = { ok: true; env: Env } | { ok: false; problems: string[]
 
 /** What to do about each variable when it is missing or wrong. */
 const hints: Record<string, string> = {
-  APP_ID: 'copy it from your GitHub App settings page, or run `npm start` without APP_ID and PRIVATE_KEY to register a new App',
-  PRIVATE_KEY: 'generate a key on the GitHub App settings page and set PRIVATE_KEY to its PEM text or PRIVATE_KEY_PATH to the .pem file',
+  APP_ID:
+    'copy it from your GitHub App settings page, or run `npm start` without APP_ID and PRIVATE_KEY to register a new App',
+  PRIVATE_KEY:
+    'generate a key on the GitHub App settings page and set PRIVATE_KEY to its PEM text or PRIVATE_KEY_PATH to the .pem file',
   WEBHOOK_SECRET: 'set it to the webhook secret of your GitHub App',
   GITHUB_API_URL: 'use https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server',
   REDIS_URL: 'for example redis://127.0.0.1:6379',
@@ -27,7 +29,9 @@ export function loadEnv(source: Readonly<Record<string, string | undefined>>): E
     try {
       raw.PRIVATE_KEY = readFileSync(raw.PRIVATE_KEY_PATH, 'utf8');
     } catch (error) {
-      problems.push(`PRIVATE_KEY_PATH: cannot read ${raw.PRIVATE_KEY_PATH} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the path and the file's permissions`);
+      problems.push(
+        `PRIVATE_KEY_PATH: cannot read ${raw.PRIVATE_KEY_PATH} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the path and the file's permissions`,
+      );
     }
   }
   if (raw.PRIVATE_KEY && !raw.PRIVATE_KEY.includes('-----') && /^[A-Za-z0-9+/=\s]+$/.test(raw.PRIVATE_KEY)) {
@@ -35,7 +39,8 @@ export function loadEnv(source: Readonly<Record<string, string | undefined>>): E
     raw.PRIVATE_KEY = Buffer.from(raw.PRIVATE_KEY, 'base64').toString('utf8');
   }
   if (raw.PRIVATE_KEY) raw.PRIVATE_KEY = raw.PRIVATE_KEY.replace(/\\n/g, '\n');
-  if (!raw.GITHUB_API_URL && raw.GHE_HOST) raw.GITHUB_API_URL = `${raw.GHE_PROTOCOL ?? 'https'}://${raw.GHE_HOST}/api/v3`;
+  if (!raw.GITHUB_API_URL && raw.GHE_HOST)
+    raw.GITHUB_API_URL = `${raw.GHE_PROTOCOL ?? 'https'}://${raw.GHE_HOST}/api/v3`;
   for (const key of Object.keys(raw)) if (raw[key] === '') delete raw[key];
 
   const parsed = EnvSchema.safeParse(raw);

@@ -16,7 +16,10 @@ const DURATION = /^(\d+)(ms|s|m)$/;
 
 function duration(options: { min: number; max: number; fallback: number }) {
   return z
-    .union([z.number().int().nonnegative(), z.string().regex(DURATION, 'must be a duration such as 300ms, 5s or 1m, or a number of milliseconds')])
+    .union([
+      z.number().int().nonnegative(),
+      z.string().regex(DURATION, 'must be a duration such as 300ms, 5s or 1m, or a number of milliseconds'),
+    ])
     .default(options.fallback)
     .transform((value, context) => {
       let ms = typeof value === 'number' ? value : 0;
@@ -25,7 +28,10 @@ function duration(options: { min: number; max: number; fallback: number }) {
         ms = Number(amount) * (unit === 'm' ? 60_000 : unit === 's' ? 1000 : 1);
       }
       if (ms < options.min || ms > options.max) {
-        context.addIssue({ code: 'custom', message: `must be between ${options.min} ms and ${options.max} ms, got ${ms} ms` });
+        context.addIssue({
+          code: 'custom',
+          message: `must be between ${options.min} ms and ${options.max} ms, got ${ms} ms`,
+        });
         return z.NEVER;
       }
       return ms;
@@ -39,47 +45,69 @@ const glob = z.string().superRefine((pattern, context) => {
 });
 
 /** Where a target's secret is read from at boot. The value itself never appears in config or logs. */
-export const SecretRef = z.union([
-  z.strictObject({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').describe('Environment variable holding the secret.') }),
-  z.strictObject({ file: z.string().min(1).describe('File holding the secret (a mounted Kubernetes Secret); one trailing newline is ignored.') }),
-], { error: 'must be {env: NAME} or {file: PATH}; the secret itself is never written here' });
+export const SecretRef = z.union(
+  [
+    z.strictObject({
+      env: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+        .describe('Environment variable holding the secret.'),
+    }),
+    z.strictObject({
+      file: z
+        .string()
+        .min(1)
+        .describe('File holding the secret (a mounted Kubernetes Secret); one trailing newline is ignored.'),
+    }),
+  ],
+  { error: 'must be {env: NAME} or {file: PATH}; the secret itself is never written here' },
+);
 export type SecretRef = z.infer<typeof SecretRef>;
 
 /** One relay target as written in the configuration. */
-export const RelayTargetConfig = z
-  .strictObject({
-    /** Unique; appears in job ids, logs, metrics and the delivery log. */
-    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be 1–63 letters, digits, `.`, `_` or `-`, starting with a letter or digit'),
-    /** `argocd` (`/api/webhook`), `flux-github` or `flux-generic-hmac` (a Flux Receiver of that type). */
-    type: z.enum(['argocd', 'flux-github', 'flux-generic-hmac']),
-    /** Used exactly as written: nothing is appended or rewritten. */
-    url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
-    secret: SecretRef,
-    /** Globs over `owner/name`, case-insensitive: `example/gitops`, `example/*`, `*\/*`. */
-    repos: z.array(glob).min(1, 'list at least one repository glob, for example "example/gitops" or "*/*"'),
-    /** Globs over changed paths; a directory matches what is below it. @default ["**"] */
-    paths: z.array(glob).min(1, 'list at least one path glob, or leave paths out to relay every change').default(['**']),
-    /** Events to relay. `pull_request` serves Argo CD ApplicationSet pull-request generators. @default ["push"] */
-    events: z.array(z.enum(['push', 'pull_request'])).min(1).default(['push']),
-    /** Time for the agent to answer one attempt. @default 5s */
-    timeout: duration({ min: 100, max: 60_000, fallback: 5_000 }),
-    /** Pushes to one ref within this window become one delivery; the newest payload wins. @default 300ms */
-    coalesce: duration({ min: 0, max: 60_000, fallback: 300 }),
-    /** Attempts before a delivery fails (timeouts, 5xx, 429 without Retry-After). @default 6 */
-    attempts: z.number().int().min(1).max(25).default(6),
-    /** First backoff between attempts; it doubles every attempt. @default 1s */
-    backoff: duration({ min: 10, max: 600_000, fallback: 1_000 }),
-    /**
-     * Also send `X-Hub-Signature` (HMAC-SHA1) beside `X-Hub-Signature-256`: Argo CD 2.12 and
-     * older verify only that header. @default true for argocd, false for flux-github
-     */
-    sha1Signature: z.boolean().optional(),
-  });
+export const RelayTargetConfig = z.strictObject({
+  /** Unique; appears in job ids, logs, metrics and the delivery log. */
+  name: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/,
+      'must be 1–63 letters, digits, `.`, `_` or `-`, starting with a letter or digit',
+    ),
+  /** `argocd` (`/api/webhook`), `flux-github` or `flux-generic-hmac` (a Flux Receiver of that type). */
+  type: z.enum(['argocd', 'flux-github', 'flux-generic-hmac']),
+  /** Used exactly as written: nothing is appended or rewritten. */
+  url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
+  secret: SecretRef,
+  /** Globs over `owner/name`, case-insensitive: `example/gitops`, `example/*`, `*\/*`. */
+  repos: z.array(glob).min(1, 'list at least one repository glob, for example "example/gitops" or "*/*"'),
+  /** Globs over changed paths; a directory matches what is below it. @default ["**"] */
+  paths: z.array(glob).min(1, 'list at least one path glob, or leave paths out to relay every change').default(['**']),
+  /** Events to relay. `pull_request` serves Argo CD ApplicationSet pull-request generators. @default ["push"] */
+  events: z
+    .array(z.enum(['push', 'pull_request']))
+    .min(1)
+    .default(['push']),
+  /** Time for the agent to answer one attempt. @default 5s */
+  timeout: duration({ min: 100, max: 60_000, fallback: 5_000 }),
+  /** Pushes to one ref within this window become one delivery; the newest payload wins. @default 300ms */
+  coalesce: duration({ min: 0, max: 60_000, fallback: 300 }),
+  /** Attempts before a delivery fails (timeouts, 5xx, 429 without Retry-After). @default 6 */
+  attempts: z.number().int().min(1).max(25).default(6),
+  /** First backoff between attempts; it doubles every attempt. @default 1s */
+  backoff: duration({ min: 10, max: 600_000, fallback: 1_000 }),
+  /**
+   * Also send `X-Hub-Signature` (HMAC-SHA1) beside `X-Hub-Signature-256`: Argo CD 2.12 and
+   * older verify only that header. @default true for argocd, false for flux-github
+   */
+  sha1Signature: z.boolean().optional(),
+});
 export type RelayTargetConfig = z.infer<typeof RelayTargetConfig>;
 
 /** The whole file: a list of targets, or `{targets: [...]}`. */
 export const RelayTargetsConfig = z
-  .union([z.array(RelayTargetConfig), z.strictObject({ targets: z.array(RelayTargetConfig) })], { error: 'must be a list of targets, or a mapping with targets: [...]' })
+  .union([z.array(RelayTargetConfig), z.strictObject({ targets: z.array(RelayTargetConfig) })], {
+    error: 'must be a list of targets, or a mapping with targets: [...]',
+  })
   .transform((value) => (Array.isArray(value) ? value : value.targets));
 
 /** One problem found in the targets, at a path below the list of targets. */
@@ -105,7 +133,10 @@ export function checkTargets(raw: unknown): RelayTargetProblem[] {
       else names.set(item.name, index);
     }
     if (item.type === 'flux-generic-hmac' && item.sha1Signature !== undefined) {
-      at('sha1Signature', 'applies to argocd and flux-github targets only; flux-generic-hmac is signed with X-Signature');
+      at(
+        'sha1Signature',
+        'applies to argocd and flux-github targets only; flux-generic-hmac is signed with X-Signature',
+      );
     }
     if (typeof item.url !== 'string') return;
     let url: URL;
@@ -114,12 +145,20 @@ export function checkTargets(raw: unknown): RelayTargetProblem[] {
     } catch {
       return; // the schema reports it
     }
-    if (url.username || url.password) at('url', 'must not carry credentials; agents authenticate the signature, and URLs end up in logs');
+    if (url.username || url.password)
+      at('url', 'must not carry credentials; agents authenticate the signature, and URLs end up in logs');
     if (url.hash) at('url', 'must not have a #fragment');
     if (item.type === 'flux-github' || item.type === 'flux-generic-hmac') {
-      if (url.search) at('url', 'must not have a query string: Flux finds a receiver by the exact request URI and answers 404 otherwise');
+      if (url.search)
+        at(
+          'url',
+          'must not have a query string: Flux finds a receiver by the exact request URI and answers 404 otherwise',
+        );
       if (!/\/hook\/[0-9a-f]{64}$/.test(url.pathname)) {
-        at('url', 'must end in the receiver path /hook/<sha256>; read it with kubectl get receiver NAME -o jsonpath={.status.webhookPath}');
+        at(
+          'url',
+          'must end in the receiver path /hook/<sha256>; read it with kubectl get receiver NAME -o jsonpath={.status.webhookPath}',
+        );
       }
     }
   });
@@ -161,7 +200,10 @@ export function loadRelayTargets(env: Readonly<Record<string, string | undefined
   const inline = env.ESCALATOR_RELAY_TARGETS?.trim();
   const file = env.ESCALATOR_RELAY_TARGETS_FILE?.trim();
   if (inline && file) {
-    return { ok: false, problems: ['ESCALATOR_RELAY_TARGETS and ESCALATOR_RELAY_TARGETS_FILE are both set; keep one of them'] };
+    return {
+      ok: false,
+      problems: ['ESCALATOR_RELAY_TARGETS and ESCALATOR_RELAY_TARGETS_FILE are both set; keep one of them'],
+    };
   }
   if (!inline && !file) return { ok: true, targets: [] };
 
@@ -172,7 +214,12 @@ export function loadRelayTargets(env: Readonly<Record<string, string | undefined
     try {
       text = readFileSync(file, 'utf8');
     } catch (error) {
-      return { ok: false, problems: [`ESCALATOR_RELAY_TARGETS_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the path and the file's permissions`] };
+      return {
+        ok: false,
+        problems: [
+          `ESCALATOR_RELAY_TARGETS_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the path and the file's permissions`,
+        ],
+      };
     }
   } else {
     source = 'ESCALATOR_RELAY_TARGETS';
@@ -192,11 +239,19 @@ export function loadRelayTargets(env: Readonly<Record<string, string | undefined
   }
   const raw: unknown = document.toJS();
   const parsed = RelayTargetsConfig.safeParse(raw);
-  const found = [...(parsed.success ? [] : parsed.error.issues.flatMap((issue) => flattenIssue(issue))), ...checkTargets(raw)];
+  const found = [
+    ...(parsed.success ? [] : parsed.error.issues.flatMap((issue) => flattenIssue(issue))),
+    ...checkTargets(raw),
+  ];
   if (!parsed.success || found.length > 0) {
-    const located = found.map(({ path, message }) => ({ where: positionOf(document, lineCounter, path), text: `${formatPath(path) || '(top level)'}: ${message}` }));
+    const located = found.map(({ path, message }) => ({
+      where: positionOf(document, lineCounter, path),
+      text: `${formatPath(path) || '(top level)'}: ${message}`,
+    }));
     located.sort((a, b) => a.where.line - b.where.line || a.where.col - b.where.col);
-    const problems = located.map(({ where, text }) => `${source}${where.line ? `:${where.line}:${where.col}` : ''}: ${text}`);
+    const problems = located.map(
+      ({ where, text }) => `${source}${where.line ? `:${where.line}:${where.col}` : ''}: ${text}`,
+    );
     return { ok: false, problems: [...new Set(problems)] };
   }
 
@@ -231,17 +286,27 @@ export function toTarget(config: RelayTargetConfig, secret: string): RelayTarget
   return Object.defineProperty(target, 'secret', { value: secret, enumerable: false, writable: false }) as RelayTarget;
 }
 
-function resolveSecret(ref: SecretRef, env: Readonly<Record<string, string | undefined>>): { ok: true; value: string } | { ok: false; problem: string } {
+function resolveSecret(
+  ref: SecretRef,
+  env: Readonly<Record<string, string | undefined>>,
+): { ok: true; value: string } | { ok: false; problem: string } {
   if ('env' in ref) {
     const value = env[ref.env];
-    if (!value) return { ok: false, problem: `environment variable ${ref.env} is not set or empty; set it to the agent's webhook secret` };
+    if (!value)
+      return {
+        ok: false,
+        problem: `environment variable ${ref.env} is not set or empty; set it to the agent's webhook secret`,
+      };
     return { ok: true, value };
   }
   let value: string;
   try {
     value = readFileSync(ref.file, 'utf8').replace(/\r?\n$/, '');
   } catch (error) {
-    return { ok: false, problem: `cannot read ${ref.file} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the path and the file's permissions` };
+    return {
+      ok: false,
+      problem: `cannot read ${ref.file} (${(error as NodeJS.ErrnoException).code ?? 'error'}); check the path and the file's permissions`,
+    };
   }
   if (!value) return { ok: false, problem: `${ref.file} is empty; it should hold the agent's webhook secret` };
   return { ok: true, value };
@@ -256,25 +321,37 @@ function flattenIssue(issue: Issue, prefix: PropertyKey[] = []): Array<{ path: P
     const best = issue.errors.reduce((a, b) => (depth(b) > depth(a) ? b : a));
     if (depth(best) > 0) return best.flatMap((inner) => flattenIssue(inner, path));
   }
-  if (issue.code === 'unrecognized_keys') return [{ path, message: `unknown setting${issue.keys.length === 1 ? '' : 's'} ${issue.keys.join(', ')}` }];
+  if (issue.code === 'unrecognized_keys')
+    return [{ path, message: `unknown setting${issue.keys.length === 1 ? '' : 's'} ${issue.keys.join(', ')}` }];
   return [{ path, message: issue.message }];
 }
 
 function depth(issues: Issue[]): number {
-  return Math.max(0, ...issues.map((issue) => (issue.code === 'invalid_type' && issue.path.length === 0 ? 0 : issue.path.length + 1)));
+  return Math.max(
+    0,
+    ...issues.map((issue) => (issue.code === 'invalid_type' && issue.path.length === 0 ? 0 : issue.path.length + 1)),
+  );
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
-  return path.map((key, index) => (typeof key === 'number' ? `[${key}]` : `${index === 0 ? '' : '.'}${String(key)}`)).join('').replace(/^\[/, 'targets[');
+  return path
+    .map((key, index) => (typeof key === 'number' ? `[${key}]` : `${index === 0 ? '' : '.'}${String(key)}`))
+    .join('')
+    .replace(/^\[/, 'targets[');
 }
 
 /** Line and column of the deepest node on `path` that exists in the document (0 when none). */
-function positionOf(document: Document, lineCounter: LineCounter, path: readonly PropertyKey[]): { line: number; col: number } {
+function positionOf(
+  document: Document,
+  lineCounter: LineCounter,
+  path: readonly PropertyKey[],
+): { line: number; col: number } {
   const root = document.contents;
   const prefix: PropertyKey[] = isMap(root) && !isSeq(root) && typeof path[0] === 'number' ? ['targets'] : [];
   const full = [...prefix, ...path];
   for (let n = full.length; n >= 0; n--) {
-    const node = (n === 0 ? root : document.getIn(full.slice(0, n), true)) as { range?: [number, number, number] } | null | undefined;
+    const node = (n === 0 ? root : document.getIn(full.slice(0, n), true)) as
+      { range?: [number, number, number] } | null | undefined;
     if (node?.range) return lineCounter.linePos(node.range[0]);
   }
   return { line: 0, col: 0 };

@@ -107,17 +107,24 @@ export const IMAGE_NAME_PATTERN =
 function checkImageName(text: string): ValueProblem | undefined {
   const at = text.indexOf('@');
   if (at >= 0) {
-    return { message: `image name ${quoteValue(text)} has a digest`, hint: `remove ${quoteValue(text.slice(at))}; set pinDigest: true to have Escalator write digests` };
+    return {
+      message: `image name ${quoteValue(text)} has a digest`,
+      hint: `remove ${quoteValue(text.slice(at))}; set pinDigest: true to have Escalator write digests`,
+    };
   }
   const lastSegment = text.slice(text.lastIndexOf('/') + 1);
   const colon = lastSegment.indexOf(':');
   if (colon >= 0) {
-    return { message: `image name ${quoteValue(text)} has a tag`, hint: `remove ${quoteValue(lastSegment.slice(colon))}; choose tags with tags: and policy:` };
+    return {
+      message: `image name ${quoteValue(text)} has a tag`,
+      hint: `remove ${quoteValue(lastSegment.slice(colon))}; choose tags with tags: and policy:`,
+    };
   }
   if (!IMAGE_NAME_PATTERN.test(text)) {
-    const hint = text !== text.toLowerCase() && IMAGE_NAME_PATTERN.test(text.toLowerCase())
-      ? `image repositories are lowercase: ${quoteValue(text.toLowerCase())}`
-      : 'write the repository as it appears in your manifests, like ghcr.io/example/hello';
+    const hint =
+      text !== text.toLowerCase() && IMAGE_NAME_PATTERN.test(text.toLowerCase())
+        ? `image repositories are lowercase: ${quoteValue(text.toLowerCase())}`
+        : 'write the repository as it appears in your manifests, like ghcr.io/example/hello';
     return { message: `${quoteValue(text)} is not an image repository name`, hint };
   }
   // The image grammar decides whether a policy's name is the repository an event names.
@@ -132,19 +139,24 @@ export { compileTagPattern };
 /** Longer patterns are refused: compiling one costs time in its length, and a tag has at most 128 characters. */
 export const MAX_TAG_PATTERN_LENGTH = 1_000;
 
-const TAG_PATTERN_HINT = 'tags is an RE2 regular expression (https://github.com/google/re2/wiki/Syntax), like ^\\d+\\.\\d+\\.\\d+$';
+const TAG_PATTERN_HINT =
+  'tags is an RE2 regular expression (https://github.com/google/re2/wiki/Syntax), like ^\\d+\\.\\d+\\.\\d+$';
 
 /** What to write instead of the JavaScript-only constructs RE2 refuses. */
 function tagPatternHint(text: string): string {
   if (/\\[1-9k]/.test(text)) return `RE2 has no backreferences; write the repeated part out. ${TAG_PATTERN_HINT}`;
-  if (/\(\?<?[=!]/.test(text)) return `RE2 has no lookahead or lookbehind; match the tag's whole shape instead, like ^v\\d+$ for "v" and digits. ${TAG_PATTERN_HINT}`;
+  if (/\(\?<?[=!]/.test(text))
+    return `RE2 has no lookahead or lookbehind; match the tag's whole shape instead, like ^v\\d+$ for "v" and digits. ${TAG_PATTERN_HINT}`;
   if (/\\u/.test(text)) return `RE2 writes a code point as \\x{e9}, not \\u00e9. ${TAG_PATTERN_HINT}`;
   return TAG_PATTERN_HINT;
 }
 
 function checkTagPattern(text: string): ValueProblem | undefined {
   if (text.length > MAX_TAG_PATTERN_LENGTH) {
-    return { message: `tags is longer than ${MAX_TAG_PATTERN_LENGTH.toLocaleString('en-US')} characters (${text.length.toLocaleString('en-US')})`, hint: 'a tag has at most 128 characters; write a shorter pattern' };
+    return {
+      message: `tags is longer than ${MAX_TAG_PATTERN_LENGTH.toLocaleString('en-US')} characters (${text.length.toLocaleString('en-US')})`,
+      hint: 'a tag has at most 128 characters; write a shorter pattern',
+    };
   }
   try {
     compileTagPattern(text);
@@ -155,7 +167,11 @@ function checkTagPattern(text: string): ValueProblem | undefined {
       // `input` is the offending piece (`\1`, `(?=`), or the whole pattern for errors like a missing ")".
       // RE2 reads `(?<=` as a bad group name; say what it is.
       const lookbehind = /^\(\?<[=!]/.exec(error.input ?? '');
-      reason = lookbehind ? `unsupported lookbehind "${lookbehind[0]}"` : error.input && error.input !== text ? `${error.error} ${quoteValue(error.input)}` : error.error;
+      reason = lookbehind
+        ? `unsupported lookbehind "${lookbehind[0]}"`
+        : error.input && error.input !== text
+          ? `${error.error} ${quoteValue(error.input)}`
+          : error.error;
     }
     return { message: `tags is not a valid RE2 regular expression: ${reason}`, hint: tagPatternHint(text) };
   }
@@ -163,7 +179,10 @@ function checkTagPattern(text: string): ValueProblem | undefined {
 
 function checkRange(text: string): ValueProblem | undefined {
   if (text.trim() === '' || semver.validRange(text) === null) {
-    return { message: `invalid semver range ${quoteValue(text)}`, hint: 'write a range like "^1.2", "~2.0.1" or ">=1.4.0 <2.0.0"' };
+    return {
+      message: `invalid semver range ${quoteValue(text)}`,
+      hint: 'write a range like "^1.2", "~2.0.1" or ">=1.4.0 <2.0.0"',
+    };
   }
   return undefined;
 }
@@ -175,12 +194,16 @@ export type TagPolicy = TagPolicyName;
 // ── People and names ─────────────────────────────────────────────────────────────────────────
 
 /** A GitHub login (`alice`, `@alice`) or a team (`@example/release-managers`, `example/release-managers`). */
-export const REVIEWER_PATTERN = /^@?[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}(?:\/[A-Za-z0-9][A-Za-z0-9_.-]*)?$/;
+export const REVIEWER_PATTERN =
+  /^@?[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}(?:\/[A-Za-z0-9][A-Za-z0-9_.-]*)?$/;
 
 function checkReviewer(text: string): ValueProblem | undefined {
   return REVIEWER_PATTERN.test(text)
     ? undefined
-    : { message: `${quoteValue(text)} is not a GitHub user or team`, hint: 'write a login like alice or a team like @example/release-managers' };
+    : {
+        message: `${quoteValue(text)} is not a GitHub user or team`,
+        hint: 'write a login like alice or a team like @example/release-managers',
+      };
 }
 
 /** Environment names appear in branch names and labels, so they stay plain. */
@@ -191,10 +214,16 @@ export const REGISTRY_SOURCE = 'registry';
 
 function checkEnvironmentName(text: string): ValueProblem | undefined {
   if (text === REGISTRY_SOURCE) {
-    return { message: '"registry" cannot name an environment', hint: 'it is the source of new images in from:; choose another name' };
+    return {
+      message: '"registry" cannot name an environment',
+      hint: 'it is the source of new images in from:; choose another name',
+    };
   }
   if (!ENVIRONMENT_NAME_PATTERN.test(text)) {
-    return { message: `invalid environment name ${quoteValue(text)}`, hint: 'use letters, digits, "-" and "_" (at most 63), starting with a letter or digit' };
+    return {
+      message: `invalid environment name ${quoteValue(text)}`,
+      hint: 'use letters, digits, "-" and "_" (at most 63), starting with a letter or digit',
+    };
   }
   return undefined;
 }
@@ -202,7 +231,11 @@ function checkEnvironmentName(text: string): ValueProblem | undefined {
 /** GitHub limits label names to 50 characters. */
 function checkLabel(text: string): ValueProblem | undefined {
   if (text.trim() === '') return { message: 'label is empty', hint: 'remove it or write a label name' };
-  if ([...text].length > 50) return { message: `label ${quoteValue(text)} is longer than 50 characters`, hint: 'GitHub accepts label names up to 50 characters' };
+  if ([...text].length > 50)
+    return {
+      message: `label ${quoteValue(text)} is longer than 50 characters`,
+      hint: 'GitHub accepts label names up to 50 characters',
+    };
   return undefined;
 }
 
@@ -362,9 +395,19 @@ function checkImagePolicy(image: unknown, ctx: z.RefinementCtx): void {
   const policy = stringField(image, 'policy');
   const range = field(image, 'range');
   if (policy === 'semver-range' && range === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['policy'], message: 'policy semver-range needs a range', params: { hint: 'add a range, like range: "^1.2"' } });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['policy'],
+      message: 'policy semver-range needs a range',
+      params: { hint: 'add a range, like range: "^1.2"' },
+    });
   }
-  if (range !== undefined && policy !== undefined && policy !== 'semver-range' && (TAG_POLICIES as readonly string[]).includes(policy)) {
+  if (
+    range !== undefined &&
+    policy !== undefined &&
+    policy !== 'semver-range' &&
+    (TAG_POLICIES as readonly string[]).includes(policy)
+  ) {
     ctx.addIssue({
       code: 'custom',
       path: ['range'],
@@ -384,7 +427,9 @@ interface EnvironmentFacts {
 
 /** Reads fields defensively: cross-field checks run even when other fields already failed. */
 function field(value: unknown, key: string): unknown {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)[key]
+    : undefined;
 }
 
 function stringField(value: unknown, key: string): string | undefined {
@@ -421,7 +466,11 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
     if (environment.name === undefined) continue;
     const first = byName.get(environment.name);
     if (first) {
-      add(['environments', environment.index, 'name'], `duplicate environment name ${quoteValue(environment.name)}`, `environments[${first.index}] is already named ${quoteValue(environment.name)}; rename one of them`);
+      add(
+        ['environments', environment.index, 'name'],
+        `duplicate environment name ${quoteValue(environment.name)}`,
+        `environments[${first.index}] is already named ${quoteValue(environment.name)}; rename one of them`,
+      );
     } else {
       byName.set(environment.name, environment);
     }
@@ -433,13 +482,19 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
     const { from, name, index } = environment;
     if (from === undefined || from === REGISTRY_SOURCE) continue;
     if (from === name) {
-      add(['environments', index, 'from'], `environment ${quoteValue(from)} cannot take images from itself`, `use "${REGISTRY_SOURCE}" or another environment`);
+      add(
+        ['environments', index, 'from'],
+        `environment ${quoteValue(from)} cannot take images from itself`,
+        `use "${REGISTRY_SOURCE}" or another environment`,
+      );
     } else if (!byName.has(from)) {
       const suggestion = closestMatch(from, [REGISTRY_SOURCE, ...names.filter((n) => n !== name)]);
       add(
         ['environments', index, 'from'],
         `from names no environment: ${quoteValue(from)}`,
-        suggestion ? `did you mean "${suggestion}"?` : `use "${REGISTRY_SOURCE}" or one of: ${listNames(names.filter((n) => n !== name))}`,
+        suggestion
+          ? `did you mean "${suggestion}"?`
+          : `use "${REGISTRY_SOURCE}" or one of: ${listNames(names.filter((n) => n !== name))}`,
       );
     }
   }
@@ -466,9 +521,17 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
   }
 
   // Only when every `from` is written: a missing one is its own problem, and may be the registry.
-  if (environments.length > 0 && environments.every((e) => e.from !== undefined) && !environments.some((e) => e.from === REGISTRY_SOURCE)) {
+  if (
+    environments.length > 0 &&
+    environments.every((e) => e.from !== undefined) &&
+    !environments.some((e) => e.from === REGISTRY_SOURCE)
+  ) {
     const first = environments.find((e) => e.name !== undefined)?.name;
-    add(['environments'], `no environment takes new images from "${REGISTRY_SOURCE}"`, first ? `set from: ${REGISTRY_SOURCE} on the first environment, ${quoteValue(first)}` : undefined);
+    add(
+      ['environments'],
+      `no environment takes new images from "${REGISTRY_SOURCE}"`,
+      first ? `set from: ${REGISTRY_SOURCE} on the first environment, ${quoteValue(first)}` : undefined,
+    );
   }
 
   // Each path belongs to one environment, or a bump would edit two of them at once.
@@ -479,10 +542,18 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
       if (!owner) {
         owners.set(path, { environment, index: pathIndex });
       } else if (owner.environment === environment) {
-        add(['environments', environment.index, 'paths', pathIndex], `path ${quoteValue(path)} is listed twice`, 'remove one of them');
+        add(
+          ['environments', environment.index, 'paths', pathIndex],
+          `path ${quoteValue(path)} is listed twice`,
+          'remove one of them',
+        );
       } else {
         const ownerName = owner.environment.name ?? `environments[${owner.environment.index}]`;
-        add(['environments', environment.index, 'paths', pathIndex], `path ${quoteValue(path)} already belongs to environment ${quoteValue(ownerName)}`, 'each path belongs to one environment');
+        add(
+          ['environments', environment.index, 'paths', pathIndex],
+          `path ${quoteValue(path)} already belongs to environment ${quoteValue(ownerName)}`,
+          'each path belongs to one environment',
+        );
       }
     });
   }
@@ -497,7 +568,11 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
       if (first === undefined) {
         firstIndex.set(name, index);
       } else {
-        add(['images', index, 'name'], `duplicate policy for image ${quoteValue(name)}`, `images[${first}] already configures it; merge the two entries`);
+        add(
+          ['images', index, 'name'],
+          `duplicate policy for image ${quoteValue(name)}`,
+          `images[${first}] already configures it; merge the two entries`,
+        );
       }
     });
   }

@@ -45,7 +45,12 @@ const DEFAULT_FILE = configPath;
 const MAX_ALIAS_COUNT = 100;
 
 /** A configuration is a page or two; anything near these limits is not one. */
-const CONFIG_LIMITS: YamlLimits = { ...DEFAULT_YAML_LIMITS, maxBytes: 256 * 1024, maxDepth: 32, maxAliases: MAX_ALIAS_COUNT };
+const CONFIG_LIMITS: YamlLimits = {
+  ...DEFAULT_YAML_LIMITS,
+  maxBytes: 256 * 1024,
+  maxDepth: 32,
+  maxAliases: MAX_ALIAS_COUNT,
+};
 
 /**
  * Parses and validates the text of `.github/escalator.yml`. Never throws for bad input: every
@@ -68,25 +73,57 @@ export function parseRepoConfig(text: string, file: string = DEFAULT_FILE): Repo
   });
 
   const tooMuch = checkYamlText(text, CONFIG_LIMITS);
-  const limitProblem = (found: { reason: string; line?: number }): RepoConfigResult => ({ ok: false, problems: [{ file, line: found.line ?? 1, col: 1, path: '', message: found.reason }] });
+  const limitProblem = (found: { reason: string; line?: number }): RepoConfigResult => ({
+    ok: false,
+    problems: [{ file, line: found.line ?? 1, col: 1, path: '', message: found.reason }],
+  });
   if (tooMuch) return limitProblem(tooMuch);
   const documents = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  const syntax = documents.flatMap((document) => document.errors.map((error) => describeYamlError(error, document, problem)));
+  const syntax = documents.flatMap((document) =>
+    document.errors.map((error) => describeYamlError(error, document, problem)),
+  );
   if (syntax.length > 0) return { ok: false, problems: sortProblems(syntax) };
 
   const [document, second] = documents;
   if (second) {
     return {
       ok: false,
-      problems: [problem(second.range[0], '', `expected one YAML document, found ${documents.length}`, 'remove the "---" separators and keep one configuration')],
+      problems: [
+        problem(
+          second.range[0],
+          '',
+          `expected one YAML document, found ${documents.length}`,
+          'remove the "---" separators and keep one configuration',
+        ),
+      ],
     };
   }
   const root = document?.contents;
   if (!document || !root || (isScalar(root) && root.value === null)) {
-    return { ok: false, problems: [problem(document?.range[0] ?? bomOffset, '', 'the file is empty', 'list your environments under environments:; see docs/configuration.md')] };
+    return {
+      ok: false,
+      problems: [
+        problem(
+          document?.range[0] ?? bomOffset,
+          '',
+          'the file is empty',
+          'list your environments under environments:; see docs/configuration.md',
+        ),
+      ],
+    };
   }
   if (!isMap(root)) {
-    return { ok: false, problems: [problem(root.range?.[0] ?? 0, '', `expected a mapping of settings at the top level, found ${describeNode(root)}`, 'start with environments:')] };
+    return {
+      ok: false,
+      problems: [
+        problem(
+          root.range?.[0] ?? 0,
+          '',
+          `expected a mapping of settings at the top level, found ${describeNode(root)}`,
+          'start with environments:',
+        ),
+      ],
+    };
   }
 
   // What YAML allows but a configuration cannot mean: aliases to nothing, keys that are not names.
@@ -96,14 +133,28 @@ export function parseRepoConfig(text: string, file: string = DEFAULT_FILE): Repo
   visit(document, {
     Alias(_, alias, ancestors) {
       if (aliases.targets.get(alias) === undefined) {
-        structural.push(problem(alias.range?.[0] ?? 0, formatConfigPath(pathOf(ancestors, alias)), `alias ${quoteValue(`*${alias.source}`)} refers to no anchor`, `define &${clipValue(alias.source)} earlier in the file, or write the value out`));
+        structural.push(
+          problem(
+            alias.range?.[0] ?? 0,
+            formatConfigPath(pathOf(ancestors, alias)),
+            `alias ${quoteValue(`*${alias.source}`)} refers to no anchor`,
+            `define &${clipValue(alias.source)} earlier in the file, or write the value out`,
+          ),
+        );
       }
     },
     Pair(_, pair, ancestors) {
       const key = pair.key;
       if (isScalar(key) && key.value !== null) return;
-      const where = isNodeWithRange(key) ? key.range[0] : (isNodeWithRange(pair.value) ? pair.value.range[0] : 0);
-      structural.push(problem(where, formatConfigPath(pathOf(ancestors, pair)), key === null || isScalar(key) ? 'empty key' : `a key must be a name, found ${describeNode(key as Node)}`, 'write a setting name before the ":"'));
+      const where = isNodeWithRange(key) ? key.range[0] : isNodeWithRange(pair.value) ? pair.value.range[0] : 0;
+      structural.push(
+        problem(
+          where,
+          formatConfigPath(pathOf(ancestors, pair)),
+          key === null || isScalar(key) ? 'empty key' : `a key must be a name, found ${describeNode(key as Node)}`,
+          'write a setting name before the ":"',
+        ),
+      );
     },
   });
   if (structural.length > 0) return { ok: false, problems: sortProblems(structural) };
@@ -113,7 +164,17 @@ export function parseRepoConfig(text: string, file: string = DEFAULT_FILE): Repo
     value = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    return { ok: false, problems: [problem(root.range?.[0] ?? 0, '', `cannot read the YAML: ${reason}`, 'write the values out instead of using aliases')] };
+    return {
+      ok: false,
+      problems: [
+        problem(
+          root.range?.[0] ?? 0,
+          '',
+          `cannot read the YAML: ${reason}`,
+          'write the values out instead of using aliases',
+        ),
+      ],
+    };
   }
 
   const result = RepoConfig.safeParse(value);
@@ -156,7 +217,12 @@ function describeYamlError(error: YamlErrorLike, document: Document, problem: Ma
         return undefined;
       },
     });
-    return problem(start, formatConfigPath(path), `duplicate key ${quoteValue(key)}`, 'a key may appear once in each mapping; remove or merge the repeated one');
+    return problem(
+      start,
+      formatConfigPath(path),
+      `duplicate key ${quoteValue(key)}`,
+      'a key may appear once in each mapping; remove or merge the repeated one',
+    );
   }
   if (error.code === 'TAB_AS_INDENT') {
     return problem(start, '', 'YAML syntax error: tabs cannot indent', 'indent with spaces');
@@ -190,7 +256,15 @@ type PathKey = PropertyKey;
 
 /** `['environments', 1, 'from']` → `environments[1].from`. */
 export function formatConfigPath(path: readonly PathKey[]): string {
-  return path.reduce<string>((text, key) => (typeof key === 'number' ? `${text}[${key}]` : text === '' ? clipValue(String(key)) : `${text}.${clipValue(String(key))}`), '');
+  return path.reduce<string>(
+    (text, key) =>
+      typeof key === 'number'
+        ? `${text}[${key}]`
+        : text === ''
+          ? clipValue(String(key))
+          : `${text}.${clipValue(String(key))}`,
+    '',
+  );
 }
 
 interface Located {
@@ -209,7 +283,9 @@ function locate(document: Document, path: readonly PathKey[]): Located | undefin
     if (!node) return undefined;
     if (isAlias(node)) node = node.resolve(document) ?? node;
     if (isMap(node) && typeof segment === 'string') {
-      const pair: Pair<unknown, unknown> | undefined = node.items.find((item) => isPair(item) && isScalar(item.key) && String(item.key.value) === segment);
+      const pair: Pair<unknown, unknown> | undefined = node.items.find(
+        (item) => isPair(item) && isScalar(item.key) && String(item.key.value) === segment,
+      );
       if (!pair) return { node, ...(key ? { key } : {}), missing: true };
       key = pair.key as Node;
       node = pair.value as Node | null;
@@ -285,7 +361,12 @@ function knownKeysAt(path: readonly PathKey[]): string[] {
   for (const key of [...path, undefined]) {
     // Unwrap optional, default, prefault and pipe wrappers to the object or array inside.
     for (;;) {
-      if (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault || schema instanceof z.ZodPrefault || schema instanceof z.ZodNullable) {
+      if (
+        schema instanceof z.ZodOptional ||
+        schema instanceof z.ZodDefault ||
+        schema instanceof z.ZodPrefault ||
+        schema instanceof z.ZodNullable
+      ) {
         schema = schema.unwrap() as z.ZodType;
       } else if (schema instanceof z.ZodPipe) {
         schema = schema.in as z.ZodType;
@@ -337,8 +418,17 @@ function describeIssue(issue: Issue, document: Document, value: unknown, problem
       return issue.keys.map((key) => {
         const keyLocation = locate(document, [...path, key]);
         const suggestion = closestMatch(key, known);
-        const hint = suggestion ? `did you mean "${suggestion}"?` : known.length > 0 ? `known keys: ${known.join(', ')}` : undefined;
-        return problem(keyLocation?.key?.range?.[0] ?? offsetOf(located), formatConfigPath([...path, key]), `unknown key ${quoteValue(key)}`, hint);
+        const hint = suggestion
+          ? `did you mean "${suggestion}"?`
+          : known.length > 0
+            ? `known keys: ${known.join(', ')}`
+            : undefined;
+        return problem(
+          keyLocation?.key?.range?.[0] ?? offsetOf(located),
+          formatConfigPath([...path, key]),
+          `unknown key ${quoteValue(key)}`,
+          hint,
+        );
       });
     }
     case 'invalid_type': {
@@ -352,12 +442,22 @@ function describeIssue(issue: Issue, document: Document, value: unknown, problem
       const message = `${subject} must be ${expected}, found ${found}`;
       let hint: string | undefined;
       if (input === null) {
-        hint = typeof lastKey === 'number' ? 'fill in the entry or remove the empty "-"' : `write a value after "${String(lastKey)}:"`;
+        hint =
+          typeof lastKey === 'number'
+            ? 'fill in the entry or remove the empty "-"'
+            : `write a value after "${String(lastKey)}:"`;
       } else if (issue.expected === 'array' && located && isMap(located.node)) {
         hint = 'write each entry as a list item starting with "- "';
-      } else if (issue.expected === 'boolean' && typeof input === 'string' && YAML11_BOOLEANS.has(input.toLowerCase())) {
+      } else if (
+        issue.expected === 'boolean' &&
+        typeof input === 'string' &&
+        YAML11_BOOLEANS.has(input.toLowerCase())
+      ) {
         hint = 'write true or false, without quotes';
-      } else if (issue.expected === 'array' && (typeof input === 'string' || typeof input === 'number' || typeof input === 'boolean')) {
+      } else if (
+        issue.expected === 'array' &&
+        (typeof input === 'string' || typeof input === 'number' || typeof input === 'boolean')
+      ) {
         hint = `write a list: [${JSON.stringify(typeof input === 'string' ? clipValue(input) : input)}]`;
       } else if (issue.expected === 'string' && typeof input === 'number' && lastKey === 'soak') {
         hint = `add a unit: ${input}m`;
@@ -371,17 +471,37 @@ function describeIssue(issue: Issue, document: Document, value: unknown, problem
     case 'invalid_value': {
       const allowed = issue.values.map((v) => String(v));
       if (lastKey === 'version') {
-        return [problem(offsetOf(located), pathText, `unsupported version ${typeof input === 'string' ? quoteValue(input) : clipValue(String(input))}`, 'this Escalator reads version 1; remove the key or write version: 1')];
+        return [
+          problem(
+            offsetOf(located),
+            pathText,
+            `unsupported version ${typeof input === 'string' ? quoteValue(input) : clipValue(String(input))}`,
+            'this Escalator reads version 1; remove the key or write version: 1',
+          ),
+        ];
       }
       const suggestion = typeof input === 'string' ? closestMatch(input, allowed) : undefined;
       return [
-        problem(offsetOf(located), pathText, `${String(lastKey ?? 'value')} must be one of ${allowed.join(', ')}, found ${describeValue(input)}`, suggestion ? `did you mean "${suggestion}"?` : undefined),
+        problem(
+          offsetOf(located),
+          pathText,
+          `${String(lastKey ?? 'value')} must be one of ${allowed.join(', ')}, found ${describeValue(input)}`,
+          suggestion ? `did you mean "${suggestion}"?` : undefined,
+        ),
       ];
     }
     case 'too_small': {
       const key = String(lastKey ?? 'value');
-      const message = issue.origin === 'array' ? `${key} needs at least ${String(issue.minimum)} entr${issue.minimum === 1 ? 'y' : 'ies'}` : `${key} is too short`;
-      const hint = lastKey === 'environments' ? 'add an environment with name, paths and from' : lastKey === 'paths' ? 'add a path, like apps/*/overlays/dev' : undefined;
+      const message =
+        issue.origin === 'array'
+          ? `${key} needs at least ${String(issue.minimum)} entr${issue.minimum === 1 ? 'y' : 'ies'}`
+          : `${key} is too short`;
+      const hint =
+        lastKey === 'environments'
+          ? 'add an environment with name, paths and from'
+          : lastKey === 'paths'
+            ? 'add a path, like apps/*/overlays/dev'
+            : undefined;
       return [problem(offsetOf(located), pathText, message, hint)];
     }
     case 'custom': {

@@ -19,16 +19,27 @@ const PartsBody = z.object({
   digest: z.string().min(1).nullish(),
 });
 
-const HINT = 'Send {"image": "registry.example.com/team/app:1.2.3@sha256:<64 hex>"} or {"repository": "registry.example.com/team/app", "tag": "1.2.3", "digest": "sha256:<64 hex>"} (the digest is optional).';
+const HINT =
+  'Send {"image": "registry.example.com/team/app:1.2.3@sha256:<64 hex>"} or {"repository": "registry.example.com/team/app", "tag": "1.2.3", "digest": "sha256:<64 hex>"} (the digest is optional).';
 
 function fromReference(text: string, field: string, ctx: NormalizeContext): NormalizeResult {
   const parsed = parseImageRef(text);
   if (!parsed.ok) return single(invalid(`ci: ${field}: ${parsed.reason}. ${HINT}`));
   const { domain, path, tag, digest } = parsed.ref;
-  if (tag === undefined) return single(invalid(`ci: ${field} "${text}" has no tag; Escalator bumps tags, so name the tag that was pushed (…:1.2.3). ${HINT}`));
+  if (tag === undefined)
+    return single(
+      invalid(
+        `ci: ${field} "${text}" has no tag; Escalator bumps tags, so name the tag that was pushed (…:1.2.3). ${HINT}`,
+      ),
+    );
   const skip = classifyTag(tag);
   if (skip?.reason === 'invalid-tag') return single(invalid(`ci: ${skip.detail}. ${HINT}`));
-  return single(imageOutcome({ source: 'ci', registry: domain, path, tag, digest, fields: { registry: field, path: field, digest: field } }, ctx));
+  return single(
+    imageOutcome(
+      { source: 'ci', registry: domain, path, tag, digest, fields: { registry: field, path: field, digest: field } },
+      ctx,
+    ),
+  );
 }
 
 /** Normalizes a CI API body: `{image}` or `{repository, tag, digest?}`. */
@@ -44,12 +55,31 @@ export function normalizeCiImage(body: unknown, ctx: NormalizeContext): Normaliz
   const name = parseImageRef(repository);
   if (!name.ok) return single(invalid(`ci: repository: ${name.reason}. ${HINT}`));
   if (name.ref.tag !== undefined || name.ref.digest !== undefined) {
-    return single(invalid(`ci: repository "${repository}" must be a name only; put the tag in "tag" and the digest in "digest". ${HINT}`));
+    return single(
+      invalid(
+        `ci: repository "${repository}" must be a name only; put the tag in "tag" and the digest in "digest". ${HINT}`,
+      ),
+    );
   }
   const skip = classifyTag(tag);
   if (skip?.reason === 'invalid-tag') return single(invalid(`ci: ${skip.detail}. ${HINT}`));
   if (skip) return single({ kind: 'ignored', ...skip });
-  if (digest && !isDigest(digest)) return single(invalid(`ci: digest "${digest}" is not a valid digest; expected sha256:<64 lowercase hex characters>. ${HINT}`));
+  if (digest && !isDigest(digest))
+    return single(
+      invalid(`ci: digest "${digest}" is not a valid digest; expected sha256:<64 lowercase hex characters>. ${HINT}`),
+    );
   const { domain, path } = name.ref;
-  return single(imageOutcome({ source: 'ci', registry: domain, path, tag, digest, fields: { registry: 'repository', path: 'repository', digest: 'digest' } }, ctx));
+  return single(
+    imageOutcome(
+      {
+        source: 'ci',
+        registry: domain,
+        path,
+        tag,
+        digest,
+        fields: { registry: 'repository', path: 'repository', digest: 'digest' },
+      },
+      ctx,
+    ),
+  );
 }

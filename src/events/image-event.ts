@@ -10,7 +10,8 @@ import { isDigest, isRepositoryPath, TAG_PATTERN } from '../planners/image-ref.j
  */
 
 /** distribution/reference domain as events carry it: lowercase host name or bracketed IPv6, optional port. */
-const DOMAIN_PATTERN = /^(?:(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9])(?:\.(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9]))*|\[[a-f0-9:]+\])(?::[0-9]+)?$/;
+const DOMAIN_PATTERN =
+  /^(?:(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9])(?:\.(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9]))*|\[[a-f0-9:]+\])(?::[0-9]+)?$/;
 
 /**
  * An image published to a registry, normalized, with `source` checked by `source`.
@@ -37,10 +38,13 @@ export function imageEventSchema<S extends z.ZodType<string>>(source: S) {
       /** When intake received the request, ISO 8601. */
       receivedAt: z.iso.datetime({ offset: true }),
     })
-    .refine((e) => e.repository.startsWith(`${e.registry}/`) && isRepositoryPath(e.repository.slice(e.registry.length + 1)), {
-      message: 'repository must be "<registry>/<lowercase path>"',
-      path: ['repository'],
-    });
+    .refine(
+      (e) => e.repository.startsWith(`${e.registry}/`) && isRepositoryPath(e.repository.slice(e.registry.length + 1)),
+      {
+        message: 'repository must be "<registry>/<lowercase path>"',
+        path: ['repository'],
+      },
+    );
 }
 
 /** Every field of `ImagePublished` but the source's name, which the normalizer sets and the type system checks. */

@@ -78,6 +78,9 @@ export type Normalizer = (payload: unknown, ctx: NormalizeContext) => NormalizeR
  * push of `latest` is not mistaken for a redelivery of the first.
  */
 export function eventKey(e: ImagePublished): string {
-  const identity = e.digest !== undefined ? [e.source, e.repository, e.tag, e.digest] : [e.source, e.repository, e.tag, '', e.deliveryId];
+  const identity =
+    e.digest !== undefined
+      ? [e.source, e.repository, e.tag, e.digest]
+      : [e.source, e.repository, e.tag, '', e.deliveryId];
   return createHash('sha256').update(JSON.stringify(identity)).digest('hex');
 }

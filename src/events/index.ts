@@ -5,7 +5,9 @@ import { registries, type RegistrySource } from './registries/index.js';
  * Registry intake's normalizers by source name, from the registry table
  * (`./registries/index.ts`). The CI API has its own body shape and uses {@link normalizeCiImage}.
  */
-export const normalizers: Readonly<Record<RegistrySource, Normalizer>> = Object.fromEntries(registries.map((registry) => [registry.source, registry.normalize])) as Record<RegistrySource, Normalizer>;
+export const normalizers: Readonly<Record<RegistrySource, Normalizer>> = Object.fromEntries(
+  registries.map((registry) => [registry.source, registry.normalize]),
+) as Record<RegistrySource, Normalizer>;
 
 export { isRegistrySource, registries, registryOf, registrySources } from './registries/index.js';
 export type { RegistrySource } from './registries/index.js';

@@ -1,6 +1,13 @@
 import type { z } from 'zod';
 import { canonicalRepository, isDigest, MAX_PATH_LENGTH, TAG_PATTERN } from '../planners/image-ref.js';
-import { ImageEventFields, type ImageEvent, type Ignored, type IgnoreReason, type NormalizeContext, type SourceResult } from './image-event.js';
+import {
+  ImageEventFields,
+  type ImageEvent,
+  type Ignored,
+  type IgnoreReason,
+  type NormalizeContext,
+  type SourceResult,
+} from './image-event.js';
 
 /**
  * Building blocks shared by the normalizers: the tag ignore rule, repository names, results
@@ -8,7 +15,8 @@ import { ImageEventFields, type ImageEvent, type Ignored, type IgnoreReason, typ
  */
 
 /** What one announced item (a tag, a resource, an envelope event) of the source `S` turned into. */
-export type Outcome<S extends string = string> = { kind: 'image'; event: ImageEvent<S> } | IgnoredOutcome | InvalidOutcome;
+export type Outcome<S extends string = string> =
+  { kind: 'image'; event: ImageEvent<S> } | IgnoredOutcome | InvalidOutcome;
 type IgnoredOutcome = { kind: 'ignored' } & Ignored;
 type InvalidOutcome = { kind: 'invalid'; message: string };
 
@@ -31,8 +39,13 @@ export function invalid(message: string): InvalidOutcome {
  * tag grammar. Returns undefined for a tag worth acting on.
  */
 export function classifyTag(tag: string | undefined | null): Ignored | undefined {
-  if (tag === undefined || tag === null || tag === '') return { reason: 'untagged', detail: 'the push carries no tag (pushed by digest)' };
-  if (SIGNATURE_TAG.test(tag)) return { reason: 'signature-or-attestation', detail: `tag "${tag}" is a cosign signature, attestation, SBOM or referrers tag` };
+  if (tag === undefined || tag === null || tag === '')
+    return { reason: 'untagged', detail: 'the push carries no tag (pushed by digest)' };
+  if (SIGNATURE_TAG.test(tag))
+    return {
+      reason: 'signature-or-attestation',
+      detail: `tag "${tag}" is a cosign signature, attestation, SBOM or referrers tag`,
+    };
   if (DIGEST_SHAPED_TAG.test(tag)) return { reason: 'digest-tag', detail: `tag "${tag}" is a digest, not a tag` };
   if (!TAG_PATTERN.test(tag)) return { reason: 'invalid-tag', detail: `tag "${tag}" is not a valid Docker tag` };
   return undefined;
@@ -72,30 +85,59 @@ export function imageOutcome<S extends string>(facts: ImageFacts<S>, ctx: Normal
   const tag = facts.tag as string;
   const rawRegistry = facts.registry ?? ctx.defaultRegistry;
   if (rawRegistry === undefined || rawRegistry === '') {
-    return invalid(`${facts.source}: ${facts.fields.registry} is missing, so the registry host is unknown; send the sender's payload unchanged or configure a default registry host for this route`);
+    return invalid(
+      `${facts.source}: ${facts.fields.registry} is missing, so the registry host is unknown; send the sender's payload unchanged or configure a default registry host for this route`,
+    );
   }
   // Host names are case-insensitive and payloads spell them as they like; then the image
   // grammar's Docker Hub aliases and implicit `library/`, the same as the editor's and the index's.
-  const { domain: registry, remainder: path } = canonicalRepository(rawRegistry.toLowerCase(), facts.path.replace(/^\/+|\/+$/g, ''));
+  const { domain: registry, remainder: path } = canonicalRepository(
+    rawRegistry.toLowerCase(),
+    facts.path.replace(/^\/+|\/+$/g, ''),
+  );
   const repository = `${registry}/${path}`;
   const digest = facts.digest === null || facts.digest === '' ? undefined : facts.digest;
-  const candidate = { registry, repository, tag, source: facts.source, deliveryId: ctx.deliveryId, receivedAt: ctx.receivedAt, ...(digest !== undefined ? { digest } : {}) };
+  const candidate = {
+    registry,
+    repository,
+    tag,
+    source: facts.source,
+    deliveryId: ctx.deliveryId,
+    receivedAt: ctx.receivedAt,
+    ...(digest !== undefined ? { digest } : {}),
+  };
   const parsed = ImageEventFields.safeParse(candidate);
   if (parsed.success) return { kind: 'image', event: { ...parsed.data, source: facts.source } };
   const issue = parsed.error.issues[0];
   const field = issue?.path[0];
-  if (field === 'registry') return invalid(`${facts.source}: ${facts.fields.registry} "${rawRegistry}" is not a registry host name (expected host[:port], e.g. registry.example.com:5000)`);
+  if (field === 'registry')
+    return invalid(
+      `${facts.source}: ${facts.fields.registry} "${rawRegistry}" is not a registry host name (expected host[:port], e.g. registry.example.com:5000)`,
+    );
   if (field === 'repository') {
-    const hint = path !== path.toLowerCase() ? ' (repository paths are lowercase)' : path.length > MAX_PATH_LENGTH ? ` (it is longer than ${MAX_PATH_LENGTH} characters)` : '';
-    return invalid(`${facts.source}: ${facts.fields.path} "${facts.path}" is not a valid repository path${hint}; expected lowercase components separated by "/", e.g. team/app`);
+    const hint =
+      path !== path.toLowerCase()
+        ? ' (repository paths are lowercase)'
+        : path.length > MAX_PATH_LENGTH
+          ? ` (it is longer than ${MAX_PATH_LENGTH} characters)`
+          : '';
+    return invalid(
+      `${facts.source}: ${facts.fields.path} "${facts.path}" is not a valid repository path${hint}; expected lowercase components separated by "/", e.g. team/app`,
+    );
   }
   if (field === 'digest' && digest !== undefined && !isDigest(digest)) {
-    return invalid(`${facts.source}: ${facts.fields.digest} "${digest}" is not a valid digest; expected algorithm:hex such as sha256:<64 lowercase hex characters>`);
+    return invalid(
+      `${facts.source}: ${facts.fields.digest} "${digest}" is not a valid digest; expected algorithm:hex such as sha256:<64 lowercase hex characters>`,
+    );
   }
   if (field === 'deliveryId' || field === 'receivedAt') {
-    return invalid(`${facts.source}: intake context ${String(field)} is ${issue?.message ?? 'invalid'}; this is an Escalator bug, not a sender error`);
+    return invalid(
+      `${facts.source}: intake context ${String(field)} is ${issue?.message ?? 'invalid'}; this is an Escalator bug, not a sender error`,
+    );
   }
-  return invalid(`${facts.source}: ${issue ? `${issue.path.join('.')} ${issue.message}` : 'the image could not be normalized'}`);
+  return invalid(
+    `${facts.source}: ${issue ? `${issue.path.join('.')} ${issue.message}` : 'the image could not be normalized'}`,
+  );
 }
 
 /**
@@ -161,10 +203,16 @@ export function describeIssues(source: string, payload: unknown, error: z.ZodErr
     const where = formatPath(issue.path);
     const actual = valueAt(payload, issue.path);
     if (issue.code === 'invalid_type') {
-      return actual === undefined ? `${where} is missing (expected ${issue.expected})` : `${where} must be ${issue.expected}, not ${describeValue(actual)}`;
+      return actual === undefined
+        ? `${where} is missing (expected ${issue.expected})`
+        : `${where} must be ${issue.expected}, not ${describeValue(actual)}`;
     }
-    if (issue.code === 'invalid_union') return actual === undefined ? `${where} is missing` : `${where} has an unexpected shape (${describeValue(actual)})`;
-    if (issue.code === 'invalid_value') return `${where} is ${describeValue(actual)}, expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}`;
+    if (issue.code === 'invalid_union')
+      return actual === undefined
+        ? `${where} is missing`
+        : `${where} has an unexpected shape (${describeValue(actual)})`;
+    if (issue.code === 'invalid_value')
+      return `${where} is ${describeValue(actual)}, expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}`;
     return `${where}: ${issue.message}`;
   });
   const more = error.issues.length > 5 ? ` (and ${error.issues.length - 5} more)` : '';

@@ -20,8 +20,6 @@ export interface GitHubAppDeps {
   now?: () => Date;
 }
 
-
-
 export function createGitHubApp(deps: GitHubAppDeps) {
   const now = deps.now ?? (() => new Date());
   return (app: Probot): void => {
@@ -30,25 +28,56 @@ export function createGitHubApp(deps: GitHubAppDeps) {
     // This App's bot login (`<slug>[bot]`), asked once: only its own pull requests carry markers.
     let botLogin: Promise<string> | undefined;
     const ownLogin = (): Promise<string> =>
-      (botLogin ??= app.auth().then((octokit) => octokit.rest.apps.getAuthenticated()).then(({ data }) => `${data?.slug}[bot]`).catch((error: unknown) => { botLogin = undefined; throw error; }));
+      (botLogin ??= app
+        .auth()
+        .then((octokit) => octokit.rest.apps.getAuthenticated())
+        .then(({ data }) => `${data?.slug}[bot]`)
+        .catch((error: unknown) => {
+          botLogin = undefined;
+          throw error;
+        }));
 
     app.on('push', async (context) => {
       const { ref, repository, installation } = context.payload;
       if (!installation || ref !== `refs/heads/${repository.default_branch}`) return;
       // Any push to the default branch may change the config or an environment's files.
-      await enqueueIndex(producer, { installationId: installation.id, owner: repository.owner?.login ?? repository.full_name.split('/')[0]!, repo: repository.name, reason: 'push' }, context.id);
+      await enqueueIndex(
+        producer,
+        {
+          installationId: installation.id,
+          owner: repository.owner?.login ?? repository.full_name.split('/')[0]!,
+          repo: repository.name,
+          reason: 'push',
+        },
+        context.id,
+      );
     });
 
-    app.on(['installation.created', 'installation.new_permissions_accepted', 'installation_repositories.added'], async (context) => {
-      const payload = context.payload as { installation: { id: number }; repositories?: Array<{ full_name: string }>; repositories_added?: Array<{ full_name: string }> };
-      for (const repo of payload.repositories ?? payload.repositories_added ?? []) {
-        const [owner, name] = repo.full_name.split('/') as [string, string];
-        await enqueueIndex(producer, { installationId: payload.installation.id, owner, repo: name, reason: 'installation' }, context.id);
-      }
-    });
+    app.on(
+      ['installation.created', 'installation.new_permissions_accepted', 'installation_repositories.added'],
+      async (context) => {
+        const payload = context.payload as {
+          installation: { id: number };
+          repositories?: Array<{ full_name: string }>;
+          repositories_added?: Array<{ full_name: string }>;
+        };
+        for (const repo of payload.repositories ?? payload.repositories_added ?? []) {
+          const [owner, name] = repo.full_name.split('/') as [string, string];
+          await enqueueIndex(
+            producer,
+            { installationId: payload.installation.id, owner, repo: name, reason: 'installation' },
+            context.id,
+          );
+        }
+      },
+    );
 
     app.on(['installation.deleted', 'installation_repositories.removed'], async (context) => {
-      const payload = context.payload as { installation: { id: number }; repositories?: Array<{ full_name: string }>; repositories_removed?: Array<{ full_name: string }> };
+      const payload = context.payload as {
+        installation: { id: number };
+        repositories?: Array<{ full_name: string }>;
+        repositories_removed?: Array<{ full_name: string }>;
+      };
       for (const repo of payload.repositories ?? payload.repositories_removed ?? []) {
         const [owner, name] = repo.full_name.split('/') as [string, string];
         await deps.store?.dropRepo({ installationId: payload.installation.id, owner, repo: name });
@@ -58,14 +87,32 @@ export function createGitHubApp(deps: GitHubAppDeps) {
     app.on(['pull_request.opened', 'pull_request.synchronize', 'pull_request.reopened'], async (context) => {
       const { pull_request: pull, repository, installation } = context.payload;
       if (!installation) return;
-      await enqueueDiff(producer, { installationId: installation.id, owner: repository.owner.login, repo: repository.name, number: pull.number, headSha: pull.head.sha, reason: 'pull_request' });
+      await enqueueDiff(producer, {
+        installationId: installation.id,
+        owner: repository.owner.login,
+        repo: repository.name,
+        number: pull.number,
+        headSha: pull.head.sha,
+        reason: 'pull_request',
+      });
     });
 
     app.on('check_run.rerequested', async (context) => {
       const { check_run: run, repository, installation } = context.payload;
       if (!installation || run.name !== 'escalator/diff') return;
       for (const pull of run.pull_requests) {
-        await enqueueDiff(producer, { installationId: installation.id, owner: repository.owner.login, repo: repository.name, number: pull.number, headSha: run.head_sha, reason: 'rerequest' }, `${run.head_sha}-rerun-${context.id}`);
+        await enqueueDiff(
+          producer,
+          {
+            installationId: installation.id,
+            owner: repository.owner.login,
+            repo: repository.name,
+            number: pull.number,
+            headSha: run.head_sha,
+            reason: 'rerequest',
+          },
+          `${run.head_sha}-rerun-${context.id}`,
+        );
       }
     });
 
@@ -76,7 +123,12 @@ export function createGitHubApp(deps: GitHubAppDeps) {
       if (!marker) return;
       // The chain a promotion carries: dev PR → staging PR → this. Stored for the next hop.
       const sources = [...(marker.sources ?? []), `#${pull.number}`];
-      await deps.store.saveProvenance({ installationId: installation.id, owner: repository.owner.login, repo: repository.name }, marker.environment, marker.app, sources);
+      await deps.store.saveProvenance(
+        { installationId: installation.id, owner: repository.owner.login, repo: repository.name },
+        marker.environment,
+        marker.app,
+        sources,
+      );
     });
 
     app.on('issue_comment.created', async (context) => {
@@ -84,7 +136,10 @@ export function createGitHubApp(deps: GitHubAppDeps) {
       if (!installation || comment.user?.type === 'Bot' || !/^\s*\/escalator(\s|$)/m.test(comment.body)) return;
       const age = now().getTime() - Date.parse(comment.created_at);
       if (!(age <= COMMAND_MEMORY_SECONDS * 1000)) {
-        deps.log.warn({ deliveryId: context.id, commentId: comment.id, createdAt: comment.created_at }, 'Command not run: the comment is older than the commands Escalator remembers (a replayed delivery?)');
+        deps.log.warn(
+          { deliveryId: context.id, commentId: comment.id, createdAt: comment.created_at },
+          'Command not run: the comment is older than the commands Escalator remembers (a replayed delivery?)',
+        );
         return;
       }
       await enqueueCommand(
@@ -106,7 +161,14 @@ export function createGitHubApp(deps: GitHubAppDeps) {
     app.on(['registry_package', 'package'], async (context) => {
       const result = normalizeGithub(context.payload, { deliveryId: context.id, receivedAt: now().toISOString() });
       if (result.kind !== 'images') {
-        deps.log.info({ deliveryId: context.id, outcome: result.kind, reason: result.kind === 'ignored' ? result.reason : result.message }, 'Package event not used');
+        deps.log.info(
+          {
+            deliveryId: context.id,
+            outcome: result.kind,
+            reason: result.kind === 'ignored' ? result.reason : result.message,
+          },
+          'Package event not used',
+        );
         return;
       }
       // GitHub signs this delivery and is the registry (GHCR) itself: the push happened, so every

@@ -37,7 +37,11 @@ export function githubOidcFromEnv(env: {
   ESCALATOR_CI_OIDC_REPOSITORIES?: string | undefined;
 }): GitHubOidcOptions | undefined {
   if (!env.ESCALATOR_CI_OIDC_AUDIENCE) return undefined;
-  const list = (text: string | undefined) => text?.split(',').map((item) => item.trim()).filter(Boolean);
+  const list = (text: string | undefined) =>
+    text
+      ?.split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
   const owners = list(env.ESCALATOR_CI_OIDC_OWNERS);
   const repositories = list(env.ESCALATOR_CI_OIDC_REPOSITORIES);
   return {
@@ -68,13 +72,25 @@ export function createGitHubOidcVerifier(options: GitHubOidcOptions): (token: st
     const claims = await verify(token);
     const owner = claims.repository_owner;
     const repository = claims.repository;
-    if (typeof owner !== 'string' || typeof repository !== 'string' || !owner || !repository.toLowerCase().startsWith(`${owner.toLowerCase()}/`)) {
-      throw new HttpError(401, 'the token names no repository_owner and repository of its workflow; send the id-token of a GitHub Actions job');
+    if (
+      typeof owner !== 'string' ||
+      typeof repository !== 'string' ||
+      !owner ||
+      !repository.toLowerCase().startsWith(`${owner.toLowerCase()}/`)
+    ) {
+      throw new HttpError(
+        401,
+        'the token names no repository_owner and repository of its workflow; send the id-token of a GitHub Actions job',
+      );
     }
     if (owners || repositories) {
-      const allowed = (owners?.includes(owner.toLowerCase()) ?? false) || (repositories?.includes(repository.toLowerCase()) ?? false);
+      const allowed =
+        (owners?.includes(owner.toLowerCase()) ?? false) || (repositories?.includes(repository.toLowerCase()) ?? false);
       if (!allowed) {
-        throw new HttpError(403, `workflows of ${repository.slice(0, 140)} may not announce images here: ${owner.slice(0, 39)} is not in ESCALATOR_CI_OIDC_OWNERS and the repository is not in ESCALATOR_CI_OIDC_REPOSITORIES; an operator adds it there`);
+        throw new HttpError(
+          403,
+          `workflows of ${repository.slice(0, 140)} may not announce images here: ${owner.slice(0, 39)} is not in ESCALATOR_CI_OIDC_OWNERS and the repository is not in ESCALATOR_CI_OIDC_REPOSITORIES; an operator adds it there`,
+        );
       }
     }
     return { scope: { by: `oidc:${repository.slice(0, 140)}`, owners: [owner] } };

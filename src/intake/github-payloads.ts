@@ -5,7 +5,11 @@ import { z } from 'zod';
  * them is answered 400 with the path, instead of letting a handler trip over it (a 500 GitHub
  * would show as a failed delivery for a payload it never sends).
  */
-const repository = z.object({ name: z.string(), full_name: z.string().optional(), owner: z.object({ login: z.string() }).nullable().optional() });
+const repository = z.object({
+  name: z.string(),
+  full_name: z.string().optional(),
+  owner: z.object({ login: z.string() }).nullable().optional(),
+});
 const installation = z.object({ id: z.number() });
 const fullName = z.object({ full_name: z.string().regex(/^[^/]+\/[^/]+$/, 'must be owner/name') });
 
@@ -14,12 +18,54 @@ const paths = z.array(z.string()).optional();
 const pushCommit = z.object({ added: paths, modified: paths, removed: paths });
 
 const schemas: Record<string, z.ZodType> = {
-  push: z.object({ ref: z.string(), before: z.string().optional(), after: z.string().optional(), size: z.number().optional(), commits: z.array(pushCommit).optional(), repository: repository.extend({ full_name: z.string() }), installation: installation.optional() }),
-  pull_request: z.object({ action: z.string(), pull_request: z.object({ number: z.number(), head: z.object({ sha: z.string() }), body: z.string().nullable().optional() }), repository: repository.extend({ full_name: z.string(), owner: z.object({ login: z.string() }) }), installation: installation.optional() }),
+  push: z.object({
+    ref: z.string(),
+    before: z.string().optional(),
+    after: z.string().optional(),
+    size: z.number().optional(),
+    commits: z.array(pushCommit).optional(),
+    repository: repository.extend({ full_name: z.string() }),
+    installation: installation.optional(),
+  }),
+  pull_request: z.object({
+    action: z.string(),
+    pull_request: z.object({
+      number: z.number(),
+      head: z.object({ sha: z.string() }),
+      body: z.string().nullable().optional(),
+    }),
+    repository: repository.extend({ full_name: z.string(), owner: z.object({ login: z.string() }) }),
+    installation: installation.optional(),
+  }),
   installation: z.object({ action: z.string(), installation, repositories: z.array(fullName).optional() }),
-  installation_repositories: z.object({ action: z.string(), installation, repositories_added: z.array(fullName).optional(), repositories_removed: z.array(fullName).optional() }),
-  issue_comment: z.object({ action: z.string(), comment: z.object({ id: z.number().int().positive(), created_at: z.string().datetime({ offset: true }), body: z.string(), user: z.object({ login: z.string(), type: z.string().optional() }).nullable() }), issue: z.object({ number: z.number(), body: z.string().nullable().optional() }), repository: repository.extend({ owner: z.object({ login: z.string() }) }), installation: installation.optional() }),
-  check_run: z.object({ action: z.string(), check_run: z.object({ name: z.string(), head_sha: z.string(), pull_requests: z.array(z.object({ number: z.number() })) }), repository: repository.extend({ owner: z.object({ login: z.string() }) }), installation: installation.optional() }),
+  installation_repositories: z.object({
+    action: z.string(),
+    installation,
+    repositories_added: z.array(fullName).optional(),
+    repositories_removed: z.array(fullName).optional(),
+  }),
+  issue_comment: z.object({
+    action: z.string(),
+    comment: z.object({
+      id: z.number().int().positive(),
+      created_at: z.string().datetime({ offset: true }),
+      body: z.string(),
+      user: z.object({ login: z.string(), type: z.string().optional() }).nullable(),
+    }),
+    issue: z.object({ number: z.number(), body: z.string().nullable().optional() }),
+    repository: repository.extend({ owner: z.object({ login: z.string() }) }),
+    installation: installation.optional(),
+  }),
+  check_run: z.object({
+    action: z.string(),
+    check_run: z.object({
+      name: z.string(),
+      head_sha: z.string(),
+      pull_requests: z.array(z.object({ number: z.number() })),
+    }),
+    repository: repository.extend({ owner: z.object({ login: z.string() }) }),
+    installation: installation.optional(),
+  }),
 };
 
 /** `undefined` when the payload has what the handlers read, else what is wrong. */

@@ -21,7 +21,9 @@ const issuers = ['https://accounts.google.com', 'accounts.google.com'];
 /** Google's ID tokens live one hour. */
 const googleTokenLifetimeSeconds = 3_600;
 
-export function createGoogleTokenVerifier(options: GoogleOidcOptions): (authorization: string | undefined) => Promise<void> {
+export function createGoogleTokenVerifier(
+  options: GoogleOidcOptions,
+): (authorization: string | undefined) => Promise<void> {
   const verify = createJwtVerifier({
     issuers,
     audience: options.audience,
@@ -36,10 +38,19 @@ export function createGoogleTokenVerifier(options: GoogleOidcOptions): (authoriz
   });
   return async (authorization) => {
     const token = bearerToken(authorization);
-    if (!token) throw new HttpError(401, 'missing Authorization: Bearer <OIDC token>; enable authentication on the Pub/Sub push subscription');
+    if (!token)
+      throw new HttpError(
+        401,
+        'missing Authorization: Bearer <OIDC token>; enable authentication on the Pub/Sub push subscription',
+      );
     const claims = await verify(token);
-    if (claims.email !== options.serviceAccount) throw new HttpError(401, 'the token was issued to another service account than ESCALATOR_GAR_SERVICE_ACCOUNT');
+    if (claims.email !== options.serviceAccount)
+      throw new HttpError(401, 'the token was issued to another service account than ESCALATOR_GAR_SERVICE_ACCOUNT');
     // Google sets email_verified on tokens for service accounts; a token without it proves no address.
-    if (claims.email_verified !== true) throw new HttpError(401, 'the token does not say its e-mail is verified (email_verified must be true); Pub/Sub sets it for service accounts');
+    if (claims.email_verified !== true)
+      throw new HttpError(
+        401,
+        'the token does not say its e-mail is verified (email_verified must be true); Pub/Sub sets it for service accounts',
+      );
   };
 }

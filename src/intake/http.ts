@@ -31,7 +31,11 @@ export function mediaType(req: IncomingMessage): string {
 export function requireContentType(req: IncomingMessage, accepted: readonly string[]): void {
   const type = mediaType(req);
   const ok = accepted.some((a) => a === type || (a === '+json' && type.endsWith('+json')));
-  if (!ok) throw new HttpError(415, `content type ${type || '(none)'} is not accepted here; send ${accepted.filter((a) => a !== '+json').join(' or ')}`);
+  if (!ok)
+    throw new HttpError(
+      415,
+      `content type ${type || '(none)'} is not accepted here; send ${accepted.filter((a) => a !== '+json').join(' or ')}`,
+    );
 }
 
 /**
@@ -80,7 +84,12 @@ const UNREAD_BODY = { connection: 'close' } as const;
  * while streaming when the sender lies or uses chunked encoding; and with 503 and Retry-After while
  * `budget` is spent by other requests' bodies. Signatures are verified over these bytes.
  */
-export async function readBody(req: IncomingMessage, limit: number, setting = 'ESCALATOR_MAX_BODY_BYTES', budget?: BodyBudget): Promise<Buffer> {
+export async function readBody(
+  req: IncomingMessage,
+  limit: number,
+  setting = 'ESCALATOR_MAX_BODY_BYTES',
+  budget?: BodyBudget,
+): Promise<Buffer> {
   const why = setting ? ` (${setting})` : '';
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
@@ -100,7 +109,11 @@ export async function readBody(req: IncomingMessage, limit: number, setting = 'E
       if (budget) {
         if (!budget.take(chunk.length)) {
           req.resume();
-          throw new HttpError(503, `other requests are sending ${budget.inUse} bytes of bodies that are not verified yet, the most Escalator holds at once (${budget.setting}); retry in a few seconds`, { 'retry-after': '5', ...UNREAD_BODY });
+          throw new HttpError(
+            503,
+            `other requests are sending ${budget.inUse} bytes of bodies that are not verified yet, the most Escalator holds at once (${budget.setting}); retry in a few seconds`,
+            { 'retry-after': '5', ...UNREAD_BODY },
+          );
         }
         taken += chunk.length;
       }
@@ -119,8 +132,16 @@ export async function readBody(req: IncomingMessage, limit: number, setting = 'E
 export function requireAuthorization(req: IncomingMessage, token: string, name = 'registry token'): void {
   const header = req.headers.authorization ?? '';
   const given = header.toLowerCase().startsWith('bearer ') ? header.slice(7).trim() : header.trim();
-  if (!header) throw new HttpError(401, `missing Authorization header; send Authorization: Bearer <token> with the configured ${name}`, { 'www-authenticate': 'Bearer' });
-  if (!secretsEqual(given, token)) throw new HttpError(401, 'the Authorization token does not match the configured token', { 'www-authenticate': 'Bearer' });
+  if (!header)
+    throw new HttpError(
+      401,
+      `missing Authorization header; send Authorization: Bearer <token> with the configured ${name}`,
+      { 'www-authenticate': 'Bearer' },
+    );
+  if (!secretsEqual(given, token))
+    throw new HttpError(401, 'the Authorization token does not match the configured token', {
+      'www-authenticate': 'Bearer',
+    });
 }
 
 export function parseJson(body: Buffer): unknown {

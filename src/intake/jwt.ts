@@ -64,12 +64,18 @@ export function createJwtVerifier(options: JwtVerifierOptions): (token: string) 
   let cache: { keys: Jwks; until: number; fetchedAt: number } | undefined;
   async function load(): Promise<Jwks> {
     try {
-      const text = /^https?:\/\//.test(options.jwks) ? await (await fetch(options.jwks, { signal: AbortSignal.timeout(5_000) })).text() : await readFile(options.jwks, 'utf8');
+      const text = /^https?:\/\//.test(options.jwks)
+        ? await (await fetch(options.jwks, { signal: AbortSignal.timeout(5_000) })).text()
+        : await readFile(options.jwks, 'utf8');
       const parsed: unknown = JSON.parse(text);
       if (!isObject(parsed) || !Array.isArray(parsed.keys)) throw new Error('no "keys" array');
       return parsed.keys.filter(isObject) as Jwks;
     } catch (error) {
-      throw new HttpError(503, `could not read ${options.issuerName}'s signing keys from ${options.jwks} (${(error as Error).message}); ${options.retryNote}. Check that ${options.jwksSetting} is reachable from Escalator`, { 'retry-after': '30' });
+      throw new HttpError(
+        503,
+        `could not read ${options.issuerName}'s signing keys from ${options.jwks} (${(error as Error).message}); ${options.retryNote}. Check that ${options.jwksSetting} is reachable from Escalator`,
+        { 'retry-after': '30' },
+      );
     }
   }
   async function keys(refresh = false): Promise<Jwks> {
@@ -90,32 +96,55 @@ export function createJwtVerifier(options: JwtVerifierOptions): (token: string) 
     } catch {
       throw new HttpError(401, 'the bearer token is not a JWT');
     }
-    if (!isObject(header) || !isObject(body)) throw new HttpError(401, 'the bearer token is not a JWT (its header and claims must be JSON objects)');
-    if (header.alg !== 'RS256') throw new HttpError(401, `token algorithm ${String(header.alg).slice(0, 20)} is not accepted; ${options.issuerName} signs with RS256`);
+    if (!isObject(header) || !isObject(body))
+      throw new HttpError(401, 'the bearer token is not a JWT (its header and claims must be JSON objects)');
+    if (header.alg !== 'RS256')
+      throw new HttpError(
+        401,
+        `token algorithm ${String(header.alg).slice(0, 20)} is not accepted; ${options.issuerName} signs with RS256`,
+      );
     if (typeof header.kid !== 'string') throw new HttpError(401, 'the token names no signing key (kid)');
     // Providers rotate keys: a key not in the cache refetches the JWKS, at most once a minute.
-    const jwk = (await keys()).find((key) => key.kid === header.kid) ?? (await keys(true)).find((key) => key.kid === header.kid);
+    const jwk =
+      (await keys()).find((key) => key.kid === header.kid) ?? (await keys(true)).find((key) => key.kid === header.kid);
     if (!jwk) throw new HttpError(401, 'the token was signed with an unknown key');
     let valid: boolean;
     try {
-      valid = verify('RSA-SHA256', Buffer.from(`${headerText}.${claimsText}`), createPublicKey({ key: jwk, format: 'jwk' }), Buffer.from(signature, 'base64url'));
+      valid = verify(
+        'RSA-SHA256',
+        Buffer.from(`${headerText}.${claimsText}`),
+        createPublicKey({ key: jwk, format: 'jwk' }),
+        Buffer.from(signature, 'base64url'),
+      );
     } catch {
       valid = false; // a key that is not an RSA public key verifies nothing
     }
     if (!valid) throw new HttpError(401, 'the token signature is invalid');
     const claims = body;
-    if (typeof claims.iss !== 'string' || !options.issuers.includes(claims.iss)) throw new HttpError(401, `the token was not issued by ${options.issuerName}`);
+    if (typeof claims.iss !== 'string' || !options.issuers.includes(claims.iss))
+      throw new HttpError(401, `the token was not issued by ${options.issuerName}`);
     const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-    if (!audiences.includes(options.audience)) throw new HttpError(401, `the token audience does not match ${options.audienceSetting}`);
+    if (!audiences.includes(options.audience))
+      throw new HttpError(401, `the token audience does not match ${options.audienceSetting}`);
     const seconds = now() / 1000;
-    if (typeof claims.exp !== 'number' || !Number.isFinite(claims.exp)) throw new HttpError(401, 'the token has no expiry (exp)');
+    if (typeof claims.exp !== 'number' || !Number.isFinite(claims.exp))
+      throw new HttpError(401, 'the token has no expiry (exp)');
     if (claims.exp < seconds) throw new HttpError(401, 'the token has expired; request a new one');
-    if (typeof claims.iat !== 'number' || !Number.isFinite(claims.iat)) throw new HttpError(401, 'the token has no issue time (iat)');
-    if (claims.iat - skew > seconds) throw new HttpError(401, 'the token was issued in the future (iat); check the clocks of Escalator and the sender');
-    if (claims.nbf !== undefined && (typeof claims.nbf !== 'number' || claims.nbf - skew > seconds)) throw new HttpError(401, 'the token is not valid yet (nbf); check the clocks of Escalator and the sender');
+    if (typeof claims.iat !== 'number' || !Number.isFinite(claims.iat))
+      throw new HttpError(401, 'the token has no issue time (iat)');
+    if (claims.iat - skew > seconds)
+      throw new HttpError(
+        401,
+        'the token was issued in the future (iat); check the clocks of Escalator and the sender',
+      );
+    if (claims.nbf !== undefined && (typeof claims.nbf !== 'number' || claims.nbf - skew > seconds))
+      throw new HttpError(401, 'the token is not valid yet (nbf); check the clocks of Escalator and the sender');
     const lifetime = claims.exp - claims.iat;
     if (lifetime > options.maxLifetimeSeconds + skew) {
-      throw new HttpError(401, `the token lives ${Math.round(lifetime)} s, longer than the ${options.maxLifetimeSeconds} s ${options.issuerName} issues; a token minted to outlive its issuer's limit is not accepted`);
+      throw new HttpError(
+        401,
+        `the token lives ${Math.round(lifetime)} s, longer than the ${options.maxLifetimeSeconds} s ${options.issuerName} issues; a token minted to outlive its issuer's limit is not accepted`,
+      );
     }
     return claims as JwtClaims;
   };

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isRegistrySource, JSON_CONTENT_TYPES, normalizeCiImage, registryOf, registrySources, type NormalizeResult, type RegistryAuth } from '../events/index.js';
+import {
+  isRegistrySource,
+  JSON_CONTENT_TYPES,
+  normalizeCiImage,
+  registryOf,
+  registrySources,
+  type NormalizeResult,
+  type RegistryAuth,
+} from '../events/index.js';
 import type { Logger } from '../observability/logger.js';
 import { intakeRequests } from '../observability/metrics.js';
 import { enqueueImage } from '../queue/enqueue.js';
@@ -10,7 +18,17 @@ import { imageAllowed, IntakeCredentials, type Authenticated } from './credentia
 import { HttpError, parseJson, readBody, requireContentType, requireMethod } from './http.js';
 import { bearerToken, looksLikeJwt } from './jwt.js';
 
-export type IntakeOutcome = 'accepted' | 'ignored' | 'invalid' | 'unauthorized' | 'forbidden' | 'too-large' | 'unsupported-media' | 'unavailable' | 'method' | 'not-found';
+export type IntakeOutcome =
+  | 'accepted'
+  | 'ignored'
+  | 'invalid'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'too-large'
+  | 'unsupported-media'
+  | 'unavailable'
+  | 'method'
+  | 'not-found';
 
 export interface RegistryRouteOptions {
   producer: Producer;
@@ -41,7 +59,10 @@ export interface RegistryRouteOptions {
  */
 export function registryRoutes(options: RegistryRouteOptions): Handler {
   const now = options.now ?? (() => new Date());
-  const credentials = new IntakeCredentials(options.credentials ?? [], { ...(options.registryToken ? { registryToken: options.registryToken } : {}), ...(options.ciToken ? { ciToken: options.ciToken } : {}) });
+  const credentials = new IntakeCredentials(options.credentials ?? [], {
+    ...(options.registryToken ? { registryToken: options.registryToken } : {}),
+    ...(options.ciToken ? { ciToken: options.ciToken } : {}),
+  });
   const count = (source: string, outcome: IntakeOutcome, detail?: string): void => {
     intakeRequests.inc({ source: source === 'ci' || isRegistrySource(source) ? source : 'unknown', outcome });
     options.onOutcome?.(source, outcome, detail);
@@ -60,9 +81,14 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
     }
     try {
       const registry = source === 'ci' ? undefined : registryOf(source);
-      if (source !== 'ci' && !registry) throw new HttpError(404, `unknown registry "${source}"; use one of ${registrySources.join(', ')}`);
+      if (source !== 'ci' && !registry)
+        throw new HttpError(404, `unknown registry "${source}"; use one of ${registrySources.join(', ')}`);
       const auth: RegistryAuth = registry?.auth ?? 'bearer';
-      if (source === 'ci' ? !options.verifyGitHubToken && !credentials.enabled('ci', false) : auth !== 'google-oidc' && !credentials.enabled(source, auth === 'path-token')) {
+      if (
+        source === 'ci'
+          ? !options.verifyGitHubToken && !credentials.enabled('ci', false)
+          : auth !== 'google-oidc' && !credentials.enabled(source, auth === 'path-token')
+      ) {
         throw new HttpError(
           404,
           source === 'ci'
@@ -82,7 +108,9 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
         deliveryId: headerOf(req, 'x-request-id') ?? headerOf(req, 'x-delivery-id') ?? randomUUID(),
         receivedAt: now().toISOString(),
       };
-      const result: NormalizeResult = registry ? registry.normalize(payload, context) : normalizeCiImage(payload, context);
+      const result: NormalizeResult = registry
+        ? registry.normalize(payload, context)
+        : normalizeCiImage(payload, context);
       if (result.kind === 'invalid') throw new HttpError(400, result.message);
       if (result.kind === 'ignored') {
         count(source, 'ignored', result.reason);
@@ -92,7 +120,10 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
       const outside = prefixes ? result.events.filter((event) => !imageAllowed(prefixes, event.repository)) : [];
       if (prefixes && outside.length > 0) {
         // Nothing of the request is kept: a sender announcing images it may not is misconfigured or hostile.
-        throw new HttpError(403, `${authenticated.scope.by} may announce images under ${prefixes.join(', ')} only, not ${[...new Set(outside.map((event) => event.repository))].slice(0, 5).join(', ')}; nothing of this request was accepted. Ask an operator to add the prefix to the token's images`);
+        throw new HttpError(
+          403,
+          `${authenticated.scope.by} may announce images under ${prefixes.join(', ')} only, not ${[...new Set(outside.map((event) => event.repository))].slice(0, 5).join(', ')}; nothing of this request was accepted. Ask an operator to add the prefix to the token's images`,
+        );
       }
       const jobs: string[] = [];
       for (const event of result.events) {
@@ -101,7 +132,16 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
       }
       count(source, 'accepted');
       const { scope } = authenticated;
-      options.log.info({ source, deliveryId: context.deliveryId, by: scope.by, owners: scope.owners, images: result.events.map((e) => `${e.repository}:${e.tag}`) }, 'Registry event accepted');
+      options.log.info(
+        {
+          source,
+          deliveryId: context.deliveryId,
+          by: scope.by,
+          owners: scope.owners,
+          images: result.events.map((e) => `${e.repository}:${e.tag}`),
+        },
+        'Registry event accepted',
+      );
       return sendJson(res, 202, {
         accepted: result.events.length,
         jobs,
@@ -119,7 +159,12 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
         count(source, outcomeOf(error.status));
         // Refused before its body was read: drop the rest of it and the connection with it.
         if (!bodyRead) req.resume();
-        return sendJson(res, error.status, { error: error.message }, bodyRead ? error.headers : { ...error.headers, connection: 'close' });
+        return sendJson(
+          res,
+          error.status,
+          { error: error.message },
+          bodyRead ? error.headers : { ...error.headers, connection: 'close' },
+        );
       }
       throw error;
     }
@@ -127,20 +172,44 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
 }
 
 /** The mechanism behind each {@link RegistryAuth} a registry descriptor names (the CI API: `bearer`, or GitHub Actions OIDC). */
-async function authenticate(req: IncomingMessage, source: string, auth: RegistryAuth, pathToken: string | undefined, options: RegistryRouteOptions, credentials: IntakeCredentials): Promise<Authenticated> {
+async function authenticate(
+  req: IncomingMessage,
+  source: string,
+  auth: RegistryAuth,
+  pathToken: string | undefined,
+  options: RegistryRouteOptions,
+  credentials: IntakeCredentials,
+): Promise<Authenticated> {
   if (auth === 'google-oidc') {
-    if (!options.verifyGoogleToken) throw new HttpError(404, 'Google Artifact Registry intake is disabled; set ESCALATOR_GAR_AUDIENCE and ESCALATOR_GAR_SERVICE_ACCOUNT');
+    if (!options.verifyGoogleToken)
+      throw new HttpError(
+        404,
+        'Google Artifact Registry intake is disabled; set ESCALATOR_GAR_AUDIENCE and ESCALATOR_GAR_SERVICE_ACCOUNT',
+      );
     await options.verifyGoogleToken(req.headers.authorization);
     // Until registry verification exists, the Pub/Sub topic is one operator's: its events may change every installation.
     return { scope: { by: 'gar:ESCALATOR_GAR_SERVICE_ACCOUNT', owners: '*' } };
   }
   if (auth === 'path-token') {
-    if (!pathToken) throw new HttpError(401, `${source} cannot send an Authorization header, so its token is in the path; configure the webhook URL as /registry/${source}/<token>`);
+    if (!pathToken)
+      throw new HttpError(
+        401,
+        `${source} cannot send an Authorization header, so its token is in the path; configure the webhook URL as /registry/${source}/<token>`,
+      );
     return credentials.authenticate(pathToken, source, true);
   }
-  if (pathToken) throw new HttpError(404, `${source} authenticates with the Authorization header; use /registry/${source} without a path token`);
+  if (pathToken)
+    throw new HttpError(
+      404,
+      `${source} authenticates with the Authorization header; use /registry/${source} without a path token`,
+    );
   const header = req.headers.authorization ?? '';
-  if (!header) throw new HttpError(401, `missing Authorization header; send Authorization: Bearer <token>${source === 'ci' ? ' (a GitHub Actions id-token, or a scoped token)' : ''}`, { 'www-authenticate': 'Bearer' });
+  if (!header)
+    throw new HttpError(
+      401,
+      `missing Authorization header; send Authorization: Bearer <token>${source === 'ci' ? ' (a GitHub Actions id-token, or a scoped token)' : ''}`,
+      { 'www-authenticate': 'Bearer' },
+    );
   // Harbor, ACR and EventBridge API destinations send whatever header value the operator typed.
   const token = bearerToken(header) ?? header.trim();
   if (source === 'ci' && options.verifyGitHubToken && looksLikeJwt(token)) return options.verifyGitHubToken(token);
@@ -170,4 +239,3 @@ function outcomeOf(status: number): IntakeOutcome {
       return 'invalid';
   }
 }
-

@@ -21,14 +21,24 @@ interface PushLike {
  * relay with its exact bytes. Runs before the delivery is answered, so a Redis outage makes
  * GitHub record a failure that can be redelivered instead of a refresh silently lost.
  */
-export async function relayDelivery(producer: Producer, targets: RelayTarget[], delivery: VerifiedDelivery, now: () => Date = () => new Date()): Promise<void> {
+export async function relayDelivery(
+  producer: Producer,
+  targets: RelayTarget[],
+  delivery: VerifiedDelivery,
+  now: () => Date = () => new Date(),
+): Promise<void> {
   if (delivery.name !== 'push' && delivery.name !== 'pull_request') return;
   const payload = delivery.payload as PushLike;
   if (!payload.repository) return;
   const commits = payload.commits ?? [];
-  const truncated = delivery.name === 'push' && (commits.length >= payloadCommitLimit || (payload.size ?? commits.length) > commits.length);
+  const truncated =
+    delivery.name === 'push' &&
+    (commits.length >= payloadCommitLimit || (payload.size ?? commits.length) > commits.length);
   // Pull request events carry no path list; null lets every repository-matching target take them.
-  const changedPaths = delivery.name === 'push' && !truncated ? [...new Set(commits.flatMap((c) => [...(c.added ?? []), ...(c.modified ?? []), ...(c.removed ?? [])]))] : null;
+  const changedPaths =
+    delivery.name === 'push' && !truncated
+      ? [...new Set(commits.flatMap((c) => [...(c.added ?? []), ...(c.modified ?? []), ...(c.removed ?? [])]))]
+      : null;
   await enqueueRelay(
     producer,
     {

@@ -33,9 +33,15 @@ export async function processBumpJob(deps: JobDeps, data: BumpJob, context: Proc
 
 async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Promise<BumpOutcome> {
   const index = await loadIndexOrRequest(deps, data, 'bump');
-  if (!index.config) throw new ConfigError(`.github/escalator.yml in ${data.owner}/${data.repo} is invalid (${index.problems.length} problems); fix it and push to the default branch`);
+  if (!index.config)
+    throw new ConfigError(
+      `.github/escalator.yml in ${data.owner}/${data.repo} is invalid (${index.problems.length} problems); fix it and push to the default branch`,
+    );
   const environment = index.config.environments.find((env) => env.name === data.environment);
-  if (!environment) throw new ConfigError(`environment ${data.environment} is no longer in .github/escalator.yml of ${data.owner}/${data.repo}`);
+  if (!environment)
+    throw new ConfigError(
+      `environment ${data.environment} is no longer in .github/escalator.yml of ${data.owner}/${data.repo}`,
+    );
 
   const waiting = await deps.store.loadCandidates(data, data.environment, data.app);
   const chosen = chooseCandidates(waiting, index);
@@ -45,7 +51,10 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
   // Only the files that reference one of the images are read (the index knows which).
   const names = new Set(chosen.map(({ image }) => normalizeName(image.repository) ?? image.repository));
   const paths = index.files
-    .filter((file) => file.environment === data.environment && file.app === data.app && file.images.some((name) => names.has(name)))
+    .filter(
+      (file) =>
+        file.environment === data.environment && file.app === data.app && file.images.some((name) => names.has(name)),
+    )
     .map((file) => file.path);
 
   const result = await ensureLivingPull({
@@ -71,9 +80,14 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
   if (index.config.dryRun) {
     // dryRun: the plan is posted as a check run on the default branch instead of a pull request.
     log.info({ branch, title: plan.title, changes: plan.changes }, 'Dry run: bump planned, nothing written');
-    if (plan.updates.length > 0) await ensureCheckRun(octokit, id, result.base.sha, `escalator/plan ${branch}`, { status: 'completed', conclusion: 'neutral', title: `Dry run: ${plan.title}`, summary: plan.body });
-  }
-  else if (!pull && plan.refused.length > 0) {
+    if (plan.updates.length > 0)
+      await ensureCheckRun(octokit, id, result.base.sha, `escalator/plan ${branch}`, {
+        status: 'completed',
+        conclusion: 'neutral',
+        title: `Dry run: ${plan.title}`,
+        summary: plan.body,
+      });
+  } else if (!pull && plan.refused.length > 0) {
     // No pull request to carry the refusals: make them visible as a failing check on the default branch.
     await reportCheck(octokit, id, {
       sha: result.base.sha,
@@ -83,28 +97,56 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
       summary: refusalList(plan.refused).join('\n'),
     });
   }
-  await deps.store.removeCandidates(data, data.environment, data.app, waiting.map((candidate) => candidate.field));
+  await deps.store.removeCandidates(
+    data,
+    data.environment,
+    data.app,
+    waiting.map((candidate) => candidate.field),
+  );
 
   if (environment.autoMerge && pull && !index.config.dryRun) {
     const merged = await mergePull(octokit, id, pull.number, pull.headSha);
-    if (merged === 'not-mergeable') throw new MergeNotReadyError(`pull request #${pull.number} is not mergeable yet; retrying`);
+    if (merged === 'not-mergeable')
+      throw new MergeNotReadyError(`pull request #${pull.number} is not mergeable yet; retrying`);
     log.info({ pr: pull.number, outcome: merged }, 'Auto-merge attempted');
   }
-  return { changes: plan.changes.length, refused: plan.refused.length, ...(result.commit ? { commit: result.commit } : {}), ...(pull ? { pull: { number: pull.number, url: pull.htmlUrl } } : {}) };
+  return {
+    changes: plan.changes.length,
+    refused: plan.refused.length,
+    ...(result.commit ? { commit: result.commit } : {}),
+    ...(pull ? { pull: { number: pull.number, url: pull.htmlUrl } } : {}),
+  };
 }
 
 /** Per image, the best waiting candidate its policy accepts (newest push for `newest`). */
-export function chooseCandidates(waiting: Candidate[], index: RepoIndex): Array<{ image: { repository: string; tag: string; digest?: string }; policy: TagPolicy }> {
+export function chooseCandidates(
+  waiting: Candidate[],
+  index: RepoIndex,
+): Array<{ image: { repository: string; tag: string; digest?: string }; policy: TagPolicy }> {
   const best = new Map<string, { candidate: Candidate; policy: TagPolicy }>();
   for (const candidate of waiting) {
     const policy = policyFor(index.config?.images ?? [], candidate.repository);
     if (!acceptsTag(policy, candidate.tag).ok) continue;
     const name = normalizeName(candidate.repository) ?? candidate.repository;
     const seen = best.get(name);
-    const order = seen ? compareTags(policy, { tag: candidate.tag, at: candidate.receivedAt }, { tag: seen.candidate.tag, at: seen.candidate.receivedAt }) : 1;
-    if (!seen || order > 0 || (order === 0 && candidate.receivedAt > seen.candidate.receivedAt)) best.set(name, { candidate, policy });
+    const order = seen
+      ? compareTags(
+          policy,
+          { tag: candidate.tag, at: candidate.receivedAt },
+          { tag: seen.candidate.tag, at: seen.candidate.receivedAt },
+        )
+      : 1;
+    if (!seen || order > 0 || (order === 0 && candidate.receivedAt > seen.candidate.receivedAt))
+      best.set(name, { candidate, policy });
   }
   return [...best.values()]
     .sort((a, b) => a.candidate.repository.localeCompare(b.candidate.repository))
-    .map(({ candidate, policy }) => ({ image: { repository: candidate.repository, tag: candidate.tag, ...(candidate.digest ? { digest: candidate.digest } : {}) }, policy }));
+    .map(({ candidate, policy }) => ({
+      image: {
+        repository: candidate.repository,
+        tag: candidate.tag,
+        ...(candidate.digest ? { digest: candidate.digest } : {}),
+      },
+      policy,
+    }));
 }

@@ -43,7 +43,10 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
   const permission = await permissionOf(deps, data);
   if (!writers.has(permission)) {
     if (!parsed.ok) {
-      log.debug({ author: data.author, permission }, 'Command ignored: malformed, from an author without write permission');
+      log.debug(
+        { author: data.author, permission },
+        'Command ignored: malformed, from an author without write permission',
+      );
       return 'ignored: malformed command without write permission';
     }
     if (!(await deps.store.firstRefusal(id, data.issueNumber, data.author, REFUSAL_MEMORY_MS))) {
@@ -51,26 +54,51 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
       return 'ignored: refused on this issue already';
     }
     log.info({ author: data.author, permission, command: parsed.command.name }, 'Command refused: no write permission');
-    return reply(`@${data.author} Escalator commands need write access to ${escapeText(`${data.owner}/${data.repo}`)}; yours is ${code(permission)}. Ask a maintainer to run it.`);
+    return reply(
+      `@${data.author} Escalator commands need write access to ${escapeText(`${data.owner}/${data.repo}`)}; yours is ${code(permission)}. Ask a maintainer to run it.`,
+    );
   }
-  if (!parsed.ok) return reply(`Escalator could not read that command: ${escapeText(parsed.message)}.\n\n${commandHelp}`);
+  if (!parsed.ok)
+    return reply(`Escalator could not read that command: ${escapeText(parsed.message)}.\n\n${commandHelp}`);
   const { command } = parsed;
   if (command.name === 'help') return reply(commandHelp);
 
   const index = await deps.store.loadRepo(data.owner, data.repo);
-  if (!index?.config) return reply('Escalator has no valid `.github/escalator.yml` for this repository yet; fix it on the default branch first.');
+  if (!index?.config)
+    return reply(
+      'Escalator has no valid `.github/escalator.yml` for this repository yet; fix it on the default branch first.',
+    );
   const config = index.config;
-  const environment = command.name === 'plan' || command.name === 'diff' ? undefined : await environmentOf(deps, command, data);
+  const environment =
+    command.name === 'plan' || command.name === 'diff' ? undefined : await environmentOf(deps, command, data);
   const env = environment ? config.environments.find((e) => e.name === environment) : undefined;
   if (command.name !== 'plan' && command.name !== 'diff' && !env) {
-    return reply(environment ? `There is no environment ${code(environment)} in \`.github/escalator.yml\` (known: ${config.environments.map((e) => code(e.name)).join(', ')}).` : 'Name the environment: `/escalator ' + command.name + ' <env> [app]`.');
+    return reply(
+      environment
+        ? `There is no environment ${code(environment)} in \`.github/escalator.yml\` (known: ${config.environments.map((e) => code(e.name)).join(', ')}).`
+        : 'Name the environment: `/escalator ' + command.name + ' <env> [app]`.',
+    );
   }
-  const appsOf = (name: string, app?: string): string[] => (app ? [app] : [...new Set(index.files.filter((f) => f.environment === name).map((f) => f.app))]);
+  const appsOf = (name: string, app?: string): string[] =>
+    app ? [app] : [...new Set(index.files.filter((f) => f.environment === name).map((f) => f.app))];
   const promoteAll = async (name: string, reason: 'command' | 'hold' | 'rollback', app?: string): Promise<void> => {
     const target = config.environments.find((e) => e.name === name);
     if (!target || target.from === 'registry') return;
     const apps = target.group ? [''] : appsOf(target.from, app);
-    for (const a of apps) await enqueuePromote(deps.producer, { installationId: data.installationId, owner: data.owner, repo: data.repo, environment: name, app: a, reason, requestedBy: data.author }, `${data.issueNumber}-${deps.now().getTime()}`);
+    for (const a of apps)
+      await enqueuePromote(
+        deps.producer,
+        {
+          installationId: data.installationId,
+          owner: data.owner,
+          repo: data.repo,
+          environment: name,
+          app: a,
+          reason,
+          requestedBy: data.author,
+        },
+        `${data.issueNumber}-${deps.now().getTime()}`,
+      );
   };
 
   switch (command.name) {
@@ -78,27 +106,55 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
     case 'release': {
       await deps.store.setHold(index, env!.name, command.app ?? '', command.name === 'hold' ? `@${data.author}` : null);
       await promoteAll(env!.name, 'hold', command.app);
-      return reply(command.name === 'hold' ? `Promotion into **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} is on hold (by @${data.author}). \`/escalator release\` lifts it.` : `Hold on **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} released.`);
+      return reply(
+        command.name === 'hold'
+          ? `Promotion into **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} is on hold (by @${data.author}). \`/escalator release\` lifts it.`
+          : `Hold on **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} released.`,
+      );
     }
     case 'promote':
     case 'rollback': {
-      if (env!.from === 'registry') return reply(`**${escapeText(env!.name)}** takes images from the registry; promotions go into environments with \`from: <env>\`.`);
+      if (env!.from === 'registry')
+        return reply(
+          `**${escapeText(env!.name)}** takes images from the registry; promotions go into environments with \`from: <env>\`.`,
+        );
       await promoteAll(env!.name, command.name === 'promote' ? 'command' : 'rollback', command.app);
-      return reply(command.name === 'promote' ? `Promotion into **${escapeText(env!.name)}** queued.` : `Rollback of **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} to its previous versions queued; a pull request follows.`);
+      return reply(
+        command.name === 'promote'
+          ? `Promotion into **${escapeText(env!.name)}** queued.`
+          : `Rollback of **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} to its previous versions queued; a pull request follows.`,
+      );
     }
     case 'plan':
       return reply(renderPlan(index));
     case 'diff': {
       if (!data.isPull) return reply('`/escalator diff` works on pull requests.');
       const pull = await loadPull(octokit, id, data.issueNumber);
-      await enqueueDiff(deps.producer, { installationId: data.installationId, owner: data.owner, repo: data.repo, number: data.issueNumber, headSha: pull.head.sha, reason: 'command' }, `${pull.head.sha}-command-${deps.now().getTime()}`);
-      return reply(`Rendering the diff of ${code(pull.head.sha.slice(0, 7))} again; the comment above updates in place.`);
+      await enqueueDiff(
+        deps.producer,
+        {
+          installationId: data.installationId,
+          owner: data.owner,
+          repo: data.repo,
+          number: data.issueNumber,
+          headSha: pull.head.sha,
+          reason: 'command',
+        },
+        `${pull.head.sha}-command-${deps.now().getTime()}`,
+      );
+      return reply(
+        `Rendering the diff of ${code(pull.head.sha.slice(0, 7))} again; the comment above updates in place.`,
+      );
     }
   }
 }
 
 function permissionOf(deps: JobDeps, data: CommandJob): Promise<string> {
-  return loadPermission(deps.github.forInstallation(data.installationId), { owner: data.owner, repo: data.repo }, data.author);
+  return loadPermission(
+    deps.github.forInstallation(data.installationId),
+    { owner: data.owner, repo: data.repo },
+    data.author,
+  );
 }
 
 /**
@@ -115,7 +171,13 @@ async function environmentOf(deps: JobDeps, command: Command, data: CommandJob):
   const pull = await loadPull(octokit, id, data.issueNumber);
   const own = await isEscalatorPull(
     { octokit, store: deps.store, id },
-    { number: pull.number, headRef: pull.head.ref, headSha: pull.head.sha, headRepo: pull.head.repo?.full_name ?? null, user: pull.user ? { login: pull.user.login, type: pull.user.type } : null },
+    {
+      number: pull.number,
+      headRef: pull.head.ref,
+      headSha: pull.head.sha,
+      headRepo: pull.head.repo?.full_name ?? null,
+      user: pull.user ? { login: pull.user.login, type: pull.user.type } : null,
+    },
   );
   return own ? parseMarker(pull.body)?.environment : undefined;
 }
@@ -123,7 +185,12 @@ async function environmentOf(deps: JobDeps, command: Command, data: CommandJob):
 /** What a promotion would change, per environment and app, from the index alone (no writes). */
 export function renderPlan(index: NonNullable<Awaited<ReturnType<JobDeps['store']['loadRepo']>>>): string {
   const targets = versionsByTarget(index.files);
-  const lines = ['**Escalator plan** (nothing was changed)', '', '| Into | App | Image | Now | Would become |', '|---|---|---|---|---|'];
+  const lines = [
+    '**Escalator plan** (nothing was changed)',
+    '',
+    '| Into | App | Image | Now | Would become |',
+    '|---|---|---|---|---|',
+  ];
   for (const env of index.config?.environments ?? []) {
     if (env.from === 'registry') continue;
     for (const [key, versions] of targets) {
@@ -133,7 +200,9 @@ export function renderPlan(index: NonNullable<Awaited<ReturnType<JobDeps['store'
       for (const version of versions) {
         const now = current.find((v) => v.name === version.name);
         if (now && now.tag === version.tag && now.digest === version.digest) continue;
-        lines.push(`| ${escapeText(env.name)} | ${escapeText(app || '—')} | ${code(version.name)} | ${now ? code(now.tag) : 'not deployed'} | ${code(version.tag)} |`);
+        lines.push(
+          `| ${escapeText(env.name)} | ${escapeText(app || '—')} | ${code(version.name)} | ${now ? code(now.tag) : 'not deployed'} | ${code(version.tag)} |`,
+        );
       }
     }
   }

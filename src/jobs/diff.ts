@@ -2,7 +2,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createComment, ensureCheckRun, listComments, loadPull, updateComment } from '../adapters/github/repo.js';
 import { loadTarballTree } from '../adapters/github/tarball-tree.js';
-import { changedPathsBetween, installationCacheDir, renderAndDiff, type RenderIsolationMode, type SourceTree } from '../adapters/render/index.js';
+import {
+  changedPathsBetween,
+  installationCacheDir,
+  renderAndDiff,
+  type RenderIsolationMode,
+  type SourceTree,
+} from '../adapters/render/index.js';
 import type { RepoIndex } from '../adapters/index-store.js';
 import { planDrift, renderDrift, type DriftTarget } from '../planners/drift.js';
 import { planEnvironmentFiles } from '../planners/environment-files.js';
@@ -16,13 +22,20 @@ import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './shared/deps.js';
 import { loadIndexOrRequest } from './shared/repo-lease.js';
 
-export type DiffOutcome = 'commented' | 'updated' | 'unchanged' | 'no-targets' | 'stale' | 'skipped-fork' | 'disabled' | 'closed';
+export type DiffOutcome =
+  'commented' | 'updated' | 'unchanged' | 'no-targets' | 'stale' | 'skipped-fork' | 'disabled' | 'closed';
 
 /**
  * A pull request that changes `.github/escalator.yml` gets an `escalator/config` check: every
  * problem with file:line:col, so an invalid config never lands silently.
  */
-async function checkConfigChange(octokit: Parameters<typeof ensureCheckRun>[0], id: { owner: string; repo: string }, sha: string, base: SourceTree, head: SourceTree): Promise<void> {
+async function checkConfigChange(
+  octokit: Parameters<typeof ensureCheckRun>[0],
+  id: { owner: string; repo: string },
+  sha: string,
+  base: SourceTree,
+  head: SourceTree,
+): Promise<void> {
   const read = (tree: SourceTree): string | null => {
     try {
       return tree.read(configPath).toString('utf8');
@@ -40,7 +53,15 @@ async function checkConfigChange(octokit: Parameters<typeof ensureCheckRun>[0], 
  * On a pull request that touches an environment promoted from another one, report the versions
  * it sets that never ran in the source environment (escalator/drift).
  */
-async function checkDrift(deps: JobDeps, index: RepoIndex, octokit: Parameters<typeof ensureCheckRun>[0], id: { owner: string; repo: string }, sha: string, base: SourceTree, head: SourceTree): Promise<void> {
+async function checkDrift(
+  deps: JobDeps,
+  index: RepoIndex,
+  octokit: Parameters<typeof ensureCheckRun>[0],
+  id: { owner: string; repo: string },
+  sha: string,
+  base: SourceTree,
+  head: SourceTree,
+): Promise<void> {
   const config = index.config;
   if (!config) return;
   const changed = changedPathsBetween(base, head);
@@ -51,8 +72,13 @@ async function checkDrift(deps: JobDeps, index: RepoIndex, octokit: Parameters<t
     const touchedApps = new Set(owned.filter((file) => changed.includes(file.path)).map((file) => file.app));
     for (const app of touchedApps) {
       const history = await deps.store.loadHistory(index, env.from, app);
-      const sourceVersions = [...(versionsByTarget(index.files).get(targetKey(env.from, app)) ?? []), ...history.flatMap((entry) => entry.versions)];
-      const files = owned.filter((file) => file.app === app).map((file) => ({ path: file.path, text: head.read(file.path).toString('utf8') }));
+      const sourceVersions = [
+        ...(versionsByTarget(index.files).get(targetKey(env.from, app)) ?? []),
+        ...history.flatMap((entry) => entry.versions),
+      ];
+      const files = owned
+        .filter((file) => file.app === app)
+        .map((file) => ({ path: file.path, text: head.read(file.path).toString('utf8') }));
       targets.push({ environment: env.name, from: env.from, app, files, sourceVersions });
     }
   }
@@ -70,7 +96,11 @@ async function checkDrift(deps: JobDeps, index: RepoIndex, octokit: Parameters<t
  *    for a head that is no longer the PR's head
  * 5. a check run `escalator/diff` with the same summary; it fails when head fails to render
  */
-export async function processDiffJob(deps: JobDeps & { cacheDir?: string; appId?: number; renderIsolation?: RenderIsolationMode }, data: DiffJob, { log }: ProcessorContext): Promise<DiffOutcome> {
+export async function processDiffJob(
+  deps: JobDeps & { cacheDir?: string; appId?: number; renderIsolation?: RenderIsolationMode },
+  data: DiffJob,
+  { log }: ProcessorContext,
+): Promise<DiffOutcome> {
   const index = await loadIndexOrRequest(deps, data, 'diff');
   const diffConfig = index.config?.diff ?? { enabled: true, forks: false, paths: [] };
   if (!diffConfig.enabled) return 'disabled';
@@ -87,15 +117,34 @@ export async function processDiffJob(deps: JobDeps & { cacheDir?: string; appId?
   const headRef = useMerge ? (pull.merge_commit_sha as string) : pull.head.sha;
   // One folder per installation, named by an HMAC no other tenant can compute (issue 22).
   const cacheDir = installationCacheDir(deps.cacheDir ?? join(tmpdir(), 'escalator-cache'), data.installationId);
-  const [base, head] = await Promise.all([loadTarballTree(octokit, id, pull.base.sha, cacheDir), loadTarballTree(octokit, id, headRef, cacheDir)]);
+  const [base, head] = await Promise.all([
+    loadTarballTree(octokit, id, pull.base.sha, cacheDir),
+    loadTarballTree(octokit, id, headRef, cacheDir),
+  ]);
   const timer = renderDuration.startTimer({ tool: 'pull-request' });
-  const report = await renderAndDiff({ base, head, changedPaths: null, targets: diffConfig.paths, options: { cacheDir: join(cacheDir, 'render'), isolation: deps.renderIsolation ?? 'namespace' } });
+  const report = await renderAndDiff({
+    base,
+    head,
+    changedPaths: null,
+    targets: diffConfig.paths,
+    options: { cacheDir: join(cacheDir, 'render'), isolation: deps.renderIsolation ?? 'namespace' },
+  });
   timer({ outcome: report.summary.failures > 0 ? 'failed' : 'ok' });
-  const body = renderComment(report, { baseSha: pull.base.sha, headSha: headRef, mergeCommit: useMerge, repository: `${data.owner}/${data.repo}` });
+  const body = renderComment(report, {
+    baseSha: pull.base.sha,
+    headSha: headRef,
+    mergeCommit: useMerge,
+    repository: `${data.owner}/${data.repo}`,
+  });
 
   const comments = await listComments(octokit, id, data.number);
   const ours = comments.find(
-    (comment) => comment.body?.startsWith(DIFF_COMMENT_MARKER) && comment.user?.type === 'Bot' && (deps.appId === undefined || comment.performed_via_github_app?.id === undefined || comment.performed_via_github_app.id === deps.appId),
+    (comment) =>
+      comment.body?.startsWith(DIFF_COMMENT_MARKER) &&
+      comment.user?.type === 'Bot' &&
+      (deps.appId === undefined ||
+        comment.performed_via_github_app?.id === undefined ||
+        comment.performed_via_github_app.id === deps.appId),
   );
   let outcome: DiffOutcome;
   if (report.summary.targetsChecked === 0 && !ours) outcome = 'no-targets';
@@ -111,7 +160,15 @@ export async function processDiffJob(deps: JobDeps & { cacheDir?: string; appId?
   await checkConfigChange(octokit, id, data.headSha, base, head);
   await checkDrift(deps, index, octokit, id, data.headSha, base, head);
   const check = renderCheckSummary(report);
-  await ensureCheckRun(octokit, id, data.headSha, 'escalator/diff', { status: 'completed', conclusion: check.conclusion, title: check.title, summary: check.summary });
-  log.info({ pr: data.number, outcome, targets: report.summary.targetsChecked, failures: report.summary.failures }, 'Rendered diff done');
+  await ensureCheckRun(octokit, id, data.headSha, 'escalator/diff', {
+    status: 'completed',
+    conclusion: check.conclusion,
+    title: check.title,
+    summary: check.summary,
+  });
+  log.info(
+    { pr: data.number, outcome, targets: report.summary.targetsChecked, failures: report.summary.failures },
+    'Rendered diff done',
+  );
   return outcome;
 }

@@ -25,18 +25,27 @@ export async function processImageJob(deps: JobDeps, data: ImageJob, { log }: Pr
   if (using.length === 0) {
     if (!(await deps.store.isBuilt())) {
       await enqueueResync(deps.producer, 'index missing');
-      throw new IndexMissingError('the subscription index is being rebuilt from GitHub; this image event retries after it');
+      throw new IndexMissingError(
+        'the subscription index is being rebuilt from GitHub; this image event retries after it',
+      );
     }
     log.debug({ image: name, tag: event.tag, by: scope.by }, 'No repository uses this image');
     return 0;
   }
   const repos = using.filter((key) => {
     const reason = scopeRefusal(scope, key.owner);
-    if (reason) log.warn({ repo: `${key.owner}/${key.repo}`, image: name, tag: event.tag, by: scope.by, reason }, 'Image event not applied to a repository outside its credential\'s scope');
+    if (reason)
+      log.warn(
+        { repo: `${key.owner}/${key.repo}`, image: name, tag: event.tag, by: scope.by, reason },
+        "Image event not applied to a repository outside its credential's scope",
+      );
     return reason === undefined;
   });
   if (repos.length === 0) {
-    log.warn({ image: name, tag: event.tag, by: scope.by, owners: scope.owners, refused: using.length }, 'No repository in the scope of the credential uses this image; the event changes nothing');
+    log.warn(
+      { image: name, tag: event.tag, by: scope.by, owners: scope.owners, refused: using.length },
+      'No repository in the scope of the credential uses this image; the event changes nothing',
+    );
     return 0;
   }
   let scheduled = 0;
@@ -46,13 +55,19 @@ export async function processImageJob(deps: JobDeps, data: ImageJob, { log }: Pr
     const policy = policyFor(index.config.images, event.repository);
     const verdict = acceptsTag(policy, event.tag);
     if (!verdict.ok) {
-      log.info({ repo: `${key.owner}/${key.repo}`, image: name, tag: event.tag, reason: verdict.reason }, 'Tag not taken by the image policy');
+      log.info(
+        { repo: `${key.owner}/${key.repo}`, image: name, tag: event.tag, reason: verdict.reason },
+        'Tag not taken by the image policy',
+      );
       continue;
     }
-    const registryEnvironments = new Set(index.config.environments.filter((env) => env.from === 'registry').map((env) => env.name));
+    const registryEnvironments = new Set(
+      index.config.environments.filter((env) => env.from === 'registry').map((env) => env.name),
+    );
     const targets = new Map<string, { environment: string; app: string }>();
     for (const file of index.files) {
-      if (registryEnvironments.has(file.environment) && file.images.includes(name)) targets.set(targetKey(file.environment, file.app), { environment: file.environment, app: file.app });
+      if (registryEnvironments.has(file.environment) && file.images.includes(name))
+        targets.set(targetKey(file.environment, file.app), { environment: file.environment, app: file.app });
     }
     for (const target of targets.values()) {
       await deps.store.addCandidate(key, target.environment, target.app, {

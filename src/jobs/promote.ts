@@ -1,9 +1,23 @@
-import { closePull, ensureCheckRun, loadFile, mergePull, requestReviewers, type PullSummary } from '../adapters/github/repo.js';
+import {
+  closePull,
+  ensureCheckRun,
+  loadFile,
+  mergePull,
+  requestReviewers,
+  type PullSummary,
+} from '../adapters/github/repo.js';
 import type { RepoIndex } from '../adapters/index-store.js';
 import { parseDuration } from '../config/repo-config.js';
 import { ConfigError, MergeNotReadyError } from '../observability/errors.js';
 import { parseMarker } from '../planners/pull-marker.js';
-import { planPromotion, promotionBranch, readVersions, type EnvFile, type PromotionInput, type RunningVersion } from '../planners/promotion-plan.js';
+import {
+  planPromotion,
+  promotionBranch,
+  readVersions,
+  type EnvFile,
+  type PromotionInput,
+  type RunningVersion,
+} from '../planners/promotion-plan.js';
 import { enqueuePromote } from '../queue/enqueue.js';
 import type { PromoteJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
@@ -31,16 +45,26 @@ export interface PromoteOutcome {
  * 6. check runs for the gates; a pending soak schedules this job again when it elapses;
  *    reviewers on a new PR; auto-merge when every gate passed
  */
-export async function processPromoteJob(deps: JobDeps, data: PromoteJob, context: ProcessorContext): Promise<PromoteOutcome> {
+export async function processPromoteJob(
+  deps: JobDeps,
+  data: PromoteJob,
+  context: ProcessorContext,
+): Promise<PromoteOutcome> {
   return withRepoLease(deps, data, () => promote(deps, data, context));
 }
 
 async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContext): Promise<PromoteOutcome> {
   const index = await loadIndexOrRequest(deps, data, 'promotion');
-  if (!index.config) throw new ConfigError(`.github/escalator.yml in ${data.owner}/${data.repo} is invalid; fix it and push to the default branch`);
+  if (!index.config)
+    throw new ConfigError(
+      `.github/escalator.yml in ${data.owner}/${data.repo} is invalid; fix it and push to the default branch`,
+    );
   const target = index.config.environments.find((env) => env.name === data.environment);
   if (!target) throw new ConfigError(`environment ${data.environment} is not in .github/escalator.yml`);
-  if (target.from === 'registry') throw new ConfigError(`environment ${target.name} takes images from the registry; there is nothing to promote into it`);
+  if (target.from === 'registry')
+    throw new ConfigError(
+      `environment ${target.name} takes images from the registry; there is nothing to promote into it`,
+    );
   const source = target.from;
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
@@ -67,7 +91,10 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         const targetFiles = await loadEnvFiles(deps, octokit, id, index, target.name, app, defaultHead.sha);
         const versions = rollback?.get(app) ? { versions: rollback.get(app) as Map<string, RunningVersion> } : {};
         entries.push({ app, sourceFiles, targetFiles, ...versions });
-        const branchFiles = base.sha === defaultHead.sha ? targetFiles : await loadEnvFiles(deps, octokit, id, index, target.name, app, base.sha);
+        const branchFiles =
+          base.sha === defaultHead.sha
+            ? targetFiles
+            : await loadEnvFiles(deps, octokit, id, index, target.name, app, base.sha);
         onBranch.push({ app, sourceFiles, targetFiles: branchFiles, ...versions });
       }
       // Gates: what the source has run and for how long (soak), and holds; decided by planGates.
@@ -75,17 +102,48 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
       if (soakMs > 0 && !rollback) {
         for (const entry of entries) {
           for (const version of readVersions(entry.sourceFiles).values()) {
-            firstSeen.push((await deps.store.loadSeen(index, source, entry.app, versionId({ name: version.name, tag: version.tag, ...(version.digest ? { digest: version.digest } : {}) }))) ?? undefined);
+            firstSeen.push(
+              (await deps.store.loadSeen(
+                index,
+                source,
+                entry.app,
+                versionId({
+                  name: version.name,
+                  tag: version.tag,
+                  ...(version.digest ? { digest: version.digest } : {}),
+                }),
+              )) ?? undefined,
+            );
           }
         }
       }
       const hold = (await deps.store.loadHold(index, target.name, data.app)) ?? undefined;
-      const { gates, readyAt } = planGates({ source, target: target.name, soakMs, soakText: target.soak, rollback: rollback !== null, firstSeen, hold, now });
+      const { gates, readyAt } = planGates({
+        source,
+        target: target.name,
+        soakMs,
+        soakText: target.soak,
+        rollback: rollback !== null,
+        firstSeen,
+        hold,
+        now,
+      });
       const sources = marker?.sources ?? [];
       const provenance = data.app ? await deps.store.loadProvenance(index, source, data.app) : [];
-      const input = { source: rollback ? `${target.name} (history)` : source, target: target.name, app: data.app, sources: provenance.length ? provenance : sources, gates };
+      const input = {
+        source: rollback ? `${target.name} (history)` : source,
+        target: target.name,
+        app: data.app,
+        sources: provenance.length ? provenance : sources,
+        gates,
+      };
       const plan = planPromotion({ ...input, apps: entries });
-      return { ...plan, updates: base.sha === defaultHead.sha ? plan.updates : planPromotion({ ...input, apps: onBranch }).updates, gates, readyAt };
+      return {
+        ...plan,
+        updates: base.sha === defaultHead.sha ? plan.updates : planPromotion({ ...input, apps: onBranch }).updates,
+        gates,
+        readyAt,
+      };
     },
   });
 
@@ -94,14 +152,28 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const pull: PullSummary | null = result.pull;
   const outcome: PromoteOutcome = { rows: plan.rows.length, gates, missing: plan.missing };
   if (index.config.dryRun) {
-    log.info({ environment: target.name, app: data.app, rows: plan.rows, gates }, 'Dry run: promotion planned, nothing written');
-    if (plan.rows.length > 0) await ensureCheckRun(octokit, id, result.base.sha, `escalator/plan ${promotionBranch(target.name, data.app)}`, { status: 'completed', conclusion: 'neutral', title: `Dry run: ${plan.title}`, summary: plan.body });
+    log.info(
+      { environment: target.name, app: data.app, rows: plan.rows, gates },
+      'Dry run: promotion planned, nothing written',
+    );
+    if (plan.rows.length > 0)
+      await ensureCheckRun(octokit, id, result.base.sha, `escalator/plan ${promotionBranch(target.name, data.app)}`, {
+        status: 'completed',
+        conclusion: 'neutral',
+        title: `Dry run: ${plan.title}`,
+        summary: plan.body,
+      });
     return outcome;
   }
   if (pull && plan.rows.length === 0 && !result.commit) {
     const marker = parseMarker(pull.body);
     if (marker?.kind === 'promote') {
-      await closePull(octokit, id, pull.number, `Escalator closed this pull request: **${target.name}** already runs the versions it would promote. A newer version in ${source} opens a new one.`);
+      await closePull(
+        octokit,
+        id,
+        pull.number,
+        `Escalator closed this pull request: **${target.name}** already runs the versions it would promote. A newer version in ${source} opens a new one.`,
+      );
       log.info({ pr: pull.number }, 'Promotion no longer needed; pull request closed');
       return { ...outcome, closed: pull.number };
     }
@@ -114,19 +186,30 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     await ensureCheckRun(octokit, id, pull.headSha, `escalator/${gate.name}`, {
       status: gate.state === 'pending' ? 'in_progress' : 'completed',
       ...(gate.state === 'pending' ? {} : { conclusion: gate.state === 'passed' ? 'success' : 'failure' }),
-      title: gate.state === 'passed' ? `${gate.name}: passed` : gate.state === 'pending' ? `${gate.name}: waiting` : `${gate.name}: blocked`,
+      title:
+        gate.state === 'passed'
+          ? `${gate.name}: passed`
+          : gate.state === 'pending'
+            ? `${gate.name}: waiting`
+            : `${gate.name}: blocked`,
       summary: gate.detail,
     });
   }
   const soak = gates.find((gate) => gate.name === 'soak');
   if (soak?.state === 'pending') {
     // A delayed job, not a polling loop: it lives in Redis and survives restarts.
-    await enqueuePromote(deps.producer, { ...data, reason: 'soak' }, `${pull.headSha}-${readyAt}`, Math.max(0, readyAt - now) + 50);
+    await enqueuePromote(
+      deps.producer,
+      { ...data, reason: 'soak' },
+      `${pull.headSha}-${readyAt}`,
+      Math.max(0, readyAt - now) + 50,
+    );
     log.info({ pr: pull.number, readyAt: new Date(readyAt).toISOString() }, 'Soak pending; re-check scheduled');
   }
   if (target.autoMerge && gates.every((gate) => gate.state === 'passed')) {
     const merged = await mergePull(octokit, id, pull.number, pull.headSha, 'merge');
-    if (merged === 'not-mergeable') throw new MergeNotReadyError(`pull request #${pull.number} is not mergeable yet; retrying`);
+    if (merged === 'not-mergeable')
+      throw new MergeNotReadyError(`pull request #${pull.number} is not mergeable yet; retrying`);
     log.info({ pr: pull.number, outcome: merged }, 'Auto-merge attempted');
   }
   return outcome;
@@ -134,10 +217,20 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
 
 /** Apps that have files in any of the environments (for grouped promotions). */
 function appsOf(index: RepoIndex, environments: string[]): string[] {
-  return [...new Set(index.files.filter((file) => environments.includes(file.environment)).map((file) => file.app))].sort();
+  return [
+    ...new Set(index.files.filter((file) => environments.includes(file.environment)).map((file) => file.app)),
+  ].sort();
 }
 
-async function loadEnvFiles(_deps: JobDeps, octokit: Parameters<typeof loadFile>[0], id: { owner: string; repo: string }, index: RepoIndex, environment: string, app: string, sha: string): Promise<EnvFile[]> {
+async function loadEnvFiles(
+  _deps: JobDeps,
+  octokit: Parameters<typeof loadFile>[0],
+  id: { owner: string; repo: string },
+  index: RepoIndex,
+  environment: string,
+  app: string,
+  sha: string,
+): Promise<EnvFile[]> {
   const files: EnvFile[] = [];
   for (const file of index.files.filter((f) => f.environment === environment && f.app === app)) {
     const text = await loadFile(octokit, id, file.path, sha);
@@ -147,13 +240,29 @@ async function loadEnvFiles(_deps: JobDeps, octokit: Parameters<typeof loadFile>
 }
 
 /** The versions each app ran before its current ones, from the recorded history. */
-async function rollbackVersions(deps: JobDeps, index: RepoIndex, environment: string, apps: string[]): Promise<Map<string, Map<string, RunningVersion>>> {
+async function rollbackVersions(
+  deps: JobDeps,
+  index: RepoIndex,
+  environment: string,
+  apps: string[],
+): Promise<Map<string, Map<string, RunningVersion>>> {
   const result = new Map<string, Map<string, RunningVersion>>();
   for (const app of apps) {
     const history = await deps.store.loadHistory(index, environment, app);
     const previous = history[1];
-    if (!previous) throw new ConfigError(`no earlier version of ${app || environment} in ${environment} is recorded; nothing to roll back to`);
-    result.set(app, new Map(previous.versions.map((v) => [v.name, { name: v.name, repository: v.name, tag: v.tag, ...(v.digest ? { digest: v.digest } : {}) }])));
+    if (!previous)
+      throw new ConfigError(
+        `no earlier version of ${app || environment} in ${environment} is recorded; nothing to roll back to`,
+      );
+    result.set(
+      app,
+      new Map(
+        previous.versions.map((v) => [
+          v.name,
+          { name: v.name, repository: v.name, tag: v.tag, ...(v.digest ? { digest: v.digest } : {}) },
+        ]),
+      ),
+    );
   }
   return result;
 }

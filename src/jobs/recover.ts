@@ -14,7 +14,11 @@ export const maxRedeliveries = 5;
  * 2. keep the GUIDs that never succeeded (a later redelivery that succeeded counts)
  * 3. redeliver each, deduplicated across replicas per run, up to `maxRedeliveries` times per GUID
  */
-export async function processRecoverJob(deps: JobDeps & { recoverEveryMs?: number }, _data: unknown, { log }: ProcessorContext): Promise<number> {
+export async function processRecoverJob(
+  deps: JobDeps & { recoverEveryMs?: number },
+  _data: unknown,
+  { log }: ProcessorContext,
+): Promise<number> {
   const everyMs = deps.recoverEveryMs ?? 600_000;
   const since = deps.now().getTime() - recoveryWindowMs;
   const byGuid = new Map<string, { id: number; ok: boolean }>();
@@ -38,7 +42,13 @@ export async function processRecoverJob(deps: JobDeps & { recoverEveryMs?: numbe
     if (ok) continue;
     // One replica per run claims a GUID (the claim expires before the next run, so a GUID whose
     // redelivery failed too is tried again), at most `maxRedeliveries` times in the window.
-    const claimed = await deps.redis.set(`${deps.store.prefix}:redelivering:${guid}`, String(id), 'PX', Math.max(1_000, Math.floor(everyMs / 2)), 'NX');
+    const claimed = await deps.redis.set(
+      `${deps.store.prefix}:redelivering:${guid}`,
+      String(id),
+      'PX',
+      Math.max(1_000, Math.floor(everyMs / 2)),
+      'NX',
+    );
     if (claimed !== 'OK') continue;
     const attempts = await deps.redis.incr(`${deps.store.prefix}:redelivered:${guid}`);
     await deps.redis.pexpire(`${deps.store.prefix}:redelivered:${guid}`, recoveryWindowMs * 2);

@@ -5,13 +5,19 @@ import type { RelayTarget } from '../config/relay-targets.js';
 import { AgentRejectedError, AgentUnavailableError, RateLimitError } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { relayMetrics, type RelayMetrics } from '../observability/metrics.js';
-import { buildRelayRequest, canCompare, classifyAgentStatus, matchesPaths, mergePending, parseRetryAfter, type MergedRelay } from '../planners/relay.js';
+import {
+  buildRelayRequest,
+  canCompare,
+  classifyAgentStatus,
+  matchesPaths,
+  mergePending,
+  parseRetryAfter,
+  type MergedRelay,
+} from '../planners/relay.js';
 import type { RelayJob } from '../queue/jobs.js';
 import { RelayStore, type RelayLogEntry } from '../queue/relay-store.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './shared/deps.js';
-
-
 
 /** What the relay job needs beyond the common job dependencies. */
 export interface RelayDeps {
@@ -39,11 +45,18 @@ export interface RelayOutcome {
  *    rejected, or out of attempts (a redelivery of later pushes would carry the newest anyway)
  * Errors map onto the queue by type: a rejection fails at once, Retry-After delays, the rest retries.
  */
-export async function processRelayJob(deps: RelayDeps, data: RelayJob, { job, log }: ProcessorContext): Promise<RelayOutcome> {
+export async function processRelayJob(
+  deps: RelayDeps,
+  data: RelayJob,
+  { job, log }: ProcessorContext,
+): Promise<RelayOutcome> {
   const target = deps.targets.get(data.target);
   const entries = await deps.store.loadPending(data.window);
   if (!target) {
-    log.warn({ target: data.target, dropped: entries.length }, 'Relay target is no longer configured; its waiting payloads are dropped');
+    log.warn(
+      { target: data.target, dropped: entries.length },
+      'Relay target is no longer configured; its waiting payloads are dropped',
+    );
     await deps.store.removePending(data.window, entries.length);
     return { outcome: 'unknown-target' };
   }
@@ -51,7 +64,12 @@ export async function processRelayJob(deps: RelayDeps, data: RelayJob, { job, lo
   if (!merged) return { outcome: 'nothing-pending' };
   const attempt = job.attemptsMade + 1;
   const lastAttempt = attempt >= (job.opts.attempts ?? 1);
-  const relayLog = log.child({ target: target.name, repo: merged.newest.repository, deliveryId: merged.newest.deliveryId, coalesced: merged.count });
+  const relayLog = log.child({
+    target: target.name,
+    repo: merged.newest.repository,
+    deliveryId: merged.newest.deliveryId,
+    coalesced: merged.count,
+  });
 
   let changedPaths: string[] | null = merged.unknown.length === 0 ? merged.changedPaths : null;
   if (merged.unknown.length === merged.count) {
@@ -97,10 +115,23 @@ export async function processRelayJob(deps: RelayDeps, data: RelayJob, { job, lo
   }
   const retryAt = parseRetryAfter(response.retryAfter, deps.now().getTime());
   if (retryAt !== undefined) {
-    await report({ outcome: 'rate-limited', status: response.status, latencyMs: response.latencyMs, error: `Retry-After ${response.retryAfter}` });
-    throw new RateLimitError(`${target.name} answered HTTP ${response.status} with Retry-After ${response.retryAfter}`, retryAt);
+    await report({
+      outcome: 'rate-limited',
+      status: response.status,
+      latencyMs: response.latencyMs,
+      error: `Retry-After ${response.retryAfter}`,
+    });
+    throw new RateLimitError(
+      `${target.name} answered HTTP ${response.status} with Retry-After ${response.retryAfter}`,
+      retryAt,
+    );
   }
-  await report({ outcome: 'retry', status: response.status, latencyMs: response.latencyMs, error: `HTTP ${response.status}${detail}` });
+  await report({
+    outcome: 'retry',
+    status: response.status,
+    latencyMs: response.latencyMs,
+    error: `HTTP ${response.status}${detail}`,
+  });
   if (lastAttempt) await deps.store.removePending(data.window, entries.length);
   throw new AgentUnavailableError(`${target.name} answered HTTP ${response.status}${detail}; retrying with backoff`);
 
@@ -136,9 +167,17 @@ async function changedPathsFromCompare(deps: RelayDeps, merged: MergedRelay, log
     const [owner, repo] = merged.newest.repository.split('/') as [string, string];
     let files: Array<{ filename: string; previous_filename?: string }>;
     try {
-      files = await loadComparedFiles(deps.github.forInstallation(range.installationId), { owner, repo }, range.before, range.after);
+      files = await loadComparedFiles(
+        deps.github.forInstallation(range.installationId),
+        { owner, repo },
+        range.before,
+        range.after,
+      );
     } catch (error) {
-      log.warn({ err: { message: (error as Error).message }, before: range.before, after: range.after }, 'Compare API unavailable; relaying without narrowing by path');
+      log.warn(
+        { err: { message: (error as Error).message }, before: range.before, after: range.after },
+        'Compare API unavailable; relaying without narrowing by path',
+      );
       return null;
     }
     if (files.length >= COMPARE_FILE_LIMIT) return null;
@@ -154,7 +193,11 @@ async function changedPathsFromCompare(deps: RelayDeps, merged: MergedRelay, log
  * The relay job's dependencies, built once per worker process. Each target has its own jobs, so one
  * dead agent never delays the others.
  */
-export function createRelayDeps(deps: JobDeps, targets: readonly RelayTarget[], options: { prefix: string; registry?: Registry }): RelayDeps {
+export function createRelayDeps(
+  deps: JobDeps,
+  targets: readonly RelayTarget[],
+  options: { prefix: string; registry?: Registry },
+): RelayDeps {
   return {
     log: deps.log,
     targets: new Map(targets.map((target) => [target.name, target])),

@@ -53,7 +53,13 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
   producerRedis.on('error', () => undefined);
   const deps: JobDeps = {
     log,
-    github: new GitHubClients({ appId: env.APP_ID, privateKey: env.PRIVATE_KEY, baseUrl: env.GITHUB_API_URL, log, ...(options.onGitHubRequest ? { onRequest: options.onGitHubRequest } : {}) }),
+    github: new GitHubClients({
+      appId: env.APP_ID,
+      privateKey: env.PRIVATE_KEY,
+      baseUrl: env.GITHUB_API_URL,
+      log,
+      ...(options.onGitHubRequest ? { onRequest: options.onGitHubRequest } : {}),
+    }),
     store: new IndexStore(redis, prefix),
     producer: new Producer(producerRedis, prefix),
     redis,
@@ -62,42 +68,115 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
     now: () => new Date(),
   };
   // A SIGKILLed worker's jobs are picked up again after the lock expires (BullMQ stalled-job check).
-  const common = { connection, log, prefix, lockDuration: env.ESCALATOR_LOCK_MS, stalledInterval: env.ESCALATOR_LOCK_MS, maxStalledCount: 5 };
+  const common = {
+    connection,
+    log,
+    prefix,
+    lockDuration: env.ESCALATOR_LOCK_MS,
+    stalledInterval: env.ESCALATOR_LOCK_MS,
+    maxStalledCount: 5,
+  };
   const workers = [
-    createWorker('image', ImageJob, (data, context) => processImageJob(deps, data, context), { ...common, concurrency: 8 }),
-    createWorker('bump', BumpJob, (data, context) => processBumpJob(deps, data, context), { ...common, concurrency: 4, fairShare: true }),
-    createWorker('promote', PromoteJob, (data, context) => processPromoteJob(deps, data, context), { ...common, concurrency: 4, fairShare: true }),
-    createWorker('diff', DiffJob, (data, context) => processDiffJob({ ...deps, cacheDir: env.ESCALATOR_CACHE_DIR, appId: env.APP_ID, renderIsolation: env.ESCALATOR_RENDER_ISOLATION }, data, context), { ...common, concurrency: 2, fairShare: true }),
-    createWorker('command', CommandJob, (data, context) => processCommandJob(deps, data, context), { ...common, concurrency: 2 }),
+    createWorker('image', ImageJob, (data, context) => processImageJob(deps, data, context), {
+      ...common,
+      concurrency: 8,
+    }),
+    createWorker('bump', BumpJob, (data, context) => processBumpJob(deps, data, context), {
+      ...common,
+      concurrency: 4,
+      fairShare: true,
+    }),
+    createWorker('promote', PromoteJob, (data, context) => processPromoteJob(deps, data, context), {
+      ...common,
+      concurrency: 4,
+      fairShare: true,
+    }),
+    createWorker(
+      'diff',
+      DiffJob,
+      (data, context) =>
+        processDiffJob(
+          {
+            ...deps,
+            cacheDir: env.ESCALATOR_CACHE_DIR,
+            appId: env.APP_ID,
+            renderIsolation: env.ESCALATOR_RENDER_ISOLATION,
+          },
+          data,
+          context,
+        ),
+      { ...common, concurrency: 2, fairShare: true },
+    ),
+    createWorker('command', CommandJob, (data, context) => processCommandJob(deps, data, context), {
+      ...common,
+      concurrency: 2,
+    }),
     createWorker(
       'index',
       IndexJob.or(ResyncJob),
-      (data, context) => ('owner' in data ? processIndexJob(deps, data, context) : processResyncJob(deps, data, context)),
+      (data, context) =>
+        'owner' in data ? processIndexJob(deps, data, context) : processResyncJob(deps, data, context),
       { ...common, concurrency: 2 },
     ),
   ];
-  workers.push(createWorker('recover', z.object({}).passthrough(), (data, context) => processRecoverJob({ ...deps, recoverEveryMs: env.ESCALATOR_RECOVER_EVERY_MS }, data, context), { ...common, concurrency: 1 }));
+  workers.push(
+    createWorker(
+      'recover',
+      z.object({}).passthrough(),
+      (data, context) => processRecoverJob({ ...deps, recoverEveryMs: env.ESCALATOR_RECOVER_EVERY_MS }, data, context),
+      { ...common, concurrency: 1 },
+    ),
+  );
   if (options.relayTargets?.length) {
     // Each target has its own jobs, so one dead agent never delays the others; concurrency bounds how many agents are called at once.
     const relayDeps = createRelayDeps(deps, options.relayTargets, { prefix, registry: metricsRegistry });
-    workers.push(createWorker('relay', RelayJob, (data, context) => processRelayJob(relayDeps, data, context), { connection, prefix, log, concurrency: 16 }));
+    workers.push(
+      createWorker('relay', RelayJob, (data, context) => processRelayJob(relayDeps, data, context), {
+        connection,
+        prefix,
+        log,
+        concurrency: 16,
+      }),
+    );
   }
   // Say at start, loudly, when renders cannot be isolated here: every one of them will be refused.
   void warnIfRenderIsolationUnavailable(log, env.ESCALATOR_RENDER_ISOLATION);
-  for (const worker of workers) worker.on('error', (error) => log.warn({ err: { message: error.message } }, 'Worker error'));
+  for (const worker of workers)
+    worker.on('error', (error) => log.warn({ err: { message: error.message } }, 'Worker error'));
   // Missed-delivery recovery: once at start, then on a schedule (one scheduler shared by all replicas).
   // Redeliveries are deduplicated per GUID in Redis, so every replica may run it on start.
-  void waitForRedis(producerRedis, env.REDIS_URL, 30_000).then(() => Promise.all([
-    deps.producer.queue('recover').upsertJobScheduler('recover-deliveries', { every: env.ESCALATOR_RECOVER_EVERY_MS }, { name: 'recover', data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } }),
-    deps.producer.queue('recover').add('recover', {}, { jobId: `on-start-${process.pid}-${Date.now()}`, removeOnComplete: 100, removeOnFail: 100 }),
-  ])).catch((error: Error) => log.warn({ err: { message: error.message } }, 'Could not schedule missed-delivery recovery'));
+  void waitForRedis(producerRedis, env.REDIS_URL, 30_000)
+    .then(() =>
+      Promise.all([
+        deps.producer
+          .queue('recover')
+          .upsertJobScheduler(
+            'recover-deliveries',
+            { every: env.ESCALATOR_RECOVER_EVERY_MS },
+            { name: 'recover', data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } },
+          ),
+        deps.producer
+          .queue('recover')
+          .add(
+            'recover',
+            {},
+            { jobId: `on-start-${process.pid}-${Date.now()}`, removeOnComplete: 100, removeOnFail: 100 },
+          ),
+      ]),
+    )
+    .catch((error: Error) =>
+      log.warn({ err: { message: error.message } }, 'Could not schedule missed-delivery recovery'),
+    );
   return {
     workers,
     deps,
     async close() {
       await Promise.all(workers.map((worker) => worker.close()));
       await deps.producer.close();
-      await Promise.all([redis.quit().catch(() => redis.disconnect()), producerRedis.quit().catch(() => producerRedis.disconnect())]);
+      await Promise.all([
+        redis.quit().catch(() => redis.disconnect()),
+        producerRedis.quit().catch(() => producerRedis.disconnect()),
+      ]);
     },
   };
 }

@@ -19,19 +19,31 @@ type FileImages = Pick<IndexedFile, 'images' | 'versions'>;
  * The images an environment file references, or null (and a warning) when it is gone, too large,
  * or unreadable: such a file is read again by the next index, so the warning repeats until fixed.
  */
-async function readImages(octokit: Parameters<typeof loadFile>[0], id: { owner: string; repo: string }, path: string, sha: string, log: Logger): Promise<FileImages | null> {
+async function readImages(
+  octokit: Parameters<typeof loadFile>[0],
+  id: { owner: string; repo: string },
+  path: string,
+  sha: string,
+  log: Logger,
+): Promise<FileImages | null> {
   let content: string | null;
   try {
     content = await loadFile(octokit, id, path, sha);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    log.warn({ path, reason: error.message }, 'A file in an environment was not read; Escalator will not bump it until the file is fixed');
+    log.warn(
+      { path, reason: error.message },
+      'A file in an environment was not read; Escalator will not bump it until the file is fixed',
+    );
     return null;
   }
   if (content === null) return null;
   const { uses, refused } = listImages(content, { path });
   if (uses.length === 0 && refused.length > 0) {
-    log.warn({ path, refused }, 'A file in an environment could not be read; Escalator will not bump it until the file is fixed');
+    log.warn(
+      { path, refused },
+      'A file in an environment could not be read; Escalator will not bump it until the file is fixed',
+    );
     return null;
   }
   const images = [...new Set(uses.map((use) => use.name))];
@@ -53,7 +65,6 @@ function unchangedReads(previous: RepoIndex | null, tree: ReadonlyMap<string, st
   return reads;
 }
 
-
 /**
  * Index one repository:
  * 1. read `.github/escalator.yml` on the default branch (none: drop the repository from the index)
@@ -62,7 +73,11 @@ function unchangedReads(previous: RepoIndex | null, tree: ReadonlyMap<string, st
  *    read) and record the images it references; unchanged blobs keep what was found in them
  * 4. store the entry; config problems are stored too, so bumps can say why they do nothing
  */
-export async function processIndexJob(deps: JobDeps, data: IndexJob, { log }: ProcessorContext): Promise<RepoIndex | null> {
+export async function processIndexJob(
+  deps: JobDeps,
+  data: IndexJob,
+  { log }: ProcessorContext,
+): Promise<RepoIndex | null> {
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
   const defaultBranch = await loadDefaultBranch(octokit, id);
@@ -75,7 +90,14 @@ export async function processIndexJob(deps: JobDeps, data: IndexJob, { log }: Pr
   }
   const parsed = parseRepoConfig(text, configPath);
   const previous = await deps.store.loadRepo(data.owner, data.repo);
-  const index: RepoIndex = { ...data, defaultBranch, sha: head.sha, config: parsed.ok ? parsed.config : null, problems: parsed.ok ? [] : parsed.problems, files: [] };
+  const index: RepoIndex = {
+    ...data,
+    defaultBranch,
+    sha: head.sha,
+    config: parsed.ok ? parsed.config : null,
+    problems: parsed.ok ? [] : parsed.problems,
+    files: [],
+  };
   if (parsed.ok) {
     const tree = await loadTree(octokit, id, head.treeSha);
     const reads = unchangedReads(previous, tree);
@@ -92,12 +114,21 @@ export async function processIndexJob(deps: JobDeps, data: IndexJob, { log }: Pr
     }
     index.blobs = { reader: IMAGE_READER_VERSION, shas: blobs };
   } else {
-    log.warn({ repo: `${data.owner}/${data.repo}`, problems: parsed.problems.length }, 'Repository config is invalid; bumps paused until it is fixed');
+    log.warn(
+      { repo: `${data.owner}/${data.repo}`, problems: parsed.problems.length },
+      'Repository config is invalid; bumps paused until it is fixed',
+    );
     await ensureCheckRun(octokit, id, head.sha, 'escalator/config', {
       status: 'completed',
       conclusion: 'failure',
       title: `${parsed.problems.length} problem${parsed.problems.length === 1 ? '' : 's'} in ${configPath}: Escalator is paused for this repository`,
-      summary: ['```', formatProblems(parsed.problems), '```', '', 'Fix the file on the default branch; `npx escalator validate-config` checks it locally.'].join('\n'),
+      summary: [
+        '```',
+        formatProblems(parsed.problems),
+        '```',
+        '',
+        'Fix the file on the default branch; `npx escalator validate-config` checks it locally.',
+      ].join('\n'),
     });
   }
   await deps.store.saveRepo(index);
@@ -111,7 +142,12 @@ export async function processIndexJob(deps: JobDeps, data: IndexJob, { log }: Pr
  * (soak) and history (rollback), then plan promotions out of every environment whose versions
  * moved — and into it, so a promotion that became unnecessary is closed.
  */
-async function afterIndex(deps: JobDeps, previous: RepoIndex | null, index: RepoIndex, log: ProcessorContext['log']): Promise<void> {
+async function afterIndex(
+  deps: JobDeps,
+  previous: RepoIndex | null,
+  index: RepoIndex,
+  log: ProcessorContext['log'],
+): Promise<void> {
   const now = deps.now().toISOString();
   const config = index.config!;
   const changed = new Set<string>();
@@ -124,11 +160,33 @@ async function afterIndex(deps: JobDeps, previous: RepoIndex | null, index: Repo
       changed.add(environment);
       await deps.store.pushHistory(index, environment, app, { at: now, sha: index.sha, versions });
       for (const target of config.environments.filter((env) => env.from === environment)) {
-        await enqueuePromote(deps.producer, { installationId: index.installationId, owner: index.owner, repo: index.repo, environment: target.name, app: target.group ? '' : app, reason: 'push' }, index.sha);
+        await enqueuePromote(
+          deps.producer,
+          {
+            installationId: index.installationId,
+            owner: index.owner,
+            repo: index.repo,
+            environment: target.name,
+            app: target.group ? '' : app,
+            reason: 'push',
+          },
+          index.sha,
+        );
       }
       const self = config.environments.find((env) => env.name === environment);
       if (self && self.from !== 'registry') {
-        await enqueuePromote(deps.producer, { installationId: index.installationId, owner: index.owner, repo: index.repo, environment, app: self.group ? '' : app, reason: 'push' }, index.sha);
+        await enqueuePromote(
+          deps.producer,
+          {
+            installationId: index.installationId,
+            owner: index.owner,
+            repo: index.repo,
+            environment,
+            app: self.group ? '' : app,
+            reason: 'push',
+          },
+          index.sha,
+        );
       }
     } else if (!previous || !before) {
       await deps.store.pushHistory(index, environment, app, { at: now, sha: index.sha, versions });
@@ -144,7 +202,9 @@ async function afterIndex(deps: JobDeps, previous: RepoIndex | null, index: Repo
 export async function processResyncJob(deps: JobDeps, _data: ResyncJob, context: ProcessorContext): Promise<number> {
   const installations = new Set<number>();
   let count = 0;
-  for await (const repo of listInstalledRepos(deps.github.app, (installationId) => deps.github.forInstallation(installationId))) {
+  for await (const repo of listInstalledRepos(deps.github.app, (installationId) =>
+    deps.github.forInstallation(installationId),
+  )) {
     installations.add(repo.installationId);
     await processIndexJob(deps, { ...repo, reason: 'resync' }, context);
     count++;

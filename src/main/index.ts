@@ -31,7 +31,9 @@ if (needsAppSetup(process.env) && process.env.NODE_ENV !== 'production') {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   } catch (error) {
-    process.stderr.write(`${error instanceof EnvError ? error.message : `Escalator failed to start: ${(error as Error).message}`}\n`);
+    process.stderr.write(
+      `${error instanceof EnvError ? error.message : `Escalator failed to start: ${(error as Error).message}`}\n`,
+    );
     process.exit(1);
   }
 }

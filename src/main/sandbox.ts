@@ -28,7 +28,8 @@ function fail(message: string): never {
 function port(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
   const number = Number(value);
-  if (!Number.isInteger(number) || number < 0 || number > 65535) fail(`--${name} must be a port number (0-65535), not "${value}".\n\n${usage}`);
+  if (!Number.isInteger(number) || number < 0 || number > 65535)
+    fail(`--${name} must be a port number (0-65535), not "${value}".\n\n${usage}`);
   return number;
 }
 

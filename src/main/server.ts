@@ -50,7 +50,10 @@ export interface StartOptions {
   onGitHubRequest?: WorkerDeps['onGitHubRequest'];
 }
 
-export async function startEscalator(source: Readonly<Record<string, string | undefined>>, options: StartOptions = {}): Promise<RunningEscalator> {
+export async function startEscalator(
+  source: Readonly<Record<string, string | undefined>>,
+  options: StartOptions = {},
+): Promise<RunningEscalator> {
   const loaded = loadEnv(source);
   if (!loaded.ok) throw new EnvError(formatEnvProblems(loaded.problems));
   const env: Env = loaded.env;
@@ -65,7 +68,11 @@ export async function startEscalator(source: Readonly<Record<string, string | un
   const githubOidc = githubOidcFromEnv(env);
   const log = options.log ?? createLogger({ level: env.LOG_LEVEL });
   for (const legacy of ['ESCALATOR_REGISTRY_TOKEN', 'ESCALATOR_CI_TOKEN'] as const) {
-    if (env[legacy] && role !== 'worker') log.warn({ variable: legacy }, "A global intake token is set: whoever holds it can announce images into every installation's repositories. Keep it only for a single-organisation setup; use ESCALATOR_INTAKE_TOKENS or GitHub Actions OIDC otherwise (docs/registries.md)");
+    if (env[legacy] && role !== 'worker')
+      log.warn(
+        { variable: legacy },
+        "A global intake token is set: whoever holds it can announce images into every installation's repositories. Keep it only for a single-organisation setup; use ESCALATOR_INTAKE_TOKENS or GitHub Actions OIDC otherwise (docs/registries.md)",
+      );
   }
   const closers: Array<() => Promise<unknown>> = [];
 
@@ -76,7 +83,9 @@ export async function startEscalator(source: Readonly<Record<string, string | un
   const prefix = clusterSafePrefix(env.REDIS_URL, options.prefix ?? env.ESCALATOR_REDIS_PREFIX);
   // Give Redis a moment at boot so the first request is not refused; without it the web role
   // still starts (readiness fails and intake answers 503 until Redis answers).
-  await waitForRedis(producerRedis, env.REDIS_URL).catch((error: Error) => log.warn({ err: { message: error.message } }, 'Redis is not answering yet'));
+  await waitForRedis(producerRedis, env.REDIS_URL).catch((error: Error) =>
+    log.warn({ err: { message: error.message } }, 'Redis is not answering yet'),
+  );
   const producer = new Producer(producerRedis, prefix);
   closers.unshift(() => producer.close());
 
@@ -85,15 +94,27 @@ export async function startEscalator(source: Readonly<Record<string, string | un
   try {
     if (role === 'worker' || role === 'all') {
       const connection = createRedis(env.REDIS_URL, 'worker');
-      connection.on('error', (error: Error) => log.warn({ err: { message: error.message } }, 'Redis worker connection error'));
+      connection.on('error', (error: Error) =>
+        log.warn({ err: { message: error.message } }, 'Redis worker connection error'),
+      );
       closers.unshift(() => connection.quit().catch(() => connection.disconnect()));
       await waitForRedis(connection, env.REDIS_URL);
-      const running = startWorkers({ env, log, connection, prefix, relayTargets: targets, ...(options.onGitHubRequest ? { onGitHubRequest: options.onGitHubRequest } : {}) });
+      const running = startWorkers({
+        env,
+        log,
+        connection,
+        prefix,
+        relayTargets: targets,
+        ...(options.onGitHubRequest ? { onGitHubRequest: options.onGitHubRequest } : {}),
+      });
       workers = running.workers;
       // Close workers first: they finish their current jobs (BullMQ graceful shutdown).
       closers.unshift(() => running.close());
     }
-    const health = healthRoutes({ redis: () => pingRedis(producerRedis), credentials: () => Boolean(env.APP_ID && env.PRIVATE_KEY) });
+    const health = healthRoutes({
+      redis: () => pingRedis(producerRedis),
+      credentials: () => Boolean(env.APP_ID && env.PRIVATE_KEY),
+    });
     const metrics = metricsRoute({
       refresh: async () => {
         for (const name of queueNames) {
@@ -103,7 +124,13 @@ export async function startEscalator(source: Readonly<Record<string, string | un
       },
     });
     if (role === 'web' || role === 'all') {
-      const probot = new Probot({ appId: env.APP_ID, privateKey: env.PRIVATE_KEY, secret: env.WEBHOOK_SECRET, baseUrl: env.GITHUB_API_URL, log: log.child({ name: 'probot' }) });
+      const probot = new Probot({
+        appId: env.APP_ID,
+        privateKey: env.PRIVATE_KEY,
+        secret: env.WEBHOOK_SECRET,
+        baseUrl: env.GITHUB_API_URL,
+        log: log.child({ name: 'probot' }),
+      });
       await probot.load(createGitHubApp({ log, producer, store: new IndexStore(producerRedis, prefix) }));
       const handlers: Handler[] = [
         health,
@@ -117,12 +144,31 @@ export async function startEscalator(source: Readonly<Record<string, string | un
           credentials: intakeCredentials.credentials,
           ...(githubOidc ? { verifyGitHubToken: createGitHubOidcVerifier(githubOidc) } : {}),
           ...(env.ESCALATOR_GAR_AUDIENCE && env.ESCALATOR_GAR_SERVICE_ACCOUNT
-            ? { verifyGoogleToken: createGoogleTokenVerifier({ audience: env.ESCALATOR_GAR_AUDIENCE, serviceAccount: env.ESCALATOR_GAR_SERVICE_ACCOUNT, jwks: env.ESCALATOR_GAR_JWKS_URL }) }
+            ? {
+                verifyGoogleToken: createGoogleTokenVerifier({
+                  audience: env.ESCALATOR_GAR_AUDIENCE,
+                  serviceAccount: env.ESCALATOR_GAR_SERVICE_ACCOUNT,
+                  jwks: env.ESCALATOR_GAR_JWKS_URL,
+                }),
+              }
             : {}),
         }),
-        dashboardRoute({ queues: queueNames.map((name) => producer.queue(name)), adminToken: env.ESCALATOR_ADMIN_TOKEN }),
-        relayLogRoute({ store: new RelayStore(producerRedis, prefix), targets: targets.map((t) => t.name), adminToken: env.ESCALATOR_ADMIN_TOKEN }),
-        githubWebhookRoute({ probot, secret: env.WEBHOOK_SECRET, log, bufferBytes: env.ESCALATOR_WEBHOOK_BUFFER_BYTES, ...(targets.length > 0 ? { onVerified: (delivery) => relayDelivery(producer, targets, delivery) } : {}) }),
+        dashboardRoute({
+          queues: queueNames.map((name) => producer.queue(name)),
+          adminToken: env.ESCALATOR_ADMIN_TOKEN,
+        }),
+        relayLogRoute({
+          store: new RelayStore(producerRedis, prefix),
+          targets: targets.map((t) => t.name),
+          adminToken: env.ESCALATOR_ADMIN_TOKEN,
+        }),
+        githubWebhookRoute({
+          probot,
+          secret: env.WEBHOOK_SECRET,
+          log,
+          bufferBytes: env.ESCALATOR_WEBHOOK_BUFFER_BYTES,
+          ...(targets.length > 0 ? { onVerified: (delivery) => relayDelivery(producer, targets, delivery) } : {}),
+        }),
       ];
       web = await startWebServer({ host: env.HOST, port: env.PORT, handlers, log });
     } else {
@@ -144,7 +190,8 @@ export async function startEscalator(source: Readonly<Record<string, string | un
     async close() {
       if (closed) return;
       closed = true;
-      for (const close of closers) await close().catch((error: unknown) => log.warn({ err: error }, 'Shutdown step failed'));
+      for (const close of closers)
+        await close().catch((error: unknown) => log.warn({ err: error }, 'Shutdown step failed'));
       log.info('Escalator stopped');
     },
   };

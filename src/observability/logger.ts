@@ -49,12 +49,15 @@ function redactPathFields(record: Record<string, unknown>): Record<string, unkno
     if (typeof value === 'string' && redactPath(value) !== value) out = { ...out, [field]: redactPath(value) };
   }
   const req = out.req as { url?: unknown } | undefined;
-  if (req && typeof req === 'object' && typeof req.url === 'string') out = { ...out, req: { ...req, url: redactPath(req.url) } };
+  if (req && typeof req === 'object' && typeof req.url === 'string')
+    out = { ...out, req: { ...req, url: redactPath(req.url) } };
   return out;
 }
 
 /** The product's root logger: JSON lines, static messages, data in fields. */
-export function createLogger(options: { level?: string; name?: string; destination?: NodeJS.WritableStream } = {}): Logger {
+export function createLogger(
+  options: { level?: string; name?: string; destination?: NodeJS.WritableStream } = {},
+): Logger {
   const config: LoggerOptions = {
     name: options.name ?? 'escalator',
     level: options.level ?? 'info',

@@ -95,7 +95,10 @@ let githubTemplates: Map<string, RouteTemplate[]> | undefined;
 function templatesFor(method: string, segments: number): RouteTemplate[] {
   if (!githubTemplates) {
     githubTemplates = new Map();
-    const rest = new Octokit().rest as unknown as Record<string, Record<string, { endpoint?: { DEFAULTS?: { method: string; url: string } } }>>;
+    const rest = new Octokit().rest as unknown as Record<
+      string,
+      Record<string, { endpoint?: { DEFAULTS?: { method: string; url: string } } }>
+    >;
     const seen = new Set<string>();
     for (const group of Object.values(rest)) {
       for (const fn of Object.values(group)) {
@@ -103,10 +106,16 @@ function templatesFor(method: string, segments: number): RouteTemplate[] {
         if (!defaults || seen.has(`${defaults.method} ${defaults.url}`)) continue;
         seen.add(`${defaults.method} ${defaults.url}`);
         const parts = defaults.url.split('/').slice(1);
-        const source = parts.map((part) => (/^\{[^}]+\}$/.test(part) ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+        const source = parts
+          .map((part) => (/^\{[^}]+\}$/.test(part) ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+          .join('/');
         const key = `${defaults.method} ${parts.length}`;
         const list = githubTemplates.get(key) ?? [];
-        list.push({ template: defaults.url, pattern: new RegExp(`^/${source}$`), literals: parts.filter((part) => !part.startsWith('{')).length });
+        list.push({
+          template: defaults.url,
+          pattern: new RegExp(`^/${source}$`),
+          literals: parts.filter((part) => !part.startsWith('{')).length,
+        });
         githubTemplates.set(key, list);
       }
     }
@@ -177,9 +186,20 @@ export interface RelayMetrics {
 export function relayMetrics(target: Registry = metricsRegistry): RelayMetrics {
   const deliveries =
     (target.getSingleMetric('escalator_relay_deliveries_total') as Counter<'target' | 'outcome'> | undefined) ??
-    new Counter({ name: 'escalator_relay_deliveries_total', help: 'Relay attempts per target and outcome (delivered, retry, rate-limited, rejected, skipped).', labelNames: ['target', 'outcome'], registers: [target] });
+    new Counter({
+      name: 'escalator_relay_deliveries_total',
+      help: 'Relay attempts per target and outcome (delivered, retry, rate-limited, rejected, skipped).',
+      labelNames: ['target', 'outcome'],
+      registers: [target],
+    });
   const latency =
     (target.getSingleMetric('escalator_relay_latency_seconds') as Histogram<'target'> | undefined) ??
-    new Histogram({ name: 'escalator_relay_latency_seconds', help: 'Time for an agent to answer a relayed webhook.', labelNames: ['target'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [target] });
+    new Histogram({
+      name: 'escalator_relay_latency_seconds',
+      help: 'Time for an agent to answer a relayed webhook.',
+      labelNames: ['target'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [target],
+    });
   return { deliveries, latency };
 }

@@ -80,7 +80,9 @@ export function planBump(input: BumpInput): BumpPlan {
       // Same tag: current unless the file pins another digest (the tag was pushed again).
       // Other tag: current when moving to it would go backwards under the policy.
       const isCurrent = (use: (typeof uses)[number]): boolean =>
-        use.tag === image.tag ? !(image.digest && use.digest && use.digest !== image.digest) : !isUpgrade(policy, use.tag, image.tag);
+        use.tag === image.tag
+          ? !(image.digest && use.digest && use.digest !== image.digest)
+          : !isUpgrade(policy, use.tag, image.tag);
       if (uses.length > 0 && uses.every(isCurrent)) {
         current.add(path);
         continue;
@@ -89,7 +91,8 @@ export function planBump(input: BumpInput): BumpPlan {
       const result = editImages(text, event, { path, pinDigest: policy.pinDigest });
       if (!result.mentions) continue;
       if (result.refused.length > 0) {
-        for (const refusal of result.refused) refused.push({ path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
+        for (const refusal of result.refused)
+          refused.push({ path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
         continue;
       }
       if (result.changed.length === 0) {
@@ -99,7 +102,8 @@ export function planBump(input: BumpInput): BumpPlan {
       texts.set(path, result.text);
       changed.add(path);
       wrote = true;
-      for (const change of result.changed) changes.push({ path, field: change.path, line: change.line, from: change.from, to: change.to });
+      for (const change of result.changed)
+        changes.push({ path, field: change.path, line: change.line, from: change.from, to: change.to });
     }
     if (wrote) {
       images = images.filter((entry) => !sameRepository(entry.repository, image.repository));
@@ -110,7 +114,9 @@ export function planBump(input: BumpInput): BumpPlan {
   images.sort((a, b) => a.repository.localeCompare(b.repository));
   const marker: PullMarker = { kind: 'bump', environment: input.environment, app: input.app, images };
   const title = renderBumpTitle(marker);
-  const written = input.images.filter(({ image }) => images.some((entry) => entry.repository === image.repository && entry.tag === image.tag));
+  const written = input.images.filter(({ image }) =>
+    images.some((entry) => entry.repository === image.repository && entry.tag === image.tag),
+  );
   return {
     branch: bumpBranch(input.environment, input.app),
     title,
@@ -127,7 +133,9 @@ export function planBump(input: BumpInput): BumpPlan {
 export function renderBumpTitle(marker: PullMarker): string {
   const [only] = marker.images;
   const where = `${marker.environment}${marker.app && (!only || marker.images.length > 1 || marker.app !== shortName(only.repository)) ? ` (${marker.app})` : ''}`;
-  return marker.images.length === 1 && only ? `Bump ${shortName(only.repository)} to ${only.tag} in ${where}` : `Bump ${marker.images.length} images in ${where}`;
+  return marker.images.length === 1 && only
+    ? `Bump ${shortName(only.repository)} to ${only.tag} in ${where}`
+    : `Bump ${marker.images.length} images in ${where}`;
 }
 
 /** A link to the image's page on registries that have a public one. */
@@ -136,8 +144,12 @@ export function registryLink(repository: string): string | undefined {
   if (!/^[a-z0-9.-]+(:\d+)?(\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)+$/.test(repository)) return undefined;
   const [host, ...rest] = repository.split('/');
   const path = rest.join('/');
-  if (host === 'ghcr.io' && rest.length >= 2) return `https://github.com/${rest[0]}/${rest.slice(1).join('/')}/pkgs/container/${rest.slice(1).join('%2F')}`;
-  if (host === 'docker.io') return rest[0] === 'library' ? `https://hub.docker.com/_/${rest.slice(1).join('/')}` : `https://hub.docker.com/r/${path}`;
+  if (host === 'ghcr.io' && rest.length >= 2)
+    return `https://github.com/${rest[0]}/${rest.slice(1).join('/')}/pkgs/container/${rest.slice(1).join('%2F')}`;
+  if (host === 'docker.io')
+    return rest[0] === 'library'
+      ? `https://hub.docker.com/_/${rest.slice(1).join('/')}`
+      : `https://hub.docker.com/r/${path}`;
   if (host === 'quay.io') return `https://quay.io/repository/${path}`;
   return undefined;
 }
@@ -157,6 +169,10 @@ export function renderBumpBody(marker: PullMarker, refused: BumpPlan['refused'])
     ...rows,
   ];
   lines.push(...refusalLines(refused));
-  lines.push('', '<sub>A newer image updates this pull request. Close it to skip these versions.</sub>', renderMarker(marker));
+  lines.push(
+    '',
+    '<sub>A newer image updates this pull request. Close it to skip these versions.</sub>',
+    renderMarker(marker),
+  );
   return `${lines.join('\n')}\n`;
 }

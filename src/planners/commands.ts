@@ -19,7 +19,7 @@ export type Command =
 export type ParsedCommand = { ok: true; command: Command } | { ok: false; message: string } | null;
 
 export const commandHelp = [
-  '`/escalator hold [env] [app]` — freeze promotion into an environment (default: this PR\'s)',
+  "`/escalator hold [env] [app]` — freeze promotion into an environment (default: this PR's)",
   '`/escalator release [env] [app]` — lift a hold',
   '`/escalator promote <env> [app]` — open or refresh the promotion into `env` now',
   '`/escalator rollback <env> [app]` — open a PR restoring the versions `env` ran before',
@@ -33,15 +33,27 @@ export function parseCommand(body: string): ParsedCommand {
   for (const line of visibleCommandLines(body)) {
     const [, name = 'help', ...args] = line.split(/\s+/);
     const shorten = (text: string): string => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
-    if (args.some((arg) => !word.test(arg))) return { ok: false, message: `"${shorten(args.find((arg) => !word.test(arg)) as string)}" is not an environment or app name` };
+    if (args.some((arg) => !word.test(arg)))
+      return {
+        ok: false,
+        message: `"${shorten(args.find((arg) => !word.test(arg)) as string)}" is not an environment or app name`,
+      };
     switch (name) {
       case 'hold':
       case 'release':
-        if (args.length > 2) return { ok: false, message: `/escalator ${name} takes at most an environment and an app` };
-        return { ok: true, command: { name, ...(args[0] ? { environment: args[0] } : {}), ...(args[1] ? { app: args[1] } : {}) } };
+        if (args.length > 2)
+          return { ok: false, message: `/escalator ${name} takes at most an environment and an app` };
+        return {
+          ok: true,
+          command: { name, ...(args[0] ? { environment: args[0] } : {}), ...(args[1] ? { app: args[1] } : {}) },
+        };
       case 'promote':
       case 'rollback':
-        if (args.length < 1 || args.length > 2) return { ok: false, message: `/escalator ${name} needs an environment, and optionally an app: /escalator ${name} <env> [app]` };
+        if (args.length < 1 || args.length > 2)
+          return {
+            ok: false,
+            message: `/escalator ${name} needs an environment, and optionally an app: /escalator ${name} <env> [app]`,
+          };
         return { ok: true, command: { name, environment: args[0] as string, ...(args[1] ? { app: args[1] } : {}) } };
       case 'plan':
       case 'diff':
@@ -121,7 +133,8 @@ function stripContainers(line: string): { content: string; quote: boolean } {
  */
 function detailsDepth(line: string, depth: number): number {
   let open = depth;
-  for (const match of line.matchAll(/<(\/?)details(?=[\s>/])[^>]*>/gi)) open = match[1] ? Math.max(0, open - 1) : open + 1;
+  for (const match of line.matchAll(/<(\/?)details(?=[\s>/])[^>]*>/gi))
+    open = match[1] ? Math.max(0, open - 1) : open + 1;
   return open;
 }
 
@@ -180,7 +193,8 @@ function* visibleCommandLines(body: string): Generator<string> {
       continue;
     }
     // A line right after a quoted one (no blank line between) continues the quote lazily.
-    const candidate = collapsed === 0 && !quote && !quoted && content === line && indentation(line) <= 3 ? line.trim() : '';
+    const candidate =
+      collapsed === 0 && !quote && !quoted && content === line && indentation(line) <= 3 ? line.trim() : '';
     quoted ||= quote;
     inComment = opensComment(line);
     if (/^\/escalator(\s|$)/.test(candidate)) yield candidate;

@@ -33,7 +33,9 @@ const SUMMARY_BUDGET = 60_000;
 function problemLine(problem: ConfigProblemLine): string {
   const text = `${problem.file}:${problem.line}:${problem.col}: ${problem.message}${problem.hint ? ` (${problem.hint})` : ''}`;
   // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\n]/g, (ch) => (ch === '\n' ? '\\n' : ch === '\r' ? '\\r' : `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\n]/g, (ch) =>
+    ch === '\n' ? '\\n' : ch === '\r' ? '\\r' : `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /**
@@ -54,8 +56,14 @@ function fenced(lines: readonly string[]): string[] {
  */
 export function renderConfigCheck(parsed: ConfigCheckInput, configPath: string): ConfigCheck {
   if (parsed.ok) {
-    const environments = parsed.config.environments.map((env) => `${escapeText(env.name)} (from ${escapeText(env.from)})`).join(', ');
-    return { conclusion: 'success', title: 'Escalator configuration is valid', summary: `${parsed.config.environments.length} environments: ${environments}` };
+    const environments = parsed.config.environments
+      .map((env) => `${escapeText(env.name)} (from ${escapeText(env.from)})`)
+      .join(', ');
+    return {
+      conclusion: 'success',
+      title: 'Escalator configuration is valid',
+      summary: `${parsed.config.environments.length} environments: ${environments}`,
+    };
   }
   const count = parsed.problems.length;
   const lines: string[] = [];
@@ -73,7 +81,9 @@ export function renderConfigCheck(parsed: ConfigCheckInput, configPath: string):
     title: `${count} problem${count === 1 ? '' : 's'} in ${configPath}`,
     summary: [
       ...fenced(lines),
-      ...(omitted > 0 ? ['', `… and ${omitted} more problem${omitted === 1 ? '' : 's'}; run the command below to see them all.`] : []),
+      ...(omitted > 0
+        ? ['', `… and ${omitted} more problem${omitted === 1 ? '' : 's'}; run the command below to see them all.`]
+        : []),
       '',
       'Check it locally with `npx escalator validate-config`.',
     ].join('\n'),

@@ -25,7 +25,8 @@ export interface DriftRow {
   from: string;
 }
 
-const same = (a: DriftVersion, b: DriftVersion): boolean => a.name === b.name && a.tag === b.tag && (a.digest === undefined || b.digest === undefined || a.digest === b.digest);
+const same = (a: DriftVersion, b: DriftVersion): boolean =>
+  a.name === b.name && a.tag === b.tag && (a.digest === undefined || b.digest === undefined || a.digest === b.digest);
 
 /**
  * Versions in Y that did not come from X: someone edited Y directly. The next promotion from X
@@ -42,15 +43,30 @@ export function planDrift(targets: readonly DriftTarget[]): DriftRow[] {
         const version = { name: use.name, tag: use.tag, ...(use.digest ? { digest: use.digest } : {}) };
         const known = target.sourceVersions.filter((v) => v.name === use.name);
         if (known.length === 0 || known.some((v) => same(v, version))) continue;
-        rows.push({ environment: target.environment, app: target.app, image: use.name, version: `${use.tag}${use.digest ? `@${use.digest.slice(0, 19)}` : ''}`, from: target.from });
+        rows.push({
+          environment: target.environment,
+          app: target.app,
+          image: use.name,
+          version: `${use.tag}${use.digest ? `@${use.digest.slice(0, 19)}` : ''}`,
+          from: target.from,
+        });
       }
     }
   }
   return rows;
 }
 
-export function renderDrift(rows: readonly DriftRow[]): { conclusion: 'success' | 'neutral'; title: string; summary: string } {
-  if (rows.length === 0) return { conclusion: 'success', title: 'No drift', summary: 'Every version this pull request sets came from the environment it is promoted from.' };
+export function renderDrift(rows: readonly DriftRow[]): {
+  conclusion: 'success' | 'neutral';
+  title: string;
+  summary: string;
+} {
+  if (rows.length === 0)
+    return {
+      conclusion: 'success',
+      title: 'No drift',
+      summary: 'Every version this pull request sets came from the environment it is promoted from.',
+    };
   return {
     conclusion: 'neutral',
     title: `${rows.length} version${rows.length === 1 ? '' : 's'} did not come from the source environment`,
@@ -59,7 +75,10 @@ export function renderDrift(rows: readonly DriftRow[]): { conclusion: 'success' 
       '',
       '| Environment | App | Image | Version | Source |',
       '|---|---|---|---|---|',
-      ...rows.map((r) => `| ${cell(escapeText(r.environment))} | ${cell(escapeText(r.app || '—'))} | ${cell(code(r.image))} | ${cell(code(r.version))} | ${cell(escapeText(r.from))} |`),
+      ...rows.map(
+        (r) =>
+          `| ${cell(escapeText(r.environment))} | ${cell(escapeText(r.app || '—'))} | ${cell(code(r.image))} | ${cell(code(r.version))} | ${cell(escapeText(r.from))} |`,
+      ),
     ].join('\n'),
   };
 }

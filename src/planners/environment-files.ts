@@ -14,7 +14,10 @@ const yamlFile = /\.ya?ml$/i;
  * environment uses is discovered from these files, so adding an app needs no config change.
  * Helm chart `templates/` are skipped: they are Go templates, not YAML, until rendered.
  */
-export function planEnvironmentFiles(config: { environments: ReadonlyArray<{ name: string; paths: readonly string[] }> }, paths: readonly string[]): EnvironmentFile[] {
+export function planEnvironmentFiles(
+  config: { environments: ReadonlyArray<{ name: string; paths: readonly string[] }> },
+  paths: readonly string[],
+): EnvironmentFile[] {
   const files: EnvironmentFile[] = [];
   for (const path of paths) {
     if (!yamlFile.test(path) || /(^|\/)templates\//.test(path) || path.startsWith('.github/')) continue;
@@ -28,5 +31,7 @@ export function planEnvironmentFiles(config: { environments: ReadonlyArray<{ nam
       }
     }
   }
-  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.environment.localeCompare(b.environment)));
+  return files.sort((a, b) =>
+    a.path < b.path ? -1 : a.path > b.path ? 1 : a.environment.localeCompare(b.environment),
+  );
 }

@@ -111,7 +111,9 @@ export function splitReference(text: string): { name: string; tag?: string; dige
   const colon = nameAndTag.lastIndexOf(':');
   const slash = nameAndTag.lastIndexOf('/');
   const hasTag = colon > slash;
-  const result: { name: string; tag?: string; digest?: string } = { name: hasTag ? nameAndTag.slice(0, colon) : nameAndTag };
+  const result: { name: string; tag?: string; digest?: string } = {
+    name: hasTag ? nameAndTag.slice(0, colon) : nameAndTag,
+  };
   if (hasTag) result.tag = nameAndTag.slice(colon + 1);
   if (digest !== undefined) result.digest = digest;
   return result;
@@ -122,7 +124,8 @@ function splitDomain(text: string): { domain: string; remainder: string } {
   const slash = text.indexOf('/');
   if (slash >= 0) {
     const first = text.slice(0, slash);
-    if (first === 'localhost' || /[.:]/.test(first) || first.toLowerCase() !== first) return canonicalRepository(first, text.slice(slash + 1));
+    if (first === 'localhost' || /[.:]/.test(first) || first.toLowerCase() !== first)
+      return canonicalRepository(first, text.slice(slash + 1));
   }
   return canonicalRepository(DEFAULT_DOMAIN, text);
 }
@@ -148,13 +151,22 @@ export function parseImageRef(text: string): ParseResult {
     return { ok: false, reason: `"${text}" is not a valid image reference (invalid repository name)` };
   }
   if (parts.name.length > MAX_PATH_LENGTH) {
-    return { ok: false, reason: `the repository name in "${text.slice(0, 40)}…" is longer than ${MAX_PATH_LENGTH} characters` };
+    return {
+      ok: false,
+      reason: `the repository name in "${text.slice(0, 40)}…" is longer than ${MAX_PATH_LENGTH} characters`,
+    };
   }
   if (parts.tag !== undefined && !isValidTag(parts.tag)) {
-    return { ok: false, reason: `"${parts.tag}" in "${text}" is not a valid tag (allowed: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127})` };
+    return {
+      ok: false,
+      reason: `"${parts.tag}" in "${text}" is not a valid tag (allowed: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127})`,
+    };
   }
   if (parts.digest !== undefined && !isDigest(parts.digest)) {
-    return { ok: false, reason: `"${parts.digest}" in "${text}" is not a valid digest (expected algorithm:encoded, e.g. sha256:<64 hex>)` };
+    return {
+      ok: false,
+      reason: `"${parts.digest}" in "${text}" is not a valid digest (expected algorithm:encoded, e.g. sha256:<64 hex>)`,
+    };
   }
   const ref: ImageRef = { domain, path: parts.name };
   if (parts.tag !== undefined) ref.tag = parts.tag;

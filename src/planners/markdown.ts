@@ -14,7 +14,11 @@ export function code(text: string): string {
 
 /** Plain text: escape every character markdown or HTML would interpret. */
 export function escapeText(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|<>@~&]/g, (ch) => (ch === '<' ? '&lt;' : ch === '>' ? '&gt;' : ch === '&' ? '&amp;' : `\\${ch}`)).replace(/\r\n?|\n/g, ' ');
+  return text
+    .replace(/[\\`*_{}[\]()#+\-.!|<>@~&]/g, (ch) =>
+      ch === '<' ? '&lt;' : ch === '>' ? '&gt;' : ch === '&' ? '&amp;' : `\\${ch}`,
+    )
+    .replace(/\r\n?|\n/g, ' ');
 }
 
 /**
@@ -23,7 +27,9 @@ export function escapeText(text: string): string {
  * (`\\|`: an escaped backslash, then a live pipe) gets one more backslash.
  */
 export function cell(markdown: string): string {
-  return markdown.replace(/(\\*)\|/g, (_, slashes: string) => (slashes.length % 2 === 1 ? `${slashes}|` : `${slashes}\\|`));
+  return markdown.replace(/(\\*)\|/g, (_, slashes: string) =>
+    slashes.length % 2 === 1 ? `${slashes}|` : `${slashes}\\|`,
+  );
 }
 
 /** A file the editor refused, with why. */
@@ -35,11 +41,18 @@ export interface Refusal {
 
 /** One list item per refused file: its path (and line) as code, its reason as escaped text. */
 export function refusalList(refused: readonly Refusal[]): string[] {
-  return refused.map((refusal) => `- ${code(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}`)}: ${escapeText(refusal.reason)}`);
+  return refused.map(
+    (refusal) => `- ${code(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}`)}: ${escapeText(refusal.reason)}`,
+  );
 }
 
 /** The warning block Escalator's pull requests carry for files it would not edit (empty when none). */
 export function refusalLines(refused: readonly Refusal[]): string[] {
   if (refused.length === 0) return [];
-  return ['', '> [!WARNING]', '> Some files could not be updated safely and were left untouched:', ...refusalList(refused).map((line) => `> ${line}`)];
+  return [
+    '',
+    '> [!WARNING]',
+    '> Some files could not be updated safely and were left untouched:',
+    ...refusalList(refused).map((line) => `> ${line}`),
+  ];
 }

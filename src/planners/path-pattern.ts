@@ -67,9 +67,14 @@ function parseSegment(segment: string, text: string): Segment | PathPatternProbl
       if (end < 0) return { message: `path ${quoteValue(text)} opens a "[" that is never closed`, hint: CLASS_HINT };
       let body = chars.slice(i + 1, end);
       const shown = `[${body.join('')}]`;
-      if (body.length === 0) return { message: `in path ${quoteValue(text)}, "[]" is an empty class`, hint: CLASS_HINT };
+      if (body.length === 0)
+        return { message: `in path ${quoteValue(text)}, "[]" is an empty class`, hint: CLASS_HINT };
       const bad = body.find((c) => NOT_INSIDE.has(c));
-      if (bad !== undefined) return { message: `in path ${quoteValue(text)}, the class ${quoteValue(shown)} holds ${quoteValue(bad)}`, hint: CLASS_HINT };
+      if (bad !== undefined)
+        return {
+          message: `in path ${quoteValue(text)}, the class ${quoteValue(shown)} holds ${quoteValue(bad)}`,
+          hint: CLASS_HINT,
+        };
       // A lone `!` or `^` is the character itself, as in the editors' pattern.
       const negate = (body[0] === '!' || body[0] === '^') && body.length > 1;
       if (negate) body = body.slice(1);
@@ -79,7 +84,10 @@ function parseSegment(segment: string, text: string): Segment | PathPatternProbl
         const to = body[k + 2];
         if (body[k + 1] === '-' && to !== undefined) {
           if ((from.codePointAt(0) ?? 0) > (to.codePointAt(0) ?? 0)) {
-            return { message: `in path ${quoteValue(text)}, the range "${from}-${to}" of ${quoteValue(shown)} is backwards`, hint: `write the lower end first: "${to}-${from}"` };
+            return {
+              message: `in path ${quoteValue(text)}, the range "${from}-${to}" of ${quoteValue(shown)} is backwards`,
+              hint: `write the lower end first: "${to}-${from}"`,
+            };
           }
           members += `${escapeInClass(from)}-${escapeInClass(to)}`;
           k += 2;
@@ -98,9 +106,21 @@ function parseSegment(segment: string, text: string): Segment | PathPatternProbl
       const names = inner.split(',');
       for (const name of names) {
         const bad = [...name].find((c) => NOT_INSIDE.has(c));
-        if (bad !== undefined) return { message: `in path ${quoteValue(text)}, the list ${quoteValue(shown)} holds ${quoteValue(bad)}`, hint: LIST_HINT };
-        if (name === '') return { message: `in path ${quoteValue(text)}, the list ${quoteValue(shown)} has an empty name`, hint: LIST_HINT };
-        if (name === '.' || name === '..') return { message: `in path ${quoteValue(text)}, the list ${quoteValue(shown)} names ${quoteValue(name)}`, hint: 'repository paths have no "." or ".." segments; list directory or file names' };
+        if (bad !== undefined)
+          return {
+            message: `in path ${quoteValue(text)}, the list ${quoteValue(shown)} holds ${quoteValue(bad)}`,
+            hint: LIST_HINT,
+          };
+        if (name === '')
+          return {
+            message: `in path ${quoteValue(text)}, the list ${quoteValue(shown)} has an empty name`,
+            hint: LIST_HINT,
+          };
+        if (name === '.' || name === '..')
+          return {
+            message: `in path ${quoteValue(text)}, the list ${quoteValue(shown)} names ${quoteValue(name)}`,
+            hint: 'repository paths have no "." or ".." segments; list directory or file names',
+          };
       }
       source += `(?:${names.map(escapeLiteral).join('|')})`;
       wild = true;
@@ -115,23 +135,46 @@ function parseSegment(segment: string, text: string): Segment | PathPatternProbl
 }
 
 function parsePathPattern(text: string): Parsed {
-  const fail = (message: string, hint?: string): Parsed => ({ ok: false, problem: hint === undefined ? { message } : { message, hint } });
-  if (text === '') return fail('path is empty', 'write a directory or file relative to the repository root, like apps/*/overlays/dev');
+  const fail = (message: string, hint?: string): Parsed => ({
+    ok: false,
+    problem: hint === undefined ? { message } : { message, hint },
+  });
+  if (text === '')
+    return fail('path is empty', 'write a directory or file relative to the repository root, like apps/*/overlays/dev');
   if (text.includes('\\')) return fail(`path ${quoteValue(text)} contains "\\"`, 'separate path segments with "/"');
-  if (text.startsWith('/')) return fail(`path ${quoteValue(text)} is absolute`, `write it relative to the repository root: ${quoteValue(text.replace(/^\/+/, ''))}`);
+  if (text.startsWith('/'))
+    return fail(
+      `path ${quoteValue(text)} is absolute`,
+      `write it relative to the repository root: ${quoteValue(text.replace(/^\/+/, ''))}`,
+    );
   const raw = text.endsWith('/') ? text.slice(0, -1).split('/') : text.split('/');
   const segments: Segment[] = [];
   for (const segment of raw) {
     if (segment === '') return fail(`path ${quoteValue(text)} has an empty segment ("//")`, 'remove the extra "/"');
-    if (segment === '..') return fail(`path ${quoteValue(text)} leaves the repository with ".."`, 'write the path from the repository root');
-    if (segment === '.') return fail(`path ${quoteValue(text)} has a "." segment`, `remove the "./": ${quoteValue(raw.filter((s) => s !== '.').join('/'))}`);
+    if (segment === '..')
+      return fail(
+        `path ${quoteValue(text)} leaves the repository with ".."`,
+        'write the path from the repository root',
+      );
+    if (segment === '.')
+      return fail(
+        `path ${quoteValue(text)} has a "." segment`,
+        `remove the "./": ${quoteValue(raw.filter((s) => s !== '.').join('/'))}`,
+      );
     if (segment === '**') {
       segments.push({ kind: 'globstar' });
       continue;
     }
-    if (segment.includes('**')) return fail(`"**" in path ${quoteValue(text)} must be a whole segment`, 'write it between slashes, like apps/**/kustomization.yaml');
+    if (segment.includes('**'))
+      return fail(
+        `"**" in path ${quoteValue(text)} must be a whole segment`,
+        'write it between slashes, like apps/**/kustomization.yaml',
+      );
     if ((segment.match(/\*/g) ?? []).length > 1) {
-      return fail(`path segment ${quoteValue(segment)} has more than one "*"`, 'use one "*" per segment; "*" matches a whole name or part of one, like app-*');
+      return fail(
+        `path segment ${quoteValue(segment)} has more than one "*"`,
+        'use one "*" per segment; "*" matches a whole name or part of one, like app-*',
+      );
     }
     const parsed = parseSegment(segment, text);
     if ('message' in parsed) return { ok: false, problem: parsed };

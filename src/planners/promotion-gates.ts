@@ -38,16 +38,25 @@ export function planGates(input: GateInput): GateDecision {
   const gates: Gate[] = [];
   let readyAt = input.now;
   if (input.soakMs > 0 && !input.rollback) {
-    for (const seen of input.firstSeen) readyAt = Math.max(readyAt, (seen ? Date.parse(seen) : input.now) + input.soakMs);
+    for (const seen of input.firstSeen)
+      readyAt = Math.max(readyAt, (seen ? Date.parse(seen) : input.now) + input.soakMs);
     gates.push(
       readyAt <= input.now
         ? { name: 'soak', state: 'passed', detail: `ran in ${input.source} for at least ${input.soakText}` }
-        : { name: 'soak', state: 'pending', detail: `${input.source} must run these versions for ${input.soakText}; ready at ${new Date(readyAt).toISOString()}` },
+        : {
+            name: 'soak',
+            state: 'pending',
+            detail: `${input.source} must run these versions for ${input.soakText}; ready at ${new Date(readyAt).toISOString()}`,
+          },
     );
   }
   gates.push(
     input.hold
-      ? { name: 'hold', state: 'failed', detail: `promotion into ${input.target} is on hold (${input.hold}); comment /escalator release to lift it` }
+      ? {
+          name: 'hold',
+          state: 'failed',
+          detail: `promotion into ${input.target} is on hold (${input.hold}); comment /escalator release to lift it`,
+        }
       : { name: 'hold', state: 'passed', detail: 'no hold' },
   );
   return { gates, readyAt };

@@ -22,7 +22,12 @@ export function readVersions(files: readonly EnvFile[]): Map<string, RunningVers
   for (const file of files) {
     for (const use of listImages(file.text, { path: file.path }).uses) {
       if (!use.tag || versions.has(use.name)) continue;
-      versions.set(use.name, { name: use.name, repository: use.written, tag: use.tag, ...(use.digest ? { digest: use.digest } : {}) });
+      versions.set(use.name, {
+        name: use.name,
+        repository: use.written,
+        tag: use.tag,
+        ...(use.digest ? { digest: use.digest } : {}),
+      });
     }
   }
   return versions;
@@ -93,9 +98,14 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
       for (const version of versions.values()) {
         const current = before.get(version.name);
         if (!current) continue;
-        const result = editImages(text, { repository: version.repository, tag: version.tag, ...(version.digest ? { digest: version.digest } : {}) }, { path: file.path, pinDigest: version.digest !== undefined });
+        const result = editImages(
+          text,
+          { repository: version.repository, tag: version.tag, ...(version.digest ? { digest: version.digest } : {}) },
+          { path: file.path, pinDigest: version.digest !== undefined },
+        );
         if (result.refused.length > 0) {
-          for (const refusal of result.refused) refused.push({ path: file.path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
+          for (const refusal of result.refused)
+            refused.push({ path: file.path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
           continue;
         }
         if (result.changed.length > 0) text = result.text;
@@ -106,11 +116,27 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
       const current = before.get(version.name);
       if (!current || (current.tag === version.tag && (current.digest ?? version.digest) === version.digest)) continue;
       if (!updates.some((update) => app.targetFiles.some((file) => file.path === update.path))) continue;
-      rows.push({ app: app.app, image: version.name, from: current.tag, to: version.tag, ...(version.digest ? { digest: version.digest } : {}) });
-      images.push({ repository: version.name, tag: version.tag, ...(version.digest ? { digest: version.digest } : {}) });
+      rows.push({
+        app: app.app,
+        image: version.name,
+        from: current.tag,
+        to: version.tag,
+        ...(version.digest ? { digest: version.digest } : {}),
+      });
+      images.push({
+        repository: version.name,
+        tag: version.tag,
+        ...(version.digest ? { digest: version.digest } : {}),
+      });
     }
   }
-  const marker: PullMarker = { kind: 'promote', environment: input.target, app: input.app, images, ...(input.sources?.length ? { sources: input.sources } : {}) };
+  const marker: PullMarker = {
+    kind: 'promote',
+    environment: input.target,
+    app: input.app,
+    images,
+    ...(input.sources?.length ? { sources: input.sources } : {}),
+  };
   const title = renderPromotionTitle(input.target, input.app, rows);
   return {
     branch: promotionBranch(input.target, input.app),
@@ -133,26 +159,49 @@ function renderPromotionTitle(target: string, app: string, rows: PromotionRow[])
   return apps.length === 1 ? `Promote ${apps[0]}${version} to ${target}` : `Promote ${apps.length} apps to ${target}`;
 }
 
-function renderPromotionBody(input: PromotionInput, rows: PromotionRow[], refused: PromotionPlan['refused'], missing: string[], marker: PullMarker): string {
+function renderPromotionBody(
+  input: PromotionInput,
+  rows: PromotionRow[],
+  refused: PromotionPlan['refused'],
+  missing: string[],
+  marker: PullMarker,
+): string {
   const lines = [
     `Escalator promotes what **${escapeText(input.source)}** runs into **${escapeText(input.target)}**.`,
     '',
     '| App | Image | From | To | Digest |',
     '|---|---|---|---|---|',
-    ...rows.map((row) => `| ${cell(escapeText(row.app || '—'))} | ${cell(code(row.image))} | ${row.from ? cell(code(row.from)) : '—'} | ${cell(code(row.to))} | ${row.digest ? cell(code(row.digest)) : '—'} |`),
+    ...rows.map(
+      (row) =>
+        `| ${cell(escapeText(row.app || '—'))} | ${cell(code(row.image))} | ${row.from ? cell(code(row.from)) : '—'} | ${cell(code(row.to))} | ${row.digest ? cell(code(row.digest)) : '—'} |`,
+    ),
   ];
   if (input.sources?.length) {
     // `#12` links the pull request; anything else (markers are repository text) is escaped.
-    lines.push('', `**Provenance:** ${input.sources.map((source) => (/^#\d{1,9}$/.test(source) ? source : escapeText(source))).join(' → ')} → this pull request`);
+    lines.push(
+      '',
+      `**Provenance:** ${input.sources.map((source) => (/^#\d{1,9}$/.test(source) ? source : escapeText(source))).join(' → ')} → this pull request`,
+    );
   }
   if (input.gates?.length) {
     lines.push('', '**Gates**', '');
-    for (const gate of input.gates) lines.push(`- ${gate.state === 'passed' ? '✅' : gate.state === 'pending' ? '⏳' : '⛔'} ${escapeText(gate.name)}: ${escapeText(gate.detail)}`);
+    for (const gate of input.gates)
+      lines.push(
+        `- ${gate.state === 'passed' ? '✅' : gate.state === 'pending' ? '⏳' : '⛔'} ${escapeText(gate.name)}: ${escapeText(gate.detail)}`,
+      );
   }
   if (missing.length > 0) {
-    lines.push('', `> [!NOTE]`, `> Not promoted — these apps run in ${escapeText(input.source)} but have no files in ${escapeText(input.target)}: ${missing.map((app) => code(app)).join(', ')}. Add their overlay to promote them.`);
+    lines.push(
+      '',
+      `> [!NOTE]`,
+      `> Not promoted — these apps run in ${escapeText(input.source)} but have no files in ${escapeText(input.target)}: ${missing.map((app) => code(app)).join(', ')}. Add their overlay to promote them.`,
+    );
   }
   lines.push(...refusalLines(refused));
-  lines.push('', `<sub>Merging this pull request deploys these versions to ${escapeText(input.target)}. A newer version in ${escapeText(input.source)} updates it.</sub>`, renderMarker(marker));
+  lines.push(
+    '',
+    `<sub>Merging this pull request deploys these versions to ${escapeText(input.target)}. A newer version in ${escapeText(input.source)} updates it.</sub>`,
+    renderMarker(marker),
+  );
   return `${lines.join('\n')}\n`;
 }

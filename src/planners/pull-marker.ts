@@ -30,8 +30,20 @@ export function parseMarker(body: string | null | undefined): PullMarker | null 
     const text = (v: unknown): boolean => typeof v === 'string' && v.length <= 512;
     // Repository text: a forged marker must not be able to make the next run trip over it.
     const valid =
-      typeof value === 'object' && value !== null && (value.kind === 'bump' || value.kind === 'promote') && text(value.environment) && text(value.app) &&
-      Array.isArray(value.images) && value.images.every((image) => typeof image === 'object' && image !== null && text(image.repository) && text(image.tag) && (image.digest === undefined || text(image.digest))) &&
+      typeof value === 'object' &&
+      value !== null &&
+      (value.kind === 'bump' || value.kind === 'promote') &&
+      text(value.environment) &&
+      text(value.app) &&
+      Array.isArray(value.images) &&
+      value.images.every(
+        (image) =>
+          typeof image === 'object' &&
+          image !== null &&
+          text(image.repository) &&
+          text(image.tag) &&
+          (image.digest === undefined || text(image.digest)),
+      ) &&
       (value.sources === undefined || (Array.isArray(value.sources) && value.sources.every(text)));
     return valid ? value : null;
   } catch {
@@ -53,7 +65,13 @@ export interface PullOrigin {
  * the repository can open one, and a merged forgery must not write provenance.
  */
 export function escalatorMarker(pull: PullOrigin, repository: string, botLogin: string): PullMarker | null {
-  if (pull.user?.type !== 'Bot' || pull.user.login !== botLogin || !pull.head.ref.startsWith('escalator/') || pull.head.repo?.full_name !== repository) return null;
+  if (
+    pull.user?.type !== 'Bot' ||
+    pull.user.login !== botLogin ||
+    !pull.head.ref.startsWith('escalator/') ||
+    pull.head.repo?.full_name !== repository
+  )
+    return null;
   return parseMarker(pull.body);
 }
 
@@ -82,12 +100,16 @@ export function livingBranchBase(ref: string): string {
 export const LEFT_ALONE_MARKER = '<!-- escalator:left-alone -->';
 
 /** Why a pull request on one of Escalator's branches is not Escalator's to build on. */
-export type ForeignReason = { kind: 'opened-by'; login: string } | { kind: 'commit'; sha: string; login: string | null };
+export type ForeignReason =
+  { kind: 'opened-by'; login: string } | { kind: 'commit'; sha: string; login: string | null };
 
 /** The one note on a pull request Escalator leaves alone, saying why and where it continues. */
 export function renderLeftAloneNote(reason: ForeignReason, branch: string): string {
   const who = (login: string | null): string => (login ? ` by @${login.replace(/[^A-Za-z0-9_.[\]-]/g, '')}` : '');
-  const why = reason.kind === 'opened-by' ? `it was opened${who(reason.login) || ' by someone else'}, not by Escalator` : `it holds commits Escalator did not write (${code(reason.sha.slice(0, 7))}${who(reason.login)})`;
+  const why =
+    reason.kind === 'opened-by'
+      ? `it was opened${who(reason.login) || ' by someone else'}, not by Escalator`
+      : `it holds commits Escalator did not write (${code(reason.sha.slice(0, 7))}${who(reason.login)})`;
   return [
     LEFT_ALONE_MARKER,
     `Escalator leaves this pull request alone: ${why}. Escalator builds on, edits and merges only pull requests it opened itself and whose every commit it wrote, so it will not update, retitle or merge this one.`,

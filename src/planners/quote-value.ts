@@ -15,5 +15,7 @@ export function clipValue(text: string): string {
 
 /** A value in double quotes for a problem message: `"dev"`, or `"aaaa…" (20,000 characters)` when cut. */
 export function quoteValue(text: string): string {
-  return text.length <= QUOTE_LIMIT ? `"${text}"` : `"${clipValue(text)}" (${text.length.toLocaleString('en-US')} characters)`;
+  return text.length <= QUOTE_LIMIT
+    ? `"${text}"`
+    : `"${clipValue(text)}" (${text.length.toLocaleString('en-US')} characters)`;
 }

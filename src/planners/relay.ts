@@ -180,12 +180,28 @@ export function mergePending(entries: readonly PendingRelay[]): MergedRelay | nu
       });
     } else for (const path of entry.changedPaths) paths.add(path);
   }
-  return { newest, count: entries.length, deliveryIds: entries.map((entry) => entry.deliveryId), changedPaths: [...paths].sort(), unknown };
+  return {
+    newest,
+    count: entries.length,
+    deliveryIds: entries.map((entry) => entry.deliveryId),
+    changedPaths: [...paths].sort(),
+    unknown,
+  };
 }
 
 /** True when the compare API can tell what a push changed: both ends known, the branch not new or deleted. */
-export function canCompare(range: { before?: string; after?: string; installationId?: number }): range is { before: string; after: string; installationId: number } {
-  return Boolean(range.before && range.after && range.installationId !== undefined && !NULL_SHA.test(range.before) && !NULL_SHA.test(range.after));
+export function canCompare(range: {
+  before?: string;
+  after?: string;
+  installationId?: number;
+}): range is { before: string; after: string; installationId: number } {
+  return Boolean(
+    range.before &&
+    range.after &&
+    range.installationId !== undefined &&
+    !NULL_SHA.test(range.before) &&
+    !NULL_SHA.test(range.after),
+  );
 }
 
 /** `sha256=<hex>` (or another algorithm) of the exact body bytes. */
@@ -205,7 +221,10 @@ export function signBody(algorithm: 'sha1' | 'sha256', secret: string, body: Buf
  *   receiver's `events`.
  * - `flux-generic-hmac` (go-github `ValidateSignature`): `X-Signature: sha256=<hex>`.
  */
-export function buildRelayRequest(target: RelaySigner, payload: { event: RelayEvent; deliveryId: string; body: string }): RelayRequest {
+export function buildRelayRequest(
+  target: RelaySigner,
+  payload: { event: RelayEvent; deliveryId: string; body: string },
+): RelayRequest {
   const body = Buffer.from(payload.body, 'utf8');
   const headers: Record<string, string> = {
     'content-type': 'application/json',

@@ -27,7 +27,10 @@ export interface TagPolicy {
 const defaultPolicy: TagPolicy = { policy: 'newest', pinDigest: false };
 
 /** The policy of the first image whose name is the same repository, or every tag under `newest`. */
-export function policyFor<Image extends TagPolicy & { name: string }>(images: readonly Image[], repository: string): TagPolicy {
+export function policyFor<Image extends TagPolicy & { name: string }>(
+  images: readonly Image[],
+  repository: string,
+): TagPolicy {
   return images.find((image) => sameRepository(image.name, repository)) ?? defaultPolicy;
 }
 
@@ -78,19 +81,29 @@ function tagPattern(text: string): RE2JS | null {
 export function acceptsTag(policy: TagPolicy, tag: string): { ok: true } | { ok: false; reason: string } {
   if (policy.tags !== undefined) {
     const pattern = tagPattern(policy.tags);
-    if (pattern === null) return { ok: false, reason: `the tags pattern ${policy.tags} is not an RE2 regular expression; fix it in .github/escalator.yml` };
+    if (pattern === null)
+      return {
+        ok: false,
+        reason: `the tags pattern ${policy.tags} is not an RE2 regular expression; fix it in .github/escalator.yml`,
+      };
     if (!pattern.test(tag)) return { ok: false, reason: `tag ${tag} does not match the tags pattern ${policy.tags}` };
   }
   switch (policy.policy) {
     case 'semver':
-      return version(tag) ? { ok: true } : { ok: false, reason: `tag ${tag} is not a semantic version (policy semver)` };
+      return version(tag)
+        ? { ok: true }
+        : { ok: false, reason: `tag ${tag} is not a semantic version (policy semver)` };
     case 'semver-range': {
       const v = version(tag);
       if (!v) return { ok: false, reason: `tag ${tag} is not a semantic version (policy semver-range)` };
-      return semver.satisfies(v, policy.range ?? '*', { includePrerelease: false }) ? { ok: true } : { ok: false, reason: `tag ${tag} is outside the range ${policy.range}` };
+      return semver.satisfies(v, policy.range ?? '*', { includePrerelease: false })
+        ? { ok: true }
+        : { ok: false, reason: `tag ${tag} is outside the range ${policy.range}` };
     }
     case 'numerical':
-      return /^\d+(\.\d+)?$/.test(tag) ? { ok: true } : { ok: false, reason: `tag ${tag} is not a number (policy numerical)` };
+      return /^\d+(\.\d+)?$/.test(tag)
+        ? { ok: true }
+        : { ok: false, reason: `tag ${tag} is not a number (policy numerical)` };
     default:
       return { ok: true };
   }

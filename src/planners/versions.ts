@@ -27,7 +27,9 @@ export function parseTargetKey(key: string): { environment: string; app: string 
 }
 
 /** Versions per `targetKey`, sorted by image name, so two indexes compare by value. The first file of a target naming an image wins. */
-export function versionsByTarget<V extends PinnedVersion>(files: ReadonlyArray<{ environment: string; app: string; versions?: readonly V[] }>): Map<string, V[]> {
+export function versionsByTarget<V extends PinnedVersion>(
+  files: ReadonlyArray<{ environment: string; app: string; versions?: readonly V[] }>,
+): Map<string, V[]> {
   const targets = new Map<string, Map<string, V>>();
   for (const file of files) {
     const key = targetKey(file.environment, file.app);
@@ -35,5 +37,7 @@ export function versionsByTarget<V extends PinnedVersion>(files: ReadonlyArray<{
     for (const version of file.versions ?? []) if (!versions.has(version.name)) versions.set(version.name, version);
     targets.set(key, versions);
   }
-  return new Map([...targets].map(([key, versions]) => [key, [...versions.values()].sort((a, b) => a.name.localeCompare(b.name))]));
+  return new Map(
+    [...targets].map(([key, versions]) => [key, [...versions.values()].sort((a, b) => a.name.localeCompare(b.name))]),
+  );
 }

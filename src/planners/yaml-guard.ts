@@ -31,7 +31,13 @@ export interface YamlLimits {
  * Generous for any Kubernetes manifest, Kustomization or values file written by hand or by a
  * tool (the largest common CRD bundles are a few MB), tiny for an attacker.
  */
-export const DEFAULT_YAML_LIMITS: YamlLimits = { maxBytes: 8 * 1024 * 1024, maxDepth: 100, maxAliases: 1_000, maxAliasExpansion: 100_000, maxNodes: 300_000 };
+export const DEFAULT_YAML_LIMITS: YamlLimits = {
+  maxBytes: 8 * 1024 * 1024,
+  maxDepth: 100,
+  maxAliases: 1_000,
+  maxAliasExpansion: 100_000,
+  maxNodes: 300_000,
+};
 
 export interface YamlLimitProblem {
   reason: string;
@@ -102,7 +108,9 @@ export function checkYamlSize(text: string, limits: YamlLimits = DEFAULT_YAML_LI
   if (text.length * 3 <= limits.maxBytes) return undefined;
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes <= limits.maxBytes) return undefined;
-  return { reason: `the file is ${formatSize(bytes)}, over the limit of ${formatSize(limits.maxBytes)} for one YAML file; split it into smaller files` };
+  return {
+    reason: `the file is ${formatSize(bytes)}, over the limit of ${formatSize(limits.maxBytes)} for one YAML file; split it into smaller files`,
+  };
 }
 
 /**
@@ -131,20 +139,33 @@ export function notUtf8(where?: string): string {
  * that can mention the image): how many nodes, how deeply nested. `offset` is where `text`
  * starts in `file`, for line numbers.
  */
-export function checkYamlShape(text: string, limits: YamlLimits = DEFAULT_YAML_LIMITS, file = text, offset = 0): YamlLimitProblem | undefined {
+export function checkYamlShape(
+  text: string,
+  limits: YamlLimits = DEFAULT_YAML_LIMITS,
+  file = text,
+  offset = 0,
+): YamlLimitProblem | undefined {
   const nodes = countChar(text, '\n') + countChar(text, ',');
   if (nodes > limits.maxNodes) {
-    return { reason: `the file has ${nodes.toLocaleString('en-US')} lines and list items to read at once, over the limit of ${limits.maxNodes.toLocaleString('en-US')}; split it into smaller files (or into several YAML documents)` };
+    return {
+      reason: `the file has ${nodes.toLocaleString('en-US')} lines and list items to read at once, over the limit of ${limits.maxNodes.toLocaleString('en-US')}; split it into smaller files (or into several YAML documents)`,
+    };
   }
   const flow = flowDepth(text, limits.maxDepth);
   if (flow.depth > limits.maxDepth) {
     const line = lineAt(file, offset + flow.offset);
-    return { reason: `the file nests flow collections ([ or {) more than ${limits.maxDepth} levels deep at line ${line}; no manifest needs that many, flatten it`, line };
+    return {
+      reason: `the file nests flow collections ([ or {) more than ${limits.maxDepth} levels deep at line ${line}; no manifest needs that many, flatten it`,
+      line,
+    };
   }
   const block = blockDepth(text, limits.maxDepth);
   if (block) {
     const line = lineAt(file, offset + block.offset);
-    return { reason: `line ${line} ${block.what}, deeper than the limit of ${limits.maxDepth} nesting levels; no manifest needs that many, flatten it`, line };
+    return {
+      reason: `line ${line} ${block.what}, deeper than the limit of ${limits.maxDepth} nesting levels; no manifest needs that many, flatten it`,
+      line,
+    };
   }
   return undefined;
 }
@@ -186,7 +207,12 @@ function childrenOf(node: unknown): unknown[] {
  * document with more anchors or aliases than the limit, or whose aliases would expand to more
  * than `maxAliasExpansion` nodes.
  */
-export function resolveAliases(doc: Document.Parsed, text: string, offset: number, limits: YamlLimits = DEFAULT_YAML_LIMITS): { targets: AliasTargets; problem?: YamlLimitProblem } {
+export function resolveAliases(
+  doc: Document.Parsed,
+  text: string,
+  offset: number,
+  limits: YamlLimits = DEFAULT_YAML_LIMITS,
+): { targets: AliasTargets; problem?: YamlLimitProblem } {
   const targets: AliasTargets = new Map();
   const anchors = new Map<string, Node>();
   let anchorCount = 0;
@@ -199,7 +225,13 @@ export function resolveAliases(doc: Document.Parsed, text: string, offset: numbe
       targets.set(node, anchors.get(node.source));
       if (targets.size > limits.maxAliases) {
         const line = lineAt(text, offset + (node.range?.[0] ?? 0));
-        return { targets, problem: { reason: `the file has more than ${limits.maxAliases} aliases (*name, here at line ${line}); write the values out instead of aliasing them`, line } };
+        return {
+          targets,
+          problem: {
+            reason: `the file has more than ${limits.maxAliases} aliases (*name, here at line ${line}); write the values out instead of aliasing them`,
+            line,
+          },
+        };
       }
       continue;
     }
@@ -209,7 +241,13 @@ export function resolveAliases(doc: Document.Parsed, text: string, offset: numbe
       anchorCount += 1;
       if (anchorCount > limits.maxAliases) {
         const line = lineAt(text, offset + (node.range?.[0] ?? 0));
-        return { targets, problem: { reason: `the file has more than ${limits.maxAliases} anchors (&name, here at line ${line}); write the values out instead`, line } };
+        return {
+          targets,
+          problem: {
+            reason: `the file has more than ${limits.maxAliases} anchors (&name, here at line ${line}); write the values out instead`,
+            line,
+          },
+        };
       }
     }
     const children = childrenOf(node);
@@ -218,7 +256,12 @@ export function resolveAliases(doc: Document.Parsed, text: string, offset: numbe
   if (targets.size === 0) return { targets };
   const expansion = aliasExpansion(targets, limits.maxAliasExpansion);
   if (expansion > limits.maxAliasExpansion) {
-    return { targets, problem: { reason: `the file's aliases expand to more than ${limits.maxAliasExpansion.toLocaleString('en-US')} values when read (an alias bomb, or an alias inside the value it names); write the values out instead` } };
+    return {
+      targets,
+      problem: {
+        reason: `the file's aliases expand to more than ${limits.maxAliasExpansion.toLocaleString('en-US')} values when read (an alias bomb, or an alias inside the value it names); write the values out instead`,
+      },
+    };
   }
   return { targets };
 }

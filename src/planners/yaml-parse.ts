@@ -10,7 +10,16 @@
  *
  * Pure: text in, documents out.
  */
-import { isScalar, parseAllDocuments, visit, YAMLParseError, type Document, type DocumentOptions, type ParseOptions, type SchemaOptions } from 'yaml';
+import {
+  isScalar,
+  parseAllDocuments,
+  visit,
+  YAMLParseError,
+  type Document,
+  type DocumentOptions,
+  type ParseOptions,
+  type SchemaOptions,
+} from 'yaml';
 
 export type YamlParseOptions = ParseOptions & DocumentOptions & SchemaOptions;
 

@@ -5,7 +5,14 @@ export type ConnectionRole = 'producer' | 'worker';
 /** Where Redis is, from REDIS_URL. */
 export type RedisTarget =
   | { kind: 'single'; url: string }
-  | { kind: 'sentinel'; sentinels: Array<{ host: string; port: number }>; name: string; password?: string; db?: number; tls: boolean }
+  | {
+      kind: 'sentinel';
+      sentinels: Array<{ host: string; port: number }>;
+      name: string;
+      password?: string;
+      db?: number;
+      tls: boolean;
+    }
   | { kind: 'cluster'; nodes: Array<{ host: string; port: number }>; password?: string; tls: boolean };
 
 /**
@@ -16,16 +23,32 @@ export type RedisTarget =
  * (`rediss+sentinel://` and `rediss+cluster://` connect with TLS.)
  */
 export function parseRedisUrl(url: string): RedisTarget {
-  const match = /^(rediss?)\+(sentinel|cluster):\/\/(?:(?:[^:@/]*):([^@/]*)@)?([^/]+)(?:\/([^/]*))?(?:\/(\d+))?\/?$/.exec(url);
+  const match =
+    /^(rediss?)\+(sentinel|cluster):\/\/(?:(?:[^:@/]*):([^@/]*)@)?([^/]+)(?:\/([^/]*))?(?:\/(\d+))?\/?$/.exec(url);
   if (!match) return { kind: 'single', url };
-  const [, scheme, mode, password, hostList, name, db] = match as unknown as [string, string, string, string | undefined, string, string | undefined, string | undefined];
+  const [, scheme, mode, password, hostList, name, db] = match as unknown as [
+    string,
+    string,
+    string,
+    string | undefined,
+    string,
+    string | undefined,
+    string | undefined,
+  ];
   const hosts = hostList.split(',').map((entry) => {
     const [host, port] = entry.split(':') as [string, string | undefined];
     return { host, port: Number(port ?? (mode === 'sentinel' ? 26379 : 6379)) };
   });
   const secret = password ? { password: decodeURIComponent(password) } : {};
   if (mode === 'cluster') return { kind: 'cluster', nodes: hosts, ...secret, tls: scheme === 'rediss' };
-  return { kind: 'sentinel', sentinels: hosts, name: name || 'mymaster', ...secret, ...(db ? { db: Number(db) } : {}), tls: scheme === 'rediss' };
+  return {
+    kind: 'sentinel',
+    sentinels: hosts,
+    name: name || 'mymaster',
+    ...secret,
+    ...(db ? { db: Number(db) } : {}),
+    tls: scheme === 'rediss',
+  };
 }
 
 /**
@@ -46,11 +69,22 @@ export function createRedis(url: string, role: ConnectionRole, extra: RedisOptio
     case 'single':
       return new Redis(url, { lazyConnect: false, ...options });
     case 'sentinel':
-      return new Redis({ ...options, sentinels: target.sentinels, name: target.name, ...(target.password ? { password: target.password } : {}), ...(target.db ? { db: target.db } : {}), ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}) });
+      return new Redis({
+        ...options,
+        sentinels: target.sentinels,
+        name: target.name,
+        ...(target.password ? { password: target.password } : {}),
+        ...(target.db ? { db: target.db } : {}),
+        ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+      });
     case 'cluster':
       return new Cluster(target.nodes, {
         enableOfflineQueue: options.enableOfflineQueue ?? true,
-        redisOptions: { ...options, ...(target.password ? { password: target.password } : {}), ...(target.tls ? { tls: {} } : {}) },
+        redisOptions: {
+          ...options,
+          ...(target.password ? { password: target.password } : {}),
+          ...(target.tls ? { tls: {} } : {}),
+        },
       }) as unknown as Redis;
   }
 }
@@ -66,7 +100,11 @@ export async function waitForRedis(redis: Redis, url: string, timeoutMs = 5_000)
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       cleanup();
-      reject(new Error(`Redis at ${redactUrl(url)} did not answer within ${timeoutMs} ms. Start Redis (redis-server) or set REDIS_URL to a reachable instance.`));
+      reject(
+        new Error(
+          `Redis at ${redactUrl(url)} did not answer within ${timeoutMs} ms. Start Redis (redis-server) or set REDIS_URL to a reachable instance.`,
+        ),
+      );
     }, timeoutMs);
     const onReady = (): void => {
       cleanup();
@@ -95,12 +133,20 @@ export async function pingRedis(redis: Redis, timeoutMs = 1_000): Promise<boolea
 
 /** A Redis URL without its password, for messages. */
 export function redactUrl(url: string): string {
-  return url.replace(/^([a-z+]+:\/\/)([^@/]*:)?[^@/]*@/, (_, scheme: string, user?: string) => `${scheme}${user ?? ':'}***@`);
+  return url.replace(
+    /^([a-z+]+:\/\/)([^@/]*:)?[^@/]*@/,
+    (_, scheme: string, user?: string) => `${scheme}${user ?? ':'}***@`,
+  );
 }
 
 /** An error that means "Redis cannot be reached now" (answer 503, the caller retries), not a bug. */
 export function isRedisUnavailable(error: unknown): boolean {
   if (error instanceof AggregateError) return error.errors.some(isRedisUnavailable);
   if (!(error instanceof Error)) return false;
-  return error.name === 'QueueUnavailableError' || /Stream isn't writeable|Connection is closed|ECONNREFUSED|ETIMEDOUT|Reached the max retries per request/.test(error.message);
+  return (
+    error.name === 'QueueUnavailableError' ||
+    /Stream isn't writeable|Connection is closed|ECONNREFUSED|ETIMEDOUT|Reached the max retries per request/.test(
+      error.message,
+    )
+  );
 }

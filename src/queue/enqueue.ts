@@ -28,7 +28,12 @@ export const JOB_OPTIONS = {
   image: { attempts: 5, backoff: exponential(1_000), removeOnComplete: { age: 86_400 }, removeOnFail: { age: WEEK } },
   bump: { attempts: 8, backoff: exponential(1_000), removeOnComplete: { age: 86_400 }, removeOnFail: { age: WEEK } },
   promote: { attempts: 8, backoff: exponential(1_000), removeOnComplete: { age: 86_400 }, removeOnFail: { age: WEEK } },
-  command: { attempts: 5, backoff: exponential(1_000), removeOnComplete: { age: COMMAND_MEMORY_SECONDS }, removeOnFail: { age: WEEK } },
+  command: {
+    attempts: 5,
+    backoff: exponential(1_000),
+    removeOnComplete: { age: COMMAND_MEMORY_SECONDS },
+    removeOnFail: { age: WEEK },
+  },
   diff: { attempts: 4, backoff: exponential(2_000), removeOnComplete: { age: 3_600 }, removeOnFail: { age: WEEK } },
   index: { attempts: 5, backoff: exponential(2_000), removeOnComplete: { age: 3_600 }, removeOnFail: { age: WEEK } },
   // One resync at a time (a fixed id), forgotten as soon as it ends so the next loss can start one.
@@ -38,7 +43,12 @@ export const JOB_OPTIONS = {
 
 /** An image was published: fan it out to the repositories its credential's scope allows. */
 export function enqueueImage(producer: Producer, event: ImageJob['event'], scope: EventScope): Promise<{ id: string }> {
-  return producer.enqueue('image', ImageJob, { event, scope }, { ...JOB_OPTIONS.image, jobId: jobId('image', eventKey(event), scopeKey(scope)) });
+  return producer.enqueue(
+    'image',
+    ImageJob,
+    { event, scope },
+    { ...JOB_OPTIONS.image, jobId: jobId('image', eventKey(event), scopeKey(scope)) },
+  );
 }
 
 /**
@@ -46,18 +56,31 @@ export function enqueueImage(producer: Producer, event: ImageJob['event'], scope
  * per target at a time: pushes while it waits push it back (debounce), and a push while it runs
  * schedules exactly one more run.
  */
-export async function enqueueBump(producer: Producer, data: BumpJob, event: { deliveryId: string; tag: string }, debounceMs: number): Promise<void> {
+export async function enqueueBump(
+  producer: Producer,
+  data: BumpJob,
+  event: { deliveryId: string; tag: string },
+  debounceMs: number,
+): Promise<void> {
   await producer.enqueue('bump', BumpJob, data, {
     ...JOB_OPTIONS.bump,
     jobId: jobId('bump', data.owner, data.repo, data.environment, data.app, event.deliveryId, event.tag),
     delay: debounceMs,
-    deduplication: { id: jobId('bump', data.owner, data.repo, data.environment, data.app), keepLastIfActive: true, reschedule: true },
+    deduplication: {
+      id: jobId('bump', data.owner, data.repo, data.environment, data.app),
+      keepLastIfActive: true,
+      reschedule: true,
+    },
   });
 }
 
 /** Plan the promotion into one environment; `key` makes one job per cause (a commit, a command), `delay` waits out a soak. */
 export async function enqueuePromote(producer: Producer, data: PromoteJob, key: string, delay = 0): Promise<void> {
-  await producer.enqueue('promote', PromoteJob, data, { ...JOB_OPTIONS.promote, jobId: jobId('promote', data.owner, data.repo, data.environment, data.app || '_', data.reason, key), delay });
+  await producer.enqueue('promote', PromoteJob, data, {
+    ...JOB_OPTIONS.promote,
+    jobId: jobId('promote', data.owner, data.repo, data.environment, data.app || '_', data.reason, key),
+    delay,
+  });
 }
 
 /**
@@ -73,17 +96,26 @@ export function commandJobId(commentId: number, body: string): string {
 
 /** Answer one `/escalator` comment in a worker. */
 export async function enqueueCommand(producer: Producer, data: CommandJob, commentId: number): Promise<void> {
-  await producer.enqueue('command', CommandJob, data, { ...JOB_OPTIONS.command, jobId: commandJobId(commentId, data.body) });
+  await producer.enqueue('command', CommandJob, data, {
+    ...JOB_OPTIONS.command,
+    jobId: commandJobId(commentId, data.body),
+  });
 }
 
 /** Render and diff one pull request at one head; `key` defaults to the head SHA (one job per head). */
 export async function enqueueDiff(producer: Producer, data: DiffJob, key = data.headSha): Promise<void> {
-  await producer.enqueue('diff', DiffJob, data, { ...JOB_OPTIONS.diff, jobId: jobId('diff', data.owner, data.repo, data.number, key) });
+  await producer.enqueue('diff', DiffJob, data, {
+    ...JOB_OPTIONS.diff,
+    jobId: jobId('diff', data.owner, data.repo, data.number, key),
+  });
 }
 
 /** Index one repository; `key` makes one job per cause (a commit, an installation). */
 export async function enqueueIndex(producer: Producer, data: IndexJob, key: string): Promise<void> {
-  await producer.enqueue('index', IndexJob, data, { ...JOB_OPTIONS.index, jobId: jobId('index', data.owner, data.repo, key) });
+  await producer.enqueue('index', IndexJob, data, {
+    ...JOB_OPTIONS.index,
+    jobId: jobId('index', data.owner, data.repo, key),
+  });
 }
 
 /** Rebuild the whole subscription index from GitHub (after Redis lost it): at most one at a time. */
@@ -95,7 +127,11 @@ export async function enqueueResync(producer: Producer, reason: string): Promise
  * Deliver one coalescing window to one agent target: at once, or after `delay`; BullMQ
  * deduplication by window folds every event of the window into the waiting job.
  */
-export async function enqueueRelayJob(producer: Producer, data: RelayJob, options: { delay: number; attempts: number; backoffMs: number }): Promise<void> {
+export async function enqueueRelayJob(
+  producer: Producer,
+  data: RelayJob,
+  options: { delay: number; attempts: number; backoffMs: number },
+): Promise<void> {
   await producer.enqueue('relay', RelayJob, data, {
     ...JOB_OPTIONS.relay,
     jobId: jobId('relay', data.target, data.deliveryId),

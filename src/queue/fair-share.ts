@@ -73,7 +73,17 @@ export class FairShare {
 
   /** Take a slot for the job, or answer false when it should yield to another installation. */
   async acquire(installationId: number, jobId: string): Promise<boolean> {
-    const granted = await this.redis.eval(ACQUIRE, 2, this.slots, this.wait, this.jobPrefix, `${installationId}|${jobId}`, String(installationId), String(this.options.share), String(this.options.scan ?? 100));
+    const granted = await this.redis.eval(
+      ACQUIRE,
+      2,
+      this.slots,
+      this.wait,
+      this.jobPrefix,
+      `${installationId}|${jobId}`,
+      String(installationId),
+      String(this.options.share),
+      String(this.options.scan ?? 100),
+    );
     return granted === 1;
   }
 

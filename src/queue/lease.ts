@@ -13,18 +13,27 @@ export class LeaseBusyError extends Error {
 const release = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 const extend = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 
-export async function withLease<T>(redis: Redis, key: string, work: () => Promise<T>, options: { ttlMs?: number; waitMs?: number } = {}): Promise<T> {
+export async function withLease<T>(
+  redis: Redis,
+  key: string,
+  work: () => Promise<T>,
+  options: { ttlMs?: number; waitMs?: number } = {},
+): Promise<T> {
   const ttlMs = options.ttlMs ?? 60_000;
   const waitMs = options.waitMs ?? 30_000;
   const token = randomUUID();
   const deadline = Date.now() + waitMs;
   let delay = 20;
   while ((await redis.set(key, token, 'PX', ttlMs, 'NX')) !== 'OK') {
-    if (Date.now() > deadline) throw new LeaseBusyError(`another worker has held ${key} for more than ${waitMs} ms; the job will retry`);
+    if (Date.now() > deadline)
+      throw new LeaseBusyError(`another worker has held ${key} for more than ${waitMs} ms; the job will retry`);
     await new Promise((resolve) => setTimeout(resolve, delay));
     delay = Math.min(delay * 2, 500);
   }
-  const renew = setInterval(() => void redis.eval(extend, 1, key, token, String(ttlMs)).catch(() => undefined), Math.floor(ttlMs / 3));
+  const renew = setInterval(
+    () => void redis.eval(extend, 1, key, token, String(ttlMs)).catch(() => undefined),
+    Math.floor(ttlMs / 3),
+  );
   renew.unref();
   try {
     return await work();

@@ -31,10 +31,19 @@ export class Producer {
   }
 
   /** Validate, then add. Resolves only once Redis holds the job. */
-  async enqueue<S extends z.ZodType>(name: QueueName, schema: S, data: z.input<S>, options: JobsOptions & { jobId: string }): Promise<{ id: string }> {
+  async enqueue<S extends z.ZodType>(
+    name: QueueName,
+    schema: S,
+    data: z.input<S>,
+    options: JobsOptions & { jobId: string },
+  ): Promise<{ id: string }> {
     const parsed = schema.safeParse(data);
-    if (!parsed.success) throw new ValidationError(`job for queue ${name} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-    if (this.connection.status !== 'ready') throw new QueueUnavailableError(`Redis is not connected (status ${this.connection.status}); retry shortly`);
+    if (!parsed.success)
+      throw new ValidationError(
+        `job for queue ${name} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
+    if (this.connection.status !== 'ready')
+      throw new QueueUnavailableError(`Redis is not connected (status ${this.connection.status}); retry shortly`);
     try {
       // A job id that exists already is not added again: a redelivered event does no new work.
       const job = await this.queue(name).add(name, parsed.data, options);

@@ -2,7 +2,13 @@
  * Relay scheduling: which agent targets one GitHub event goes to, and one coalesced job per target.
  * Runs in intake (the web role), so it imports queue state and pure selection only.
  */
-import { coalesceKey, selectRelayTargets, type PendingRelay, type RelayEvent, type RelaySelectable } from '../planners/relay.js';
+import {
+  coalesceKey,
+  selectRelayTargets,
+  type PendingRelay,
+  type RelayEvent,
+  type RelaySelectable,
+} from '../planners/relay.js';
 import { enqueueRelayJob } from './enqueue.js';
 import { jobId } from './names.js';
 import { QueueUnavailableError, type Producer } from './producer.js';
@@ -33,7 +39,12 @@ export type RelayInput = Omit<PendingRelay, 'receivedAt'>;
  * `QueueUnavailableError` when Redis cannot take them (intake answers 503). Returns the number
  * of jobs scheduled.
  */
-export async function enqueueRelay(producer: Producer, input: RelayInput, targets: readonly RelaySchedulable[], now: () => Date): Promise<number> {
+export async function enqueueRelay(
+  producer: Producer,
+  input: RelayInput,
+  targets: readonly RelaySchedulable[],
+  now: () => Date,
+): Promise<number> {
   const selected = selectRelayTargets(targets, input);
   if (selected.length === 0) return 0;
   const byName = new Map(targets.map((target) => [target.name, target]));
@@ -58,11 +69,17 @@ export async function enqueueRelay(producer: Producer, input: RelayInput, target
       try {
         waiting = await store.addPending(window, name, pending);
       } catch (error) {
-        throw new QueueUnavailableError(`could not keep the relay payload in Redis (${(error as Error).message}); retry shortly`);
+        throw new QueueUnavailableError(
+          `could not keep the relay payload in Redis (${(error as Error).message}); retry shortly`,
+        );
       }
       if (waiting === 0) return 0; // this delivery was relayed to this target already
       try {
-        await enqueueRelayJob(producer, { target: name, deliveryId: input.deliveryId, repository: input.repository, event: input.event, window }, { delay: waiting === 1 ? 0 : target.coalesceMs, attempts: target.attempts, backoffMs: target.backoffMs });
+        await enqueueRelayJob(
+          producer,
+          { target: name, deliveryId: input.deliveryId, repository: input.repository, event: input.event, window },
+          { delay: waiting === 1 ? 0 : target.coalesceMs, attempts: target.attempts, backoffMs: target.backoffMs },
+        );
       } catch (error) {
         await store.forgetSeen(name, input.deliveryId).catch(() => undefined);
         throw error;

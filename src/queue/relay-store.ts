@@ -77,7 +77,13 @@ export class RelayStore {
    * target (a redelivered webhook).
    */
   async addPending(window: string, target: string, payload: PendingRelay): Promise<number> {
-    const args = [2, this.#seenKey(target, payload.deliveryId), this.#pendingKey(window), JSON.stringify(payload), STATE_TTL_SECONDS] as const;
+    const args = [
+      2,
+      this.#seenKey(target, payload.deliveryId),
+      this.#pendingKey(window),
+      JSON.stringify(payload),
+      STATE_TTL_SECONDS,
+    ] as const;
     try {
       return Number(await this.redis.evalsha(ADD_PENDING_SHA, ...args));
     } catch (error) {
@@ -106,7 +112,10 @@ export class RelayStore {
   }
 
   async record(entry: RelayLogEntry): Promise<void> {
-    const stored: RelayLogEntry = entry.changedPaths && entry.changedPaths.length > 100 ? { ...entry, changedPaths: entry.changedPaths.slice(0, 100) } : entry;
+    const stored: RelayLogEntry =
+      entry.changedPaths && entry.changedPaths.length > 100
+        ? { ...entry, changedPaths: entry.changedPaths.slice(0, 100) }
+        : entry;
     await this.redis
       .multi()
       .lpush(this.#logKey(entry.target), JSON.stringify(stored))

@@ -22,13 +22,21 @@ export type Processor<T> = (data: T, context: ProcessorContext) => Promise<unkno
  * Processors themselves never catch-and-log. With `fair`, a job first takes its installation's
  * slot, or yields to another installation's waiting job without using an attempt.
  */
-export function wrapProcessor<S extends z.ZodType>(queue: QueueName, schema: S, processor: Processor<z.infer<S>>, log: Logger, fair?: FairShare) {
+export function wrapProcessor<S extends z.ZodType>(
+  queue: QueueName,
+  schema: S,
+  processor: Processor<z.infer<S>>,
+  log: Logger,
+  fair?: FairShare,
+) {
   return async (job: Job, token?: string): Promise<unknown> => {
     const jobLog = log.child({ queue, jobId: job.id, attempt: job.attemptsMade + 1 });
     const parsed = schema.safeParse(job.data);
     if (!parsed.success) {
       jobLog.error({ issues: parsed.error.issues }, 'Job data failed validation');
-      throw new UnrecoverableError(`job data for queue ${queue} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      throw new UnrecoverableError(
+        `job data for queue ${queue} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     }
     const installation = fair && job.id !== undefined ? installationOf(parsed.data) : undefined;
     if (fair && installation !== undefined && !(await fair.acquire(installation, job.id as string))) {
@@ -51,7 +59,11 @@ export function wrapProcessor<S extends z.ZodType>(queue: QueueName, schema: S, 
       }
       const kind = classifyError(error);
       timer({ outcome: kind === 'rate-limited' ? 'delayed' : 'failed' });
-      if (kind !== 'rate-limited') jobsFailed.inc({ queue, final: String(kind === 'unrecoverable' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) });
+      if (kind !== 'rate-limited')
+        jobsFailed.inc({
+          queue,
+          final: String(kind === 'unrecoverable' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)),
+        });
       switch (kind) {
         case 'unrecoverable':
           jobLog.warn({ err: error }, 'Job failed without retry');
@@ -63,7 +75,10 @@ export function wrapProcessor<S extends z.ZodType>(queue: QueueName, schema: S, 
           throw new DelayedError();
         }
         default:
-          jobLog.warn({ err: { name: (error as Error).name, message: (error as Error).message } }, 'Job attempt failed; it will be retried');
+          jobLog.warn(
+            { err: { name: (error as Error).name, message: (error as Error).message } },
+            'Job attempt failed; it will be retried',
+          );
           throw error;
       }
     } finally {
@@ -76,11 +91,19 @@ export function createWorker<S extends z.ZodType>(
   queue: QueueName,
   schema: S,
   processor: Processor<z.infer<S>>,
-  options: { connection: Redis; log: Logger; concurrency?: number; prefix?: string; fairShare?: boolean } & Partial<WorkerOptions>,
+  options: {
+    connection: Redis;
+    log: Logger;
+    concurrency?: number;
+    prefix?: string;
+    fairShare?: boolean;
+  } & Partial<WorkerOptions>,
 ): Worker {
   const { connection, log, concurrency = 4, prefix = queuePrefix, fairShare = false, ...rest } = options;
   // Half the workers per installation while another waits: one tenant's backlog never holds them all.
-  const fair = fairShare ? new FairShare(connection, { prefix, queue, share: Math.max(1, Math.floor(concurrency / 2)) }) : undefined;
+  const fair = fairShare
+    ? new FairShare(connection, { prefix, queue, share: Math.max(1, Math.floor(concurrency / 2)) })
+    : undefined;
   return new Worker(queue, wrapProcessor(queue, schema, processor, log, fair), {
     connection,
     prefix,

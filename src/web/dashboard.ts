@@ -13,17 +13,34 @@ export const dashboardPath = '/admin/queues';
  * is set. A browser signs in with HTTP Basic (any user name, the admin token as password); tools
  * may send `Authorization: Bearer <token>`.
  */
-export function dashboardRoute(options: { queues: Queue[]; adminToken: string | undefined; readOnly?: boolean }): Handler {
+export function dashboardRoute(options: {
+  queues: Queue[];
+  adminToken: string | undefined;
+  readOnly?: boolean;
+}): Handler {
   const adapter = new ExpressAdapter();
   adapter.setBasePath(dashboardPath);
-  createBullBoard({ queues: options.queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: options.readOnly ?? false })), serverAdapter: adapter });
-  const app = adapter.getRouter() as unknown as (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
+  createBullBoard({
+    queues: options.queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: options.readOnly ?? false })),
+    serverAdapter: adapter,
+  });
+  const app = adapter.getRouter() as unknown as (
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: (error?: unknown) => void,
+  ) => void;
   return (req, res) => {
     const path = (req.url ?? '').split('?')[0] ?? '';
     if (path !== dashboardPath && !path.startsWith(`${dashboardPath}/`)) return false;
-    if (!options.adminToken) return sendJson(res, 404, { error: 'the queue dashboard is off; set ESCALATOR_ADMIN_TOKEN to enable it' });
+    if (!options.adminToken)
+      return sendJson(res, 404, { error: 'the queue dashboard is off; set ESCALATOR_ADMIN_TOKEN to enable it' });
     if (!authorized(req.headers.authorization, options.adminToken)) {
-      return sendJson(res, 401, { error: 'sign in with the admin token (HTTP Basic password, or Authorization: Bearer <token>)' }, { 'www-authenticate': 'Basic realm="escalator", charset="UTF-8"' });
+      return sendJson(
+        res,
+        401,
+        { error: 'sign in with the admin token (HTTP Basic password, or Authorization: Bearer <token>)' },
+        { 'www-authenticate': 'Basic realm="escalator", charset="UTF-8"' },
+      );
     }
     return new Promise<boolean>((resolve) => {
       // Express routes relative to the mount point; Bull Board serves its UI and API under it.
@@ -31,7 +48,10 @@ export function dashboardRoute(options: { queues: Queue[]; adminToken: string | 
       req.url = original.slice(dashboardPath.length) || '/';
       app(req, res, (error?: unknown) => {
         req.url = original;
-        if (error || !res.headersSent) sendJson(res, error ? 500 : 404, { error: error ? 'the dashboard failed; see the server log' : 'no such dashboard page' });
+        if (error || !res.headersSent)
+          sendJson(res, error ? 500 : 404, {
+            error: error ? 'the dashboard failed; see the server log' : 'no such dashboard page',
+          });
         resolve(true);
       });
       res.on('finish', () => resolve(true));

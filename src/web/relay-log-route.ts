@@ -11,7 +11,11 @@ const PATH = '/admin/relay/deliveries';
  * `Authorization: Bearer <admin token>`, compared in constant time. Without an admin token
  * configured the route does not exist (404), so an operator never exposes it by accident.
  */
-export function relayLogRoute(options: { store: RelayStore; targets: readonly string[]; adminToken: string | undefined }): Handler {
+export function relayLogRoute(options: {
+  store: RelayStore;
+  targets: readonly string[];
+  adminToken: string | undefined;
+}): Handler {
   const { store, targets, adminToken } = options;
   return async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -21,7 +25,12 @@ export function relayLogRoute(options: { store: RelayStore; targets: readonly st
     const header = req.headers.authorization ?? '';
     const given = header.toLowerCase().startsWith('bearer ') ? header.slice(7).trim() : '';
     if (!given || !secretsEqual(given, adminToken)) {
-      return sendJson(res, 401, { error: 'send Authorization: Bearer <token> with the configured admin token' }, { 'www-authenticate': 'Bearer' });
+      return sendJson(
+        res,
+        401,
+        { error: 'send Authorization: Bearer <token> with the configured admin token' },
+        { 'www-authenticate': 'Bearer' },
+      );
     }
     const limitText = url.searchParams.get('limit');
     const limit = limitText === null ? store.logSize : Number(limitText);
@@ -30,7 +39,8 @@ export function relayLogRoute(options: { store: RelayStore; targets: readonly st
     }
     const target = url.searchParams.get('target');
     if (target !== null) {
-      if (!targets.includes(target)) return sendJson(res, 404, { error: `no relay target is named ${JSON.stringify(target)}`, targets });
+      if (!targets.includes(target))
+        return sendJson(res, 404, { error: `no relay target is named ${JSON.stringify(target)}`, targets });
       return sendJson(res, 200, { target, deliveries: await store.deliveries(target, limit) });
     }
     const all = await Promise.all(targets.map(async (name) => [name, await store.deliveries(name, limit)] as const));

@@ -14,9 +14,18 @@ export interface WebServer {
   close(): Promise<void>;
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): true {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): true {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
   return true;
 }
@@ -33,7 +42,9 @@ function answerSocket(socket: Duplex, status: number, message: string): void {
     return;
   }
   const text = JSON.stringify({ error: message });
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+  );
 }
 
 /** What to answer when Node's HTTP parser refuses a request (`clientError`). */
@@ -46,7 +57,10 @@ function clientErrorAnswer(error: NodeJS.ErrnoException & { reason?: string }): 
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return [413, 'the chunk extensions of the body are too large; send the body without chunk extensions'];
     default:
-      return [400, `the request is not valid HTTP/1.1 (${error.reason ?? error.message}); check the request line, headers and body framing`];
+      return [
+        400,
+        `the request is not valid HTTP/1.1 (${error.reason ?? error.message}); check the request line, headers and body framing`,
+      ];
   }
 }
 
@@ -74,32 +88,54 @@ function originForm(target: string): string | undefined {
  * Node's parser refuses (bad framing, oversized headers, CONNECT, unknown `Expect`) get the same
  * JSON error body instead of Node's empty default answer or a silently closed connection.
  */
-export async function startWebServer(options: { host: string; port: number; handlers: Handler[]; log: Logger }): Promise<WebServer> {
+export async function startWebServer(options: {
+  host: string;
+  port: number;
+  handlers: Handler[];
+  log: Logger;
+}): Promise<WebServer> {
   const { handlers, log } = options;
   // Node's own Host check answers an empty 400; the handler below says why instead.
   const server = createServer({ requireHostHeader: false }, (req, res) => {
     // Counted once the exchange ends, by route template: never by the path itself.
-    res.once('close', () => httpRequests.inc({ route: httpRouteLabel(req.url), method: httpMethodLabel(req.method), status: res.writableFinished ? String(res.statusCode) : 'aborted' }));
+    res.once('close', () =>
+      httpRequests.inc({
+        route: httpRouteLabel(req.url),
+        method: httpMethodLabel(req.method),
+        status: res.writableFinished ? String(res.statusCode) : 'aborted',
+      }),
+    );
     void (async () => {
       try {
         if (req.httpVersion === '1.1' && !req.headers.host) {
-          sendJson(res, 400, { error: 'the request has no Host header; HTTP/1.1 requires one (RFC 9112 §3.2)' }, { connection: 'close' });
+          sendJson(
+            res,
+            400,
+            { error: 'the request has no Host header; HTTP/1.1 requires one (RFC 9112 §3.2)' },
+            { connection: 'close' },
+          );
           return;
         }
         const target = originForm(req.url ?? '/');
         if (target === undefined) {
-          sendJson(res, 400, { error: `the request target ${JSON.stringify((req.url ?? '').slice(0, 200))} is not a path; send an origin-form target like /healthz` });
+          sendJson(res, 400, {
+            error: `the request target ${JSON.stringify((req.url ?? '').slice(0, 200))} is not a path; send an origin-form target like /healthz`,
+          });
           return;
         }
         req.url = target;
         for (const handler of handlers) {
           if (await handler(req, res)) return;
         }
-        sendJson(res, 404, { error: `No route for ${req.method} ${req.url?.split('?')[0]}`, routes: ['/healthz', '/readyz', 'POST /api/github/webhooks'] });
+        sendJson(res, 404, {
+          error: `No route for ${req.method} ${req.url?.split('?')[0]}`,
+          routes: ['/healthz', '/readyz', 'POST /api/github/webhooks'],
+        });
       } catch (error) {
         if (isRedisUnavailable(error)) {
           log.warn({ method: req.method, path: redactPath(req.url ?? '') }, 'Request refused: Redis unavailable');
-          if (!res.headersSent) sendJson(res, 503, { error: 'Redis is not reachable; retry shortly' }, { 'retry-after': '5' });
+          if (!res.headersSent)
+            sendJson(res, 503, { error: 'Redis is not reachable; retry shortly' }, { 'retry-after': '5' });
           else res.end();
           return;
         }
@@ -128,7 +164,9 @@ export async function startWebServer(options: { host: string; port: number; hand
   });
   // Without a listener Node answers an unknown Expect with an empty 417.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    sendJson(res, 417, { error: `Expect: ${String(req.headers.expect).slice(0, 100)} is not supported; send the request without it, or with Expect: 100-continue` });
+    sendJson(res, 417, {
+      error: `Expect: ${String(req.headers.expect).slice(0, 100)} is not supported; send the request without it, or with Expect: 100-continue`,
+    });
   });
   // Keep-alive longer than common load balancers' idle timeouts, so they never reuse a closed socket.
   server.keepAliveTimeout = 65_000;
@@ -137,7 +175,11 @@ export async function startWebServer(options: { host: string; port: number; hand
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') {
-        reject(new Error(`Port ${options.port} on ${options.host} is already in use. Stop the other process or set the PORT environment variable to a free port.`));
+        reject(
+          new Error(
+            `Port ${options.port} on ${options.host} is already in use. Stop the other process or set the PORT environment variable to a free port.`,
+          ),
+        );
       } else reject(error);
     });
     server.listen(options.port, options.host, () => resolve());

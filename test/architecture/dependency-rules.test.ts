@@ -16,15 +16,22 @@ let copies = 0;
 function violations(planted: Record<string, string>): string[] {
   const dir = join(scratch, `copy-${copies++}`);
   cpSync(join(root, 'src'), join(dir, 'src'), { recursive: true });
-  for (const file of ['.dependency-cruiser.cjs', 'tsconfig.json', 'package.json']) cpSync(join(root, file), join(dir, file));
+  for (const file of ['.dependency-cruiser.cjs', 'tsconfig.json', 'package.json'])
+    cpSync(join(root, file), join(dir, file));
   for (const [path, text] of Object.entries(planted)) writeFileSync(join(dir, path), text);
   let output: string;
   try {
-    output = execFileSync(join(root, 'node_modules/.bin/depcruise'), ['src', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_PATH: join(root, 'node_modules') } }).toString('utf8');
+    output = execFileSync(
+      join(root, 'node_modules/.bin/depcruise'),
+      ['src', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_PATH: join(root, 'node_modules') } },
+    ).toString('utf8');
   } catch (error) {
     output = (error as { stdout: Buffer }).stdout.toString('utf8');
   }
-  const result = JSON.parse(output) as { summary: { violations: Array<{ rule: { name: string }; from: string; to: string }> } };
+  const result = JSON.parse(output) as {
+    summary: { violations: Array<{ rule: { name: string }; from: string; to: string }> };
+  };
   return result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`);
 }
 
@@ -36,14 +43,18 @@ describe('the dependency rules', () => {
   it('fail on a planted violation of each kind', () => {
     const found = violations({
       // A pure planner reaching for an adapter.
-      'src/planners/planted-io.ts': "import { loadFile } from '../adapters/github/repo.js';\nexport const planted = loadFile;\n",
+      'src/planners/planted-io.ts':
+        "import { loadFile } from '../adapters/github/repo.js';\nexport const planted = loadFile;\n",
       // Intake reaching into a job instead of the queue.
-      'src/intake/planted-job.ts': "import { processBumpJob } from '../jobs/bump.js';\nexport const planted = processBumpJob;\n",
+      'src/intake/planted-job.ts':
+        "import { processBumpJob } from '../jobs/bump.js';\nexport const planted = processBumpJob;\n",
       // A job importing another job.
       'src/jobs/planted-a.ts': "import { processDiffJob } from './diff.js';\nexport const plantedA = processDiffJob;\n",
       // A cycle inside one folder.
-      'src/queue/planted-cycle-a.ts': "import { b } from './planted-cycle-b.js';\nexport const a = (): number => b() + 1;\n",
-      'src/queue/planted-cycle-b.ts': "import { a } from './planted-cycle-a.js';\nexport const b = (): number => (a.length > 0 ? 1 : 0);\n",
+      'src/queue/planted-cycle-a.ts':
+        "import { b } from './planted-cycle-b.js';\nexport const a = (): number => b() + 1;\n",
+      'src/queue/planted-cycle-b.ts':
+        "import { a } from './planted-cycle-a.js';\nexport const b = (): number => (a.length > 0 ? 1 : 0);\n",
       // The web role's server importing intake (the cycle this layout removed).
       'src/web/planted-intake.ts': "import { readBody } from '../intake/http.js';\nexport const planted = readBody;\n",
     });

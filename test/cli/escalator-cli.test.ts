@@ -8,7 +8,8 @@ import { runCli } from '../../src/cli/index.js';
 const digest = `sha256:${'ab'.repeat(32)}`;
 const kustomization = `# dev overlay\r\nimages:\r\n  - name: ghcr.io/example/hello # the app\r\n    newTag: "1.0"\r\n`;
 const values = 'image:\n  repository: ghcr.io/example/hello\n  tag: 1.0.0\n';
-const template = 'apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"\n';
+const template =
+  'apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"\n';
 
 async function cli(argv: string[], cwd: string) {
   let stdout = '';
@@ -34,7 +35,9 @@ describe('escalator set-image', () => {
     const result = await cli(['set-image', `ghcr.io/example/hello:1.2.3@${digest}`, '.'], dir);
     expect(result.code).toBe(0);
     // CRLF, comments and the double quotes survive; the chart template is not touched.
-    expect(readFileSync(join(dir, 'overlays/dev/kustomization.yaml'), 'utf8')).toBe(kustomization.replace('newTag: "1.0"', 'newTag: "1.2.3"'));
+    expect(readFileSync(join(dir, 'overlays/dev/kustomization.yaml'), 'utf8')).toBe(
+      kustomization.replace('newTag: "1.0"', 'newTag: "1.2.3"'),
+    );
     expect(readFileSync(join(dir, 'chart/values.yaml'), 'utf8')).toBe(values.replace('tag: 1.0.0', 'tag: 1.2.3'));
     expect(readFileSync(join(dir, 'chart/templates/deployment.yaml'), 'utf8')).toBe(template);
     expect(readFileSync(join(dir, 'unrelated.yaml'), 'utf8')).toBe('image: ghcr.io/example/other:2.0\n');
@@ -44,31 +47,57 @@ describe('escalator set-image', () => {
   it('prints a unified diff with --dry-run and writes nothing', async () => {
     const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'chart', '--dry-run'], dir);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe('--- a/chart/values.yaml\n+++ b/chart/values.yaml\n@@ -1,3 +1,3 @@\n image:\n   repository: ghcr.io/example/hello\n-  tag: 1.0.0\n+  tag: 1.2.3\n');
+    expect(result.stdout).toBe(
+      '--- a/chart/values.yaml\n+++ b/chart/values.yaml\n@@ -1,3 +1,3 @@\n image:\n   repository: ghcr.io/example/hello\n-  tag: 1.0.0\n+  tag: 1.2.3\n',
+    );
     expect(readFileSync(join(dir, 'chart/values.yaml'), 'utf8')).toBe(values);
   });
 
   it('reports changed, unchanged and refused files as JSON, and exits 2 on a refusal', async () => {
-    writeFileSync(join(dir, 'overlays/dev/extra.yaml'), 'apiVersion: v1\nkind: Pod\nspec:\n  containers:\n    - image: ghcr.io/example/hello:${TAG}\n');
+    writeFileSync(
+      join(dir, 'overlays/dev/extra.yaml'),
+      'apiVersion: v1\nkind: Pod\nspec:\n  containers:\n    - image: ghcr.io/example/hello:${TAG}\n',
+    );
     await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'chart'], dir);
     const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', '.', '--json'], dir);
     expect(result.code).toBe(2);
-    const report = JSON.parse(result.stdout) as { changed: Array<{ path: string; from: string; to: string }>; unchanged: string[]; refused: Array<{ path: string; reason: string }> };
-    expect(report.changed).toEqual([expect.objectContaining({ path: 'overlays/dev/kustomization.yaml', from: '1.0', to: '1.2.3' })]);
+    const report = JSON.parse(result.stdout) as {
+      changed: Array<{ path: string; from: string; to: string }>;
+      unchanged: string[];
+      refused: Array<{ path: string; reason: string }>;
+    };
+    expect(report.changed).toEqual([
+      expect.objectContaining({ path: 'overlays/dev/kustomization.yaml', from: '1.0', to: '1.2.3' }),
+    ]);
     expect(report.unchanged).toEqual(['chart/values.yaml']);
-    expect(report.refused).toEqual([{ path: 'overlays/dev/extra.yaml', reason: expect.stringContaining('placeholder'), line: 5 }]);
+    expect(report.refused).toEqual([
+      { path: 'overlays/dev/extra.yaml', reason: expect.stringContaining('placeholder'), line: 5 },
+    ]);
     expect(readFileSync(join(dir, 'overlays/dev/extra.yaml'), 'utf8')).toContain('${TAG}');
   });
 
   it('refuses a file that is not UTF-8 and mentions the image, leaving its bytes alone; one that does not mention it is skipped', async () => {
-    const latin1 = Buffer.concat([Buffer.from('# caf'), Buffer.from([0xe9]), Buffer.from('\nimages:\n  - name: ghcr.io/example/hello\n    newTag: 1.0.0\n')]);
+    const latin1 = Buffer.concat([
+      Buffer.from('# caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('\nimages:\n  - name: ghcr.io/example/hello\n    newTag: 1.0.0\n'),
+    ]);
     mkdirSync(join(dir, 'overlays/latin1'));
     writeFileSync(join(dir, 'overlays/latin1/kustomization.yaml'), latin1);
-    writeFileSync(join(dir, 'other-latin1.yaml'), Buffer.concat([Buffer.from('# caf'), Buffer.from([0xe9]), Buffer.from('\nimage: ghcr.io/example/other:2.0\n')]));
+    writeFileSync(
+      join(dir, 'other-latin1.yaml'),
+      Buffer.concat([Buffer.from('# caf'), Buffer.from([0xe9]), Buffer.from('\nimage: ghcr.io/example/other:2.0\n')]),
+    );
     const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', '.', '--json'], dir);
     expect(result.code).toBe(2);
     const report = JSON.parse(result.stdout) as { refused: Array<{ path: string; reason: string }> };
-    expect(report.refused).toEqual([{ path: 'overlays/latin1/kustomization.yaml', reason: 'the file is not UTF-8 text (an invalid byte near byte 5); Escalator reads and rewrites only UTF-8 files, as rewriting it would change bytes it does not own. Save it as UTF-8' }]);
+    expect(report.refused).toEqual([
+      {
+        path: 'overlays/latin1/kustomization.yaml',
+        reason:
+          'the file is not UTF-8 text (an invalid byte near byte 5); Escalator reads and rewrites only UTF-8 files, as rewriting it would change bytes it does not own. Save it as UTF-8',
+      },
+    ]);
     expect(readFileSync(join(dir, 'overlays/latin1/kustomization.yaml'))).toEqual(latin1);
   });
 
@@ -89,7 +118,10 @@ describe('escalator set-image', () => {
 describe('escalator validate-config', () => {
   it('prints every problem as file:line:col and exits 2', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'escalator-cli-'));
-    writeFileSync(join(dir, 'escalator.yml'), 'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registy\n    automerge: true\n');
+    writeFileSync(
+      join(dir, 'escalator.yml'),
+      'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registy\n    automerge: true\n',
+    );
     const result = await cli(['validate-config', 'escalator.yml'], dir);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
@@ -104,7 +136,11 @@ describe('escalator validate-config', () => {
 
   it('accepts the example repository config', async () => {
     const result = await cli(['validate-config', 'examples/gitops-repo/.github/escalator.yml'], process.cwd());
-    expect(result).toEqual({ code: 0, stdout: 'examples/gitops-repo/.github/escalator.yml: valid (3 environments)\n', stderr: '' });
+    expect(result).toEqual({
+      code: 0,
+      stdout: 'examples/gitops-repo/.github/escalator.yml: valid (3 environments)\n',
+      stderr: '',
+    });
   });
 });
 
@@ -113,14 +149,18 @@ describe('escalator --help and the installed command', () => {
     const help = await cli(['--help'], process.cwd());
     expect(help.code).toBe(0);
     for (const name of ['set-image', 'diff', 'validate-config']) expect(help.stdout).toContain(`  ${name}`);
-    expect((await cli(['set-image', '--help'], process.cwd())).stdout).toContain('Usage: escalator set-image <image> <path…>');
+    expect((await cli(['set-image', '--help'], process.cwd())).stdout).toContain(
+      'Usage: escalator set-image <image> <path…>',
+    );
     const unknown = await cli(['frobnicate'], process.cwd());
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown command "frobnicate"');
   });
 
   it('runs as `npx escalator` from the bin that `npm ci` builds', () => {
-    expect(existsSync('dist/main/cli.js'), 'dist/ is missing: npm ci builds it (prepare), or run npm run build').toBe(true);
+    expect(existsSync('dist/main/cli.js'), 'dist/ is missing: npm ci builds it (prepare), or run npm run build').toBe(
+      true,
+    );
     const run = spawnSync(process.execPath, ['bin/escalator.js', '--version'], { encoding: 'utf8' });
     expect(run.status).toBe(0);
     expect(run.stdout.trim()).toBe((JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version);

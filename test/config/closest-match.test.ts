@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clipValue, closestMatch, editDistance, MAX_SUGGESTION_LENGTH, quoteValue } from '../../src/config/repo-config.schema.js';
+import {
+  clipValue,
+  closestMatch,
+  editDistance,
+  MAX_SUGGESTION_LENGTH,
+  quoteValue,
+} from '../../src/config/repo-config.schema.js';
 
 describe('editDistance', () => {
   it.each([
@@ -27,7 +33,21 @@ describe('editDistance', () => {
   });
 
   it('agrees with the unbounded distance whenever that is within max', () => {
-    const words = ['', 'a', 'ab', 'ba', 'abc', 'acb', 'bca', 'staging', 'stagign', 'satging', 'prod', 'porduction', 'production'];
+    const words = [
+      '',
+      'a',
+      'ab',
+      'ba',
+      'abc',
+      'acb',
+      'bca',
+      'staging',
+      'stagign',
+      'satging',
+      'prod',
+      'porduction',
+      'production',
+    ];
     for (const a of words) {
       for (const b of words) {
         const full = editDistance(a, b);
@@ -52,7 +72,9 @@ describe('editDistance', () => {
     expect(editDistance(a, 'b'.repeat(20_000), 3)).toBe(4);
     expect(editDistance(a, `b${a.slice(2)}b`, 3)).toBe(2);
     expect(editDistance(a, `${a.slice(0, 10_000)}bb${a.slice(10_002)}`, 3)).toBe(2);
-    expect(editDistance(`${a.slice(0, 10_000)}ab${a.slice(10_002)}`, `${a.slice(0, 10_000)}ba${a.slice(10_002)}`, 3)).toBe(1);
+    expect(
+      editDistance(`${a.slice(0, 10_000)}ab${a.slice(10_002)}`, `${a.slice(0, 10_000)}ba${a.slice(10_002)}`, 3),
+    ).toBe(1);
   });
 });
 
@@ -76,7 +98,9 @@ describe('closestMatch', () => {
   });
 
   it(`suggests nothing for text longer than ${MAX_SUGGESTION_LENGTH} characters, and never a candidate that long`, () => {
-    expect(closestMatch('a'.repeat(MAX_SUGGESTION_LENGTH), ['a'.repeat(MAX_SUGGESTION_LENGTH - 1)])).toBe('a'.repeat(MAX_SUGGESTION_LENGTH - 1));
+    expect(closestMatch('a'.repeat(MAX_SUGGESTION_LENGTH), ['a'.repeat(MAX_SUGGESTION_LENGTH - 1)])).toBe(
+      'a'.repeat(MAX_SUGGESTION_LENGTH - 1),
+    );
     expect(closestMatch('a'.repeat(MAX_SUGGESTION_LENGTH + 1), ['a'.repeat(MAX_SUGGESTION_LENGTH)])).toBeUndefined();
     expect(closestMatch('k'.repeat(1 << 20), keys)).toBeUndefined();
     expect(closestMatch('c'.repeat(20_000), ['registry', 'a'.repeat(20_000), 'b'.repeat(20_000)])).toBeUndefined();

@@ -27,7 +27,8 @@ function docsSection() {
   const start = docs.indexOf('## Repository configuration: .github/escalator.yml');
   const next = docs.indexOf('\n## ', start + 1);
   const section = docs.slice(start, next < 0 ? undefined : next);
-  const blocks = (text: string, lang: string) => [...text.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1] ?? '');
+  const blocks = (text: string, lang: string) =>
+    [...text.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1] ?? '');
   const checking = section.indexOf('### Checking the file');
   return {
     examples: blocks(section.slice(0, checking), 'yaml'),
@@ -51,10 +52,13 @@ describe('schema/escalator.schema.json', () => {
       expect(output).toHaveLength(1);
     });
 
-    it.each(examples.map((example, index) => [index, example] as const))('example %i is accepted by editors and by Escalator', (_index, example) => {
-      expect(validate(parse(example)), JSON.stringify(validate.errors)).toBe(true);
-      expect(parseRepoConfig(example)).toMatchObject({ ok: true });
-    });
+    it.each(examples.map((example, index) => [index, example] as const))(
+      'example %i is accepted by editors and by Escalator',
+      (_index, example) => {
+        expect(validate(parse(example)), JSON.stringify(validate.errors)).toBe(true);
+        expect(parseRepoConfig(example)).toMatchObject({ ok: true });
+      },
+    );
 
     it('the broken example gets exactly the problems shown', () => {
       const result = parseRepoConfig(broken[0] ?? '');
@@ -64,12 +68,19 @@ describe('schema/escalator.schema.json', () => {
 
   describe('agrees with the zod schema', () => {
     const base = { environments: [{ name: 'dev', paths: ['apps/*/dev'], from: 'registry' }] };
-    const images = (entry: Record<string, unknown>) => ({ ...base, images: [{ name: 'ghcr.io/example/hello', ...entry }] });
+    const images = (entry: Record<string, unknown>) => ({
+      ...base,
+      images: [{ name: 'ghcr.io/example/hello', ...entry }],
+    });
     const configs: [name: string, config: unknown, valid: boolean][] = [
       ['the minimal config', base, true],
       ['version 1', { version: 1, ...base }, true],
       ['semver-range with a range', images({ policy: 'semver-range', range: '^1.2' }), true],
-      ['every default written out', { ...base, images: [], dryRun: false, diff: { enabled: true, forks: false, paths: [] }, labels: [] }, true],
+      [
+        'every default written out',
+        { ...base, images: [], dryRun: false, diff: { enabled: true, forks: false, paths: [] }, labels: [] },
+        true,
+      ],
       ['no environments key', {}, false],
       ['an empty environment list', { environments: [] }, false],
       ['an unknown root key', { ...base, colour: 'red' }, false],
@@ -89,14 +100,40 @@ describe('schema/escalator.schema.json', () => {
     });
 
     /** True when zod accepts `value` in the given place of an otherwise valid config. */
-    const zodAccepts = (place: (value: string) => unknown) => (value: string) => RepoConfig.safeParse(place(value)).success;
-    const withEnvironment = (fields: Record<string, unknown>) => ({ environments: [{ name: 'dev', paths: ['x/*'], from: 'registry', ...fields }] });
-    const fields: [name: string, editor: (value: string) => boolean, zod: (value: string) => boolean, samples: string[], alphabet: string[]][] = [
+    const zodAccepts = (place: (value: string) => unknown) => (value: string) =>
+      RepoConfig.safeParse(place(value)).success;
+    const withEnvironment = (fields: Record<string, unknown>) => ({
+      environments: [{ name: 'dev', paths: ['x/*'], from: 'registry', ...fields }],
+    });
+    const fields: [
+      name: string,
+      editor: (value: string) => boolean,
+      zod: (value: string) => boolean,
+      samples: string[],
+      alphabet: string[],
+    ][] = [
       [
         'paths',
         fieldValidator(environment.properties.paths!.items),
         zodAccepts((path) => withEnvironment({ paths: [path] })),
-        ['apps/*/overlays/dev', 'apps/**/dev/', 'a', '/a', 'a/../b', './a', 'a//b', 'a\\b', 'a/**b', 'a/*-*', '', '*', '**', '.hidden/x', 'a/..b', 'a/.'],
+        [
+          'apps/*/overlays/dev',
+          'apps/**/dev/',
+          'a',
+          '/a',
+          'a/../b',
+          './a',
+          'a//b',
+          'a\\b',
+          'a/**b',
+          'a/*-*',
+          '',
+          '*',
+          '**',
+          '.hidden/x',
+          'a/..b',
+          'a/.',
+        ],
         ['a', '/', '*', '.', '\\', '-'],
       ],
       [
@@ -117,7 +154,19 @@ describe('schema/escalator.schema.json', () => {
         'images[].name',
         fieldValidator(image.properties.name!),
         zodAccepts((name) => ({ ...base, images: [{ name }] })),
-        ['nginx', 'ghcr.io/example/hello', 'localhost:5000/a', 'Example.com/a', 'a/B', 'a:1', 'a@sha256:0', 'a__b', 'a___b', 'a--b', ''],
+        [
+          'nginx',
+          'ghcr.io/example/hello',
+          'localhost:5000/a',
+          'Example.com/a',
+          'a/B',
+          'a:1',
+          'a@sha256:0',
+          'a__b',
+          'a___b',
+          'a--b',
+          '',
+        ],
         ['a', 'B', '.', '_', '-', ':', '/', '1', '@'],
       ],
       [
@@ -136,7 +185,10 @@ describe('schema/escalator.schema.json', () => {
 
       it('for any string of its characters', () => {
         const strings = fc.array(fc.constantFrom(...alphabet), { maxLength: 60 }).map((chars) => chars.join(''));
-        fc.assert(fc.property(strings, (value) => editor(value) === zod(value)), { numRuns: 300 });
+        fc.assert(
+          fc.property(strings, (value) => editor(value) === zod(value)),
+          { numRuns: 300 },
+        );
       });
     });
 

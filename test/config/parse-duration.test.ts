@@ -23,6 +23,8 @@ describe('parseDuration', () => {
   });
 
   it('says what to write', () => {
-    expect(() => parseDuration('1h 30m')).toThrow('Invalid duration "1h 30m": write a whole number and a unit: 30s, 10m, 2h, 1d, or combined like 1h30m.');
+    expect(() => parseDuration('1h 30m')).toThrow(
+      'Invalid duration "1h 30m": write a whole number and a unit: 30s, 10m, 2h, 1d, or combined like 1h30m.',
+    );
   });
 });

@@ -19,7 +19,14 @@ const lines = (...rows: string[]) => `${rows.join('\n')}\n`;
 describe('path patterns in .github/escalator.yml', () => {
   it('accepts lists, classes and ? in environment and diff paths', () => {
     const result = parseRepoConfig(
-      lines('environments:', '  - name: prod', '    paths: ["apps/{web,api}/overlays/prod", "clusters/env-[0-9]/v?"]', '    from: registry', 'diff:', '  paths: ["apps/{web,api}/overlays/*"]'),
+      lines(
+        'environments:',
+        '  - name: prod',
+        '    paths: ["apps/{web,api}/overlays/prod", "clusters/env-[0-9]/v?"]',
+        '    from: registry',
+        'diff:',
+        '  paths: ["apps/{web,api}/overlays/*"]',
+      ),
     );
     expect(result.ok).toBe(true);
   });
@@ -57,29 +64,71 @@ describe('path patterns of relay targets', () => {
     const path = join(dir, 'targets.yaml');
     writeFileSync(
       path,
-      lines('- name: argocd', '  type: argocd', '  url: https://argocd.example.com/api/webhook', '  secret: {env: S}', '  repos: ["example/gitops"]', '  paths: ["apps/**.yaml", "apps/{web,api}/overlays/prod"]'),
+      lines(
+        '- name: argocd',
+        '  type: argocd',
+        '  url: https://argocd.example.com/api/webhook',
+        '  secret: {env: S}',
+        '  repos: ["example/gitops"]',
+        '  paths: ["apps/**.yaml", "apps/{web,api}/overlays/prod"]',
+      ),
     );
     const result = loadRelayTargets({ ESCALATOR_RELAY_TARGETS_FILE: path, S: 'x' });
     expect(result).toEqual({
       ok: false,
-      problems: [`${path}:6:11: targets[0].paths[0]: "**" in path "apps/**.yaml" must be a whole segment (write it between slashes, like apps/**/kustomization.yaml)`],
+      problems: [
+        `${path}:6:11: targets[0].paths[0]: "**" in path "apps/**.yaml" must be a whole segment (write it between slashes, like apps/**/kustomization.yaml)`,
+      ],
     });
   });
 });
 
 describe('the JSON Schema pattern editors use for paths', () => {
-  const schema = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as { properties: { environments: { items: { properties: { paths: { items: object } } } } } };
-  const editor = new Ajv({ strict: true }).compile({ ...schema.properties.environments.items.properties.paths.items, $schema: undefined });
-  const zod = (path: string) => RepoConfig.safeParse({ environments: [{ name: 'dev', paths: [path], from: 'registry' }] }).success;
+  const schema = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as {
+    properties: { environments: { items: { properties: { paths: { items: object } } } } };
+  };
+  const editor = new Ajv({ strict: true }).compile({
+    ...schema.properties.environments.items.properties.paths.items,
+    $schema: undefined,
+  });
+  const zod = (path: string) =>
+    RepoConfig.safeParse({ environments: [{ name: 'dev', paths: [path], from: 'registry' }] }).success;
 
-  it.each(['apps/{web,api}/prod', 'a/{b}', 'a/{,b}', 'a/{b,}', 'a/{.,b}', 'a/{b,..}', 'a/{b', 'a/b}', 'a/[bc]', 'a/[!bc]', 'a/[!]', 'a/[]', 'a/[', 'a/]', 'a/[*]', 'a/v?', 'a/?*', 'a/{*}', 'a/[a-c]', '{a,b}/**', '*/{a,b}-*'])('%j: the same answer', (path) => {
+  it.each([
+    'apps/{web,api}/prod',
+    'a/{b}',
+    'a/{,b}',
+    'a/{b,}',
+    'a/{.,b}',
+    'a/{b,..}',
+    'a/{b',
+    'a/b}',
+    'a/[bc]',
+    'a/[!bc]',
+    'a/[!]',
+    'a/[]',
+    'a/[',
+    'a/]',
+    'a/[*]',
+    'a/v?',
+    'a/?*',
+    'a/{*}',
+    'a/[a-c]',
+    '{a,b}/**',
+    '*/{a,b}-*',
+  ])('%j: the same answer', (path) => {
     expect(editor(path)).toBe(zod(path));
   });
 
   it('for any string of these characters', () => {
     // No "-": a backwards range ([z-a]) is the one thing editors accept and Escalator refuses.
-    const strings = fc.array(fc.constantFrom('a', 'b', '/', '*', '?', '[', ']', '{', '}', ',', '!', '.'), { maxLength: 40 }).map((chars) => chars.join(''));
-    fc.assert(fc.property(strings, (path) => editor(path) === zod(path)), { numRuns: 2_000 });
+    const strings = fc
+      .array(fc.constantFrom('a', 'b', '/', '*', '?', '[', ']', '{', '}', ',', '!', '.'), { maxLength: 40 })
+      .map((chars) => chars.join(''));
+    fc.assert(
+      fc.property(strings, (path) => editor(path) === zod(path)),
+      { numRuns: 2_000 },
+    );
   });
 
   it('accepts a backwards range that Escalator refuses with a line', () => {

@@ -15,21 +15,47 @@ describe('generated files', () => {
   const { schema, rows } = buildRepoConfigSchema();
 
   it('schema/escalator.schema.json matches the zod schema', () => {
-    expect(readFileSync(SCHEMA_FILE, 'utf8'), 'schema/escalator.schema.json is stale: run npm run schema').toBe(renderSchemaFile(schema));
+    expect(readFileSync(SCHEMA_FILE, 'utf8'), 'schema/escalator.schema.json is stale: run npm run schema').toBe(
+      renderSchemaFile(schema),
+    );
   });
 
   it('the reference in docs/configuration.md matches the zod schema', () => {
     const docs = readFileSync(DOCS_FILE, 'utf8');
     const committed = docs.slice(docs.indexOf(REFERENCE_BEGIN), docs.indexOf(REFERENCE_END) + REFERENCE_END.length);
-    expect(committed, 'the reference in docs/configuration.md is stale: run npm run schema').toBe(renderReference(rows));
+    expect(committed, 'the reference in docs/configuration.md is stale: run npm run schema').toBe(
+      renderReference(rows),
+    );
   });
 
   it('documents every field, with $schema, $id and a title', () => {
-    expect(schema).toMatchObject({ $schema: 'http://json-schema.org/draft-07/schema#', $id: expect.any(String), title: 'Escalator repository configuration' });
+    expect(schema).toMatchObject({
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      $id: expect.any(String),
+      title: 'Escalator repository configuration',
+    });
     expect(rows.map((row) => row.key)).toEqual([
-      'version', 'environments', 'environments[].name', 'environments[].paths', 'environments[].from', 'environments[].autoMerge',
-      'environments[].soak', 'environments[].reviewers', 'environments[].group', 'images', 'images[].name', 'images[].tags',
-      'images[].policy', 'images[].range', 'images[].pinDigest', 'dryRun', 'diff', 'diff.enabled', 'diff.forks', 'diff.paths', 'labels',
+      'version',
+      'environments',
+      'environments[].name',
+      'environments[].paths',
+      'environments[].from',
+      'environments[].autoMerge',
+      'environments[].soak',
+      'environments[].reviewers',
+      'environments[].group',
+      'images',
+      'images[].name',
+      'images[].tags',
+      'images[].policy',
+      'images[].range',
+      'images[].pinDigest',
+      'dryRun',
+      'diff',
+      'diff.enabled',
+      'diff.forks',
+      'diff.paths',
+      'labels',
     ]);
     expect(rows.every((row) => row.description.length > 0)).toBe(true);
   });
@@ -40,7 +66,9 @@ describe('generated files', () => {
     it('refuses a @default that is not the zod default', () => {
       const edited = source.replace('@default "0s"', '@default "1m"');
       expect(edited).not.toBe(source);
-      expect(() => buildRepoConfigSchema(edited)).toThrow('EnvironmentConfig.soak: the TSDoc says @default "1m", zod says "0s"');
+      expect(() => buildRepoConfigSchema(edited)).toThrow(
+        'EnvironmentConfig.soak: the TSDoc says @default "1m", zod says "0s"',
+      );
     });
 
     it('refuses a field without TSDoc', () => {

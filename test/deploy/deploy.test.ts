@@ -30,7 +30,10 @@ interface Selector {
 interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean }; configMapKeyRef?: { name: string; key: string } };
+  valueFrom?: {
+    secretKeyRef?: { name: string; key: string; optional?: boolean };
+    configMapKeyRef?: { name: string; key: string };
+  };
 }
 interface Probe {
   httpGet?: { path: string; port: string | number };
@@ -57,9 +60,19 @@ interface PodSpec {
   serviceAccountName?: string;
   automountServiceAccountToken?: boolean;
   terminationGracePeriodSeconds?: number;
-  securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; runAsGroup?: number; seccompProfile?: { type: string } };
+  securityContext?: {
+    runAsNonRoot?: boolean;
+    runAsUser?: number;
+    runAsGroup?: number;
+    seccompProfile?: { type: string };
+  };
   containers: Container[];
-  volumes?: Array<{ name: string; emptyDir?: { sizeLimit?: string }; configMap?: { name: string }; secret?: { secretName: string; optional?: boolean } }>;
+  volumes?: Array<{
+    name: string;
+    emptyDir?: { sizeLimit?: string };
+    configMap?: { name: string };
+    secret?: { secretName: string; optional?: boolean };
+  }>;
 }
 interface K8sObject {
   apiVersion: string;
@@ -70,7 +83,11 @@ interface K8sObject {
   automountServiceAccountToken?: boolean;
 }
 interface Deployment extends K8sObject {
-  spec: { replicas?: number; selector: Selector; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } };
+  spec: {
+    replicas?: number;
+    selector: Selector;
+    template: { metadata: { labels: Record<string, string> }; spec: PodSpec };
+  };
 }
 interface NetworkPolicyPort {
   port: number;
@@ -117,7 +134,9 @@ function find<T extends K8sObject = K8sObject>(objects: K8sObject[], kind: strin
 
 /** A generated ConfigMap: `name-<hash>`. */
 function configMap(objects: K8sObject[], name: string): K8sObject {
-  const found = objects.filter((o) => o.kind === 'ConfigMap' && new RegExp(`^${name}-[a-z0-9]{10}$`).test(o.metadata.name));
+  const found = objects.filter(
+    (o) => o.kind === 'ConfigMap' && new RegExp(`^${name}-[a-z0-9]{10}$`).test(o.metadata.name),
+  );
   expect(found, `ConfigMap ${name}-<hash>`).toHaveLength(1);
   return found[0]!;
 }
@@ -142,7 +161,12 @@ function selects(selector: Selector, labels: Record<string, string>): boolean {
 
 /** Kinds and names, with generated ConfigMaps' hashes replaced by `<hash>`. */
 function inventory(objects: K8sObject[]): string[] {
-  return objects.map((o) => `${o.kind}/${o.kind === 'ConfigMap' ? o.metadata.name.replace(/-[a-z0-9]{10}$/, '-<hash>') : o.metadata.name}`).sort();
+  return objects
+    .map(
+      (o) =>
+        `${o.kind}/${o.kind === 'ConfigMap' ? o.metadata.name.replace(/-[a-z0-9]{10}$/, '-<hash>') : o.metadata.name}`,
+    )
+    .sort();
 }
 
 /** Variables the process cannot start without: schema fields with neither a default nor `optional()`. */
@@ -166,7 +190,11 @@ function sourceText(): string {
 }
 
 /** The environment a pod of this Deployment starts with, secrets replaced by test values. */
-function podEnvironment(objects: K8sObject[], deployment: Deployment, secrets: Record<string, string>): Record<string, string> {
+function podEnvironment(
+  objects: K8sObject[],
+  deployment: Deployment,
+  secrets: Record<string, string>,
+): Record<string, string> {
   const c = container(deployment);
   const env: Record<string, string> = {};
   for (const from of c.envFrom ?? []) {
@@ -225,7 +253,9 @@ describe('deploy/overlays/production', () => {
       if (o.kind === 'Namespace') continue;
       expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe('escalator');
     }
-    expect(find(objects(), 'Namespace', 'escalator').metadata.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    expect(find(objects(), 'Namespace', 'escalator').metadata.labels?.['pod-security.kubernetes.io/enforce']).toBe(
+      'restricted',
+    );
   });
 
   it('runs web and worker from one image, pinned by tag and digest', () => {
@@ -242,31 +272,46 @@ describe('deploy/overlays/production', () => {
     expect(worker().spec.replicas).toBe(3);
   });
 
-  it.each(['escalator-web', 'escalator-worker'])('probes %s on /healthz for liveness and /readyz for readiness, on the port the process listens on', (name) => {
-    const deployment = find<Deployment>(objects(), 'Deployment', name);
-    const c = container(deployment);
-    const http = c.ports?.find((p) => p.name === 'http');
-    expect(http?.containerPort).toBe(3000);
-    expect(c.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
-    expect(c.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
-    // The process listens on HOST:PORT from the environment; 127.0.0.1 (its default) would be
-    // unreachable for the kubelet.
-    const env = podEnvironment(objects(), deployment, testSecrets);
-    expect(env.PORT).toBe(String(http?.containerPort));
-    expect(env.HOST).toBe('0.0.0.0');
-  });
+  it.each(['escalator-web', 'escalator-worker'])(
+    'probes %s on /healthz for liveness and /readyz for readiness, on the port the process listens on',
+    (name) => {
+      const deployment = find<Deployment>(objects(), 'Deployment', name);
+      const c = container(deployment);
+      const http = c.ports?.find((p) => p.name === 'http');
+      expect(http?.containerPort).toBe(3000);
+      expect(c.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
+      expect(c.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
+      // The process listens on HOST:PORT from the environment; 127.0.0.1 (its default) would be
+      // unreachable for the kubelet.
+      const env = podEnvironment(objects(), deployment, testSecrets);
+      expect(env.PORT).toBe(String(http?.containerPort));
+      expect(env.HOST).toBe('0.0.0.0');
+    },
+  );
 
   it('exposes the web pods on port 3000 through the Service', () => {
-    const service = find<K8sObject & { spec: { ports: Array<{ name: string; port: number; targetPort: string }>; selector: Record<string, string> } }>(objects(), 'Service', 'escalator-web');
+    const service = find<
+      K8sObject & {
+        spec: { ports: Array<{ name: string; port: number; targetPort: string }>; selector: Record<string, string> };
+      }
+    >(objects(), 'Service', 'escalator-web');
     expect(service.spec.ports).toEqual([{ name: 'http', port: 3000, targetPort: 'http', protocol: 'TCP' }]);
   });
 
   it('routes the web Service only to web pods, and gives workers a headless Service for scraping only', () => {
-    const service = find<K8sObject & { spec: { selector: Record<string, string> } }>(objects(), 'Service', 'escalator-web');
+    const service = find<K8sObject & { spec: { selector: Record<string, string> } }>(
+      objects(),
+      'Service',
+      'escalator-web',
+    );
     const selector = { matchLabels: service.spec.selector };
     expect(selects(selector, web().spec.template.metadata.labels)).toBe(true);
     expect(selects(selector, worker().spec.template.metadata.labels)).toBe(false);
-    const workers = find<K8sObject & { spec: { selector: Record<string, string>; clusterIP: string } }>(objects(), 'Service', 'escalator-worker');
+    const workers = find<K8sObject & { spec: { selector: Record<string, string>; clusterIP: string } }>(
+      objects(),
+      'Service',
+      'escalator-worker',
+    );
     expect(workers.spec.clusterIP).toBe('None');
     expect(selects({ matchLabels: workers.spec.selector }, worker().spec.template.metadata.labels)).toBe(true);
     expect(selects({ matchLabels: workers.spec.selector }, web().spec.template.metadata.labels)).toBe(false);
@@ -275,9 +320,20 @@ describe('deploy/overlays/production', () => {
   it('runs every pod as the non-root node user with a read-only root, no privileges and RuntimeDefault seccomp', () => {
     for (const deployment of deployments(objects())) {
       const pod = deployment.spec.template.spec;
-      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        runAsUser: 1000,
+        runAsGroup: 1000,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
       const c = container(deployment);
-      expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, privileged: false, capabilities: { drop: ['ALL'] } });
+      expect(c.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        privileged: false,
+        capabilities: { drop: ['ALL'] },
+      });
       expect(c.securityContext?.capabilities?.add).toBeUndefined();
       // The only writable path is an emptyDir on /tmp (renders, checkouts).
       const tmp = c.volumeMounts?.find((m) => m.mountPath === '/tmp');
@@ -299,8 +355,16 @@ describe('deploy/overlays/production', () => {
   });
 
   it('has one disruption budget per role, each selecting exactly that role', () => {
-    const pdbWeb = find<K8sObject & { spec: { selector: Selector; maxUnavailable: number } }>(objects(), 'PodDisruptionBudget', 'escalator-web');
-    const pdbWorker = find<K8sObject & { spec: { selector: Selector; maxUnavailable: number } }>(objects(), 'PodDisruptionBudget', 'escalator-worker');
+    const pdbWeb = find<K8sObject & { spec: { selector: Selector; maxUnavailable: number } }>(
+      objects(),
+      'PodDisruptionBudget',
+      'escalator-web',
+    );
+    const pdbWorker = find<K8sObject & { spec: { selector: Selector; maxUnavailable: number } }>(
+      objects(),
+      'PodDisruptionBudget',
+      'escalator-worker',
+    );
     expect(selects(pdbWeb.spec.selector, web().spec.template.metadata.labels)).toBe(true);
     expect(selects(pdbWeb.spec.selector, worker().spec.template.metadata.labels)).toBe(false);
     expect(selects(pdbWorker.spec.selector, worker().spec.template.metadata.labels)).toBe(true);
@@ -308,7 +372,8 @@ describe('deploy/overlays/production', () => {
     expect(pdbWeb.spec.maxUnavailable).toBe(1);
     expect(pdbWorker.spec.maxUnavailable).toBe(1);
     // Every Deployment's selector matches its own pod template.
-    for (const deployment of deployments(objects())) expect(selects(deployment.spec.selector, deployment.spec.template.metadata.labels)).toBe(true);
+    for (const deployment of deployments(objects()))
+      expect(selects(deployment.spec.selector, deployment.spec.template.metadata.labels)).toBe(true);
   });
 
   it('references a Secret key, never optional, for every variable the process cannot start without', () => {
@@ -325,9 +390,17 @@ describe('deploy/overlays/production', () => {
   });
 
   it('gives the web role the optional tokens as optional Secret references, and the worker none of them', () => {
-    const tokens = { ESCALATOR_REGISTRY_TOKEN: 'registry-token', ESCALATOR_CI_TOKEN: 'ci-token', ESCALATOR_ADMIN_TOKEN: 'admin-token' };
+    const tokens = {
+      ESCALATOR_REGISTRY_TOKEN: 'registry-token',
+      ESCALATOR_CI_TOKEN: 'ci-token',
+      ESCALATOR_ADMIN_TOKEN: 'admin-token',
+    };
     for (const [name, key] of Object.entries(tokens)) {
-      expect(envValue(container(web()), name)?.valueFrom?.secretKeyRef).toEqual({ name: 'escalator', key, optional: true });
+      expect(envValue(container(web()), name)?.valueFrom?.secretKeyRef).toEqual({
+        name: 'escalator',
+        key,
+        optional: true,
+      });
       expect(envValue(container(worker()), name)).toBeUndefined();
     }
   });
@@ -373,7 +446,10 @@ describe('deploy/overlays/production', () => {
     const dir = mkdtempSync(join(tmpdir(), 'escalator-deploy-'));
     try {
       writeFileSync(join(dir, basename(file)), data[basename(file)] ?? '');
-      expect(loadRelayTargets({ ESCALATOR_RELAY_TARGETS_FILE: join(dir, basename(file)) })).toEqual({ ok: true, targets: [] });
+      expect(loadRelayTargets({ ESCALATOR_RELAY_TARGETS_FILE: join(dir, basename(file)) })).toEqual({
+        ok: true,
+        targets: [],
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -382,9 +458,13 @@ describe('deploy/overlays/production', () => {
   it('admits only port 3000 in, and lets out only DNS, Redis and HTTPS (plus agent ports for relays)', () => {
     const policy = find<NetworkPolicy>(objects(), 'NetworkPolicy', 'escalator');
     expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
-    for (const deployment of deployments(objects())) expect(selects(policy.spec.podSelector, deployment.spec.template.metadata.labels)).toBe(true);
+    for (const deployment of deployments(objects()))
+      expect(selects(policy.spec.podSelector, deployment.spec.template.metadata.labels)).toBe(true);
     expect(policy.spec.ingress?.flatMap((rule) => rule.ports ?? [])).toEqual([{ port: 3000, protocol: 'TCP' }]);
-    const egress = policy.spec.egress?.flatMap((rule) => rule.ports ?? []).map((p) => `${p.port}/${p.protocol}`).sort();
+    const egress = policy.spec.egress
+      ?.flatMap((rule) => rule.ports ?? [])
+      .map((p) => `${p.port}/${p.protocol}`)
+      .sort();
     expect(egress).toEqual(['443/TCP', '53/TCP', '53/UDP', '6379/TCP']);
     for (const rule of policy.spec.egress ?? []) expect(rule.ports?.length).toBeGreaterThan(0);
 
@@ -396,13 +476,23 @@ describe('deploy/overlays/production', () => {
   });
 
   it('scrapes /metrics from both Services, web and worker', () => {
-    const monitor = find<K8sObject & { spec: { selector: Selector; endpoints: Array<{ port: string; path: string }> } }>(objects(), 'ServiceMonitor', 'escalator');
+    const monitor = find<
+      K8sObject & { spec: { selector: Selector; endpoints: Array<{ port: string; path: string }> } }
+    >(objects(), 'ServiceMonitor', 'escalator');
     expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
     expect(monitor.spec.endpoints).toHaveLength(1);
     expect(monitor.spec.endpoints[0]).toMatchObject({ port: 'http', path: '/metrics' });
-    const services = objects().filter((o): o is K8sObject & { spec: { ports: Array<{ name: string }> } } => o.kind === 'Service');
-    expect(services.filter((s) => selects(monitor.spec.selector, s.metadata.labels ?? {})).map((s) => s.metadata.name).sort()).toEqual(['escalator-web', 'escalator-worker']);
-    for (const service of services) expect(service.spec.ports.map((p) => p.name)).toContain(monitor.spec.endpoints[0]!.port);
+    const services = objects().filter(
+      (o): o is K8sObject & { spec: { ports: Array<{ name: string }> } } => o.kind === 'Service',
+    );
+    expect(
+      services
+        .filter((s) => selects(monitor.spec.selector, s.metadata.labels ?? {}))
+        .map((s) => s.metadata.name)
+        .sort(),
+    ).toEqual(['escalator-web', 'escalator-worker']);
+    for (const service of services)
+      expect(service.spec.ports.map((p) => p.name)).toContain(monitor.spec.endpoints[0]!.port);
   });
 });
 
@@ -426,8 +516,12 @@ describe('deploy/overlays/sandbox', () => {
     expect(loaded.ok && loaded.env.LOG_LEVEL).toBe('debug');
   });
 
-  it('drops the worker Deployment\'s Service, and the ServiceMonitor still finds the one pod', () => {
-    expect(objects().filter((o) => o.kind === 'Service').map((o) => o.metadata.name)).toEqual(['escalator-web']);
+  it("drops the worker Deployment's Service, and the ServiceMonitor still finds the one pod", () => {
+    expect(
+      objects()
+        .filter((o) => o.kind === 'Service')
+        .map((o) => o.metadata.name),
+    ).toEqual(['escalator-web']);
     expect(objects().filter((o) => o.kind === 'ServiceMonitor')).toHaveLength(1);
   });
 
@@ -441,7 +535,9 @@ describe('deploy/overlays/sandbox', () => {
   });
 
   it('lives in its own namespace', () => {
-    for (const o of objects()) if (o.kind !== 'Namespace') expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe('escalator-sandbox');
+    for (const o of objects())
+      if (o.kind !== 'Namespace')
+        expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe('escalator-sandbox');
   });
 });
 
@@ -450,8 +546,10 @@ describe.each(overlays)('%s', (overlay) => {
     const objects = build(overlay);
     const names = new Set(objects.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata.name));
     for (const deployment of deployments(objects)) {
-      for (const from of container(deployment).envFrom ?? []) if (from.configMapRef) expect(names).toContain(from.configMapRef.name);
-      for (const volume of deployment.spec.template.spec.volumes ?? []) if (volume.configMap) expect(names).toContain(volume.configMap.name);
+      for (const from of container(deployment).envFrom ?? [])
+        if (from.configMapRef) expect(names).toContain(from.configMapRef.name);
+      for (const volume of deployment.spec.template.spec.volumes ?? [])
+        if (volume.configMap) expect(names).toContain(volume.configMap.name);
     }
   });
 });

@@ -22,7 +22,10 @@ const context = { baseSha: SHA_BASE, headSha: SHA_HEAD, repository: 'example/git
 
 function configMaps(prefix: string, count: number, side: string): RenderOutcome {
   const docs = Array.from({ length: count }, (_, index) => {
-    const lines = Array.from({ length: 12 }, (_, line) => `    line-${line}=${line === 1 || line === 10 ? `${side}-${index}` : 'same'}`).join('\n');
+    const lines = Array.from(
+      { length: 12 },
+      (_, line) => `    line-${line}=${line === 1 || line === 10 ? `${side}-${index}` : 'same'}`,
+    ).join('\n');
     return `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${prefix}-${index}\ndata:\n  conf: |\n${lines}\n`;
   });
   return { status: 'ok', yaml: docs.join('---\n') };
@@ -32,15 +35,24 @@ function report(targets: Array<[string, number]>): DiffReport {
   return buildReport({
     baseSha: SHA_BASE,
     headSha: SHA_HEAD,
-    targets: targets.map(([id, count]) => diffTarget({ id, kind: 'plain', dir: id }, configMaps(id, count, 'base'), configMaps(id, count, 'head'))),
+    targets: targets.map(([id, count]) =>
+      diffTarget({ id, kind: 'plain', dir: id }, configMaps(id, count, 'base'), configMaps(id, count, 'head')),
+    ),
   });
 }
 
 describe('renderComment size budget', () => {
-  const big = report([['huge', 500], ['medium', 40], ['small', 2]]);
+  const big = report([
+    ['huge', 500],
+    ['medium', 40],
+    ['small', 2],
+  ]);
 
   it('steps the 500-object target down level by level (full → first hunks → objects → one line) and always fits', () => {
-    const steps = (maxChars: number) => planCommentLayout(big, { ...context, maxChars }).steps.filter(([id]) => id === 'huge').map(([, level]) => level);
+    const steps = (maxChars: number) =>
+      planCommentLayout(big, { ...context, maxChars })
+        .steps.filter(([id]) => id === 'huge')
+        .map(([, level]) => level);
     expect(steps(65_000)).toEqual(['hunks', 'objects']);
     expect(steps(5_000)).toEqual(['hunks', 'objects', 'line']);
     for (let budget = 65_000; budget >= 4_000; budget = Math.floor(budget * 0.8)) {
@@ -53,7 +65,8 @@ describe('renderComment size budget', () => {
   it('shows a mid-size target at every level as the budget shrinks', () => {
     const mid = report([['mid', 60]]);
     const seen = new Set<SectionLevel>();
-    for (let budget = 65_000; budget >= 1_500; budget -= 500) seen.add(planCommentLayout(mid, { ...context, maxChars: budget }).levels.get('mid') ?? 'line');
+    for (let budget = 65_000; budget >= 1_500; budget -= 500)
+      seen.add(planCommentLayout(mid, { ...context, maxChars: budget }).levels.get('mid') ?? 'line');
     expect([...seen]).toEqual(['full', 'hunks', 'objects', 'line']);
   });
 
@@ -65,7 +78,12 @@ describe('renderComment size budget', () => {
   });
 
   it('keeps the header, summary, table and footer at any budget, and leaves out sections only when one line each is too much', () => {
-    const many = report(Array.from({ length: 140 }, (_, index): [string, number] => [`apps/app-${String(index).padStart(3, '0')}/overlays/prod`, 30]));
+    const many = report(
+      Array.from({ length: 140 }, (_, index): [string, number] => [
+        `apps/app-${String(index).padStart(3, '0')}/overlays/prod`,
+        30,
+      ]),
+    );
     const body = renderComment(many, { ...context, maxChars: 20_000 });
     expect(body.length).toBeLessThan(GITHUB_BODY_LIMIT);
     expect(body).toContain('### Rendered manifest diff');
@@ -81,18 +99,60 @@ describe('renderComment size budget', () => {
 });
 
 describe('renderComment for arbitrary repository text', () => {
-  const text = fc.string({ unit: fc.constantFrom('`', '<', '>', '/', 'details', '@', '|', '*', '_', '[', ']', '(', ')', '!', '\n', ' ', 'a', '~', '&', '#', '-', '\\') , maxLength: 40 });
+  const text = fc.string({
+    unit: fc.constantFrom(
+      '`',
+      '<',
+      '>',
+      '/',
+      'details',
+      '@',
+      '|',
+      '*',
+      '_',
+      '[',
+      ']',
+      '(',
+      ')',
+      '!',
+      '\n',
+      ' ',
+      'a',
+      '~',
+      '&',
+      '#',
+      '-',
+      '\\',
+    ),
+    maxLength: 40,
+  });
   it('stays balanced, under the limit, and never lets text out of a code span or fence', () => {
     fc.assert(
       fc.property(text, text, text, (name, value, dir) => {
-        const yaml = (v: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${JSON.stringify(name || 'x')}\ndata:\n  k: ${JSON.stringify(v)}\n`;
-        const target = diffTarget({ id: dir || 'd', kind: 'plain', dir: dir || 'd' }, { status: 'ok', yaml: yaml(value) }, { status: 'ok', yaml: yaml(`${value}!`) });
+        const yaml = (v: string) =>
+          `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${JSON.stringify(name || 'x')}\ndata:\n  k: ${JSON.stringify(v)}\n`;
+        const target = diffTarget(
+          { id: dir || 'd', kind: 'plain', dir: dir || 'd' },
+          { status: 'ok', yaml: yaml(value) },
+          { status: 'ok', yaml: yaml(`${value}!`) },
+        );
         const body = renderComment(buildReport({ baseSha: SHA_BASE, headSha: SHA_HEAD, targets: [target] }), context);
         expect(unbalancedMarkdown(body)).toBeUndefined();
         // Outside fences, no raw tag from the repository survives: every `<` is ours or an entity.
         const outside = body.replace(/^(`{3,})[^\n]*\n[\s\S]*?^\1$/gm, '').replace(/(`+)[\s\S]*?\1/g, '');
         const tags = outside.match(/<\/?[a-z]+[^>`\n]*>/g) ?? [];
-        for (const tag of tags) expect(['<details>', '</details>', '<summary>', '</summary>', '<code>', '</code>', '<sub>', '</sub>', '<br>']).toContain(tag);
+        for (const tag of tags)
+          expect([
+            '<details>',
+            '</details>',
+            '<summary>',
+            '</summary>',
+            '<code>',
+            '</code>',
+            '<sub>',
+            '</sub>',
+            '<br>',
+          ]).toContain(tag);
       }),
       { numRuns: 150 },
     );
@@ -101,34 +161,65 @@ describe('renderComment for arbitrary repository text', () => {
 
 describe('comment states', () => {
   it('says "No rendered changes as of <sha>" when nothing changed', () => {
-    const unchanged = buildReport({ baseSha: SHA_BASE, headSha: SHA_HEAD, targets: [diffTarget({ id: 'a', kind: 'plain', dir: 'a' }, configMaps('a', 1, 'x'), configMaps('a', 1, 'x'))] });
-    expect(renderComment(unchanged, context)).toContain('No rendered changes as of `bbbbbbb`. 1 target checked, all unchanged.');
+    const unchanged = buildReport({
+      baseSha: SHA_BASE,
+      headSha: SHA_HEAD,
+      targets: [diffTarget({ id: 'a', kind: 'plain', dir: 'a' }, configMaps('a', 1, 'x'), configMaps('a', 1, 'x'))],
+    });
+    expect(renderComment(unchanged, context)).toContain(
+      'No rendered changes as of `bbbbbbb`. 1 target checked, all unchanged.',
+    );
     const none = buildReport({ baseSha: SHA_BASE, headSha: SHA_HEAD, targets: [] });
     expect(renderComment(none, context)).toContain('No target reads the changed files.');
-    expect(renderCheckSummary(none)).toMatchObject({ conclusion: 'success', title: 'No target reads the changed files' });
+    expect(renderCheckSummary(none)).toMatchObject({
+      conclusion: 'success',
+      title: 'No target reads the changed files',
+    });
   });
 
   it('fails the check when a target fails at head, not when it only failed at base', () => {
     const ok = configMaps('a', 1, 'x');
     const failed: RenderOutcome = { status: 'failed', message: 'boom' };
-    const breaks = buildReport({ baseSha: SHA_BASE, headSha: SHA_HEAD, targets: [diffTarget({ id: 'a', kind: 'kustomize', dir: 'a' }, ok, failed)] });
-    expect(renderCheckSummary(breaks)).toMatchObject({ conclusion: 'failure', title: '0 of 1 target changed · 1 target fails to render at head' });
+    const breaks = buildReport({
+      baseSha: SHA_BASE,
+      headSha: SHA_HEAD,
+      targets: [diffTarget({ id: 'a', kind: 'kustomize', dir: 'a' }, ok, failed)],
+    });
+    expect(renderCheckSummary(breaks)).toMatchObject({
+      conclusion: 'failure',
+      title: '0 of 1 target changed · 1 target fails to render at head',
+    });
     expect(breaks.targets[0]?.failure).toEqual({ side: 'head', breaks: true, message: 'boom' });
-    const fixes = buildReport({ baseSha: SHA_BASE, headSha: SHA_HEAD, targets: [diffTarget({ id: 'a', kind: 'kustomize', dir: 'a' }, failed, ok)] });
+    const fixes = buildReport({
+      baseSha: SHA_BASE,
+      headSha: SHA_HEAD,
+      targets: [diffTarget({ id: 'a', kind: 'kustomize', dir: 'a' }, failed, ok)],
+    });
     expect(renderCheckSummary(fixes).conclusion).toBe('success');
     expect(fixes.targets[0]?.failure?.side).toBe('base');
   });
 
   it('names the merge commit, or says there was none', () => {
     const r = report([['a', 1]]);
-    expect(renderComment(r, { ...context, mergeCommit: true })).toContain('the merge commit `bbbbbbb` of this pull request');
-    expect(renderComment(r, { ...context, mergeCommit: false })).toContain('GitHub has no merge commit for this pull request');
+    expect(renderComment(r, { ...context, mergeCommit: true })).toContain(
+      'the merge commit `bbbbbbb` of this pull request',
+    );
+    expect(renderComment(r, { ...context, mergeCommit: false })).toContain(
+      'GitHub has no merge commit for this pull request',
+    );
   });
 
   it('leaves run statistics out of the JSON', () => {
-    const r = { ...report([['a', 1]]), stats: { totalMs: 1, toolMs: 1, checkoutMs: 1, renders: 1, renderCacheHits: 0, checkoutsMaterialized: 1 } };
+    const r = {
+      ...report([['a', 1]]),
+      stats: { totalMs: 1, toolMs: 1, checkoutMs: 1, renders: 1, renderCacheHits: 0, checkoutsMaterialized: 1 },
+    };
     expect(toJsonReport(r)).not.toContain('totalMs');
-    expect(JSON.parse(toJsonReport(r)).targets[0].objects[0]).toMatchObject({ kind: 'ConfigMap', name: 'a-0', change: 'changed' });
+    expect(JSON.parse(toJsonReport(r)).targets[0].objects[0]).toMatchObject({
+      kind: 'ConfigMap',
+      name: 'a-0',
+      change: 'changed',
+    });
   });
 });
 
@@ -138,14 +229,17 @@ describe('secret scrubbing', () => {
       ['k/kustomization.yaml', 'k/creds.env', 'k/key.pem', 'values.yaml', 'k/secret.yaml'],
       (path) =>
         ({
-          'k/kustomization.yaml': 'secretGenerator:\n  - name: s\n    literals: [password=CANARY-literal]\n    envs: [creds.env]\n    files: [tls.key=key.pem]\n',
+          'k/kustomization.yaml':
+            'secretGenerator:\n  - name: s\n    literals: [password=CANARY-literal]\n    envs: [creds.env]\n    files: [tls.key=key.pem]\n',
           'k/creds.env': '# comment\nTOKEN=CANARY-env-token\n',
           'k/key.pem': '-----BEGIN KEY-----\nCANARY-pem-body\n-----END KEY-----\n',
           'values.yaml': 'db:\n  password: CANARY-values\n  host: db.example.com\n',
-          'k/secret.yaml': 'apiVersion: v1\nkind: Secret\nmetadata: {name: x}\ndata: {a: Q0FOQVJZLWRhdGE=}\nstringData: {b: "CANARY-\\"quoted\\""}\n',
+          'k/secret.yaml':
+            'apiVersion: v1\nkind: Secret\nmetadata: {name: x}\ndata: {a: Q0FOQVJZLWRhdGE=}\nstringData: {b: "CANARY-\\"quoted\\""}\n',
         })[path],
     );
-    const text = 'err: CANARY-literal, CANARY-env-token; CANARY-pem-body Q0FOQVJZLWRhdGE= CANARY-data CANARY-values CANARY-\\"quoted\\" host db.example.com';
+    const text =
+      'err: CANARY-literal, CANARY-env-token; CANARY-pem-body Q0FOQVJZLWRhdGE= CANARY-data CANARY-values CANARY-\\"quoted\\" host db.example.com';
     const scrubbed = scrubText(text, secrets);
     expect(scrubbed).not.toContain('CANARY');
     expect(scrubbed).not.toContain('Q0FOQVJZ');
@@ -153,7 +247,12 @@ describe('secret scrubbing', () => {
   });
 
   it('scrubs failure messages in diffTarget', () => {
-    const target = diffTarget({ id: 'a', kind: 'kustomize', dir: 'a' }, { status: 'ok', yaml: '' }, { status: 'failed', message: 'invalid literal source =CANARY-x1' }, { secrets: ['CANARY-x1'] });
+    const target = diffTarget(
+      { id: 'a', kind: 'kustomize', dir: 'a' },
+      { status: 'ok', yaml: '' },
+      { status: 'failed', message: 'invalid literal source =CANARY-x1' },
+      { secrets: ['CANARY-x1'] },
+    );
     expect(target.failure?.message).toBe('invalid literal source =[redacted]');
   });
 });

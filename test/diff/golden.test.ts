@@ -23,7 +23,10 @@ const cases = readdirSync(FIXTURES, { withFileTypes: true })
 const cacheRoot = mkdtempSync(join(tmpdir(), 'escalator-diff-golden-'));
 afterAll(() => rmSync(cacheRoot, { recursive: true, force: true }));
 
-async function renderCase(caseDir: string, cacheDir: string): Promise<{ markdown: string; json: string; check: string }> {
+async function renderCase(
+  caseDir: string,
+  cacheDir: string,
+): Promise<{ markdown: string; json: string; check: string }> {
   const repo = buildCaseRepo(caseDir);
   try {
     const { meta } = repo;
@@ -60,26 +63,36 @@ describe('golden rendered diffs', () => {
     expect(markdown.length).toBeLessThan(GITHUB_BODY_LIMIT);
     expect(unbalancedMarkdown(markdown)).toBeUndefined();
     for (const canary of meta.canaries) {
-      for (const [what, text] of [['comment', markdown], ['JSON', json], ['check run', check]] as const) {
+      for (const [what, text] of [
+        ['comment', markdown],
+        ['JSON', json],
+        ['check run', check],
+      ] as const) {
         expect(text.includes(canary), `${what} contains the canary ${canary}`).toBe(false);
-        expect(text.includes(Buffer.from(canary).toString('base64')), `${what} contains the canary ${canary} in base64`).toBe(false);
+        expect(
+          text.includes(Buffer.from(canary).toString('base64')),
+          `${what} contains the canary ${canary} in base64`,
+        ).toBe(false);
       }
     }
   });
 });
 
 describe('determinism', () => {
-  it.each(['secrets', 'large-target', 'markdown-injection'])('%s: a fresh run and a cached run give identical bytes', async (name) => {
-    const caseDir = join(FIXTURES, name);
-    const fresh = mkdtempSync(join(tmpdir(), 'escalator-diff-fresh-'));
-    try {
-      const first = await renderCase(caseDir, fresh);
-      const second = await renderCase(caseDir, fresh);
-      expect(second.markdown).toBe(first.markdown);
-      expect(second.json).toBe(first.json);
-      expect(second.check).toBe(first.check);
-    } finally {
-      rmSync(fresh, { recursive: true, force: true });
-    }
-  });
+  it.each(['secrets', 'large-target', 'markdown-injection'])(
+    '%s: a fresh run and a cached run give identical bytes',
+    async (name) => {
+      const caseDir = join(FIXTURES, name);
+      const fresh = mkdtempSync(join(tmpdir(), 'escalator-diff-fresh-'));
+      try {
+        const first = await renderCase(caseDir, fresh);
+        const second = await renderCase(caseDir, fresh);
+        expect(second.markdown).toBe(first.markdown);
+        expect(second.json).toBe(first.json);
+        expect(second.check).toBe(first.check);
+      } finally {
+        rmSync(fresh, { recursive: true, force: true });
+      }
+    },
+  );
 });

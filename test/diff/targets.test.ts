@@ -12,7 +12,8 @@ const repo = tree({
   'apps/web/base/deployment.yaml': deployment,
   'apps/web/base/service.yaml': deployment,
   'apps/web/base/unused.yaml': deployment,
-  'apps/web/components/tls/kustomization.yaml': 'apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n  - path: tls.yaml\n',
+  'apps/web/components/tls/kustomization.yaml':
+    'apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n  - path: tls.yaml\n',
   'apps/web/components/tls/tls.yaml': deployment,
   'apps/web/overlays/dev/kustomization.yaml': [
     'resources: [../../base]',
@@ -38,7 +39,8 @@ const repo = tree({
     '  - path: replacements.yaml',
     '',
   ].join('\n'),
-  'apps/web/overlays/prod/kustomization.yaml': 'resources: [../../base]\nhelmCharts:\n  - name: redis\n    valuesFile: redis-values.yaml\n',
+  'apps/web/overlays/prod/kustomization.yaml':
+    'resources: [../../base]\nhelmCharts:\n  - name: redis\n    valuesFile: redis-values.yaml\n',
   'apps/web/overlays/prod/charts/redis/Chart.yaml': 'name: redis\n',
   'apps/web/overlays/prod/charts/redis/templates/x.yaml': '{{ . }}',
   'apps/web/overlays/prod/redis-values.yaml': 'a: 1\n',
@@ -53,10 +55,12 @@ const repo = tree({
   'clusters/prod/namespaces.yaml': deployment,
   'clusters/prod/README.md': '# hi',
   '.github/workflows/ci.yaml': 'on: push\n',
-  'remote/kustomization.yaml': 'resources:\n  - https://github.com/example/repo//deploy?ref=v1\n  - github.com/example/other?ref=main\n',
+  'remote/kustomization.yaml':
+    'resources:\n  - https://github.com/example/repo//deploy?ref=v1\n  - github.com/example/other?ref=main\n',
   'plugins/kustomization.yaml': 'resources: [cm.yaml]\ngenerators: [gen.yaml]\ntransformers: [builtin.yaml]\n',
   'plugins/cm.yaml': deployment,
-  'plugins/gen.yaml': 'apiVersion: example.com/v1\nkind: SopsGenerator\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: ./run.sh\n',
+  'plugins/gen.yaml':
+    'apiVersion: example.com/v1\nkind: SopsGenerator\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: ./run.sh\n',
   'plugins/builtin.yaml': 'apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\n',
 });
 
@@ -65,16 +69,18 @@ describe('discoverTargets', () => {
   const byId = (id: string) => nodes.find((node) => node.id === id);
 
   it('finds root kustomizations, chart targets per values variant and plain directories, not bases, components or .github', () => {
-    expect(nodes.map((node) => `${node.kind}:${node.id}`)).toEqual([
-      'helm:charts/api/values-dev.yaml',
-      'helm:charts/api/values-prod.yaml',
-      'helm:charts/plain',
-      'plain:clusters/prod',
-      'kustomize:apps/web/overlays/dev',
-      'kustomize:apps/web/overlays/prod',
-      'kustomize:plugins',
-      'kustomize:remote',
-    ].sort((a, b) => (a.split(':')[1]! < b.split(':')[1]! ? -1 : 1)));
+    expect(nodes.map((node) => `${node.kind}:${node.id}`)).toEqual(
+      [
+        'helm:charts/api/values-dev.yaml',
+        'helm:charts/api/values-prod.yaml',
+        'helm:charts/plain',
+        'plain:clusters/prod',
+        'kustomize:apps/web/overlays/dev',
+        'kustomize:apps/web/overlays/prod',
+        'kustomize:plugins',
+        'kustomize:remote',
+      ].sort((a, b) => (a.split(':')[1]! < b.split(':')[1]! ? -1 : 1)),
+    );
   });
 
   it('follows resources, components, every patch form, generator files, envs and replacements', () => {
@@ -114,19 +120,29 @@ describe('discoverTargets', () => {
   });
 
   it('records remote resources and exec plugins, but not builtin transformers', () => {
-    expect(byId('remote')?.remote).toEqual(['https://github.com/example/repo//deploy?ref=v1', 'github.com/example/other?ref=main']);
+    expect(byId('remote')?.remote).toEqual([
+      'https://github.com/example/repo//deploy?ref=v1',
+      'github.com/example/other?ref=main',
+    ]);
     expect(byId('plugins')?.plugins).toEqual(['plugins/gen.yaml declares a KRM function (exec or container plugin)']);
   });
 
   it('with configured paths, renders exactly the matched directories and files, classified by content', () => {
-    const configured = discoverTargets(repo, { paths: ['apps/*/base', 'clusters/prod/namespaces.yaml', 'charts/plain'] });
-    expect(configured.map((node) => `${node.kind}:${node.id}`)).toEqual(['kustomize:apps/web/base', 'helm:charts/plain', 'plain:clusters/prod/namespaces.yaml']);
+    const configured = discoverTargets(repo, {
+      paths: ['apps/*/base', 'clusters/prod/namespaces.yaml', 'charts/plain'],
+    });
+    expect(configured.map((node) => `${node.kind}:${node.id}`)).toEqual([
+      'kustomize:apps/web/base',
+      'helm:charts/plain',
+      'plain:clusters/prod/namespaces.yaml',
+    ]);
   });
 });
 
 describe('affectedTargets', () => {
   const nodes = discoverTargets(repo);
-  const ids = (changed: string[] | null) => affectedTargets(nodes, nodes, changed).targets.map((target) => (target.head ?? target.base)?.id);
+  const ids = (changed: string[] | null) =>
+    affectedTargets(nodes, nodes, changed).targets.map((target) => (target.head ?? target.base)?.id);
 
   it('maps a shared base file to every overlay that uses it', () => {
     expect(ids(['apps/web/base/deployment.yaml'])).toEqual(['apps/web/overlays/dev', 'apps/web/overlays/prod']);
@@ -139,7 +155,10 @@ describe('affectedTargets', () => {
   });
 
   it('maps a chart template to every values variant, and a variant only to itself', () => {
-    expect(ids(['charts/api/templates/deployment.yaml'])).toEqual(['charts/api/values-dev.yaml', 'charts/api/values-prod.yaml']);
+    expect(ids(['charts/api/templates/deployment.yaml'])).toEqual([
+      'charts/api/values-dev.yaml',
+      'charts/api/values-prod.yaml',
+    ]);
     expect(ids(['charts/api/values-dev.yaml'])).toEqual(['charts/api/values-dev.yaml']);
   });
 
@@ -148,9 +167,22 @@ describe('affectedTargets', () => {
   });
 
   it('uses both graphs: a file referenced only at head, a target that exists only at base', () => {
-    const head = tree({ 'app/kustomization.yaml': 'resources: [a.yaml, b.yaml]\n', 'app/a.yaml': deployment, 'app/b.yaml': deployment });
-    const base = tree({ 'app/kustomization.yaml': 'resources: [a.yaml]\n', 'app/a.yaml': deployment, 'gone/kustomization.yaml': 'resources: [x.yaml]\n', 'gone/x.yaml': deployment });
-    const result = affectedTargets(discoverTargets(base), discoverTargets(head), ['app/b.yaml', 'gone/kustomization.yaml', 'gone/x.yaml']);
+    const head = tree({
+      'app/kustomization.yaml': 'resources: [a.yaml, b.yaml]\n',
+      'app/a.yaml': deployment,
+      'app/b.yaml': deployment,
+    });
+    const base = tree({
+      'app/kustomization.yaml': 'resources: [a.yaml]\n',
+      'app/a.yaml': deployment,
+      'gone/kustomization.yaml': 'resources: [x.yaml]\n',
+      'gone/x.yaml': deployment,
+    });
+    const result = affectedTargets(discoverTargets(base), discoverTargets(head), [
+      'app/b.yaml',
+      'gone/kustomization.yaml',
+      'gone/x.yaml',
+    ]);
     expect(result.targets.map((target) => [target.base?.id, target.head?.id])).toEqual([
       ['app', 'app'],
       ['gone', undefined],
@@ -158,7 +190,11 @@ describe('affectedTargets', () => {
   });
 
   it('renders an unsure target when a changed file below it cannot be placed', () => {
-    const broken = tree({ 'app/kustomization.yaml': 'resources: [a.yaml\n', 'app/a.yaml': deployment, 'other/kustomization.yaml': 'resources: []\n' });
+    const broken = tree({
+      'app/kustomization.yaml': 'resources: [a.yaml\n',
+      'app/a.yaml': deployment,
+      'other/kustomization.yaml': 'resources: []\n',
+    });
     const graph = discoverTargets(broken);
     expect(graph.find((node) => node.id === 'app')?.unsure[0]).toMatch(/does not parse/);
     expect(affectedTargets(graph, graph, ['app/a.yaml']).targets.map((target) => target.head?.id)).toEqual(['app']);

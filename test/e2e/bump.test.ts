@@ -37,7 +37,8 @@ describe('image pushed → pull request (sandbox GitHub, real Redis)', () => {
       name: repo,
       files: {
         '.github/escalator.yml': config,
-        'apps/hello/base/deployment.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: hello}\nspec:\n  template:\n    spec:\n      containers:\n        - name: hello\n          image: ghcr.io/example/hello:1.0.0\n',
+        'apps/hello/base/deployment.yaml':
+          'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: hello}\nspec:\n  template:\n    spec:\n      containers:\n        - name: hello\n          image: ghcr.io/example/hello:1.0.0\n',
         'apps/hello/overlays/dev/kustomization.yaml': devKustomization,
         'apps/hello/overlays/staging/kustomization.yaml': stagingKustomization,
       },
@@ -53,11 +54,17 @@ describe('image pushed → pull request (sandbox GitHub, real Redis)', () => {
     const res = await postImage(stack, `ghcr.io/example/hello:1.2.3@${digest}`);
     expect(res.status).toBe(202);
     // The PR is complete once its labels are on (they are the last write of a bump).
-    const pull = await eventually(async () => (await stack.user.rest.pulls.list({ owner, repo, state: 'open' })).data.find((p) => p.labels.length === 2), { what: 'the bump pull request' });
+    const pull = await eventually(
+      async () =>
+        (await stack.user.rest.pulls.list({ owner, repo, state: 'open' })).data.find((p) => p.labels.length === 2),
+      { what: 'the bump pull request' },
+    );
     expect(pull.title).toBe('Bump hello to 1.2.3 in dev');
     expect(pull.head.ref).toBe('escalator/dev/hello');
     expect(pull.labels.map((label) => label.name).sort()).toEqual(['env:dev', 'escalator']);
-    expect(pull.body).toContain('<!-- escalator:v1 {"kind":"bump","environment":"dev","app":"hello","images":[{"repository":"ghcr.io/example/hello","tag":"1.2.3","digest":"sha256:');
+    expect(pull.body).toContain(
+      '<!-- escalator:v1 {"kind":"bump","environment":"dev","app":"hello","images":[{"repository":"ghcr.io/example/hello","tag":"1.2.3","digest":"sha256:',
+    );
     const dev = await readFile(stack, owner, repo, 'apps/hello/overlays/dev/kustomization.yaml', pull.head.sha);
     expect(dev).toBe(devKustomization.replace('newTag: 1.0.0}', 'newTag: 1.2.3}'));
     const staging = await readFile(stack, owner, repo, 'apps/hello/overlays/staging/kustomization.yaml', pull.head.sha);
@@ -70,10 +77,13 @@ describe('image pushed → pull request (sandbox GitHub, real Redis)', () => {
     const before = (await stack.user.rest.pulls.list({ owner, repo, state: 'open' })).data;
     expect(before).toHaveLength(1);
     expect((await postImage(stack, 'ghcr.io/example/hello:1.2.4')).status).toBe(202);
-    const pull = await eventually(async () => {
-      const open = (await stack.user.rest.pulls.list({ owner, repo, state: 'open' })).data;
-      return open[0]?.title === 'Bump hello to 1.2.4 in dev' ? open : undefined;
-    }, { what: 'the PR to move to 1.2.4' });
+    const pull = await eventually(
+      async () => {
+        const open = (await stack.user.rest.pulls.list({ owner, repo, state: 'open' })).data;
+        return open[0]?.title === 'Bump hello to 1.2.4 in dev' ? open : undefined;
+      },
+      { what: 'the PR to move to 1.2.4' },
+    );
     expect(pull).toHaveLength(1);
     expect(pull[0]!.number).toBe(before[0]!.number);
     const commits = await stack.user.rest.pulls.listCommits({ owner, repo, pull_number: pull[0]!.number });
@@ -87,10 +97,13 @@ describe('image pushed → pull request (sandbox GitHub, real Redis)', () => {
     const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
     const queue = new Queue('image', { connection, prefix: stack.prefix });
     try {
-      const job = await eventually(async () => {
-        const found = await queue.getJob(id as string);
-        return found?.finishedOn ? found : undefined;
-      }, { what: 'the image job to finish' });
+      const job = await eventually(
+        async () => {
+          const found = await queue.getJob(id as string);
+          return found?.finishedOn ? found : undefined;
+        },
+        { what: 'the image job to finish' },
+      );
       expect(job.returnvalue).toBe(0);
       expect(job.failedReason).toBeUndefined();
     } finally {

@@ -16,7 +16,8 @@ spec:
         - name: hello
           image: ghcr.io/example/hello:1.0.0
 `;
-const overlay = (tag: string) => `resources:\n  - ../../base\nimages:\n  - name: ghcr.io/example/hello\n    newTag: ${tag}\n`;
+const overlay = (tag: string) =>
+  `resources:\n  - ../../base\nimages:\n  - name: ghcr.io/example/hello\n    newTag: ${tag}\n`;
 
 describe('rendered diff on pull requests (sandbox GitHub, real kustomize)', () => {
   let stack: Stack;
@@ -28,7 +29,8 @@ describe('rendered diff on pull requests (sandbox GitHub, real kustomize)', () =
     await stack.client.createRepo({
       name: repo,
       files: {
-        '.github/escalator.yml': 'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n',
+        '.github/escalator.yml':
+          'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n',
         'apps/hello/base/deployment.yaml': base,
         'apps/hello/base/kustomization.yaml': 'resources: [deployment.yaml]\n',
         'apps/hello/overlays/dev/kustomization.yaml': overlay('1.0.0'),
@@ -39,43 +41,98 @@ describe('rendered diff on pull requests (sandbox GitHub, real kustomize)', () =
     await stack?.close();
   });
 
-  const ourComments = async (number: number) => (await stack.user.rest.issues.listComments({ owner, repo, issue_number: number })).data.filter((c) => c.body?.startsWith('<!-- escalator:diff v1 -->'));
+  const ourComments = async (number: number) =>
+    (await stack.user.rest.issues.listComments({ owner, repo, issue_number: number })).data.filter((c) =>
+      c.body?.startsWith('<!-- escalator:diff v1 -->'),
+    );
 
-  it('posts one sticky comment with the per-object diff, and edits it on the next push', { timeout: 120_000 }, async () => {
-    await stack.client.commit(`${owner}/${repo}`, { branch: 'bump', from: 'main', files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0') } });
-    const pull = await stack.client.openPull(`${owner}/${repo}`, { title: 'Bump hello', head: 'bump' });
-    const first = await eventually(async () => ((await ourComments(pull.number))[0]), { what: 'the diff comment', timeoutMs: 90_000 });
-    expect(first.body).toContain('ghcr.io/example/hello:1.0.0');
-    expect(first.body).toContain('ghcr.io/example/hello:1.1.0');
-    expect(first.body).toContain('Deployment');
-    const check = await eventually(async () => (await stack.user.rest.checks.listForRef({ owner, repo, ref: pull.head.sha, check_name: 'escalator/diff' })).data.check_runs[0], { what: 'the diff check' });
-    expect(check.conclusion).toBe('success');
+  it(
+    'posts one sticky comment with the per-object diff, and edits it on the next push',
+    { timeout: 120_000 },
+    async () => {
+      await stack.client.commit(`${owner}/${repo}`, {
+        branch: 'bump',
+        from: 'main',
+        files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0') },
+      });
+      const pull = await stack.client.openPull(`${owner}/${repo}`, { title: 'Bump hello', head: 'bump' });
+      const first = await eventually(async () => (await ourComments(pull.number))[0], {
+        what: 'the diff comment',
+        timeoutMs: 90_000,
+      });
+      expect(first.body).toContain('ghcr.io/example/hello:1.0.0');
+      expect(first.body).toContain('ghcr.io/example/hello:1.1.0');
+      expect(first.body).toContain('Deployment');
+      const check = await eventually(
+        async () =>
+          (await stack.user.rest.checks.listForRef({ owner, repo, ref: pull.head.sha, check_name: 'escalator/diff' }))
+            .data.check_runs[0],
+        { what: 'the diff check' },
+      );
+      expect(check.conclusion).toBe('success');
 
-    const second = await stack.client.commit(`${owner}/${repo}`, { branch: 'bump', files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay('1.2.0') } });
-    const updated = await eventually(async () => {
-      const comments = await ourComments(pull.number);
-      return comments[0]?.body?.includes('ghcr.io/example/hello:1.2.0') ? comments : undefined;
-    }, { what: 'the comment to follow the new head', timeoutMs: 90_000 });
-    expect(updated).toHaveLength(1);
-    expect(updated[0]!.id).toBe(first.id);
-    const secondCheck = await eventually(async () => (await stack.user.rest.checks.listForRef({ owner, repo, ref: second.sha, check_name: 'escalator/diff' })).data.check_runs[0], { what: 'the check on the new head' });
-    expect(secondCheck.conclusion).toBe('success');
-  });
+      const second = await stack.client.commit(`${owner}/${repo}`, {
+        branch: 'bump',
+        files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay('1.2.0') },
+      });
+      const updated = await eventually(
+        async () => {
+          const comments = await ourComments(pull.number);
+          return comments[0]?.body?.includes('ghcr.io/example/hello:1.2.0') ? comments : undefined;
+        },
+        { what: 'the comment to follow the new head', timeoutMs: 90_000 },
+      );
+      expect(updated).toHaveLength(1);
+      expect(updated[0]!.id).toBe(first.id);
+      const secondCheck = await eventually(
+        async () =>
+          (await stack.user.rest.checks.listForRef({ owner, repo, ref: second.sha, check_name: 'escalator/diff' })).data
+            .check_runs[0],
+        { what: 'the check on the new head' },
+      );
+      expect(secondCheck.conclusion).toBe('success');
+    },
+  );
 
   it('fails the check when the PR breaks the render at head', { timeout: 120_000 }, async () => {
-    await stack.client.commit(`${owner}/${repo}`, { branch: 'broken', from: 'main', files: { 'apps/hello/overlays/dev/kustomization.yaml': 'resources:\n  - ../../missing\n' } });
+    await stack.client.commit(`${owner}/${repo}`, {
+      branch: 'broken',
+      from: 'main',
+      files: { 'apps/hello/overlays/dev/kustomization.yaml': 'resources:\n  - ../../missing\n' },
+    });
     const pull = await stack.client.openPull(`${owner}/${repo}`, { title: 'Break it', head: 'broken' });
-    const check = await eventually(async () => (await stack.user.rest.checks.listForRef({ owner, repo, ref: pull.head.sha, check_name: 'escalator/diff' })).data.check_runs[0], { what: 'the failing check', timeoutMs: 90_000 });
+    const check = await eventually(
+      async () =>
+        (await stack.user.rest.checks.listForRef({ owner, repo, ref: pull.head.sha, check_name: 'escalator/diff' }))
+          .data.check_runs[0],
+      { what: 'the failing check', timeoutMs: 90_000 },
+    );
     expect(check.conclusion).toBe('failure');
     const [comment] = await ourComments(pull.number);
     expect(comment?.body).toMatch(/fail/i);
   });
 
-  it('fails escalator/config on a PR that breaks .github/escalator.yml, with file:line:col', { timeout: 120_000 }, async () => {
-    await stack.client.commit(`${owner}/${repo}`, { branch: 'config', from: 'main', files: { '.github/escalator.yml': 'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    form: registry\n' } });
-    const pull = await stack.client.openPull(`${owner}/${repo}`, { title: 'Config', head: 'config' });
-    const check = await eventually(async () => (await stack.user.rest.checks.listForRef({ owner, repo, ref: pull.head.sha, check_name: 'escalator/config' })).data.check_runs[0], { what: 'the config check', timeoutMs: 90_000 });
-    expect(check.conclusion).toBe('failure');
-    expect(check.output.summary).toContain('.github/escalator.yml:4:5:');
-  });
+  it(
+    'fails escalator/config on a PR that breaks .github/escalator.yml, with file:line:col',
+    { timeout: 120_000 },
+    async () => {
+      await stack.client.commit(`${owner}/${repo}`, {
+        branch: 'config',
+        from: 'main',
+        files: {
+          '.github/escalator.yml':
+            'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    form: registry\n',
+        },
+      });
+      const pull = await stack.client.openPull(`${owner}/${repo}`, { title: 'Config', head: 'config' });
+      const check = await eventually(
+        async () =>
+          (await stack.user.rest.checks.listForRef({ owner, repo, ref: pull.head.sha, check_name: 'escalator/config' }))
+            .data.check_runs[0],
+        { what: 'the config check', timeoutMs: 90_000 },
+      );
+      expect(check.conclusion).toBe('failure');
+      expect(check.output.summary).toContain('.github/escalator.yml:4:5:');
+    },
+  );
 });

@@ -47,66 +47,119 @@ describe('faults', () => {
     cleanups.push(() => web.close());
     sim.setWebhookUrl(`${web.url}/api/github/webhooks`);
     const client = new SandboxClient(sim.url, sim.user.token);
-    await client.createRepo({ name: 'gitops', files: { '.github/escalator.yml': config, 'apps/hello/overlays/dev/kustomization.yaml': overlay } });
+    await client.createRepo({
+      name: 'gitops',
+      files: { '.github/escalator.yml': config, 'apps/hello/overlays/dev/kustomization.yaml': overlay },
+    });
     const user = userOctokit(sim);
     return { sim, env, web, user, prefix };
   }
 
   const post = (web: RunningEscalator, image: string) =>
-    fetch(`${web.url}/api/v1/images`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer ci-token-for-fault-tests' }, body: JSON.stringify({ image }) });
+    fetch(`${web.url}/api/v1/images`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer ci-token-for-fault-tests' },
+      body: JSON.stringify({ image }),
+    });
 
   async function theOnePull(user: Octokit, tag: string) {
-    return eventually(async () => {
-      const open = (await user.rest.pulls.list({ owner: 'developer', repo: 'gitops', state: 'all' })).data;
-      const pull = open.find((p) => p.title === `Bump hello to ${tag} in dev` && p.labels.length > 0);
-      if (!pull) return undefined;
-      const { data } = await user.rest.repos.getContent({ owner: 'developer', repo: 'gitops', path: 'apps/hello/overlays/dev/kustomization.yaml', ref: pull.head.sha });
-      return { all: open, pull, text: Buffer.from((data as { content: string }).content, 'base64').toString('utf8') };
-    }, { what: `the PR at ${tag}`, timeoutMs: 60_000 });
+    return eventually(
+      async () => {
+        const open = (await user.rest.pulls.list({ owner: 'developer', repo: 'gitops', state: 'all' })).data;
+        const pull = open.find((p) => p.title === `Bump hello to ${tag} in dev` && p.labels.length > 0);
+        if (!pull) return undefined;
+        const { data } = await user.rest.repos.getContent({
+          owner: 'developer',
+          repo: 'gitops',
+          path: 'apps/hello/overlays/dev/kustomization.yaml',
+          ref: pull.head.sha,
+        });
+        return { all: open, pull, text: Buffer.from((data as { content: string }).content, 'base64').toString('utf8') };
+      },
+      { what: `the PR at ${tag}`, timeoutMs: 60_000 },
+    );
   }
 
-  it('a worker killed with SIGKILL in the middle of a bump leaves exactly one correct PR after restart', { timeout: 120_000 }, async () => {
-    const { env, web, user, prefix } = await setup(redisUrl);
-    const redis = new Redis(redisUrl);
-    cleanups.push(() => redis.quit());
-    const first = spawnWorker(env);
-    cleanups.push(() => first.kill('SIGKILL'));
-    expect((await post(web, 'ghcr.io/example/hello:1.5.0')).status).toBe(202);
-    // Kill as soon as the bump job is active (it is then between reads and writes to GitHub).
-    await eventually(async () => ((await redis.llen(`${prefix}:bump:active`)) > 0 ? true : undefined), { what: 'an active bump job', timeoutMs: 60_000 });
-    first.kill('SIGKILL');
-    const second = spawnWorker(env);
-    cleanups.push(() => second.kill('SIGTERM'));
-    const { all, text } = await theOnePull(user, '1.5.0');
-    expect(all).toHaveLength(1);
-    expect(text).toBe(overlay.replace('1.0.0', '1.5.0'));
-  });
+  it(
+    'a worker killed with SIGKILL in the middle of a bump leaves exactly one correct PR after restart',
+    { timeout: 120_000 },
+    async () => {
+      const { env, web, user, prefix } = await setup(redisUrl);
+      const redis = new Redis(redisUrl);
+      cleanups.push(() => redis.quit());
+      const first = spawnWorker(env);
+      cleanups.push(() => first.kill('SIGKILL'));
+      expect((await post(web, 'ghcr.io/example/hello:1.5.0')).status).toBe(202);
+      // Kill as soon as the bump job is active (it is then between reads and writes to GitHub).
+      await eventually(async () => ((await redis.llen(`${prefix}:bump:active`)) > 0 ? true : undefined), {
+        what: 'an active bump job',
+        timeoutMs: 60_000,
+      });
+      first.kill('SIGKILL');
+      const second = spawnWorker(env);
+      cleanups.push(() => second.kill('SIGTERM'));
+      const { all, text } = await theOnePull(user, '1.5.0');
+      expect(all).toHaveLength(1);
+      expect(text).toBe(overlay.replace('1.0.0', '1.5.0'));
+    },
+  );
 
-  it('answers 503 while Redis is down, and resumes with nothing half-done when it is back', { timeout: 120_000 }, async () => {
-    const port = await freePort();
-    const dir = mkdtempSync(join(tmpdir(), 'escalator-redis-'));
-    const startRedis = () => execFileSync('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--daemonize', 'yes', '--dir', dir, '--appendonly', 'yes', '--save', '']);
-    startRedis();
-    cleanups.push(() => execFileSync('redis-cli', ['-p', String(port), 'shutdown', 'nosave'], { stdio: 'ignore' }));
-    const url = `redis://127.0.0.1:${port}`;
-    await eventually(async () => (execFileSync('redis-cli', ['-p', String(port), 'ping']).toString().trim() === 'PONG' ? true : undefined), { what: 'the private Redis' });
-    const { env, web, user } = await setup(url);
-    const worker = await startEscalator({ ...env, ESCALATOR_ROLE: 'worker' }, { log: createLogger({ level: 'silent' }) });
-    cleanups.push(() => worker.close());
+  it(
+    'answers 503 while Redis is down, and resumes with nothing half-done when it is back',
+    { timeout: 120_000 },
+    async () => {
+      const port = await freePort();
+      const dir = mkdtempSync(join(tmpdir(), 'escalator-redis-'));
+      const startRedis = () =>
+        execFileSync('redis-server', [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--daemonize',
+          'yes',
+          '--dir',
+          dir,
+          '--appendonly',
+          'yes',
+          '--save',
+          '',
+        ]);
+      startRedis();
+      cleanups.push(() => execFileSync('redis-cli', ['-p', String(port), 'shutdown', 'nosave'], { stdio: 'ignore' }));
+      const url = `redis://127.0.0.1:${port}`;
+      await eventually(
+        async () =>
+          execFileSync('redis-cli', ['-p', String(port), 'ping'])
+            .toString()
+            .trim() === 'PONG'
+            ? true
+            : undefined,
+        { what: 'the private Redis' },
+      );
+      const { env, web, user } = await setup(url);
+      const worker = await startEscalator(
+        { ...env, ESCALATOR_ROLE: 'worker' },
+        { log: createLogger({ level: 'silent' }) },
+      );
+      cleanups.push(() => worker.close());
 
-    execFileSync('redis-cli', ['-p', String(port), 'shutdown']);
-    const refused = await post(web, 'ghcr.io/example/hello:2.0.0');
-    expect(refused.status).toBe(503);
-    expect(refused.headers.get('retry-after')).toBe('5');
-    expect((await fetch(`${web.url}/readyz`)).status).toBe(503);
+      execFileSync('redis-cli', ['-p', String(port), 'shutdown']);
+      const refused = await post(web, 'ghcr.io/example/hello:2.0.0');
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect((await fetch(`${web.url}/readyz`)).status).toBe(503);
 
-    startRedis();
-    await eventually(async () => ((await fetch(`${web.url}/readyz`)).status === 200 ? true : undefined), { what: 'readiness after Redis returns' });
-    expect((await post(web, 'ghcr.io/example/hello:2.0.0')).status).toBe(202);
-    const { all, text } = await theOnePull(user, '2.0.0');
-    expect(all).toHaveLength(1);
-    expect(text).toBe(overlay.replace('1.0.0', '2.0.0'));
-  });
+      startRedis();
+      await eventually(async () => ((await fetch(`${web.url}/readyz`)).status === 200 ? true : undefined), {
+        what: 'readiness after Redis returns',
+      });
+      expect((await post(web, 'ghcr.io/example/hello:2.0.0')).status).toBe(202);
+      const { all, text } = await theOnePull(user, '2.0.0');
+      expect(all).toHaveLength(1);
+      expect(text).toBe(overlay.replace('1.0.0', '2.0.0'));
+    },
+  );
 
   it('a worker restarted during a soak still turns the soak check green on time', { timeout: 120_000 }, async () => {
     const sim = await startSimulator();
@@ -130,11 +183,28 @@ describe('faults', () => {
     });
     const redis = new Redis(redisUrl);
     cleanups.push(() => redis.quit());
-    await eventually(async () => ((await redis.exists(`${prefix}:index:repo:developer/soak`)) === 1 ? true : undefined), { what: 'the index', timeoutMs: 60_000 });
-    await client.commit('developer/soak', { branch: 'main', files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay.replace('1.0.0', '1.1.0') } });
+    await eventually(
+      async () => ((await redis.exists(`${prefix}:index:repo:developer/soak`)) === 1 ? true : undefined),
+      { what: 'the index', timeoutMs: 60_000 },
+    );
+    await client.commit('developer/soak', {
+      branch: 'main',
+      files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay.replace('1.0.0', '1.1.0') },
+    });
     const soak = async () => {
-      const pull = (await user.rest.pulls.list({ owner: 'developer', repo: 'soak', state: 'open' })).data.find((p) => p.head.ref === 'escalator/promote/staging/hello');
-      return pull ? (await user.rest.checks.listForRef({ owner: 'developer', repo: 'soak', ref: pull.head.sha, check_name: 'escalator/soak' })).data.check_runs[0] : undefined;
+      const pull = (await user.rest.pulls.list({ owner: 'developer', repo: 'soak', state: 'open' })).data.find(
+        (p) => p.head.ref === 'escalator/promote/staging/hello',
+      );
+      return pull
+        ? (
+            await user.rest.checks.listForRef({
+              owner: 'developer',
+              repo: 'soak',
+              ref: pull.head.sha,
+              check_name: 'escalator/soak',
+            })
+          ).data.check_runs[0]
+        : undefined;
     };
     const pending = await eventually(soak, { what: 'the pending soak check', timeoutMs: 60_000 });
     expect(pending.status).toBe('in_progress');
@@ -142,10 +212,13 @@ describe('faults', () => {
     first.kill('SIGKILL');
     const second = spawnWorker(env);
     cleanups.push(() => second.kill('SIGTERM'));
-    const green = await eventually(async () => {
-      const run = await soak();
-      return run?.conclusion === 'success' ? run : undefined;
-    }, { what: 'the soak check to pass after the restart', timeoutMs: 60_000 });
+    const green = await eventually(
+      async () => {
+        const run = await soak();
+        return run?.conclusion === 'success' ? run : undefined;
+      },
+      { what: 'the soak check to pass after the restart', timeoutMs: 60_000 },
+    );
     expect(green.status).toBe('completed');
   });
 });

@@ -8,11 +8,33 @@ const config = `environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]
 
 /** Every provider's documented payload, the image it announces, and how it authenticates. */
 const providers = [
-  { source: 'distribution', file: 'distribution/debian-2.8-03-push-single.json', image: '127.0.0.1:35471/team/app', tag: '1.2.3', type: 'application/vnd.docker.distribution.events.v1+json' },
-  { source: 'harbor', file: 'harbor/push-artifact-default.json', image: 'hub.harbor.com/test-webhook/debian', tag: 'latest' },
+  {
+    source: 'distribution',
+    file: 'distribution/debian-2.8-03-push-single.json',
+    image: '127.0.0.1:35471/team/app',
+    tag: '1.2.3',
+    type: 'application/vnd.docker.distribution.events.v1+json',
+  },
+  {
+    source: 'harbor',
+    file: 'harbor/push-artifact-default.json',
+    image: 'hub.harbor.com/test-webhook/debian',
+    tag: 'latest',
+  },
   { source: 'acr', file: 'acr/push.json', image: 'myregistry.azurecr.io/hello-world', tag: 'v1' },
-  { source: 'ecr', file: 'ecr/image-push-full-digest.json', image: '123456789012.dkr.ecr.us-west-2.amazonaws.com/my-repository-name', tag: 'latest' },
-  { source: 'dockerhub', file: 'dockerhub/webhook-example.json', image: 'svendowideit/testhook', tag: 'latest', pathToken: true },
+  {
+    source: 'ecr',
+    file: 'ecr/image-push-full-digest.json',
+    image: '123456789012.dkr.ecr.us-west-2.amazonaws.com/my-repository-name',
+    tag: 'latest',
+  },
+  {
+    source: 'dockerhub',
+    file: 'dockerhub/webhook-example.json',
+    image: 'svendowideit/testhook',
+    tag: 'latest',
+    pathToken: true,
+  },
   { source: 'quay', file: 'quay/repository-push.json', image: 'quay.io/dgangaia/test', tag: 'latest', pathToken: true },
 ];
 
@@ -46,7 +68,10 @@ describe('registry events → bump PRs (sandbox GitHub, real Redis)', () => {
   const send = (p: (typeof providers)[number]) =>
     fetch(`${stack.app.url}/registry/${p.source}${p.pathToken ? `/${stack.registryToken}` : ''}`, {
       method: 'POST',
-      headers: { 'content-type': p.type ?? 'application/json', ...(p.pathToken ? {} : { authorization: `Bearer ${stack.registryToken}` }) },
+      headers: {
+        'content-type': p.type ?? 'application/json',
+        ...(p.pathToken ? {} : { authorization: `Bearer ${stack.registryToken}` }),
+      },
       body: fixture(p.file),
     });
 
@@ -55,7 +80,16 @@ describe('registry events → bump PRs (sandbox GitHub, real Redis)', () => {
     // GitHub Container Registry arrives as a signed registry_package delivery.
     const body = fixture('github/package-published-multiarch.json').replace('"package":', '"registry_package":');
     const signature = `sha256=${createHmac('sha256', stack.sim.app.webhookSecret).update(body).digest('hex')}`;
-    const github = await fetch(`${stack.app.url}/api/github/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-github-event': 'registry_package', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': signature }, body });
+    const github = await fetch(`${stack.app.url}/api/github/webhooks`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'registry_package',
+        'x-github-delivery': randomUUID(),
+        'x-hub-signature-256': signature,
+      },
+      body,
+    });
     expect(github.status).toBe(202);
 
     const path = 'apps/all/overlays/dev/kustomization.yaml';
@@ -63,49 +97,82 @@ describe('registry events → bump PRs (sandbox GitHub, real Redis)', () => {
       .split('\n')
       .map((line, i, lines) => (line === '    newTag: old' ? `    newTag: ${tagFor(lines[i - 1] as string)}` : line))
       .join('\n');
-    const pull = await eventually(async () => {
-      const open = (await stack.user.rest.pulls.list({ owner, repo: 'providers', state: 'open' })).data;
-      if (open.length !== 1) return undefined;
-      const text = await readFile(stack, owner, 'providers', path, open[0]!.head.sha);
-      return text === expected ? open[0] : undefined;
-    }, { what: 'one PR with every provider image', timeoutMs: 60_000 });
+    const pull = await eventually(
+      async () => {
+        const open = (await stack.user.rest.pulls.list({ owner, repo: 'providers', state: 'open' })).data;
+        if (open.length !== 1) return undefined;
+        const text = await readFile(stack, owner, 'providers', path, open[0]!.head.sha);
+        return text === expected ? open[0] : undefined;
+      },
+      { what: 'one PR with every provider image', timeoutMs: 60_000 },
+    );
     expect(pull.head.ref).toBe('escalator/dev/all');
 
     // The same deliveries again: no new commit.
-    const before = (await stack.user.rest.pulls.listCommits({ owner, repo: 'providers', pull_number: pull.number })).data.length;
+    const before = (await stack.user.rest.pulls.listCommits({ owner, repo: 'providers', pull_number: pull.number }))
+      .data.length;
     for (const provider of providers.filter((p) => !p.pathToken)) expect((await send(provider)).status).toBe(202);
     await new Promise((resolve) => setTimeout(resolve, 2_000));
-    expect((await stack.user.rest.pulls.listCommits({ owner, repo: 'providers', pull_number: pull.number })).data.length).toBe(before);
+    expect(
+      (await stack.user.rest.pulls.listCommits({ owner, repo: 'providers', pull_number: pull.number })).data.length,
+    ).toBe(before);
   });
 
-  it('turns 100 pushes of one image within 10 s into one PR at the newest tag, in at most 3 commits', { timeout: 90_000 }, async () => {
-    // One push every 80 ms on a fixed schedule, like a busy CI: all 100 are sent within 8 s.
-    const started = Date.now();
-    const sent: Array<Promise<Response>> = [];
-    for (let i = 1; i <= 100; i++) {
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + (i - 1) * 80 - Date.now())));
-      sent.push(postImage(stack, `ghcr.io/example/burst:1.0.${i}`));
-    }
-    expect(Date.now() - started).toBeLessThan(10_000);
-    expect((await Promise.all(sent)).map((r) => r.status)).toEqual(Array(100).fill(202));
-    const pull = await eventually(async () => {
-      const open = (await stack.user.rest.pulls.list({ owner, repo: 'burst', state: 'open', head: `${owner}:escalator/dev/burst` })).data;
-      return open[0]?.title === 'Bump burst to 1.0.100 in dev' ? open[0] : undefined;
-    }, { what: 'the PR at 1.0.100', timeoutMs: 60_000 });
-    const commits = (await stack.user.rest.pulls.listCommits({ owner, repo: 'burst', pull_number: pull.number })).data;
-    expect(commits.length).toBeLessThanOrEqual(3);
-    expect(await readFile(stack, owner, 'burst', 'apps/burst/overlays/dev/kustomization.yaml', pull.head.sha)).toBe('images:\n  - name: ghcr.io/example/burst\n    newTag: 1.0.100\n');
-  });
+  it(
+    'turns 100 pushes of one image within 10 s into one PR at the newest tag, in at most 3 commits',
+    { timeout: 90_000 },
+    async () => {
+      // One push every 80 ms on a fixed schedule, like a busy CI: all 100 are sent within 8 s.
+      const started = Date.now();
+      const sent: Array<Promise<Response>> = [];
+      for (let i = 1; i <= 100; i++) {
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + (i - 1) * 80 - Date.now())));
+        sent.push(postImage(stack, `ghcr.io/example/burst:1.0.${i}`));
+      }
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect((await Promise.all(sent)).map((r) => r.status)).toEqual(Array(100).fill(202));
+      const pull = await eventually(
+        async () => {
+          const open = (
+            await stack.user.rest.pulls.list({
+              owner,
+              repo: 'burst',
+              state: 'open',
+              head: `${owner}:escalator/dev/burst`,
+            })
+          ).data;
+          return open[0]?.title === 'Bump burst to 1.0.100 in dev' ? open[0] : undefined;
+        },
+        { what: 'the PR at 1.0.100', timeoutMs: 60_000 },
+      );
+      const commits = (await stack.user.rest.pulls.listCommits({ owner, repo: 'burst', pull_number: pull.number }))
+        .data;
+      expect(commits.length).toBeLessThanOrEqual(3);
+      expect(await readFile(stack, owner, 'burst', 'apps/burst/overlays/dev/kustomization.yaml', pull.head.sha)).toBe(
+        'images:\n  - name: ghcr.io/example/burst\n    newTag: 1.0.100\n',
+      );
+    },
+  );
 
   it('lands ten different images pushed at once into one file, losing none', { timeout: 90_000 }, async () => {
-    const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => postImage(stack, `ghcr.io/example/svc${i}:2.0.${i}`)));
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => postImage(stack, `ghcr.io/example/svc${i}:2.0.${i}`)),
+    );
     expect(responses.map((r) => r.status)).toEqual(Array(10).fill(202));
     const expected = `images:\n${Array.from({ length: 10 }, (_, i) => `  - name: ghcr.io/example/svc${i}\n    newTag: 2.0.${i}\n`).join('')}`;
-    await eventually(async () => {
-      const open = (await stack.user.rest.pulls.list({ owner, repo: 'burst', state: 'open', head: `${owner}:escalator/dev/ten` })).data;
-      if (!open[0]) return undefined;
-      return (await readFile(stack, owner, 'burst', 'apps/ten/overlays/dev/kustomization.yaml', open[0].head.sha)) === expected ? true : undefined;
-    }, { what: 'all ten images in the PR', timeoutMs: 60_000 });
+    await eventually(
+      async () => {
+        const open = (
+          await stack.user.rest.pulls.list({ owner, repo: 'burst', state: 'open', head: `${owner}:escalator/dev/ten` })
+        ).data;
+        if (!open[0]) return undefined;
+        return (await readFile(stack, owner, 'burst', 'apps/ten/overlays/dev/kustomization.yaml', open[0].head.sha)) ===
+          expected
+          ? true
+          : undefined;
+      },
+      { what: 'all ten images in the PR', timeoutMs: 60_000 },
+    );
   });
 
   it('waits out a secondary rate limit and then completes the bump', { timeout: 90_000 }, async () => {
@@ -113,12 +180,27 @@ describe('registry events → bump PRs (sandbox GitHub, real Redis)', () => {
     const limitedAt = Date.now();
     expect((await postImage(stack, 'ghcr.io/example/svc0:3.0.0')).status).toBe(202);
     // Ask GitHub nothing ourselves until Escalator has met the limit: the switch counts every request.
-    await eventually(async () => (stack.calls.some((call) => call.at >= limitedAt && (call.status === 403 || call.status === 429)) ? true : undefined), { what: 'Escalator to meet the rate limit' });
-    await eventually(async () => {
-      const open = (await stack.user.rest.pulls.list({ owner, repo: 'burst', state: 'open', head: `${owner}:escalator/dev/ten` })).data;
-      if (!open[0]) return undefined;
-      return (await readFile(stack, owner, 'burst', 'apps/ten/overlays/dev/kustomization.yaml', open[0].head.sha)).includes('newTag: 3.0.0') ? true : undefined;
-    }, { what: 'the bump after the rate limit', timeoutMs: 60_000 });
+    await eventually(
+      async () =>
+        stack.calls.some((call) => call.at >= limitedAt && (call.status === 403 || call.status === 429))
+          ? true
+          : undefined,
+      { what: 'Escalator to meet the rate limit' },
+    );
+    await eventually(
+      async () => {
+        const open = (
+          await stack.user.rest.pulls.list({ owner, repo: 'burst', state: 'open', head: `${owner}:escalator/dev/ten` })
+        ).data;
+        if (!open[0]) return undefined;
+        return (
+          await readFile(stack, owner, 'burst', 'apps/ten/overlays/dev/kustomization.yaml', open[0].head.sha)
+        ).includes('newTag: 3.0.0')
+          ? true
+          : undefined;
+      },
+      { what: 'the bump after the rate limit', timeoutMs: 60_000 },
+    );
     const limited = stack.calls.filter((call) => call.at >= limitedAt && (call.status === 403 || call.status === 429));
     expect(limited.length).toBeGreaterThan(0);
   });

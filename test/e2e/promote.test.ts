@@ -14,7 +14,8 @@ const config = `environments:
     from: staging
     reviewers: ["release-manager"]
 `;
-const overlay = (tag: string, extra = '') => `resources: [../../base]\n${extra}images:\n  - name: ghcr.io/example/hello\n    newTag: ${tag}\n`;
+const overlay = (tag: string, extra = '') =>
+  `resources: [../../base]\n${extra}images:\n  - name: ghcr.io/example/hello\n    newTag: ${tag}\n`;
 const prodOverlay = `resources: [../../base]\nreplicas:\n  - name: hello\n    count: 5\nimages:\n  - name: ghcr.io/example/hello\n    newTag: 1.0.0\n    digest: sha256:${'0'.repeat(64)}\n`;
 const digest = `sha256:${'cd'.repeat(32)}`;
 
@@ -44,9 +45,16 @@ describe('promotion dev → staging → prod (sandbox GitHub, real Redis)', () =
   });
 
   const openPulls = async () => (await stack.user.rest.pulls.list({ owner, repo, state: 'open' })).data;
-  const pullOn = (branch: string, predicate: (p: Awaited<ReturnType<typeof openPulls>>[number]) => boolean = () => true) =>
-    eventually(async () => (await openPulls()).find((p) => p.head.ref === branch && predicate(p)), { what: `an open PR on ${branch}`, timeoutMs: 30_000 });
-  const checkRun = async (sha: string, name: string) => (await stack.user.rest.checks.listForRef({ owner, repo, ref: sha, check_name: name })).data.check_runs[0];
+  const pullOn = (
+    branch: string,
+    predicate: (p: Awaited<ReturnType<typeof openPulls>>[number]) => boolean = () => true,
+  ) =>
+    eventually(async () => (await openPulls()).find((p) => p.head.ref === branch && predicate(p)), {
+      what: `an open PR on ${branch}`,
+      timeoutMs: 30_000,
+    });
+  const checkRun = async (sha: string, name: string) =>
+    (await stack.user.rest.checks.listForRef({ owner, repo, ref: sha, check_name: name })).data.check_runs[0];
 
   it('carries one version from the registry to prod, gated by soak and reviews', { timeout: 120_000 }, async () => {
     await stack.client.createUser('release-manager').catch(() => undefined);
@@ -59,25 +67,41 @@ describe('promotion dev → staging → prod (sandbox GitHub, real Redis)', () =
     expect(staging.title).toBe('Promote hello 1.1.0 to staging');
     expect(staging.labels.map((l) => l.name).sort()).toEqual(['env:staging', 'promotion']);
     expect(staging.body).toContain(`#${dev.number}`);
-    const stagingFile = await readFile(stack, owner, repo, 'apps/hello/overlays/staging/kustomization.yaml', staging.head.sha);
+    const stagingFile = await readFile(
+      stack,
+      owner,
+      repo,
+      'apps/hello/overlays/staging/kustomization.yaml',
+      staging.head.sha,
+    );
     // The digest travels with the tag; the staging-only namePrefix stays.
-    expect(stagingFile).toBe(`resources: [../../base]\nnamePrefix: staging-\nimages:\n  - name: ghcr.io/example/hello\n    newTag: 1.1.0\n    digest: ${digest}\n`);
-    const pending = await eventually(async () => checkRun(staging.head.sha, 'escalator/soak'), { what: 'the soak check' });
+    expect(stagingFile).toBe(
+      `resources: [../../base]\nnamePrefix: staging-\nimages:\n  - name: ghcr.io/example/hello\n    newTag: 1.1.0\n    digest: ${digest}\n`,
+    );
+    const pending = await eventually(async () => checkRun(staging.head.sha, 'escalator/soak'), {
+      what: 'the soak check',
+    });
     expect(pending.status).toBe('in_progress');
-    const green = await eventually(async () => {
-      const run = await checkRun(staging.head.sha, 'escalator/soak');
-      return run?.conclusion === 'success' ? run : undefined;
-    }, { what: 'the soak check to pass', timeoutMs: 20_000 });
+    const green = await eventually(
+      async () => {
+        const run = await checkRun(staging.head.sha, 'escalator/soak');
+        return run?.conclusion === 'success' ? run : undefined;
+      },
+      { what: 'the soak check to pass', timeoutMs: 20_000 },
+    );
     expect(green.status).toBe('completed');
     await stack.client.mergePull(full(), staging.number);
 
     // prod: reviewers requested, prod's own replicas untouched, provenance chain dev → staging.
     const prod = await pullOn('escalator/promote/prod/hello', (p) => p.labels.length > 0);
     expect(prod.title).toBe('Promote hello 1.1.0 to prod');
-    const reviewers = await eventually(async () => {
-      const { data } = await stack.user.rest.pulls.listRequestedReviewers({ owner, repo, pull_number: prod.number });
-      return data.users.length > 0 ? data.users.map((u) => u.login) : undefined;
-    }, { what: 'requested reviewers' });
+    const reviewers = await eventually(
+      async () => {
+        const { data } = await stack.user.rest.pulls.listRequestedReviewers({ owner, repo, pull_number: prod.number });
+        return data.users.length > 0 ? data.users.map((u) => u.login) : undefined;
+      },
+      { what: 'requested reviewers' },
+    );
     expect(reviewers).toEqual(['release-manager']);
     expect(prod.body).toContain(`#${dev.number} → #${staging.number} → this pull request`);
     const prodFile = await readFile(stack, owner, repo, 'apps/hello/overlays/prod/kustomization.yaml', prod.head.sha);
@@ -93,10 +117,13 @@ describe('promotion dev → staging → prod (sandbox GitHub, real Redis)', () =
     const issue = await stack.client.openPull(full(), { title: 'note', head: 'main', base: 'main' }).catch(() => null);
     const number = issue?.number ?? 1;
     await stack.client.as(visitor.token as string).comment(full(), number, '/escalator hold prod');
-    const reply = await eventually(async () => {
-      const { data } = await stack.user.rest.issues.listComments({ owner, repo, issue_number: number });
-      return data.find((c) => c.body?.includes('@visitor2'));
-    }, { what: 'the refusal reply' });
+    const reply = await eventually(
+      async () => {
+        const { data } = await stack.user.rest.issues.listComments({ owner, repo, issue_number: number });
+        return data.find((c) => c.body?.includes('@visitor2'));
+      },
+      { what: 'the refusal reply' },
+    );
     expect(reply.body).toContain('Escalator commands need write access');
   });
 });

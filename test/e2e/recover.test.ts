@@ -17,7 +17,9 @@ describe('missed-delivery recovery (sandbox GitHub)', () => {
     // Escalator is unreachable for a while: these pushes fail at GitHub's side.
     stack.sim.setWebhookUrl('http://127.0.0.1:9/unreachable');
     const missed = await stack.client.commit('developer/gitops', { branch: 'main', files: { 'a.yaml': 'a: 2\n' } });
-    const failed = (await stack.client.deliveries({ event: 'push' })).filter((d) => (d.payload as { after?: string }).after === missed.sha);
+    const failed = (await stack.client.deliveries({ event: 'push' })).filter(
+      (d) => (d.payload as { after?: string }).after === missed.sha,
+    );
     expect(failed).toHaveLength(1);
     expect(failed[0]!.status_code).not.toBe(202);
     stack.sim.setWebhookUrl(appUrl);
@@ -27,16 +29,28 @@ describe('missed-delivery recovery (sandbox GitHub)', () => {
     const { startEscalator } = await import('../../src/main/server.js');
     const { createLogger } = await import('../../src/observability/logger.js');
     const restarted = await startEscalator(
-      { APP_ID: String(stack.sim.app.id), PRIVATE_KEY: stack.sim.app.privateKey, WEBHOOK_SECRET: stack.sim.app.webhookSecret, GITHUB_API_URL: stack.sim.apiUrl, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', PORT: '0', HOST: '127.0.0.1', ESCALATOR_RECOVER_EVERY_MS: '600000' },
+      {
+        APP_ID: String(stack.sim.app.id),
+        PRIVATE_KEY: stack.sim.app.privateKey,
+        WEBHOOK_SECRET: stack.sim.app.webhookSecret,
+        GITHUB_API_URL: stack.sim.apiUrl,
+        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        ESCALATOR_RECOVER_EVERY_MS: '600000',
+      },
       { prefix: stack.prefix, log: createLogger({ level: process.env.E2E_LOG_LEVEL ?? 'silent' }) },
     );
     stack.sim.setWebhookUrl(`${restarted.url}/api/github/webhooks`);
     stack.app = restarted;
-    const redelivered = await eventually(async () => {
-      const all = await stack.client.deliveries({ event: 'push' });
-      const again = all.filter((d) => d.guid === failed[0]!.guid && d.redelivery);
-      return again.length > 0 ? again : undefined;
-    }, { what: 'the redelivery', timeoutMs: 60_000 });
+    const redelivered = await eventually(
+      async () => {
+        const all = await stack.client.deliveries({ event: 'push' });
+        const again = all.filter((d) => d.guid === failed[0]!.guid && d.redelivery);
+        return again.length > 0 ? again : undefined;
+      },
+      { what: 'the redelivery', timeoutMs: 60_000 },
+    );
     expect(redelivered).toHaveLength(1);
     expect(redelivered[0]!.status_code).toBe(202);
     // Successful deliveries (the installation event) were not redelivered.

@@ -24,12 +24,18 @@ describe('the registry table', () => {
 
     it('has the summary table generated from the registry table', () => {
       const committed = docs.slice(docs.indexOf(TABLE_BEGIN), docs.indexOf(TABLE_END) + TABLE_END.length);
-      expect(committed, 'the registry table in docs/registries.md is stale: run npm run schema').toBe(renderRegistryTable());
+      expect(committed, 'the registry table in docs/registries.md is stale: run npm run schema').toBe(
+        renderRegistryTable(),
+      );
     });
 
     it('has a section for every registry, headed as its descriptor says', () => {
-      const headings = docs.split('\n').filter((line) => line.startsWith('## ')).map((line) => line.slice(3));
-      for (const registry of registries) expect(headings, `${registry.source}: docs.section`).toContain(registry.docs.section);
+      const headings = docs
+        .split('\n')
+        .filter((line) => line.startsWith('## '))
+        .map((line) => line.slice(3));
+      for (const registry of registries)
+        expect(headings, `${registry.source}: docs.section`).toContain(registry.docs.section);
     });
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { hostileCalls, hostileCases, runHostileCase, type CallResult, type HostileCall } from './support/hostile-content.js';
+import {
+  hostileCalls,
+  hostileCases,
+  runHostileCase,
+  type CallResult,
+  type HostileCall,
+} from './support/hostile-content.js';
 
 /**
  * Hostile repository content through the pure planners, each call in a child process (2 GB heap)
@@ -27,43 +33,84 @@ function refusedBy(editor: RegExp, config: RegExp): Expected {
   };
 }
 
-const tooLarge = refusedBy(/^refused: the file is [\d.]+ MB, over the limit of 8\.0 MB for one YAML file; split it/, /^problems 1: the file is [\d.]+ MB, over the limit of 256\.0 KB/);
-const flowTooDeep = refusedBy(/^refused: the file nests flow collections \(\[ or \{\) more than 100 levels deep at line \d+/, /^problems 1: the file nests flow collections \(\[ or \{\) more than 32 levels deep/);
+const tooLarge = refusedBy(
+  /^refused: the file is [\d.]+ MB, over the limit of 8\.0 MB for one YAML file; split it/,
+  /^problems 1: the file is [\d.]+ MB, over the limit of 256\.0 KB/,
+);
+const flowTooDeep = refusedBy(
+  /^refused: the file nests flow collections \(\[ or \{\) more than 100 levels deep at line \d+/,
+  /^problems 1: the file nests flow collections \(\[ or \{\) more than 32 levels deep/,
+);
 
 /** What each case must be answered with; a case missing here fails the first test. */
 const expectations: Record<string, Expected> = {
-  'alias-bomb': refusedBy(/^refused: the file's aliases expand to more than 100,000 values/, /^problems 1: the file's aliases expand to more than 100,000 values/),
-  'alias-fan-out': refusedBy(/^refused: the file has more than 1000 aliases \(\*name, here at line 1014\); write the values out/, /^problems 1: the file is 683\.9 KB, over the limit of 256\.0 KB/),
+  'alias-bomb': refusedBy(
+    /^refused: the file's aliases expand to more than 100,000 values/,
+    /^problems 1: the file's aliases expand to more than 100,000 values/,
+  ),
+  'alias-fan-out': refusedBy(
+    /^refused: the file has more than 1000 aliases \(\*name, here at line 1014\); write the values out/,
+    /^problems 1: the file is 683\.9 KB, over the limit of 256\.0 KB/,
+  ),
   'deep-flow-2000-bare': flowTooDeep,
-  'alias-fan-out-4000': refusedBy(/^refused: the file has more than 1000 aliases/, /^problems 1: the file has more than 100 aliases/),
+  'alias-fan-out-4000': refusedBy(
+    /^refused: the file has more than 1000 aliases/,
+    /^problems 1: the file has more than 100 aliases/,
+  ),
   'deep-flow-sequence': flowTooDeep,
   'deep-flow-mapping': flowTooDeep,
-  'deep-block-sequence': refusedBy(/^refused: line 9 opens 10000 nested sequences, deeper than the limit of 100/, /^problems 1: line 9 opens 10000 nested sequences, deeper than the limit of 32/),
+  'deep-block-sequence': refusedBy(
+    /^refused: line 9 opens 10000 nested sequences, deeper than the limit of 100/,
+    /^problems 1: line 9 opens 10000 nested sequences, deeper than the limit of 32/,
+  ),
   'deep-block-mapping': tooLarge,
   // 200 levels of one-space indentation are within the editor's limit (2 columns a level) and past the configuration's.
-  'deep-block-mapping-200': { 'editImages kustomization': /^edited 1$/, 'listImages kustomization': /^uses 1$/, parseRepoConfig: /^problems 1: line 73 is indented 65 columns, deeper than the limit of 32/ },
+  'deep-block-mapping-200': {
+    'editImages kustomization': /^edited 1$/,
+    'listImages kustomization': /^uses 1$/,
+    parseRepoConfig: /^problems 1: line 73 is indented 65 columns, deeper than the limit of 32/,
+  },
   'scalar-50mb': tooLarge,
   'line-50mb': tooLarge,
   'comments-50mb': tooLarge,
   'mapping-50mb': tooLarge,
   'documents-50mb': tooLarge,
   // Under the size limit, a large stream is read document by document: the edit still happens.
-  'documents-3mb': { 'editImages values': /^edited 1$/, 'listImages manifest': /^uses 1$/, parseRepoConfig: /^problems 1: the file is 3\.0 MB, over the limit of 256\.0 KB/ },
+  'documents-3mb': {
+    'editImages values': /^edited 1$/,
+    'listImages manifest': /^uses 1$/,
+    parseRepoConfig: /^problems 1: the file is 3\.0 MB, over the limit of 256\.0 KB/,
+  },
   'images-200k': tooLarge,
-  'flow-sequence-1m': { ...refusedBy(/^refused: the file has 1,000,007 lines and list items to read at once, over the limit of 300,000/, /./), parseRepoConfig: /^problems 1: the file is 2\.9 MB, over the limit of 256\.0 KB/ },
+  'flow-sequence-1m': {
+    ...refusedBy(
+      /^refused: the file has 1,000,007 lines and list items to read at once, over the limit of 300,000/,
+      /./,
+    ),
+    parseRepoConfig: /^problems 1: the file is 2\.9 MB, over the limit of 256\.0 KB/,
+  },
   'duplicate-keys': {
     'editImages kustomization': /^refused: the file has a duplicate key at line \d+/,
     'listImages kustomization': /^refused: the file has a duplicate key/,
     parseRepoConfig: /^problems 2: duplicate key "newTag"/,
   },
-  'invalid-utf8': { 'editImages kustomization': /^edited 1$/, 'listImages kustomization': /^uses 1$/, parseRepoConfig: /unknown key/ },
+  'invalid-utf8': {
+    'editImages kustomization': /^edited 1$/,
+    'listImages kustomization': /^uses 1$/,
+    parseRepoConfig: /unknown key/,
+  },
   'config-long-names': { parseRepoConfig: /^problems \d+: .*\(20,000 characters\)/ },
   'config-long-key-200k': { 'editImages kustomization': /^edited 1$/, parseRepoConfig: /^problems \d+: / },
-  'config-long-key': { 'editImages kustomization': /^edited 1$/, parseRepoConfig: /^problems 1: the file is 2\.0 MB, over the limit of 256\.0 KB/ },
+  'config-long-key': {
+    'editImages kustomization': /^edited 1$/,
+    parseRepoConfig: /^problems 1: the file is 2\.0 MB, over the limit of 256\.0 KB/,
+  },
 };
 
 function summary(results: CallResult[]): string[] {
-  return results.map((result) => `${result.call}: ${result.outcome} in ${result.ms} ms (${result.detail.slice(0, 200)})`);
+  return results.map(
+    (result) => `${result.call}: ${result.outcome} in ${result.ms} ms (${result.detail.slice(0, 200)})`,
+  );
 }
 
 describe('hostile repository content through editImages, listImages and parseRepoConfig', () => {
@@ -76,7 +123,12 @@ describe('hostile repository content through editImages, listImages and parseRep
     it('every call answers within the bound, without throwing, as expected', async () => {
       const results = await runHostileCase(name, BOUND_MS);
       const expected = expectations[name] ?? {};
-      const broken = results.filter((result) => result.outcome !== 'answered' || result.ms > BOUND_MS || !(expected[result.call]?.test(result.detail) ?? true));
+      const broken = results.filter(
+        (result) =>
+          result.outcome !== 'answered' ||
+          result.ms > BOUND_MS ||
+          !(expected[result.call]?.test(result.detail) ?? true),
+      );
       expect(results.map((result) => result.call)).toEqual([...hostileCalls]);
       expect(broken.length === 0 ? [] : summary(results)).toEqual([]);
     });

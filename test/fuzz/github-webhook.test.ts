@@ -26,7 +26,12 @@ describe('the GitHub webhook route, for signed deliveries that are not GitHub ev
       path: '/api/github/webhooks',
       framing: 'length',
       body,
-      headers: [['content-type', 'application/json'], ['x-github-event', event], ['x-github-delivery', randomUUID()], ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, body)]],
+      headers: [
+        ['content-type', 'application/json'],
+        ['x-github-event', event],
+        ['x-github-delivery', randomUUID()],
+        ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, body)],
+      ],
     });
     if (outcome.kind !== 'response') throw new Error(outcome.detail);
     expect(await stack.jobCount()).toBe(before);
@@ -42,7 +47,16 @@ describe('the GitHub webhook route, for signed deliveries that are not GitHub ev
     expect(await deliver('push', payload)).toEqual({ status: 400, body: { error: message } });
   });
 
-  it.each(['__proto__', 'valueOf', 'hasOwnProperty', 'constructor', 'toString', 'Push', 'push.created', 'x'.repeat(65)])('refuses the event name %j with 400', async (event) => {
+  it.each([
+    '__proto__',
+    'valueOf',
+    'hasOwnProperty',
+    'constructor',
+    'toString',
+    'Push',
+    'push.created',
+    'x'.repeat(65),
+  ])('refuses the event name %j with 400', async (event) => {
     const res = await deliver(event, '{}');
     expect(res.status).toBe(400);
     expect(res.body.error).toContain('is not a GitHub event name');
@@ -55,21 +69,27 @@ describe('the GitHub webhook route, for signed deliveries that are not GitHub ev
     ['a fraction', '1.5'],
     ['an object', '{"id":1}'],
     ['a 10,000-deep array', `${'['.repeat(10_000)}1${']'.repeat(10_000)}`],
-  ])('refuses an installation.id that is %s with 400 (Probot throws on ids that are not numbers)', async (_name, id) => {
-    const res = await deliver('ping', `{"zen":"x","installation":{"id":${id}}}`);
-    expect(res.status).toBe(400);
-    expect(res.body.error).toContain('is not an installation id');
-  });
+  ])(
+    'refuses an installation.id that is %s with 400 (Probot throws on ids that are not numbers)',
+    async (_name, id) => {
+      const res = await deliver('ping', `{"zen":"x","installation":{"id":${id}}}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toContain('is not an installation id');
+    },
+  );
 
   it.each([
     ['a 10,000-deep array', `${'['.repeat(10_000)}${']'.repeat(10_000)}`],
     ['a number', '1'],
     ['null', 'null'],
-  ])('refuses an action that is %s with 400 (@octokit/webhooks turns it into text to route it)', async (_name, action) => {
-    const res = await deliver('ping', `{"zen":"x","action":${action}}`);
-    expect(res.status).toBe(400);
-    expect(res.body.error).toMatch(/^action must be a string, found /);
-  });
+  ])(
+    'refuses an action that is %s with 400 (@octokit/webhooks turns it into text to route it)',
+    async (_name, action) => {
+      const res = await deliver('ping', `{"zen":"x","action":${action}}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatch(/^action must be a string, found /);
+    },
+  );
 
   it('still accepts real event names', async () => {
     expect((await deliver('ping', '{"zen":"Design for failure."}')).status).toBe(202);

@@ -2,7 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendRaw } from './support/raw-http.js';
-import { defaultRuns, describeCase, endpointCases, fuzzEndpoint, githubDeliveries, intakeTarget, RedisCounts, registryFixtures, runCase, sweepCases, Tally, type FuzzCase } from './support/http-fuzz.js';
+import {
+  defaultRuns,
+  describeCase,
+  endpointCases,
+  fuzzEndpoint,
+  githubDeliveries,
+  intakeTarget,
+  RedisCounts,
+  registryFixtures,
+  runCase,
+  sweepCases,
+  Tally,
+  type FuzzCase,
+} from './support/http-fuzz.js';
 import { githubSignature, startFuzzStack, type FuzzStack } from './support/stack.js';
 
 /**
@@ -30,8 +43,15 @@ describe('HTTP fuzz against the web role', () => {
       await fuzzEndpoint(stack, cases[endpoint] as never, Math.round(runs * scale), tally);
       expect(tally.total(endpoint)).toBeGreaterThanOrEqual(Math.round(runs * scale));
       // The fuzz must reach past authentication, or it proves little about what lies behind it.
-      if (endpoint.startsWith('registry/') || endpoint === 'ci' || endpoint === 'github-webhook' || endpoint === 'admin/relay') {
-        const reached = [...(tally.counts.get(endpoint)?.entries() ?? [])].filter(([status]) => /^2\d\d$/.test(status)).reduce((sum, [, n]) => sum + n, 0);
+      if (
+        endpoint.startsWith('registry/') ||
+        endpoint === 'ci' ||
+        endpoint === 'github-webhook' ||
+        endpoint === 'admin/relay'
+      ) {
+        const reached = [...(tally.counts.get(endpoint)?.entries() ?? [])]
+          .filter(([status]) => /^2\d\d$/.test(status))
+          .reduce((sum, [, n]) => sum + n, 0);
         expect(reached).toBeGreaterThan(0);
       }
     });
@@ -58,7 +78,11 @@ describe('HTTP fuzz against the web role', () => {
       expect(outcome.kind === 'response' && outcome.response.status).toBe(413);
       return outcome.kind === 'response' ? (JSON.parse(outcome.response.body) as { error: string }).error : '';
     }
-    const webhook = (body: Buffer | undefined, framing: 'length' | 'chunked' | 'none', declared?: number): FuzzCase => ({
+    const webhook = (
+      body: Buffer | undefined,
+      framing: 'length' | 'chunked' | 'none',
+      declared?: number,
+    ): FuzzCase => ({
       endpoint: 'github-webhook',
       request: {
         method: 'POST',
@@ -66,14 +90,22 @@ describe('HTTP fuzz against the web role', () => {
         framing,
         chunkSize: 256 * 1024,
         ...(body ? { body } : {}),
-        headers: [['content-type', 'application/json'], ['x-github-event', 'push'], ['x-github-delivery', randomUUID()], ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, body ?? Buffer.alloc(0))], ...(declared ? [['content-length', String(declared)] as [string, string]] : [])],
+        headers: [
+          ['content-type', 'application/json'],
+          ['x-github-event', 'push'],
+          ['x-github-delivery', randomUUID()],
+          ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, body ?? Buffer.alloc(0))],
+          ...(declared ? [['content-length', String(declared)] as [string, string]] : []),
+        ],
       },
       authentic: true,
       shape: `oversized ${framing}`,
     });
 
     it('refuses a GitHub delivery that declares more than 25 MB before reading it', async () => {
-      expect(await expect413(webhook(undefined, 'none', 26 * 1024 * 1024))).toContain('body of 27262976 bytes is larger than the limit of 26214400 bytes');
+      expect(await expect413(webhook(undefined, 'none', 26 * 1024 * 1024))).toContain(
+        'body of 27262976 bytes is larger than the limit of 26214400 bytes',
+      );
     });
 
     it('refuses a chunked GitHub delivery (no Content-Length) once it passes 25 MB', async () => {
@@ -81,26 +113,45 @@ describe('HTTP fuzz against the web role', () => {
       expect(await expect413(webhook(body, 'chunked'))).toContain('body is larger than the limit of 26214400 bytes');
     });
 
-    it.each(['length', 'chunked'] as const)('refuses a registry body over ESCALATOR_MAX_BODY_BYTES sent with %s framing', async (framing) => {
-      const body = Buffer.from(`{"pad":"${'x'.repeat(stack.secrets.maxBodyBytes)}"}`);
-      const error = await expect413({
-        endpoint: 'registry/harbor',
-        request: { method: 'POST', path: '/registry/harbor', framing, chunkSize: 1000, body, headers: [['content-type', 'application/json'], ['authorization', `Bearer ${stack.secrets.registryToken}`]] },
-        authentic: true,
-        shape: `oversized ${framing}`,
-      });
-      expect(error).toContain(`larger than the limit of ${stack.secrets.maxBodyBytes} bytes`);
-    });
+    it.each(['length', 'chunked'] as const)(
+      'refuses a registry body over ESCALATOR_MAX_BODY_BYTES sent with %s framing',
+      async (framing) => {
+        const body = Buffer.from(`{"pad":"${'x'.repeat(stack.secrets.maxBodyBytes)}"}`);
+        const error = await expect413({
+          endpoint: 'registry/harbor',
+          request: {
+            method: 'POST',
+            path: '/registry/harbor',
+            framing,
+            chunkSize: 1000,
+            body,
+            headers: [
+              ['content-type', 'application/json'],
+              ['authorization', `Bearer ${stack.secrets.registryToken}`],
+            ],
+          },
+          authentic: true,
+          shape: `oversized ${framing}`,
+        });
+        expect(error).toContain(`larger than the limit of ${stack.secrets.maxBodyBytes} bytes`);
+      },
+    );
   });
 
   it('survives uploads cut off halfway, and enqueues nothing for them', async () => {
     const [jobs, keys] = [await stack.jobCount(), await stack.keyCount()];
     const { hostname, port } = new URL(stack.url);
-    for (const [path, auth] of [['/api/v1/images', stack.secrets.ciToken], ['/registry/harbor', stack.secrets.registryToken], ['/api/github/webhooks', '']] as const) {
+    for (const [path, auth] of [
+      ['/api/v1/images', stack.secrets.ciToken],
+      ['/registry/harbor', stack.secrets.registryToken],
+      ['/api/github/webhooks', ''],
+    ] as const) {
       for (const declared of [1000, 10 * 1024 * 1024]) {
         await new Promise<void>((resolve) => {
           const socket = connect({ host: hostname, port: Number(port) }, () => {
-            socket.write(`POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nauthorization: Bearer ${auth}\r\nx-github-event: push\r\nx-github-delivery: cut\r\nx-hub-signature-256: sha256=00\r\ncontent-length: ${declared}\r\n\r\n{"image":"ghcr.io/exa`);
+            socket.write(
+              `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nauthorization: Bearer ${auth}\r\nx-github-event: push\r\nx-github-delivery: cut\r\nx-hub-signature-256: sha256=00\r\ncontent-length: ${declared}\r\n\r\n{"image":"ghcr.io/exa`,
+            );
             setTimeout(() => {
               socket.destroy();
               resolve();
@@ -119,11 +170,31 @@ describe('HTTP fuzz against the web role', () => {
     const accepted: string[] = [];
     for (const [source, { files, contentType }] of Object.entries(registryFixtures)) {
       const { path, token } = intakeTarget(source, stack.secrets);
-      const outcome = await sendRaw(stack.url, { method: 'POST', path, framing: 'length', body: files[0], headers: [['content-type', contentType], ['authorization', `Bearer ${token}`]] });
+      const outcome = await sendRaw(stack.url, {
+        method: 'POST',
+        path,
+        framing: 'length',
+        body: files[0],
+        headers: [
+          ['content-type', contentType],
+          ['authorization', `Bearer ${token}`],
+        ],
+      });
       if (outcome.kind === 'response' && outcome.response.status === 202) accepted.push(source);
     }
     for (const { event, body } of githubDeliveries) {
-      const outcome = await sendRaw(stack.url, { method: 'POST', path: '/api/github/webhooks', framing: 'length', body, headers: [['content-type', 'application/json'], ['x-github-event', event], ['x-github-delivery', randomUUID()], ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, body)]] });
+      const outcome = await sendRaw(stack.url, {
+        method: 'POST',
+        path: '/api/github/webhooks',
+        framing: 'length',
+        body,
+        headers: [
+          ['content-type', 'application/json'],
+          ['x-github-event', event],
+          ['x-github-delivery', randomUUID()],
+          ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, body)],
+        ],
+      });
       if (outcome.kind === 'response' && outcome.response.status === 202) accepted.push(event);
     }
     expect(accepted.sort()).toEqual([...Object.keys(registryFixtures), ...githubDeliveries.map((d) => d.event)].sort());
@@ -135,19 +206,69 @@ describe('HTTP fuzz against the web role', () => {
     it.each([
       ['push', { ref: 'refs/heads/main', repository: null, installation: { id: 1 } }],
       // The relay reads the changed paths of a push: found by the fuzz, once a 500 from the relay job's schema.
-      ['push', { ref: 'refs/heads/main', repository: { name: 'r', full_name: 'o/r', owner: { login: 'o' } }, installation: { id: 1 }, commits: [{ added: [[[]]], modified: [], removed: [] }] }],
-      ['push', { ref: 'refs/heads/main', repository: { name: 'r', full_name: 'o/r', owner: { login: 'o' } }, installation: { id: 1 }, after: 5, commits: [] }],
+      [
+        'push',
+        {
+          ref: 'refs/heads/main',
+          repository: { name: 'r', full_name: 'o/r', owner: { login: 'o' } },
+          installation: { id: 1 },
+          commits: [{ added: [[[]]], modified: [], removed: [] }],
+        },
+      ],
+      [
+        'push',
+        {
+          ref: 'refs/heads/main',
+          repository: { name: 'r', full_name: 'o/r', owner: { login: 'o' } },
+          installation: { id: 1 },
+          after: 5,
+          commits: [],
+        },
+      ],
       ['pull_request', { action: 'closed', repository: { name: 'r', owner: { login: 'o' } } }],
       ['installation', { action: 'created', installation: { id: 1 }, repositories: [{ full_name: 'no-slash' }] }],
-      ['installation_repositories', { action: 'added', installation: { id: 1 }, repositories_added: [{ full_name: 5 }] }],
-      ['issue_comment', { action: 'created', installation: { id: 1 }, comment: { body: '/escalator plan', user: null }, issue: null, repository: { name: 'r', owner: { login: 'o' } } }],
-      ['pull_request', { action: 'synchronize', pull_request: { number: 1, head: { sha: 'a' } }, repository: { name: 'r', owner: { login: 'o' } }, installation: { id: 1 } }],
+      [
+        'installation_repositories',
+        { action: 'added', installation: { id: 1 }, repositories_added: [{ full_name: 5 }] },
+      ],
+      [
+        'issue_comment',
+        {
+          action: 'created',
+          installation: { id: 1 },
+          comment: { body: '/escalator plan', user: null },
+          issue: null,
+          repository: { name: 'r', owner: { login: 'o' } },
+        },
+      ],
+      [
+        'pull_request',
+        {
+          action: 'synchronize',
+          pull_request: { number: 1, head: { sha: 'a' } },
+          repository: { name: 'r', owner: { login: 'o' } },
+          installation: { id: 1 },
+        },
+      ],
     ])('answers %s with 400 and the path of the field, and enqueues nothing', async (event, payload) => {
       const [jobs, keys] = [await stack.jobCount(), await stack.keyCount()];
       const body = Buffer.from(JSON.stringify(payload));
-      const outcome = await sendRaw(stack.url, { method: 'POST', path: '/api/github/webhooks', framing: 'length', body, headers: [['content-type', 'application/json'], ['x-github-event', event], ['x-github-delivery', randomUUID()], ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, body)]] });
+      const outcome = await sendRaw(stack.url, {
+        method: 'POST',
+        path: '/api/github/webhooks',
+        framing: 'length',
+        body,
+        headers: [
+          ['content-type', 'application/json'],
+          ['x-github-event', event],
+          ['x-github-delivery', randomUUID()],
+          ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, body)],
+        ],
+      });
       expect(outcome.kind === 'response' && outcome.response.status).toBe(400);
-      expect(outcome.kind === 'response' && outcome.response.body).toContain(`the ${event} payload is not what GitHub sends`);
+      expect(outcome.kind === 'response' && outcome.response.body).toContain(
+        `the ${event} payload is not what GitHub sends`,
+      );
       expect([await stack.jobCount(), await stack.keyCount()]).toEqual([jobs, keys]);
     });
   });
@@ -180,10 +301,14 @@ describe('HTTP fuzz against the intake routes with scoped tokens and GitHub Acti
 
   // The same invariants; each path token is a secret of its own, and other credentials (path
   // tokens as headers, refused OIDC tokens, the GAR token) are among the wrong ones tried.
-  describe.each(Object.entries(defaultRuns).filter(([endpoint]) => endpoint === 'ci' || endpoint.startsWith('registry/')))('%s', (endpoint, runs) => {
+  describe.each(
+    Object.entries(defaultRuns).filter(([endpoint]) => endpoint === 'ci' || endpoint.startsWith('registry/')),
+  )('%s', (endpoint, runs) => {
     it(`keeps every invariant for ${Math.round((runs / 2) * scale)} generated requests, and reaches past authentication`, async () => {
       await fuzzEndpoint(stack, cases[endpoint] as never, Math.round((runs / 2) * scale), tally);
-      const reached = [...(tally.counts.get(endpoint)?.entries() ?? [])].filter(([status]) => /^2\d\d$/.test(status)).reduce((sum, [, n]) => sum + n, 0);
+      const reached = [...(tally.counts.get(endpoint)?.entries() ?? [])]
+        .filter(([status]) => /^2\d\d$/.test(status))
+        .reduce((sum, [, n]) => sum + n, 0);
       expect(reached).toBeGreaterThan(0);
     });
   });
@@ -192,10 +317,28 @@ describe('HTTP fuzz against the intake routes with scoped tokens and GitHub Acti
     const accepted: string[] = [];
     for (const [source, { files, contentType }] of Object.entries(registryFixtures)) {
       const { path, token } = intakeTarget(source, stack.secrets);
-      const outcome = await sendRaw(stack.url, { method: 'POST', path, framing: 'length', body: files[0], headers: [['content-type', contentType], ['authorization', `Bearer ${token}`]] });
+      const outcome = await sendRaw(stack.url, {
+        method: 'POST',
+        path,
+        framing: 'length',
+        body: files[0],
+        headers: [
+          ['content-type', contentType],
+          ['authorization', `Bearer ${token}`],
+        ],
+      });
       if (outcome.kind === 'response' && outcome.response.status === 202) accepted.push(source);
     }
-    const oidc = await sendRaw(stack.url, { method: 'POST', path: '/api/v1/images', framing: 'length', body: registryFixtures.ci!.files[0], headers: [['content-type', 'application/json'], ['authorization', `Bearer ${stack.secrets.ciOidcToken()}`]] });
+    const oidc = await sendRaw(stack.url, {
+      method: 'POST',
+      path: '/api/v1/images',
+      framing: 'length',
+      body: registryFixtures.ci!.files[0],
+      headers: [
+        ['content-type', 'application/json'],
+        ['authorization', `Bearer ${stack.secrets.ciOidcToken()}`],
+      ],
+    });
     if (oidc.kind === 'response' && oidc.response.status === 202) accepted.push('ci-oidc');
     expect(accepted.sort()).toEqual([...Object.keys(registryFixtures), 'ci-oidc'].sort());
   });

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendRaw } from './support/raw-http.js';
 import { registries } from '../../src/events/index.js';
-import { endpointCases, fuzzEndpoint, githubDeliveries, intakeTarget, registryFixtures, Tally } from './support/http-fuzz.js';
+import {
+  endpointCases,
+  fuzzEndpoint,
+  githubDeliveries,
+  intakeTarget,
+  registryFixtures,
+  Tally,
+} from './support/http-fuzz.js';
 import { githubSignature, startFuzzStack, type FuzzStack } from './support/stack.js';
 
 /**
@@ -33,7 +40,9 @@ describe('HTTP fuzz with Redis down', () => {
 
   describe.each(Object.entries(runs))('%s', (endpoint, count) => {
     it(`answers 503 only to requests that pass every check, for ${Math.round(count * scale)} generated requests`, async () => {
-      await fuzzEndpoint(stack, endpointCases(stack.secrets)[endpoint] as never, Math.round(count * scale), tally, { mode: 'redis-down' });
+      await fuzzEndpoint(stack, endpointCases(stack.secrets)[endpoint] as never, Math.round(count * scale), tally, {
+        mode: 'redis-down',
+      });
       expect(tally.total(`${endpoint} (redis down)`)).toBeGreaterThanOrEqual(Math.round(count * scale));
     });
   });
@@ -41,34 +50,80 @@ describe('HTTP fuzz with Redis down', () => {
   it('answers 503 with Retry-After and a reason to the real payload of every intake route', async () => {
     for (const [source, { files, contentType }] of Object.entries(registryFixtures)) {
       const { path, token } = intakeTarget(source, stack.secrets);
-      const outcome = await sendRaw(stack.url, { method: 'POST', path, framing: 'length', body: files[0], headers: [['content-type', contentType], ['authorization', `Bearer ${token}`]] });
-      expect(outcome.kind === 'response' && [source, outcome.response.status, outcome.response.headers['retry-after']]).toEqual([source, 503, '5']);
-      if (outcome.kind === 'response') expect((JSON.parse(outcome.response.body) as { error: string }).error).toMatch(/^cannot accept the event now: .*retry shortly$/);
+      const outcome = await sendRaw(stack.url, {
+        method: 'POST',
+        path,
+        framing: 'length',
+        body: files[0],
+        headers: [
+          ['content-type', contentType],
+          ['authorization', `Bearer ${token}`],
+        ],
+      });
+      expect(
+        outcome.kind === 'response' && [source, outcome.response.status, outcome.response.headers['retry-after']],
+      ).toEqual([source, 503, '5']);
+      if (outcome.kind === 'response')
+        expect((JSON.parse(outcome.response.body) as { error: string }).error).toMatch(
+          /^cannot accept the event now: .*retry shortly$/,
+        );
     }
   });
 
   it('answers 503 to a verified GitHub delivery that has work to enqueue', async () => {
     const push = githubDeliveries.find((delivery) => delivery.event === 'push')!;
-    const outcome = await sendRaw(stack.url, { method: 'POST', path: '/api/github/webhooks', framing: 'length', body: push.body, headers: [['content-type', 'application/json'], ['x-github-event', 'push'], ['x-github-delivery', randomUUID()], ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, push.body)]] });
+    const outcome = await sendRaw(stack.url, {
+      method: 'POST',
+      path: '/api/github/webhooks',
+      framing: 'length',
+      body: push.body,
+      headers: [
+        ['content-type', 'application/json'],
+        ['x-github-event', 'push'],
+        ['x-github-delivery', randomUUID()],
+        ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, push.body)],
+      ],
+    });
     expect(outcome.kind === 'response' && outcome.response.status).toBe(503);
   });
 
   it('still reports itself alive, and not ready', async () => {
     const health = await sendRaw(stack.url, { method: 'GET', path: '/healthz', headers: [], framing: 'none' });
     const ready = await sendRaw(stack.url, { method: 'GET', path: '/readyz', headers: [], framing: 'none' });
-    expect([health.kind === 'response' && health.response.status, ready.kind === 'response' && ready.response.status]).toEqual([200, 503]);
+    expect([
+      health.kind === 'response' && health.response.status,
+      ready.kind === 'response' && ready.response.status,
+    ]).toEqual([200, 503]);
   });
 
   // Routes that read or write Redis outside the producer: the web server maps a connection error
   // to 503 (src/web/server.ts, src/intake/github-webhook-route.ts) instead of a 500.
   it('answers 503, not 500, to the admin delivery log (src/web/relay-log-route.ts)', async () => {
-    const outcome = await sendRaw(stack.url, { method: 'GET', path: '/admin/relay/deliveries', headers: [['authorization', `Bearer ${stack.secrets.adminToken}`]], framing: 'none' });
+    const outcome = await sendRaw(stack.url, {
+      method: 'GET',
+      path: '/admin/relay/deliveries',
+      headers: [['authorization', `Bearer ${stack.secrets.adminToken}`]],
+      framing: 'none',
+    });
     expect(outcome.kind === 'response' && outcome.response.status).toBe(503);
   });
 
   it('answers 503, not 500, to a verified installation.deleted (src/intake/github-app.ts, IndexStore.dropRepo)', async () => {
-    const body = Buffer.from(JSON.stringify({ action: 'deleted', installation: { id: 1 }, repositories: [{ full_name: 'example/gitops' }] }));
-    const outcome = await sendRaw(stack.url, { method: 'POST', path: '/api/github/webhooks', framing: 'length', body, headers: [['content-type', 'application/json'], ['x-github-event', 'installation'], ['x-github-delivery', randomUUID()], ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, body)]] });
+    const body = Buffer.from(
+      JSON.stringify({ action: 'deleted', installation: { id: 1 }, repositories: [{ full_name: 'example/gitops' }] }),
+    );
+    const outcome = await sendRaw(stack.url, {
+      method: 'POST',
+      path: '/api/github/webhooks',
+      framing: 'length',
+      body,
+      headers: [
+        ['content-type', 'application/json'],
+        ['x-github-event', 'installation'],
+        ['x-github-delivery', randomUUID()],
+        ['x-hub-signature-256', githubSignature(stack.secrets.webhookSecret, body)],
+      ],
+    });
     expect(outcome.kind === 'response' && outcome.response.status).toBe(503);
   });
 });

@@ -27,7 +27,9 @@ describe('the GitHub route under slow unverified uploads', () => {
     socket.on('error', () => undefined);
     held.push(socket);
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-    socket.write(`POST /api/github/webhooks HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\ncontent-length: ${20 * 1024 * 1024}\r\nx-github-event: push\r\nx-github-delivery: slow\r\nx-hub-signature-256: sha256=00\r\n\r\n`);
+    socket.write(
+      `POST /api/github/webhooks HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\ncontent-length: ${20 * 1024 * 1024}\r\nx-github-event: push\r\nx-github-delivery: slow\r\nx-hub-signature-256: sha256=00\r\n\r\n`,
+    );
     socket.write(Buffer.alloc(bytes, 0x20));
     return socket;
   }
@@ -40,10 +42,18 @@ describe('the GitHub route under slow unverified uploads', () => {
     return Number(line.split(' ')[1]);
   }
 
-  async function deliver(body: Buffer, signature: string): Promise<{ status: number; retryAfter: string | null; error: string }> {
+  async function deliver(
+    body: Buffer,
+    signature: string,
+  ): Promise<{ status: number; retryAfter: string | null; error: string }> {
     const response = await fetch(`${stack.url}/api/github/webhooks`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-github-event': 'ping', 'x-github-delivery': `d-${Math.random()}`, 'x-hub-signature-256': signature },
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'ping',
+        'x-github-delivery': `d-${Math.random()}`,
+        'x-hub-signature-256': signature,
+      },
       body,
       signal: AbortSignal.timeout(15_000),
     });
@@ -55,21 +65,32 @@ describe('the GitHub route under slow unverified uploads', () => {
     const body = Buffer.from(JSON.stringify({ zen: 'x'.repeat(300 * 1024), hook_id: 1 }));
     const unsigned = 'sha256=0000';
     // Before: a wrong signature is a 400 that says why.
-    expect(await deliver(body, unsigned)).toMatchObject({ status: 400, error: expect.stringContaining('signature does not match') });
+    expect(await deliver(body, unsigned)).toMatchObject({
+      status: 400,
+      error: expect.stringContaining('signature does not match'),
+    });
 
     const slow = await holdUpload(900 * 1024);
     // Wait until the server has read the slow upload's bytes (the gauge operators watch), so the
     // next delivery meets a spent budget whatever the machine's load.
-    await eventually(async () => ((await unverifiedBytes()) >= 900 * 1024 ? true : undefined), { timeoutMs: 30_000, what: 'the slow upload\'s bytes in escalator_webhook_unverified_bytes' });
+    await eventually(async () => ((await unverifiedBytes()) >= 900 * 1024 ? true : undefined), {
+      timeoutMs: 30_000,
+      what: "the slow upload's bytes in escalator_webhook_unverified_bytes",
+    });
     const refused = await deliver(body, githubSignature(stack.secrets.webhookSecret, body));
     expect(refused.status).toBe(503);
     expect(refused.retryAfter).toBe('5');
-    expect(refused.error).toMatch(/^other requests are sending \d+ bytes of bodies that are not verified yet, the most Escalator holds at once \(ESCALATOR_WEBHOOK_BUFFER_BYTES\); retry in a few seconds$/);
+    expect(refused.error).toMatch(
+      /^other requests are sending \d+ bytes of bodies that are not verified yet, the most Escalator holds at once \(ESCALATOR_WEBHOOK_BUFFER_BYTES\); retry in a few seconds$/,
+    );
     // The answer came before the body was read, so the connection was closed: the same client goes on.
     expect((await fetch(`${stack.url}/healthz`, { signal: AbortSignal.timeout(5_000) })).status).toBe(200);
 
     slow.destroy();
-    await eventually(async () => ((await unverifiedBytes()) === 0 ? true : undefined), { timeoutMs: 30_000, what: 'escalator_webhook_unverified_bytes back at 0 once the slow upload is gone' });
+    await eventually(async () => ((await unverifiedBytes()) === 0 ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'escalator_webhook_unverified_bytes back at 0 once the slow upload is gone',
+    });
     expect(await deliver(body, githubSignature(stack.secrets.webhookSecret, body))).toMatchObject({ status: 202 });
     expect(await deliver(body, unsigned)).toMatchObject({ status: 400 });
   });

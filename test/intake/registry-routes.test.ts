@@ -22,14 +22,24 @@ const registries = await loadRegistryFixtures();
 // A Google-style signing key and JWKS on disk, so the Pub/Sub OIDC check runs for real.
 const google = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const jwksDir = mkdtempSync(join(tmpdir(), 'escalator-jwks-'));
-writeFileSync(join(jwksDir, 'jwks.json'), JSON.stringify({ keys: [{ ...google.publicKey.export({ format: 'jwk' }), kid: 'k1', alg: 'RS256', use: 'sig' }] }));
+writeFileSync(
+  join(jwksDir, 'jwks.json'),
+  JSON.stringify({ keys: [{ ...google.publicKey.export({ format: 'jwk' }), kid: 'k1', alg: 'RS256', use: 'sig' }] }),
+);
 function googleToken(claims: Record<string, unknown>, kid = 'k1', key = google.privateKey): string {
   const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid, typ: 'JWT' })).toString('base64url');
   const body = Buffer.from(JSON.stringify(claims)).toString('base64url');
   const signature = sign('RSA-SHA256', Buffer.from(`${header}.${body}`), key).toString('base64url');
   return `${header}.${body}.${signature}`;
 }
-const goodClaims = () => ({ iss: 'https://accounts.google.com', aud: 'https://escalator.example.com/registry/gar', email: 'pubsub@proj.iam.gserviceaccount.com', email_verified: true, iat: Math.floor(Date.now() / 1000) - 60, exp: Math.floor(Date.now() / 1000) + 600 });
+const goodClaims = () => ({
+  iss: 'https://accounts.google.com',
+  aud: 'https://escalator.example.com/registry/gar',
+  email: 'pubsub@proj.iam.gserviceaccount.com',
+  email_verified: true,
+  iat: Math.floor(Date.now() / 1000) - 60,
+  exp: Math.floor(Date.now() / 1000) + 600,
+});
 
 describe('registry intake', () => {
   let web: WebServer;
@@ -53,7 +63,11 @@ describe('registry intake', () => {
           maxBodyBytes: 64 * 1024,
           registryToken: token,
           ciToken,
-          verifyGoogleToken: createGoogleTokenVerifier({ audience: 'https://escalator.example.com/registry/gar', serviceAccount: 'pubsub@proj.iam.gserviceaccount.com', jwks: join(jwksDir, 'jwks.json') }),
+          verifyGoogleToken: createGoogleTokenVerifier({
+            audience: 'https://escalator.example.com/registry/gar',
+            serviceAccount: 'pubsub@proj.iam.gserviceaccount.com',
+            jwks: join(jwksDir, 'jwks.json'),
+          }),
           onOutcome: (source, outcome) => outcomes.push([source, outcome]),
         }),
       ],
@@ -67,7 +81,11 @@ describe('registry intake', () => {
   });
 
   async function post(path: string, body: string, headers: Record<string, string> = {}) {
-    const res = await fetch(`${web.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers }, body });
+    const res = await fetch(`${web.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers },
+      body,
+    });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   }
 
@@ -90,7 +108,12 @@ describe('registry intake', () => {
           .filter((c) => c.expected.kind === 'images')
           .map((c): [string, string, string, Record<string, string>] =>
             registry.auth === 'path-token'
-              ? [`/registry/${source}/${token}`, `${source}/${c.file}`, c.contentType ?? fixtures.fuzz.contentType, { authorization: '' }]
+              ? [
+                  `/registry/${source}/${token}`,
+                  `${source}/${c.file}`,
+                  c.contentType ?? fixtures.fuzz.contentType,
+                  { authorization: '' },
+                ]
               : [`/registry/${source}`, `${source}/${c.file}`, c.contentType ?? fixtures.fuzz.contentType, {}],
           ),
       ),
@@ -106,7 +129,9 @@ describe('registry intake', () => {
   });
 
   it('takes the Google Artifact Registry Pub/Sub push with a valid OIDC token', async () => {
-    const res = await post('/registry/gar', fixture('gar/push-insert-tagged.json'), { authorization: `Bearer ${googleToken(goodClaims())}` });
+    const res = await post('/registry/gar', fixture('gar/push-insert-tagged.json'), {
+      authorization: `Bearer ${googleToken(goodClaims())}`,
+    });
     expect(res.status).toBe(202);
     expect(await queuedImages(res.body.jobs)).toHaveLength(1);
   });
@@ -117,23 +142,35 @@ describe('registry intake', () => {
     ['an expired token', { exp: Math.floor(Date.now() / 1000) - 10 }, 'expired'],
     ['another issuer', { iss: 'https://evil.example.com' }, 'not issued by Google'],
   ])('refuses a Pub/Sub token with %s', async (_name, override, message) => {
-    const res = await post('/registry/gar', fixture('gar/push-insert-tagged.json'), { authorization: `Bearer ${googleToken({ ...goodClaims(), ...override })}` });
+    const res = await post('/registry/gar', fixture('gar/push-insert-tagged.json'), {
+      authorization: `Bearer ${googleToken({ ...goodClaims(), ...override })}`,
+    });
     expect(res.status).toBe(401);
     expect(String(res.body.error)).toContain(message);
   });
 
   it('refuses a Pub/Sub token whose signature was forged', async () => {
     const [h, c] = googleToken(goodClaims()).split('.');
-    const res = await post('/registry/gar', fixture('gar/push-insert-tagged.json'), { authorization: `Bearer ${h}.${c}.${Buffer.from('forged').toString('base64url')}` });
+    const res = await post('/registry/gar', fixture('gar/push-insert-tagged.json'), {
+      authorization: `Bearer ${h}.${c}.${Buffer.from('forged').toString('base64url')}`,
+    });
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('the token signature is invalid');
   });
 
   it.each([
-    ['a header that is JSON null', `${Buffer.from('null').toString('base64url')}.${Buffer.from('{}').toString('base64url')}.AAAA`],
-    ['claims that are a JSON array', `${Buffer.from('{"alg":"RS256","kid":"k1"}').toString('base64url')}.${Buffer.from('[]').toString('base64url')}.AAAA`],
+    [
+      'a header that is JSON null',
+      `${Buffer.from('null').toString('base64url')}.${Buffer.from('{}').toString('base64url')}.AAAA`,
+    ],
+    [
+      'claims that are a JSON array',
+      `${Buffer.from('{"alg":"RS256","kid":"k1"}').toString('base64url')}.${Buffer.from('[]').toString('base64url')}.AAAA`,
+    ],
   ])('refuses a Pub/Sub token with %s as not a JWT, with 401', async (_name, token) => {
-    const res = await post('/registry/gar', fixture('gar/push-insert-tagged.json'), { authorization: `Bearer ${token}` });
+    const res = await post('/registry/gar', fixture('gar/push-insert-tagged.json'), {
+      authorization: `Bearer ${token}`,
+    });
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('the bearer token is not a JWT (its header and claims must be JSON objects)');
   });
@@ -141,26 +178,44 @@ describe('registry intake', () => {
   describe('Google signing keys', () => {
     const rotated = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const tokenWith = (kid: string, key: typeof rotated.privateKey): string => googleToken(goodClaims(), kid, key);
-    const verifierAt = (jwks: string, clock: { t: number }) => createGoogleTokenVerifier({ audience: goodClaims().aud, serviceAccount: goodClaims().email, jwks, now: () => clock.t });
+    const verifierAt = (jwks: string, clock: { t: number }) =>
+      createGoogleTokenVerifier({
+        audience: goodClaims().aud,
+        serviceAccount: goodClaims().email,
+        jwks,
+        now: () => clock.t,
+      });
 
     it('takes a rotated key once the JWKS has it, refetching for unknown keys at most once a minute', async () => {
       const path = join(jwksDir, `rotating-${randomUUID()}.json`);
-      const jwk = (key: typeof rotated.publicKey, kid: string) => ({ ...key.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' });
+      const jwk = (key: typeof rotated.publicKey, kid: string) => ({
+        ...key.export({ format: 'jwk' }),
+        kid,
+        alg: 'RS256',
+        use: 'sig',
+      });
       writeFileSync(path, JSON.stringify({ keys: [jwk(google.publicKey, 'k1')] }));
       const clock = { t: Date.now() };
       const verify = verifierAt(path, clock);
       await verify(`Bearer ${tokenWith('k1', google.privateKey)}`);
-      await expect(verify(`Bearer ${tokenWith('k2', rotated.privateKey)}`)).rejects.toThrow('the token was signed with an unknown key');
+      await expect(verify(`Bearer ${tokenWith('k2', rotated.privateKey)}`)).rejects.toThrow(
+        'the token was signed with an unknown key',
+      );
       writeFileSync(path, JSON.stringify({ keys: [jwk(google.publicKey, 'k1'), jwk(rotated.publicKey, 'k2')] }));
       clock.t += 30_000; // unknown keys within the minute do not fetch the JWKS again
-      await expect(verify(`Bearer ${tokenWith('k2', rotated.privateKey)}`)).rejects.toThrow('the token was signed with an unknown key');
+      await expect(verify(`Bearer ${tokenWith('k2', rotated.privateKey)}`)).rejects.toThrow(
+        'the token was signed with an unknown key',
+      );
       clock.t += 31_000;
       await expect(verify(`Bearer ${tokenWith('k2', rotated.privateKey)}`)).resolves.toBeUndefined();
     });
 
     it('answers 503 when the JWKS cannot be read, so Pub/Sub retries the push', async () => {
       const verify = verifierAt(join(jwksDir, 'missing.json'), { t: Date.now() });
-      const failure = await verify(`Bearer ${tokenWith('k1', google.privateKey)}`).then(() => undefined, (error: unknown) => error as { status?: number; headers?: Record<string, string>; message: string });
+      const failure = await verify(`Bearer ${tokenWith('k1', google.privateKey)}`).then(
+        () => undefined,
+        (error: unknown) => error as { status?: number; headers?: Record<string, string>; message: string },
+      );
       expect(failure?.status).toBe(503);
       expect(failure?.headers).toEqual({ 'retry-after': '30' });
       expect(failure?.message).toContain("could not read Google's signing keys from");
@@ -176,7 +231,11 @@ describe('registry intake', () => {
     // Only the head is sent: an answer proves nothing waited for (or held) the 60 KB announced.
     const { hostname, port } = new URL(web.url);
     const answer = await new Promise<string>((resolve, reject) => {
-      const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(`POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${auth}content-length: 60000\r\n\r\n`));
+      const socket = connect({ host: hostname, port: Number(port) }, () =>
+        socket.write(
+          `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${auth}content-length: 60000\r\n\r\n`,
+        ),
+      );
       let text = '';
       socket.on('data', (chunk) => (text += chunk.toString('utf8')));
       socket.on('end', () => resolve(text));
@@ -188,7 +247,9 @@ describe('registry intake', () => {
   });
 
   it('takes a CI image with the CI bearer token', async () => {
-    const res = await post('/api/v1/images', JSON.stringify({ image: 'ghcr.io/example/hello:1.2.3' }), { authorization: `Bearer ${ciToken}` });
+    const res = await post('/api/v1/images', JSON.stringify({ image: 'ghcr.io/example/hello:1.2.3' }), {
+      authorization: `Bearer ${ciToken}`,
+    });
     expect(res.status).toBe(202);
     expect(await queuedImages(res.body.jobs)).toEqual(['ghcr.io/example/hello:1.2.3']);
   });
@@ -198,7 +259,9 @@ describe('registry intake', () => {
     const first = await post('/registry/distribution', body);
     const second = await post('/registry/distribution', body);
     expect(second.body.jobs).toEqual(first.body.jobs);
-    expect(await producer.queue('image').getJobCountByTypes('waiting', 'active', 'completed', 'failed', 'delayed')).toBeGreaterThan(0);
+    expect(
+      await producer.queue('image').getJobCountByTypes('waiting', 'active', 'completed', 'failed', 'delayed'),
+    ).toBeGreaterThan(0);
   });
 
   it('answers 200 for a pull, and counts it as ignored', async () => {
@@ -220,7 +283,9 @@ describe('registry intake', () => {
       expect(String(res.body.error)).toContain('larger than the limit of 65536 bytes');
     });
     it('401 for a wrong token, even with a valid payload', async () => {
-      const res = await post('/registry/acr', fixture('acr/push.json'), { authorization: 'Bearer wrong-token-wrong-token' });
+      const res = await post('/registry/acr', fixture('acr/push.json'), {
+        authorization: 'Bearer wrong-token-wrong-token',
+      });
       expect(res.status).toBe(401);
       expect(res.body.error).toBe('the Authorization token does not match the configured token');
     });
@@ -229,7 +294,9 @@ describe('registry intake', () => {
       expect(res.status).toBe(401);
     });
     it('401 for a wrong path token', async () => {
-      const res = await post('/registry/dockerhub/not-the-token', fixture('dockerhub/webhook-example.json'), { authorization: '' });
+      const res = await post('/registry/dockerhub/not-the-token', fixture('dockerhub/webhook-example.json'), {
+        authorization: '',
+      });
       expect(res.status).toBe(401);
       expect(String(res.body.error)).toContain('/registry/dockerhub/<ESCALATOR_REGISTRY_TOKEN>');
     });
@@ -261,12 +328,25 @@ describe('registry intake without Redis', () => {
     const redis = createRedis('redis://127.0.0.1:1', 'producer', { retryStrategy: () => null });
     redis.on('error', () => undefined);
     const producer = new Producer(redis, `test-${randomUUID()}`);
-    const web = await startWebServer({ host: '127.0.0.1', port: 0, log: createLogger({ level: 'silent' }), handlers: [registryRoutes({ producer, log: createLogger({ level: 'silent' }), maxBodyBytes: 65536, registryToken: token })] });
+    const web = await startWebServer({
+      host: '127.0.0.1',
+      port: 0,
+      log: createLogger({ level: 'silent' }),
+      handlers: [
+        registryRoutes({ producer, log: createLogger({ level: 'silent' }), maxBodyBytes: 65536, registryToken: token }),
+      ],
+    });
     try {
-      const res = await fetch(`${web.url}/registry/acr`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: fixture('acr/push.json') });
+      const res = await fetch(`${web.url}/registry/acr`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: fixture('acr/push.json'),
+      });
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('5');
-      expect(((await res.json()) as { error: string }).error).toMatch(/^cannot accept the event now: Redis is not connected/);
+      expect(((await res.json()) as { error: string }).error).toMatch(
+        /^cannot accept the event now: Redis is not connected/,
+      );
     } finally {
       await web.close();
       redis.disconnect();

@@ -8,7 +8,8 @@ import { eventually, redisUrl, startStack, waitIndexed, type Stack } from '../su
 
 const owner = 'developer';
 const repo = 'commands';
-const config = 'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n  - name: prod\n    paths: ["apps/*/overlays/prod"]\n    from: dev\n';
+const config =
+  'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n  - name: prod\n    paths: ["apps/*/overlays/prod"]\n    from: dev\n';
 
 /**
  * `/escalator` commands through the whole product (sandbox GitHub, real Redis): who gets an
@@ -31,7 +32,10 @@ describe('command job (sandbox GitHub, real Redis)', () => {
     await stack.client.createRepo({
       name: repo,
       collaborators: { [reader]: 'read' },
-      files: { '.github/escalator.yml': config, 'apps/hello/overlays/dev/kustomization.yaml': 'images:\n  - name: ghcr.io/example/hello\n    newTag: 1.0.0\n' },
+      files: {
+        '.github/escalator.yml': config,
+        'apps/hello/overlays/dev/kustomization.yaml': 'images:\n  - name: ghcr.io/example/hello\n    newTag: 1.0.0\n',
+      },
     });
     await waitIndexed(stack, owner, repo);
     await stack.client.commit(`${owner}/${repo}`, { branch: 'notes', from: 'main', files: { 'NOTES.md': 'notes\n' } });
@@ -47,14 +51,19 @@ describe('command job (sandbox GitHub, real Redis)', () => {
 
   /** The finished command job for a comment body (each test writes a distinct one). */
   const finished = (body: string) =>
-    eventually(async () => {
-      const jobs = await queue.getJobs(['completed', 'failed']);
-      const job = jobs.find((candidate) => (candidate.data as { body: string }).body === body);
-      return job?.finishedOn ? job : undefined;
-    }, { what: `the command job for ${JSON.stringify(body)}` });
+    eventually(
+      async () => {
+        const jobs = await queue.getJobs(['completed', 'failed']);
+        const job = jobs.find((candidate) => (candidate.data as { body: string }).body === body);
+        return job?.finishedOn ? job : undefined;
+      },
+      { what: `the command job for ${JSON.stringify(body)}` },
+    );
   const comments = async () => (await stack.user.rest.issues.listComments({ owner, repo, issue_number: number })).data;
-  const repliesTo = async (text: string) => (await comments()).filter((comment) => comment.user?.type === 'Bot' && comment.body?.includes(text));
-  const permissionCalls = () => stack.calls.filter((call) => call.route.includes('/collaborators/') && call.route.endsWith('/permission')).length;
+  const repliesTo = async (text: string) =>
+    (await comments()).filter((comment) => comment.user?.type === 'Bot' && comment.body?.includes(text));
+  const permissionCalls = () =>
+    stack.calls.filter((call) => call.route.includes('/collaborators/') && call.route.endsWith('/permission')).length;
 
   it.each([
     ['an unknown command', '/escalator frobnicate'],
@@ -77,7 +86,9 @@ describe('command job (sandbox GitHub, real Redis)', () => {
     const body = '/escalator hold prod';
     await stack.client.as(readerToken).comment(`${owner}/${repo}`, number, body);
     const job = await finished(body);
-    expect(job.returnvalue).toBe(`@${reader} Escalator commands need write access to ${owner}/${repo}; yours is \`read\`. Ask a maintainer to run it.`);
+    expect(job.returnvalue).toBe(
+      `@${reader} Escalator commands need write access to ${owner}/${repo}; yours is \`read\`. Ask a maintainer to run it.`,
+    );
     expect(await repliesTo(`@${reader} Escalator commands need write access`)).toHaveLength(1);
   });
 
@@ -108,8 +119,22 @@ describe('command job (sandbox GitHub, real Redis)', () => {
   it('ignores a command job written by an App, without asking GitHub anything', async () => {
     const body = '/escalator nonsense from an app';
     const callsBefore = stack.calls.length;
-    const index = JSON.parse((await connection.get(`${stack.prefix}:index:repo:${owner}/${repo}`)) as string) as { installationId: number };
-    await queue.add('command', { installationId: index.installationId, owner, repo, issueNumber: number, isPull: true, author: 'other-app[bot]', body }, { jobId: `command-bot-${stack.prefix}` });
+    const index = JSON.parse((await connection.get(`${stack.prefix}:index:repo:${owner}/${repo}`)) as string) as {
+      installationId: number;
+    };
+    await queue.add(
+      'command',
+      {
+        installationId: index.installationId,
+        owner,
+        repo,
+        issueNumber: number,
+        isPull: true,
+        author: 'other-app[bot]',
+        body,
+      },
+      { jobId: `command-bot-${stack.prefix}` },
+    );
     const job = await finished(body);
     expect(job.returnvalue).toBe('ignored: written by a bot');
     expect(stack.calls.length).toBe(callsBefore);

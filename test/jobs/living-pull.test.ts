@@ -31,7 +31,11 @@ describe('ensureLivingPull when the pull request is merged or closed meanwhile (
   beforeAll(async () => {
     sim = await startSimulator();
     client = new SandboxClient(sim.url, sim.user.token);
-    user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+    user = new Octokit({
+      baseUrl: sim.apiUrl,
+      auth: sim.user.token,
+      log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+    });
     await client.createRepo({ name: repo, files: { 'app.txt': '0\n' } });
     redis = new Redis(redisUrl);
     store = new IndexStore(redis, `living-${randomUUID().slice(0, 8)}`);
@@ -43,11 +47,22 @@ describe('ensureLivingPull when the pull request is merged or closed meanwhile (
     await redis.quit();
   });
 
-  const planOf = (version: string): BranchPlan => ({ title: `Bump app to ${version}`, body: `app ${version}`, commitMessage: `app ${version}`, updates: [{ path: 'app.txt', content: `${version}\n` }] });
+  const planOf = (version: string): BranchPlan => ({
+    title: `Bump app to ${version}`,
+    body: `app ${version}`,
+    commitMessage: `app ${version}`,
+    updates: [{ path: 'app.txt', content: `${version}\n` }],
+  });
   const run = (version: string, meanwhile?: (open: number) => Promise<void>) => {
     let first = true;
     return ensureLivingPull({
-      octokit: user, store, id, defaultBranch: 'main', branch, labels: [], log,
+      octokit: user,
+      store,
+      id,
+      defaultBranch: 'main',
+      branch,
+      labels: [],
+      log,
       plan: async (base, open) => {
         if (first && open && meanwhile) await meanwhile(open.number);
         first = false;
@@ -95,14 +110,22 @@ describe('ensureLivingPull when the pull request is merged or closed meanwhile (
     expect(await fileAt('main')).toBe('4\n');
     expect(result.created).toBe(false);
     const { data: open } = await user.rest.pulls.list({ ...id, state: 'all', head: `${owner}:${branch}` });
-    expect(open.filter((candidate) => candidate.title === 'Bump app to 4').map((candidate) => candidate.number)).toEqual([first]);
+    expect(
+      open.filter((candidate) => candidate.title === 'Bump app to 4').map((candidate) => candidate.number),
+    ).toEqual([first]);
   });
 
   it('opens a new PR when the open one was closed meanwhile and its text would not change', async () => {
     const current = (await run('3')).pull?.number as number;
     // Same title and body as the open PR: nothing to PATCH, so one read finds it closed.
     const result = await ensureLivingPull({
-      octokit: user, store, id, defaultBranch: 'main', branch, labels: [], log,
+      octokit: user,
+      store,
+      id,
+      defaultBranch: 'main',
+      branch,
+      labels: [],
+      log,
       plan: async (_base, open) => {
         if (open) await user.rest.pulls.update({ ...id, pull_number: open.number, state: 'closed' });
         return { ...planOf('3'), updates: [{ path: 'app.txt', content: '3\n\n' }] };
@@ -141,7 +164,13 @@ describe('ensureLivingPull and who wrote the pull request (sandbox GitHub, real 
     const created = await client.createRepo({ name: repo, files: { 'app.txt': '0\n', 'prod.txt': 'prod\n' } });
     redis = new Redis(redisUrl);
     store = new IndexStore(redis, `living-${randomUUID().slice(0, 8)}`);
-    const clients = new GitHubClients({ appId: sim.app.id, privateKey: sim.app.privateKey, baseUrl: sim.apiUrl, log, onRequest: (info) => calls.push(`${info.status} ${info.route}`) });
+    const clients = new GitHubClients({
+      appId: sim.app.id,
+      privateKey: sim.app.privateKey,
+      baseUrl: sim.apiUrl,
+      log,
+      onRequest: (info) => calls.push(`${info.status} ${info.route}`),
+    });
     octokit = clients.forInstallation(created.installation_id as number);
   });
   afterAll(async () => {
@@ -156,10 +185,24 @@ describe('ensureLivingPull and who wrote the pull request (sandbox GitHub, real 
   }
   const run = (version: string, on = branch) =>
     ensureLivingPull({
-      octokit, store, id, defaultBranch: 'main', branch: on, labels: [], log,
-      plan: async () => ({ title: `Bump app to ${version}`, body: `app ${version}`, commitMessage: `app ${version}`, updates: [{ path: 'app.txt', content: `${version}\n` }] }),
+      octokit,
+      store,
+      id,
+      defaultBranch: 'main',
+      branch: on,
+      labels: [],
+      log,
+      plan: async () => ({
+        title: `Bump app to ${version}`,
+        body: `app ${version}`,
+        commitMessage: `app ${version}`,
+        updates: [{ path: 'app.txt', content: `${version}\n` }],
+      }),
     });
-  const notes = async (number: number) => (await octokit.rest.issues.listComments({ ...id, issue_number: number })).data.filter((comment) => comment.body?.startsWith(LEFT_ALONE_MARKER));
+  const notes = async (number: number) =>
+    (await octokit.rest.issues.listComments({ ...id, issue_number: number })).data.filter((comment) =>
+      comment.body?.startsWith(LEFT_ALONE_MARKER),
+    );
 
   it('keeps building on its own PR, asking GitHub once who wrote it', async () => {
     const first = await run('1');
@@ -169,7 +212,9 @@ describe('ensureLivingPull and who wrote the pull request (sandbox GitHub, real 
     expect(second.branch).toBe(branch);
     expect(second.pull?.number).toBe(first.pull?.number);
     expect(second.created).toBe(false);
-    expect(calls.filter((call) => call.endsWith('/pulls/{pull_number}/commits'))).toEqual(['200 GET /repos/{owner}/{repo}/pulls/{pull_number}/commits']);
+    expect(calls.filter((call) => call.endsWith('/pulls/{pull_number}/commits'))).toEqual([
+      '200 GET /repos/{owner}/{repo}/pulls/{pull_number}/commits',
+    ]);
     calls.length = 0;
     const third = await run('3');
     expect(third.pull?.number).toBe(first.pull?.number);
@@ -182,7 +227,11 @@ describe('ensureLivingPull and who wrote the pull request (sandbox GitHub, real 
   it('leaves its PR alone once a person pushed onto it, says so once even after Redis loses the note, and continues on a copy', async () => {
     const own = await run('4');
     const number = own.pull?.number as number;
-    const pushed = await client.commit(`${owner}/${repo}`, { branch, message: 'tweak prod', files: { 'prod.txt': 'tampered\n' } });
+    const pushed = await client.commit(`${owner}/${repo}`, {
+      branch,
+      message: 'tweak prod',
+      files: { 'prod.txt': 'tampered\n' },
+    });
     await forget();
     const next = await run('5');
     expect(next.branch).toBe(`${branch}@2`);
@@ -192,7 +241,9 @@ describe('ensureLivingPull and who wrote the pull request (sandbox GitHub, real 
     expect(left.head.sha).toBe(pushed.sha);
     expect(await notes(number)).toHaveLength(1);
     expect((await notes(number))[0]?.body).toContain(`\`${pushed.sha.slice(0, 7)}\` by @developer`);
-    const files = (await octokit.rest.pulls.listFiles({ ...id, pull_number: next.pull?.number as number })).data.map((file) => file.filename);
+    const files = (await octokit.rest.pulls.listFiles({ ...id, pull_number: next.pull?.number as number })).data.map(
+      (file) => file.filename,
+    );
     expect(files).toEqual(['app.txt']);
 
     await forget();
@@ -203,15 +254,24 @@ describe('ensureLivingPull and who wrote the pull request (sandbox GitHub, real 
     expect((await octokit.rest.pulls.get({ ...id, pull_number: number })).data.head.sha).toBe(pushed.sha);
   });
 
-  it('does not build on a person\'s push while GitHub still reports the pull request at its own head', async () => {
+  it("does not build on a person's push while GitHub still reports the pull request at its own head", async () => {
     const lagging = 'escalator/dev/lagging';
     const own = await run('7', lagging);
     const ownHead = own.pull?.headSha as string;
-    const pushed = await client.commit(`${owner}/${repo}`, { branch: lagging, message: 'tweak prod', files: { 'prod.txt': 'tampered\n' } });
+    const pushed = await client.commit(`${owner}/${repo}`, {
+      branch: lagging,
+      message: 'tweak prod',
+      files: { 'prod.txt': 'tampered\n' },
+    });
     // GitHub moves a pull request's head a moment after a push: the first listing still says the old one.
     let stale = true;
     octokit.hook.after('request', (response, options) => {
-      if (stale && options.method === 'GET' && options.url === '/repos/{owner}/{repo}/pulls' && String(options.head ?? '').endsWith(`:${lagging}`)) {
+      if (
+        stale &&
+        options.method === 'GET' &&
+        options.url === '/repos/{owner}/{repo}/pulls' &&
+        String(options.head ?? '').endsWith(`:${lagging}`)
+      ) {
         stale = false;
         for (const pull of response.data as Array<{ head: { sha: string } }>) pull.head.sha = ownHead;
       }
@@ -219,7 +279,13 @@ describe('ensureLivingPull and who wrote the pull request (sandbox GitHub, real 
     const next = await run('8', lagging);
     expect(stale).toBe(false);
     expect(next.branch).toBe(`${lagging}@2`);
-    expect((await octokit.rest.pulls.get({ ...id, pull_number: own.pull?.number as number })).data.head.sha).toBe(pushed.sha);
-    expect((await octokit.rest.pulls.listFiles({ ...id, pull_number: next.pull?.number as number })).data.map((file) => file.filename)).toEqual(['app.txt']);
+    expect((await octokit.rest.pulls.get({ ...id, pull_number: own.pull?.number as number })).data.head.sha).toBe(
+      pushed.sha,
+    );
+    expect(
+      (await octokit.rest.pulls.listFiles({ ...id, pull_number: next.pull?.number as number })).data.map(
+        (file) => file.filename,
+      ),
+    ).toEqual(['app.txt']);
   });
 });

@@ -4,7 +4,11 @@ import { formatEnvProblems, loadEnv, needsAppSetup } from '../../src/config/env.
 import { createLogger } from '../../src/observability/logger.js';
 import { EnvError, startEscalator, type RunningEscalator } from '../../src/main/server.js';
 
-const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+const { privateKey } = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+});
 const baseEnv: NodeJS.ProcessEnv = {
   APP_ID: '123',
   PRIVATE_KEY: privateKey,
@@ -41,7 +45,9 @@ describe('environment validation', () => {
 
   it('says which file it could not read for PRIVATE_KEY_PATH', () => {
     const result = loadEnv({ ...baseEnv, PRIVATE_KEY: undefined, PRIVATE_KEY_PATH: '/nonexistent/key.pem' });
-    expect(!result.ok && result.problems[0]).toBe('PRIVATE_KEY_PATH: cannot read /nonexistent/key.pem (ENOENT); check the path and the file\'s permissions');
+    expect(!result.ok && result.problems[0]).toBe(
+      "PRIVATE_KEY_PATH: cannot read /nonexistent/key.pem (ENOENT); check the path and the file's permissions",
+    );
   });
 
   it('runs the setup flow only when no credential is set at all', () => {
@@ -91,13 +97,23 @@ describe('the web role', () => {
   });
 
   it('names every missing GitHub header', async () => {
-    const res = await fetch(`${app.url}/api/github/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${app.url}/api/github/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: 'required headers missing: x-github-event, x-github-delivery, x-hub-signature-256' });
+    expect(await res.json()).toEqual({
+      error: 'required headers missing: x-github-event, x-github-delivery, x-hub-signature-256',
+    });
   });
 
   it('answers 415 for a form-encoded delivery', async () => {
-    const res = await fetch(`${app.url}/api/github/webhooks`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'payload=%7B%7D' });
+    const res = await fetch(`${app.url}/api/github/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'payload=%7B%7D',
+    });
     expect(res.status).toBe(415);
   });
 
@@ -114,7 +130,9 @@ describe('the web role', () => {
       body,
     });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: string }).error).toBe('signature does not match the payload and the webhook secret; check WEBHOOK_SECRET against the App settings');
+    expect(((await res.json()) as { error: string }).error).toBe(
+      'signature does not match the payload and the webhook secret; check WEBHOOK_SECRET against the App settings',
+    );
   });
 
   it('serves Prometheus metrics, counting the deliveries it verified', async () => {
@@ -136,18 +154,27 @@ describe('the web role', () => {
 describe('the queue dashboard', () => {
   it('is off without an admin token, and asks for the token when on', async () => {
     const off = await startEscalator({ ...baseEnv, ESCALATOR_ROLE: 'web' }, { log: createLogger({ level: 'silent' }) });
-    const on = await startEscalator({ ...baseEnv, ESCALATOR_ROLE: 'web', ESCALATOR_ADMIN_TOKEN: 'admin-token-0123456789' }, { log: createLogger({ level: 'silent' }) });
+    const on = await startEscalator(
+      { ...baseEnv, ESCALATOR_ROLE: 'web', ESCALATOR_ADMIN_TOKEN: 'admin-token-0123456789' },
+      { log: createLogger({ level: 'silent' }) },
+    );
     try {
       expect((await fetch(`${off.url}/admin/queues`)).status).toBe(404);
       const anonymous = await fetch(`${on.url}/admin/queues`);
       expect(anonymous.status).toBe(401);
       expect(anonymous.headers.get('www-authenticate')).toContain('Basic');
-      const wrong = await fetch(`${on.url}/admin/queues`, { headers: { authorization: `Basic ${Buffer.from('ops:wrong').toString('base64')}` } });
+      const wrong = await fetch(`${on.url}/admin/queues`, {
+        headers: { authorization: `Basic ${Buffer.from('ops:wrong').toString('base64')}` },
+      });
       expect(wrong.status).toBe(401);
-      const page = await fetch(`${on.url}/admin/queues`, { headers: { authorization: `Basic ${Buffer.from('ops:admin-token-0123456789').toString('base64')}` } });
+      const page = await fetch(`${on.url}/admin/queues`, {
+        headers: { authorization: `Basic ${Buffer.from('ops:admin-token-0123456789').toString('base64')}` },
+      });
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('<div id="root">');
-      const api = await fetch(`${on.url}/admin/queues/api/queues`, { headers: { authorization: 'Bearer admin-token-0123456789' } });
+      const api = await fetch(`${on.url}/admin/queues/api/queues`, {
+        headers: { authorization: 'Bearer admin-token-0123456789' },
+      });
       expect(api.status).toBe(200);
       const names = ((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort();
       expect(names).toEqual(['bump', 'command', 'diff', 'image', 'index', 'promote', 'recover', 'relay']);
@@ -160,7 +187,10 @@ describe('the queue dashboard', () => {
 
 describe('readiness without Redis', () => {
   it('answers 503 and says what is wrong', async () => {
-    const app = await startEscalator({ ...baseEnv, ESCALATOR_ROLE: 'web', REDIS_URL: 'redis://127.0.0.1:1' }, { log: createLogger({ level: 'silent' }) });
+    const app = await startEscalator(
+      { ...baseEnv, ESCALATOR_ROLE: 'web', REDIS_URL: 'redis://127.0.0.1:1' },
+      { log: createLogger({ level: 'silent' }) },
+    );
     try {
       const res = await fetch(`${app.url}/readyz`);
       expect(res.status).toBe(503);

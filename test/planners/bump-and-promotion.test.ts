@@ -46,7 +46,12 @@ describe('tag policy', () => {
 
 describe('the pull request marker', () => {
   it('round-trips through a body, even with text around it', () => {
-    const marker: PullMarker = { kind: 'bump', environment: 'dev', app: 'hello', images: [{ repository: 'ghcr.io/x/y', tag: '1.0.0', digest: digestA }] };
+    const marker: PullMarker = {
+      kind: 'bump',
+      environment: 'dev',
+      app: 'hello',
+      images: [{ repository: 'ghcr.io/x/y', tag: '1.0.0', digest: digestA }],
+    };
     expect(parseMarker(`hello\n${renderMarker(marker)}\nbye`)).toEqual(marker);
   });
   it('cannot be closed early by a value containing -->', () => {
@@ -62,10 +67,22 @@ describe('the pull request marker', () => {
 });
 
 describe('environment files', () => {
-  const config = { environments: [{ name: 'dev', paths: ['apps/*/overlays/dev'] }, { name: 'prod', paths: ['clusters/prod/values.yaml'] }] } as never;
+  const config = {
+    environments: [
+      { name: 'dev', paths: ['apps/*/overlays/dev'] },
+      { name: 'prod', paths: ['clusters/prod/values.yaml'] },
+    ],
+  } as never;
   it('binds the app from the path and skips chart templates and non-YAML', () => {
     expect(
-      planEnvironmentFiles(config, ['apps/hello/overlays/dev/kustomization.yaml', 'apps/hello/overlays/dev/patch.yml', 'apps/hello/overlays/dev/README.md', 'apps/hello/overlays/dev/templates/x.yaml', 'clusters/prod/values.yaml', 'apps/hello/base/deployment.yaml']),
+      planEnvironmentFiles(config, [
+        'apps/hello/overlays/dev/kustomization.yaml',
+        'apps/hello/overlays/dev/patch.yml',
+        'apps/hello/overlays/dev/README.md',
+        'apps/hello/overlays/dev/templates/x.yaml',
+        'clusters/prod/values.yaml',
+        'apps/hello/base/deployment.yaml',
+      ]),
     ).toEqual([
       { environment: 'dev', app: 'hello', path: 'apps/hello/overlays/dev/kustomization.yaml' },
       { environment: 'dev', app: 'hello', path: 'apps/hello/overlays/dev/patch.yml' },
@@ -75,7 +92,10 @@ describe('environment files', () => {
 });
 
 describe('planBump', () => {
-  const file = { path: 'apps/hello/overlays/dev/kustomization.yaml', text: 'images:\n  - name: ghcr.io/example/hello\n    newTag: 1.0.0 # keep\n  - name: ghcr.io/example/world\n    newTag: 2.0.0\n' };
+  const file = {
+    path: 'apps/hello/overlays/dev/kustomization.yaml',
+    text: 'images:\n  - name: ghcr.io/example/hello\n    newTag: 1.0.0 # keep\n  - name: ghcr.io/example/world\n    newTag: 2.0.0\n',
+  };
 
   it('writes several images into one file in one plan', () => {
     const plan = planBump({
@@ -87,27 +107,57 @@ describe('planBump', () => {
         { image: { repository: 'ghcr.io/example/world', tag: '2.1.0' }, policy: semver },
       ],
     });
-    expect(plan.updates).toEqual([{ path: file.path, content: 'images:\n  - name: ghcr.io/example/hello\n    newTag: 1.1.0 # keep\n  - name: ghcr.io/example/world\n    newTag: 2.1.0\n' }]);
+    expect(plan.updates).toEqual([
+      {
+        path: file.path,
+        content:
+          'images:\n  - name: ghcr.io/example/hello\n    newTag: 1.1.0 # keep\n  - name: ghcr.io/example/world\n    newTag: 2.1.0\n',
+      },
+    ]);
     expect(plan.title).toBe('Bump 2 images in dev (hello)');
     expect(plan.branch).toBe('escalator/dev/hello');
     expect(parseMarker(plan.body)?.images.map((i) => i.tag)).toEqual(['1.1.0', '2.1.0']);
   });
 
   it('never moves backwards under semver', () => {
-    const plan = planBump({ environment: 'dev', app: 'hello', files: [file], images: [{ image: { repository: 'ghcr.io/example/hello', tag: '0.9.0' }, policy: semver }] });
+    const plan = planBump({
+      environment: 'dev',
+      app: 'hello',
+      files: [file],
+      images: [{ image: { repository: 'ghcr.io/example/hello', tag: '0.9.0' }, policy: semver }],
+    });
     expect(plan.updates).toEqual([]);
     expect(plan.current).toEqual([file.path]);
   });
 
   it('keeps earlier images of the living PR in its marker and title', () => {
-    const existing: PullMarker = { kind: 'bump', environment: 'dev', app: 'hello', images: [{ repository: 'ghcr.io/example/world', tag: '2.1.0' }] };
-    const plan = planBump({ environment: 'dev', app: 'hello', files: [file], images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.1.0' }, policy: newest }], existing });
-    expect(plan.marker.images.map((i) => `${i.repository}:${i.tag}`)).toEqual(['ghcr.io/example/hello:1.1.0', 'ghcr.io/example/world:2.1.0']);
+    const existing: PullMarker = {
+      kind: 'bump',
+      environment: 'dev',
+      app: 'hello',
+      images: [{ repository: 'ghcr.io/example/world', tag: '2.1.0' }],
+    };
+    const plan = planBump({
+      environment: 'dev',
+      app: 'hello',
+      files: [file],
+      images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.1.0' }, policy: newest }],
+      existing,
+    });
+    expect(plan.marker.images.map((i) => `${i.repository}:${i.tag}`)).toEqual([
+      'ghcr.io/example/hello:1.1.0',
+      'ghcr.io/example/world:2.1.0',
+    ]);
   });
 
   it('reports a refusal with file and reason, and writes nothing', () => {
     const bad = { path: 'kustomization.yaml', text: 'images:\n  - name: ghcr.io/example/hello\n    newTag: ${TAG}\n' };
-    const plan = planBump({ environment: 'dev', app: '', files: [bad], images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.1.0' }, policy: newest }] });
+    const plan = planBump({
+      environment: 'dev',
+      app: '',
+      files: [bad],
+      images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.1.0' }, policy: newest }],
+    });
     expect(plan.updates).toEqual([]);
     expect(plan.refused).toHaveLength(1);
     expect(plan.body).toContain('> [!WARNING]');
@@ -115,42 +165,84 @@ describe('planBump', () => {
   });
 
   it('re-pins a digest when the same tag was pushed again', () => {
-    const pinned = { path: 'kustomization.yaml', text: `images:\n  - name: ghcr.io/example/hello\n    newTag: 1.0.0\n    digest: ${digestA}\n` };
-    const plan = planBump({ environment: 'dev', app: '', files: [pinned], images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.0.0', digest: digestB }, policy: newest }] });
+    const pinned = {
+      path: 'kustomization.yaml',
+      text: `images:\n  - name: ghcr.io/example/hello\n    newTag: 1.0.0\n    digest: ${digestA}\n`,
+    };
+    const plan = planBump({
+      environment: 'dev',
+      app: '',
+      files: [pinned],
+      images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.0.0', digest: digestB }, policy: newest }],
+    });
     expect(plan.updates[0]?.content).toBe(pinned.text.replace(digestA, digestB));
   });
 
   it('titles a single image by its short name', () => {
-    expect(renderBumpTitle({ kind: 'bump', environment: 'dev', app: 'api', images: [{ repository: 'ghcr.io/x/hello', tag: '1' }] })).toBe('Bump hello to 1 in dev (api)');
+    expect(
+      renderBumpTitle({
+        kind: 'bump',
+        environment: 'dev',
+        app: 'api',
+        images: [{ repository: 'ghcr.io/x/hello', tag: '1' }],
+      }),
+    ).toBe('Bump hello to 1 in dev (api)');
   });
 });
 
 describe('planPromotion', () => {
-  const dev = { path: 'apps/hello/overlays/dev/kustomization.yaml', text: `images:\n  - name: ghcr.io/example/hello\n    newTag: 1.2.0\n    digest: ${digestB}\nreplicas:\n  - name: hello\n    count: 1\n` };
-  const staging = { path: 'apps/hello/overlays/staging/kustomization.yaml', text: `images:\n  - name: ghcr.io/example/hello\n    newTag: 1.1.0\n    digest: ${digestA}\nreplicas:\n  - name: hello\n    count: 3\n` };
+  const dev = {
+    path: 'apps/hello/overlays/dev/kustomization.yaml',
+    text: `images:\n  - name: ghcr.io/example/hello\n    newTag: 1.2.0\n    digest: ${digestB}\nreplicas:\n  - name: hello\n    count: 1\n`,
+  };
+  const staging = {
+    path: 'apps/hello/overlays/staging/kustomization.yaml',
+    text: `images:\n  - name: ghcr.io/example/hello\n    newTag: 1.1.0\n    digest: ${digestA}\nreplicas:\n  - name: hello\n    count: 3\n`,
+  };
 
   it('copies tag and digest together, and nothing else', () => {
-    const plan = planPromotion({ source: 'dev', target: 'staging', app: 'hello', apps: [{ app: 'hello', sourceFiles: [dev], targetFiles: [staging] }] });
-    expect(plan.updates).toEqual([{ path: staging.path, content: staging.text.replace('1.1.0', '1.2.0').replace(digestA, digestB) }]);
+    const plan = planPromotion({
+      source: 'dev',
+      target: 'staging',
+      app: 'hello',
+      apps: [{ app: 'hello', sourceFiles: [dev], targetFiles: [staging] }],
+    });
+    expect(plan.updates).toEqual([
+      { path: staging.path, content: staging.text.replace('1.1.0', '1.2.0').replace(digestA, digestB) },
+    ]);
     expect(plan.title).toBe('Promote hello 1.2.0 to staging');
     expect(plan.branch).toBe('escalator/promote/staging/hello');
-    expect(plan.rows).toEqual([{ app: 'hello', image: 'ghcr.io/example/hello', from: '1.1.0', to: '1.2.0', digest: digestB }]);
+    expect(plan.rows).toEqual([
+      { app: 'hello', image: 'ghcr.io/example/hello', from: '1.1.0', to: '1.2.0', digest: digestB },
+    ]);
   });
 
   it('has nothing to do when the target already runs the version', () => {
-    const plan = planPromotion({ source: 'dev', target: 'staging', app: 'hello', apps: [{ app: 'hello', sourceFiles: [dev], targetFiles: [dev] }] });
+    const plan = planPromotion({
+      source: 'dev',
+      target: 'staging',
+      app: 'hello',
+      apps: [{ app: 'hello', sourceFiles: [dev], targetFiles: [dev] }],
+    });
     expect(plan.updates).toEqual([]);
     expect(plan.rows).toEqual([]);
   });
 
   it('reports apps missing in the target instead of creating them', () => {
-    const plan = planPromotion({ source: 'dev', target: 'staging', app: '', apps: [{ app: 'world', sourceFiles: [dev], targetFiles: [] }] });
+    const plan = planPromotion({
+      source: 'dev',
+      target: 'staging',
+      app: '',
+      apps: [{ app: 'world', sourceFiles: [dev], targetFiles: [] }],
+    });
     expect(plan.missing).toEqual(['world']);
     expect(plan.body).toContain('have no files in staging: `world`');
   });
 
   it('reads the versions an environment runs', () => {
-    expect([...readVersions([dev]).values()]).toEqual([{ name: 'ghcr.io/example/hello', repository: 'ghcr.io/example/hello', tag: '1.2.0', digest: digestB }]);
+    expect([...readVersions([dev]).values()]).toEqual([
+      { name: 'ghcr.io/example/hello', repository: 'ghcr.io/example/hello', tag: '1.2.0', digest: digestB },
+    ]);
   });
 });
 

@@ -20,7 +20,9 @@ function sources(dir: string): string[] {
 
 /** Every relative module specifier of `import … from`, `export … from` and `import(…)`. */
 function specifiers(text: string): string[] {
-  return [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"](\.[^'"]*)['"]/g)].map((match) => match[1] as string);
+  return [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"](\.[^'"]*)['"]/g)].map(
+    (match) => match[1] as string,
+  );
 }
 
 describe('the dependency rule', () => {
@@ -28,7 +30,9 @@ describe('the dependency rule', () => {
     it(`${folder} imports nothing from src/config`, () => {
       const offending = sources(join(root, folder)).flatMap((file) =>
         specifiers(readFileSync(file, 'utf8'))
-          .filter((specifier) => relative(join(root, 'src/config'), resolve(dirname(file), specifier)).split('/')[0] !== '..')
+          .filter(
+            (specifier) => relative(join(root, 'src/config'), resolve(dirname(file), specifier)).split('/')[0] !== '..',
+          )
           .map((specifier) => `${relative(root, file)} imports ${specifier}`),
       );
       expect(offending).toEqual([]);

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeCiImage, normalizeDistribution, normalizeDockerhub, type NormalizeResult } from '../../src/events/index.js';
+import {
+  normalizeCiImage,
+  normalizeDistribution,
+  normalizeDockerhub,
+  type NormalizeResult,
+} from '../../src/events/index.js';
 import { planBump } from '../../src/planners/bump-plan.js';
 import { editImages, listImages } from '../../src/planners/image-edit/index.js';
 import { DOCKER_HUB_ALIASES, normalizeName, sameRepository } from '../../src/planners/image-ref.js';
@@ -15,19 +20,36 @@ const ctx = { deliveryId: 'd-1', receivedAt: '2024-05-01T12:00:00.000Z' };
 
 /** The repository of the one image a normalizer produced. */
 function repositoryOf(result: NormalizeResult): string {
-  if (result.kind !== 'images' || result.events.length !== 1) throw new Error(`expected one image, got ${JSON.stringify(result)}`);
+  if (result.kind !== 'images' || result.events.length !== 1)
+    throw new Error(`expected one image, got ${JSON.stringify(result)}`);
   return result.events[0]!.repository;
 }
 
 /** How a registry or a pipeline announces a push of `path` on Docker Hub through `host` (or none). */
 const senders: Array<{ name: string; announce: (host: string | undefined, path: string) => string }> = [
-  { name: 'CI API', announce: (host, path) => repositoryOf(normalizeCiImage({ image: `${host ? `${host}/` : ''}${path}:2.0.0` }, ctx)) },
+  {
+    name: 'CI API',
+    announce: (host, path) => repositoryOf(normalizeCiImage({ image: `${host ? `${host}/` : ''}${path}:2.0.0` }, ctx)),
+  },
   {
     name: 'Distribution notification',
     announce: (host, path) =>
       repositoryOf(
         normalizeDistribution(
-          { events: [{ action: 'push', target: { mediaType: 'application/vnd.oci.image.index.v1+json', repository: path, tag: '2.0.0', digest: `sha256:${'c'.repeat(64)}` }, request: { host: host ?? 'docker.io' } }] },
+          {
+            events: [
+              {
+                action: 'push',
+                target: {
+                  mediaType: 'application/vnd.oci.image.index.v1+json',
+                  repository: path,
+                  tag: '2.0.0',
+                  digest: `sha256:${'c'.repeat(64)}`,
+                },
+                request: { host: host ?? 'docker.io' },
+              },
+            ],
+          },
           ctx,
         ),
       ),
@@ -46,13 +68,34 @@ const repositories = [
   { canonical: 'docker.io/library/nginx', paths: ['nginx', 'library/nginx'] },
 ];
 
-const spellings = (paths: readonly string[]): string[] => hosts.flatMap((host) => paths.map((path) => (host ? `${host}/${path}` : path)));
+const spellings = (paths: readonly string[]): string[] =>
+  hosts.flatMap((host) => paths.map((path) => (host ? `${host}/${path}` : path)));
 
 /** A manifest and a kustomization that pin `spelling` at 1.0.0, and what they read after the bump. */
 function files(spelling: string): Array<{ path: string; before: string; after: string }> {
   const deployment = (tag: string) =>
-    ['apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: app', 'spec:', '  template:', '    spec:', '      containers:', '        - name: app', `          image: ${spelling}:${tag} # pinned`, ''].join('\n');
-  const kustomization = (tag: string) => ['apiVersion: kustomize.config.k8s.io/v1beta1', 'kind: Kustomization', 'images:', `  - name: ${spelling}`, `    newTag: "${tag}"`, ''].join('\n');
+    [
+      'apiVersion: apps/v1',
+      'kind: Deployment',
+      'metadata:',
+      '  name: app',
+      'spec:',
+      '  template:',
+      '    spec:',
+      '      containers:',
+      '        - name: app',
+      `          image: ${spelling}:${tag} # pinned`,
+      '',
+    ].join('\n');
+  const kustomization = (tag: string) =>
+    [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      'images:',
+      `  - name: ${spelling}`,
+      `    newTag: "${tag}"`,
+      '',
+    ].join('\n');
   return [
     { path: 'apps/app/overlays/dev/deployment.yaml', before: deployment('1.0.0'), after: deployment('2.0.0') },
     { path: 'apps/app/overlays/dev/kustomization.yaml', before: kustomization('1.0.0'), after: kustomization('2.0.0') },
@@ -70,7 +113,11 @@ describe('Docker Hub aliases', () => {
 
   for (const { canonical, paths } of repositories) {
     const rows = senders.flatMap((sender) =>
-      hosts.flatMap((host) => paths.flatMap((path) => spellings(paths).map((written) => ({ sender: sender.name, announce: sender.announce, host, path, written })))),
+      hosts.flatMap((host) =>
+        paths.flatMap((path) =>
+          spellings(paths).map((written) => ({ sender: sender.name, announce: sender.announce, host, path, written })),
+        ),
+      ),
     );
 
     describe(`${canonical}: an event from each spelling bumps a manifest written with each other spelling`, () => {
@@ -110,26 +157,49 @@ describe('Docker Hub aliases', () => {
       ['Docker.io/example/app', 'a domain is compared as written, as distribution/reference does'],
     ])('%s is not docker.io/example/app (%s)', (written) => {
       for (const file of files(written)) {
-        expect(listImages(file.before, { path: file.path }).uses.map((use) => use.name)).not.toContain('docker.io/example/app');
-        const edited = editImages(file.before, { repository: 'docker.io/example/app', tag: '2.0.0' }, { path: file.path });
+        expect(listImages(file.before, { path: file.path }).uses.map((use) => use.name)).not.toContain(
+          'docker.io/example/app',
+        );
+        const edited = editImages(
+          file.before,
+          { repository: 'docker.io/example/app', tag: '2.0.0' },
+          { path: file.path },
+        );
         expect(edited.text).toBe(file.before);
         expect(edited.changed).toEqual([]);
       }
     });
 
     it('an event from registry.hub.docker.com names that host', () => {
-      expect(repositoryOf(normalizeCiImage({ image: 'registry.hub.docker.com/example/app:2.0.0' }, ctx))).toBe('registry.hub.docker.com/example/app');
+      expect(repositoryOf(normalizeCiImage({ image: 'registry.hub.docker.com/example/app:2.0.0' }, ctx))).toBe(
+        'registry.hub.docker.com/example/app',
+      );
     });
   });
 
   it('a Docker Hub webhook (repo_name only) is docker.io, with library/ for official images', () => {
-    expect(repositoryOf(normalizeDockerhub({ push_data: { tag: '2.0.0' }, repository: { repo_name: 'example/app' } }, ctx))).toBe('docker.io/example/app');
-    expect(repositoryOf(normalizeDockerhub({ push_data: { tag: '2.0.0' }, repository: { repo_name: 'nginx' } }, ctx))).toBe('docker.io/library/nginx');
+    expect(
+      repositoryOf(normalizeDockerhub({ push_data: { tag: '2.0.0' }, repository: { repo_name: 'example/app' } }, ctx)),
+    ).toBe('docker.io/example/app');
+    expect(
+      repositoryOf(normalizeDockerhub({ push_data: { tag: '2.0.0' }, repository: { repo_name: 'nginx' } }, ctx)),
+    ).toBe('docker.io/library/nginx');
   });
 
   it('registry hosts in payloads are compared without regard to case', () => {
     const repository = repositoryOf(
-      normalizeDistribution({ events: [{ action: 'push', target: { mediaType: 'application/vnd.oci.image.index.v1+json', repository: 'example/app', tag: '2.0.0' }, request: { host: 'Registry-1.Docker.IO' } }] }, ctx),
+      normalizeDistribution(
+        {
+          events: [
+            {
+              action: 'push',
+              target: { mediaType: 'application/vnd.oci.image.index.v1+json', repository: 'example/app', tag: '2.0.0' },
+              request: { host: 'Registry-1.Docker.IO' },
+            },
+          ],
+        },
+        ctx,
+      ),
     );
     expect(repository).toBe('docker.io/example/app');
   });

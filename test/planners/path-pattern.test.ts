@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { matchEnvironmentPath } from '../../src/config/repo-config.js';
 import { discoverTargets, type TreeView } from '../../src/planners/diff/index.js';
 import { planEnvironmentFiles } from '../../src/planners/environment-files.js';
-import { checkPathPattern, compilePathPattern, matchPathPattern, PATH_PATTERN } from '../../src/planners/path-pattern.js';
+import {
+  checkPathPattern,
+  compilePathPattern,
+  matchPathPattern,
+  PATH_PATTERN,
+} from '../../src/planners/path-pattern.js';
 import { checkGlob, matchesPaths, selectRelayTargets } from '../../src/planners/relay.js';
 
 /**
@@ -10,11 +15,17 @@ import { checkGlob, matchesPaths, selectRelayTargets } from '../../src/planners/
  * read a pattern the same way, and a pattern none of them could match is refused.
  */
 
-const kustomization = 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [deployment.yaml]\n';
+const kustomization =
+  'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [deployment.yaml]\n';
 
 /** A file under `dir` that each reader can see: a kustomization (a diff target) in its directory. */
 function tree(dirs: readonly string[]): TreeView {
-  const files = Object.fromEntries(dirs.flatMap((dir) => [[`${dir}/kustomization.yaml`, kustomization], [`${dir}/deployment.yaml`, 'kind: Deployment\n']]));
+  const files = Object.fromEntries(
+    dirs.flatMap((dir) => [
+      [`${dir}/kustomization.yaml`, kustomization],
+      [`${dir}/deployment.yaml`, 'kind: Deployment\n'],
+    ]),
+  );
   return { files: Object.keys(files).sort(), read: (path) => files[path] };
 }
 
@@ -24,8 +35,15 @@ function readers(pattern: string, dir: string) {
   return {
     environment: planEnvironmentFiles({ environments: [{ name: 'prod', paths: [pattern] }] }, [file]).length > 0,
     // The shallowest match is the target: the directory itself or one above it.
-    diff: discoverTargets(tree([dir]), { paths: [pattern] }).some((target) => dir === target.dir || dir.startsWith(`${target.dir}/`)),
-    relay: selectRelayTargets([{ name: 'agent', repos: ['*/*'], paths: [pattern], events: ['push'] }], { event: 'push', repository: 'example/gitops', changedPaths: [file] }).length > 0,
+    diff: discoverTargets(tree([dir]), { paths: [pattern] }).some(
+      (target) => dir === target.dir || dir.startsWith(`${target.dir}/`),
+    ),
+    relay:
+      selectRelayTargets([{ name: 'agent', repos: ['*/*'], paths: [pattern], events: ['push'] }], {
+        event: 'push',
+        repository: 'example/gitops',
+        changedPaths: [file],
+      }).length > 0,
   };
 }
 
@@ -58,12 +76,20 @@ describe('path patterns', () => {
     });
 
     it('names the app with the first *, across lists, classes and **', () => {
-      expect(matchEnvironmentPath('apps/{web,api}-*/overlays/prod', 'apps/web-hello/overlays/prod/kustomization.yaml')).toEqual({ app: 'hello' });
-      expect(matchEnvironmentPath('clusters/**/[a-z]*/prod', 'clusters/eu/west/hello/prod/values.yaml')).toEqual({ app: 'ello' });
-      expect(matchEnvironmentPath('apps/{web,api}/overlays/prod', 'apps/api/overlays/prod/kustomization.yaml')).toEqual({});
-      expect(planEnvironmentFiles({ environments: [{ name: 'prod', paths: ['apps/{web,api}/*/prod'] }] }, ['apps/api/hello/prod/kustomization.yaml'])).toEqual([
-        { environment: 'prod', app: 'hello', path: 'apps/api/hello/prod/kustomization.yaml' },
-      ]);
+      expect(
+        matchEnvironmentPath('apps/{web,api}-*/overlays/prod', 'apps/web-hello/overlays/prod/kustomization.yaml'),
+      ).toEqual({ app: 'hello' });
+      expect(matchEnvironmentPath('clusters/**/[a-z]*/prod', 'clusters/eu/west/hello/prod/values.yaml')).toEqual({
+        app: 'ello',
+      });
+      expect(matchEnvironmentPath('apps/{web,api}/overlays/prod', 'apps/api/overlays/prod/kustomization.yaml')).toEqual(
+        {},
+      );
+      expect(
+        planEnvironmentFiles({ environments: [{ name: 'prod', paths: ['apps/{web,api}/*/prod'] }] }, [
+          'apps/api/hello/prod/kustomization.yaml',
+        ]),
+      ).toEqual([{ environment: 'prod', app: 'hello', path: 'apps/api/hello/prod/kustomization.yaml' }]);
     });
 
     it('matches repository names without regard to case, paths with it', () => {

@@ -19,7 +19,10 @@ describe('acceptsTag with a tags pattern (RE2)', () => {
   });
 
   it('refuses every tag, with a reason, for a pattern RE2 cannot compile (a configuration indexed before patterns were RE2)', () => {
-    expect(acceptsTag(withTags('^(?!latest$)'), '1.0.0')).toEqual({ ok: false, reason: 'the tags pattern ^(?!latest$) is not an RE2 regular expression; fix it in .github/escalator.yml' });
+    expect(acceptsTag(withTags('^(?!latest$)'), '1.0.0')).toEqual({
+      ok: false,
+      reason: 'the tags pattern ^(?!latest$) is not an RE2 regular expression; fix it in .github/escalator.yml',
+    });
     // The same answer again, from the cache of compiled patterns.
     expect(acceptsTag(withTags('^(?!latest$)'), '1.0.0').ok).toBe(false);
   });

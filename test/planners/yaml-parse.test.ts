@@ -4,8 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { parseYamlDocuments } from '../../src/planners/yaml-parse.js';
 
 /** What a caller sees of a parse: each document's errors (code, message, where) and its data. */
-function observed(docs: Iterable<{ errors: Array<{ code: string; message: string; pos: [number, number] }>; toJS(): unknown }>) {
-  return [...docs].map((doc) => ({ errors: doc.errors.map((error) => ({ code: error.code, message: error.message, at: error.pos[0] })), data: doc.errors.length === 0 ? doc.toJS() : undefined }));
+function observed(
+  docs: Iterable<{ errors: Array<{ code: string; message: string; pos: [number, number] }>; toJS(): unknown }>,
+) {
+  return [...docs].map((doc) => ({
+    errors: doc.errors.map((error) => ({ code: error.code, message: error.message, at: error.pos[0] })),
+    data: doc.errors.length === 0 ? doc.toJS() : undefined,
+  }));
 }
 
 const CASES: Record<string, string> = {
@@ -26,7 +31,9 @@ const CASES: Record<string, string> = {
 describe('parseYamlDocuments', () => {
   for (const [name, text] of Object.entries(CASES)) {
     it(`reports what the yaml package reports: ${name}`, () => {
-      expect(observed(parseYamlDocuments(text, { prettyErrors: false }))).toEqual(observed(parseAllDocuments(text, { prettyErrors: false, uniqueKeys: true })));
+      expect(observed(parseYamlDocuments(text, { prettyErrors: false }))).toEqual(
+        observed(parseAllDocuments(text, { prettyErrors: false, uniqueKeys: true })),
+      );
     });
   }
 
@@ -36,17 +43,26 @@ describe('parseYamlDocuments', () => {
     const text = fc.oneof(
       mapping.map((pairs) => pairs.map(([k, v]) => `${k}: ${v}`).join('\n') + '\n'),
       mapping.map((pairs) => `{${pairs.map(([k, v]) => `${k}: ${v}`).join(', ')}}\n`),
-      fc.tuple(mapping, mapping).map(([outer, inner]) => `top:\n${inner.map(([k, v]) => `  ${k}: ${v}`).join('\n')}\n${outer.map(([k, v]) => `${k}: ${v}`).join('\n')}\n`),
+      fc
+        .tuple(mapping, mapping)
+        .map(
+          ([outer, inner]) =>
+            `top:\n${inner.map(([k, v]) => `  ${k}: ${v}`).join('\n')}\n${outer.map(([k, v]) => `${k}: ${v}`).join('\n')}\n`,
+        ),
     );
     fc.assert(
       fc.property(text, (source) => {
-        expect(observed(parseYamlDocuments(source, { prettyErrors: false }))).toEqual(observed(parseAllDocuments(source, { prettyErrors: false, uniqueKeys: true })));
+        expect(observed(parseYamlDocuments(source, { prettyErrors: false }))).toEqual(
+          observed(parseAllDocuments(source, { prettyErrors: false, uniqueKeys: true })),
+        );
       }),
       { numRuns: 3000 },
     );
   });
 
   it('leaves duplicates alone when asked to, as the package does', () => {
-    expect(observed(parseYamlDocuments('a: 1\na: 2\n', { uniqueKeys: false }))).toEqual(observed(parseAllDocuments('a: 1\na: 2\n', { uniqueKeys: false })));
+    expect(observed(parseYamlDocuments('a: 1\na: 2\n', { uniqueKeys: false }))).toEqual(
+      observed(parseAllDocuments('a: 1\na: 2\n', { uniqueKeys: false })),
+    );
   });
 });

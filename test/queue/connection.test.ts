@@ -3,15 +3,54 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { clusterSafePrefix, createRedis, parseRedisUrl, pingRedis, redactUrl, waitForRedis } from '../../src/queue/connection.js';
+import {
+  clusterSafePrefix,
+  createRedis,
+  parseRedisUrl,
+  pingRedis,
+  redactUrl,
+  waitForRedis,
+} from '../../src/queue/connection.js';
 import { freePort } from '../support/net.js';
 
 describe('REDIS_URL', () => {
   it.each([
     ['redis://127.0.0.1:6379', { kind: 'single', url: 'redis://127.0.0.1:6379' }],
-    ['redis+sentinel://10.0.0.1:26379,10.0.0.2:26380/primary', { kind: 'sentinel', sentinels: [{ host: '10.0.0.1', port: 26379 }, { host: '10.0.0.2', port: 26380 }], name: 'primary', tls: false }],
-    ['rediss+sentinel://:s%40cret@sentinel/primary/2', { kind: 'sentinel', sentinels: [{ host: 'sentinel', port: 26379 }], name: 'primary', password: 's@cret', db: 2, tls: true }],
-    ['redis+cluster://a:7000,b:7001,c', { kind: 'cluster', nodes: [{ host: 'a', port: 7000 }, { host: 'b', port: 7001 }, { host: 'c', port: 6379 }], tls: false }],
+    [
+      'redis+sentinel://10.0.0.1:26379,10.0.0.2:26380/primary',
+      {
+        kind: 'sentinel',
+        sentinels: [
+          { host: '10.0.0.1', port: 26379 },
+          { host: '10.0.0.2', port: 26380 },
+        ],
+        name: 'primary',
+        tls: false,
+      },
+    ],
+    [
+      'rediss+sentinel://:s%40cret@sentinel/primary/2',
+      {
+        kind: 'sentinel',
+        sentinels: [{ host: 'sentinel', port: 26379 }],
+        name: 'primary',
+        password: 's@cret',
+        db: 2,
+        tls: true,
+      },
+    ],
+    [
+      'redis+cluster://a:7000,b:7001,c',
+      {
+        kind: 'cluster',
+        nodes: [
+          { host: 'a', port: 7000 },
+          { host: 'b', port: 7001 },
+          { host: 'c', port: 6379 },
+        ],
+        tls: false,
+      },
+    ],
   ])('reads %s', (url, target) => {
     expect(parseRedisUrl(url)).toEqual(target);
   });
@@ -33,7 +72,16 @@ describe('REDIS_URL', () => {
     const dir = mkdtempSync(join(tmpdir(), 'escalator-sentinel-'));
     const config = join(dir, 'sentinel.conf');
     writeFileSync(config, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor primary 127.0.0.1 6379 1\n`);
-    execFileSync('redis-server', [config, '--sentinel', '--daemonize', 'yes', '--pidfile', join(dir, 'sentinel.pid'), '--logfile', join(dir, 'sentinel.log')]);
+    execFileSync('redis-server', [
+      config,
+      '--sentinel',
+      '--daemonize',
+      'yes',
+      '--pidfile',
+      join(dir, 'sentinel.pid'),
+      '--logfile',
+      join(dir, 'sentinel.log'),
+    ]);
     const redis = createRedis(`redis+sentinel://127.0.0.1:${port}/primary`, 'worker');
     redis.on('error', () => undefined);
     try {

@@ -65,7 +65,7 @@ describe('fair shares between installations (real Redis)', () => {
     return { started, runs, results, finished };
   }
 
-  it('starts the other installation\'s job before the backlog of the first is done, and runs every job once', async () => {
+  it("starts the other installation's job before the backlog of the first is done, and runs every job once", async () => {
     const { started, runs, results, finished } = await backlogThenOther(true);
     expect(started.indexOf('2/1')).toBeLessThan(2); // on one of the two workers at once
     expect(results.sort()).toEqual(['1/1', '1/2', '1/3', '1/4', '1/5', '1/6', '2/1']);
@@ -95,7 +95,10 @@ describe('fair shares between installations (real Redis)', () => {
   });
 
   it('drops the slot of a job whose worker died (its lock is gone), so the installation is not held back for good', async () => {
-    const { queue, events, start, prefix } = await setup(true, async ({ installationId, n }) => `${installationId}/${n}`);
+    const { queue, events, start, prefix } = await setup(
+      true,
+      async ({ installationId, n }) => `${installationId}/${n}`,
+    );
     const fair = new FairShare(connection, { prefix, queue: 'diff', share: 1 });
     // A slot taken by a job of installation 1 whose worker was SIGKILLed: no lock key exists for it.
     await connection.sadd(`${prefix}:diff:fair-slots`, '1|killed-job');

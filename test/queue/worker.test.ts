@@ -29,7 +29,10 @@ describe('the processor wrapper (real Redis)', () => {
   /** A queue with a random name, as BullMQ's own tests do, plus a worker running `processor`. */
   async function setup(processor: (data: { n: number }) => Promise<unknown>, attempts = 3) {
     const name = `test-${randomUUID()}`;
-    const queue = new Queue(name, { connection, defaultJobOptions: { attempts, backoff: { type: 'fixed', delay: 10 } } });
+    const queue = new Queue(name, {
+      connection,
+      defaultJobOptions: { attempts, backoff: { type: 'fixed', delay: 10 } },
+    });
     const events = new QueueEvents(name, { connection: new Redis(redisUrl, { maxRetriesPerRequest: null }) });
     await events.waitUntilReady();
     const worker = new Worker(name, wrapProcessor('bump', schema, processor, log), { connection });

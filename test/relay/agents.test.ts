@@ -8,7 +8,8 @@ import { fluxWebhookPath, startArgoCd, startFluxReceiver, type TestAgent } from 
 import { pushBody } from './support/relay.js';
 
 const body = pushBody({ paths: ['apps/web/overlays/prod/kustomization.yaml'] });
-const hmac = (algorithm: string, secret: string, text = body) => `${algorithm}=${createHmac(algorithm, secret).update(text).digest('hex')}`;
+const hmac = (algorithm: string, secret: string, text = body) =>
+  `${algorithm}=${createHmac(algorithm, secret).update(text).digest('hex')}`;
 
 async function post(url: string, headers: Record<string, string>, text = body, method = 'POST'): Promise<number> {
   const response = await fetch(url, { method, headers, ...(method === 'GET' ? {} : { body: text }) });
@@ -52,7 +53,9 @@ describe('test receivers', () => {
 
     it('answers 405 to GET and 400 to a body that is not JSON', async () => {
       expect(await post(argocd.url, ok, body, 'GET')).toBe(405);
-      expect(await post(argocd.url, { ...ok, 'x-hub-signature-256': hmac('sha256', 'argo', 'not json') }, 'not json')).toBe(400);
+      expect(
+        await post(argocd.url, { ...ok, 'x-hub-signature-256': hmac('sha256', 'argo', 'not json') }, 'not json'),
+      ).toBe(400);
     });
 
     it('2.12 and older verify X-Hub-Signature (SHA-1) only', async () => {
@@ -62,11 +65,19 @@ describe('test receivers', () => {
   });
 
   describe('Flux github receiver', () => {
-    const ok = { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': hmac('sha256', 'tok') };
+    const ok = {
+      'content-type': 'application/json',
+      'x-github-event': 'push',
+      'x-hub-signature-256': hmac('sha256', 'tok'),
+    };
     it.each([
       ['a signed push', ok, 200],
       ['a media type with parameters', { ...ok, 'content-type': 'application/json; charset=utf-8' }, 200],
-      ['only the SHA-1 signature (go-github falls back to it)', { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature': hmac('sha1', 'tok') }, 200],
+      [
+        'only the SHA-1 signature (go-github falls back to it)',
+        { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature': hmac('sha1', 'tok') },
+        200,
+      ],
       ['no content type', { 'x-github-event': 'push', 'x-hub-signature-256': ok['x-hub-signature-256'] }, 400],
       ['text/plain', { ...ok, 'content-type': 'text/plain' }, 400],
       ['no signature', { 'content-type': 'application/json', 'x-github-event': 'push' }, 400],
@@ -125,7 +136,11 @@ describe('relayToAgent', () => {
     await new Promise<void>((resolve) => redirecting.close(() => resolve()));
   });
 
-  const request = (to: string) => buildRelayRequest({ type: 'argocd', url: to, secret: 's', sha1Signature: false }, { event: 'push', deliveryId: 'd', body: '{}' });
+  const request = (to: string) =>
+    buildRelayRequest(
+      { type: 'argocd', url: to, secret: 's', sha1Signature: false },
+      { event: 'push', deliveryId: 'd', body: '{}' },
+    );
 
   it('never follows a redirect: the URL is used exactly', async () => {
     const response = await relayToAgent(request(url), { timeoutMs: 2_000 });
@@ -138,7 +153,9 @@ describe('relayToAgent', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const error = await relayToAgent(request(`http://127.0.0.1:${port}/api/webhook`), { timeoutMs: 2_000 }).catch((e: unknown) => e);
+    const error = await relayToAgent(request(`http://127.0.0.1:${port}/api/webhook`), { timeoutMs: 2_000 }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(AgentUnreachableError);
     expect((error as AgentUnreachableError).timedOut).toBe(false);
     expect((error as Error).message).toMatch(/did not answer: ECONNREFUSED/);
@@ -148,7 +165,10 @@ describe('relayToAgent', () => {
     const silent = createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
-      const error = await relayToAgent(request(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/api/webhook`), { timeoutMs: 150 }).catch((e: unknown) => e);
+      const error = await relayToAgent(
+        request(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/api/webhook`),
+        { timeoutMs: 150 },
+      ).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AgentUnreachableError);
       expect((error as AgentUnreachableError).timedOut).toBe(true);
       expect((error as AgentUnreachableError).latencyMs).toBeGreaterThanOrEqual(140);
@@ -159,10 +179,14 @@ describe('relayToAgent', () => {
   });
 
   it('reads Retry-After and an excerpt of the answer', async () => {
-    const busy = createServer((_, res) => res.writeHead(503, { 'retry-after': '7' }).end(`overloaded ${'x'.repeat(1_000)}`));
+    const busy = createServer((_, res) =>
+      res.writeHead(503, { 'retry-after': '7' }).end(`overloaded ${'x'.repeat(1_000)}`),
+    );
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     try {
-      const response = await relayToAgent(request(`http://127.0.0.1:${(busy.address() as AddressInfo).port}/`), { timeoutMs: 2_000 });
+      const response = await relayToAgent(request(`http://127.0.0.1:${(busy.address() as AddressInfo).port}/`), {
+        timeoutMs: 2_000,
+      });
       expect(response).toMatchObject({ status: 503, retryAfter: '7' });
       expect(response.excerpt).toMatch(/^overloaded x+$/);
       expect(response.excerpt.length).toBe(300);

@@ -33,7 +33,15 @@ describe('relay targets configuration', () => {
   it('reads JSON from ESCALATOR_RELAY_TARGETS with defaults filled in and the secret resolved', () => {
     const targets = targetsOf(
       loadRelayTargets({
-        ESCALATOR_RELAY_TARGETS: JSON.stringify([{ name: 'argocd', type: 'argocd', url: 'https://argocd.example.com/api/webhook', secret: { env: 'ARGOCD_SECRET' }, repos: ['example/gitops'] }]),
+        ESCALATOR_RELAY_TARGETS: JSON.stringify([
+          {
+            name: 'argocd',
+            type: 'argocd',
+            url: 'https://argocd.example.com/api/webhook',
+            secret: { env: 'ARGOCD_SECRET' },
+            repos: ['example/gitops'],
+          },
+        ]),
         ARGOCD_SECRET: 'hunter2',
       }),
     );
@@ -58,7 +66,9 @@ describe('relay targets configuration', () => {
   it('never shows the secret when a target is serialized or spread', () => {
     const [target] = targetsOf(
       loadRelayTargets({
-        ESCALATOR_RELAY_TARGETS: JSON.stringify([{ name: 'a', type: 'argocd', url: 'http://argocd/api/webhook', secret: { env: 'S' }, repos: ['*/*'] }]),
+        ESCALATOR_RELAY_TARGETS: JSON.stringify([
+          { name: 'a', type: 'argocd', url: 'http://argocd/api/webhook', secret: { env: 'S' }, repos: ['*/*'] },
+        ]),
         S: 'canary-secret-value',
       }),
     ) as [RelayTarget];
@@ -127,19 +137,33 @@ describe('relay targets configuration', () => {
   });
 
   it('accepts a bare list in a file, and a JSON file', () => {
-    const path = file('targets.json', JSON.stringify([{ name: 'a', type: 'argocd', url: 'http://argocd/api/webhook', secret: { env: 'S' }, repos: ['*/*'], sha1Signature: false }]));
+    const path = file(
+      'targets.json',
+      JSON.stringify([
+        {
+          name: 'a',
+          type: 'argocd',
+          url: 'http://argocd/api/webhook',
+          secret: { env: 'S' },
+          repos: ['*/*'],
+          sha1Signature: false,
+        },
+      ]),
+    );
     const [target] = targetsOf(loadRelayTargets({ ESCALATOR_RELAY_TARGETS_FILE: path, S: 'x' })) as [RelayTarget];
     expect(target.sha1Signature).toBe(false);
   });
 
   it('refuses both variables at once', () => {
-    expect(problemsOf(loadRelayTargets({ ESCALATOR_RELAY_TARGETS: '[]', ESCALATOR_RELAY_TARGETS_FILE: '/x' }))).toEqual([
-      'ESCALATOR_RELAY_TARGETS and ESCALATOR_RELAY_TARGETS_FILE are both set; keep one of them',
-    ]);
+    expect(problemsOf(loadRelayTargets({ ESCALATOR_RELAY_TARGETS: '[]', ESCALATOR_RELAY_TARGETS_FILE: '/x' }))).toEqual(
+      ['ESCALATOR_RELAY_TARGETS and ESCALATOR_RELAY_TARGETS_FILE are both set; keep one of them'],
+    );
   });
 
   it('says when the file cannot be read', () => {
-    expect(problemsOf(loadRelayTargets({ ESCALATOR_RELAY_TARGETS_FILE: join(dir, 'missing.yaml') }))[0]).toMatch(/cannot read .*missing\.yaml \(ENOENT\)/);
+    expect(problemsOf(loadRelayTargets({ ESCALATOR_RELAY_TARGETS_FILE: join(dir, 'missing.yaml') }))[0]).toMatch(
+      /cannot read .*missing\.yaml \(ENOENT\)/,
+    );
   });
 
   it('reports a syntax error with its position', () => {
@@ -191,16 +215,24 @@ describe('relay targets configuration', () => {
       [14, 'targets[2].name', /already the name of target 0/],
     ];
     for (const [line, field, message] of expected) {
-      const match = problems.find((problem) => problem.startsWith(at(line)) && problem.includes(` ${field}: `) && message.test(problem));
+      const match = problems.find(
+        (problem) => problem.startsWith(at(line)) && problem.includes(` ${field}: `) && message.test(problem),
+      );
       expect(match, `${field} (line ${line}) ${message} in:\n${problems.join('\n')}`).toBeDefined();
     }
   });
 
   it('reports a secret variable that is not set, naming the variable only', () => {
     const problems = problemsOf(
-      loadRelayTargets({ ESCALATOR_RELAY_TARGETS: JSON.stringify([{ name: 'a', type: 'argocd', url: 'http://a/api/webhook', secret: { env: 'ARGO_SECRET' }, repos: ['*/*'] }]) }),
+      loadRelayTargets({
+        ESCALATOR_RELAY_TARGETS: JSON.stringify([
+          { name: 'a', type: 'argocd', url: 'http://a/api/webhook', secret: { env: 'ARGO_SECRET' }, repos: ['*/*'] },
+        ]),
+      }),
     );
-    expect(problems).toEqual(['ESCALATOR_RELAY_TARGETS: targets[0].secret (a): environment variable ARGO_SECRET is not set or empty; set it to the agent\'s webhook secret']);
+    expect(problems).toEqual([
+      "ESCALATOR_RELAY_TARGETS: targets[0].secret (a): environment variable ARGO_SECRET is not set or empty; set it to the agent's webhook secret",
+    ]);
   });
 
   it('reports an empty or missing secret file', () => {
@@ -209,7 +241,13 @@ describe('relay targets configuration', () => {
       loadRelayTargets({
         ESCALATOR_RELAY_TARGETS: JSON.stringify([
           { name: 'a', type: 'argocd', url: 'http://a/api/webhook', secret: { file: empty }, repos: ['*/*'] },
-          { name: 'b', type: 'argocd', url: 'http://b/api/webhook', secret: { file: join(dir, 'nope') }, repos: ['*/*'] },
+          {
+            name: 'b',
+            type: 'argocd',
+            url: 'http://b/api/webhook',
+            secret: { file: join(dir, 'nope') },
+            repos: ['*/*'],
+          },
         ]),
       }),
     );
@@ -219,6 +257,8 @@ describe('relay targets configuration', () => {
   });
 
   it('says what the top level must be', () => {
-    expect(problemsOf(loadRelayTargets({ ESCALATOR_RELAY_TARGETS: '"argocd"' }))[0]).toMatch(/^ESCALATOR_RELAY_TARGETS:1:1: \(top level\): /);
+    expect(problemsOf(loadRelayTargets({ ESCALATOR_RELAY_TARGETS: '"argocd"' }))[0]).toMatch(
+      /^ESCALATOR_RELAY_TARGETS:1:1: \(top level\): /,
+    );
   });
 });

@@ -73,9 +73,21 @@ describe('relay planner', () => {
       { name: 'flux-other', repos: ['other/*'], paths: ['**'], events: ['push'] },
     ];
     it.each([
-      ['a prod overlay change', 'push', 'example/gitops', ['apps/web/overlays/prod/kustomization.yaml'], ['argocd-prod', 'argocd-all']],
+      [
+        'a prod overlay change',
+        'push',
+        'example/gitops',
+        ['apps/web/overlays/prod/kustomization.yaml'],
+        ['argocd-prod', 'argocd-all'],
+      ],
       ['an infra change', 'push', 'example/gitops', ['infra/cert-manager.yaml'], ['argocd-all', 'flux-infra']],
-      ['a change to both', 'push', 'example/gitops', ['README.md', 'clusters/a.yaml', 'apps/x/overlays/prod/p.yaml'], ['argocd-prod', 'argocd-all', 'flux-infra']],
+      [
+        'a change to both',
+        'push',
+        'example/gitops',
+        ['README.md', 'clusters/a.yaml', 'apps/x/overlays/prod/p.yaml'],
+        ['argocd-prod', 'argocd-all', 'flux-infra'],
+      ],
       ['a README change', 'push', 'example/gitops', ['README.md'], ['argocd-all']],
       ['another repository of the owner', 'push', 'example/site', ['apps/web/overlays/prod/k.yaml'], ['argocd-all']],
       ['a repository nobody tracks', 'push', 'stranger/repo', ['apps/web/overlays/prod/k.yaml'], []],
@@ -103,15 +115,22 @@ describe('relay planner', () => {
     const sha1 = 'sha1=a534d5773065e09fba565bd6c69fd81746fd1a78';
 
     it("reproduces GitHub's documented test vector", () => {
-      expect(signBody('sha256', secret, Buffer.from('Hello, World!'))).toBe('sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17');
+      expect(signBody('sha256', secret, Buffer.from('Hello, World!'))).toBe(
+        'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17',
+      );
     });
 
     it('signs the UTF-8 bytes of a body with non-ASCII text', () => {
-      expect(signBody('sha256', 's3cr3t', Buffer.from('{"message":"déploiement ✓ 🚀"}', 'utf8'))).toBe('sha256=ca71d85cf11c73c74b786bf230d7d84618b18950857262b8408dec3874f87380');
+      expect(signBody('sha256', 's3cr3t', Buffer.from('{"message":"déploiement ✓ 🚀"}', 'utf8'))).toBe(
+        'sha256=ca71d85cf11c73c74b786bf230d7d84618b18950857262b8408dec3874f87380',
+      );
     });
 
     it('gives Argo CD the GitHub headers with both signatures', () => {
-      const request = buildRelayRequest({ type: 'argocd', url: 'https://argocd.example.com/api/webhook', secret, sha1Signature: true }, { event: 'push', deliveryId: 'd-1', body });
+      const request = buildRelayRequest(
+        { type: 'argocd', url: 'https://argocd.example.com/api/webhook', secret, sha1Signature: true },
+        { event: 'push', deliveryId: 'd-1', body },
+      );
       expect(request).toEqual({
         url: 'https://argocd.example.com/api/webhook',
         method: 'POST',
@@ -128,14 +147,20 @@ describe('relay planner', () => {
     });
 
     it('leaves the SHA-1 signature out when the target does not want it', () => {
-      const request = buildRelayRequest({ type: 'flux-github', url: 'http://flux/hook/abc', secret, sha1Signature: false }, { event: 'push', deliveryId: 'd-1', body });
+      const request = buildRelayRequest(
+        { type: 'flux-github', url: 'http://flux/hook/abc', secret, sha1Signature: false },
+        { event: 'push', deliveryId: 'd-1', body },
+      );
       expect(request.headers['x-hub-signature-256']).toBe(sha256);
       expect(request.headers).not.toHaveProperty('x-hub-signature');
       expect(request.headers).not.toHaveProperty('x-signature');
     });
 
     it('signs Flux generic-hmac receivers with X-Signature', () => {
-      const request = buildRelayRequest({ type: 'flux-generic-hmac', url: 'http://flux/hook/abc', secret, sha1Signature: false }, { event: 'push', deliveryId: 'd-2', body });
+      const request = buildRelayRequest(
+        { type: 'flux-generic-hmac', url: 'http://flux/hook/abc', secret, sha1Signature: false },
+        { event: 'push', deliveryId: 'd-2', body },
+      );
       expect(request.headers['x-signature']).toBe(sha256);
       expect(request.headers).not.toHaveProperty('x-hub-signature-256');
       expect(request.headers['content-type']).toBe('application/json');
@@ -143,7 +168,12 @@ describe('relay planner', () => {
 
     it('uses the URL exactly as configured', () => {
       const url = 'https://flux.example.com/hook/4f1ce0a3c8f5e0e6b1f1d7a3b9c6e2d4a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3';
-      expect(buildRelayRequest({ type: 'flux-github', url, secret, sha1Signature: false }, { event: 'push', deliveryId: 'x', body }).url).toBe(url);
+      expect(
+        buildRelayRequest(
+          { type: 'flux-github', url, secret, sha1Signature: false },
+          { event: 'push', deliveryId: 'x', body },
+        ).url,
+      ).toBe(url);
     });
   });
 
@@ -170,7 +200,10 @@ describe('relay planner', () => {
     });
 
     it('lists the payloads whose paths are unknown', () => {
-      const merged = mergePending([entry(1, null, { before: 'aaa', after: 'bbb', installationId: 7 }), entry(2, ['x'])]);
+      const merged = mergePending([
+        entry(1, null, { before: 'aaa', after: 'bbb', installationId: 7 }),
+        entry(2, ['x']),
+      ]);
       expect(merged?.unknown).toEqual([{ deliveryId: 'd-1', before: 'aaa', after: 'bbb', installationId: 7 }]);
       expect(merged?.changedPaths).toEqual(['x']);
     });

@@ -15,8 +15,12 @@ describe('relay to agents (real Redis, test receivers)', () => {
     while (cleanups.length) await cleanups.pop()?.();
   });
 
-  async function agents<T extends Record<string, Promise<TestAgent>>>(starting: T): Promise<{ [K in keyof T]: Awaited<T[K]> }> {
-    const entries = await Promise.all(Object.entries(starting).map(async ([name, promise]) => [name, await promise] as const));
+  async function agents<T extends Record<string, Promise<TestAgent>>>(
+    starting: T,
+  ): Promise<{ [K in keyof T]: Awaited<T[K]> }> {
+    const entries = await Promise.all(
+      Object.entries(starting).map(async ([name, promise]) => [name, await promise] as const),
+    );
     for (const [, agent] of entries) cleanups.push(() => agent.close());
     return Object.fromEntries(entries) as { [K in keyof T]: Awaited<T[K]> };
   }
@@ -37,17 +41,48 @@ describe('relay to agents (real Redis, test receivers)', () => {
         stranger: startFluxReceiver({ type: 'github', token: FLUX_TOKEN }),
       });
       const targets = [
-        target({ name: 'argocd', type: 'argocd', url: a.argocd.url, secret: ARGO_SECRET, repos: ['example/gitops'], paths: ['apps/*/overlays/prod'] }),
-        target({ name: 'flux-github', type: 'flux-github', url: a.fluxGithub.url, secret: FLUX_TOKEN, repos: ['example/*'] }),
-        target({ name: 'flux-hmac', type: 'flux-generic-hmac', url: a.fluxHmac.url, secret: FLUX_TOKEN, repos: ['*/*'], paths: ['apps/**'] }),
-        target({ name: 'infra', type: 'argocd', url: a.infra.url, secret: ARGO_SECRET, repos: ['example/gitops'], paths: ['infra/**'] }),
+        target({
+          name: 'argocd',
+          type: 'argocd',
+          url: a.argocd.url,
+          secret: ARGO_SECRET,
+          repos: ['example/gitops'],
+          paths: ['apps/*/overlays/prod'],
+        }),
+        target({
+          name: 'flux-github',
+          type: 'flux-github',
+          url: a.fluxGithub.url,
+          secret: FLUX_TOKEN,
+          repos: ['example/*'],
+        }),
+        target({
+          name: 'flux-hmac',
+          type: 'flux-generic-hmac',
+          url: a.fluxHmac.url,
+          secret: FLUX_TOKEN,
+          repos: ['*/*'],
+          paths: ['apps/**'],
+        }),
+        target({
+          name: 'infra',
+          type: 'argocd',
+          url: a.infra.url,
+          secret: ARGO_SECRET,
+          repos: ['example/gitops'],
+          paths: ['infra/**'],
+        }),
         target({ name: 'stranger', type: 'flux-github', url: a.stranger.url, secret: FLUX_TOKEN, repos: ['other/*'] }),
       ];
       const rig = await relay(targets);
       const input = pushInput({ deliveryId: 'delivery-1', paths: ['apps/web/overlays/prod/kustomization.yaml'] });
 
       expect(await rig.enqueue(input)).toBe(3);
-      await eventually(() => a.argocd.requests.length === 1 && a.fluxGithub.requests.length === 1 && a.fluxHmac.requests.length === 1, 5_000, 'three deliveries');
+      await eventually(
+        () => a.argocd.requests.length === 1 && a.fluxGithub.requests.length === 1 && a.fluxHmac.requests.length === 1,
+        5_000,
+        'three deliveries',
+      );
       await sleep(400); // room for a stray second delivery or a mis-selected target
 
       for (const agent of [a.argocd, a.fluxGithub, a.fluxHmac]) {
@@ -60,7 +95,8 @@ describe('relay to agents (real Redis, test receivers)', () => {
         expect(request!.headers['content-type']).toBe('application/json');
       }
       expect(a.argocd.requests[0]!.refreshes).toBe(true);
-      const sign = (algorithm: string, secret: string) => `${algorithm}=${createHmac(algorithm, secret).update(input.body).digest('hex')}`;
+      const sign = (algorithm: string, secret: string) =>
+        `${algorithm}=${createHmac(algorithm, secret).update(input.body).digest('hex')}`;
       expect(a.argocd.requests[0]!.headers['x-hub-signature-256']).toBe(sign('sha256', ARGO_SECRET));
       expect(a.argocd.requests[0]!.headers['x-hub-signature']).toBe(sign('sha1', ARGO_SECRET));
       expect(a.fluxGithub.requests[0]!.headers['x-hub-signature-256']).toBe(sign('sha256', FLUX_TOKEN));
@@ -69,12 +105,24 @@ describe('relay to agents (real Redis, test receivers)', () => {
       expect(a.infra.requests).toEqual([]);
       expect(a.stranger.requests).toEqual([]);
 
-      const logged = await eventually(async () => {
-        const entries = await rig.store.deliveries('argocd');
-        return entries.length === 1 ? entries : undefined;
-      }, 5_000, 'the log entry');
+      const logged = await eventually(
+        async () => {
+          const entries = await rig.store.deliveries('argocd');
+          return entries.length === 1 ? entries : undefined;
+        },
+        5_000,
+        'the log entry',
+      );
       expect(logged).toEqual([
-        expect.objectContaining({ target: 'argocd', deliveryId: 'delivery-1', outcome: 'delivered', status: 200, attempt: 1, coalesced: ['delivery-1'], changedPaths: ['apps/web/overlays/prod/kustomization.yaml'] }),
+        expect.objectContaining({
+          target: 'argocd',
+          deliveryId: 'delivery-1',
+          outcome: 'delivered',
+          status: 200,
+          attempt: 1,
+          coalesced: ['delivery-1'],
+          changedPaths: ['apps/web/overlays/prod/kustomization.yaml'],
+        }),
       ]);
       expect(logged[0]!.latencyMs).toBeGreaterThanOrEqual(0);
       const metrics = await rig.registry.getSingleMetricAsString('escalator_relay_deliveries_total');
@@ -82,22 +130,43 @@ describe('relay to agents (real Redis, test receivers)', () => {
     });
 
     it('satisfies Argo CD 2.12 and older through X-Hub-Signature, which they verify instead', async () => {
-      const a = await agents({ legacy: startArgoCd({ secret: ARGO_SECRET, legacy: true }), legacyWithout: startArgoCd({ secret: ARGO_SECRET, legacy: true }) });
+      const a = await agents({
+        legacy: startArgoCd({ secret: ARGO_SECRET, legacy: true }),
+        legacyWithout: startArgoCd({ secret: ARGO_SECRET, legacy: true }),
+      });
       const rig = await relay([
         target({ name: 'legacy', type: 'argocd', url: a.legacy.url, secret: ARGO_SECRET, repos: ['*/*'] }),
-        target({ name: 'legacy-without', type: 'argocd', url: a.legacyWithout.url, secret: ARGO_SECRET, repos: ['*/*'], sha1Signature: false, attempts: 3 }),
+        target({
+          name: 'legacy-without',
+          type: 'argocd',
+          url: a.legacyWithout.url,
+          secret: ARGO_SECRET,
+          repos: ['*/*'],
+          sha1Signature: false,
+          attempts: 3,
+        }),
       ]);
       await rig.enqueue(pushInput({ paths: ['a.yaml'] }));
-      await eventually(() => a.legacy.requests.length === 1 && a.legacyWithout.requests.length === 1, 5_000, 'both deliveries');
+      await eventually(
+        () => a.legacy.requests.length === 1 && a.legacyWithout.requests.length === 1,
+        5_000,
+        'both deliveries',
+      );
       expect(a.legacy.requests[0]!.verdict).toBe('accepted');
       // Without the SHA-1 header an old Argo CD answers 400: the relay reports it and does not retry.
       expect(a.legacyWithout.requests[0]!.status).toBe(400);
-      await eventually(async () => (await rig.store.deliveries('legacy-without'))[0]?.outcome === 'rejected', 5_000, 'rejection logged');
+      await eventually(
+        async () => (await rig.store.deliveries('legacy-without'))[0]?.outcome === 'rejected',
+        5_000,
+        'rejection logged',
+      );
     });
 
     it('does no new work for a redelivered webhook', async () => {
       const a = await agents({ argocd: startArgoCd({ secret: ARGO_SECRET }) });
-      const rig = await relay([target({ name: 'argocd', type: 'argocd', url: a.argocd.url, secret: ARGO_SECRET, repos: ['*/*'] })]);
+      const rig = await relay([
+        target({ name: 'argocd', type: 'argocd', url: a.argocd.url, secret: ARGO_SECRET, repos: ['*/*'] }),
+      ]);
       const input = pushInput({ deliveryId: 'same-delivery', paths: ['a.yaml'] });
       expect(await rig.enqueue(input)).toBe(1);
       await eventually(() => a.argocd.requests.length === 1, 5_000, 'first delivery');
@@ -108,8 +177,20 @@ describe('relay to agents (real Redis, test receivers)', () => {
 
     it('keeps pushes to different refs apart: a feature branch never hides main', async () => {
       const a = await agents({ argocd: startArgoCd({ secret: ARGO_SECRET }) });
-      const rig = await relay([target({ name: 'argocd', type: 'argocd', url: a.argocd.url, secret: ARGO_SECRET, repos: ['*/*'], coalesce: 200 })]);
-      await Promise.all([rig.enqueue(pushInput({ ref: 'refs/heads/main', paths: ['a.yaml'] })), rig.enqueue(pushInput({ ref: 'refs/heads/feature', paths: ['a.yaml'] }))]);
+      const rig = await relay([
+        target({
+          name: 'argocd',
+          type: 'argocd',
+          url: a.argocd.url,
+          secret: ARGO_SECRET,
+          repos: ['*/*'],
+          coalesce: 200,
+        }),
+      ]);
+      await Promise.all([
+        rig.enqueue(pushInput({ ref: 'refs/heads/main', paths: ['a.yaml'] })),
+        rig.enqueue(pushInput({ ref: 'refs/heads/feature', paths: ['a.yaml'] })),
+      ]);
       await eventually(() => a.argocd.requests.length === 2, 5_000, 'two deliveries');
       const refs = a.argocd.requests.map((r) => (JSON.parse(r.body.toString()) as { ref: string }).ref).sort();
       expect(refs).toEqual(['refs/heads/feature', 'refs/heads/main']);
@@ -118,10 +199,16 @@ describe('relay to agents (real Redis, test receivers)', () => {
 
   describe('secrets', () => {
     it('keeps the secret out of job data, Redis, the delivery log and the logs, even when the agent refuses', async () => {
-      const a = await agents({ argocd: startArgoCd({ secret: ARGO_SECRET }), flux: startFluxReceiver({ type: 'github', token: FLUX_TOKEN }) });
+      const a = await agents({
+        argocd: startArgoCd({ secret: ARGO_SECRET }),
+        flux: startFluxReceiver({ type: 'github', token: FLUX_TOKEN }),
+      });
       const canary = 'canary-secret-5f1c9e';
       const lines: string[] = [];
-      const log = createLogger({ level: 'trace', destination: new Writable({ write: (chunk, _, done) => (lines.push(String(chunk)), done()) }) });
+      const log = createLogger({
+        level: 'trace',
+        destination: new Writable({ write: (chunk, _, done) => (lines.push(String(chunk)), done()) }),
+      });
       const rig = await relay(
         [
           target({ name: 'ok', type: 'flux-github', url: a.flux.url, secret: FLUX_TOKEN, repos: ['*/*'] }),
@@ -130,9 +217,21 @@ describe('relay to agents (real Redis, test receivers)', () => {
         { log },
       );
       await rig.enqueue(pushInput({ deliveryId: 'secret-check', paths: ['a.yaml'] }));
-      await eventually(async () => (await rig.store.deliveries('refused'))[0]?.outcome === 'rejected' && (await rig.store.deliveries('ok'))[0]?.outcome === 'delivered', 5_000, 'both outcomes');
+      await eventually(
+        async () =>
+          (await rig.store.deliveries('refused'))[0]?.outcome === 'rejected' &&
+          (await rig.store.deliveries('ok'))[0]?.outcome === 'delivered',
+        5_000,
+        'both outcomes',
+      );
       const job = await rig.producer.queue('relay').getJob('relay__refused__secret-check');
-      expect(job!.data).toEqual({ target: 'refused', deliveryId: 'secret-check', repository: 'example/gitops', event: 'push', window: expect.any(String) });
+      expect(job!.data).toEqual({
+        target: 'refused',
+        deliveryId: 'secret-check',
+        repository: 'example/gitops',
+        event: 'push',
+        window: expect.any(String),
+      });
       const keys = await rig.redis.keys(`${rig.prefix}:*`);
       const values = await Promise.all(
         keys.map(async (key) => {
@@ -156,7 +255,9 @@ describe('relay to agents (real Redis, test receivers)', () => {
     it('delivers on the third attempt to a target that answered 500 twice', async () => {
       const a = await agents({ argocd: startArgoCd({ secret: ARGO_SECRET }) });
       a.argocd.script((n) => (n <= 2 ? { status: 500 } : undefined));
-      const rig = await relay([target({ name: 'argocd', type: 'argocd', url: a.argocd.url, secret: ARGO_SECRET, repos: ['*/*'], backoff: 50 })]);
+      const rig = await relay([
+        target({ name: 'argocd', type: 'argocd', url: a.argocd.url, secret: ARGO_SECRET, repos: ['*/*'], backoff: 50 }),
+      ]);
       await rig.enqueue(pushInput({ deliveryId: 'retry-me', paths: ['a.yaml'] }));
       await eventually(() => a.argocd.accepted().length === 1, 10_000, 'delivery after two failures');
       expect(a.argocd.requests.map((r) => r.status)).toEqual([500, 500, 200]);
@@ -178,14 +279,29 @@ describe('relay to agents (real Redis, test receivers)', () => {
     it('does not retry a 401, and the failure is in the delivery log at once', async () => {
       const a = await agents({ argocd: startArgoCd({ secret: ARGO_SECRET }) });
       a.argocd.script(() => ({ status: 401, headers: { 'www-authenticate': 'Bearer' } }));
-      const rig = await relay([target({ name: 'behind-proxy', type: 'argocd', url: a.argocd.url, secret: ARGO_SECRET, repos: ['*/*'], attempts: 5 })]);
+      const rig = await relay([
+        target({
+          name: 'behind-proxy',
+          type: 'argocd',
+          url: a.argocd.url,
+          secret: ARGO_SECRET,
+          repos: ['*/*'],
+          attempts: 5,
+        }),
+      ]);
       await rig.enqueue(pushInput({ deliveryId: 'refused', paths: ['a.yaml'] }));
-      const [entry] = await eventually(async () => {
-        const entries = await rig.store.deliveries('behind-proxy');
-        return entries.length > 0 ? entries : undefined;
-      }, 5_000, 'log entry');
+      const [entry] = await eventually(
+        async () => {
+          const entries = await rig.store.deliveries('behind-proxy');
+          return entries.length > 0 ? entries : undefined;
+        },
+        5_000,
+        'log entry',
+      );
       expect(entry).toMatchObject({ outcome: 'rejected', status: 401, attempt: 1, deliveryId: 'refused' });
-      expect(entry!.error).toMatch(/refused the relayed webhook with HTTP 401: scripted 401; check the target's secret/);
+      expect(entry!.error).toMatch(
+        /refused the relayed webhook with HTTP 401: scripted 401; check the target's secret/,
+      );
       const job = await rig.producer.queue('relay').getJob('relay__behind-proxy__refused');
       await eventually(async () => (await job!.getState()) === 'failed', 5_000, 'job failed');
       await sleep(300);
@@ -196,14 +312,21 @@ describe('relay to agents (real Redis, test receivers)', () => {
     });
 
     it('reports a wrong secret as Argo CD and Flux answer it (400), without retrying', async () => {
-      const a = await agents({ argocd: startArgoCd({ secret: ARGO_SECRET }), flux: startFluxReceiver({ type: 'generic-hmac', token: FLUX_TOKEN }) });
+      const a = await agents({
+        argocd: startArgoCd({ secret: ARGO_SECRET }),
+        flux: startFluxReceiver({ type: 'generic-hmac', token: FLUX_TOKEN }),
+      });
       const rig = await relay([
         target({ name: 'argocd', type: 'argocd', url: a.argocd.url, secret: 'not-the-secret', repos: ['*/*'] }),
         target({ name: 'flux', type: 'flux-generic-hmac', url: a.flux.url, secret: 'not-the-token', repos: ['*/*'] }),
       ]);
       await rig.enqueue(pushInput({ paths: ['a.yaml'] }));
       for (const name of ['argocd', 'flux']) {
-        await eventually(async () => (await rig.store.deliveries(name))[0]?.outcome === 'rejected', 5_000, `${name} rejection`);
+        await eventually(
+          async () => (await rig.store.deliveries(name))[0]?.outcome === 'rejected',
+          5_000,
+          `${name} rejection`,
+        );
       }
       await sleep(300);
       expect(a.argocd.requests.map((r) => r.verdict)).toEqual(['Webhook processing failed: HMAC verification failed']);
@@ -213,17 +336,23 @@ describe('relay to agents (real Redis, test receivers)', () => {
     it('waits as long as a 429 Retry-After asks, without using an attempt', async () => {
       const a = await agents({ flux: startFluxReceiver({ type: 'github', token: FLUX_TOKEN }) });
       a.flux.script((n) => (n === 1 ? { status: 429, headers: { 'retry-after': '1' } } : undefined));
-      const rig = await relay([target({ name: 'flux', type: 'flux-github', url: a.flux.url, secret: FLUX_TOKEN, repos: ['*/*'], attempts: 1 })]);
+      const rig = await relay([
+        target({ name: 'flux', type: 'flux-github', url: a.flux.url, secret: FLUX_TOKEN, repos: ['*/*'], attempts: 1 }),
+      ]);
       await rig.enqueue(pushInput({ paths: ['a.yaml'] }));
       await eventually(() => a.flux.accepted().length === 1, 10_000, 'delivery after Retry-After');
       const [limited, delivered] = a.flux.requests as [AgentRequest, AgentRequest];
       expect(limited.status).toBe(429);
       expect(delivered.at - limited.at).toBeGreaterThanOrEqual(950);
       expect(delivered.at - limited.at).toBeLessThan(3_000);
-      const log = await eventually(async () => {
-        const entries = await rig.store.deliveries('flux');
-        return entries.length === 2 ? entries : undefined;
-      }, 5_000, 'two log entries');
+      const log = await eventually(
+        async () => {
+          const entries = await rig.store.deliveries('flux');
+          return entries.length === 2 ? entries : undefined;
+        },
+        5_000,
+        'two log entries',
+      );
       expect(log.map((e) => [e.attempt, e.outcome, e.status])).toEqual([
         [1, 'delivered', 200],
         [1, 'rate-limited', 429],
@@ -233,13 +362,19 @@ describe('relay to agents (real Redis, test receivers)', () => {
     it('retries a target that does not answer within its timeout', async () => {
       const a = await agents({ argocd: startArgoCd({ secret: ARGO_SECRET }) });
       a.argocd.script((n) => (n === 1 ? { status: 200, delayMs: 1_000 } : undefined));
-      const rig = await relay([target({ name: 'slow', type: 'argocd', url: a.argocd.url, secret: ARGO_SECRET, repos: ['*/*'], timeout: 200 })]);
+      const rig = await relay([
+        target({ name: 'slow', type: 'argocd', url: a.argocd.url, secret: ARGO_SECRET, repos: ['*/*'], timeout: 200 }),
+      ]);
       await rig.enqueue(pushInput({ paths: ['a.yaml'] }));
       await eventually(() => a.argocd.accepted().length === 1, 10_000, 'delivery after a timeout');
-      const log = await eventually(async () => {
-        const entries = await rig.store.deliveries('slow');
-        return entries.length === 2 ? entries : undefined;
-      }, 5_000, 'two log entries');
+      const log = await eventually(
+        async () => {
+          const entries = await rig.store.deliveries('slow');
+          return entries.length === 2 ? entries : undefined;
+        },
+        5_000,
+        'two log entries',
+      );
       expect(log.map((e) => [e.attempt, e.outcome, e.status])).toEqual([
         [2, 'delivered', 200],
         [1, 'retry', null],
@@ -248,10 +383,21 @@ describe('relay to agents (real Redis, test receivers)', () => {
     });
 
     it('keeps one dead agent from delaying the others', async () => {
-      const a = await agents({ dead: startArgoCd({ secret: ARGO_SECRET }), alive: startArgoCd({ secret: ARGO_SECRET }) });
+      const a = await agents({
+        dead: startArgoCd({ secret: ARGO_SECRET }),
+        alive: startArgoCd({ secret: ARGO_SECRET }),
+      });
       a.dead.script(() => ({ status: 200, delayMs: 3_000 }));
       const rig = await relay([
-        target({ name: 'dead', type: 'argocd', url: a.dead.url, secret: ARGO_SECRET, repos: ['*/*'], timeout: 2_500, attempts: 1 }),
+        target({
+          name: 'dead',
+          type: 'argocd',
+          url: a.dead.url,
+          secret: ARGO_SECRET,
+          repos: ['*/*'],
+          timeout: 2_500,
+          attempts: 1,
+        }),
         target({ name: 'alive', type: 'argocd', url: a.alive.url, secret: ARGO_SECRET, repos: ['*/*'] }),
       ]);
       const started = Date.now();
@@ -264,14 +410,33 @@ describe('relay to agents (real Redis, test receivers)', () => {
   describe('when pushes come in a burst', () => {
     it('coalesces 20 pushes to one target into at most 2 deliveries, the newest payload last, the union of paths recorded', async () => {
       const a = await agents({ argocd: startArgoCd({ secret: ARGO_SECRET }) });
-      const rig = await relay([target({ name: 'argocd', type: 'argocd', url: a.argocd.url, secret: ARGO_SECRET, repos: ['*/*'], coalesce: 300 })]);
-      const inputs = Array.from({ length: 20 }, (_, i) => pushInput({ deliveryId: `burst-${i + 1}`, n: i + 1, paths: [`apps/app-${i + 1}/overlays/dev/kustomization.yaml`] }));
+      const rig = await relay([
+        target({
+          name: 'argocd',
+          type: 'argocd',
+          url: a.argocd.url,
+          secret: ARGO_SECRET,
+          repos: ['*/*'],
+          coalesce: 300,
+        }),
+      ]);
+      const inputs = Array.from({ length: 20 }, (_, i) =>
+        pushInput({
+          deliveryId: `burst-${i + 1}`,
+          n: i + 1,
+          paths: [`apps/app-${i + 1}/overlays/dev/kustomization.yaml`],
+        }),
+      );
       for (const input of inputs) await rig.enqueue(input);
 
-      const log = await eventually(async () => {
-        const entries = await rig.store.deliveries('argocd');
-        return entries.flatMap((e) => e.coalesced).length === 20 ? entries : undefined;
-      }, 5_000, 'all 20 pushes delivered');
+      const log = await eventually(
+        async () => {
+          const entries = await rig.store.deliveries('argocd');
+          return entries.flatMap((e) => e.coalesced).length === 20 ? entries : undefined;
+        },
+        5_000,
+        'all 20 pushes delivered',
+      );
       await sleep(500);
       expect(a.argocd.requests.length).toBeLessThanOrEqual(2);
       expect(a.argocd.requests.every((r) => r.verdict === 'accepted')).toBe(true);
@@ -279,14 +444,27 @@ describe('relay to agents (real Redis, test receivers)', () => {
       expect(a.argocd.requests.at(-1)!.headers['x-github-delivery']).toBe('burst-20');
       expect(log.every((e) => e.outcome === 'delivered')).toBe(true);
       expect(log.flatMap((e) => e.coalesced).sort()).toEqual(inputs.map((i) => i.deliveryId).sort());
-      expect(log.flatMap((e) => e.changedPaths ?? []).sort()).toEqual(inputs.flatMap((i) => i.changedPaths ?? []).sort());
-      expect(await rig.store.loadPending(relayWindow('argocd', 'example/gitops', 'push', 'refs/heads/main'))).toEqual([]);
+      expect(log.flatMap((e) => e.changedPaths ?? []).sort()).toEqual(
+        inputs.flatMap((i) => i.changedPaths ?? []).sort(),
+      );
+      expect(await rig.store.loadPending(relayWindow('argocd', 'example/gitops', 'push', 'refs/heads/main'))).toEqual(
+        [],
+      );
     });
 
     it('loses no push that arrives while a delivery is in flight', async () => {
       const a = await agents({ argocd: startArgoCd({ secret: ARGO_SECRET }) });
       a.argocd.script((n) => (n === 1 ? { status: 200, delayMs: 300 } : undefined));
-      const rig = await relay([target({ name: 'argocd', type: 'argocd', url: a.argocd.url, secret: ARGO_SECRET, repos: ['*/*'], coalesce: 100 })]);
+      const rig = await relay([
+        target({
+          name: 'argocd',
+          type: 'argocd',
+          url: a.argocd.url,
+          secret: ARGO_SECRET,
+          repos: ['*/*'],
+          coalesce: 100,
+        }),
+      ]);
       await rig.enqueue(pushInput({ deliveryId: 'first', n: 1, paths: ['one.yaml'] }));
       await eventually(() => a.argocd.requests.length === 1, 5_000, 'first delivery in flight');
       await rig.enqueue(pushInput({ deliveryId: 'during', n: 2, paths: ['two.yaml'] }));

@@ -37,10 +37,22 @@ describe('GET /admin/relay/deliveries', () => {
     redis = new Redis(redisUrl);
     store = new RelayStore(redis, prefix, 3);
     const log = createLogger({ level: 'silent' });
-    enabled = await startWebServer({ host: '127.0.0.1', port: 0, log, handlers: [relayLogRoute({ store, targets: ['argocd', 'flux'], adminToken: TOKEN })] });
-    disabled = await startWebServer({ host: '127.0.0.1', port: 0, log, handlers: [relayLogRoute({ store, targets: ['argocd'], adminToken: undefined })] });
+    enabled = await startWebServer({
+      host: '127.0.0.1',
+      port: 0,
+      log,
+      handlers: [relayLogRoute({ store, targets: ['argocd', 'flux'], adminToken: TOKEN })],
+    });
+    disabled = await startWebServer({
+      host: '127.0.0.1',
+      port: 0,
+      log,
+      handlers: [relayLogRoute({ store, targets: ['argocd'], adminToken: undefined })],
+    });
     for (let n = 1; n <= 5; n++) await store.record(entry('argocd', n));
-    await store.record(entry('flux', 1, { outcome: 'rejected', status: 401, error: 'flux refused the relayed webhook with HTTP 401' }));
+    await store.record(
+      entry('flux', 1, { outcome: 'rejected', status: 401, error: 'flux refused the relayed webhook with HTTP 401' }),
+    );
   });
   afterAll(async () => {
     await enabled.close();
@@ -58,7 +70,9 @@ describe('GET /admin/relay/deliveries', () => {
     expect(response.status).toBe(200);
     const body = (await response.json()) as { targets: Record<string, RelayLogEntry[]> };
     expect(body.targets.argocd!.map((e) => e.deliveryId)).toEqual(['d-5', 'd-4', 'd-3']);
-    expect(body.targets.flux).toEqual([entry('flux', 1, { outcome: 'rejected', status: 401, error: 'flux refused the relayed webhook with HTTP 401' })]);
+    expect(body.targets.flux).toEqual([
+      entry('flux', 1, { outcome: 'rejected', status: 401, error: 'flux refused the relayed webhook with HTTP 401' }),
+    ]);
   });
 
   it('shows one target, and fewer entries on request', async () => {

@@ -24,7 +24,12 @@ describe('relay with the sandbox GitHub', { timeout: 60_000 }, () => {
       'apps/web/overlays/dev/kustomization.yaml': 'images:\n  - name: web\n    newTag: "1.1.0"\n',
       'infra/cert-manager.yaml': 'kind: Namespace\n',
     });
-    github = new GitHubClients({ appId: harness.sim.app.id, privateKey: harness.sim.app.privateKey, baseUrl: harness.sim.apiUrl, log });
+    github = new GitHubClients({
+      appId: harness.sim.app.id,
+      privateKey: harness.sim.app.privateKey,
+      baseUrl: harness.sim.apiUrl,
+      log,
+    });
   });
   afterAll(async () => {
     await Promise.all(agents.map((agent) => agent.close()));
@@ -39,12 +44,22 @@ describe('relay with the sandbox GitHub', { timeout: 60_000 }, () => {
 
   /** The last push webhook GitHub sent for `after`. */
   async function pushWebhook(after: string): Promise<ReceivedWebhook> {
-    return eventually(() => harness.received.filter((w) => w.headers['x-github-event'] === 'push' && w.payload.after === after).at(-1), 10_000, `push webhook for ${after}`);
+    return eventually(
+      () => harness.received.filter((w) => w.headers['x-github-event'] === 'push' && w.payload.after === after).at(-1),
+      10_000,
+      `push webhook for ${after}`,
+    );
   }
 
   /** What the GitHub webhook handler passes: raw body, installation, file list unless truncated. */
   function relayInput(webhook: ReceivedWebhook, truncated: boolean): RelayInput {
-    const payload = webhook.payload as { before: string; after: string; commits: Array<{ added: string[]; modified: string[]; removed: string[] }>; installation?: { id: number }; repository: { full_name: string } };
+    const payload = webhook.payload as {
+      before: string;
+      after: string;
+      commits: Array<{ added: string[]; modified: string[]; removed: string[] }>;
+      installation?: { id: number };
+      repository: { full_name: string };
+    };
     return {
       deliveryId: String(webhook.headers['x-github-delivery']),
       event: 'push',
@@ -66,14 +81,35 @@ describe('relay with the sandbox GitHub', { timeout: 60_000 }, () => {
     const flux = await agent(startFluxReceiver({ type: 'github', token: 'flux', events: ['push'] }));
     const infra = await agent(startFluxReceiver({ type: 'generic-hmac', token: 'infra' }));
     const rig = await relay([
-      target({ name: 'argocd', type: 'argocd', url: argocd.url, secret: 'argo', repos: ['example/gitops'], paths: ['apps/*/overlays/prod'] }),
+      target({
+        name: 'argocd',
+        type: 'argocd',
+        url: argocd.url,
+        secret: 'argo',
+        repos: ['example/gitops'],
+        paths: ['apps/*/overlays/prod'],
+      }),
       target({ name: 'flux', type: 'flux-github', url: flux.url, secret: 'flux', repos: ['example/*'] }),
-      target({ name: 'infra', type: 'flux-generic-hmac', url: infra.url, secret: 'infra', repos: ['example/gitops'], paths: ['infra/**'] }),
+      target({
+        name: 'infra',
+        type: 'flux-generic-hmac',
+        url: infra.url,
+        secret: 'infra',
+        repos: ['example/gitops'],
+        paths: ['infra/**'],
+      }),
     ]);
     try {
       const full = `${repo.owner}/${repo.repo}`;
-      await harness.client.commit(full, { branch: 'escalator/prod/web', from: 'main', files: { 'apps/web/overlays/prod/kustomization.yaml': 'images:\n  - name: web\n    newTag: "1.1.0"\n' } });
-      const pull = await harness.client.openPull(full, { title: 'Promote web 1.1.0 to prod', head: 'escalator/prod/web' });
+      await harness.client.commit(full, {
+        branch: 'escalator/prod/web',
+        from: 'main',
+        files: { 'apps/web/overlays/prod/kustomization.yaml': 'images:\n  - name: web\n    newTag: "1.1.0"\n' },
+      });
+      const pull = await harness.client.openPull(full, {
+        title: 'Promote web 1.1.0 to prod',
+        head: 'escalator/prod/web',
+      });
       const merged = await harness.client.mergePull(full, pull.number);
       const webhook = await pushWebhook(merged.sha);
 
@@ -94,31 +130,64 @@ describe('relay with the sandbox GitHub', { timeout: 60_000 }, () => {
     const apps = await agent(startArgoCd({ secret: 'argo' }));
     const infra = await agent(startArgoCd({ secret: 'argo' }));
     const rig = await relay([
-      target({ name: 'apps', type: 'argocd', url: apps.url, secret: 'argo', repos: ['example/gitops'], paths: ['apps/**'] }),
-      target({ name: 'infra', type: 'argocd', url: infra.url, secret: 'argo', repos: ['example/gitops'], paths: ['infra/**'] }),
+      target({
+        name: 'apps',
+        type: 'argocd',
+        url: apps.url,
+        secret: 'argo',
+        repos: ['example/gitops'],
+        paths: ['apps/**'],
+      }),
+      target({
+        name: 'infra',
+        type: 'argocd',
+        url: infra.url,
+        secret: 'argo',
+        repos: ['example/gitops'],
+        paths: ['infra/**'],
+      }),
     ]);
     const compares: Array<{ path: string; status: number }> = [];
     const stop = harness.sim.onExchange((exchange) => {
-      if (exchange.surface === 'api' && exchange.path.includes('/compare/')) compares.push({ path: exchange.path, status: exchange.status });
+      if (exchange.surface === 'api' && exchange.path.includes('/compare/'))
+        compares.push({ path: exchange.path, status: exchange.status });
     });
     try {
-      const { sha } = await harness.client.commit(`${repo.owner}/${repo.repo}`, { branch: 'main', files: { 'apps/web/overlays/dev/kustomization.yaml': 'images:\n  - name: web\n    newTag: "1.2.0"\n' } });
+      const { sha } = await harness.client.commit(`${repo.owner}/${repo.repo}`, {
+        branch: 'main',
+        files: { 'apps/web/overlays/dev/kustomization.yaml': 'images:\n  - name: web\n    newTag: "1.2.0"\n' },
+      });
       const input = relayInput(await pushWebhook(sha), true);
       expect(input.changedPaths).toBeNull();
 
       // Paths unknown: both targets match on the repository; the jobs narrow with the compare API.
       expect(await rig.enqueue(input)).toBe(2);
       await eventually(() => apps.accepted().length === 1, 5_000, 'delivery to apps');
-      const [skipped] = await eventually(async () => {
-        const entries = await rig.store.deliveries('infra');
-        return entries.length > 0 ? entries : undefined;
-      }, 5_000, 'infra decision');
-      expect(skipped).toMatchObject({ outcome: 'skipped', status: null, changedPaths: ['apps/web/overlays/dev/kustomization.yaml'] });
-      const [delivered] = await eventually(async () => {
-        const entries = await rig.store.deliveries('apps');
-        return entries.length > 0 ? entries : undefined;
-      }, 5_000, 'apps log');
-      expect(delivered).toMatchObject({ outcome: 'delivered', changedPaths: ['apps/web/overlays/dev/kustomization.yaml'] });
+      const [skipped] = await eventually(
+        async () => {
+          const entries = await rig.store.deliveries('infra');
+          return entries.length > 0 ? entries : undefined;
+        },
+        5_000,
+        'infra decision',
+      );
+      expect(skipped).toMatchObject({
+        outcome: 'skipped',
+        status: null,
+        changedPaths: ['apps/web/overlays/dev/kustomization.yaml'],
+      });
+      const [delivered] = await eventually(
+        async () => {
+          const entries = await rig.store.deliveries('apps');
+          return entries.length > 0 ? entries : undefined;
+        },
+        5_000,
+        'apps log',
+      );
+      expect(delivered).toMatchObject({
+        outcome: 'delivered',
+        changedPaths: ['apps/web/overlays/dev/kustomization.yaml'],
+      });
       await sleep(300);
       expect(infra.requests).toEqual([]);
       // One compare per target's job, through the App's installation token.
@@ -132,16 +201,32 @@ describe('relay with the sandbox GitHub', { timeout: 60_000 }, () => {
 
   it('relays a truncated push it cannot narrow (the before commit is gone) rather than miss a refresh', async () => {
     const infra = await agent(startArgoCd({ secret: 'argo' }));
-    const rig = await relay([target({ name: 'infra', type: 'argocd', url: infra.url, secret: 'argo', repos: ['example/gitops'], paths: ['infra/**'] })]);
+    const rig = await relay([
+      target({
+        name: 'infra',
+        type: 'argocd',
+        url: infra.url,
+        secret: 'argo',
+        repos: ['example/gitops'],
+        paths: ['infra/**'],
+      }),
+    ]);
     try {
-      const { sha } = await harness.client.commit(`${repo.owner}/${repo.repo}`, { branch: 'main', files: { 'README.md': 'hello\n' } });
+      const { sha } = await harness.client.commit(`${repo.owner}/${repo.repo}`, {
+        branch: 'main',
+        files: { 'README.md': 'hello\n' },
+      });
       const input = { ...relayInput(await pushWebhook(sha), true), before: 'f'.repeat(40) };
       await rig.enqueue(input);
       await eventually(() => infra.accepted().length === 1, 5_000, 'delivery without narrowing');
-      const [entry] = await eventually(async () => {
-        const entries = await rig.store.deliveries('infra');
-        return entries.length > 0 ? entries : undefined;
-      }, 5_000, 'log entry');
+      const [entry] = await eventually(
+        async () => {
+          const entries = await rig.store.deliveries('infra');
+          return entries.length > 0 ? entries : undefined;
+        },
+        5_000,
+        'log entry',
+      );
       expect(entry).toMatchObject({ outcome: 'delivered', changedPaths: null });
     } finally {
       await rig.close();

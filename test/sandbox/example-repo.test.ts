@@ -5,13 +5,17 @@ import { describe, expect, it } from 'vitest';
 import { parseRepoConfig } from '../../src/config/repo-config.js';
 
 const root = join(import.meta.dirname, '../../examples/gitops-repo');
-const overlays = ['hello', 'world'].flatMap((app) => ['dev', 'staging', 'prod'].map((env) => `apps/${app}/overlays/${env}`));
+const overlays = ['hello', 'world'].flatMap((app) =>
+  ['dev', 'staging', 'prod'].map((env) => `apps/${app}/overlays/${env}`),
+);
 
 describe('the example GitOps repository', () => {
   it('has a valid .github/escalator.yml', () => {
     const result = parseRepoConfig(readFileSync(join(root, '.github/escalator.yml'), 'utf8'));
     expect(result.ok ? result.config.environments.map((e) => [e.name, e.from]) : result.problems).toEqual([
-      ['dev', 'registry'], ['staging', 'dev'], ['prod', 'staging'],
+      ['dev', 'registry'],
+      ['staging', 'dev'],
+      ['prod', 'staging'],
     ]);
   });
 

@@ -14,7 +14,9 @@ afterAll(() => {
 
 /** Starts `src/main/sandbox.ts` and resolves with its SANDBOX_READY document. */
 async function startSandbox(args: string[]): Promise<{ child: ChildProcess; ready: SandboxReady; stdout: string[] }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/sandbox.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/sandbox.ts', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   const stdout: string[] = [];
   const stderr: string[] = [];
@@ -34,15 +36,26 @@ describe('npm run sandbox', () => {
   it('seeds the repository, starts the App against the simulator, prints the next steps and stops on Ctrl-C', async () => {
     const appPort = await freePort();
     const { child, ready, stdout } = await startSandbox([
-      '--app-port', String(appPort), '--registry-token', 'sandbox-test-token-0123456789',
-      '--app-command', `${process.execPath} --import tsx test/sandbox/fixtures/probe-app.ts`,
+      '--app-port',
+      String(appPort),
+      '--registry-token',
+      'sandbox-test-token-0123456789',
+      '--app-command',
+      `${process.execPath} --import tsx test/sandbox/fixtures/probe-app.ts`,
     ]);
-    expect(ready).toMatchObject({ repository: 'example/gitops', app_url: `http://127.0.0.1:${appPort}`, registry_token: 'sandbox-test-token-0123456789' });
+    expect(ready).toMatchObject({
+      repository: 'example/gitops',
+      app_url: `http://127.0.0.1:${appPort}`,
+      registry_token: 'sandbox-test-token-0123456789',
+    });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(stdout.join('\n')).toContain(`curl -sS -X POST http://127.0.0.1:${appPort}/registry/distribution`);
 
     const client = new SandboxClient(ready.github_url, ready.user.token);
-    const { sha } = await client.commit('example/gitops', { branch: 'main', files: { 'apps/hello/overlays/dev/kustomization.yaml': 'images: []\n' } });
+    const { sha } = await client.commit('example/gitops', {
+      branch: 'main',
+      files: { 'apps/hello/overlays/dev/kustomization.yaml': 'images: []\n' },
+    });
     const [push] = await client.deliveries({ event: 'push' });
     expect(push).toMatchObject({ status: 'OK', status_code: 200 });
     const octokit = new Octokit({ baseUrl: ready.api_url, auth: ready.user.token });
@@ -52,7 +65,7 @@ describe('npm run sandbox', () => {
       if (runs.length === 0) await new Promise((resolve) => setTimeout(resolve, 250));
     }
     expect(runs.map((r) => [r.name, r.output.title, r.output.summary])).toEqual([
-      ['sandbox-probe', 'registry token set', '# Escalator: how images move through this repository\'s environments.'],
+      ['sandbox-probe', 'registry token set', "# Escalator: how images move through this repository's environments."],
     ]);
 
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -63,7 +76,9 @@ describe('npm run sandbox', () => {
   }, 90_000);
 
   it('refuses a bad port with the usage text', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/sandbox.ts', '--app-port', 'abc'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/sandbox.ts', '--app-port', 'abc'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(child);
     const stderr: string[] = [];
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));

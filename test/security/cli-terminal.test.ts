@@ -59,7 +59,10 @@ describe('the escalator CLI on a terminal', () => {
     it('validate-config prints the problems without it, and --json keeps the exact value in valid JSON', async () => {
       mkdirSync(join(dir, '.github'));
       const key = `k${sequence}`;
-      writeFileSync(join(dir, '.github/escalator.yml'), `${JSON.stringify(key)}: 1\nenvironments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n`);
+      writeFileSync(
+        join(dir, '.github/escalator.yml'),
+        `${JSON.stringify(key)}: 1\nenvironments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n`,
+      );
       const text = await cli(['validate-config'], dir);
       expect(text.code).toBe(2);
       expect(text.stderr).toContain('unknown key');
@@ -81,7 +84,10 @@ describe('the escalator CLI on a terminal', () => {
   });
 
   it('keeps CRLF and tabs, which move no cursor backwards', async () => {
-    writeFileSync(join(dir, 'values.yaml'), 'image: # the\tapp\r\n  repository: ghcr.io/example/hello\r\n  tag: 1.0.0\r\n');
+    writeFileSync(
+      join(dir, 'values.yaml'),
+      'image: # the\tapp\r\n  repository: ghcr.io/example/hello\r\n  tag: 1.0.0\r\n',
+    );
     const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', '.', '--dry-run'], dir);
     expect(result.stdout).toContain('-  tag: 1.0.0\r\n+  tag: 1.2.3\r\n');
     expect(result.stdout).toContain('the\tapp');

@@ -22,7 +22,13 @@ describe('a signed command delivered again under a new delivery id (sandbox GitH
 
   beforeAll(async () => {
     stack = await startStack();
-    await stack.client.createRepo({ name: repo, files: { '.github/escalator.yml': config, 'apps/hello/overlays/dev/kustomization.yaml': 'images:\n  - name: ghcr.io/example/hello\n    newTag: 1.0.0\n' } });
+    await stack.client.createRepo({
+      name: repo,
+      files: {
+        '.github/escalator.yml': config,
+        'apps/hello/overlays/dev/kustomization.yaml': 'images:\n  - name: ghcr.io/example/hello\n    newTag: 1.0.0\n',
+      },
+    });
     await waitIndexed(stack, owner, repo);
     await stack.client.commit(`${owner}/${repo}`, { branch: 'notes', from: 'main', files: { 'NOTES.md': 'notes\n' } });
     number = (await stack.client.openPull(`${owner}/${repo}`, { title: 'notes', head: 'notes' })).number;
@@ -35,14 +41,30 @@ describe('a signed command delivered again under a new delivery id (sandbox GitH
     await stack?.close();
   });
 
-  const jobsFor = async (body: string) => (await queue.getJobs(['waiting', 'active', 'delayed', 'completed', 'failed'])).filter((job) => (job.data as { body: string }).body === body);
-  const finished = (body: string) => eventually(async () => (await jobsFor(body)).find((job) => job.finishedOn), { what: `the command job for ${JSON.stringify(body)}` });
-  const helpReplies = async () => (await stack.user.paginate(stack.user.rest.issues.listComments, { owner, repo, issue_number: number, per_page: 100 })).filter((comment) => comment.user?.type === 'Bot' && comment.body === commandHelp);
+  const jobsFor = async (body: string) =>
+    (await queue.getJobs(['waiting', 'active', 'delayed', 'completed', 'failed'])).filter(
+      (job) => (job.data as { body: string }).body === body,
+    );
+  const finished = (body: string) =>
+    eventually(async () => (await jobsFor(body)).find((job) => job.finishedOn), {
+      what: `the command job for ${JSON.stringify(body)}`,
+    });
+  const helpReplies = async () =>
+    (
+      await stack.user.paginate(stack.user.rest.issues.listComments, {
+        owner,
+        repo,
+        issue_number: number,
+        per_page: 100,
+      })
+    ).filter((comment) => comment.user?.type === 'Bot' && comment.body === commandHelp);
 
   /** The signed body GitHub delivered for the comment that holds `body`. */
   async function deliveredBody(body: string): Promise<string> {
     const deliveries = await stack.client.deliveries({ event: 'issue_comment' });
-    const delivery = deliveries.find((candidate) => (candidate.payload as { comment?: { body?: string } }).comment?.body === body);
+    const delivery = deliveries.find(
+      (candidate) => (candidate.payload as { comment?: { body?: string } }).comment?.body === body,
+    );
     if (!delivery) throw new Error(`no issue_comment delivery for ${JSON.stringify(body)}`);
     return JSON.stringify(delivery.payload);
   }
@@ -50,7 +72,12 @@ describe('a signed command delivered again under a new delivery id (sandbox GitH
   async function deliver(raw: string, deliveryId: string): Promise<number> {
     const res = await fetch(`${stack.app.url}/api/github/webhooks`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-github-event': 'issue_comment', 'x-github-delivery': deliveryId, 'x-hub-signature-256': `sha256=${createHmac('sha256', stack.sim.app.webhookSecret).update(raw).digest('hex')}` },
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'issue_comment',
+        'x-github-delivery': deliveryId,
+        'x-hub-signature-256': `sha256=${createHmac('sha256', stack.sim.app.webhookSecret).update(raw).digest('hex')}`,
+      },
       body: raw,
     });
     await res.arrayBuffer();
@@ -61,7 +88,9 @@ describe('a signed command delivered again under a new delivery id (sandbox GitH
     const body = `/escalator help\nreplayed ${randomUUID()}`;
     await stack.client.comment(`${owner}/${repo}`, number, body);
     expect((await finished(body)).returnvalue).toBe(commandHelp);
-    await eventually(async () => ((await helpReplies()).length === 1 ? true : undefined), { what: 'the first help reply' });
+    await eventually(async () => ((await helpReplies()).length === 1 ? true : undefined), {
+      what: 'the first help reply',
+    });
 
     const raw = await deliveredBody(body);
     for (const deliveryId of [randomUUID(), randomUUID()]) expect(await deliver(raw, deliveryId)).toBe(202);
@@ -82,7 +111,9 @@ describe('a signed command delivered again under a new delivery id (sandbox GitH
     await finished(body);
     const replies = (await helpReplies()).length;
     // The same comment as GitHub signed it two days ago, under a new comment id (so nothing remembers it).
-    const payload = JSON.parse(await deliveredBody(body)) as { comment: { id: number; created_at: string; body: string } };
+    const payload = JSON.parse(await deliveredBody(body)) as {
+      comment: { id: number; created_at: string; body: string };
+    };
     payload.comment.id += 1_000_000;
     payload.comment.created_at = new Date(Date.now() - 2 * 86_400_000).toISOString();
     expect(await deliver(JSON.stringify(payload), randomUUID())).toBe(202);

@@ -11,9 +11,15 @@ describe('parseCommand', () => {
     it.each([
       ['an HTML comment on one line', '<!-- /escalator promote prod -->'],
       ['an HTML comment spanning lines', 'Looks good.\n<!--\n/escalator promote prod\n-->'],
-      ['an HTML comment opened at the end of a paragraph line', 'Looks good <!--\n/escalator promote prod\n-->\nthanks'],
+      [
+        'an HTML comment opened at the end of a paragraph line',
+        'Looks good <!--\n/escalator promote prod\n-->\nthanks',
+      ],
       ['an HTML comment with the command after its opener', '<!-- note\n\n/escalator promote prod\n\n-->'],
-      ['an HTML comment closed only later, after text on the closing line', '<!--\n/escalator promote prod\nstill hidden --> visible'],
+      [
+        'an HTML comment closed only later, after text on the closing line',
+        '<!--\n/escalator promote prod\nstill hidden --> visible',
+      ],
       ['an indented code block (4 spaces)', '    /escalator promote prod'],
       ['an indented code block (a tab)', '\t/escalator promote prod'],
       ['an indented code block (2 spaces and a tab)', '  \t/escalator promote prod'],
@@ -26,14 +32,23 @@ describe('parseCommand', () => {
       ['a fence with an info string', '```sh\n/escalator promote prod\n```'],
       ['an indented fence (3 spaces)', '   ```\n/escalator promote prod\n   ```'],
       ['an unclosed fence (it runs to the end)', 'see:\n```\n/escalator promote prod'],
-      ['a fence whose closing line has an info string (so it does not close)', '```\n```sh\n/escalator promote prod\n```'],
+      [
+        'a fence whose closing line has an info string (so it does not close)',
+        '```\n```sh\n/escalator promote prod\n```',
+      ],
       ['a fence inside a list item', '- step:\n  ```\n  /escalator promote prod\n  ```'],
       ['a blockquote', '> /escalator promote prod'],
       ['a nested blockquote', '> > /escalator promote prod'],
       ['a lazy continuation line of a blockquote', '> he wrote\n/escalator promote prod'],
       ['a <details> HTML block', '<details>\n/escalator promote prod\n</details>'],
-      ['a collapsed <details> section, after a blank line', '<details>\n<summary>more</summary>\n\n/escalator promote prod\n\n</details>'],
-      ['a <details> section that is never closed', 'see below\n\n<details><summary>more</summary>\n\n/escalator promote prod'],
+      [
+        'a collapsed <details> section, after a blank line',
+        '<details>\n<summary>more</summary>\n\n/escalator promote prod\n\n</details>',
+      ],
+      [
+        'a <details> section that is never closed',
+        'see below\n\n<details><summary>more</summary>\n\n/escalator promote prod',
+      ],
       ['nested <details> sections', '<details>\n\n<details>\n\n</details>\n\n/escalator promote prod\n\n</details>'],
       ['a <div hidden> HTML block', '<div hidden>\n/escalator promote prod\n</div>'],
       ['a <pre> HTML block spanning a blank line', '<pre>\n\n/escalator promote prod\n</pre>'],
@@ -61,7 +76,10 @@ describe('parseCommand', () => {
       ['after a closed tilde fence', '~~~~\n~~~\n~~~~~\n/escalator promote prod'],
       ['after a blockquote and a blank line', '> he wrote\n\n/escalator promote prod'],
       ['after an HTML block and a blank line', '<div align="right">\n<b>x</b>\n\n/escalator promote prod'],
-      ['after a closed <details> section', '<details>\n<summary>x</summary>\n\nlog\n\n</details>\n\n/escalator promote prod'],
+      [
+        'after a closed <details> section',
+        '<details>\n<summary>x</summary>\n\nlog\n\n</details>\n\n/escalator promote prod',
+      ],
       ['after an indented code block', '    code\n\n/escalator promote prod'],
       ['with CRLF line ends', 'thanks\r\n\r\n/escalator promote prod\r\n'],
     ])('reads a command %s', (_what, body) => {
@@ -69,8 +87,14 @@ describe('parseCommand', () => {
     });
 
     it('reads the first visible command, not an earlier hidden one', () => {
-      expect(parseCommand('<!--\n/escalator promote prod\n-->\n/escalator plan')).toEqual({ ok: true, command: { name: 'plan' } });
-      expect(parseCommand('    /escalator promote prod\n\n/escalator plan')).toEqual({ ok: true, command: { name: 'plan' } });
+      expect(parseCommand('<!--\n/escalator promote prod\n-->\n/escalator plan')).toEqual({
+        ok: true,
+        command: { name: 'plan' },
+      });
+      expect(parseCommand('    /escalator promote prod\n\n/escalator plan')).toEqual({
+        ok: true,
+        command: { name: 'plan' },
+      });
     });
 
     it('refuses arguments that open an HTML comment on the command line', () => {

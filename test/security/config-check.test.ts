@@ -21,9 +21,23 @@ const hostile: Array<[string, string]> = [
  * hostile summary must have the plain one's shape.
  */
 const configs: Array<[string, (value: string) => string, string]> = [
-  ['an environment name', (value) => `environments:\n  - name: ${JSON.stringify(value)}\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n`, 'plain name'],
-  ['a from', (value) => `environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: ${JSON.stringify(value)}\n`, 'plain'],
-  ['an unknown key', (value) => `${JSON.stringify(value)}: 1\nenvironments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n`, 'plain'],
+  [
+    'an environment name',
+    (value) =>
+      `environments:\n  - name: ${JSON.stringify(value)}\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n`,
+    'plain name',
+  ],
+  [
+    'a from',
+    (value) => `environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: ${JSON.stringify(value)}\n`,
+    'plain',
+  ],
+  [
+    'an unknown key',
+    (value) =>
+      `${JSON.stringify(value)}: 1\nenvironments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n`,
+    'plain',
+  ],
 ];
 
 /** The markdown outside fenced code blocks: the lines GitHub reads as markdown. */
@@ -33,7 +47,8 @@ function outsideFences(markdown: string): string[] {
   for (const line of splitLines(markdown)) {
     const marker = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
     if (fence) {
-      if (marker && marker[1]![0] === fence[0] && marker[1]!.length >= fence.length && marker[2]!.trim() === '') fence = undefined;
+      if (marker && marker[1]![0] === fence[0] && marker[1]!.length >= fence.length && marker[2]!.trim() === '')
+        fence = undefined;
     } else if (marker) fence = marker[1];
     else out.push(line);
   }
@@ -63,18 +78,34 @@ describe('the escalator/config check run', () => {
   });
 
   it('still says where each problem is, as file:line:col', () => {
-    const check = renderConfigCheck(parseRepoConfig('environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    form: registry\n', file), file);
+    const check = renderConfigCheck(
+      parseRepoConfig('environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    form: registry\n', file),
+      file,
+    );
     expect(check.summary).toContain('.github/escalator.yml:4:5:');
     expect(check.summary).toContain('Check it locally with `npx escalator validate-config`.');
   });
 
   it('lists the environments of a valid configuration', () => {
-    const check = renderConfigCheck(parseRepoConfig('environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n  - name: prod\n    paths: ["apps/*/overlays/prod"]\n    from: dev\n', file), file);
-    expect(check).toEqual({ conclusion: 'success', title: 'Escalator configuration is valid', summary: '2 environments: dev (from registry), prod (from dev)' });
+    const check = renderConfigCheck(
+      parseRepoConfig(
+        'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n  - name: prod\n    paths: ["apps/*/overlays/prod"]\n    from: dev\n',
+        file,
+      ),
+      file,
+    );
+    expect(check).toEqual({
+      conclusion: 'success',
+      title: 'Escalator configuration is valid',
+      summary: '2 environments: dev (from registry), prod (from dev)',
+    });
   });
 
   it('stays under the 65,535 characters GitHub accepts in a summary', () => {
-    const keys = Array.from({ length: 400 }, (_, i) => `${JSON.stringify(`k${i}-${'`'.repeat(i % 7)}${'x'.repeat(400)}`)}: 1`).join('\n');
+    const keys = Array.from(
+      { length: 400 },
+      (_, i) => `${JSON.stringify(`k${i}-${'`'.repeat(i % 7)}${'x'.repeat(400)}`)}: 1`,
+    ).join('\n');
     const check = renderConfigCheck(parseRepoConfig(`${keys}\nenvironments: []\n`, file), file);
     expect(check.summary.length).toBeLessThanOrEqual(65_535);
     expect(check.summary).toMatch(/and \d+ more problems?/);

@@ -5,7 +5,17 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DiffStoppedError, DiffThreads } from '../../src/adapters/render/diff-threads.js';
 import { LocalGitSourceTree, renderAndDiff } from '../../src/adapters/render/index.js';
-import { diffLines, diffTarget, normalizeObject, parseManifests, renderCheckSummary, renderComment, GITHUB_BODY_LIMIT, type RenderOutcome, type Target } from '../../src/planners/diff/index.js';
+import {
+  diffLines,
+  diffTarget,
+  normalizeObject,
+  parseManifests,
+  renderCheckSummary,
+  renderComment,
+  GITHUB_BODY_LIMIT,
+  type RenderOutcome,
+  type Target,
+} from '../../src/planners/diff/index.js';
 import { MAX_EDIT_LINES } from '../../src/planners/diff/object-diff.js';
 
 // Issue 22 §4: a ConfigMap of 11,000 changed lines held the worker's event loop (and intake, where
@@ -47,9 +57,35 @@ describe('the line diff is bounded', () => {
   it('reports the too-large object as changed (never unchanged), and says so in the comment and the check', () => {
     const diff = diffTarget(target, ok(bigConfigMap(11_000, 'before')), ok(bigConfigMap(11_000, 'after')));
     expect(diff.status).toBe('changed');
-    expect(diff.objects).toMatchObject([{ kind: 'ConfigMap', name: 'big', change: 'changed', hunks: [], tooLarge: { removed: 11_000, added: 11_000 } }]);
-    const report = { version: 1 as const, baseSha: 'a'.repeat(40), headSha: 'b'.repeat(40), targets: [diff], summary: { targetsChecked: 1, targetsChanged: 1, targetsUnchanged: 0, targetsFailed: 0, added: 0, changed: 1, removed: 0, renamed: 0, secretsChanged: 0, failures: 0 }, alerts: [], images: [], notes: [] };
-    const comment = renderComment(report, { repository: 'acme/gitops', baseSha: report.baseSha, headSha: report.headSha });
+    expect(diff.objects).toMatchObject([
+      { kind: 'ConfigMap', name: 'big', change: 'changed', hunks: [], tooLarge: { removed: 11_000, added: 11_000 } },
+    ]);
+    const report = {
+      version: 1 as const,
+      baseSha: 'a'.repeat(40),
+      headSha: 'b'.repeat(40),
+      targets: [diff],
+      summary: {
+        targetsChecked: 1,
+        targetsChanged: 1,
+        targetsUnchanged: 0,
+        targetsFailed: 0,
+        added: 0,
+        changed: 1,
+        removed: 0,
+        renamed: 0,
+        secretsChanged: 0,
+        failures: 0,
+      },
+      alerts: [],
+      images: [],
+      notes: [],
+    };
+    const comment = renderComment(report, {
+      repository: 'acme/gitops',
+      baseSha: report.baseSha,
+      headSha: report.headSha,
+    });
     expect(comment).toContain('11000 lines removed and 11000 lines added: too large to show line by line');
     expect(comment.length).toBeLessThan(GITHUB_BODY_LIMIT);
     expect(renderCheckSummary(report).conclusion).toBe('success');
@@ -73,7 +109,9 @@ describe('diffs run in threads with a time and a memory limit', () => {
   it('stops a diff that needs more heap than its thread may hold, and the next diff gets a new thread', async () => {
     const threads = new DiffThreads({ threads: 1, maxHeapMb: 16 });
     try {
-      await expect(threads.diff(target, ok(bigConfigMap(30_000, 'before')), ok(bigConfigMap(30_000, 'after')))).rejects.toThrow('the diff needed more than 16 MiB of memory');
+      await expect(
+        threads.diff(target, ok(bigConfigMap(30_000, 'before')), ok(bigConfigMap(30_000, 'after'))),
+      ).rejects.toThrow('the diff needed more than 16 MiB of memory');
       const small = await threads.diff(target, ok(bigConfigMap(3, 'before')), ok(bigConfigMap(3, 'after')));
       expect(small.objects[0]?.hunks[0]).toContain('+  key2: after-2');
     } finally {
@@ -86,8 +124,20 @@ describe('diffs run in threads with a time and a memory limit', () => {
     try {
       const repo = join(scratch, 'repo');
       mkdirSync(repo);
-      const env = { PATH: process.env.PATH ?? '', HOME: scratch, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t.invalid' };
-      const git = (...args: string[]): string => execFileSync('git', ['-C', repo, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }).toString('utf8').trim();
+      const env = {
+        PATH: process.env.PATH ?? '',
+        HOME: scratch,
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_AUTHOR_NAME: 't',
+        GIT_AUTHOR_EMAIL: 't@t.invalid',
+        GIT_COMMITTER_NAME: 't',
+        GIT_COMMITTER_EMAIL: 't@t.invalid',
+      };
+      const git = (...args: string[]): string =>
+        execFileSync('git', ['-C', repo, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+          .toString('utf8')
+          .trim();
       git('init', '-q', '-b', 'main');
       const write = (files: Record<string, string>): string => {
         for (const [path, text] of Object.entries(files)) {
@@ -98,11 +148,22 @@ describe('diffs run in threads with a time and a memory limit', () => {
         git('commit', '-q', '-m', 'c');
         return git('rev-parse', 'HEAD');
       };
-      const baseSha = write({ 'huge/cm.yaml': bigConfigMap(30_000, 'before', 'huge'), 'small/cm.yaml': bigConfigMap(2, 'before', 'small') });
-      const headSha = write({ 'huge/cm.yaml': bigConfigMap(30_000, 'after', 'huge'), 'small/cm.yaml': bigConfigMap(2, 'after', 'small') });
+      const baseSha = write({
+        'huge/cm.yaml': bigConfigMap(30_000, 'before', 'huge'),
+        'small/cm.yaml': bigConfigMap(2, 'before', 'small'),
+      });
+      const headSha = write({
+        'huge/cm.yaml': bigConfigMap(30_000, 'after', 'huge'),
+        'small/cm.yaml': bigConfigMap(2, 'after', 'small'),
+      });
       const threads = new DiffThreads({ threads: 1, maxHeapMb: 16 });
       try {
-        const report = await renderAndDiff({ base: LocalGitSourceTree.open(repo, baseSha), head: LocalGitSourceTree.open(repo, headSha), changedPaths: null, options: { cacheDir: join(scratch, 'cache'), diffThreads: threads } });
+        const report = await renderAndDiff({
+          base: LocalGitSourceTree.open(repo, baseSha),
+          head: LocalGitSourceTree.open(repo, headSha),
+          changedPaths: null,
+          options: { cacheDir: join(scratch, 'cache'), diffThreads: threads },
+        });
         expect(report.targets.map((t) => [t.id, t.status, t.failure?.side])).toEqual([
           ['huge', 'failed', 'diff'],
           ['small', 'changed', undefined],

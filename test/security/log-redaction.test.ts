@@ -7,7 +7,11 @@ import { createLogger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
 import { eventually } from '../support/stack.js';
 
-const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+const { privateKey } = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+});
 
 /**
  * Docker Hub and Quay cannot send a header, so their token is in the path
@@ -26,7 +30,17 @@ describe('logs of registry requests with a token in the path (real server, real 
       },
     });
     app = await startEscalator(
-      { APP_ID: '123', PRIVATE_KEY: privateKey, WEBHOOK_SECRET: 'test-secret', PORT: '0', HOST: '127.0.0.1', REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', LOG_LEVEL: 'debug', ESCALATOR_ROLE: 'web', ESCALATOR_REGISTRY_TOKEN: registryToken },
+      {
+        APP_ID: '123',
+        PRIVATE_KEY: privateKey,
+        WEBHOOK_SECRET: 'test-secret',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        LOG_LEVEL: 'debug',
+        ESCALATOR_ROLE: 'web',
+        ESCALATOR_REGISTRY_TOKEN: registryToken,
+      },
       { log: createLogger({ level: 'debug', destination }), prefix: `leaks-${randomUUID().slice(0, 8)}` },
     );
   });
@@ -39,19 +53,30 @@ describe('logs of registry requests with a token in the path (real server, real 
     const { hostname, port } = new URL(app.url);
     const socket = connect(Number(port), hostname);
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-    socket.write(`POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nAuthorization: Bearer ${registryToken}\r\nContent-Length: 100000\r\n\r\n{"push_data":{"tag":"1.0`);
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nAuthorization: Bearer ${registryToken}\r\nContent-Length: 100000\r\n\r\n{"push_data":{"tag":"1.0`,
+    );
     await new Promise((resolve) => setTimeout(resolve, 150));
     socket.destroy();
   }
 
   const sources = registries.map((registry) => registry.source);
-  it.each(sources.flatMap((source) => [`/registry/${source}/${registryToken}`, `/registry/${source}/${registryToken}/`, `/registry/${source}/${registryToken}?from=hub`]))('logs %s without the token', async (path) => {
+  it.each(
+    sources.flatMap((source) => [
+      `/registry/${source}/${registryToken}`,
+      `/registry/${source}/${registryToken}/`,
+      `/registry/${source}/${registryToken}?from=hub`,
+    ]),
+  )('logs %s without the token', async (path) => {
     const before = lines.length;
     await cutUpload(path);
     const source = path.split('/')[2] as string;
     // The path-token sources get past authentication, so the cut body fails in the route and is logged.
     if (registryOf(source)?.auth === 'path-token') {
-      const line = await eventually(async () => lines.slice(before).find((text) => text.includes('Request cut off by the client')), { what: `the log line of the cut ${source} upload`, timeoutMs: 5_000 });
+      const line = await eventually(
+        async () => lines.slice(before).find((text) => text.includes('Request cut off by the client')),
+        { what: `the log line of the cut ${source} upload`, timeoutMs: 5_000 },
+      );
       expect(JSON.parse(line)).toMatchObject({ path: `/registry/${source}/[redacted]`, method: 'POST' });
     } else await new Promise((resolve) => setTimeout(resolve, 100));
     const logged = lines.slice(before).join('\n');
@@ -68,10 +93,19 @@ describe('logs of registry requests with a token in the path (real server, real 
 describe('the logger', () => {
   it.each([
     [{ path: '/registry/dockerhub/s3cret-token' }, { path: '/registry/dockerhub/[redacted]' }],
-    [{ url: 'http://127.0.0.1:3000/registry/quay/s3cret-token/extra?x=1' }, { url: 'http://127.0.0.1:3000/registry/quay/[redacted]' }],
-    [{ req: { method: 'POST', url: '//registry//newsource/s3cret-token' } }, { req: { method: 'POST', url: '//registry//newsource/[redacted]' } }],
+    [
+      { url: 'http://127.0.0.1:3000/registry/quay/s3cret-token/extra?x=1' },
+      { url: 'http://127.0.0.1:3000/registry/quay/[redacted]' },
+    ],
+    [
+      { req: { method: 'POST', url: '//registry//newsource/s3cret-token' } },
+      { req: { method: 'POST', url: '//registry//newsource/[redacted]' } },
+    ],
     [{ path: '/api/v1/images?token=s3cret-token' }, { path: '/api/v1/images' }],
-    [{ path: 'apps/registry/overlays/dev/kustomization.yaml' }, { path: 'apps/registry/overlays/dev/kustomization.yaml' }],
+    [
+      { path: 'apps/registry/overlays/dev/kustomization.yaml' },
+      { path: 'apps/registry/overlays/dev/kustomization.yaml' },
+    ],
   ])('redacts path tokens and query strings in %j, whoever logs it', (fields, expected) => {
     const lines: string[] = [];
     const destination = new Writable({

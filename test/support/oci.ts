@@ -14,7 +14,16 @@ export function buildOciLayout(dir: string, name: string, label: string): { mani
     return { digest: `sha256:${hex}`, size: buf.length };
   };
   const layer = blob(Buffer.alloc(512));
-  const config = blob(Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Labels: { 'org.opencontainers.image.title': label } }, rootfs: { type: 'layers', diff_ids: [layer.digest] } })));
+  const config = blob(
+    Buffer.from(
+      JSON.stringify({
+        architecture: 'amd64',
+        os: 'linux',
+        config: { Labels: { 'org.opencontainers.image.title': label } },
+        rootfs: { type: 'layers', diff_ids: [layer.digest] },
+      }),
+    ),
+  );
   const manifest = blob(
     Buffer.from(
       JSON.stringify({
@@ -26,6 +35,18 @@ export function buildOciLayout(dir: string, name: string, label: string): { mani
     ),
   );
   writeFileSync(join(dir, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-  writeFileSync(join(dir, 'index.json'), JSON.stringify({ schemaVersion: 2, manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', ...manifest, annotations: { 'org.opencontainers.image.ref.name': name } }] }));
+  writeFileSync(
+    join(dir, 'index.json'),
+    JSON.stringify({
+      schemaVersion: 2,
+      manifests: [
+        {
+          mediaType: 'application/vnd.oci.image.manifest.v1+json',
+          ...manifest,
+          annotations: { 'org.opencontainers.image.ref.name': name },
+        },
+      ],
+    }),
+  );
   return { manifestDigest: manifest.digest };
 }

@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { registries, type ImagePublished, type NormalizeContext, type NormalizeResult, type RegistrySource, type Source } from '../../src/events/index.js';
+import {
+  registries,
+  type ImagePublished,
+  type NormalizeContext,
+  type NormalizeResult,
+  type RegistrySource,
+  type Source,
+} from '../../src/events/index.js';
 
 /**
  * The real payloads of every registry of the table (src/events/registries/index.ts), one folder
@@ -37,7 +44,15 @@ export interface RegistryFixtures {
 /** The event a fixture announces, as normalized with {@link ctx}. */
 export function image(source: Source, repository: string, tag: string, digest?: string): ImagePublished {
   const registry = repository.slice(0, repository.indexOf('/'));
-  return { registry, repository, tag, ...(digest ? { digest } : {}), source, deliveryId: ctx.deliveryId, receivedAt: ctx.receivedAt };
+  return {
+    registry,
+    repository,
+    tag,
+    ...(digest ? { digest } : {}),
+    source,
+    deliveryId: ctx.deliveryId,
+    receivedAt: ctx.receivedAt,
+  };
 }
 
 /** A result announcing `events`. */
@@ -59,7 +74,9 @@ export function fixtureJson(path: string): unknown {
  * Every registry of the table with its fixture folder's `cases.ts`, in table order. A registry
  * without one is an error that names the file to write.
  */
-export async function loadRegistryFixtures(): Promise<Array<{ source: RegistrySource; registry: (typeof registries)[number]; fixtures: RegistryFixtures }>> {
+export async function loadRegistryFixtures(): Promise<
+  Array<{ source: RegistrySource; registry: (typeof registries)[number]; fixtures: RegistryFixtures }>
+> {
   return Promise.all(
     registries.map(async (registry) => {
       const path = join(FIXTURES, registry.source, 'cases.ts');
@@ -67,7 +84,10 @@ export async function loadRegistryFixtures(): Promise<Array<{ source: RegistrySo
       try {
         fixtures = ((await import(path)) as { default: RegistryFixtures }).default;
       } catch (error) {
-        throw new Error(`the registry "${registry.source}" of src/events/registries/index.ts has no fixtures: write ${path} (see test/support/registry-fixtures.ts): ${(error as Error).message}`, { cause: error });
+        throw new Error(
+          `the registry "${registry.source}" of src/events/registries/index.ts has no fixtures: write ${path} (see test/support/registry-fixtures.ts): ${(error as Error).message}`,
+          { cause: error },
+        );
       }
       return { source: registry.source, registry, fixtures };
     }),

@@ -34,7 +34,11 @@ export function appEnv(sim: Simulator, redis: string): Record<string, string> {
 
 /** An Octokit acting as the simulator's user; quiet, since tests provoke 4xx on purpose. */
 export function userOctokit(sim: Simulator): Octokit {
-  return new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+  return new Octokit({
+    baseUrl: sim.apiUrl,
+    auth: sim.user.token,
+    log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+  });
 }
 
 /**
@@ -42,10 +46,20 @@ export function userOctokit(sim: Simulator): Octokit {
  * killed for real. `node --import tsx src/main/index.ts`, not the tsx CLI: the CLI runs the script
  * in a child process of its own, and a SIGKILL to the CLI's pid would leave Escalator running.
  */
-export function spawnEscalator(role: 'web' | 'worker', env: Record<string, string>, options: { port?: number; stdio?: StdioOptions } = {}): ChildProcess {
+export function spawnEscalator(
+  role: 'web' | 'worker',
+  env: Record<string, string>,
+  options: { port?: number; stdio?: StdioOptions } = {},
+): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts'], {
     cwd: root,
-    env: { ...process.env, ...env, ESCALATOR_ROLE: role, ...(options.port === undefined ? {} : { PORT: String(options.port) }), NODE_ENV: 'production' },
+    env: {
+      ...process.env,
+      ...env,
+      ESCALATOR_ROLE: role,
+      ...(options.port === undefined ? {} : { PORT: String(options.port) }),
+      NODE_ENV: 'production',
+    },
     stdio: options.stdio ?? 'ignore',
   });
 }
@@ -81,7 +95,10 @@ export interface StackOptions {
  * prefix, with a registry and a CI token and a 200 ms debounce; `env` goes over those (a key set
  * to undefined leaves the product's default). `close()` stops both and deletes the prefix's keys.
  */
-export async function startStack(env: Record<string, string | undefined> = {}, options: StackOptions = {}): Promise<Stack> {
+export async function startStack(
+  env: Record<string, string | undefined> = {},
+  options: StackOptions = {},
+): Promise<Stack> {
   const sim = await startSimulator();
   const redis = options.redisUrl ?? redisUrl;
   const prefix = `${options.name ?? 'e2e'}-${randomUUID().slice(0, 8)}`;
@@ -141,7 +158,10 @@ export async function deleteKeys(redis: Redis, pattern: string): Promise<number>
 }
 
 /** Poll until `check` returns a value (not undefined), or fail with what was last seen. */
-export async function eventually<T>(check: () => Promise<T | undefined>, options: { timeoutMs?: number; what?: string } = {}): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  options: { timeoutMs?: number; what?: string } = {},
+): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 45_000);
   let last: unknown;
   for (;;) {
@@ -151,13 +171,20 @@ export async function eventually<T>(check: () => Promise<T | undefined>, options
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${options.what ?? 'a condition'}${last ? `: ${(last as Error).message}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${options.what ?? 'a condition'}${last ? `: ${(last as Error).message}` : ''}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
 export async function postImage(stack: Stack, image: string): Promise<Response> {
-  return fetch(`${stack.app.url}/api/v1/images`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.ciToken}` }, body: JSON.stringify({ image }) });
+  return fetch(`${stack.app.url}/api/v1/images`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.ciToken}` },
+    body: JSON.stringify({ image }),
+  });
 }
 
 export async function readFile(stack: Stack, owner: string, repo: string, path: string, ref: string): Promise<string> {
@@ -170,11 +197,14 @@ export async function readFile(stack: Stack, owner: string, repo: string, path: 
 export async function waitIndexed(stack: Stack, owner: string, repo: string, sha?: string): Promise<void> {
   const redis = new Redis(redisUrl);
   try {
-    await eventually(async () => {
-      const text = await redis.get(`${stack.prefix}:index:repo:${owner}/${repo}`);
-      if (!text) return undefined;
-      return !sha || (JSON.parse(text) as { sha: string }).sha === sha ? true : undefined;
-    }, { what: `${owner}/${repo} to be indexed${sha ? ` at ${sha.slice(0, 7)}` : ''}` });
+    await eventually(
+      async () => {
+        const text = await redis.get(`${stack.prefix}:index:repo:${owner}/${repo}`);
+        if (!text) return undefined;
+        return !sha || (JSON.parse(text) as { sha: string }).sha === sha ? true : undefined;
+      },
+      { what: `${owner}/${repo} to be indexed${sha ? ` at ${sha.slice(0, 7)}` : ''}` },
+    );
   } finally {
     await redis.quit();
   }

@@ -8,9 +8,11 @@ export interface AuthFailure {
 }
 
 // GitHub's exact wording: @octokit/auth-app matches these to correct clock skew and retry.
-export const JWT_EXPIRED = "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires";
+export const JWT_EXPIRED =
+  "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires";
 export const JWT_TOO_LONG = "'Expiration time' claim ('exp') is too far in the future";
-export const JWT_IAT_FUTURE = "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued";
+export const JWT_IAT_FUTURE =
+  "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued";
 export const JWT_UNDECODABLE = 'A JSON web token could not be decoded';
 export const BAD_CREDENTIALS = 'Bad credentials';
 
@@ -28,12 +30,18 @@ export function verifyAppJwt(token: string, app: SandboxApp, now: Date): AuthFai
   const claims = decodeJson(payload);
   const head = decodeJson(header);
   if (!claims || !head || head.alg !== 'RS256') return { message: JWT_UNDECODABLE };
-  const signed = verify('RSA-SHA256', Buffer.from(`${header}.${payload}`), app.publicKey, Buffer.from(signature, 'base64url'));
+  const signed = verify(
+    'RSA-SHA256',
+    Buffer.from(`${header}.${payload}`),
+    app.publicKey,
+    Buffer.from(signature, 'base64url'),
+  );
   if (!signed) return { message: JWT_UNDECODABLE };
   if (String(claims.iss) !== String(app.id) && claims.iss !== app.clientId) return { message: JWT_UNDECODABLE };
   const seconds = Math.floor(now.getTime() / 1000);
   const { iat, exp } = claims;
-  if (typeof iat !== 'number' || !Number.isInteger(iat) || iat > seconds + SKEW_SECONDS) return { message: JWT_IAT_FUTURE };
+  if (typeof iat !== 'number' || !Number.isInteger(iat) || iat > seconds + SKEW_SECONDS)
+    return { message: JWT_IAT_FUTURE };
   if (typeof exp !== 'number' || exp <= seconds - SKEW_SECONDS) return { message: JWT_EXPIRED };
   if (exp - iat > 600 || exp > seconds + 600 + SKEW_SECONDS) return { message: JWT_TOO_LONG };
   return null;

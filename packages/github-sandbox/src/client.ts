@@ -44,7 +44,10 @@ export class SandboxClientError extends Error {
     method: string,
     path: string,
   ) {
-    const detail = body && typeof body === 'object' && 'message' in body ? String((body as { message: unknown }).message) : JSON.stringify(body);
+    const detail =
+      body && typeof body === 'object' && 'message' in body
+        ? String((body as { message: unknown }).message)
+        : JSON.stringify(body);
     super(`${method} ${path} answered ${status}: ${detail}`);
     this.name = 'SandboxClientError';
   }
@@ -65,21 +68,37 @@ export class SandboxClient {
     return new SandboxClient(this.url, token);
   }
 
-  info(): Promise<{ api_url: string; app: { id: number; slug: string; webhook_url: string | null }; repositories: string[]; now: string }> {
+  info(): Promise<{
+    api_url: string;
+    app: { id: number; slug: string; webhook_url: string | null };
+    repositories: string[];
+    now: string;
+  }> {
     return this.call('GET', '/_sandbox/info');
   }
 
   /** Creates a user (with a token) or an organization (without one). */
-  createUser(login: string, options: { type?: 'User' | 'Organization'; name?: string } = {}): Promise<{ login: string; id: number; type: string; token: string | null }> {
+  createUser(
+    login: string,
+    options: { type?: 'User' | 'Organization'; name?: string } = {},
+  ): Promise<{ login: string; id: number; type: string; token: string | null }> {
     return this.call('POST', '/_sandbox/users', { login, ...options });
   }
 
   /** Creates a repository from a folder and/or files, and installs the App on it. */
-  createRepo(input: CreateRepoInput): Promise<{ full_name: string; default_branch: string; installation_id: number | null; html_url: string }> {
+  createRepo(
+    input: CreateRepoInput,
+  ): Promise<{ full_name: string; default_branch: string; installation_id: number | null; html_url: string }> {
     return this.call('POST', '/_sandbox/repos', {
-      owner: input.owner, name: input.name, folder: input.folder, files: input.files,
-      default_branch: input.defaultBranch, description: input.description, install: input.install,
-      collaborators: input.collaborators, teams: input.teams,
+      owner: input.owner,
+      name: input.name,
+      folder: input.folder,
+      files: input.files,
+      default_branch: input.defaultBranch,
+      description: input.description,
+      install: input.install,
+      collaborators: input.collaborators,
+      teams: input.teams,
     });
   }
 
@@ -87,16 +106,29 @@ export class SandboxClient {
    * Commits files (null deletes) to a branch and pushes, like `git commit && git push`:
    * the App receives `push`, and `synchronize` for pull requests from that branch.
    */
-  commit(fullName: string, input: { branch: string; files: Record<string, string | null>; message?: string; from?: string }): Promise<{ sha: string; before: string }> {
+  commit(
+    fullName: string,
+    input: { branch: string; files: Record<string, string | null>; message?: string; from?: string },
+  ): Promise<{ sha: string; before: string }> {
     return this.call('POST', `/_sandbox/repos/${fullName}/commits`, input);
   }
 
-  openPull(fullName: string, input: { title: string; head: string; base?: string; body?: string }): Promise<{ number: number; html_url: string; head: { sha: string } }> {
+  openPull(
+    fullName: string,
+    input: { title: string; head: string; base?: string; body?: string },
+  ): Promise<{ number: number; html_url: string; head: { sha: string } }> {
     return this.call('POST', `/_sandbox/repos/${fullName}/pulls`, input);
   }
 
-  mergePull(fullName: string, number: number, options: { method?: 'merge' | 'squash'; sha?: string } = {}): Promise<{ sha: string; merged: boolean }> {
-    return this.call('PUT', `/_sandbox/repos/${fullName}/pulls/${number}/merge`, { merge_method: options.method, sha: options.sha });
+  mergePull(
+    fullName: string,
+    number: number,
+    options: { method?: 'merge' | 'squash'; sha?: string } = {},
+  ): Promise<{ sha: string; merged: boolean }> {
+    return this.call('PUT', `/_sandbox/repos/${fullName}/pulls/${number}/merge`, {
+      merge_method: options.method,
+      sha: options.sha,
+    });
   }
 
   comment(fullName: string, number: number, body: string): Promise<{ id: number; body: string }> {
@@ -110,7 +142,11 @@ export class SandboxClient {
 
   /** The next `count` REST requests answer like GitHub's rate limits (0 turns it off). */
   setRateLimit(options: { mode?: RateLimitMode; count: number; retryAfter?: number }): Promise<void> {
-    return this.call('PUT', '/_sandbox/rate-limit', { mode: options.mode, count: options.count, retry_after: options.retryAfter });
+    return this.call('PUT', '/_sandbox/rate-limit', {
+      mode: options.mode,
+      count: options.count,
+      retry_after: options.retryAfter,
+    });
   }
 
   setWebhookUrl(url: string | null): Promise<void> {
@@ -131,7 +167,10 @@ export class SandboxClient {
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const response = await fetch(`${this.url}${path}`, {
       method,
-      headers: { authorization: `token ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `token ${this.token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();

@@ -13,8 +13,14 @@ export function createComment(
 ): SandboxComment {
   const now = context.state.clock();
   const comment: SandboxComment = {
-    id: context.state.nextId(), repoId: repo.id, issueNumber: pull.number, body, user: author,
-    viaApp, createdAt: now, updatedAt: now,
+    id: context.state.nextId(),
+    repoId: repo.id,
+    issueNumber: pull.number,
+    body,
+    user: author,
+    viaApp,
+    createdAt: now,
+    updatedAt: now,
   };
   context.state.comments.set(comment.id, comment);
   emitIssueComment(context, repo, pull, comment, 'created', author);

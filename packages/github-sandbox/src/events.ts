@@ -1,6 +1,14 @@
 import { fullName, type SandboxContext } from './context.js';
 import { ZERO_SHA, type CommitObject, type GitIdentity } from './git.js';
-import type { SandboxCheckRun, SandboxComment, SandboxInstallation, SandboxLabel, SandboxPull, SandboxRepo, SandboxUser } from './model.js';
+import type {
+  SandboxCheckRun,
+  SandboxComment,
+  SandboxInstallation,
+  SandboxLabel,
+  SandboxPull,
+  SandboxRepo,
+  SandboxUser,
+} from './model.js';
 import { describePull } from './pull-view.js';
 import { checkRunShape } from './shapes/checks.js';
 import { commentShape, labelShape, pullIssueShape } from './shapes/issues.js';
@@ -14,10 +22,18 @@ const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
  * Sends a repository event to the App when the App is installed on the repository;
  * GitHub sends nothing otherwise.
  */
-function emitForRepo(context: SandboxContext, repo: SandboxRepo, event: string, payload: Record<string, unknown>): void {
+function emitForRepo(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  event: string,
+  payload: Record<string, unknown>,
+): void {
   const installation = context.state.installationForRepo(repo);
   if (!installation) return;
-  context.webhooks.send(event, { ...payload, installation: { id: installation.id, node_id: nodeId('Installation', installation.id) } });
+  context.webhooks.send(event, {
+    ...payload,
+    installation: { id: installation.id, node_id: nodeId('Installation', installation.id) },
+  });
 }
 
 function common(context: SandboxContext, repo: SandboxRepo, sender: SandboxUser): Record<string, unknown> {
@@ -44,7 +60,7 @@ export async function emitPush(
   const forced = !created && !deleted && !(await git.isAncestor(before, after));
   const html = context.urls.repoHtml(fullName(repo));
   const short = (sha: string) => sha.slice(0, 12);
-  const head = deleted ? null : commits.at(-1) ?? (await pushCommit(context, repo, await git.readCommit(after)));
+  const head = deleted ? null : (commits.at(-1) ?? (await pushCommit(context, repo, await git.readCommit(after))));
   emitForRepo(context, repo, 'push', {
     ref,
     before,
@@ -56,13 +72,19 @@ export async function emitPush(
     deleted,
     forced,
     base_ref: null,
-    compare: created ? `${html}/compare/${ref.replace(/^refs\/(heads|tags)\//, '')}` : `${html}/compare/${short(before)}...${short(after)}`,
+    compare: created
+      ? `${html}/compare/${ref.replace(/^refs\/(heads|tags)\//, '')}`
+      : `${html}/compare/${short(before)}...${short(after)}`,
     commits,
     head_commit: head,
   });
 }
 
-async function pushCommit(context: SandboxContext, repo: SandboxRepo, commit: CommitObject): Promise<Record<string, unknown>> {
+async function pushCommit(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  commit: CommitObject,
+): Promise<Record<string, unknown>> {
   const changes = await repo.git.diff(commit.parents[0] ?? EMPTY_TREE, commit.sha);
   const added: string[] = [];
   const removed: string[] = [];
@@ -106,7 +128,11 @@ export async function emitPullRequest(
   if (!context.state.installationForRepo(repo)) return;
   const pullRequest = await describePull(context, repo, pull, 'webhook');
   emitForRepo(context, repo, 'pull_request', {
-    action, number: pull.number, ...extra, pull_request: pullRequest, ...common(context, repo, sender),
+    action,
+    number: pull.number,
+    ...extra,
+    pull_request: pullRequest,
+    ...common(context, repo, sender),
   });
 }
 
@@ -114,7 +140,10 @@ export function labelPayload(context: SandboxContext, repo: SandboxRepo, label: 
   return { label: labelShape(context.urls, fullName(repo), label) };
 }
 
-export function reviewerPayload(context: SandboxContext, request: { user?: SandboxUser; team?: { id: number; org: string; slug: string; name: string } }): Record<string, unknown> {
+export function reviewerPayload(
+  context: SandboxContext,
+  request: { user?: SandboxUser; team?: { id: number; org: string; slug: string; name: string } },
+): Record<string, unknown> {
   if (request.user) return { requested_reviewer: userShape(context.urls, request.user) };
   return request.team ? { requested_team: teamShape(context.urls, request.team, 'webhook') } : {};
 }
@@ -129,7 +158,9 @@ export function emitIssueComment(
   sender: SandboxUser,
   changes?: { body: { from: string } },
 ): void {
-  const comments = [...context.state.comments.values()].filter((c) => c.repoId === repo.id && c.issueNumber === pull.number).length;
+  const comments = [...context.state.comments.values()].filter(
+    (c) => c.repoId === repo.id && c.issueNumber === pull.number,
+  ).length;
   emitForRepo(context, repo, 'issue_comment', {
     action,
     ...(changes ? { changes } : {}),
@@ -140,7 +171,13 @@ export function emitIssueComment(
 }
 
 /** `check_run` (e.g. `rerequested` when a user asks to run a check again). */
-export function emitCheckRun(context: SandboxContext, repo: SandboxRepo, run: SandboxCheckRun, action: string, sender: SandboxUser): void {
+export function emitCheckRun(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  run: SandboxCheckRun,
+  action: string,
+  sender: SandboxUser,
+): void {
   const pulls = context.state.pullsOf(repo).filter((pull) => pull.state === 'open' && pull.headSha === run.headSha);
   emitForRepo(context, repo, 'check_run', {
     action,
@@ -150,11 +187,22 @@ export function emitCheckRun(context: SandboxContext, repo: SandboxRepo, run: Sa
 }
 
 function repoLite(context: SandboxContext, repo: SandboxRepo): Record<string, unknown> {
-  return { id: repo.id, node_id: nodeId('Repository', repo.id), name: repo.name, full_name: fullName(repo), private: false };
+  return {
+    id: repo.id,
+    node_id: nodeId('Repository', repo.id),
+    name: repo.name,
+    full_name: fullName(repo),
+    private: false,
+  };
 }
 
 /** `installation` created: the App was installed on an account with these repositories. */
-export function emitInstallation(context: SandboxContext, installation: SandboxInstallation, repos: SandboxRepo[], sender: SandboxUser): void {
+export function emitInstallation(
+  context: SandboxContext,
+  installation: SandboxInstallation,
+  repos: SandboxRepo[],
+  sender: SandboxUser,
+): void {
   context.webhooks.send('installation', {
     action: 'created',
     installation: installationShape(context.urls, context.state.requireApp(), installation),

@@ -21,8 +21,12 @@ export function parseCommit(sha: string, raw: string): CommitObject {
   const headers = (split === -1 ? raw : raw.slice(0, split)).split('\n');
   const message = split === -1 ? '' : raw.slice(split + 2);
   const commit: CommitObject = {
-    sha, tree: '', parents: [], message,
-    author: parseIdentity(''), committer: parseIdentity(''),
+    sha,
+    tree: '',
+    parents: [],
+    message,
+    author: parseIdentity(''),
+    committer: parseIdentity(''),
   };
   for (const line of headers) {
     const space = line.indexOf(' ');
@@ -37,7 +41,12 @@ export function parseCommit(sha: string, raw: string): CommitObject {
 }
 
 const STATUS: Record<string, FileChange['status']> = {
-  A: 'added', D: 'removed', M: 'modified', R: 'renamed', C: 'copied', T: 'changed',
+  A: 'added',
+  D: 'removed',
+  M: 'modified',
+  R: 'renamed',
+  C: 'copied',
+  T: 'changed',
 };
 
 export function parseRaw(raw: string): Omit<FileChange, 'additions' | 'deletions' | 'patch'>[] {

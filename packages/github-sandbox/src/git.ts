@@ -136,8 +136,9 @@ export class GitRepository {
   private revParse(spec: string): Promise<string | null> {
     let value = this.byName.get(spec);
     if (!value) {
-      value = this.run(['rev-parse', '--verify', '--quiet', spec], { okCodes: [1, 128] })
-        .then((result) => (result.code === 0 ? result.stdout.toString().trim() : null));
+      value = this.run(['rev-parse', '--verify', '--quiet', spec], { okCodes: [1, 128] }).then((result) =>
+        result.code === 0 ? result.stdout.toString().trim() : null,
+      );
       this.byName.set(spec, value);
       value.catch(() => this.byName.delete(spec));
     }
@@ -163,10 +164,13 @@ export class GitRepository {
   /** Full ref names and SHAs under `prefix` (e.g. `refs/heads/`), sorted by name. */
   async listRefs(prefix: string): Promise<{ ref: string; sha: string }[]> {
     const out = await this.text(['for-each-ref', '--format=%(refname) %(objectname)', prefix]);
-    return out.split('\n').filter(Boolean).map((line) => {
-      const [ref = '', sha = ''] = line.split(' ');
-      return { ref, sha };
-    });
+    return out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [ref = '', sha = ''] = line.split(' ');
+        return { ref, sha };
+      });
   }
 
   /**
@@ -201,7 +205,13 @@ export class GitRepository {
     return (await this.text(['mktree', '-z'], { input })).trim();
   }
 
-  async commitTree(tree: string, parents: string[], message: string, author: GitIdentity, committer: GitIdentity): Promise<string> {
+  async commitTree(
+    tree: string,
+    parents: string[],
+    message: string,
+    author: GitIdentity,
+    committer: GitIdentity,
+  ): Promise<string> {
     const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'];
     const env = {
       GIT_AUTHOR_NAME: author.name,
@@ -238,11 +248,15 @@ export class GitRepository {
 
   /** Merges `theirs` into `ours` without a worktree (git ≥ 2.38). */
   mergeTree(ours: string, theirs: string): Promise<MergeResult> {
-    return this.rememberIfShas(`merge-tree ${ours} ${theirs}`, [ours, theirs], () => this.computeMergeTree(ours, theirs));
+    return this.rememberIfShas(`merge-tree ${ours} ${theirs}`, [ours, theirs], () =>
+      this.computeMergeTree(ours, theirs),
+    );
   }
 
   private async computeMergeTree(ours: string, theirs: string): Promise<MergeResult> {
-    const result = await this.run(['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs], { okCodes: [1] });
+    const result = await this.run(['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs], {
+      okCodes: [1],
+    });
     const [tree = '', ...conflicts] = result.stdout.toString('utf8').split('\0').filter(Boolean);
     return { clean: result.code === 0, tree, conflicts };
   }
@@ -252,10 +266,15 @@ export class GitRepository {
     const key = `rev-list ${head} ${options.exclude ?? ''} ${options.path ?? ''} ${options.max ?? ''}`;
     // A copy per caller: callers reverse it in place, which would reorder the remembered list for
     // the next one (the commits of a pull request came out newest first every other call).
-    return this.rememberIfShas(key, [head, ...(options.exclude ? [options.exclude] : [])], () => this.computeRevList(head, options)).then((shas) => [...shas]);
+    return this.rememberIfShas(key, [head, ...(options.exclude ? [options.exclude] : [])], () =>
+      this.computeRevList(head, options),
+    ).then((shas) => [...shas]);
   }
 
-  private async computeRevList(head: string, options: { exclude?: string; path?: string; max?: number }): Promise<string[]> {
+  private async computeRevList(
+    head: string,
+    options: { exclude?: string; path?: string; max?: number },
+  ): Promise<string[]> {
     const args = ['rev-list'];
     if (options.max !== undefined) args.push(`--max-count=${options.max}`);
     args.push(head);

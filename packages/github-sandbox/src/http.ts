@@ -70,17 +70,20 @@ export class Router {
 
   add(method: string, pattern: string, handler: Handler): this {
     const names: string[] = [];
-    const source = pattern.split('/').map((segment) => {
-      if (segment.startsWith(':')) {
-        names.push(segment.slice(1));
-        return '([^/]+)';
-      }
-      if (segment.startsWith('*')) {
-        names.push(segment.slice(1));
-        return '(.+)';
-      }
-      return segment.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
-    }).join('/');
+    const source = pattern
+      .split('/')
+      .map((segment) => {
+        if (segment.startsWith(':')) {
+          names.push(segment.slice(1));
+          return '([^/]+)';
+        }
+        if (segment.startsWith('*')) {
+          names.push(segment.slice(1));
+          return '(.+)';
+        }
+        return segment.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+      })
+      .join('/');
     this.routes.push({ method, regex: new RegExp(`^${source}$`), names, handler });
     return this;
   }
@@ -128,7 +131,11 @@ export function field(body: unknown, name: string, options?: { required?: boolea
 export function field(body: unknown, name: string, options: { required?: boolean } = {}): string | undefined {
   const value = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
   if (value === undefined || value === null) {
-    if (options.required) throw validationFailed([{ resource: 'Request', field: name, code: 'missing_field' }], `Invalid request.\n\n"${name}" wasn't supplied.`);
+    if (options.required)
+      throw validationFailed(
+        [{ resource: 'Request', field: name, code: 'missing_field' }],
+        `Invalid request.\n\n"${name}" wasn't supplied.`,
+      );
     return undefined;
   }
   if (typeof value !== 'string') {

@@ -5,5 +5,11 @@
  * client pointed at `Simulator.apiUrl`.
  */
 export { startSimulator, type Exchange, type Simulator, type SimulatorOptions } from './server.js';
-export { SandboxClient, SandboxClientError, type CreateRepoInput, type DeliverySummary, type RateLimitMode } from './client.js';
+export {
+  SandboxClient,
+  SandboxClientError,
+  type CreateRepoInput,
+  type DeliverySummary,
+  type RateLimitMode,
+} from './client.js';
 export type { DeliveryRecord } from './webhooks.js';

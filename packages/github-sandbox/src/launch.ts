@@ -154,8 +154,12 @@ async function waitForHealth(appUrl: string, exited: Promise<number | null>): Pr
   });
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (exitCode !== undefined) throw new Error(`Escalator exited with code ${exitCode} before it was ready; its output is above.`);
-    const healthy = await fetch(`${appUrl}/healthz`).then((response) => response.ok, () => false);
+    if (exitCode !== undefined)
+      throw new Error(`Escalator exited with code ${exitCode} before it was ready; its output is above.`);
+    const healthy = await fetch(`${appUrl}/healthz`).then(
+      (response) => response.ok,
+      () => false,
+    );
     if (healthy) return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
@@ -166,14 +170,19 @@ async function waitForHealth(appUrl: string, exited: Promise<number | null>): Pr
 export function renderNextSteps(ready: SandboxReady): string {
   const digest = `sha256:${'ab'.repeat(32)}`;
   const event = JSON.stringify({
-    events: [{
-      action: 'push',
-      target: {
-        mediaType: 'application/vnd.oci.image.manifest.v1+json', repository: 'example/hello', tag: '1.1.0', digest,
-        url: `https://ghcr.io/v2/example/hello/manifests/${digest}`,
+    events: [
+      {
+        action: 'push',
+        target: {
+          mediaType: 'application/vnd.oci.image.manifest.v1+json',
+          repository: 'example/hello',
+          tag: '1.1.0',
+          digest,
+          url: `https://ghcr.io/v2/example/hello/manifests/${digest}`,
+        },
+        request: { host: 'ghcr.io' },
       },
-      request: { host: 'ghcr.io' },
-    }],
+    ],
   });
   const auth = `-H 'Authorization: token ${ready.user.token}'`;
   return [

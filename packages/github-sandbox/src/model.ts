@@ -112,7 +112,8 @@ export interface SandboxComment {
 }
 
 export type CheckStatus = 'queued' | 'in_progress' | 'completed' | 'waiting' | 'requested' | 'pending';
-export type CheckConclusion = 'success' | 'failure' | 'neutral' | 'cancelled' | 'skipped' | 'timed_out' | 'action_required';
+export type CheckConclusion =
+  'success' | 'failure' | 'neutral' | 'cancelled' | 'skipped' | 'timed_out' | 'action_required';
 
 export interface SandboxCheckRun {
   id: number;

@@ -33,7 +33,12 @@ export async function pullCommits(repo: SandboxRepo, pull: SandboxPull): Promise
  * Computes mergeability like GitHub: a test merge commit of head into base, kept at
  * `refs/pull/N/merge` and reported as `merge_commit_sha` while the pull request is open.
  */
-async function refreshTestMerge(context: SandboxContext, repo: SandboxRepo, pull: SandboxPull, base: string): Promise<MergeResult> {
+async function refreshTestMerge(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  pull: SandboxPull,
+  base: string,
+): Promise<MergeResult> {
   const merge = await checkMerge(repo, base, pull.headSha);
   const pair = `${base}:${pull.headSha}`;
   if (testMerges.get(pull) === pair) return merge;
@@ -82,13 +87,17 @@ export async function describePull(
     additions: files.reduce((sum, file) => sum + file.additions, 0),
     deletions: files.reduce((sum, file) => sum + file.deletions, 0),
     changedFiles: files.length,
-    comments: [...context.state.comments.values()].filter((c) => c.repoId === repo.id && c.issueNumber === pull.number).length,
+    comments: [...context.state.comments.values()].filter((c) => c.repoId === repo.id && c.issueNumber === pull.number)
+      .length,
   };
   return pullShape(context.urls, repo, pull, base, people(context, pull), details, target);
 }
 
 /** The `pull-request-simple` object of list endpoints. */
-export async function summarizePull(context: SandboxContext, repo: SandboxRepo, pull: SandboxPull): Promise<Record<string, unknown>> {
+export async function summarizePull(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  pull: SandboxPull,
+): Promise<Record<string, unknown>> {
   return pullShape(context.urls, repo, pull, await baseShaOf(repo, pull), people(context, pull));
 }
-

@@ -10,28 +10,64 @@ export async function openPull(
   context: SandboxContext,
   repo: SandboxRepo,
   author: SandboxUser,
-  input: { title: string; head: string; base: string; body?: string | null; draft?: boolean; maintainerCanModify?: boolean },
+  input: {
+    title: string;
+    head: string;
+    base: string;
+    body?: string | null;
+    draft?: boolean;
+    maintainerCanModify?: boolean;
+  },
 ): Promise<SandboxPull> {
   const headRef = input.head.includes(':') ? input.head.slice(input.head.indexOf(':') + 1) : input.head;
   const headOwner = input.head.includes(':') ? input.head.slice(0, input.head.indexOf(':')) : repo.owner.login;
   const baseSha = await repo.git.readRef(`refs/heads/${input.base}`);
   if (!baseSha) throw validationFailed([{ resource: 'PullRequest', field: 'base', code: 'invalid' }]);
-  const headSha = headOwner.toLowerCase() === repo.owner.login.toLowerCase() ? await repo.git.readRef(`refs/heads/${headRef}`) : null;
+  const headSha =
+    headOwner.toLowerCase() === repo.owner.login.toLowerCase() ? await repo.git.readRef(`refs/heads/${headRef}`) : null;
   if (!headSha) throw validationFailed([{ resource: 'PullRequest', field: 'head', code: 'invalid' }]);
-  const existing = context.state.pullsOf(repo).find((p) => p.state === 'open' && p.headRef === headRef && p.baseRef === input.base);
+  const existing = context.state
+    .pullsOf(repo)
+    .find((p) => p.state === 'open' && p.headRef === headRef && p.baseRef === input.base);
   if (existing) {
-    throw validationFailed([{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${repo.owner.login}:${headRef}.` }]);
+    throw validationFailed([
+      {
+        resource: 'PullRequest',
+        code: 'custom',
+        message: `A pull request already exists for ${repo.owner.login}:${headRef}.`,
+      },
+    ]);
   }
   if ((await repo.git.revList(headSha, { exclude: baseSha, max: 1 })).length === 0) {
-    throw validationFailed([{ resource: 'PullRequest', code: 'custom', message: `No commits between ${input.base} and ${headRef}` }]);
+    throw validationFailed([
+      { resource: 'PullRequest', code: 'custom', message: `No commits between ${input.base} and ${headRef}` },
+    ]);
   }
   const now = context.state.clock();
   const pull: SandboxPull = {
-    id: context.state.nextId(), issueId: context.state.nextId(), number: repo.nextNumber++,
-    repoId: repo.id, title: input.title, body: input.body ?? null, state: 'open', draft: input.draft ?? false,
-    headRef, headSha, baseRef: input.base, closedBaseSha: null, user: author,
-    createdAt: now, updatedAt: now, closedAt: null, mergedAt: null, mergedBy: null, mergeCommitSha: null,
-    labels: [], requestedReviewers: [], requestedTeams: [], maintainerCanModify: input.maintainerCanModify ?? false,
+    id: context.state.nextId(),
+    issueId: context.state.nextId(),
+    number: repo.nextNumber++,
+    repoId: repo.id,
+    title: input.title,
+    body: input.body ?? null,
+    state: 'open',
+    draft: input.draft ?? false,
+    headRef,
+    headSha,
+    baseRef: input.base,
+    closedBaseSha: null,
+    user: author,
+    createdAt: now,
+    updatedAt: now,
+    closedAt: null,
+    mergedAt: null,
+    mergedBy: null,
+    mergeCommitSha: null,
+    labels: [],
+    requestedReviewers: [],
+    requestedTeams: [],
+    maintainerCanModify: input.maintainerCanModify ?? false,
   };
   context.state.pullsOf(repo).push(pull);
   await emitPullRequest(context, repo, pull, 'opened', author);
@@ -50,7 +86,8 @@ export async function updatePull(
   if (input.title !== undefined && input.title !== pull.title) changes.title = { from: pull.title };
   if (input.body !== undefined && input.body !== pull.body) changes.body = { from: pull.body ?? '' };
   if (input.base !== undefined && input.base !== pull.baseRef) {
-    if (!(await repo.git.readRef(`refs/heads/${input.base}`))) throw validationFailed([{ resource: 'PullRequest', field: 'base', code: 'invalid' }]);
+    if (!(await repo.git.readRef(`refs/heads/${input.base}`)))
+      throw validationFailed([{ resource: 'PullRequest', field: 'base', code: 'invalid' }]);
     changes.base = { from: { ref: pull.baseRef, sha: await baseShaOf(repo, pull) } } as never;
     pull.baseRef = input.base;
   }
@@ -60,9 +97,15 @@ export async function updatePull(
   if (Object.keys(changes).length) await emitPullRequest(context, repo, pull, 'edited', actor, { changes });
   if (input.state === 'closed' && pull.state === 'open') await closePull(context, repo, pull, actor);
   if (input.state === 'open' && pull.state === 'closed') {
-    if (pull.mergedAt) throw validationFailed([{ resource: 'PullRequest', code: 'custom', message: 'Cannot reopen a merged pull request.' }]);
+    if (pull.mergedAt)
+      throw validationFailed([
+        { resource: 'PullRequest', code: 'custom', message: 'Cannot reopen a merged pull request.' },
+      ]);
     const head = await repo.git.readRef(`refs/heads/${pull.headRef}`);
-    if (!head) throw validationFailed([{ resource: 'PullRequest', code: 'custom', message: `Cannot reopen: branch ${pull.headRef} no longer exists.` }]);
+    if (!head)
+      throw validationFailed([
+        { resource: 'PullRequest', code: 'custom', message: `Cannot reopen: branch ${pull.headRef} no longer exists.` },
+      ]);
     pull.state = 'open';
     pull.headSha = head;
     pull.closedAt = null;
@@ -72,7 +115,12 @@ export async function updatePull(
 }
 
 /** Closes without merging and sends `pull_request` closed (`merged: false`). */
-export async function closePull(context: SandboxContext, repo: SandboxRepo, pull: SandboxPull, actor: SandboxUser): Promise<void> {
+export async function closePull(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  pull: SandboxPull,
+  actor: SandboxUser,
+): Promise<void> {
   pull.closedBaseSha = await baseShaOf(repo, pull);
   pull.state = 'closed';
   pull.closedAt = context.state.clock();
@@ -97,7 +145,8 @@ export function mergePull(
 ): Promise<{ sha: string }> {
   return withRepoLock(context, repo, async () => {
     if (pull.state !== 'open') throw new HttpError(405, 'Pull Request is not mergeable');
-    if (input.sha && input.sha !== pull.headSha) throw new HttpError(409, 'Head branch was modified. Review and try the merge again.');
+    if (input.sha && input.sha !== pull.headSha)
+      throw new HttpError(409, 'Head branch was modified. Review and try the merge again.');
     const method = input.method ?? 'merge';
     if (method === 'rebase') throw new HttpError(405, 'Rebase merges are not allowed on this repository.');
     const baseRef = `refs/heads/${pull.baseRef}`;
@@ -110,7 +159,9 @@ export function mergePull(
     const committer = { name: 'GitHub', email: 'noreply@github.com', date: now };
     let sha: string;
     if (method === 'squash') {
-      const messages = await Promise.all((await pullCommits(repo, pull)).map(async (c) => `* ${(await repo.git.readCommit(c)).message.trim()}`));
+      const messages = await Promise.all(
+        (await pullCommits(repo, pull)).map(async (c) => `* ${(await repo.git.readCommit(c)).message.trim()}`),
+      );
       const text = `${input.title ?? `${pull.title} (#${pull.number})`}\n\n${input.message ?? messages.join('\n\n')}\n`;
       sha = await repo.git.commitTree(merge.tree, [base], text, author, committer);
     } else {
@@ -118,9 +169,17 @@ export function mergePull(
       sha = await repo.git.commitTree(merge.tree, [base, pull.headSha], text, author, committer);
     }
     context.verifiedCommits.add(sha);
-    if (!(await repo.git.updateRef(baseRef, sha, base))) throw new HttpError(409, 'Base branch was modified. Review and try the merge again.');
+    if (!(await repo.git.updateRef(baseRef, sha, base)))
+      throw new HttpError(409, 'Base branch was modified. Review and try the merge again.');
     pull.closedBaseSha = base;
-    Object.assign(pull, { state: 'closed', mergedAt: now, closedAt: now, updatedAt: now, mergedBy: actor, mergeCommitSha: sha });
+    Object.assign(pull, {
+      state: 'closed',
+      mergedAt: now,
+      closedAt: now,
+      updatedAt: now,
+      mergedBy: actor,
+      mergeCommitSha: sha,
+    });
     await afterRefUpdate(context, repo, { ref: baseRef, before: base, after: sha, pusher: actor });
     await emitPullRequest(context, repo, pull, 'closed', actor);
     return { sha };
@@ -128,7 +187,13 @@ export function mergePull(
 }
 
 /** Adds labels (creating unknown ones like GitHub does) and sends one `labeled` event per new label. */
-export async function addLabels(context: SandboxContext, repo: SandboxRepo, pull: SandboxPull, actor: SandboxUser, names: string[]): Promise<void> {
+export async function addLabels(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  pull: SandboxPull,
+  actor: SandboxUser,
+  names: string[],
+): Promise<void> {
   for (const name of names) {
     const key = name.toLowerCase();
     let label = repo.labels.get(key);
@@ -144,7 +209,13 @@ export async function addLabels(context: SandboxContext, repo: SandboxRepo, pull
   }
 }
 
-export async function removeLabel(context: SandboxContext, repo: SandboxRepo, pull: SandboxPull, actor: SandboxUser, name: string): Promise<boolean> {
+export async function removeLabel(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  pull: SandboxPull,
+  actor: SandboxUser,
+  name: string,
+): Promise<boolean> {
   const label = repo.labels.get(name.toLowerCase());
   const index = pull.labels.findIndex((existing) => existing.toLowerCase() === name.toLowerCase());
   if (!label || index === -1) return false;
@@ -167,7 +238,10 @@ export async function requestReviewers(
   const users = request.reviewers.map((login) => context.state.user(login));
   const teams = request.teams.map((slug) => context.state.team(repo.owner.login, slug.replace(/^@?[^/]+\//, '')));
   if (users.some((user) => !user || user.id === pull.user.id) || teams.some((team) => !team)) {
-    throw validationFailed([], `Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the ${fullName(repo)} repository.`);
+    throw validationFailed(
+      [],
+      `Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the ${fullName(repo)} repository.`,
+    );
   }
   for (const user of users) {
     if (!user || pull.requestedReviewers.includes(user.login)) continue;

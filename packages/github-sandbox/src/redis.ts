@@ -12,11 +12,13 @@ export interface RedisHandle {
 /** No Redis anywhere; the message says how to get one. */
 export class RedisNotFoundError extends Error {
   constructor() {
-    super([
-      'The sandbox needs Redis, and none was found: REDIS_URL is unset, nothing answers on 127.0.0.1:6379, and redis-server is not installed.',
-      'Install it (Debian/Ubuntu: sudo apt-get install redis-server; Fedora: sudo dnf install redis; macOS: brew install redis),',
-      'or point the sandbox at one: REDIS_URL=redis://host:6379 npm run sandbox',
-    ].join('\n'));
+    super(
+      [
+        'The sandbox needs Redis, and none was found: REDIS_URL is unset, nothing answers on 127.0.0.1:6379, and redis-server is not installed.',
+        'Install it (Debian/Ubuntu: sudo apt-get install redis-server; Fedora: sudo dnf install redis; macOS: brew install redis),',
+        'or point the sandbox at one: REDIS_URL=redis://host:6379 npm run sandbox',
+      ].join('\n'),
+    );
     this.name = 'RedisNotFoundError';
   }
 }
@@ -71,9 +73,24 @@ export async function findRedis(
 }
 
 async function startRedisServer(binary: string, port: number): Promise<ChildProcess | null> {
-  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], {
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    binary,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--maxmemory-policy',
+      'noeviction',
+    ],
+    {
+      stdio: 'ignore',
+    },
+  );
   let gone = false;
   const failed = new Promise<null>((resolve) => {
     const fail = () => {

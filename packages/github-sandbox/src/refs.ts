@@ -34,7 +34,10 @@ export async function afterRefUpdate(context: SandboxContext, repo: SandboxRepo,
       await emitPullRequest(context, repo, pull, 'closed', update.pusher);
     } else {
       pull.headSha = update.after;
-      await emitPullRequest(context, repo, pull, 'synchronize', update.pusher, { before: update.before, after: update.after });
+      await emitPullRequest(context, repo, pull, 'synchronize', update.pusher, {
+        before: update.before,
+        after: update.after,
+      });
     }
   }
 }
@@ -45,9 +48,16 @@ async function requireObject(repo: SandboxRepo, sha: string, branch: boolean): P
 }
 
 /** `POST /git/refs`: 422 when the ref exists, is malformed, or the object is missing. */
-export function createRef(context: SandboxContext, repo: SandboxRepo, ref: string, sha: string, actor: SandboxUser): Promise<void> {
+export function createRef(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  ref: string,
+  sha: string,
+  actor: SandboxUser,
+): Promise<void> {
   return withRepoLock(context, repo, async () => {
-    const valid = /^refs\/[^/]+\/.+/.test(ref) && (await repo.git.run(['check-ref-format', ref], { okCodes: [1] })).code === 0;
+    const valid =
+      /^refs\/[^/]+\/.+/.test(ref) && (await repo.git.run(['check-ref-format', ref], { okCodes: [1] })).code === 0;
     if (!valid) throw validationFailed([], "Reference name is invalid: use a full name such as 'refs/heads/my-branch'");
     await requireObject(repo, sha, ref.startsWith('refs/heads/'));
     if (!(await repo.git.updateRef(ref, sha, ZERO_SHA))) throw validationFailed([], 'Reference already exists');
@@ -69,11 +79,14 @@ export function updateRef(
   return withRepoLock(context, repo, async () => {
     const current = await repo.git.readRef(ref);
     if (!current) throw validationFailed([], 'Reference does not exist');
-    if (options.expected && options.expected !== current) throw validationFailed([], 'Reference update failed: the ref moved since it was read');
+    if (options.expected && options.expected !== current)
+      throw validationFailed([], 'Reference update failed: the ref moved since it was read');
     await requireObject(repo, sha, ref.startsWith('refs/heads/'));
     if (current === sha) return;
-    if (!options.force && !(await repo.git.isAncestor(current, sha))) throw validationFailed([], 'Update is not a fast forward');
-    if (!(await repo.git.updateRef(ref, sha, current))) throw validationFailed([], 'Reference update failed: the ref moved since it was read');
+    if (!options.force && !(await repo.git.isAncestor(current, sha)))
+      throw validationFailed([], 'Update is not a fast forward');
+    if (!(await repo.git.updateRef(ref, sha, current)))
+      throw validationFailed([], 'Reference update failed: the ref moved since it was read');
     await afterRefUpdate(context, repo, { ref, before: current, after: sha, pusher: options.actor });
   });
 }

@@ -46,9 +46,14 @@ export async function readFolder(folder: string): Promise<FileMap> {
  * Creates a repository owned by a user or organization (created when unknown), seeds it
  * with one commit as `creator`, and installs the App on it unless `install` is false.
  */
-export async function createRepository(context: SandboxContext, creator: SandboxUser, input: NewRepository): Promise<SandboxRepo> {
+export async function createRepository(
+  context: SandboxContext,
+  creator: SandboxUser,
+  input: NewRepository,
+): Promise<SandboxRepo> {
   const { state } = context;
-  if (state.repo(input.owner, input.name)) throw new HttpError(422, `Repository ${input.owner}/${input.name} already exists.`);
+  if (state.repo(input.owner, input.name))
+    throw new HttpError(422, `Repository ${input.owner}/${input.name} already exists.`);
   const owner = state.user(input.owner) ?? state.createUser(input.owner, 'Organization');
   const repo = await state.createRepo(owner, input.name, input.defaultBranch ?? 'main', input.description ?? null);
   if (owner.id !== creator.id) repo.collaborators.set(creator.login.toLowerCase(), 'admin');
@@ -112,12 +117,16 @@ export function commitFiles(
   return withRepoLock(context, repo, async () => {
     const ref = `refs/heads/${input.branch}`;
     const current = await repo.git.readRef(ref);
-    if (input.expectedHead !== undefined && input.expectedHead !== current) throw new StaleBranchError(input.expectedHead);
+    if (input.expectedHead !== undefined && input.expectedHead !== current)
+      throw new StaleBranchError(input.expectedHead);
     const parent = current ?? (await repo.git.resolveCommit(input.from ?? repo.defaultBranch));
     if (!current && input.from && !parent) throw new HttpError(422, `Branch ${input.from} does not exist.`);
     const changes: TreeChange[] = [];
     for (const [path, content] of Object.entries(input.files)) {
-      const sha = content === null ? null : await repo.git.writeBlob(typeof content === 'string' ? Buffer.from(content, 'utf8') : content);
+      const sha =
+        content === null
+          ? null
+          : await repo.git.writeBlob(typeof content === 'string' ? Buffer.from(content, 'utf8') : content);
       changes.push({ path, mode: '100644', type: 'blob', sha });
     }
     const tree = await buildTree(repo.git, parent ? await repo.git.resolveTree(parent) : null, changes);
@@ -125,7 +134,8 @@ export function commitFiles(
     const sha = await repo.git.commitTree(tree, parent ? [parent] : [], `${input.message}\n`, identity, identity);
     if (input.verified) context.verifiedCommits.add(sha);
     const before = current ?? ZERO_SHA;
-    if (!(await repo.git.updateRef(ref, sha, before))) throw new HttpError(409, `Branch ${input.branch} moved while committing; try again.`);
+    if (!(await repo.git.updateRef(ref, sha, before)))
+      throw new HttpError(409, `Branch ${input.branch} moved while committing; try again.`);
     await afterRefUpdate(context, repo, { ref, before, after: sha, pusher: author });
     return { sha, before };
   });

@@ -113,7 +113,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const urls = new Urls(origin);
   const context: SandboxContext = {
-    state, urls, controls,
+    state,
+    urls,
+    controls,
     webhooks: new WebhookDispatcher(state, appId + 1, new URL(origin).host),
     locks: new KeyedLock(),
     verifiedCommits: new Set(),
@@ -141,7 +143,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   return {
     url: origin,
     apiUrl: urls.apiBase,
-    app: { id: appId, slug, clientId: state.app.clientId, privateKey: privateKeyPem, webhookSecret: state.app.webhookSecret },
+    app: {
+      id: appId,
+      slug,
+      clientId: state.app.clientId,
+      privateKey: privateKeyPem,
+      webhookSecret: state.app.webhookSecret,
+    },
     user: { login: developer.login, token: userToken },
     context,
     setWebhookUrl(url) {
@@ -190,7 +198,14 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
       const router = surface === 'api' ? handling.api : surface === 'graphql' ? handling.graphql : handling.control;
       const match = router.match(req.method ?? 'GET', path);
       if (!match) throw new HttpError(404, 'Not Found');
-      const request: ApiRequest = { method: req.method ?? 'GET', url, headers: req.headers, body, params: match.params, principal };
+      const request: ApiRequest = {
+        method: req.method ?? 'GET',
+        url,
+        headers: req.headers,
+        body,
+        params: match.params,
+        principal,
+      };
       response = await match.handler(request);
     }
   } catch (error) {
@@ -199,7 +214,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
   const headers: Record<string, string> = {
     'x-github-request-id': requestId,
     ...(surface === 'api' || surface === 'graphql' ? handling.limiter.headers(principal) : {}),
-    ...(surface === 'api' ? { 'x-github-media-type': 'github.v3; format=json', 'x-github-api-version-selected': '2022-11-28' } : {}),
+    ...(surface === 'api'
+      ? { 'x-github-media-type': 'github.v3; format=json', 'x-github-api-version-selected': '2022-11-28' }
+      : {}),
     ...response.headers,
   };
   let payload: Buffer | string | undefined;
@@ -212,8 +229,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
   res.end(payload);
   for (const listener of handling.listeners) {
     listener({
-      surface, method: req.method ?? 'GET', path, url, requestHeaders: req.headers, requestBody: body,
-      status: response.status, responseHeaders: headers, responseBody: response.body,
+      surface,
+      method: req.method ?? 'GET',
+      path,
+      url,
+      requestHeaders: req.headers,
+      requestBody: body,
+      status: response.status,
+      responseHeaders: headers,
+      responseBody: response.body,
     });
   }
 }
@@ -227,7 +251,10 @@ function surfaceOf(pathname: string): Exchange['surface'] {
 function errorResponse(error: unknown): ApiResponse {
   if (error instanceof HttpError) return { status: error.status, body: error.toBody(), headers: error.headers };
   const message = error instanceof Error ? error.message : String(error);
-  return { status: 500, body: { message: `Sandbox error: ${message}`, documentation_url: 'https://docs.github.com/rest', status: '500' } };
+  return {
+    status: 500,
+    body: { message: `Sandbox error: ${message}`, documentation_url: 'https://docs.github.com/rest', status: '500' },
+  };
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {

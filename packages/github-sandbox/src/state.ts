@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { GitRepository } from './git.js';
 import type {
-  SandboxApp, SandboxCheckRun, SandboxComment, SandboxInstallation, SandboxPull, SandboxRepo, SandboxTeam, SandboxUser,
+  SandboxApp,
+  SandboxCheckRun,
+  SandboxComment,
+  SandboxInstallation,
+  SandboxPull,
+  SandboxRepo,
+  SandboxTeam,
+  SandboxUser,
 } from './model.js';
 
 /** An installation access token and when it stops working. */
@@ -77,14 +84,27 @@ export class SandboxState {
     return this.teams.get(`${org}/${slug}`.toLowerCase());
   }
 
-  async createRepo(owner: SandboxUser, name: string, defaultBranch: string, description: string | null): Promise<SandboxRepo> {
+  async createRepo(
+    owner: SandboxUser,
+    name: string,
+    defaultBranch: string,
+    description: string | null,
+  ): Promise<SandboxRepo> {
     const id = this.nextId();
     const git = await GitRepository.init(join(this.dataDir, `${id}-${owner.login}-${name}.git`), defaultBranch);
     const now = this.clock();
     const repo: SandboxRepo = {
-      id, owner, name, description, defaultBranch, git,
-      createdAt: now, pushedAt: now,
-      collaborators: new Map(), labels: new Map(), nextNumber: 1,
+      id,
+      owner,
+      name,
+      description,
+      defaultBranch,
+      git,
+      createdAt: now,
+      pushedAt: now,
+      collaborators: new Map(),
+      labels: new Map(),
+      nextNumber: 1,
     };
     this.repos.set(`${owner.login}/${name}`.toLowerCase(), repo);
     this.pulls.set(repo.id, []);
@@ -111,14 +131,20 @@ export class SandboxState {
 
   createInstallation(account: SandboxUser): SandboxInstallation {
     const installation: SandboxInstallation = {
-      id: this.nextId(), account, repositoryIds: new Set(), createdAt: this.clock(),
+      id: this.nextId(),
+      account,
+      repositoryIds: new Set(),
+      createdAt: this.clock(),
     };
     this.installations.set(installation.id, installation);
     return installation;
   }
 
   /** Issues a one-hour installation access token (`ghs_…`), optionally limited to some repositories. */
-  issueInstallationToken(installation: SandboxInstallation, repositoryIds: Set<number> | null = null): InstallationToken {
+  issueInstallationToken(
+    installation: SandboxInstallation,
+    repositoryIds: Set<number> | null = null,
+  ): InstallationToken {
     const token: InstallationToken = {
       token: `ghs_${randomToken()}`,
       installationId: installation.id,

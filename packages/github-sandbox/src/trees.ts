@@ -22,7 +22,8 @@ export async function buildTree(git: GitRepository, baseTree: string | null, cha
     removeAt(leaves, path);
     if (change.sha === null) continue;
     if (change.type === 'tree') {
-      for (const leaf of await listLeaves(git, change.sha)) leaves.set(`${path}/${leaf.path}`, { ...leaf, path: `${path}/${leaf.path}` });
+      for (const leaf of await listLeaves(git, change.sha))
+        leaves.set(`${path}/${leaf.path}`, { ...leaf, path: `${path}/${leaf.path}` });
     } else {
       leaves.set(path, { mode: change.mode, type: change.type, sha: change.sha, path });
     }

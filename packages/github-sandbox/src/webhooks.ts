@@ -77,7 +77,12 @@ export class WebhookDispatcher {
       });
   }
 
-  private async deliver(event: string, payload: Record<string, unknown>, guid: string, redelivery: boolean): Promise<void> {
+  private async deliver(
+    event: string,
+    payload: Record<string, unknown>,
+    guid: string,
+    redelivery: boolean,
+  ): Promise<void> {
     const app = this.state.requireApp();
     const body = JSON.stringify(payload);
     const headers: Record<string, string> = {
@@ -124,14 +129,21 @@ export class WebhookDispatcher {
 
 async function post(url: string, headers: Record<string, string>, body: string, record: DeliveryRecord): Promise<void> {
   try {
-    const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers,
+      body,
+      signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+    });
     record.statusCode = response.status;
     record.response.headers = Object.fromEntries(response.headers.entries());
     record.response.payload = await response.text();
     record.status = response.ok ? 'OK' : `Invalid HTTP Response: ${response.status}`;
   } catch (error) {
     const timedOut = error instanceof Error && error.name === 'TimeoutError';
-    record.status = timedOut ? 'timed out' : `failed to connect to host: ${error instanceof Error ? error.message : String(error)}`;
+    record.status = timedOut
+      ? 'timed out'
+      : `failed to connect to host: ${error instanceof Error ? error.message : String(error)}`;
   }
 }
 

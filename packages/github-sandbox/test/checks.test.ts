@@ -22,35 +22,76 @@ afterAll(async () => {
 
 describe('check runs', () => {
   it('creates an in-progress run and completes it with an output', async () => {
-    const created = await octokit.rest.checks.create({ ...repo, name: 'escalator/diff', head_sha: head, status: 'in_progress', external_id: 'diff-1' });
+    const created = await octokit.rest.checks.create({
+      ...repo,
+      name: 'escalator/diff',
+      head_sha: head,
+      status: 'in_progress',
+      external_id: 'diff-1',
+    });
     expect(created.status).toBe(201);
-    expect(created.data).toMatchObject({ status: 'in_progress', conclusion: null, head_sha: head, app: { slug: 'escalator' } });
+    expect(created.data).toMatchObject({
+      status: 'in_progress',
+      conclusion: null,
+      head_sha: head,
+      app: { slug: 'escalator' },
+    });
     expect(created.data.pull_requests.map((p) => p.number)).toEqual([1]);
     const updated = await octokit.rest.checks.update({
-      ...repo, check_run_id: created.data.id, conclusion: 'success',
+      ...repo,
+      check_run_id: created.data.id,
+      conclusion: 'success',
       output: { title: '1 target changed', summary: '1 target checked, 0 unchanged' },
     });
-    expect(updated.data).toMatchObject({ status: 'completed', conclusion: 'success', output: { title: '1 target changed' } });
+    expect(updated.data).toMatchObject({
+      status: 'completed',
+      conclusion: 'success',
+      output: { title: '1 target changed' },
+    });
     expect(updated.data.completed_at).toBeTruthy();
   });
 
   it('lists runs for a ref, latest per name, filtered by name', async () => {
-    await octokit.rest.checks.create({ ...repo, name: 'escalator/diff', head_sha: head, status: 'completed', conclusion: 'failure' });
+    await octokit.rest.checks.create({
+      ...repo,
+      name: 'escalator/diff',
+      head_sha: head,
+      status: 'completed',
+      conclusion: 'failure',
+    });
     await octokit.rest.checks.create({ ...repo, name: 'escalator/config', head_sha: head, status: 'queued' });
     const latest = await octokit.rest.checks.listForRef({ ...repo, ref: 'feature' });
-    expect(latest.data.check_runs.map((r) => [r.name, r.conclusion])).toEqual([['escalator/config', null], ['escalator/diff', 'failure']]);
-    const all = await octokit.rest.checks.listForRef({ ...repo, ref: head, check_name: 'escalator/diff', filter: 'all' });
+    expect(latest.data.check_runs.map((r) => [r.name, r.conclusion])).toEqual([
+      ['escalator/config', null],
+      ['escalator/diff', 'failure'],
+    ]);
+    const all = await octokit.rest.checks.listForRef({
+      ...repo,
+      ref: head,
+      check_name: 'escalator/diff',
+      filter: 'all',
+    });
     expect(all.data.total_count).toBe(2);
   });
 
   it('refuses check runs from a user token, as only Apps may write them', async () => {
-    await expect(h.userOctokit().rest.checks.create({ ...repo, name: 'x', head_sha: head })).rejects.toMatchObject({ status: 403 });
+    await expect(h.userOctokit().rest.checks.create({ ...repo, name: 'x', head_sha: head })).rejects.toMatchObject({
+      status: 403,
+    });
   });
 
   it('sends check_run rerequested when a user re-runs a completed run', async () => {
-    const run = await octokit.rest.checks.create({ ...repo, name: 'escalator/rerun', head_sha: head, conclusion: 'neutral' });
+    const run = await octokit.rest.checks.create({
+      ...repo,
+      name: 'escalator/rerun',
+      head_sha: head,
+      conclusion: 'neutral',
+    });
     await h.client.rerequestCheckRun('example/checks', run.data.id);
     const [delivery] = await h.client.deliveries({ event: 'check_run' });
-    expect(delivery).toMatchObject({ action: 'rerequested', payload: { check_run: { id: run.data.id, head_sha: head }, sender: { login: 'developer' } } });
+    expect(delivery).toMatchObject({
+      action: 'rerequested',
+      payload: { check_run: { id: run.data.id, head_sha: head }, sender: { login: 'developer' } },
+    });
   });
 });

@@ -31,9 +31,17 @@ async function headOf(branch: string): Promise<string> {
 
 /** Writes one file on top of `parent` through blobs → tree (base_tree) → commit, like the product does. */
 async function commitFile(parent: string, path: string, content: string, message = `Update ${path}`): Promise<string> {
-  const blob = await octokit.rest.git.createBlob({ ...repo, content: Buffer.from(content).toString('base64'), encoding: 'base64' });
+  const blob = await octokit.rest.git.createBlob({
+    ...repo,
+    content: Buffer.from(content).toString('base64'),
+    encoding: 'base64',
+  });
   const base = await octokit.rest.git.getCommit({ ...repo, commit_sha: parent });
-  const tree = await octokit.rest.git.createTree({ ...repo, base_tree: base.data.tree.sha, tree: [{ path, mode: '100644', type: 'blob', sha: blob.data.sha }] });
+  const tree = await octokit.rest.git.createTree({
+    ...repo,
+    base_tree: base.data.tree.sha,
+    tree: [{ path, mode: '100644', type: 'blob', sha: blob.data.sha }],
+  });
   const commit = await octokit.rest.git.createCommit({ ...repo, message, tree: tree.data.sha, parents: [parent] });
   return commit.data.sha;
 }
@@ -50,18 +58,28 @@ describe('repository and installation lookup', () => {
 
   it('answers 404 for repositories outside the installation', async () => {
     await h.client.createRepo({ owner: 'someone-else', name: 'private', files: { a: 'b' }, install: false });
-    await expect(octokit.rest.repos.get({ owner: 'someone-else', repo: 'private' })).rejects.toMatchObject({ status: 404 });
-    await expect(h.appOctokit().rest.apps.getRepoInstallation({ owner: 'someone-else', repo: 'private' })).rejects.toMatchObject({ status: 404 });
+    await expect(octokit.rest.repos.get({ owner: 'someone-else', repo: 'private' })).rejects.toMatchObject({
+      status: 404,
+    });
+    await expect(
+      h.appOctokit().rest.apps.getRepoInstallation({ owner: 'someone-else', repo: 'private' }),
+    ).rejects.toMatchObject({ status: 404 });
   });
 });
 
 describe('contents', () => {
   it('reads a file at a ref, base64 encoded, and a directory listing', async () => {
-    const { data } = await octokit.rest.repos.getContent({ ...repo, path: 'apps/hello/overlays/dev/kustomization.yaml', ref: 'main' });
+    const { data } = await octokit.rest.repos.getContent({
+      ...repo,
+      path: 'apps/hello/overlays/dev/kustomization.yaml',
+      ref: 'main',
+    });
     if (Array.isArray(data) || data.type !== 'file') throw new Error('expected a file');
     expect(Buffer.from(data.content, 'base64').toString()).toContain('newTag: 1.0.0');
     const listing = await octokit.rest.repos.getContent({ ...repo, path: 'apps/hello/overlays' });
-    expect(Array.isArray(listing.data) && listing.data.map((entry) => [entry.name, entry.type])).toEqual([['dev', 'dir']]);
+    expect(Array.isArray(listing.data) && listing.data.map((entry) => [entry.name, entry.type])).toEqual([
+      ['dev', 'dir'],
+    ]);
   });
 
   it('serves raw bytes with the raw media type', async () => {
@@ -71,7 +89,9 @@ describe('contents', () => {
 
   it('answers 404 for a missing path and for a missing ref', async () => {
     await expect(octokit.rest.repos.getContent({ ...repo, path: 'nope.yaml' })).rejects.toMatchObject({ status: 404 });
-    await expect(octokit.rest.repos.getContent({ ...repo, path: 'README.md', ref: 'no-such-branch' })).rejects.toMatchObject({ status: 404 });
+    await expect(
+      octokit.rest.repos.getContent({ ...repo, path: 'README.md', ref: 'no-such-branch' }),
+    ).rejects.toMatchObject({ status: 404 });
   });
 });
 
@@ -81,7 +101,11 @@ describe('git data', () => {
     const sha = await commitFile(main, 'apps/world/base/deployment.yaml', 'kind: Deployment\n');
     const tree = await octokit.rest.git.getTree({ ...repo, tree_sha: sha, recursive: 'true' });
     const paths = tree.data.tree.filter((entry) => entry.type === 'blob').map((entry) => entry.path);
-    expect(paths).toEqual(['README.md', 'apps/hello/overlays/dev/kustomization.yaml', 'apps/world/base/deployment.yaml']);
+    expect(paths).toEqual([
+      'README.md',
+      'apps/hello/overlays/dev/kustomization.yaml',
+      'apps/world/base/deployment.yaml',
+    ]);
     const blobSha = execFileSync('git', ['hash-object', '--stdin'], { input: 'kind: Deployment\n' }).toString().trim();
     expect(tree.data.tree.find((entry) => entry.path === 'apps/world/base/deployment.yaml')?.sha).toBe(blobSha);
   });
@@ -89,7 +113,11 @@ describe('git data', () => {
   it('deletes a path when a tree entry has sha null', async () => {
     const main = await headOf('main');
     const base = await octokit.rest.git.getCommit({ ...repo, commit_sha: main });
-    const tree = await octokit.rest.git.createTree({ ...repo, base_tree: base.data.tree.sha, tree: [{ path: 'README.md', mode: '100644', type: 'blob', sha: null }] });
+    const tree = await octokit.rest.git.createTree({
+      ...repo,
+      base_tree: base.data.tree.sha,
+      tree: [{ path: 'README.md', mode: '100644', type: 'blob', sha: null }],
+    });
     expect(tree.data.tree.map((entry) => entry.path)).toEqual(['apps']);
   });
 
@@ -105,8 +133,9 @@ describe('git data', () => {
     const created = await octokit.rest.git.createRef({ ...repo, ref: 'refs/heads/feature-a', sha: main });
     expect(created.status).toBe(201);
     expect(created.data.object.sha).toBe(main);
-    await expect(octokit.rest.git.createRef({ ...repo, ref: 'refs/heads/feature-a', sha: main }))
-      .rejects.toMatchObject({ status: 422, response: { data: { message: 'Reference already exists' } } });
+    await expect(octokit.rest.git.createRef({ ...repo, ref: 'refs/heads/feature-a', sha: main })).rejects.toMatchObject(
+      { status: 422, response: { data: { message: 'Reference already exists' } } },
+    );
   });
 
   it('fast-forwards with updateRef, refuses a non-fast-forward without force, accepts it with force', async () => {
@@ -115,8 +144,9 @@ describe('git data', () => {
     const first = await commitFile(main, 'b.txt', 'one');
     await octokit.rest.git.updateRef({ ...repo, ref: 'heads/feature-b', sha: first, force: false });
     const sibling = await commitFile(main, 'b.txt', 'two');
-    await expect(octokit.rest.git.updateRef({ ...repo, ref: 'heads/feature-b', sha: sibling, force: false }))
-      .rejects.toMatchObject({ status: 422, response: { data: { message: 'Update is not a fast forward' } } });
+    await expect(
+      octokit.rest.git.updateRef({ ...repo, ref: 'heads/feature-b', sha: sibling, force: false }),
+    ).rejects.toMatchObject({ status: 422, response: { data: { message: 'Update is not a fast forward' } } });
     expect(await headOf('feature-b')).toBe(first);
     await octokit.rest.git.updateRef({ ...repo, ref: 'heads/feature-b', sha: sibling, force: true });
     expect(await headOf('feature-b')).toBe(sibling);
@@ -124,14 +154,18 @@ describe('git data', () => {
 
   it('answers 404 for a missing ref and 422 for a commit that does not exist', async () => {
     await expect(octokit.rest.git.getRef({ ...repo, ref: 'heads/missing' })).rejects.toMatchObject({ status: 404 });
-    await expect(octokit.rest.git.createRef({ ...repo, ref: 'refs/heads/ghost', sha: 'f'.repeat(40) })).rejects.toMatchObject({ status: 422 });
+    await expect(
+      octokit.rest.git.createRef({ ...repo, ref: 'refs/heads/ghost', sha: 'f'.repeat(40) }),
+    ).rejects.toMatchObject({ status: 422 });
   });
 
   it('lets exactly one of two concurrent compare-and-swap updates win', async () => {
     const main = await headOf('main');
     await octokit.rest.git.createRef({ ...repo, ref: 'refs/heads/race', sha: main });
     const [a, b] = await Promise.all([commitFile(main, 'race.txt', 'a'), commitFile(main, 'race.txt', 'b')]);
-    const results = await Promise.allSettled([a, b].map((sha) => octokit.rest.git.updateRef({ ...repo, ref: 'heads/race', sha, force: false })));
+    const results = await Promise.allSettled(
+      [a, b].map((sha) => octokit.rest.git.updateRef({ ...repo, ref: 'heads/race', sha, force: false })),
+    );
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
   });
 });
@@ -140,7 +174,11 @@ describe('commits, compare and archives', () => {
   it('compares two refs with commits and files', async () => {
     const main = await headOf('main');
     await octokit.rest.git.createRef({ ...repo, ref: 'refs/heads/compare-me', sha: main });
-    const next = await commitFile(main, 'apps/hello/overlays/dev/kustomization.yaml', 'images:\n  - {name: ghcr.io/example/hello, newTag: 1.1.0}\n');
+    const next = await commitFile(
+      main,
+      'apps/hello/overlays/dev/kustomization.yaml',
+      'images:\n  - {name: ghcr.io/example/hello, newTag: 1.1.0}\n',
+    );
     await octokit.rest.git.updateRef({ ...repo, ref: 'heads/compare-me', sha: next });
     const { data } = await octokit.rest.repos.compareCommits({ ...repo, base: 'main', head: 'compare-me' });
     expect(data.status).toBe('ahead');
@@ -160,7 +198,7 @@ describe('commits, compare and archives', () => {
     expect(one.data.author).toMatchObject({ login: 'developer' });
   });
 
-  it('downloads a tarball of a ref through a redirect, with GitHub\'s top-level folder', async () => {
+  it("downloads a tarball of a ref through a redirect, with GitHub's top-level folder", async () => {
     const main = await headOf('main');
     const { data, url } = await octokit.rest.repos.downloadTarballArchive({ ...repo, ref: 'main' });
     expect(url).toContain('/_codeload/example/gitops/legacy.tar.gz/');

@@ -34,7 +34,12 @@ describe('createCommitOnBranch', () => {
         message: { headline: 'Bump dev', body: 'Escalator' },
         expectedHeadOid: before,
         fileChanges: {
-          additions: [{ path: 'dev/kustomization.yaml', contents: Buffer.from('images:\n  - {name: a, newTag: "1.10"}\n').toString('base64') }],
+          additions: [
+            {
+              path: 'dev/kustomization.yaml',
+              contents: Buffer.from('images:\n  - {name: a, newTag: "1.10"}\n').toString('base64'),
+            },
+          ],
           deletions: [{ path: 'old.txt' }],
         },
       },
@@ -42,21 +47,35 @@ describe('createCommitOnBranch', () => {
     const sha = result.createCommitOnBranch.commit.oid;
     expect(await head()).toBe(sha);
     const commit = await octokit.rest.git.getCommit({ ...repo, commit_sha: sha });
-    expect(commit.data).toMatchObject({ message: 'Bump dev\n\nEscalator', verification: { verified: true }, parents: [{ sha: before }] });
+    expect(commit.data).toMatchObject({
+      message: 'Bump dev\n\nEscalator',
+      verification: { verified: true },
+      parents: [{ sha: before }],
+    });
     const [push] = await h.client.deliveries({ event: 'push' });
-    expect(push?.payload).toMatchObject({ before, after: sha, commits: [{ modified: ['dev/kustomization.yaml'], removed: ['old.txt'] }] });
+    expect(push?.payload).toMatchObject({
+      before,
+      after: sha,
+      commits: [{ modified: ['dev/kustomization.yaml'], removed: ['old.txt'] }],
+    });
   });
 
   it('answers STALE_DATA when the branch moved since expectedHeadOid', async () => {
     const stale = await head();
     await h.client.commit('example/graphql', { branch: 'main', files: { 'x.txt': 'x' } });
-    const error = await octokit.graphql(MUTATION, {
-      input: {
-        branch: { repositoryNameWithOwner: 'example/graphql', branchName: 'main' },
-        message: { headline: 'Too late' }, expectedHeadOid: stale, fileChanges: { additions: [{ path: 'y.txt', contents: 'eQ==' }] },
-      },
-    }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ errors: [{ type: 'STALE_DATA', message: expect.stringContaining(`Expected branch to point to "${stale}"`) }] });
+    const error = await octokit
+      .graphql(MUTATION, {
+        input: {
+          branch: { repositoryNameWithOwner: 'example/graphql', branchName: 'main' },
+          message: { headline: 'Too late' },
+          expectedHeadOid: stale,
+          fileChanges: { additions: [{ path: 'y.txt', contents: 'eQ==' }] },
+        },
+      })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      errors: [{ type: 'STALE_DATA', message: expect.stringContaining(`Expected branch to point to "${stale}"`) }],
+    });
   });
 
   it('says what it does not implement', async () => {

@@ -16,14 +16,20 @@ let notify: () => void = () => undefined;
 beforeAll(async () => {
   h = await startHarness();
   const probot = new Probot({
-    appId: h.sim.app.id, privateKey: h.sim.app.privateKey, secret: h.sim.app.webhookSecret,
-    baseUrl: h.sim.apiUrl, logLevel: 'fatal',
+    appId: h.sim.app.id,
+    privateKey: h.sim.app.privateKey,
+    secret: h.sim.app.webhookSecret,
+    baseUrl: h.sim.apiUrl,
+    logLevel: 'fatal',
   });
   const app = (bot: Probot) => {
     bot.on('push', async (context) => {
       try {
-        const { data } = await context.octokit.rest.repos.getContent(context.repo({ path: '.github/escalator.yml', ref: context.payload.after }));
-        const text = !Array.isArray(data) && data.type === 'file' ? Buffer.from(data.content, 'base64').toString('utf8') : '';
+        const { data } = await context.octokit.rest.repos.getContent(
+          context.repo({ path: '.github/escalator.yml', ref: context.payload.after }),
+        );
+        const text =
+          !Array.isArray(data) && data.type === 'file' ? Buffer.from(data.content, 'base64').toString('utf8') : '';
         seen.push({ event: 'push', config: text });
       } catch (error) {
         seen.push({ event: 'push', error: String(error) });
@@ -51,21 +57,25 @@ describe('a probot App against the simulator', () => {
     const handled = new Promise<void>((resolve) => {
       notify = resolve;
     });
-    await h.client.commit('example/gitops', { branch: 'main', files: { '.github/escalator.yml': 'environments:\n  - name: dev\n' } });
+    await h.client.commit('example/gitops', {
+      branch: 'main',
+      files: { '.github/escalator.yml': 'environments:\n  - name: dev\n' },
+    });
     await handled;
     expect(seen).toEqual([{ event: 'push', config: 'environments:\n  - name: dev\n' }]);
     const [delivery] = await h.client.deliveries({ event: 'push' });
     expect(delivery).toMatchObject({ status: 'OK', status_code: 200 });
   });
 
-  it('backs off on a secondary rate limit with probot\'s throttling and then succeeds', async () => {
+  it("backs off on a secondary rate limit with probot's throttling and then succeeds", async () => {
     const octokit = new ProbotOctokit({
       baseUrl: h.sim.apiUrl,
       auth: { appId: h.sim.app.id, privateKey: h.sim.app.privateKey },
       throttle: {
         enabled: true,
         onRateLimit: () => true,
-        onSecondaryRateLimit: (_retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) => retryCount < 2,
+        onSecondaryRateLimit: (_retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) =>
+          retryCount < 2,
       },
     });
     await h.client.setRateLimit({ mode: 'secondary', count: 1, retryAfter: 1 });

@@ -22,29 +22,56 @@ afterAll(async () => {
 
 /** A branch with one commit changing the dev tag, made as the developer. */
 async function branchWithTag(branch: string, tag: string): Promise<string> {
-  return (await h.client.commit(full, { branch, files: { 'dev/kustomization.yaml': kustomization(tag) }, message: `Bump to ${tag}` })).sha;
+  return (
+    await h.client.commit(full, {
+      branch,
+      files: { 'dev/kustomization.yaml': kustomization(tag) },
+      message: `Bump to ${tag}`,
+    })
+  ).sha;
 }
 
 describe('creating and reading pull requests', () => {
   it('opens a pull request with a test merge commit and reports it mergeable', async () => {
     const head = await branchWithTag('bump-110', '1.1.0');
-    const created = await octokit.rest.pulls.create({ ...repo, title: 'Bump hello to 1.1.0', head: 'bump-110', base: 'main', body: 'body' });
+    const created = await octokit.rest.pulls.create({
+      ...repo,
+      title: 'Bump hello to 1.1.0',
+      head: 'bump-110',
+      base: 'main',
+      body: 'body',
+    });
     expect(created.status).toBe(201);
     expect(created.data.head.sha).toBe(head);
     expect(created.data.user.login).toBe('escalator[bot]');
     const { data } = await octokit.rest.pulls.get({ ...repo, pull_number: created.data.number });
-    expect(data).toMatchObject({ mergeable: true, mergeable_state: 'clean', commits: 1, changed_files: 1, additions: 1, deletions: 1 });
+    expect(data).toMatchObject({
+      mergeable: true,
+      mergeable_state: 'clean',
+      commits: 1,
+      changed_files: 1,
+      additions: 1,
+      deletions: 1,
+    });
     const merge = await octokit.rest.git.getCommit({ ...repo, commit_sha: data.merge_commit_sha ?? '' });
     expect(merge.data.parents.map((p) => p.sha)).toEqual([data.base.sha, head]);
   });
 
   it('answers 422 for a second pull request on the same branches and for a branch without commits', async () => {
-    await expect(octokit.rest.pulls.create({ ...repo, title: 'again', head: 'bump-110', base: 'main' })).rejects.toMatchObject({
+    await expect(
+      octokit.rest.pulls.create({ ...repo, title: 'again', head: 'bump-110', base: 'main' }),
+    ).rejects.toMatchObject({
       status: 422,
       response: { data: { errors: [{ message: 'A pull request already exists for example:bump-110.' }] } },
     });
-    await octokit.rest.git.createRef({ ...repo, ref: 'refs/heads/empty', sha: (await octokit.rest.git.getRef({ ...repo, ref: 'heads/main' })).data.object.sha });
-    await expect(octokit.rest.pulls.create({ ...repo, title: 'empty', head: 'empty', base: 'main' })).rejects.toMatchObject({ status: 422 });
+    await octokit.rest.git.createRef({
+      ...repo,
+      ref: 'refs/heads/empty',
+      sha: (await octokit.rest.git.getRef({ ...repo, ref: 'heads/main' })).data.object.sha,
+    });
+    await expect(
+      octokit.rest.pulls.create({ ...repo, title: 'empty', head: 'empty', base: 'main' }),
+    ).rejects.toMatchObject({ status: 422 });
   });
 
   it('lists files with patches', async () => {
@@ -71,16 +98,25 @@ describe('creating and reading pull requests', () => {
   it('updates title and body, closes and reopens', async () => {
     const [pull] = (await octokit.rest.pulls.list({ ...repo, state: 'closed', head: 'example:bump-120' })).data;
     const number = pull?.number ?? 0;
-    const reopened = await octokit.rest.pulls.update({ ...repo, pull_number: number, state: 'open', title: 'Bump hello to 1.2.0', body: 'new body' });
+    const reopened = await octokit.rest.pulls.update({
+      ...repo,
+      pull_number: number,
+      state: 'open',
+      title: 'Bump hello to 1.2.0',
+      body: 'new body',
+    });
     expect(reopened.data).toMatchObject({ state: 'open', title: 'Bump hello to 1.2.0', body: 'new body' });
     await h.client.deliveries();
-    const actions = h.received.filter((w) => w.headers['x-github-event'] === 'pull_request' && w.payload.number === number).map((w) => w.payload.action);
+    const actions = h.received
+      .filter((w) => w.headers['x-github-event'] === 'pull_request' && w.payload.number === number)
+      .map((w) => w.payload.action);
     expect(actions).toEqual(['opened', 'closed', 'edited', 'reopened']);
   });
 
   it('paginates a long list with Link headers', async () => {
     for (let i = 0; i < 4; i++) await branchWithTag(`page-${i}`, `2.0.${i}`);
-    for (let i = 0; i < 4; i++) await octokit.rest.pulls.create({ ...repo, title: `page ${i}`, head: `page-${i}`, base: 'main' });
+    for (let i = 0; i < 4; i++)
+      await octokit.rest.pulls.create({ ...repo, title: `page ${i}`, head: `page-${i}`, base: 'main' });
     const first = await octokit.rest.pulls.list({ ...repo, per_page: 2 });
     expect(first.headers.link).toContain('rel="next"');
     const all = await octokit.paginate(octokit.rest.pulls.list, { ...repo, per_page: 2 });
@@ -90,25 +126,46 @@ describe('creating and reading pull requests', () => {
 });
 
 describe('the commits of a pull request', () => {
-  it('lists them oldest first on every call, each with the accounts that wrote it and GitHub\'s verification', async () => {
+  it("lists them oldest first on every call, each with the accounts that wrote it and GitHub's verification", async () => {
     const main = (await octokit.rest.repos.getCommit({ ...repo, ref: 'heads/main' })).data;
     // One commit as the App (through the Git Data API, no custom author: GitHub signs it), one pushed by a person.
-    const tree = await octokit.rest.git.createTree({ ...repo, base_tree: main.commit.tree.sha, tree: [{ path: 'dev/kustomization.yaml', mode: '100644', type: 'blob', content: kustomization('3.0.0') }] });
-    const own = await octokit.rest.git.createCommit({ ...repo, message: 'Bump to 3.0.0', tree: tree.data.sha, parents: [main.sha] });
+    const tree = await octokit.rest.git.createTree({
+      ...repo,
+      base_tree: main.commit.tree.sha,
+      tree: [{ path: 'dev/kustomization.yaml', mode: '100644', type: 'blob', content: kustomization('3.0.0') }],
+    });
+    const own = await octokit.rest.git.createCommit({
+      ...repo,
+      message: 'Bump to 3.0.0',
+      tree: tree.data.sha,
+      parents: [main.sha],
+    });
     expect(own.data.verification).toMatchObject({ verified: true, reason: 'valid' });
     await octokit.rest.git.createRef({ ...repo, ref: 'refs/heads/mixed', sha: own.data.sha });
-    const pushed = await h.client.commit(full, { branch: 'mixed', files: { 'README.md': 'changed\n' }, message: 'A person\'s change' });
+    const pushed = await h.client.commit(full, {
+      branch: 'mixed',
+      files: { 'README.md': 'changed\n' },
+      message: "A person's change",
+    });
     const pull = await octokit.rest.pulls.create({ ...repo, title: 'mixed', head: 'mixed', base: 'main' });
     for (let call = 0; call < 2; call++) {
       const { data } = await octokit.rest.pulls.listCommits({ ...repo, pull_number: pull.data.number });
       expect(data.map((commit) => commit.sha)).toEqual([own.data.sha, pushed.sha]);
-      expect(data.map((commit) => [commit.author?.login, commit.committer?.login, commit.commit.verification?.verified])).toEqual([
+      expect(
+        data.map((commit) => [commit.author?.login, commit.committer?.login, commit.commit.verification?.verified]),
+      ).toEqual([
         ['escalator[bot]', 'escalator[bot]', true],
         ['developer', 'developer', false],
       ]);
     }
     // A person naming the App's bot as author is still not verified.
-    const forged = await h.userOctokit().rest.git.createCommit({ ...repo, message: 'forged', tree: tree.data.sha, parents: [main.sha], author: { name: 'escalator[bot]', email: own.data.author.email } });
+    const forged = await h.userOctokit().rest.git.createCommit({
+      ...repo,
+      message: 'forged',
+      tree: tree.data.sha,
+      parents: [main.sha],
+      author: { name: 'escalator[bot]', email: own.data.author.email },
+    });
     expect(forged.data.verification).toMatchObject({ verified: false });
   });
 });
@@ -118,14 +175,21 @@ describe('merging', () => {
     const head = await branchWithTag('merge-me', '3.0.0');
     const pull = await octokit.rest.pulls.create({ ...repo, title: 'merge me', head: 'merge-me', base: 'main' });
     const base = (await octokit.rest.git.getRef({ ...repo, ref: 'heads/main' })).data.object.sha;
-    const merged = await octokit.rest.pulls.merge({ ...repo, pull_number: pull.data.number, merge_method: 'merge', sha: head });
+    const merged = await octokit.rest.pulls.merge({
+      ...repo,
+      pull_number: pull.data.number,
+      merge_method: 'merge',
+      sha: head,
+    });
     expect(merged.data.merged).toBe(true);
     const commit = await octokit.rest.git.getCommit({ ...repo, commit_sha: merged.data.sha });
     expect(commit.data.parents.map((p) => p.sha)).toEqual([base, head]);
     expect((await octokit.rest.git.getRef({ ...repo, ref: 'heads/main' })).data.object.sha).toBe(merged.data.sha);
     const after = await octokit.rest.pulls.get({ ...repo, pull_number: pull.data.number });
     expect(after.data).toMatchObject({ state: 'closed', merged: true, merge_commit_sha: merged.data.sha });
-    expect(await octokit.rest.pulls.checkIfMerged({ ...repo, pull_number: pull.data.number })).toMatchObject({ status: 204 });
+    expect(await octokit.rest.pulls.checkIfMerged({ ...repo, pull_number: pull.data.number })).toMatchObject({
+      status: 204,
+    });
   });
 
   it('squashes into one commit on top of base with the title and number', async () => {
@@ -145,8 +209,10 @@ describe('merging', () => {
     const old = await branchWithTag('moving', '4.0.0');
     const pull = await octokit.rest.pulls.create({ ...repo, title: 'moving', head: 'moving', base: 'main' });
     await h.client.commit(full, { branch: 'moving', files: { 'c.txt': 'c' } });
-    await expect(octokit.rest.pulls.merge({ ...repo, pull_number: pull.data.number, sha: old }))
-      .rejects.toMatchObject({ status: 409, response: { data: { message: 'Head branch was modified. Review and try the merge again.' } } });
+    await expect(octokit.rest.pulls.merge({ ...repo, pull_number: pull.data.number, sha: old })).rejects.toMatchObject({
+      status: 409,
+      response: { data: { message: 'Head branch was modified. Review and try the merge again.' } },
+    });
   });
 
   it('answers 405 when the branches conflict, and reports mergeable false', async () => {
@@ -155,47 +221,79 @@ describe('merging', () => {
     const pull = await octokit.rest.pulls.create({ ...repo, title: 'conflicts', head: 'conflict-a', base: 'main' });
     const { data } = await octokit.rest.pulls.get({ ...repo, pull_number: pull.data.number });
     expect(data).toMatchObject({ mergeable: false, mergeable_state: 'dirty', merge_commit_sha: null });
-    await expect(octokit.rest.pulls.merge({ ...repo, pull_number: pull.data.number })).rejects.toMatchObject({ status: 405 });
+    await expect(octokit.rest.pulls.merge({ ...repo, pull_number: pull.data.number })).rejects.toMatchObject({
+      status: 405,
+    });
   });
 
   it('answers 405 for a pull request that is already merged', async () => {
     const [pull] = (await octokit.rest.pulls.list({ ...repo, state: 'closed', head: 'example:merge-me' })).data;
-    await expect(octokit.rest.pulls.merge({ ...repo, pull_number: pull?.number ?? 0 })).rejects.toMatchObject({ status: 405 });
+    await expect(octokit.rest.pulls.merge({ ...repo, pull_number: pull?.number ?? 0 })).rejects.toMatchObject({
+      status: 405,
+    });
   });
 });
 
 describe('labels, reviewers, comments and permissions', () => {
   it('adds labels, creating unknown ones', async () => {
     const [pull] = (await octokit.rest.pulls.list({ ...repo, head: 'example:bump-110' })).data;
-    const { data } = await octokit.rest.issues.addLabels({ ...repo, issue_number: pull?.number ?? 0, labels: ['escalator', 'env:dev'] });
+    const { data } = await octokit.rest.issues.addLabels({
+      ...repo,
+      issue_number: pull?.number ?? 0,
+      labels: ['escalator', 'env:dev'],
+    });
     expect(data.map((l) => l.name)).toEqual(['escalator', 'env:dev']);
-    const again = await octokit.rest.issues.addLabels({ ...repo, issue_number: pull?.number ?? 0, labels: ['escalator'] });
+    const again = await octokit.rest.issues.addLabels({
+      ...repo,
+      issue_number: pull?.number ?? 0,
+      labels: ['escalator'],
+    });
     expect(again.data).toHaveLength(2);
   });
 
   it('requests reviews from users and teams, and refuses strangers', async () => {
     const [pull] = (await octokit.rest.pulls.list({ ...repo, head: 'example:bump-110' })).data;
     const number = pull?.number ?? 0;
-    const { data } = await octokit.rest.pulls.requestReviewers({ ...repo, pull_number: number, reviewers: ['reviewer'], team_reviewers: ['release-managers'] });
+    const { data } = await octokit.rest.pulls.requestReviewers({
+      ...repo,
+      pull_number: number,
+      reviewers: ['reviewer'],
+      team_reviewers: ['release-managers'],
+    });
     expect(data.requested_reviewers?.map((u) => u.login)).toEqual(['reviewer']);
     expect(data.requested_teams?.map((t) => t.slug)).toEqual(['release-managers']);
-    await expect(octokit.rest.pulls.requestReviewers({ ...repo, pull_number: number, reviewers: ['nobody-here'] })).rejects.toMatchObject({ status: 422 });
+    await expect(
+      octokit.rest.pulls.requestReviewers({ ...repo, pull_number: number, reviewers: ['nobody-here'] }),
+    ).rejects.toMatchObject({ status: 422 });
   });
 
   it('lists, creates, updates and deletes comments', async () => {
     const [pull] = (await octokit.rest.pulls.list({ ...repo, head: 'example:bump-110' })).data;
     const issue_number = pull?.number ?? 0;
     await h.client.comment(full, issue_number, 'from a human');
-    const created = await octokit.rest.issues.createComment({ ...repo, issue_number, body: '<!-- escalator:diff -->\nfirst' });
+    const created = await octokit.rest.issues.createComment({
+      ...repo,
+      issue_number,
+      body: '<!-- escalator:diff -->\nfirst',
+    });
     expect(created.data.performed_via_github_app?.slug).toBe('escalator');
-    const updated = await octokit.rest.issues.updateComment({ ...repo, comment_id: created.data.id, body: '<!-- escalator:diff -->\nsecond' });
+    const updated = await octokit.rest.issues.updateComment({
+      ...repo,
+      comment_id: created.data.id,
+      body: '<!-- escalator:diff -->\nsecond',
+    });
     expect(updated.data.body).toContain('second');
     const list = await octokit.rest.issues.listComments({ ...repo, issue_number });
-    expect(list.data.map((c) => [c.user?.login, c.body?.split('\n').pop()])).toEqual([['developer', 'from a human'], ['escalator[bot]', 'second']]);
+    expect(list.data.map((c) => [c.user?.login, c.body?.split('\n').pop()])).toEqual([
+      ['developer', 'from a human'],
+      ['escalator[bot]', 'second'],
+    ]);
     await octokit.rest.issues.deleteComment({ ...repo, comment_id: created.data.id });
     expect((await octokit.rest.issues.listComments({ ...repo, issue_number })).data).toHaveLength(1);
     const human = list.data[0]?.id ?? 0;
-    await expect(octokit.rest.issues.updateComment({ ...repo, comment_id: human, body: 'hijack' })).rejects.toMatchObject({ status: 403 });
+    await expect(
+      octokit.rest.issues.updateComment({ ...repo, comment_id: human, body: 'hijack' }),
+    ).rejects.toMatchObject({ status: 403 });
   });
 
   it('reports collaborator permission levels', async () => {

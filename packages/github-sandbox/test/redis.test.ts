@@ -22,7 +22,9 @@ describe('finding Redis for the sandbox', () => {
   });
 
   it('says how to get Redis when there is none', async () => {
-    const error = await findRedis({}, { localPort: await freePort(), binary: 'no-such-redis-server' }).catch((e: unknown) => e);
+    const error = await findRedis({}, { localPort: await freePort(), binary: 'no-such-redis-server' }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(RedisNotFoundError);
     expect((error as Error).message).toMatch(/apt-get install redis-server.*brew install redis/s);
     expect((error as Error).message).toContain('REDIS_URL=');

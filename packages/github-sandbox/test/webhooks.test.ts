@@ -11,7 +11,10 @@ const full = 'example/hooks';
 
 beforeAll(async () => {
   h = await startHarness();
-  const seeded = await h.seedRepo('hooks', { 'apps/hello/overlays/dev/kustomization.yaml': 'images: []\n', 'old.txt': 'old\n' });
+  const seeded = await h.seedRepo('hooks', {
+    'apps/hello/overlays/dev/kustomization.yaml': 'images: []\n',
+    'old.txt': 'old\n',
+  });
   octokit = await h.installationOctokit(seeded.installationId);
 });
 
@@ -26,7 +29,9 @@ async function received(event: string, action?: string): Promise<ReceivedWebhook
 }
 
 function signatureOk(webhook: ReceivedWebhook): boolean {
-  const expected = Buffer.from(`sha256=${createHmac('sha256', h.sim.app.webhookSecret).update(webhook.body).digest('hex')}`);
+  const expected = Buffer.from(
+    `sha256=${createHmac('sha256', h.sim.app.webhookSecret).update(webhook.body).digest('hex')}`,
+  );
   const given = Buffer.from(String(webhook.headers['x-hub-signature-256']));
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
@@ -34,8 +39,13 @@ function signatureOk(webhook: ReceivedWebhook): boolean {
 describe('push', () => {
   it('describes a user push: refs, commits with added/modified/removed, repository, pusher, installation', async () => {
     const { sha, before } = await h.client.commit(full, {
-      branch: 'main', message: 'Bump dev',
-      files: { 'apps/hello/overlays/dev/kustomization.yaml': 'images:\n  - {name: ghcr.io/example/hello, newTag: 1.0.1}\n', 'new.txt': 'new\n', 'old.txt': null },
+      branch: 'main',
+      message: 'Bump dev',
+      files: {
+        'apps/hello/overlays/dev/kustomization.yaml': 'images:\n  - {name: ghcr.io/example/hello, newTag: 1.0.1}\n',
+        'new.txt': 'new\n',
+        'old.txt': null,
+      },
     });
     const [push] = (await received('push')).slice(-1);
     if (!push) throw new Error('no push webhook');
@@ -44,16 +54,27 @@ describe('push', () => {
     expect(push.headers['x-github-hook-installation-target-id']).toBe(String(h.sim.app.id));
     expect(push.headers['content-type']).toBe('application/json');
     expect(push.payload).toMatchObject({
-      ref: 'refs/heads/main', before, after: sha, created: false, deleted: false, forced: false,
+      ref: 'refs/heads/main',
+      before,
+      after: sha,
+      created: false,
+      deleted: false,
+      forced: false,
       repository: { full_name: full, html_url: `${h.sim.url}/${full}`, default_branch: 'main' },
-      pusher: { name: 'developer' }, sender: { login: 'developer' },
+      pusher: { name: 'developer' },
+      sender: { login: 'developer' },
       installation: { id: expect.any(Number) },
       head_commit: { id: sha, message: 'Bump dev' },
     });
     const commits = push.payload.commits as { id: string; added: string[]; modified: string[]; removed: string[] }[];
-    expect(commits).toEqual([expect.objectContaining({
-      id: sha, added: ['new.txt'], modified: ['apps/hello/overlays/dev/kustomization.yaml'], removed: ['old.txt'],
-    })]);
+    expect(commits).toEqual([
+      expect.objectContaining({
+        id: sha,
+        added: ['new.txt'],
+        modified: ['apps/hello/overlays/dev/kustomization.yaml'],
+        removed: ['old.txt'],
+      }),
+    ]);
   });
 
   it('marks API ref creation, forced updates and deletion', async () => {
@@ -62,9 +83,19 @@ describe('push', () => {
     const parent = (await octokit.rest.git.getCommit({ ...repo, commit_sha: main })).data.parents[0]?.sha ?? '';
     await octokit.rest.git.updateRef({ ...repo, ref: 'heads/api-branch', sha: parent, force: true });
     await octokit.rest.git.deleteRef({ ...repo, ref: 'heads/api-branch' });
-    const pushes = (await received('push')).filter((w) => w.payload.ref === 'refs/heads/api-branch').map((w) => w.payload);
-    expect(pushes.map((p) => [p.created, p.forced, p.deleted])).toEqual([[true, false, false], [false, true, false], [false, false, true]]);
-    expect(pushes[0]).toMatchObject({ sender: { login: 'escalator[bot]', type: 'Bot' }, commits: [], head_commit: { id: main } });
+    const pushes = (await received('push'))
+      .filter((w) => w.payload.ref === 'refs/heads/api-branch')
+      .map((w) => w.payload);
+    expect(pushes.map((p) => [p.created, p.forced, p.deleted])).toEqual([
+      [true, false, false],
+      [false, true, false],
+      [false, false, true],
+    ]);
+    expect(pushes[0]).toMatchObject({
+      sender: { login: 'escalator[bot]', type: 'Bot' },
+      commits: [],
+      head_commit: { id: main },
+    });
     expect(pushes[2]).toMatchObject({ after: '0'.repeat(40), head_commit: null });
   });
 });
@@ -76,11 +107,19 @@ describe('pull_request and issue_comment', () => {
     const second = await h.client.commit(full, { branch: 'bump', files: { 'a.txt': '2' } });
     await octokit.rest.issues.addLabels({ ...repo, issue_number: pull.number, labels: ['escalator'] });
     await h.client.mergePull(full, pull.number, { method: 'squash' });
-    const events = (await received('pull_request')).filter((w) => w.payload.number === pull.number).map((w) => w.payload);
+    const events = (await received('pull_request'))
+      .filter((w) => w.payload.number === pull.number)
+      .map((w) => w.payload);
     expect(events.map((p) => p.action)).toEqual(['opened', 'synchronize', 'labeled', 'closed']);
-    expect(events[1]).toMatchObject({ before: pull.head.sha, after: second.sha, pull_request: { head: { sha: second.sha } } });
+    expect(events[1]).toMatchObject({
+      before: pull.head.sha,
+      after: second.sha,
+      pull_request: { head: { sha: second.sha } },
+    });
     expect(events[2]).toMatchObject({ label: { name: 'escalator' } });
-    expect(events[3]).toMatchObject({ pull_request: { merged: true, state: 'closed', merged_by: { login: 'developer' } } });
+    expect(events[3]).toMatchObject({
+      pull_request: { merged: true, state: 'closed', merged_by: { login: 'developer' } },
+    });
   });
 
   it('sends issue_comment created with the issue marked as a pull request', async () => {
@@ -99,9 +138,17 @@ describe('pull_request and issue_comment', () => {
     const pull = await h.client.openPull(full, { title: 'Again', head: 'again' });
     await octokit.rest.pulls.update({ ...repo, pull_number: pull.number, state: 'closed' });
     await octokit.rest.pulls.update({ ...repo, pull_number: pull.number, state: 'open' });
-    const run = await octokit.rest.checks.create({ ...repo, name: 'escalator/diff', head_sha: pull.head.sha, conclusion: 'success' });
+    const run = await octokit.rest.checks.create({
+      ...repo,
+      name: 'escalator/diff',
+      head_sha: pull.head.sha,
+      conclusion: 'success',
+    });
     await h.client.rerequestCheckRun(full, run.data.id);
-    expect((await received('pull_request', 'reopened')).at(-1)?.payload).toMatchObject({ number: pull.number, pull_request: { state: 'open' } });
+    expect((await received('pull_request', 'reopened')).at(-1)?.payload).toMatchObject({
+      number: pull.number,
+      pull_request: { state: 'open' },
+    });
     expect((await received('check_run', 'rerequested')).at(-1)?.payload).toMatchObject({
       check_run: { id: run.data.id, pull_requests: [{ number: pull.number }] },
     });
@@ -113,7 +160,10 @@ describe('pull_request and issue_comment', () => {
     const added = await received('installation_repositories', 'added');
     expect(added.at(-1)?.payload).toMatchObject({ repositories_added: [{ full_name: 'example/second' }] });
     const created = await received('installation', 'created');
-    expect(created.at(-1)?.payload).toMatchObject({ installation: { account: { login: 'another-org' } }, repositories: [{ full_name: 'another-org/third' }] });
+    expect(created.at(-1)?.payload).toMatchObject({
+      installation: { account: { login: 'another-org' } },
+      repositories: [{ full_name: 'another-org/third' }],
+    });
   });
 });
 
@@ -144,7 +194,7 @@ describe('deliveries API', () => {
   });
 });
 
-describe('payloads match GitHub\'s examples', () => {
+describe("payloads match GitHub's examples", () => {
   // Keys GitHub sends only for some accounts or events (organization, enterprise) and fields
   // that older examples carry but GitHub's current schema forbids.
   const optional: Record<string, string[]> = {
@@ -155,17 +205,30 @@ describe('payloads match GitHub\'s examples', () => {
   it('has every key of the example at the top level and in repository, sender and the main object', async () => {
     await h.client.deliveries();
     const sent = new Map<string, Record<string, unknown>>();
-    for (const delivery of h.sim.context.webhooks.deliveries) sent.set(`${delivery.event}.${delivery.action ?? ''}`, delivery.request.payload);
+    for (const delivery of h.sim.context.webhooks.deliveries)
+      sent.set(`${delivery.event}.${delivery.action ?? ''}`, delivery.request.payload);
     const problems: string[] = [];
     let compared = 0;
     for (const [key, ours] of sent) {
       const [event = '', action = ''] = key.split('.');
-      const example = examples.find((e) => e.name === event)?.examples.find((x) => event === 'push' || x.action === action);
+      const example = examples
+        .find((e) => e.name === event)
+        ?.examples.find((x) => event === 'push' || x.action === action);
       if (!example) continue;
       compared += 1;
-      const report = (where: string, missing: string[]) => missing.forEach((k) => problems.push(`${key} ${where}.${k}`));
+      const report = (where: string, missing: string[]) =>
+        missing.forEach((k) => problems.push(`${key} ${where}.${k}`));
       report('', missingKeys(example, ours, optional.top));
-      for (const part of ['repository', 'sender', 'pull_request', 'comment', 'issue', 'check_run', 'label', 'installation']) {
+      for (const part of [
+        'repository',
+        'sender',
+        'pull_request',
+        'comment',
+        'issue',
+        'check_run',
+        'label',
+        'installation',
+      ]) {
         report(part, missingKeys(example[part], ours[part], optional[part]));
       }
     }
@@ -187,6 +250,9 @@ describe('rate limits', () => {
     await h.client.setRateLimit({ mode: 'secondary-429', count: 1 });
     await expect(octokit.rest.repos.get(repo)).rejects.toMatchObject({ status: 429 });
     await h.client.setRateLimit({ mode: 'primary', count: 1, retryAfter: 30 });
-    await expect(octokit.rest.repos.get(repo)).rejects.toMatchObject({ status: 403, response: { headers: { 'x-ratelimit-remaining': '0' } } });
+    await expect(octokit.rest.repos.get(repo)).rejects.toMatchObject({
+      status: 403,
+      response: { headers: { 'x-ratelimit-remaining': '0' } },
+    });
   });
 });

@@ -29,7 +29,10 @@ export interface Harness {
   /** An `@octokit/rest` client acting as the control API user. */
   userOctokit(token?: string): Octokit;
   /** Creates a repository owned by `example` with the App installed. */
-  seedRepo(name: string, files: Record<string, string>): Promise<{ owner: string; repo: string; installationId: number }>;
+  seedRepo(
+    name: string,
+    files: Record<string, string>,
+  ): Promise<{ owner: string; repo: string; installationId: number }>;
   close(): Promise<void>;
 }
 
@@ -37,7 +40,12 @@ export interface Harness {
 const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** Signs an App JWT the way @octokit/auth-app does (iat 30 s in the past, 10 minutes long). */
-export function signAppJwt(appId: number, privateKey: string, now = Date.now(), claims: Record<string, unknown> = {}): string {
+export function signAppJwt(
+  appId: number,
+  privateKey: string,
+  now = Date.now(),
+  claims: Record<string, unknown> = {},
+): string {
   const iat = Math.floor(now / 1000) - 30;
   const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
   const body = `${encode({ alg: 'RS256', typ: 'JWT' })}.${encode({ iat, exp: iat + 600, iss: appId, ...claims })}`;
@@ -64,9 +72,14 @@ export async function startHarness(options: SimulatorOptions = {}): Promise<Harn
   sim.onExchange((exchange) => openapi.check(exchange));
   sim.context.webhooks.onDelivery((delivery) => webhooks.check(delivery));
   const client = new SandboxClient(sim.url, sim.user.token);
-  const appOctokit = () => new Octokit({ baseUrl: sim.apiUrl, auth: signAppJwt(sim.app.id, sim.app.privateKey), log: quiet });
+  const appOctokit = () =>
+    new Octokit({ baseUrl: sim.apiUrl, auth: signAppJwt(sim.app.id, sim.app.privateKey), log: quiet });
   return {
-    sim, client, openapi, webhooks, received,
+    sim,
+    client,
+    openapi,
+    webhooks,
+    received,
     appOctokit,
     async installationOctokit(installationId) {
       const { data } = await appOctokit().rest.apps.createInstallationAccessToken({ installation_id: installationId });

@@ -21,27 +21,41 @@ interface Operation {
 
 const require = createRequire(import.meta.url);
 const spec = JSON.parse(readFileSync(require.resolve('@octokit/openapi/generated/ghes-3.17.json'), 'utf8')) as Json;
-const components = spec.components as { schemas: Record<string, Json>; responses: Record<string, Json>; requestBodies?: Record<string, Json> };
+const components = spec.components as {
+  schemas: Record<string, Json>;
+  responses: Record<string, Json>;
+  requestBodies?: Record<string, Json>;
+};
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
-for (const name of ['uri-template', 'int64', 'int32', 'repo.nwo', 'binary', 'ssh-key', 'ssh-key fingerprint']) ajv.addFormat(name, true);
+for (const name of ['uri-template', 'int64', 'int32', 'repo.nwo', 'binary', 'ssh-key', 'ssh-key fingerprint'])
+  ajv.addFormat(name, true);
 
-const operations: Operation[] = Object.entries(spec.paths as Record<string, Record<string, Json>>).flatMap(([template, item]) =>
-  Object.entries(item).filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method)).map(([method, op]) => {
-    const parts = template.split(/(\{[^}]+\})/);
-    const last = parts.filter((part) => part.startsWith('{')).length;
-    let seen = 0;
-    const source = parts.map((part) => {
-      if (!part.startsWith('{')) return part.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
-      seen += 1;
-      return seen === last && template.endsWith(part) ? '(.*)' : '(.+)';
-    }).join('');
-    return {
-      method: method.toUpperCase(), template, regex: new RegExp(`^${source}$`),
-      literal: parts.filter((part) => !part.startsWith('{')).join('').length, spec: op,
-    };
-  }));
+const operations: Operation[] = Object.entries(spec.paths as Record<string, Record<string, Json>>).flatMap(
+  ([template, item]) =>
+    Object.entries(item)
+      .filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
+      .map(([method, op]) => {
+        const parts = template.split(/(\{[^}]+\})/);
+        const last = parts.filter((part) => part.startsWith('{')).length;
+        let seen = 0;
+        const source = parts
+          .map((part) => {
+            if (!part.startsWith('{')) return part.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+            seen += 1;
+            return seen === last && template.endsWith(part) ? '(.*)' : '(.+)';
+          })
+          .join('');
+        return {
+          method: method.toUpperCase(),
+          template,
+          regex: new RegExp(`^${source}$`),
+          literal: parts.filter((part) => !part.startsWith('{')).join('').length,
+          spec: op,
+        };
+      }),
+);
 
 /** The spec operation for a request path under `/api/v3` (most literal characters wins). */
 export function findOperation(method: string, path: string): Operation | undefined {
@@ -69,13 +83,29 @@ function convert(node: unknown, refs: Set<string>): unknown {
   const source = node as Json;
   const out: Json = {};
   for (const [key, value] of Object.entries(source)) {
-    if (['nullable', 'example', 'examples', 'discriminator', 'xml', 'externalDocs', 'deprecated', 'readOnly', 'writeOnly'].includes(key) || key.startsWith('x-')) continue;
+    if (
+      [
+        'nullable',
+        'example',
+        'examples',
+        'discriminator',
+        'xml',
+        'externalDocs',
+        'deprecated',
+        'readOnly',
+        'writeOnly',
+      ].includes(key) ||
+      key.startsWith('x-')
+    )
+      continue;
     if (key === '$ref' && typeof value === 'string') {
       const name = value.split('/').pop() ?? '';
       refs.add(name);
       out.$ref = `#/definitions/${name}`;
     } else if (key === 'properties' || key === 'patternProperties') {
-      out[key] = Object.fromEntries(Object.entries(value as Json).map(([name, schema]) => [name, convert(schema, refs)]));
+      out[key] = Object.fromEntries(
+        Object.entries(value as Json).map(([name, schema]) => [name, convert(schema, refs)]),
+      );
     } else if (['enum', 'default', 'const', 'required'].includes(key)) {
       out[key] = value;
     } else {
@@ -163,7 +193,9 @@ export class OpenApiRecorder {
     const key = schema ? `${op.method} ${op.template} ${exchange.status}` : 'basic-error';
     const validate = schema
       ? validatorFor(key, () => schema)
-      : exchange.status >= 400 ? validatorFor(key, () => ({ $ref: '#/components/schemas/basic-error' })) : null;
+      : exchange.status >= 400
+        ? validatorFor(key, () => ({ $ref: '#/components/schemas/basic-error' }))
+        : null;
     if (!validate) {
       this.failures.push(`${where}: answered a body where GitHub documents none`);
     } else if (!validate(exchange.responseBody)) {
@@ -172,7 +204,9 @@ export class OpenApiRecorder {
   }
 
   private fail(where: string, what: string, validate: ValidateFunction): void {
-    const errors = (validate.errors ?? []).slice(0, 12).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
+    const errors = (validate.errors ?? [])
+      .slice(0, 12)
+      .map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
     this.failures.push(`${where}: ${what} does not match GitHub's schema: ${errors.join('; ')}`);
   }
 }

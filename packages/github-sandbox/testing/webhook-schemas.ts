@@ -10,7 +10,10 @@ import type { DeliveryRecord } from '../src/webhooks.js';
  */
 
 const require = createRequire(import.meta.url);
-const schema = JSON.parse(readFileSync(require.resolve('@octokit/webhooks-schemas'), 'utf8')) as Record<string, unknown>;
+const schema = JSON.parse(readFileSync(require.resolve('@octokit/webhooks-schemas'), 'utf8')) as Record<
+  string,
+  unknown
+>;
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
@@ -39,7 +42,9 @@ export function validateWebhook(event: string, payload: unknown, action: string 
     compiled.set(name, validate);
   }
   if (validate(payload)) return [];
-  return (validate.errors ?? []).slice(0, 8).map((e) => `${name} ${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
+  return (validate.errors ?? [])
+    .slice(0, 8)
+    .map((e) => `${name} ${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
 }
 
 /** Records schema problems of every delivery the simulator makes. */

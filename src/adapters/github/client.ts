@@ -43,24 +43,54 @@ export class GitHubClients {
   #create(auth: { appId: number; privateKey: string; installationId?: number }): Octokit {
     const { baseUrl, log } = this.options;
     const onRequest = (info: Parameters<NonNullable<GitHubClientOptions['onRequest']>>[0]): void => {
-      githubRequests.inc({ route: githubRouteLabel(info.method, info.route.slice(info.method.length + 1)), status: String(info.status) });
+      githubRequests.inc({
+        route: githubRouteLabel(info.method, info.route.slice(info.method.length + 1)),
+        status: String(info.status),
+      });
       if (info.remaining !== undefined) githubRateLimitRemaining.set(info.remaining);
       this.options.onRequest?.(info);
     };
     const now = this.options.now ?? Date.now;
-    const octokit = new Octokit({ authStrategy: createAppAuth, auth, baseUrl, userAgent: 'escalator', log: { debug: () => {}, info: () => {}, warn: (m: string) => log.warn({ octokit: m }, 'Octokit warning'), error: () => {} } });
+    const octokit = new Octokit({
+      authStrategy: createAppAuth,
+      auth,
+      baseUrl,
+      userAgent: 'escalator',
+      log: {
+        debug: () => {},
+        info: () => {},
+        warn: (m: string) => log.warn({ octokit: m }, 'Octokit warning'),
+        error: () => {},
+      },
+    });
     octokit.hook.wrap('request', async (request, options) => {
       const route = `${options.method} ${options.url}`;
       const started = performance.now();
       try {
         const response = await request(options);
-        onRequest({ method: options.method, route, status: response.status, remaining: numberHeader(response.headers['x-ratelimit-remaining']), durationMs: performance.now() - started });
+        onRequest({
+          method: options.method,
+          route,
+          status: response.status,
+          remaining: numberHeader(response.headers['x-ratelimit-remaining']),
+          durationMs: performance.now() - started,
+        });
         return response;
       } catch (error) {
         if (error instanceof RequestError) {
-          onRequest({ method: options.method, route, status: error.status, remaining: numberHeader(error.response?.headers['x-ratelimit-remaining']), durationMs: performance.now() - started });
+          onRequest({
+            method: options.method,
+            route,
+            status: error.status,
+            remaining: numberHeader(error.response?.headers['x-ratelimit-remaining']),
+            durationMs: performance.now() - started,
+          });
           const resetAt = rateLimitReset(error, now());
-          if (resetAt !== undefined) throw new RateLimitError(`GitHub rate limit on ${route}; retrying after ${new Date(resetAt).toISOString()}`, resetAt);
+          if (resetAt !== undefined)
+            throw new RateLimitError(
+              `GitHub rate limit on ${route}; retrying after ${new Date(resetAt).toISOString()}`,
+              resetAt,
+            );
         }
         throw error;
       }

@@ -27,11 +27,20 @@ export interface CommitWriter {
   committer: string | null;
 }
 
-type CommitAccounts = { author?: { login?: string } | Record<string, never> | null; committer?: { login?: string } | Record<string, never> | null; commit: { verification?: { verified?: boolean } | null } };
+type CommitAccounts = {
+  author?: { login?: string } | Record<string, never> | null;
+  committer?: { login?: string } | Record<string, never> | null;
+  commit: { verification?: { verified?: boolean } | null };
+};
 
 function writerOf(data: CommitAccounts): CommitWriter {
-  const login = (account: CommitAccounts['author']): string | null => (account && 'login' in account && typeof account.login === 'string' ? account.login : null);
-  return { verified: data.commit.verification?.verified === true, author: login(data.author), committer: login(data.committer) };
+  const login = (account: CommitAccounts['author']): string | null =>
+    account && 'login' in account && typeof account.login === 'string' ? account.login : null;
+  return {
+    verified: data.commit.verification?.verified === true,
+    author: login(data.author),
+    committer: login(data.committer),
+  };
 }
 
 export interface FileWrite {
@@ -71,13 +80,22 @@ export async function loadBranch(octokit: Octokit, id: RepoId, branch: string): 
  * GitHub leaves the content of files over 1 MB out of the JSON answer; those are read raw
  * (`application/vnd.github.raw`), never as base64 JSON, which Octokit cannot parse past about 8 MB.
  */
-export async function loadFile(octokit: Octokit, id: RepoId, path: string, ref: string, maxBytes = DEFAULT_YAML_LIMITS.maxBytes): Promise<string | null> {
+export async function loadFile(
+  octokit: Octokit,
+  id: RepoId,
+  path: string,
+  ref: string,
+  maxBytes = DEFAULT_YAML_LIMITS.maxBytes,
+): Promise<string | null> {
   try {
     const { data } = await octokit.rest.repos.getContent({ ...id, path, ref });
-    if (typeof data !== 'object' || data === null) throw new Error(`GitHub's answer for the contents of ${path} could not be read as JSON; retrying`);
+    if (typeof data !== 'object' || data === null)
+      throw new Error(`GitHub's answer for the contents of ${path} could not be read as JSON; retrying`);
     if (Array.isArray(data) || data.type !== 'file') return null;
     if (data.size > maxBytes) {
-      throw new ConfigError(`${path} is ${formatSize(data.size)}, over the ${formatSize(maxBytes)} Escalator reads from one file; split it into smaller files, or keep it out of the environment's paths`);
+      throw new ConfigError(
+        `${path} is ${formatSize(data.size)}, over the ${formatSize(maxBytes)} Escalator reads from one file; split it into smaller files, or keep it out of the environment's paths`,
+      );
     }
     const content = 'content' in data && typeof data.content === 'string' ? data.content : '';
     if (data.encoding === 'base64') {
@@ -87,7 +105,8 @@ export async function loadFile(octokit: Octokit, id: RepoId, path: string, ref: 
     }
     if (data.encoding === 'none' || (content === '' && data.size > 0)) {
       const raw = await octokit.rest.repos.getContent({ ...id, path, ref, mediaType: { format: 'raw' } });
-      if (typeof raw.data !== 'string') throw new Error(`GitHub did not answer the raw contents of ${path} as text; retrying`);
+      if (typeof raw.data !== 'string')
+        throw new Error(`GitHub did not answer the raw contents of ${path} as text; retrying`);
       // Octokit decodes raw answers leniently; valid UTF-8 encodes back to exactly its size.
       if (Buffer.byteLength(raw.data) !== data.size) throw new ConfigError(`${path}: ${notUtf8()}`);
       return raw.data;
@@ -103,20 +122,41 @@ export async function loadFile(octokit: Octokit, id: RepoId, path: string, ref: 
 export async function loadTree(octokit: Octokit, id: RepoId, treeSha: string): Promise<Map<string, string>> {
   const { data } = await octokit.rest.git.getTree({ ...id, tree_sha: treeSha, recursive: 'true' });
   // Octokit hands back the text when it cannot parse it (its JSON parser overflows past about 8 MB).
-  if (typeof data !== 'object' || data === null) throw new ConfigError(`the tree of ${id.owner}/${id.repo} is too large for Escalator to read in one listing (${formatSize(String(data).length)} of JSON); keep the GitOps repository to fewer files`);
-  if (data.truncated) throw new Error(`the tree of ${id.owner}/${id.repo} is too large for one listing (GitHub truncated it); list fewer paths in .github/escalator.yml`);
-  return new Map(data.tree.filter((entry) => entry.type === 'blob' && entry.path && entry.sha).map((entry) => [entry.path as string, entry.sha as string]));
+  if (typeof data !== 'object' || data === null)
+    throw new ConfigError(
+      `the tree of ${id.owner}/${id.repo} is too large for Escalator to read in one listing (${formatSize(String(data).length)} of JSON); keep the GitOps repository to fewer files`,
+    );
+  if (data.truncated)
+    throw new Error(
+      `the tree of ${id.owner}/${id.repo} is too large for one listing (GitHub truncated it); list fewer paths in .github/escalator.yml`,
+    );
+  return new Map(
+    data.tree
+      .filter((entry) => entry.type === 'blob' && entry.path && entry.sha)
+      .map((entry) => [entry.path as string, entry.sha as string]),
+  );
 }
 
 /**
  * One commit with every file of a plan: a tree on top of the parent's tree (contents inline, so no
  * blob calls), then the commit. The ref is not moved here.
  */
-export async function createCommit(octokit: Octokit, id: RepoId, parent: BranchHead, files: FileWrite[], message: string): Promise<string> {
+export async function createCommit(
+  octokit: Octokit,
+  id: RepoId,
+  parent: BranchHead,
+  files: FileWrite[],
+  message: string,
+): Promise<string> {
   const tree = await octokit.rest.git.createTree({
     ...id,
     base_tree: parent.treeSha,
-    tree: files.map((file) => ({ path: file.path, mode: '100644' as const, type: 'blob' as const, content: file.content })),
+    tree: files.map((file) => ({
+      path: file.path,
+      mode: '100644' as const,
+      type: 'blob' as const,
+      content: file.content,
+    })),
   });
   const commit = await octokit.rest.git.createCommit({ ...id, message, tree: tree.data.sha, parents: [parent.sha] });
   return commit.data.sha;
@@ -157,13 +197,32 @@ export interface PullSummary {
 }
 
 /** The open pull request whose head is `branch` in the same repository, if any. */
-export async function findOpenPull(octokit: Octokit, id: RepoId, branch: string, base?: string): Promise<PullSummary | null> {
-  const { data } = await octokit.rest.pulls.list({ ...id, state: 'open', head: `${id.owner}:${branch}`, ...(base ? { base } : {}), per_page: 10 });
+export async function findOpenPull(
+  octokit: Octokit,
+  id: RepoId,
+  branch: string,
+  base?: string,
+): Promise<PullSummary | null> {
+  const { data } = await octokit.rest.pulls.list({
+    ...id,
+    state: 'open',
+    head: `${id.owner}:${branch}`,
+    ...(base ? { base } : {}),
+    per_page: 10,
+  });
   const pull = data[0];
   return pull ? summarize(pull) : null;
 }
 
-function summarize(pull: { number: number; title: string; body?: string | null; head: { sha: string }; html_url: string; labels?: Array<{ name?: string } | string>; user?: { login: string; type: string } | null }): PullSummary {
+function summarize(pull: {
+  number: number;
+  title: string;
+  body?: string | null;
+  head: { sha: string };
+  html_url: string;
+  labels?: Array<{ name?: string } | string>;
+  user?: { login: string; type: string } | null;
+}): PullSummary {
   return {
     user: pull.user ? { login: pull.user.login, type: pull.user.type } : null,
     number: pull.number,
@@ -175,15 +234,29 @@ function summarize(pull: { number: number; title: string; body?: string | null; 
   };
 }
 
-export async function createPull(octokit: Octokit, id: RepoId, input: { head: string; base: string; title: string; body: string }): Promise<PullSummary> {
+export async function createPull(
+  octokit: Octokit,
+  id: RepoId,
+  input: { head: string; base: string; title: string; body: string },
+): Promise<PullSummary> {
   const { data } = await octokit.rest.pulls.create({ ...id, ...input });
   return summarize(data);
 }
 
 /** Update title and body only when they differ: an empty change makes no API write. */
-export async function ensurePullText(octokit: Octokit, id: RepoId, pull: PullSummary, text: { title: string; body: string }): Promise<boolean> {
+export async function ensurePullText(
+  octokit: Octokit,
+  id: RepoId,
+  pull: PullSummary,
+  text: { title: string; body: string },
+): Promise<boolean> {
   if (pull.title === text.title && pull.body === text.body) return false;
-  const { data } = await octokit.rest.pulls.update({ ...id, pull_number: pull.number, title: text.title, body: text.body });
+  const { data } = await octokit.rest.pulls.update({
+    ...id,
+    pull_number: pull.number,
+    title: text.title,
+    body: text.body,
+  });
   if (data.state !== 'open') {
     // Merged or closed since it was read: it keeps describing what it held, and the caller plans again.
     await octokit.rest.pulls.update({ ...id, pull_number: pull.number, title: pull.title, body: pull.body });
@@ -199,10 +272,18 @@ export async function ensurePullOpen(octokit: Octokit, id: RepoId, number: numbe
 }
 
 function closedMeanwhile(number: number, mergedAt: string | null): ConflictError {
-  return new ConflictError(`pull request #${number} was ${mergedAt ? 'merged' : 'closed'} while Escalator was updating it`);
+  return new ConflictError(
+    `pull request #${number} was ${mergedAt ? 'merged' : 'closed'} while Escalator was updating it`,
+  );
 }
 
-export async function ensureLabels(octokit: Octokit, id: RepoId, number: number, have: string[], want: string[]): Promise<void> {
+export async function ensureLabels(
+  octokit: Octokit,
+  id: RepoId,
+  number: number,
+  have: string[],
+  want: string[],
+): Promise<void> {
   const missing = want.filter((label) => !have.includes(label));
   if (missing.length > 0) await octokit.rest.issues.addLabels({ ...id, issue_number: number, labels: missing });
 }
@@ -215,7 +296,13 @@ export async function resetBranch(octokit: Octokit, id: RepoId, branch: string, 
 export type MergeOutcome = 'merged' | 'not-mergeable' | 'head-moved';
 
 /** Merge a pull request at exactly `sha`; GitHub refuses when the head moved (409) or it cannot merge (405). */
-export async function mergePull(octokit: Octokit, id: RepoId, number: number, sha: string, method: 'merge' | 'squash' | 'rebase' = 'squash'): Promise<MergeOutcome> {
+export async function mergePull(
+  octokit: Octokit,
+  id: RepoId,
+  number: number,
+  sha: string,
+  method: 'merge' | 'squash' | 'rebase' = 'squash',
+): Promise<MergeOutcome> {
   try {
     await octokit.rest.pulls.merge({ ...id, pull_number: number, sha, merge_method: method });
     return 'merged';
@@ -227,7 +314,11 @@ export async function mergePull(octokit: Octokit, id: RepoId, number: number, sh
 }
 
 /** A finished check run on a commit: how problems that have no pull request become visible. */
-export async function reportCheck(octokit: Octokit, id: RepoId, input: { sha: string; name: string; conclusion: 'success' | 'failure' | 'neutral'; title: string; summary: string }): Promise<void> {
+export async function reportCheck(
+  octokit: Octokit,
+  id: RepoId,
+  input: { sha: string; name: string; conclusion: 'success' | 'failure' | 'neutral'; title: string; summary: string },
+): Promise<void> {
   await octokit.rest.checks.create({
     ...id,
     head_sha: input.sha,
@@ -249,16 +340,30 @@ export interface CheckState {
  * One check run per (commit, name), updated in place and only when its state or text differs.
  * Re-evaluating a gate never piles up check runs.
  */
-export async function ensureCheckRun(octokit: Octokit, id: RepoId, sha: string, name: string, state: CheckState): Promise<number> {
+export async function ensureCheckRun(
+  octokit: Octokit,
+  id: RepoId,
+  sha: string,
+  name: string,
+  state: CheckState,
+): Promise<number> {
   const { data } = await octokit.rest.checks.listForRef({ ...id, ref: sha, check_name: name, per_page: 10 });
   const existing = data.check_runs.find((run) => run.name === name && run.head_sha === sha);
   const output = { title: state.title.slice(0, 255), summary: state.summary.slice(0, 65_000) };
-  const fields = { status: state.status, ...(state.status === 'completed' ? { conclusion: state.conclusion ?? 'neutral' } : {}), output };
+  const fields = {
+    status: state.status,
+    ...(state.status === 'completed' ? { conclusion: state.conclusion ?? 'neutral' } : {}),
+    output,
+  };
   if (!existing) {
     const created = await octokit.rest.checks.create({ ...id, head_sha: sha, name, ...fields });
     return created.data.id;
   }
-  const same = existing.status === state.status && (state.status !== 'completed' || existing.conclusion === state.conclusion) && existing.output?.title === output.title && existing.output?.summary === output.summary;
+  const same =
+    existing.status === state.status &&
+    (state.status !== 'completed' || existing.conclusion === state.conclusion) &&
+    existing.output?.title === output.title &&
+    existing.output?.summary === output.summary;
   if (!same) await octokit.rest.checks.update({ ...id, check_run_id: existing.id, ...fields });
   return existing.id;
 }
@@ -269,7 +374,12 @@ export async function closePull(octokit: Octokit, id: RepoId, number: number, co
 }
 
 /** Ask users and teams (`@org/team`) to review; GitHub ignores ones already requested. */
-export async function requestReviewers(octokit: Octokit, id: RepoId, number: number, reviewers: string[]): Promise<void> {
+export async function requestReviewers(
+  octokit: Octokit,
+  id: RepoId,
+  number: number,
+  reviewers: string[],
+): Promise<void> {
   const teams = reviewers.filter((r) => r.includes('/')).map((r) => r.split('/')[1] as string);
   const users = reviewers.filter((r) => !r.includes('/')).map((r) => r.replace(/^@/, ''));
   if (teams.length + users.length === 0) return;
@@ -277,7 +387,11 @@ export async function requestReviewers(octokit: Octokit, id: RepoId, number: num
 }
 
 /** The commits of a pull request, oldest first, with who wrote each (GitHub lists at most 250). */
-export async function loadPullCommits(octokit: Octokit, id: RepoId, number: number): Promise<Array<CommitWriter & { sha: string }>> {
+export async function loadPullCommits(
+  octokit: Octokit,
+  id: RepoId,
+  number: number,
+): Promise<Array<CommitWriter & { sha: string }>> {
   // Page by page rather than `octokit.paginate`, whose follow-up requests carry full URLs instead
   // of route templates into the per-route metrics.
   const commits: Array<CommitWriter & { sha: string }> = [];
@@ -300,7 +414,8 @@ export function loadBotLogin(octokit: Octokit): Promise<string> {
   let login = botLogins.get(octokit);
   if (!login) {
     login = octokit.rest.apps.getAuthenticated().then(({ data }) => {
-      if (!data?.slug) throw new Error('GitHub did not say which App Escalator is (GET /app answered no slug); retrying');
+      if (!data?.slug)
+        throw new Error('GitHub did not say which App Escalator is (GET /app answered no slug); retrying');
       return `${data.slug}[bot]`;
     });
     login.catch(() => botLogins.delete(octokit));
@@ -310,7 +425,13 @@ export function loadBotLogin(octokit: Octokit): Promise<string> {
 }
 
 /** True when `login` already wrote a comment starting with `marker` on the issue or pull request. */
-export async function hasComment(octokit: Octokit, id: RepoId, number: number, marker: string, login: string): Promise<boolean> {
+export async function hasComment(
+  octokit: Octokit,
+  id: RepoId,
+  number: number,
+  marker: string,
+  login: string,
+): Promise<boolean> {
   for (let page = 1; ; page++) {
     const { data } = await octokit.rest.issues.listComments({ ...id, issue_number: number, per_page: 100, page });
     if (data.some((comment) => comment.user?.login === login && (comment.body ?? '').startsWith(marker))) return true;
@@ -323,8 +444,18 @@ export async function createComment(octokit: Octokit, id: RepoId, number: number
 }
 
 /** The files changed between two commits (first page of the compare API: at most 300 files, which callers treat as "maybe more"). */
-export async function loadComparedFiles(octokit: Octokit, id: RepoId, before: string, after: string): Promise<Array<{ filename: string; previous_filename?: string }>> {
-  const { data } = await octokit.rest.repos.compareCommitsWithBasehead({ owner: id.owner, repo: id.repo, basehead: `${before}...${after}`, per_page: 1 });
+export async function loadComparedFiles(
+  octokit: Octokit,
+  id: RepoId,
+  before: string,
+  after: string,
+): Promise<Array<{ filename: string; previous_filename?: string }>> {
+  const { data } = await octokit.rest.repos.compareCommitsWithBasehead({
+    owner: id.owner,
+    repo: id.repo,
+    basehead: `${before}...${after}`,
+    per_page: 1,
+  });
   return data.files ?? [];
 }
 

@@ -1,5 +1,16 @@
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import type { SourceTree } from '../render/source-tree.js';
@@ -19,7 +30,12 @@ export const tarballFetches = { count: 0 };
  * `cacheDir` is the installation's own folder (`installationCacheDir`), so the predictable
  * `tarballs/<owner>/<repo>/<sha>` part sits below a name no other installation knows.
  */
-export async function loadTarballTree(octokit: Octokit, id: RepoId, sha: string, cacheDir: string): Promise<SourceTree> {
+export async function loadTarballTree(
+  octokit: Octokit,
+  id: RepoId,
+  sha: string,
+  cacheDir: string,
+): Promise<SourceTree> {
   const dir = join(cacheDir, 'tarballs', id.owner.toLowerCase(), id.repo.toLowerCase(), sha);
   if (!existsSync(join(dir, '.escalator-complete'))) {
     const staging = `${dir}.partial-${process.pid}-${Date.now()}`;
@@ -29,7 +45,11 @@ export async function loadTarballTree(octokit: Octokit, id: RepoId, sha: string,
       const { data } = await octokit.rest.repos.downloadTarballArchive({ ...id, ref: sha });
       const archive = join(staging, '..', `${sha}-${process.pid}.tar.gz`);
       writeFileSync(archive, Buffer.from(data as ArrayBuffer));
-      await run('tar', ['-xzf', archive, '-C', staging, '--strip-components=1', '--no-same-owner', '--no-same-permissions'], { timeout: 120_000, maxBuffer: 1024 * 1024 });
+      await run(
+        'tar',
+        ['-xzf', archive, '-C', staging, '--strip-components=1', '--no-same-owner', '--no-same-permissions'],
+        { timeout: 120_000, maxBuffer: 1024 * 1024 },
+      );
       rmSync(archive, { force: true });
       writeFileSync(join(staging, '.escalator-complete'), sha);
       rmSync(dir, { recursive: true, force: true });
@@ -52,7 +72,9 @@ function directoryTree(root: string, sha: string): SourceTree {
   return {
     sha,
     listFiles() {
-      files ??= walk(root, root).filter((path) => path !== '.escalator-complete').sort();
+      files ??= walk(root, root)
+        .filter((path) => path !== '.escalator-complete')
+        .sort();
       return files;
     },
     read(path) {
@@ -75,7 +97,11 @@ function directoryTree(root: string, sha: string): SourceTree {
       }
     },
     async writeTo(dir) {
-      cpSync(root, dir, { recursive: true, verbatimSymlinks: true, filter: (source) => !source.endsWith('.escalator-complete') });
+      cpSync(root, dir, {
+        recursive: true,
+        verbatimSymlinks: true,
+        filter: (source) => !source.endsWith('.escalator-complete'),
+      });
     },
   };
 }

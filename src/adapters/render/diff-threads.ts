@@ -36,11 +36,15 @@ interface Slot {
  * thread registers tsx's loader itself before importing the TypeScript entry.
  */
 function threadEntry(): { entry: URL | string; eval: boolean } {
-  if (!import.meta.url.endsWith('.ts')) return { entry: new URL('./diff-thread-main.js', import.meta.url), eval: false };
+  if (!import.meta.url.endsWith('.ts'))
+    return { entry: new URL('./diff-thread-main.js', import.meta.url), eval: false };
   // tsx's ESM entry, found from this package (require.resolve would pick its CommonJS one).
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href.replace(/\.cjs$/, '.mjs');
   const main = new URL('./diff-thread-main.ts', import.meta.url).href;
-  return { entry: `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(main)}); })`, eval: true };
+  return {
+    entry: `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(main)}); })`,
+    eval: true,
+  };
 }
 
 /**
@@ -70,7 +74,8 @@ export class DiffThreads {
    * `DiffStoppedError` when the diff ran out of time or memory.
    */
   diff(target: Target, base: DiffSide | RenderOutcome, head: DiffSide | RenderOutcome): Promise<TargetDiff> {
-    const side = (input: DiffSide | RenderOutcome): DiffSide => ('outcome' in input ? input : { outcome: input, sources: [] });
+    const side = (input: DiffSide | RenderOutcome): DiffSide =>
+      'outcome' in input ? input : { outcome: input, sources: [] };
     return new Promise((resolve, reject) => {
       this.waiting.push({ request: { target, base: side(base), head: side(head) }, resolve, reject });
       this.dispatch();
@@ -118,7 +123,10 @@ export class DiffThreads {
       this.dispatch();
     });
     worker.on('error', (error: Error & { code?: string }) => {
-      const reason = error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `the diff needed more than ${this.maxHeapMb} MiB of memory` : `the diff thread failed: ${error.message}`;
+      const reason =
+        error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? `the diff needed more than ${this.maxHeapMb} MiB of memory`
+          : `the diff thread failed: ${error.message}`;
       void this.stop(slot, reason);
     });
     worker.on('exit', () => {

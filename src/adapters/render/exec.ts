@@ -2,7 +2,15 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RenderOutcome } from '../../planners/diff/index.js';
-import { isolateRun, isolationUnavailableMessage, probeIsolation, sandboxFailureMessage, SETUP_FAILED, type IsolatedRun, type IsolationSettings } from './isolation.js';
+import {
+  isolateRun,
+  isolationUnavailableMessage,
+  probeIsolation,
+  sandboxFailureMessage,
+  SETUP_FAILED,
+  type IsolatedRun,
+  type IsolationSettings,
+} from './isolation.js';
 
 export { findExecutable } from './isolation.js';
 
@@ -104,7 +112,12 @@ function treeResidentBytes(pid: number): number {
 export function runTool(command: string, args: string[], options: RunToolOptions): Promise<ToolResult> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let size = 0;
@@ -168,11 +181,19 @@ export function runTool(command: string, args: string[], options: RunToolOptions
 export function cleanToolError(stderr: string, checkoutDir: string): string {
   const lines = stderr.split('\n').map((line) => {
     const klog = /^[IWEF]\d{4} [\d:.]+\s+\d+ [^\]]+\] "([^"]*)" err="(.*)"\s*$/.exec(line);
-    if (klog) return `${klog[1] ?? ''}: ${(klog[2] ?? '').replace(/\\(["\\])/g, '$1').replace(/\\n/g, '\n').replace(/\\t/g, '\t')}`;
+    if (klog)
+      return `${klog[1] ?? ''}: ${(klog[2] ?? '')
+        .replace(/\\(["\\])/g, '$1')
+        .replace(/\\n/g, '\n')
+        .replace(/\\t/g, '\t')}`;
     return line.replace(/^[IWEF]\d{4} [\d:.]+\s+\d+ [^\]]+\] /, '');
   });
-  let text = lines.join('\n').trim().replace(/^Error: /, '');
-  for (const prefix of [`${checkoutDir}/`, checkoutDir]) text = text.split(prefix).join(prefix.endsWith('/') ? '' : '.');
+  let text = lines
+    .join('\n')
+    .trim()
+    .replace(/^Error: /, '');
+  for (const prefix of [`${checkoutDir}/`, checkoutDir])
+    text = text.split(prefix).join(prefix.endsWith('/') ? '' : '.');
   return text;
 }
 
@@ -212,32 +233,64 @@ function mebibytes(bytes: number): string {
  * not available here, the time limit, the output cap, the memory cap, or its own error (cleaned of
  * the checkout's absolute path, under either spelling of it).
  */
-export async function renderWithTool(name: string, command: string, args: string[], checkoutDir: string, options: ToolRunOptions): Promise<ToolOutcome> {
+export async function renderWithTool(
+  name: string,
+  command: string,
+  args: string[],
+  checkoutDir: string,
+  options: ToolRunOptions,
+): Promise<ToolOutcome> {
   const settings = options.isolation ?? {};
-  const refused = (message: string): ToolOutcome => ({ outcome: { status: 'failed', message }, toolMs: 0, cacheable: false });
+  const refused = (message: string): ToolOutcome => ({
+    outcome: { status: 'failed', message },
+    toolMs: 0,
+    cacheable: false,
+  });
   const status = await probeIsolation(settings);
   if (!status.available) return refused(isolationUnavailableMessage(settings.mode ?? 'namespace', status.reason));
   let isolated: IsolatedRun;
   try {
     isolated = isolateRun(settings, command, args, checkoutDir, scrubbedEnv(options.path, options.home));
   } catch (error) {
-    return refused(`not rendered: the render sandbox could not be set up (${(error as Error).message}); see docs/operations.md`);
+    return refused(
+      `not rendered: the render sandbox could not be set up (${(error as Error).message}); see docs/operations.md`,
+    );
   }
   let result: ToolResult;
   try {
-    result = await runTool(isolated.command, isolated.args, { cwd: isolated.cwd, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, maxMemoryBytes: options.maxMemoryBytes, env: isolated.env });
+    result = await runTool(isolated.command, isolated.args, {
+      cwd: isolated.cwd,
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.maxOutputBytes,
+      maxMemoryBytes: options.maxMemoryBytes,
+      env: isolated.env,
+    });
   } finally {
     isolated.dispose();
   }
-  const failed = (message: string, cacheable: boolean): ToolOutcome => ({ outcome: { status: 'failed', message }, toolMs: result.ms, cacheable });
-  if (result.timedOut) return failed(`${name} did not finish within ${Number((options.timeoutMs / 1000).toFixed(1))} s and was stopped`, false);
-  if (result.tooLarge) return failed(`${name} printed more than ${mebibytes(options.maxOutputBytes)} and was stopped`, true);
-  if (result.overMemory) return failed(`${name} used more than ${mebibytes(options.maxMemoryBytes)} of memory and was stopped`, true);
+  const failed = (message: string, cacheable: boolean): ToolOutcome => ({
+    outcome: { status: 'failed', message },
+    toolMs: result.ms,
+    cacheable,
+  });
+  if (result.timedOut)
+    return failed(
+      `${name} did not finish within ${Number((options.timeoutMs / 1000).toFixed(1))} s and was stopped`,
+      false,
+    );
+  if (result.tooLarge)
+    return failed(`${name} printed more than ${mebibytes(options.maxOutputBytes)} and was stopped`, true);
+  if (result.overMemory)
+    return failed(`${name} used more than ${mebibytes(options.maxMemoryBytes)} of memory and was stopped`, true);
   if (result.code !== 0) {
-    const sandbox = isolated.command !== command && (result.code === SETUP_FAILED || /^(unshare|setpriv): /.test(result.stderr)) ? sandboxFailureMessage(result.stderr) : undefined;
+    const sandbox =
+      isolated.command !== command && (result.code === SETUP_FAILED || /^(unshare|setpriv): /.test(result.stderr))
+        ? sandboxFailureMessage(result.stderr)
+        : undefined;
     if (sandbox) return failed(sandbox, false);
     let message = cleanToolError(result.stderr, isolated.checkoutDir);
-    for (const spelling of new Set([checkoutDir, realpathOrSelf(checkoutDir), realpathOrSelf(isolated.checkoutDir)])) if (spelling) message = cleanToolError(message, spelling);
+    for (const spelling of new Set([checkoutDir, realpathOrSelf(checkoutDir), realpathOrSelf(isolated.checkoutDir)]))
+      if (spelling) message = cleanToolError(message, spelling);
     return failed(message || `${name} exited with ${result.code}`, result.code !== null);
   }
   return { outcome: { status: 'ok', yaml: result.stdout }, toolMs: result.ms, cacheable: true };

@@ -1,15 +1,27 @@
 import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { checkChartYaml, checkValuesSchema, planRefusal, type ChartReads, type RenderOutcome, type TargetNode } from '../../planners/diff/index.js';
+import {
+  checkChartYaml,
+  checkValuesSchema,
+  planRefusal,
+  type ChartReads,
+  type RenderOutcome,
+  type TargetNode,
+} from '../../planners/diff/index.js';
 import { renderWithTool, type ToolOutcome, type ToolRunOptions } from './exec.js';
 import type { Tools } from './tools.js';
 
-export const HELM_MISSING = 'helm is not installed where Escalator renders, so this chart was not rendered; install helm to see the objects. Shown instead: a structural diff of its values files.';
+export const HELM_MISSING =
+  'helm is not installed where Escalator renders, so this chart was not rendered; install helm to see the objects. Shown instead: a structural diff of its values files.';
 
 /** A DNS-1123 release name from the chart directory. */
 function releaseName(dir: string): string {
-  const base = dir.slice(dir.lastIndexOf('/') + 1).toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+|-+$/g, '');
+  const base = dir
+    .slice(dir.lastIndexOf('/') + 1)
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .replace(/^-+|-+$/g, '');
   return (base || 'release').slice(0, 53);
 }
 
@@ -30,7 +42,11 @@ function tarFiles(tar: Buffer): Map<string, Buffer> {
   while (offset + 512 <= tar.length) {
     const header = tar.subarray(offset, offset + 512);
     if (header.every((byte) => byte === 0)) break;
-    const field = (start: number, length: number): string => header.subarray(start, start + length).toString('utf8').replace(/\0.*$/s, '');
+    const field = (start: number, length: number): string =>
+      header
+        .subarray(start, start + length)
+        .toString('utf8')
+        .replace(/\0.*$/s, '');
     const size = Number.parseInt(field(124, 12).trim() || '0', 8);
     if (!Number.isFinite(size) || size < 0) throw new Error('a tar header with an unreadable size');
     const type = String.fromCharCode(header[156] ?? 0);
@@ -80,7 +96,11 @@ function checkArchive(label: string, gzipped: Buffer, into: ChartReads, depth: n
  * Helm opens subchart archives (`charts/*.tgz`) the planner cannot look into; check what they
  * hold the same way before helm (or kustomize's helm) runs. Nothing to do without a checkout.
  */
-export function refuseChartArchives(node: TargetNode, checkoutDir: string | undefined, allowRemote: boolean): string | undefined {
+export function refuseChartArchives(
+  node: TargetNode,
+  checkoutDir: string | undefined,
+  allowRemote: boolean,
+): string | undefined {
   if (!node.archives || node.archives.length === 0 || !checkoutDir) return undefined;
   const reads: ChartReads = { remote: [], outside: [], unreadable: [], archives: [] };
   for (const archive of node.archives) {
@@ -92,7 +112,10 @@ export function refuseChartArchives(node: TargetNode, checkoutDir: string | unde
     }
     checkArchive(archive, content, reads, 1);
   }
-  return planRefusal({ ...node, remote: reads.remote, plugins: [], outside: reads.outside, unreadable: reads.unreadable }, allowRemote);
+  return planRefusal(
+    { ...node, remote: reads.remote, plugins: [], outside: reads.outside, unreadable: reads.unreadable },
+    allowRemote,
+  );
 }
 
 /**
@@ -148,14 +171,28 @@ export function unfollowedLinkedFolders(node: TargetNode, checkoutDir: string | 
  * "helm is not installed" outcome carrying the values files, which the planner diffs structurally.
  * A chart the pre-check refuses is not rendered either way.
  */
-export async function renderHelmChart(node: TargetNode, checkoutDir: string | undefined, tools: Tools, valuesFiles: Array<{ path: string; text: string }>, options: ToolRunOptions): Promise<ToolOutcome> {
-  const refusal = refuseHelmChart(node, options.allowRemote ?? false) ?? unfollowedLinkedFolders(node, checkoutDir) ?? refuseChartArchives(node, checkoutDir, options.allowRemote ?? false);
+export async function renderHelmChart(
+  node: TargetNode,
+  checkoutDir: string | undefined,
+  tools: Tools,
+  valuesFiles: Array<{ path: string; text: string }>,
+  options: ToolRunOptions,
+): Promise<ToolOutcome> {
+  const refusal =
+    refuseHelmChart(node, options.allowRemote ?? false) ??
+    unfollowedLinkedFolders(node, checkoutDir) ??
+    refuseChartArchives(node, checkoutDir, options.allowRemote ?? false);
   if (refusal) return { outcome: { status: 'failed', message: refusal }, toolMs: 0, cacheable: true };
   if (!tools.helm || checkoutDir === undefined) {
     const outcome: RenderOutcome = { status: 'tool-missing', tool: 'helm', message: HELM_MISSING, values: valuesFiles };
     return { outcome, toolMs: 0, cacheable: false };
   }
   const chart = node.dir === '' ? '.' : `./${node.dir}`;
-  const args = ['template', releaseName(node.dir), chart, ...(node.valuesFiles ?? []).flatMap((file) => ['-f', `./${file}`])];
+  const args = [
+    'template',
+    releaseName(node.dir),
+    chart,
+    ...(node.valuesFiles ?? []).flatMap((file) => ['-f', `./${file}`]),
+  ];
   return renderWithTool('helm template', tools.helm.command, args, checkoutDir, options);
 }

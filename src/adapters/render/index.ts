@@ -7,4 +7,11 @@ export { findTools, type Tools, type ToolPaths } from './tools.js';
 export { renderKustomization, refuseKustomization } from './kustomize.js';
 export { renderHelmChart, HELM_MISSING } from './helm.js';
 export { runTool, cleanToolError, scrubbedEnv, findExecutable, renderWithTool, type ToolRunOptions } from './exec.js';
-export { probeIsolation, isolationUnavailableMessage, warnIfRenderIsolationUnavailable, RENDER_ISOLATION_MODES, type RenderIsolationMode, type IsolationStatus } from './isolation.js';
+export {
+  probeIsolation,
+  isolationUnavailableMessage,
+  warnIfRenderIsolationUnavailable,
+  RENDER_ISOLATION_MODES,
+  type RenderIsolationMode,
+  type IsolationStatus,
+} from './isolation.js';

@@ -1,5 +1,20 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { accessSync, closeSync, constants, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readlinkSync, readSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readlinkSync,
+  readSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 
@@ -133,10 +148,12 @@ function findHelpers(unshare: string | undefined): Helpers | string {
     sh: findExecutable('sh', SYSTEM_PATH),
     setpriv: findExecutable('setpriv', SYSTEM_PATH),
   };
-  if (found.unshare === undefined || !existsSync(found.unshare)) return `unshare (util-linux) is not installed${unshare ? ` at ${unshare}` : ''}`;
+  if (found.unshare === undefined || !existsSync(found.unshare))
+    return `unshare (util-linux) is not installed${unshare ? ` at ${unshare}` : ''}`;
   if (found.setpriv === undefined) return 'setpriv (util-linux) is not installed';
   if (found.sh === undefined) return 'there is no /bin/sh';
-  for (const tool of ['mount', 'mkdir', 'ln']) if (findExecutable(tool, SYSTEM_PATH) === undefined) return `${tool} is not installed`;
+  for (const tool of ['mount', 'mkdir', 'ln'])
+    if (findExecutable(tool, SYSTEM_PATH) === undefined) return `${tool} is not installed`;
   return found as Helpers;
 }
 
@@ -179,10 +196,18 @@ function binaryNeeds(path: string): BinaryNeeds {
   }
   let needs: BinaryNeeds = { libraries: [], script: false };
   if (header.subarray(0, 2).toString('latin1') === '#!') needs = { libraries: [], script: true };
-  else if (length > 64 && header.subarray(0, 4).toString('latin1') === '\x7fELF' && hasProgramInterpreter(header.subarray(0, length))) {
+  else if (
+    length > 64 &&
+    header.subarray(0, 4).toString('latin1') === '\x7fELF' &&
+    hasProgramInterpreter(header.subarray(0, length))
+  ) {
     let listing: string;
     try {
-      listing = execFileSync(findExecutable('ldd', SYSTEM_PATH) ?? 'ldd', [path], { timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: SYSTEM_PATH } }).toString('utf8');
+      listing = execFileSync(findExecutable('ldd', SYSTEM_PATH) ?? 'ldd', [path], {
+        timeout: 10_000,
+        stdio: ['ignore', 'pipe', 'ignore'],
+        env: { PATH: SYSTEM_PATH },
+      }).toString('utf8');
     } catch {
       listing = '';
     }
@@ -200,13 +225,14 @@ function sandboxMountPoint(): string {
   if (mountPoint === undefined || !existsSync(mountPoint)) {
     const made = mkdtempSync(join(tmpdir(), 'escalator-sandbox-'));
     // rmdir, never a recursive remove: the folder is only ever a mount point, empty outside the sandboxes.
-    if (mountPoint === undefined) process.once('exit', () => {
-      try {
-        rmdirSync(mountPoint ?? made);
-      } catch {
-        // already gone, or (unexpectedly) not empty: leave it
-      }
-    });
+    if (mountPoint === undefined)
+      process.once('exit', () => {
+        try {
+          rmdirSync(mountPoint ?? made);
+        } catch {
+          // already gone, or (unexpectedly) not empty: leave it
+        }
+      });
     mountPoint = made;
   }
   return mountPoint;
@@ -272,13 +298,39 @@ function namespaceRun(input: NamespaceRunInput): Omit<IsolatedRun, 'dispose'> {
   }
   const paths = [...dirs, ...entries];
   if (paths.some((path) => path.includes('\n'))) throw new Error('a path of the sandbox holds a line break');
-  const dirList = [...dirs].filter((dir) => dir !== '/').map((dir) => `.${dir}`).join('\n');
+  const dirList = [...dirs]
+    .filter((dir) => dir !== '/')
+    .map((dir) => `.${dir}`)
+    .join('\n');
   const wd = input.checkoutDir ?? '/';
   return {
     command: helpers.unshare,
     args: [
-      '--user', '--map-root-user', '--net', '--mount', '--pid', '--fork', '--kill-child', '--ipc', '--propagation', 'private', '--',
-      helpers.sh, '-c', SETUP_SCRIPT, 'escalator-sandbox', sandboxMountPoint(), wd, String(SANDBOX_SCRATCH_BYTES), dirList || '.', ...entries, '--', helpers.unshare, helpers.setpriv, input.command, ...input.args,
+      '--user',
+      '--map-root-user',
+      '--net',
+      '--mount',
+      '--pid',
+      '--fork',
+      '--kill-child',
+      '--ipc',
+      '--propagation',
+      'private',
+      '--',
+      helpers.sh,
+      '-c',
+      SETUP_SCRIPT,
+      'escalator-sandbox',
+      sandboxMountPoint(),
+      wd,
+      String(SANDBOX_SCRATCH_BYTES),
+      dirList || '.',
+      ...entries,
+      '--',
+      helpers.unshare,
+      helpers.setpriv,
+      input.command,
+      ...input.args,
     ],
     cwd: '/', // the tool's working directory is set inside the sandbox (--wd)
     env: input.env,
@@ -317,11 +369,19 @@ function firstLine(text: string): string {
 async function probeNamespace(unshare: string | undefined): Promise<IsolationStatus> {
   const helpers = findHelpers(unshare);
   if (typeof helpers === 'string') return { available: false, reason: helpers };
-  const run = namespaceRun({ helpers, command: helpers.setpriv, args: ['--dump'], checkoutDir: undefined, binaries: [], env: { PATH: SYSTEM_PATH, HOME: '/tmp/home' } });
+  const run = namespaceRun({
+    helpers,
+    command: helpers.setpriv,
+    args: ['--dump'],
+    checkoutDir: undefined,
+    binaries: [],
+    env: { PATH: SYSTEM_PATH, HOME: '/tmp/home' },
+  });
   return new Promise((resolve) => {
     execFile(run.command, run.args, { cwd: run.cwd, env: run.env, timeout: 15_000 }, (error, stdout, stderr) => {
       if (error) resolve({ available: false, reason: firstLine(String(stderr)) || error.message });
-      else if (!/Capability bounding set: \[none\]/.test(String(stdout)) || !/no_new_privs: 1/.test(String(stdout))) resolve({ available: false, reason: 'the sandbox did not drop its capabilities' });
+      else if (!/Capability bounding set: \[none\]/.test(String(stdout)) || !/no_new_privs: 1/.test(String(stdout)))
+        resolve({ available: false, reason: 'the sandbox did not drop its capabilities' });
       else resolve({ available: true });
     });
   });
@@ -349,7 +409,9 @@ export function isolationUnavailableMessage(mode: RenderIsolationMode, reason: s
 
 /** The message of a render whose sandbox could not be set up although the probe passed. */
 export function sandboxFailureMessage(stderr: string): string | undefined {
-  const line = stderr.split('\n').find((text) => text.startsWith(SETUP_MARKER) || text.startsWith('unshare: ') || text.startsWith('setpriv: '));
+  const line = stderr
+    .split('\n')
+    .find((text) => text.startsWith(SETUP_MARKER) || text.startsWith('unshare: ') || text.startsWith('setpriv: '));
   if (line === undefined) return undefined;
   return `not rendered: the render sandbox could not be set up (${firstLine(line)}); see docs/operations.md`;
 }
@@ -359,7 +421,13 @@ export function sandboxFailureMessage(stderr: string): string | undefined {
  * (its HOME is created inside the sandbox, or in the private directory of the `proxy` mode).
  * The probe must have passed; callers check {@link probeIsolation} first.
  */
-export function isolateRun(settings: IsolationSettings, command: string, args: string[], checkoutDir: string, env: Record<string, string>): IsolatedRun {
+export function isolateRun(
+  settings: IsolationSettings,
+  command: string,
+  args: string[],
+  checkoutDir: string,
+  env: Record<string, string>,
+): IsolatedRun {
   const mode = settings.mode ?? 'namespace';
   if (mode === 'proxy') {
     const privateDir = mkdtempSync(join(tmpdir(), 'escalator-render-'));
@@ -370,8 +438,14 @@ export function isolateRun(settings: IsolationSettings, command: string, args: s
       if (cp) execFileSync(cp, ['-a', '--', checkoutDir, copy], { stdio: 'ignore', timeout: 60_000 });
       else cpSync(checkoutDir, copy, { recursive: true, verbatimSymlinks: true });
       const home = join(privateDir, 'home');
-      for (const sub of ['cache', 'config', 'data', 'plugins']) mkdirSync(join(home, sub), { recursive: true, mode: 0o700 });
-      const rehomed = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, env.HOME && value.startsWith(env.HOME) ? home + value.slice(env.HOME.length) : value]));
+      for (const sub of ['cache', 'config', 'data', 'plugins'])
+        mkdirSync(join(home, sub), { recursive: true, mode: 0o700 });
+      const rehomed = Object.fromEntries(
+        Object.entries(env).map(([name, value]) => [
+          name,
+          env.HOME && value.startsWith(env.HOME) ? home + value.slice(env.HOME.length) : value,
+        ]),
+      );
       return {
         command,
         args,
@@ -387,7 +461,14 @@ export function isolateRun(settings: IsolationSettings, command: string, args: s
   }
   const helpers = findHelpers(settings.unshare);
   if (typeof helpers === 'string') throw new Error(helpers);
-  const run = namespaceRun({ helpers, command, args, checkoutDir, binaries: (settings.binaries ?? []).filter((binary) => binary !== command), env });
+  const run = namespaceRun({
+    helpers,
+    command,
+    args,
+    checkoutDir,
+    binaries: (settings.binaries ?? []).filter((binary) => binary !== command),
+    env,
+  });
   return { ...run, dispose: () => undefined };
 }
 
@@ -402,9 +483,17 @@ export interface IsolationLog {
  * on every kustomize and helm target of every pull request fails with
  * {@link isolationUnavailableMessage}. The probe's result is cached for the renders.
  */
-export async function warnIfRenderIsolationUnavailable(log: IsolationLog, mode: RenderIsolationMode, settings: Omit<IsolationSettings, 'mode'> = {}): Promise<IsolationStatus> {
+export async function warnIfRenderIsolationUnavailable(
+  log: IsolationLog,
+  mode: RenderIsolationMode,
+  settings: Omit<IsolationSettings, 'mode'> = {},
+): Promise<IsolationStatus> {
   const status = await probeIsolation({ ...settings, mode });
   if (status.available) log.info({ mode }, 'Render isolation is available');
-  else log.warn({ mode, reason: status.reason, docs: 'docs/operations.md' }, 'Render isolation is not available on this worker: every kustomize and helm render will be refused until it is (allow user namespaces, or set ESCALATOR_RENDER_ISOLATION=proxy)');
+  else
+    log.warn(
+      { mode, reason: status.reason, docs: 'docs/operations.md' },
+      'Render isolation is not available on this worker: every kustomize and helm render will be refused until it is (allow user namespaces, or set ESCALATOR_RENDER_ISOLATION=proxy)',
+    );
   return status;
 }

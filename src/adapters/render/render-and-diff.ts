@@ -93,7 +93,9 @@ function treeView(tree: SourceTree): TreeView {
 
 function filesOf(node: TargetNode, files: readonly string[]): string[] {
   const direct = new Set(node.inputFiles);
-  return files.filter((path) => direct.has(path) || node.inputDirs.some((dir) => dir === '' || path.startsWith(`${dir}/`)));
+  return files.filter(
+    (path) => direct.has(path) || node.inputDirs.some((dir) => dir === '' || path.startsWith(`${dir}/`)),
+  );
 }
 
 const YAML_FILE = /\.ya?ml$/;
@@ -156,7 +158,9 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     allowRemote: options.allowRemote ?? false,
     isolation: {
       mode: isolation,
-      binaries: [tools.kustomize?.command, tools.helm?.command].filter((binary): binary is string => binary !== undefined),
+      binaries: [tools.kustomize?.command, tools.helm?.command].filter(
+        (binary): binary is string => binary !== undefined,
+      ),
       ...(options.unshare ? { unshare: options.unshare } : {}),
     },
   };
@@ -167,20 +171,28 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     [input.base, treeView(input.base)],
     [input.head, treeView(input.head)],
   ]);
-  for (const [tree, view] of views) tree.preload?.(view.files.filter((path) => KUSTOMIZATION.test(path) || PRECHECK_READS.test(path)));
+  for (const [tree, view] of views)
+    tree.preload?.(view.files.filter((path) => KUSTOMIZATION.test(path) || PRECHECK_READS.test(path)));
   const discover = { ...(input.targets && input.targets.length > 0 ? { paths: input.targets } : {}) };
   const baseNodes = discoverTargets(views.get(input.base) as TreeView, discover);
   const headNodes = discoverTargets(views.get(input.head) as TreeView, discover);
-  const changed = input.changedPaths ?? (input.base.blobSha && input.head.blobSha ? changedPathsBetween(input.base, input.head) : null);
+  const changed =
+    input.changedPaths ??
+    (input.base.blobSha && input.head.blobSha ? changedPathsBetween(input.base, input.head) : null);
   const affected = affectedTargets(baseNodes, headNodes, changed);
   const notes: string[] = [];
-  const unplacedManifests = affected.unplaced.filter((path) => /\.(ya?ml|json)$/i.test(path) && !path.startsWith('.github/'));
+  const unplacedManifests = affected.unplaced.filter(
+    (path) => /\.(ya?ml|json)$/i.test(path) && !path.startsWith('.github/'),
+  );
   if (unplacedManifests.length > 0) {
     const shown = unplacedManifests.slice(0, 10).join(', ');
-    notes.push(`Changed files no target reads: ${shown}${unplacedManifests.length > 10 ? ` and ${unplacedManifests.length - 10} more` : ''}.`);
+    notes.push(
+      `Changed files no target reads: ${shown}${unplacedManifests.length > 10 ? ` and ${unplacedManifests.length - 10} more` : ''}.`,
+    );
   }
   const maxTargets = options.maxTargets ?? 200;
-  if (affected.targets.length > maxTargets) notes.push(`${affected.targets.length} targets are affected; only the first ${maxTargets} were rendered.`);
+  if (affected.targets.length > maxTargets)
+    notes.push(`${affected.targets.length} targets are affected; only the first ${maxTargets} were rendered.`);
 
   const checkouts = new Map<string, Promise<Checkout>>();
   const checkout = (tree: SourceTree): Promise<Checkout> => {
@@ -199,14 +211,18 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
 
   const valuesFor = (tree: SourceTree, node: TargetNode): Array<{ path: string; text: string }> => {
     const view = views.get(tree) as TreeView;
-    const chartValues = node.kind === 'helm' ? [node.dir === '' ? 'values.yaml' : `${node.dir}/values.yaml`, ...(node.valuesFiles ?? [])] : [];
-    const kustomizeValues = node.kind === 'kustomize' ? filesOf(node, view.files).filter((path) => KUSTOMIZATION.test(path) || VALUES_FILE.test(path)) : [];
-    return [...new Set([...chartValues, ...kustomizeValues])]
-      .sort()
-      .flatMap((path) => {
-        const text = view.read(path);
-        return text === undefined ? [] : [{ path, text }];
-      });
+    const chartValues =
+      node.kind === 'helm'
+        ? [node.dir === '' ? 'values.yaml' : `${node.dir}/values.yaml`, ...(node.valuesFiles ?? [])]
+        : [];
+    const kustomizeValues =
+      node.kind === 'kustomize'
+        ? filesOf(node, view.files).filter((path) => KUSTOMIZATION.test(path) || VALUES_FILE.test(path))
+        : [];
+    return [...new Set([...chartValues, ...kustomizeValues])].sort().flatMap((path) => {
+      const text = view.read(path);
+      return text === undefined ? [] : [{ path, text }];
+    });
   };
 
   const renderSide = async (tree: SourceTree, node: TargetNode | undefined): Promise<RenderOutcome | PlainSide> => {
@@ -223,20 +239,41 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
       return { status: 'plain', node, files, symlinks };
     }
     const helmNeeded = node.kind === 'helm' || node.needsHelm === true;
-    if (helmNeeded && !tools.helm) return (await renderHelmChart(node, undefined, tools, valuesFor(tree, node), run)).outcome;
-    const tool = node.kind === 'helm' ? (tools.helm?.version ?? '') : `${tools.kustomize?.version ?? 'none'}${node.needsHelm ? ` + ${tools.helm?.version}` : ''}`;
-    const key = cache ? RenderCache.key(node, tree, tool, { allowRemote: run.allowRemote, maxOutputBytes: run.maxOutputBytes, maxMemoryBytes: run.maxMemoryBytes, isolation }) : undefined;
+    if (helmNeeded && !tools.helm)
+      return (await renderHelmChart(node, undefined, tools, valuesFor(tree, node), run)).outcome;
+    const tool =
+      node.kind === 'helm'
+        ? (tools.helm?.version ?? '')
+        : `${tools.kustomize?.version ?? 'none'}${node.needsHelm ? ` + ${tools.helm?.version}` : ''}`;
+    const key = cache
+      ? RenderCache.key(node, tree, tool, {
+          allowRemote: run.allowRemote,
+          maxOutputBytes: run.maxOutputBytes,
+          maxMemoryBytes: run.maxMemoryBytes,
+          isolation,
+        })
+      : undefined;
     const cached = key ? cache?.get(key) : undefined;
     if (cached) return cached;
     let result: ToolOutcome;
     const hostile = hostileInput(node, view);
     if (hostile) {
       result = { outcome: { status: 'failed', message: hostile }, toolMs: 0, cacheable: true };
-    } else if (node.kind === 'kustomize' && (node.plugins.length > 0 || (node.outside?.length ?? 0) > 0 || (node.unreadable?.length ?? 0) > 0 || (node.linksOut?.length ?? 0) > 0 || (node.remote.length > 0 && !run.allowRemote))) {
+    } else if (
+      node.kind === 'kustomize' &&
+      (node.plugins.length > 0 ||
+        (node.outside?.length ?? 0) > 0 ||
+        (node.unreadable?.length ?? 0) > 0 ||
+        (node.linksOut?.length ?? 0) > 0 ||
+        (node.remote.length > 0 && !run.allowRemote))
+    ) {
       result = await renderKustomization(node, '', tools, [], run); // refused before any checkout
     } else {
       const { dir, refusedSymlinks } = await checkout(tree);
-      result = node.kind === 'helm' ? await renderHelmChart(node, dir, tools, [], run) : await renderKustomization(node, dir, tools, refusedSymlinks, run);
+      result =
+        node.kind === 'helm'
+          ? await renderHelmChart(node, dir, tools, [], run)
+          : await renderKustomization(node, dir, tools, refusedSymlinks, run);
     }
     stats.renders++;
     stats.toolMs += result.toolMs;
@@ -262,7 +299,11 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     const target = (head ?? base) as TargetNode;
     let diff: TargetDiff;
     try {
-      diff = await threads.diff(target, { outcome: baseOutcome, sources: sourcesOf(input.base, base) }, { outcome: headOutcome, sources: sourcesOf(input.head, head) });
+      diff = await threads.diff(
+        target,
+        { outcome: baseOutcome, sources: sourcesOf(input.base, base) },
+        { outcome: headOutcome, sources: sourcesOf(input.head, head) },
+      );
     } catch (error) {
       if (!(error instanceof DiffStoppedError)) throw error;
       diff = stoppedDiff(target, !base ? 'added' : !head ? 'removed' : 'both', error.message);
@@ -272,7 +313,12 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     return diff;
   });
 
-  const report = buildReport({ baseSha: input.base.sha, headSha: input.head.sha, targets: diffs.filter((diff): diff is TargetDiff => diff !== undefined), notes });
+  const report = buildReport({
+    baseSha: input.base.sha,
+    headSha: input.head.sha,
+    targets: diffs.filter((diff): diff is TargetDiff => diff !== undefined),
+    notes,
+  });
   report.stats = {
     totalMs: performance.now() - started,
     toolMs: stats.toolMs,

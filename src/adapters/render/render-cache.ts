@@ -1,5 +1,15 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { RenderOutcome, TargetNode } from '../../planners/diff/index.js';
 import { gitBlobSha, type SourceTree } from './source-tree.js';
@@ -23,10 +33,29 @@ export class RenderCache {
   static key(node: TargetNode, tree: SourceTree, tool: string, options: Record<string, unknown>): string {
     const files = tree.listFiles();
     const direct = new Set(node.inputFiles);
-    const inputs = node.unsure.length > 0 ? files : files.filter((path) => direct.has(path) || node.inputDirs.some((dir) => dir === '' || path.startsWith(`${dir}/`)));
+    const inputs =
+      node.unsure.length > 0
+        ? files
+        : files.filter(
+            (path) => direct.has(path) || node.inputDirs.some((dir) => dir === '' || path.startsWith(`${dir}/`)),
+          );
     const hash = createHash('sha256');
-    hash.update(JSON.stringify({ v: 2, id: node.id, kind: node.kind, dir: node.dir, file: node.file, values: node.valuesFiles, tool, options }));
-    for (const path of [...inputs].sort()) hash.update(`\n${path}\0${tree.blobSha?.(path) ?? gitBlobSha(tree.read(path))}${tree.isSymlink?.(path) ? '@' : ''}`);
+    hash.update(
+      JSON.stringify({
+        v: 2,
+        id: node.id,
+        kind: node.kind,
+        dir: node.dir,
+        file: node.file,
+        values: node.valuesFiles,
+        tool,
+        options,
+      }),
+    );
+    for (const path of [...inputs].sort())
+      hash.update(
+        `\n${path}\0${tree.blobSha?.(path) ?? gitBlobSha(tree.read(path))}${tree.isSymlink?.(path) ? '@' : ''}`,
+      );
     // Missing references are inputs too: their absence is part of the result.
     const present = new Set(files);
     for (const path of node.inputFiles.filter((file) => !present.has(file))) hash.update(`\n${path}\0missing`);
@@ -73,7 +102,10 @@ function installationKey(cacheRoot: string): Buffer {
   }
   if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
   const text = readFileSync(path, 'utf8').trim();
-  if (!/^[0-9a-f]{64}$/.test(text)) throw new Error(`${path} is not an installation key (64 hexadecimal characters); delete it and the folders beside it, and Escalator makes a new one`);
+  if (!/^[0-9a-f]{64}$/.test(text))
+    throw new Error(
+      `${path} is not an installation key (64 hexadecimal characters); delete it and the folders beside it, and Escalator makes a new one`,
+    );
   return Buffer.from(text, 'hex');
 }
 
@@ -86,7 +118,10 @@ function installationKey(cacheRoot: string): Buffer {
  */
 export function installationCacheDir(cacheRoot: string, installationId: number): string {
   mkdirSync(cacheRoot, { recursive: true, mode: 0o700 });
-  const name = createHmac('sha256', installationKey(cacheRoot)).update(`escalator installation ${installationId}`).digest('hex').slice(0, 32);
+  const name = createHmac('sha256', installationKey(cacheRoot))
+    .update(`escalator installation ${installationId}`)
+    .digest('hex')
+    .slice(0, 32);
   const dir = join(cacheRoot, 'installations', name);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(join(cacheRoot, 'installations'), 0o700);

@@ -37,7 +37,11 @@ interface Entry {
 }
 
 function git(repoDir: string, args: string[], input?: string): Buffer {
-  return execFileSync('git', ['-C', repoDir, ...args], { maxBuffer: 1024 * 1024 * 1024, ...(input !== undefined ? { input } : {}), stdio: ['pipe', 'pipe', 'pipe'] });
+  return execFileSync('git', ['-C', repoDir, ...args], {
+    maxBuffer: 1024 * 1024 * 1024,
+    ...(input !== undefined ? { input } : {}),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
 }
 
 /** A commit of a git repository on this machine: `git ls-tree -r` for the listing, `git cat-file` for content. */
@@ -66,9 +70,13 @@ export class LocalGitSourceTree implements SourceTree {
   static open(repoDir: string, rev: string): LocalGitSourceTree {
     let sha: string;
     try {
-      sha = git(repoDir, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]).toString('utf8').trim();
+      sha = git(repoDir, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`])
+        .toString('utf8')
+        .trim();
     } catch {
-      throw new NotFoundError(`"${rev}" is not a commit of the git repository at ${repoDir}; check the revision name (git log --oneline) and --repo`);
+      throw new NotFoundError(
+        `"${rev}" is not a commit of the git repository at ${repoDir}; check the revision name (git log --oneline) and --repo`,
+      );
     }
     return new LocalGitSourceTree(repoDir, sha);
   }
@@ -100,7 +108,11 @@ export class LocalGitSourceTree implements SourceTree {
     const wanted = [...new Set(paths)].filter((path) => this.entries.has(path) && !this.contents.has(path));
     if (wanted.length === 0) return;
     gitCalls.catFile++;
-    const output = git(this.repoDir, ['cat-file', '--batch'], wanted.map((path) => `${this.entries.get(path)?.blob}\n`).join(''));
+    const output = git(
+      this.repoDir,
+      ['cat-file', '--batch'],
+      wanted.map((path) => `${this.entries.get(path)?.blob}\n`).join(''),
+    );
     let offset = 0;
     for (const path of wanted) {
       const newline = output.indexOf(0x0a, offset);
@@ -116,7 +128,9 @@ export class LocalGitSourceTree implements SourceTree {
   async writeTo(dir: string): Promise<void> {
     gitCalls.archive++;
     await new Promise<void>((resolve, reject) => {
-      const archive = spawn('git', ['-C', this.repoDir, 'archive', '--format=tar', this.sha], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const archive = spawn('git', ['-C', this.repoDir, 'archive', '--format=tar', this.sha], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       const tar = spawn('tar', ['-x', '-f', '-', '-C', dir], { stdio: ['pipe', 'ignore', 'pipe'] });
       let errors = '';
       archive.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
@@ -146,7 +160,13 @@ export function changedPathsBetween(base: SourceTree, head: SourceTree): string[
   const changed: string[] = [];
   const id = (tree: SourceTree, path: string): string => tree.blobSha?.(path) ?? gitBlobSha(tree.read(path));
   for (const path of new Set([...baseFiles, ...headFiles])) {
-    if (!baseFiles.has(path) || !headFiles.has(path) || id(base, path) !== id(head, path) || (base.isSymlink?.(path) ?? false) !== (head.isSymlink?.(path) ?? false)) changed.push(path);
+    if (
+      !baseFiles.has(path) ||
+      !headFiles.has(path) ||
+      id(base, path) !== id(head, path) ||
+      (base.isSymlink?.(path) ?? false) !== (head.isSymlink?.(path) ?? false)
+    )
+      changed.push(path);
   }
   return changed.sort();
 }

@@ -21,7 +21,11 @@ const cache = new Map<string, Tools>();
 
 function versionOf(command: string, args: string[]): string {
   try {
-    return execFileSync(command, args, { timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: process.env.PATH ?? '' } })
+    return execFileSync(command, args, {
+      timeout: 10_000,
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { PATH: process.env.PATH ?? '' },
+    })
       .toString('utf8')
       .trim()
       .split('\n')
@@ -40,8 +44,18 @@ export function findTools(paths: ToolPaths = {}): Tools {
   const tools: Tools = {};
   const kustomize = paths.kustomize === null ? undefined : (paths.kustomize ?? findExecutable('kustomize', path));
   const kubectl = paths.kubectl === null ? undefined : (paths.kubectl ?? findExecutable('kubectl', path));
-  if (kustomize) tools.kustomize = { command: kustomize, args: ['build'], version: `kustomize ${versionOf(kustomize, ['version'])}` };
-  else if (kubectl) tools.kustomize = { command: kubectl, args: ['kustomize'], version: `kubectl ${versionOf(kubectl, ['version', '--client'])}` };
+  if (kustomize)
+    tools.kustomize = {
+      command: kustomize,
+      args: ['build'],
+      version: `kustomize ${versionOf(kustomize, ['version'])}`,
+    };
+  else if (kubectl)
+    tools.kustomize = {
+      command: kubectl,
+      args: ['kustomize'],
+      version: `kubectl ${versionOf(kubectl, ['version', '--client'])}`,
+    };
   const helm = paths.helm === null ? undefined : (paths.helm ?? findExecutable('helm', path));
   if (helm) tools.helm = { command: helm, version: `helm ${versionOf(helm, ['version', '--short'])}` };
   cache.set(key, tools);

@@ -32,7 +32,8 @@ const HINT = 'Send the body of an Azure Container Registry webhook (action push)
 export function normalizeAcr(payload: unknown, ctx: NormalizeContext): SourceResult<'acr'> {
   const head = Head.safeParse(payload);
   if (!head.success) return { kind: 'invalid', message: describeIssues('acr', payload, head.error, HINT) };
-  if (head.data.action !== 'push') return single(ignore(OTHER_ACTIONS[head.data.action] ?? 'not-a-push', `action "${head.data.action}"`));
+  if (head.data.action !== 'push')
+    return single(ignore(OTHER_ACTIONS[head.data.action] ?? 'not-a-push', `action "${head.data.action}"`));
   const parsed = PushPayload.safeParse(payload);
   if (!parsed.success) return { kind: 'invalid', message: describeIssues('acr', payload, parsed.error, HINT) };
   const { target, request } = parsed.data;

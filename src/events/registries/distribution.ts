@@ -33,9 +33,16 @@ const MANIFEST_MEDIA_TYPES = new Set([
  * What the registry sends its notifications as: `events.v1+json` (registry 2.x), `events.v2+json`
  * (3.x), and `application/json` (forks and hand-written tests).
  */
-const DISTRIBUTION_CONTENT_TYPES = ['application/vnd.docker.distribution.events.v1+json', 'application/vnd.docker.distribution.events.v2+json', 'application/json'] as const;
+const DISTRIBUTION_CONTENT_TYPES = [
+  'application/vnd.docker.distribution.events.v1+json',
+  'application/vnd.docker.distribution.events.v2+json',
+  'application/json',
+] as const;
 
-const INDEX_MEDIA_TYPES = new Set(['application/vnd.docker.distribution.manifest.list.v2+json', 'application/vnd.oci.image.index.v1+json']);
+const INDEX_MEDIA_TYPES = new Set([
+  'application/vnd.docker.distribution.manifest.list.v2+json',
+  'application/vnd.oci.image.index.v1+json',
+]);
 
 const Descriptor = z.object({ digest: z.string().nullish() });
 const Event = z.object({
@@ -61,13 +68,23 @@ function isManifest(target: Event['target']): boolean {
   return typeof target.url === 'string' && target.url.includes('/manifests/');
 }
 
-function outcomeOf(event: Event, i: number, children: ReadonlySet<string>, ctx: NormalizeContext): Outcome<'distribution'> {
+function outcomeOf(
+  event: Event,
+  i: number,
+  children: ReadonlySet<string>,
+  ctx: NormalizeContext,
+): Outcome<'distribution'> {
   const { action, target } = event;
   if (action === 'pull') return ignore('pull', `pull of ${target.repository ?? 'a repository'}`);
   if (action === 'delete') return ignore('delete', `delete in ${target.repository ?? 'a repository'}`);
   if (action !== 'push') return ignore('not-a-push', `action "${action}"`);
-  if (!isManifest(target)) return ignore('blob', `blob${target.digest ? ` ${target.digest}` : ''} (${target.mediaType ?? 'no media type'})`);
-  if ((target.tag === undefined || target.tag === null || target.tag === '') && target.digest && children.has(target.digest)) {
+  if (!isManifest(target))
+    return ignore('blob', `blob${target.digest ? ` ${target.digest}` : ''} (${target.mediaType ?? 'no media type'})`);
+  if (
+    (target.tag === undefined || target.tag === null || target.tag === '') &&
+    target.digest &&
+    children.has(target.digest)
+  ) {
     return ignore('platform-child', `manifest ${target.digest} is a platform of an index pushed in the same envelope`);
   }
   const repository = target.repository;
@@ -81,7 +98,11 @@ function outcomeOf(event: Event, i: number, children: ReadonlySet<string>, ctx: 
       path: repository ?? '',
       tag: target.tag,
       digest: target.digest,
-      fields: { registry: `events[${i}].request.host`, path: `events[${i}].target.repository`, digest: `events[${i}].target.digest` },
+      fields: {
+        registry: `events[${i}].request.host`,
+        path: `events[${i}].target.repository`,
+        digest: `events[${i}].target.digest`,
+      },
     },
     ctx,
   );

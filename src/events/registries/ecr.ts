@@ -23,7 +23,8 @@ const ImageAction = z.object({
   }),
 });
 
-const HINT = 'Send the whole EventBridge event (detail-type "ECR Image Action", source aws.ecr) unchanged, without an input transformer.';
+const HINT =
+  'Send the whole EventBridge event (detail-type "ECR Image Action", source aws.ecr) unchanged, without an input transformer.';
 
 /** ECR's registry host for an account and region; China regions live under amazonaws.com.cn. */
 function ecrHost(account: string, region: string): string {
@@ -34,7 +35,8 @@ function ecrHost(account: string, region: string): string {
 export function normalizeEcr(payload: unknown, ctx: NormalizeContext): SourceResult<'ecr'> {
   const head = Head.safeParse(payload);
   if (!head.success) return { kind: 'invalid', message: describeIssues('ecr', payload, head.error, HINT) };
-  if (head.data['detail-type'] !== 'ECR Image Action') return single(ignore('not-a-push', `detail-type "${head.data['detail-type']}"`));
+  if (head.data['detail-type'] !== 'ECR Image Action')
+    return single(ignore('not-a-push', `detail-type "${head.data['detail-type']}"`));
   const parsed = ImageAction.safeParse(payload);
   if (!parsed.success) return { kind: 'invalid', message: describeIssues('ecr', payload, parsed.error, HINT) };
   const { account, region, detail } = parsed.data;
@@ -63,5 +65,10 @@ export const ecr = {
   auth: 'bearer',
   contentTypes: JSON_CONTENT_TYPES,
   normalize: normalizeEcr,
-  docs: { name: 'Amazon ECR', section: 'Amazon ECR (through EventBridge)', route: '`POST /registry/ecr` (EventBridge API destination)', digest: true },
+  docs: {
+    name: 'Amazon ECR',
+    section: 'Amazon ECR (through EventBridge)',
+    route: '`POST /registry/ecr` (EventBridge API destination)',
+    digest: true,
+  },
 } as const satisfies RegistryDescriptor;

@@ -23,7 +23,8 @@ const Message = z.object({
   tag: z.string().nullish(),
 });
 
-const HINT = 'Send the Pub/Sub push request for the Artifact Registry `gcr` topic unchanged (or its unwrapped message data).';
+const HINT =
+  'Send the Pub/Sub push request for the Artifact Registry `gcr` topic unchanged (or its unwrapped message data).';
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** `name` and the part after `@` or the last `:` of a full reference. */
@@ -57,25 +58,41 @@ export function normalizeGar(payload: unknown, ctx: NormalizeContext): SourceRes
   }
   const parsed = Message.safeParse(message);
   if (!parsed.success) {
-    return { kind: 'invalid', message: describeIssues('gar', message, parsed.error, HINT).replace(/^gar: /, `gar: ${prefix}`) };
+    return {
+      kind: 'invalid',
+      message: describeIssues('gar', message, parsed.error, HINT).replace(/^gar: /, `gar: ${prefix}`),
+    };
   }
   const { action, digest, tag } = parsed.data;
   if (action === 'DELETE') return single(ignore('delete', `action "${action}" for ${tag ?? digest ?? 'an image'}`));
   if (action !== 'INSERT') return single(ignore('not-a-push', `action "${action}"`));
-  if (tag === undefined || tag === null || tag === '') return single(ignore('untagged', `INSERT of ${digest ?? 'an image'} without a tag`));
+  if (tag === undefined || tag === null || tag === '')
+    return single(ignore('untagged', `INSERT of ${digest ?? 'an image'} without a tag`));
   let pinned: { name: string; rest: string } | undefined;
   if (digest !== undefined && digest !== null && digest !== '') {
     pinned = splitRef(digest, '@');
-    if (!pinned) return single(invalid(`gar: ${prefix}digest "${digest}" is not a full image reference; expected host/project/repository/image@sha256:<hex>`));
+    if (!pinned)
+      return single(
+        invalid(
+          `gar: ${prefix}digest "${digest}" is not a full image reference; expected host/project/repository/image@sha256:<hex>`,
+        ),
+      );
   }
   // The documented tag is a full reference; tolerate a bare tag when the digest names the image.
   const bare = !tag.includes('/') && !tag.includes(':');
   const tagged = bare && pinned ? { name: pinned.name, rest: tag } : splitRef(tag, ':');
-  if (!tagged) return single(invalid(`gar: ${prefix}tag "${tag}" is not a full image reference; expected host/project/repository/image:tag`));
+  if (!tagged)
+    return single(
+      invalid(`gar: ${prefix}tag "${tag}" is not a full image reference; expected host/project/repository/image:tag`),
+    );
   let digestValue: string | undefined;
   if (pinned) {
     if (pinned.name !== tagged.name) {
-      return single(invalid(`gar: ${prefix}digest names "${pinned.name}" but ${prefix}tag names "${tagged.name}"; both must name the same image`));
+      return single(
+        invalid(
+          `gar: ${prefix}digest names "${pinned.name}" but ${prefix}tag names "${tagged.name}"; both must name the same image`,
+        ),
+      );
     }
     digestValue = pinned.rest;
   }
@@ -101,5 +118,10 @@ export const gar = {
   auth: 'google-oidc',
   contentTypes: JSON_CONTENT_TYPES,
   normalize: normalizeGar,
-  docs: { name: 'Google Artifact Registry', section: 'Google Artifact Registry (Pub/Sub push)', route: '`POST /registry/gar` (Pub/Sub push)', digest: true },
+  docs: {
+    name: 'Google Artifact Registry',
+    section: 'Google Artifact Registry (Pub/Sub push)',
+    route: '`POST /registry/gar` (Pub/Sub push)',
+    digest: true,
+  },
 } as const satisfies RegistryDescriptor;

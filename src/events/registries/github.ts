@@ -54,7 +54,10 @@ export function normalizeGithub(payload: unknown, ctx: NormalizeContext): Source
   if (!parsed.success) return { kind: 'invalid', message: describeIssues('github', payload, parsed.error, HINT) };
   const pkg = 'registry_package' in parsed.data ? parsed.data.registry_package : parsed.data.package;
   if (!isContainer(pkg)) {
-    const legacy = pkg.package_type.toLowerCase() === 'docker' ? ' (the retired docker.pkg.github.com registry; push to ghcr.io instead)' : '';
+    const legacy =
+      pkg.package_type.toLowerCase() === 'docker'
+        ? ' (the retired docker.pkg.github.com registry; push to ghcr.io instead)'
+        : '';
     return single(ignore('not-a-container', `${key}.package_type "${pkg.package_type}"${legacy}`));
   }
   const tag = pkg.package_version.container_metadata?.tag;

@@ -24,7 +24,16 @@ import { quay } from './quay.js';
  * 4. docs/registries.md: a section headed `docs.section`, then `npm run schema` for the table
  * A new way to authenticate is intake code (`RegistryAuth`), not a registry.
  */
-export const registries = [github, dockerhub, quay, harbor, acr, ecr, gar, distribution] as const satisfies readonly RegistryDescriptor[];
+export const registries = [
+  github,
+  dockerhub,
+  quay,
+  harbor,
+  acr,
+  ecr,
+  gar,
+  distribution,
+] as const satisfies readonly RegistryDescriptor[];
 
 /** A registry's source name: `POST /registry/<source>`. */
 export type RegistrySource = (typeof registries)[number]['source'];

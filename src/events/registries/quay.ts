@@ -15,7 +15,8 @@ const Payload = z.object({
   updated_tags: z.union([z.array(z.string()), z.record(z.string(), z.unknown())]),
 });
 
-const HINT = 'Send the body of a Quay "Push to Repository" webhook notification unchanged (it needs docker_url and updated_tags).';
+const HINT =
+  'Send the body of a Quay "Push to Repository" webhook notification unchanged (it needs docker_url and updated_tags).';
 
 /** Normalizes a Quay repository push notification body. */
 export function normalizeQuay(payload: unknown, ctx: NormalizeContext): SourceResult<'quay'> {
@@ -28,9 +29,19 @@ export function normalizeQuay(payload: unknown, ctx: NormalizeContext): SourceRe
   const { docker_url: dockerUrl, updated_tags: updated } = parsed.data;
   const tags = Array.isArray(updated) ? updated : Object.keys(updated);
   const host = hostOf(dockerUrl);
-  const path = host === undefined ? dockerUrl : dockerUrl.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').slice(host.length + 1);
+  const path =
+    host === undefined ? dockerUrl : dockerUrl.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').slice(host.length + 1);
   const outcomes = tags.map((tag) =>
-    imageOutcome({ source: 'quay', registry: host, path, tag, fields: { registry: 'docker_url', path: 'docker_url', digest: 'digest' } }, ctx),
+    imageOutcome(
+      {
+        source: 'quay',
+        registry: host,
+        path,
+        tag,
+        fields: { registry: 'docker_url', path: 'docker_url', digest: 'digest' },
+      },
+      ctx,
+    ),
   );
   return combine(outcomes, { reason: 'untagged', detail: 'updated_tags is empty' });
 }

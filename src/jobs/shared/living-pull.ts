@@ -22,7 +22,16 @@ import type { Octokit } from '../../adapters/github/client.js';
 import type { IndexStore, LivingRecord } from '../../adapters/index-store.js';
 import { ConfigError, ConflictError } from '../../observability/errors.js';
 import type { Logger } from '../../observability/logger.js';
-import { LEFT_ALONE_MARKER, livingBranchBase, livingBranches, parseMarker, renderLeftAloneNote, renderMarker, type ForeignReason, type PullMarker } from '../../planners/pull-marker.js';
+import {
+  LEFT_ALONE_MARKER,
+  livingBranchBase,
+  livingBranches,
+  parseMarker,
+  renderLeftAloneNote,
+  renderMarker,
+  type ForeignReason,
+  type PullMarker,
+} from '../../planners/pull-marker.js';
 
 /** The part of a plan the living-PR adapter applies. */
 export interface BranchPlan {
@@ -64,15 +73,28 @@ export interface LivingPullResult<P extends BranchPlan> {
  */
 export type LivingTrust = { ours: true } | { ours: false; reason: ForeignReason | null };
 
-async function judgePull(octokit: Octokit, store: IndexStore, id: RepoId, base: string, branch: string, pull: Pick<PullSummary, 'number' | 'headSha' | 'user'>, record: LivingRecord): Promise<LivingTrust> {
+async function judgePull(
+  octokit: Octokit,
+  store: IndexStore,
+  id: RepoId,
+  base: string,
+  branch: string,
+  pull: Pick<PullSummary, 'number' | 'headSha' | 'user'>,
+  record: LivingRecord,
+): Promise<LivingTrust> {
   if (record.noted.includes(pull.number)) return { ours: false, reason: null };
   const own = record.branches[branch];
   if (own?.pull === pull.number && own.head === pull.headSha) return { ours: true };
   const bot = await loadBotLogin(octokit);
-  if (pull.user?.type !== 'Bot' || pull.user.login !== bot) return { ours: false, reason: { kind: 'opened-by', login: pull.user?.login ?? '' } };
+  if (pull.user?.type !== 'Bot' || pull.user.login !== bot)
+    return { ours: false, reason: { kind: 'opened-by', login: pull.user?.login ?? '' } };
   const commits = await loadPullCommits(octokit, id, pull.number);
   // GitHub lists at most 250 commits of a pull request; one that long is not a living PR of ours.
-  const stranger = commits.find((commit) => !wroteIt(commit, bot)) ?? (commits.length === 0 || commits.length >= 250 || commits.at(-1)?.sha !== pull.headSha ? { sha: pull.headSha, author: null } : undefined);
+  const stranger =
+    commits.find((commit) => !wroteIt(commit, bot)) ??
+    (commits.length === 0 || commits.length >= 250 || commits.at(-1)?.sha !== pull.headSha
+      ? { sha: pull.headSha, author: null }
+      : undefined);
   if (stranger) return { ours: false, reason: { kind: 'commit', sha: stranger.sha, login: stranger.author } };
   await store.recordLiving(id, base, branch, { pull: pull.number, head: pull.headSha });
   return { ours: true };
@@ -88,10 +110,17 @@ function wroteIt(writer: CommitWriter, bot: string): boolean {
  */
 export async function isEscalatorPull(
   input: { octokit: Octokit; store: IndexStore; id: RepoId },
-  pull: { number: number; headRef: string; headSha: string; headRepo: string | null; user: { login: string; type: string } | null },
+  pull: {
+    number: number;
+    headRef: string;
+    headSha: string;
+    headRepo: string | null;
+    user: { login: string; type: string } | null;
+  },
 ): Promise<boolean> {
   const { id } = input;
-  if (pull.headRepo?.toLowerCase() !== `${id.owner}/${id.repo}`.toLowerCase() || !pull.headRef.startsWith('escalator/')) return false;
+  if (pull.headRepo?.toLowerCase() !== `${id.owner}/${id.repo}`.toLowerCase() || !pull.headRef.startsWith('escalator/'))
+    return false;
   const base = livingBranchBase(pull.headRef);
   if (!livingBranches(base).includes(pull.headRef)) return false;
   const record = await input.store.loadLiving(id, base);
@@ -136,27 +165,40 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
   }
 
   /** The first branch Escalator may write: absent, its own leftover, or holding its own open PR. */
-  async function chooseBranch(record: LivingRecord): Promise<{ name: string; head: BranchHead | null; open: PullSummary | null }> {
+  async function chooseBranch(
+    record: LivingRecord,
+  ): Promise<{ name: string; head: BranchHead | null; open: PullSummary | null }> {
     const candidates = livingBranches(branch);
     // The branch in use is looked at first: a foreign PR on the deterministic branch that was
     // merged and deleted must not make the next run open a second living PR there.
-    const order = record.at && record.at !== branch && candidates.includes(record.at) ? [record.at, ...candidates.filter((name) => name !== record.at)] : candidates;
+    const order =
+      record.at && record.at !== branch && candidates.includes(record.at)
+        ? [record.at, ...candidates.filter((name) => name !== record.at)]
+        : candidates;
     for (const name of order) {
       const head = await loadBranch(octokit, id, name);
       if (!head) return { name, head: null, open: null };
       const open = await findOpenPull(octokit, id, name);
       if (!open) {
         // A leftover branch is reset only when Escalator wrote its head: someone's pushed work stays.
-        if (record.branches[name]?.head === head.sha || (head.writer && wroteIt(head.writer, await loadBotLogin(octokit)))) return { name, head, open: null };
+        if (
+          record.branches[name]?.head === head.sha ||
+          (head.writer && wroteIt(head.writer, await loadBotLogin(octokit)))
+        )
+          return { name, head, open: null };
         log.info({ branch: name }, 'Branch written by someone else, without a pull request; trying the next one');
         continue;
       }
       // GitHub moves a pull request's head a moment after the push: until both agree, the branch
       // may hold a commit the judged head does not (built on, it would be a stranger's). Plan again.
-      if (open.headSha !== head.sha) throw new ConflictError(`pull request #${open.number} does not point at the head of ${name} yet`);
+      if (open.headSha !== head.sha)
+        throw new ConflictError(`pull request #${open.number} does not point at the head of ${name} yet`);
       const trust = await judgePull(octokit, store, id, branch, name, open, record);
       if (trust.ours) return { name, head, open };
-      log.warn({ branch: name, pr: open.number, reason: trust.reason?.kind ?? 'noted' }, 'Living pull request not written by Escalator; left alone');
+      log.warn(
+        { branch: name, pr: open.number, reason: trust.reason?.kind ?? 'noted' },
+        'Living pull request not written by Escalator; left alone',
+      );
       if (trust.reason && !input.dryRun) await noteOnce(open.number, trust.reason);
     }
     throw new ConfigError(
@@ -166,7 +208,8 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
 
   /** Say once on a pull request that Escalator leaves it alone (Redis remembers; the comment itself after Redis loss). */
   async function noteOnce(number: number, reason: ForeignReason): Promise<void> {
-    if (!(await hasComment(octokit, id, number, LEFT_ALONE_MARKER, await loadBotLogin(octokit)))) await createComment(octokit, id, number, renderLeftAloneNote(reason, branch));
+    if (!(await hasComment(octokit, id, number, LEFT_ALONE_MARKER, await loadBotLogin(octokit))))
+      await createComment(octokit, id, number, renderLeftAloneNote(reason, branch));
     await store.recordNoted(id, branch, number);
   }
 
@@ -177,10 +220,15 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
     // (its update below finds it merged, and the run plans again) or already in the default branch.
     // Read before it, a merge in between would be planned again on top of the old default branch.
     const defaultHead = await loadBranch(octokit, id, input.defaultBranch);
-    if (!defaultHead) throw new ConfigError(`the default branch ${input.defaultBranch} of ${id.owner}/${id.repo} is gone`);
+    if (!defaultHead)
+      throw new ConfigError(`the default branch ${input.defaultBranch} of ${id.owner}/${id.repo} is gone`);
     const base = open && branchHead ? branchHead : defaultHead;
     const own = record.branches[name];
-    const marker = open ? (own?.pull === open.number && own.marker !== undefined ? parseMarker(own.marker) : parseMarker(open.body)) : null;
+    const marker = open
+      ? own?.pull === open.number && own.marker !== undefined
+        ? parseMarker(own.marker)
+        : parseMarker(open.body)
+      : null;
     const plan = await input.plan(base, open, defaultHead, marker);
     const written = parseMarker(plan.body);
     const markerText = written ? renderMarker(written) : '';
@@ -190,7 +238,13 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
         await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body });
         await store.recordLiving(id, branch, name, { marker: markerText });
       }
-      return { plan, pull: open ? { ...open, title: plan.title, body: plan.body } : null, base, created: false, branch: name };
+      return {
+        plan,
+        pull: open ? { ...open, title: plan.title, body: plan.body } : null,
+        base,
+        created: false,
+        branch: name,
+      };
     }
     const commit = await createCommit(octokit, id, base, plan.updates, plan.commitMessage);
     // Recorded before the ref moves: a crash in between leaves a recorded commit that is not the
@@ -203,15 +257,28 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
     if (open) {
       // A person may merge or close the PR while this run writes it: the PATCH answers its state,
       // or, when the text is unchanged, one read does. Either way a lost race is planned again.
-      if (!(await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body }))) await ensurePullOpen(octokit, id, open.number);
+      if (!(await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body })))
+        await ensurePullOpen(octokit, id, open.number);
       await store.recordLiving(id, branch, name, { marker: markerText });
       pull = { ...open, title: plan.title, body: plan.body };
     } else {
-      pull = await createPull(octokit, id, { head: name, base: input.defaultBranch, title: plan.title, body: plan.body });
+      pull = await createPull(octokit, id, {
+        head: name,
+        base: input.defaultBranch,
+        title: plan.title,
+        body: plan.body,
+      });
       await store.recordLiving(id, branch, name, { head: commit, pull: pull.number, marker: markerText });
     }
     await ensureLabels(octokit, id, pull.number, pull.labels, input.labels);
     log.info({ branch: name, pr: pull.number, commit, files: plan.updates.length }, 'Living pull request updated');
-    return { plan, pull: { ...pull, headSha: commit, labels: [...new Set([...pull.labels, ...input.labels])] }, commit, base, created: !open, branch: name };
+    return {
+      plan,
+      pull: { ...pull, headSha: commit, labels: [...new Set([...pull.labels, ...input.labels])] },
+      commit,
+      base,
+      created: !open,
+      branch: name,
+    };
   }
 }

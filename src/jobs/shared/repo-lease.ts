@@ -6,13 +6,22 @@ import { enqueueIndex } from '../../queue/enqueue.js';
 
 /** Run `work` holding the repository's write lease: one writer per repository across all workers. */
 export function withRepoLease<T>(deps: JobDeps, key: RepoKey, work: () => Promise<T>): Promise<T> {
-  return withLease(deps.redis, `${deps.store.prefix}:lease:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}`, work, { ttlMs: deps.leaseMs, waitMs: deps.leaseMs * 2 });
+  return withLease(
+    deps.redis,
+    `${deps.store.prefix}:lease:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}`,
+    work,
+    { ttlMs: deps.leaseMs, waitMs: deps.leaseMs * 2 },
+  );
 }
 
 /** The repository's index, or — when Redis lost it — a request to rebuild it and a retry of `what`. */
 export async function loadIndexOrRequest(deps: JobDeps, key: RepoKey, what: string): Promise<RepoIndex> {
   const index = await deps.store.loadRepo(key.owner, key.repo);
   if (index) return index;
-  await enqueueIndex(deps.producer, { installationId: key.installationId, owner: key.owner, repo: key.repo, reason: 'missing' }, 'missing');
+  await enqueueIndex(
+    deps.producer,
+    { installationId: key.installationId, owner: key.owner, repo: key.repo, reason: 'missing' },
+    'missing',
+  );
   throw new IndexMissingError(`${key.owner}/${key.repo} is being indexed; the ${what} retries after it`);
 }

@@ -25,7 +25,13 @@ export interface ChartReads {
 }
 
 /** The meta-schemas helm's JSON Schema library knows without loading anything. */
-const KNOWN_SCHEMAS = new Set(['http://json-schema.org/draft-04/schema', 'http://json-schema.org/draft-06/schema', 'http://json-schema.org/draft-07/schema', 'https://json-schema.org/draft/2019-09/schema', 'https://json-schema.org/draft/2020-12/schema']);
+const KNOWN_SCHEMAS = new Set([
+  'http://json-schema.org/draft-04/schema',
+  'http://json-schema.org/draft-06/schema',
+  'http://json-schema.org/draft-07/schema',
+  'https://json-schema.org/draft/2019-09/schema',
+  'https://json-schema.org/draft/2020-12/schema',
+]);
 const REFERENCE_KEYS = ['$ref', '$dynamicRef', '$recursiveRef'];
 
 /** The references of a values schema that make helm load something: `$ref` to another document, an unknown `$schema`. */
@@ -38,9 +44,16 @@ export function schemaLoads(schema: unknown): Array<{ key: string; value: string
       return;
     }
     for (const [key, value] of Object.entries(node)) {
-      if (REFERENCE_KEYS.includes(key) && typeof value === 'string' && !value.startsWith('#')) loads.push({ key, value });
-      else if (key === '$schema' && typeof value === 'string' && !KNOWN_SCHEMAS.has(value.replace(/#$/, ''))) loads.push({ key, value });
-      else if ((REFERENCE_KEYS.includes(key) || key === '$schema') && typeof value !== 'string' && typeof value !== 'object') loads.push({ key, value: String(value) });
+      if (REFERENCE_KEYS.includes(key) && typeof value === 'string' && !value.startsWith('#'))
+        loads.push({ key, value });
+      else if (key === '$schema' && typeof value === 'string' && !KNOWN_SCHEMAS.has(value.replace(/#$/, '')))
+        loads.push({ key, value });
+      else if (
+        (REFERENCE_KEYS.includes(key) || key === '$schema') &&
+        typeof value !== 'string' &&
+        typeof value !== 'object'
+      )
+        loads.push({ key, value: String(value) });
       visit(value, depth + 1);
     }
   };
@@ -98,9 +111,12 @@ export function checkChartYaml(path: string, text: string, files: ReadonlySet<st
       if (repository === undefined || repository.trim() === '') continue;
       const key = Object.keys(record).find((candidate) => foldKey(candidate) === 'repository') ?? 'repository';
       if (/^file:\/\//i.test(repository)) {
-        if (resolvePath(chartDir, repository.slice('file://'.length)) === undefined) into.outside.push(`${path} ${field}.${key} reads ${shown(repository)}`);
+        if (resolvePath(chartDir, repository.slice('file://'.length)) === undefined)
+          into.outside.push(`${path} ${field}.${key} reads ${shown(repository)}`);
       } else if (!name || !vendored(name)) {
-        into.remote.push(`${path} ${field}.${key}: ${shown(repository)} (${name ? shown(name) : 'a dependency without a name'} is not vendored under ${chartDir === '' ? '' : `${chartDir}/`}charts/)`);
+        into.remote.push(
+          `${path} ${field}.${key}: ${shown(repository)} (${name ? shown(name) : 'a dependency without a name'} is not vendored under ${chartDir === '' ? '' : `${chartDir}/`}charts/)`,
+        );
       }
     }
   }
@@ -115,7 +131,12 @@ export interface ChartTree {
 }
 
 /** Check a chart directory and every subchart below it, following linked folders. */
-export function checkChart(chartDir: string, tree: ChartTree, into: ChartReads, visited: Set<string> = new Set()): void {
+export function checkChart(
+  chartDir: string,
+  tree: ChartTree,
+  into: ChartReads,
+  visited: Set<string> = new Set(),
+): void {
   if (visited.has(chartDir) || visited.size > 100) return;
   visited.add(chartDir);
   const fileSet = new Set(tree.files);

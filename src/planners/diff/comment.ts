@@ -50,7 +50,9 @@ function plural(count: number, one: string, many = `${one}s`): string {
 
 /** Text for inside raw HTML (`<summary>`), where markdown is not parsed: entities only. */
 function htmlCode(text: string): string {
-  const escaped = clip(text).replace(/[&<>"'`@\\|*_[\]#~!]/g, (ch) => `&#${ch.charCodeAt(0)};`).replace(/\r?\n/g, ' ');
+  const escaped = clip(text)
+    .replace(/[&<>"'`@\\|*_[\]#~!]/g, (ch) => `&#${ch.charCodeAt(0)};`)
+    .replace(/\r?\n/g, ' ');
   return `<code>${escaped}</code>`;
 }
 
@@ -84,14 +86,18 @@ const REASONS: Record<string, string> = {
 
 function changeWords(object: ObjectChange): string {
   const words: string[] = [object.change];
-  if (object.change === 'renamed' && object.from) words[0] = `renamed from ${code(clip(objectName({ ...object, namespace: object.from.namespace, name: object.from.name })))} (${REASONS[object.renameReason ?? ''] ?? 'rename'})`;
-  if (object.from && object.from.apiVersion !== object.apiVersion) words.push(`apiVersion ${code(object.from.apiVersion)} → ${code(object.apiVersion)}`);
+  if (object.change === 'renamed' && object.from)
+    words[0] = `renamed from ${code(clip(objectName({ ...object, namespace: object.from.namespace, name: object.from.name })))} (${REASONS[object.renameReason ?? ''] ?? 'rename'})`;
+  if (object.from && object.from.apiVersion !== object.apiVersion)
+    words.push(`apiVersion ${code(object.from.apiVersion)} → ${code(object.apiVersion)}`);
   if (object.rollout) words.push('rolls out');
   return words.join(' · ');
 }
 
 function countsText(counts: { added: number; changed: number; removed: number; renamed: number }): string {
-  const parts = (['added', 'changed', 'removed', 'renamed'] as const).filter((key) => counts[key] > 0).map((key) => `${counts[key]} ${key}`);
+  const parts = (['added', 'changed', 'removed', 'renamed'] as const)
+    .filter((key) => counts[key] > 0)
+    .map((key) => `${counts[key]} ${key}`);
   return parts.length > 0 ? parts.join(', ') : 'no change';
 }
 
@@ -129,8 +135,11 @@ function failingWords(report: DiffReport): string[] {
 
 function summaryLine(report: DiffReport): string {
   const s = report.summary;
-  const parts = [`**${plural(s.targetsChecked, 'target')} checked**: ${s.targetsChanged} changed, ${s.targetsUnchanged} unchanged`];
-  for (const key of ['added', 'changed', 'removed', 'renamed'] as const) if (s[key] > 0) parts.push(`${plural(s[key], 'object')} ${key}`);
+  const parts = [
+    `**${plural(s.targetsChecked, 'target')} checked**: ${s.targetsChanged} changed, ${s.targetsUnchanged} unchanged`,
+  ];
+  for (const key of ['added', 'changed', 'removed', 'renamed'] as const)
+    if (s[key] > 0) parts.push(`${plural(s[key], 'object')} ${key}`);
   if (s.secretsChanged > 0) parts.push(plural(s.secretsChanged, 'Secret') + ' changed');
   const failing = failingWords(report);
   if (failing.length > 0) parts.push(...failing.map((words) => `**${words}**`));
@@ -160,9 +169,16 @@ function alertsBlock(alerts: Alert[]): string {
 function resultCell(target: TargetDiff): string {
   if (target.status === 'failed') {
     const side = target.failure?.side;
-    return side === 'base' ? 'fails at base' : side === 'diff' ? '**not diffed**' : target.failure?.breaks ? '**breaks at head**' : '**fails at base and head**';
+    return side === 'base'
+      ? 'fails at base'
+      : side === 'diff'
+        ? '**not diffed**'
+        : target.failure?.breaks
+          ? '**breaks at head**'
+          : '**fails at base and head**';
   }
-  const presence = target.presence === 'added' ? 'new target' : target.presence === 'removed' ? 'target removed' : target.status;
+  const presence =
+    target.presence === 'added' ? 'new target' : target.presence === 'removed' ? 'target removed' : target.status;
   return target.alerts.some((alert) => alert.kind === 'tool-missing') ? `${presence} (values only)` : presence;
 }
 
@@ -171,8 +187,13 @@ function targetsTable(report: DiffReport): string {
     const n = (value: number): string => (target.status === 'failed' ? '' : String(value));
     return `| ${cell(code(clip(target.id)))} | ${target.kind} | ${resultCell(target)} | ${n(target.counts.added)} | ${n(target.counts.changed)} | ${n(target.counts.removed)} | ${n(target.counts.renamed)} |`;
   });
-  if (report.targets.length > MAX_TABLE_TARGETS) rows.push(`| …and ${report.targets.length - MAX_TABLE_TARGETS} more targets | | | | | | |`);
-  return ['| Target | Kind | Result | Added | Changed | Removed | Renamed |', '| --- | --- | --- | ---: | ---: | ---: | ---: |', ...rows].join('\n');
+  if (report.targets.length > MAX_TABLE_TARGETS)
+    rows.push(`| …and ${report.targets.length - MAX_TABLE_TARGETS} more targets | | | | | | |`);
+  return [
+    '| Target | Kind | Result | Added | Changed | Removed | Renamed |',
+    '| --- | --- | --- | ---: | ---: | ---: | ---: |',
+    ...rows,
+  ].join('\n');
 }
 
 /** `ghcr.io/a/b:1.2@sha256:…` → name and version. */
@@ -204,8 +225,9 @@ function imagesTable(images: ImageChange[]): string {
     const from = change.from ? splitImage(change.from) : undefined;
     const to = change.to ? splitImage(change.to) : undefined;
     const sameName = from && to && from.name === to.name;
-    const image = sameName ? from.name : (to ?? from)?.name ?? '';
-    const fromText = change.from === undefined ? '—' : code(shortDigest(clip(sameName ? (from?.version ?? '') : change.from)));
+    const image = sameName ? from.name : ((to ?? from)?.name ?? '');
+    const fromText =
+      change.from === undefined ? '—' : code(shortDigest(clip(sameName ? (from?.version ?? '') : change.from)));
     const toText = change.to === undefined ? '—' : code(shortDigest(clip(sameName ? (to?.version ?? '') : change.to)));
     const key = `${image}\u0000${fromText}\u0000${toText}`;
     const where = `${code(clip(change.target))}: ${objectLabel(change.object)}${change.container.startsWith('init:') ? ` (init container ${code(change.container.slice(5))})` : ''}`;
@@ -234,18 +256,27 @@ function footer(report: DiffReport, context: CommentContext): string {
 
 function objectBlock(object: ObjectChange, level: 'full' | 'hunks'): string {
   const lines = [`**${objectLabel(object)}** · ${changeWords(object)}`];
-  if (object.secretKeys && object.secretKeys.length > 0) lines.push('', `Secret keys: ${object.secretKeys.map(secretKeyText).join(', ')}`);
+  if (object.secretKeys && object.secretKeys.length > 0)
+    lines.push('', `Secret keys: ${object.secretKeys.map(secretKeyText).join(', ')}`);
   if (object.tooLarge) {
     const { removed, added } = object.tooLarge;
-    lines.push('', `_${plural(removed, 'line')} removed and ${plural(added, 'line')} added: too large to show line by line. Run ${code('escalator diff')} locally to see it._`);
+    lines.push(
+      '',
+      `_${plural(removed, 'line')} removed and ${plural(added, 'line')} added: too large to show line by line. Run ${code('escalator diff')} locally to see it._`,
+    );
   } else if (object.hunks.length > 0) {
     if (level === 'full') lines.push('', fenced('diff', object.hunks.join('\n')));
     else {
       const first = (object.hunks[0] ?? '').split('\n');
       const shown = first.slice(0, FIRST_HUNK_LINES);
-      const hiddenLines = first.length - shown.length + object.hunks.slice(1).reduce((sum, hunk) => sum + hunk.split('\n').length, 0);
+      const hiddenLines =
+        first.length - shown.length + object.hunks.slice(1).reduce((sum, hunk) => sum + hunk.split('\n').length, 0);
       lines.push('', fenced('diff', shown.join('\n')));
-      if (hiddenLines > 0) lines.push('', `_…${plural(object.hunks.length - 1, 'more hunk')}, ${plural(hiddenLines, 'line')} not shown to fit the comment size._`);
+      if (hiddenLines > 0)
+        lines.push(
+          '',
+          `_…${plural(object.hunks.length - 1, 'more hunk')}, ${plural(hiddenLines, 'line')} not shown to fit the comment size._`,
+        );
     }
   }
   return lines.join('\n');
@@ -253,7 +284,8 @@ function objectBlock(object: ObjectChange, level: 'full' | 'hunks'): string {
 
 function sectionSummary(target: TargetDiff): string {
   const what = target.status === 'failed' ? failureWords(target) : countsText(target.counts);
-  const presence = target.presence === 'added' ? ' (new target)' : target.presence === 'removed' ? ' (target removed)' : '';
+  const presence =
+    target.presence === 'added' ? ' (new target)' : target.presence === 'removed' ? ' (target removed)' : '';
   return `${htmlCode(target.id)}${presence}: ${what}`;
 }
 
@@ -266,11 +298,20 @@ function renderSection(target: TargetDiff, level: SectionLevel): string {
   for (const note of target.notes) body.push(`_${escapeText(clip(note, 500))}_`);
   if (target.failure) body.push(fenced('text', clip(target.failure.message, level === 'full' ? 2000 : 500)));
   if (level === 'objects') {
-    const listed = target.objects.slice(0, MAX_LISTED_OBJECTS).map((object) => `- ${objectLabel(object)} · ${changeWords(object)}`);
-    if (target.objects.length > MAX_LISTED_OBJECTS) listed.push(`- …and ${target.objects.length - MAX_LISTED_OBJECTS} more`);
+    const listed = target.objects
+      .slice(0, MAX_LISTED_OBJECTS)
+      .map((object) => `- ${objectLabel(object)} · ${changeWords(object)}`);
+    if (target.objects.length > MAX_LISTED_OBJECTS)
+      listed.push(`- …and ${target.objects.length - MAX_LISTED_OBJECTS} more`);
     if (listed.length > 0) body.push(`_Diffs omitted to fit the comment size; objects only._\n\n${listed.join('\n')}`);
   } else for (const object of target.objects) body.push(objectBlock(object, level));
-  return ['<details>', `<summary>${sectionSummary(target)}</summary>`, '', ...body.flatMap((block) => [block, '']), '</details>'].join('\n');
+  return [
+    '<details>',
+    `<summary>${sectionSummary(target)}</summary>`,
+    '',
+    ...body.flatMap((block) => [block, '']),
+    '</details>',
+  ].join('\n');
 }
 
 /** Which level each section of the comment is shown at, and how many sections had to be left out. */
@@ -335,8 +376,15 @@ export function planCommentLayout(report: DiffReport, context: CommentContext): 
 
 function noChangesComment(report: DiffReport, context: CommentContext): string {
   const s = report.summary;
-  const checked = s.targetsChecked > 0 ? ` ${plural(s.targetsChecked, 'target')} checked, all unchanged.` : ' No target reads the changed files.';
-  const parts = [DIFF_COMMENT_MARKER, '### Rendered manifest diff', `No rendered changes as of ${code(short(context.headSha))}.${checked}`];
+  const checked =
+    s.targetsChecked > 0
+      ? ` ${plural(s.targetsChecked, 'target')} checked, all unchanged.`
+      : ' No target reads the changed files.';
+  const parts = [
+    DIFF_COMMENT_MARKER,
+    '### Rendered manifest diff',
+    `No rendered changes as of ${code(short(context.headSha))}.${checked}`,
+  ];
   if (report.notes.length > 0) parts.push(notesBlock(report));
   parts.push(footer(report, context));
   return parts.join('\n\n') + '\n';
@@ -356,26 +404,42 @@ export function renderComment(report: DiffReport, context: CommentContext): stri
     const level = layout.levels.get(target.id);
     if (level) sections.push(renderSection(target, level));
   }
-  if (layout.omitted > 0) sections.push(`_…and ${plural(layout.omitted, 'more changed target')} not shown to fit the comment size; run ${code('escalator diff --format json')} for everything._`);
+  if (layout.omitted > 0)
+    sections.push(
+      `_…and ${plural(layout.omitted, 'more changed target')} not shown to fit the comment size; run ${code('escalator diff --format json')} for everything._`,
+    );
   const body = joinBody(head, sections, tail);
   // The fixed parts are capped (rows, alerts), so this holds; checked rather than assumed.
-  return body.length < GITHUB_BODY_LIMIT ? body : `${body.slice(0, GITHUB_BODY_LIMIT - 200)}\n\n_Comment cut to fit GitHub's size limit._\n`;
+  return body.length < GITHUB_BODY_LIMIT
+    ? body
+    : `${body.slice(0, GITHUB_BODY_LIMIT - 200)}\n\n_Comment cut to fit GitHub's size limit._\n`;
 }
 
 /** The check run for the same report: failure when a target fails to render at head. */
-export function renderCheckSummary(report: DiffReport): { conclusion: 'success' | 'failure'; title: string; summary: string } {
+export function renderCheckSummary(report: DiffReport): {
+  conclusion: 'success' | 'failure';
+  title: string;
+  summary: string;
+} {
   const s = report.summary;
   const conclusion = s.failures > 0 ? 'failure' : 'success';
-  const titleParts = s.targetsChecked === 0 ? ['No target reads the changed files'] : [`${s.targetsChanged} of ${plural(s.targetsChecked, 'target')} changed`];
+  const titleParts =
+    s.targetsChecked === 0
+      ? ['No target reads the changed files']
+      : [`${s.targetsChanged} of ${plural(s.targetsChecked, 'target')} changed`];
   titleParts.push(...failingWords(report));
   const parts = [summaryLine(report)];
   if (report.alerts.length > 0) parts.push(alertsBlock(report.alerts));
   if (report.targets.length > 0) parts.push(targetsTable(report));
   if (report.images.length > 0) parts.push(imagesTable(report.images));
   const failing = report.targets.filter((target) => target.failure);
-  for (const target of failing.slice(0, 10)) parts.push(`${code(clip(target.id))}: ${failureWords(target)}\n\n${fenced('text', clip(target.failure?.message ?? '', 1500))}`);
+  for (const target of failing.slice(0, 10))
+    parts.push(
+      `${code(clip(target.id))}: ${failureWords(target)}\n\n${fenced('text', clip(target.failure?.message ?? '', 1500))}`,
+    );
   if (failing.length > 10) parts.push(`…and ${plural(failing.length - 10, 'more failing target')}.`);
   let summary = parts.join('\n\n') + '\n';
-  if (summary.length >= GITHUB_BODY_LIMIT) summary = `${summary.slice(0, GITHUB_BODY_LIMIT - 200)}\n\n_Summary cut to fit GitHub's size limit._\n`;
+  if (summary.length >= GITHUB_BODY_LIMIT)
+    summary = `${summary.slice(0, GITHUB_BODY_LIMIT - 200)}\n\n_Summary cut to fit GitHub's size limit._\n`;
   return { conclusion, title: titleParts.join(' · '), summary };
 }

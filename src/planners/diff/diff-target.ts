@@ -5,7 +5,17 @@ import { pairObjects } from './pairing.js';
 import { changeAlerts, removalAlerts } from './risk.js';
 import { renderPlain } from './plain.js';
 import { scrubText, secretStringsFromObjects, secretStringsFromSources } from './scrub.js';
-import type { Alert, ImageChange, ObjectChange, RenderFailure, RenderOutcome, Target, TargetCounts, TargetDiff, TargetNode } from './types.js';
+import type {
+  Alert,
+  ImageChange,
+  ObjectChange,
+  RenderFailure,
+  RenderOutcome,
+  Target,
+  TargetCounts,
+  TargetDiff,
+  TargetNode,
+} from './types.js';
 import { compareSecretKeys, diffValuesFiles } from './values.js';
 import { imageChanges, rollsOut } from './workloads.js';
 
@@ -24,7 +34,11 @@ interface Normalized extends ManifestObject {
   normalized: NormalizedObject;
 }
 
-type SideResult = { state: 'absent' } | { state: 'ok'; objects: Normalized[]; notes: string[] } | { state: 'failed'; message: string } | { state: 'values'; tool: string; message: string; values: Array<{ path: string; text: string }> };
+type SideResult =
+  | { state: 'absent' }
+  | { state: 'ok'; objects: Normalized[]; notes: string[] }
+  | { state: 'failed'; message: string }
+  | { state: 'values'; tool: string; message: string; values: Array<{ path: string; text: string }> };
 
 function clip(text: string, max: number): string {
   const trimmed = text.trim();
@@ -35,14 +49,19 @@ function side(outcome: RenderOutcome, maxLineLength: number): SideResult {
   if (outcome.status === 'absent') return { state: 'absent' };
   if (outcome.status === 'failed') return { state: 'failed', message: outcome.message };
   if (outcome.status === 'tool-missing') {
-    if (outcome.values) return { state: 'values', tool: outcome.tool, message: outcome.message, values: outcome.values };
+    if (outcome.values)
+      return { state: 'values', tool: outcome.tool, message: outcome.message, values: outcome.values };
     return { state: 'failed', message: outcome.message };
   }
   const parsed = parseManifests(outcome.yaml);
   if (!parsed.ok) return { state: 'failed', message: `the rendered output is not valid YAML: ${parsed.message}` };
   const notes = [...(outcome.notes ?? [])];
   if (parsed.duplicates.length > 0) notes.push(`rendered twice, first kept: ${parsed.duplicates.join(', ')}`);
-  return { state: 'ok', objects: parsed.objects.map((object) => ({ ...object, normalized: normalizeObject(object, { maxLineLength }) })), notes };
+  return {
+    state: 'ok',
+    objects: parsed.objects.map((object) => ({ ...object, normalized: normalizeObject(object, { maxLineLength }) })),
+    notes,
+  };
 }
 
 function emptyCounts(): TargetCounts {
@@ -74,7 +93,9 @@ export function stoppedDiff(target: Target, presence: TargetDiff['presence'], re
     objects: [],
     counts: emptyCounts(),
     images: [],
-    alerts: [{ level: 'caution', kind: 'render-failure', target: target.id, detail: `rendered, but not diffed: ${reason}` }],
+    alerts: [
+      { level: 'caution', kind: 'render-failure', target: target.id, detail: `rendered, but not diffed: ${reason}` },
+    ],
   };
 }
 
@@ -83,7 +104,12 @@ export function stoppedDiff(target: Target, presence: TargetDiff['presence'], re
  * scrubbed message); a failure only at head is "this PR breaks it". When the renderer's tool is
  * missing and values files were supplied, the diff is the structural diff of those files.
  */
-export function diffTarget(target: Target, baseOutcome: RenderOutcome, headOutcome: RenderOutcome, options: DiffTargetOptions = {}): TargetDiff {
+export function diffTarget(
+  target: Target,
+  baseOutcome: RenderOutcome,
+  headOutcome: RenderOutcome,
+  options: DiffTargetOptions = {},
+): TargetDiff {
   const maxLineLength = options.maxLineLength ?? 200;
   const maxMessage = options.maxMessageLength ?? 2000;
   const secrets = [...(options.secrets ?? [])];
@@ -91,7 +117,17 @@ export function diffTarget(target: Target, baseOutcome: RenderOutcome, headOutco
   const base = side(baseOutcome, maxLineLength);
   const head = side(headOutcome, maxLineLength);
   const presence = base.state === 'absent' ? 'added' : head.state === 'absent' ? 'removed' : 'both';
-  const result: TargetDiff = { id: target.id, kind: target.kind, status: 'unchanged', presence, notes: [], objects: [], counts: emptyCounts(), images: [], alerts: [] };
+  const result: TargetDiff = {
+    id: target.id,
+    kind: target.kind,
+    status: 'unchanged',
+    presence,
+    notes: [],
+    objects: [],
+    counts: emptyCounts(),
+    images: [],
+    alerts: [],
+  };
 
   if (base.state === 'failed' || head.state === 'failed') {
     const failure: RenderFailure =
@@ -103,7 +139,14 @@ export function diffTarget(target: Target, baseOutcome: RenderOutcome, headOutco
     result.status = 'failed';
     result.failure = failure;
     if (failure.side !== 'base') {
-      result.alerts.push({ level: 'caution', kind: 'render-failure', target: target.id, detail: failure.breaks ? 'renders at base but fails at head: this PR breaks it' : 'fails to render at base and at head' });
+      result.alerts.push({
+        level: 'caution',
+        kind: 'render-failure',
+        target: target.id,
+        detail: failure.breaks
+          ? 'renders at base but fails at head: this PR breaks it'
+          : 'fails to render at base and at head',
+      });
     }
     return result;
   }
@@ -112,8 +155,14 @@ export function diffTarget(target: Target, baseOutcome: RenderOutcome, headOutco
     const tool = base.state === 'values' ? base.tool : (head as { tool: string }).tool;
     const message = base.state === 'values' ? base.message : (head as { message: string }).message;
     result.notes.push(clean(message));
-    result.alerts.push({ level: 'warning', kind: 'tool-missing', target: target.id, detail: `${tool} is not installed where Escalator renders: showing a structural diff of the values files, not the rendered objects` });
-    const values = (state: SideResult): Array<{ path: string; text: string }> => (state.state === 'values' ? state.values : []);
+    result.alerts.push({
+      level: 'warning',
+      kind: 'tool-missing',
+      target: target.id,
+      detail: `${tool} is not installed where Escalator renders: showing a structural diff of the values files, not the rendered objects`,
+    });
+    const values = (state: SideResult): Array<{ path: string; text: string }> =>
+      state.state === 'values' ? state.values : [];
     result.objects = diffValuesFiles(values(base), values(head));
     for (const object of result.objects) result.counts[object.change === 'renamed' ? 'renamed' : object.change]++;
     result.status = result.objects.length > 0 ? 'changed' : 'unchanged';
@@ -122,7 +171,8 @@ export function diffTarget(target: Target, baseOutcome: RenderOutcome, headOutco
 
   const baseObjects = base.state === 'ok' ? base.objects : [];
   const headObjects = head.state === 'ok' ? head.objects : [];
-  for (const note of [...(base.state === 'ok' ? base.notes : []), ...(head.state === 'ok' ? head.notes : [])]) if (!result.notes.includes(clean(note))) result.notes.push(clean(note));
+  for (const note of [...(base.state === 'ok' ? base.notes : []), ...(head.state === 'ok' ? head.notes : [])])
+    if (!result.notes.includes(clean(note))) result.notes.push(clean(note));
   const pairing = pairObjects(baseObjects, headObjects, (object) => object.normalized.text);
   const counts = result.counts;
   const alerts: Alert[] = [];
@@ -132,15 +182,29 @@ export function diffTarget(target: Target, baseOutcome: RenderOutcome, headOutco
 
   for (const { base: before, head: after, reason } of pairing.pairs) {
     const lines = diffLines(before.normalized.lines, after.normalized.lines, { context });
-    const secretKeys = isSecret(after) || isSecret(before) ? compareSecretKeys(before.normalized.secretKeys, after.normalized.secretKeys) : [];
+    const secretKeys =
+      isSecret(after) || isSecret(before)
+        ? compareSecretKeys(before.normalized.secretKeys, after.normalized.secretKeys)
+        : [];
     if (!reason && lines.hunks.length === 0 && !lines.tooLarge && secretKeys.length === 0) {
       counts.unchanged++;
       continue;
     }
     // One stored object served under two groups (extensions → networking.k8s.io) is a change, not a rename.
     const renamed = reason !== undefined && reason !== 'api-group';
-    const change: ObjectChange = { ...refOf(after), change: renamed ? 'renamed' : 'changed', apiVersion: after.apiVersion, ...lines };
-    if (reason || before.apiVersion !== after.apiVersion) change.from = { apiVersion: before.apiVersion, group: before.group, namespace: before.namespace, name: before.name };
+    const change: ObjectChange = {
+      ...refOf(after),
+      change: renamed ? 'renamed' : 'changed',
+      apiVersion: after.apiVersion,
+      ...lines,
+    };
+    if (reason || before.apiVersion !== after.apiVersion)
+      change.from = {
+        apiVersion: before.apiVersion,
+        group: before.group,
+        namespace: before.namespace,
+        name: before.name,
+      };
     if (renamed) change.renameReason = reason;
     if (secretKeys.length > 0) change.secretKeys = secretKeys;
     if (rollsOut(before, after)) change.rollout = true;
@@ -150,13 +214,23 @@ export function diffTarget(target: Target, baseOutcome: RenderOutcome, headOutco
     images.push(...imageChanges(target.id, before, after));
   }
   for (const object of pairing.added) {
-    const change: ObjectChange = { ...refOf(object), change: 'added', apiVersion: object.apiVersion, ...diffLines([], object.normalized.lines, { context }) };
+    const change: ObjectChange = {
+      ...refOf(object),
+      change: 'added',
+      apiVersion: object.apiVersion,
+      ...diffLines([], object.normalized.lines, { context }),
+    };
     if (object.normalized.secretKeys) change.secretKeys = compareSecretKeys(undefined, object.normalized.secretKeys);
     counts.added++;
     objects.push(change);
   }
   for (const object of pairing.removed) {
-    const change: ObjectChange = { ...refOf(object), change: 'removed', apiVersion: object.apiVersion, ...diffLines(object.normalized.lines, [], { context }) };
+    const change: ObjectChange = {
+      ...refOf(object),
+      change: 'removed',
+      apiVersion: object.apiVersion,
+      ...diffLines(object.normalized.lines, [], { context }),
+    };
     if (object.normalized.secretKeys) change.secretKeys = compareSecretKeys(object.normalized.secretKeys, undefined);
     counts.removed++;
     objects.push(change);
@@ -164,7 +238,8 @@ export function diffTarget(target: Target, baseOutcome: RenderOutcome, headOutco
     alerts.push(...removalAlerts(target.id, object));
   }
   objects.sort(compareChanges);
-  const alertKey = (alert: Alert): string => `${alert.object ? identityKey(alert.object) : ''}\u0000${alert.kind}\u0000${alert.field ?? ''}`;
+  const alertKey = (alert: Alert): string =>
+    `${alert.object ? identityKey(alert.object) : ''}\u0000${alert.kind}\u0000${alert.field ?? ''}`;
   alerts.sort((a, b) => (alertKey(a) < alertKey(b) ? -1 : alertKey(a) > alertKey(b) ? 1 : 0));
   result.objects = objects;
   result.alerts = alerts;
@@ -192,7 +267,8 @@ export interface DiffSide {
 
 function plainOutcome(side: PlainSide): RenderOutcome {
   const outcome = renderPlain(side.node, (path) => side.files[path]);
-  if (side.symlinks.length > 0 && outcome.status === 'ok') outcome.notes = [`symbolic links are not followed: ${side.symlinks.join(', ')}`];
+  if (side.symlinks.length > 0 && outcome.status === 'ok')
+    outcome.notes = [`symbolic links are not followed: ${side.symlinks.join(', ')}`];
   return outcome;
 }
 
@@ -201,8 +277,15 @@ function plainOutcome(side: PlainSide): RenderOutcome {
  * values to scrub (from the sources and from rendered Secrets), and diff. Pure and CPU-bound on
  * text as large as a render's output, so the product runs it in a diff thread.
  */
-export function diffSides(target: Target, base: DiffSide, head: DiffSide, options: Omit<DiffTargetOptions, 'secrets'> = {}): TargetDiff {
-  const outcomes = [base, head].map((side) => (side.outcome.status === 'plain' ? plainOutcome(side.outcome) : side.outcome)) as [RenderOutcome, RenderOutcome];
+export function diffSides(
+  target: Target,
+  base: DiffSide,
+  head: DiffSide,
+  options: Omit<DiffTargetOptions, 'secrets'> = {},
+): TargetDiff {
+  const outcomes = [base, head].map((side) =>
+    side.outcome.status === 'plain' ? plainOutcome(side.outcome) : side.outcome,
+  ) as [RenderOutcome, RenderOutcome];
   const secrets = new Set<string>();
   for (const [index, side] of [base, head].entries()) {
     const texts = new Map(side.sources.map((source) => [source.path, source.text]));
@@ -210,7 +293,11 @@ export function diffSides(target: Target, base: DiffSide, head: DiffSide, option
     const outcome = outcomes[index] as RenderOutcome;
     if (outcome.status === 'ok' && /kind:\s*["']?Secret/.test(outcome.yaml)) {
       const parsed = parseManifests(outcome.yaml);
-      if (parsed.ok) secretStringsFromObjects(parsed.objects.map((object) => object.body), secrets);
+      if (parsed.ok)
+        secretStringsFromObjects(
+          parsed.objects.map((object) => object.body),
+          secrets,
+        );
     }
   }
   return diffTarget(target, outcomes[0], outcomes[1], { ...options, secrets });

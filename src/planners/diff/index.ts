@@ -3,7 +3,16 @@
  * identified, paired, normalized and diffed, what is risky, and the markdown reviewers read.
  */
 export type * from './types.js';
-export { discoverTargets, affectedTargets, touches, kustomizationFile, isRemoteReference, resolvePath, type TreeView, type AffectedTargets } from './targets.js';
+export {
+  discoverTargets,
+  affectedTargets,
+  touches,
+  kustomizationFile,
+  isRemoteReference,
+  resolvePath,
+  type TreeView,
+  type AffectedTargets,
+} from './targets.js';
 export { parseManifests, identityKey, groupOf, describeRef, type ManifestObject } from './manifest.js';
 export { normalizeObject, normalizeValue, isSecret, LAST_APPLIED } from './normalize.js';
 export { diffLines } from './object-diff.js';
@@ -12,9 +21,26 @@ export { changeAlerts, removalAlerts } from './risk.js';
 export { containerImages, imageChanges, rollsOut } from './workloads.js';
 export { secretStringsFromObjects, secretStringsFromSources, scrubText } from './scrub.js';
 export { diffValuesFiles, compareSecretKeys } from './values.js';
-export { diffSides, diffTarget, stoppedDiff, type DiffSide, type DiffTargetOptions, type PlainSide } from './diff-target.js';
+export {
+  diffSides,
+  diffTarget,
+  stoppedDiff,
+  type DiffSide,
+  type DiffTargetOptions,
+  type PlainSide,
+} from './diff-target.js';
 export { buildReport, toJsonReport } from './report.js';
-export { renderComment, renderCheckSummary, planCommentLayout, splitImage, DIFF_COMMENT_MARKER, GITHUB_BODY_LIMIT, type CommentContext, type CommentLayout, type SectionLevel } from './comment.js';
+export {
+  renderComment,
+  renderCheckSummary,
+  planCommentLayout,
+  splitImage,
+  DIFF_COMMENT_MARKER,
+  GITHUB_BODY_LIMIT,
+  type CommentContext,
+  type CommentLayout,
+  type SectionLevel,
+} from './comment.js';
 export { renderPlain } from './plain.js';
 export { planRefusal } from './refusal.js';
 export { checkChartYaml, checkValuesSchema, type ChartReads } from './chart-reads.js';

@@ -74,7 +74,10 @@ export type ReadOutcome<T> = { ok: true; value: T } | { ok: false; problem: stri
 
 /** Go's `encoding/json` matches field names case-insensitively, with Unicode simple folding. */
 export function foldKey(key: string): string {
-  return key.replace(/\u017f/g, 's').replace(/\u212a/g, 'k').toLowerCase();
+  return key
+    .replace(/\u017f/g, 's')
+    .replace(/\u212a/g, 'k')
+    .toLowerCase();
 }
 
 class Unreadable extends Error {}
@@ -82,7 +85,15 @@ class Unreadable extends Error {}
 type Record_ = Record<string, unknown>;
 
 function isRecord(value: unknown): value is Record_ {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array) && !(value instanceof Date) && !(value instanceof Map) && !(value instanceof Set);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    !(value instanceof Uint8Array) &&
+    !(value instanceof Date) &&
+    !(value instanceof Map) &&
+    !(value instanceof Set)
+  );
 }
 
 function describe(value: unknown): string {
@@ -107,7 +118,8 @@ const at = (prefix: string, key: string): string => (prefix === '' ? key : `${pr
 /** A string field; `null` is kustomize's zero value. */
 export function stringField(record: Record_, name: string, prefix = ''): FieldRef[] {
   return pick(record, name).map(({ key, value }) => {
-    if (typeof value !== 'string') throw new Unreadable(`${at(prefix, key)} is ${describe(value)} where kustomize expects a string`);
+    if (typeof value !== 'string')
+      throw new Unreadable(`${at(prefix, key)} is ${describe(value)} where kustomize expects a string`);
     return { field: at(prefix, key), value };
   });
 }
@@ -115,10 +127,12 @@ export function stringField(record: Record_, name: string, prefix = ''): FieldRe
 /** A list of strings. */
 export function stringList(record: Record_, name: string, prefix = ''): FieldRef[] {
   return pick(record, name).flatMap(({ key, value }) => {
-    if (!Array.isArray(value)) throw new Unreadable(`${at(prefix, key)} is ${describe(value)} where kustomize expects a list`);
+    if (!Array.isArray(value))
+      throw new Unreadable(`${at(prefix, key)} is ${describe(value)} where kustomize expects a list`);
     return value.map((item, index) => {
       const field = `${at(prefix, key)}[${index}]`;
-      if (typeof item !== 'string') throw new Unreadable(`${field} is ${describe(item)} where kustomize expects a string`);
+      if (typeof item !== 'string')
+        throw new Unreadable(`${field} is ${describe(item)} where kustomize expects a string`);
       return { field, value: item };
     });
   });
@@ -127,7 +141,8 @@ export function stringList(record: Record_, name: string, prefix = ''): FieldRef
 /** A list of mappings (a `null` item is a zero value). */
 export function recordList(record: Record_, name: string, prefix = ''): Array<{ field: string; record: Record_ }> {
   return pick(record, name).flatMap(({ key, value }) => {
-    if (!Array.isArray(value)) throw new Unreadable(`${at(prefix, key)} is ${describe(value)} where kustomize expects a list`);
+    if (!Array.isArray(value))
+      throw new Unreadable(`${at(prefix, key)} is ${describe(value)} where kustomize expects a list`);
     return value.flatMap((item, index) => {
       const field = `${at(prefix, key)}[${index}]`;
       if (item === null) return [];
@@ -140,7 +155,8 @@ export function recordList(record: Record_, name: string, prefix = ''): Array<{ 
 /** A mapping. */
 export function recordField(record: Record_, name: string, prefix = ''): Array<{ field: string; record: Record_ }> {
   return pick(record, name).map(({ key, value }) => {
-    if (!isRecord(value)) throw new Unreadable(`${at(prefix, key)} is ${describe(value)} where kustomize expects a mapping`);
+    if (!isRecord(value))
+      throw new Unreadable(`${at(prefix, key)} is ${describe(value)} where kustomize expects a mapping`);
     return { field: at(prefix, key), record: value };
   });
 }
@@ -184,13 +200,23 @@ function readDocument(doc: Record_, into: KustomizationReads): void {
   const kinds = stringField(doc, 'kind');
   if (kinds.some((kind) => kind.value === 'Component')) into.isComponent = true;
   into.resources.push(...stringList(doc, 'resources'), ...stringList(doc, 'bases'), ...stringList(doc, 'components'));
-  into.plugins.push(...stringList(doc, 'generators'), ...stringList(doc, 'transformers'), ...stringList(doc, 'validators'));
+  into.plugins.push(
+    ...stringList(doc, 'generators'),
+    ...stringList(doc, 'transformers'),
+    ...stringList(doc, 'validators'),
+  );
   into.files.push(...stringList(doc, 'crds'), ...stringList(doc, 'configurations'));
   into.strategicMerge.push(...stringList(doc, 'patchesStrategicMerge'));
-  for (const name of ['patches', 'patchesJson6902', 'replacements']) for (const { field, record } of recordList(doc, name)) into.files.push(...stringField(record, 'path', field));
+  for (const name of ['patches', 'patchesJson6902', 'replacements'])
+    for (const { field, record } of recordList(doc, name)) into.files.push(...stringField(record, 'path', field));
   for (const { field, record } of recordField(doc, 'openapi')) into.files.push(...stringField(record, 'path', field));
   for (const name of ['configMapGenerator', 'secretGenerator']) {
-    for (const { field, record } of recordList(doc, name)) into.files.push(...stringList(record, 'files', field), ...stringList(record, 'envs', field), ...stringField(record, 'env', field));
+    for (const { field, record } of recordList(doc, name))
+      into.files.push(
+        ...stringList(record, 'files', field),
+        ...stringList(record, 'envs', field),
+        ...stringField(record, 'env', field),
+      );
   }
   for (const { field, record } of recordField(doc, 'helmGlobals')) {
     const [home] = stringField(record, 'chartHome', field);
@@ -215,7 +241,15 @@ export function readKustomization(text: string): ReadOutcome<KustomizationReads>
   const docs = readYamlMappings(text);
   if (!docs.ok) return docs;
   if (docs.value.length === 0) return { ok: false, problem: ' holds no YAML mapping' };
-  const reads: KustomizationReads = { isComponent: false, resources: [], plugins: [], files: [], strategicMerge: [], homes: [], charts: [] };
+  const reads: KustomizationReads = {
+    isComponent: false,
+    resources: [],
+    plugins: [],
+    files: [],
+    strategicMerge: [],
+    homes: [],
+    charts: [],
+  };
   try {
     for (const doc of docs.value) readDocument(doc, reads);
   } catch (error) {
@@ -226,13 +260,27 @@ export function readKustomization(text: string): ReadOutcome<KustomizationReads>
 }
 
 /** The path-valued top-level fields of a builtin plugin configuration (`PatchTransformer`, `ConfigMapGenerator`, `HelmChartInflationGenerator`…). */
-export function readPluginConfigPaths(config: Record_): ReadOutcome<{ files: FieldRef[]; homes: FieldRef[]; remote: FieldRef[]; charts: ChartRef[] }> {
+export function readPluginConfigPaths(
+  config: Record_,
+): ReadOutcome<{ files: FieldRef[]; homes: FieldRef[]; remote: FieldRef[]; charts: ChartRef[] }> {
   try {
-    const files = [...stringField(config, 'path'), ...stringList(config, 'paths'), ...stringList(config, 'files'), ...stringList(config, 'envs'), ...stringField(config, 'env'), ...stringField(config, 'valuesFile'), ...stringList(config, 'additionalValuesFiles')];
-    for (const { field, record } of recordList(config, 'replacements')) files.push(...stringField(record, 'path', field));
+    const files = [
+      ...stringField(config, 'path'),
+      ...stringList(config, 'paths'),
+      ...stringList(config, 'files'),
+      ...stringList(config, 'envs'),
+      ...stringField(config, 'env'),
+      ...stringField(config, 'valuesFile'),
+      ...stringList(config, 'additionalValuesFiles'),
+    ];
+    for (const { field, record } of recordList(config, 'replacements'))
+      files.push(...stringField(record, 'path', field));
     const homes = [...stringField(config, 'chartHome'), ...stringField(config, 'configHome')];
     const remote = stringField(config, 'repo');
-    const charts = stringField(config, 'name').length > 0 && homes.length + remote.length > 0 ? [readChart(config, '', { name: 'name', version: 'version', repo: 'repo' })] : [];
+    const charts =
+      stringField(config, 'name').length > 0 && homes.length + remote.length > 0
+        ? [readChart(config, '', { name: 'name', version: 'version', repo: 'repo' })]
+        : [];
     return { ok: true, value: { files, homes, remote, charts } };
   } catch (error) {
     if (error instanceof Unreadable) return { ok: false, problem: ` ${error.message}` };
@@ -246,8 +294,17 @@ export function readPluginConfigPaths(config: Record_): ReadOutcome<{ files: Fie
  * case-insensitively), `git::`, `user@host` (scp form), GitHub/GitLab/Bitbucket hosts, and query strings.
  */
 export function isRemoteReference(entry: string): boolean {
-  const value = entry.trim().toLowerCase().replace(/^git::/, '');
-  return /^[a-z][a-z0-9+.-]*:/.test(value) || /^[a-z][a-z0-9-]*@/.test(value) || /^(github\.com|gitlab\.com|bitbucket\.org)[/:]/.test(value) || /\?(ref|version|timeout|submodules)=/.test(value) || /\/\/.*\?/.test(value);
+  const value = entry
+    .trim()
+    .toLowerCase()
+    .replace(/^git::/, '');
+  return (
+    /^[a-z][a-z0-9+.-]*:/.test(value) ||
+    /^[a-z][a-z0-9-]*@/.test(value) ||
+    /^(github\.com|gitlab\.com|bitbucket\.org)[/:]/.test(value) ||
+    /\?(ref|version|timeout|submodules)=/.test(value) ||
+    /\/\/.*\?/.test(value)
+  );
 }
 
 /** The paths a generator `files` entry may name: `path` or `key=path` (more `=` is an error to kustomize; every split is checked). */

@@ -7,7 +7,8 @@ export interface ManifestObject extends ObjectRef {
   body: Record<string, unknown>;
 }
 
-export type ParseResult = { ok: true; objects: ManifestObject[]; duplicates: string[] } | { ok: false; message: string };
+export type ParseResult =
+  { ok: true; objects: ManifestObject[]; duplicates: string[] } | { ok: false; message: string };
 
 export interface ParseOptions {
   /** Aliases a document may expand; a "billion laughs" document fails instead of eating memory. @default 100 */
@@ -57,7 +58,8 @@ export function parseManifests(text: string, options: ParseOptions = {}): ParseR
     if (value === null || value === undefined) return undefined;
     if (!isRecord(value)) return skip ? undefined : `${where} is not a mapping`;
     const { apiVersion, kind } = value;
-    if (typeof apiVersion !== 'string' || typeof kind !== 'string') return skip ? undefined : `${where} has no apiVersion or kind`;
+    if (typeof apiVersion !== 'string' || typeof kind !== 'string')
+      return skip ? undefined : `${where} has no apiVersion or kind`;
     if (/^.*List$/.test(kind) && Array.isArray(value.items)) {
       for (const [index, item] of value.items.entries()) {
         const problem = add(item, `${where} item ${index + 1}`);
@@ -66,7 +68,12 @@ export function parseManifests(text: string, options: ParseOptions = {}): ParseR
       return undefined;
     }
     const metadata = isRecord(value.metadata) ? value.metadata : {};
-    const name = typeof metadata.name === 'string' ? metadata.name : typeof metadata.generateName === 'string' ? `${metadata.generateName}*` : '';
+    const name =
+      typeof metadata.name === 'string'
+        ? metadata.name
+        : typeof metadata.generateName === 'string'
+          ? `${metadata.generateName}*`
+          : '';
     if (!name) return `${where} (${kind}) has no metadata.name`;
     const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : '';
     const object: ManifestObject = { apiVersion, group: groupOf(apiVersion), kind, namespace, name, body: value };
@@ -82,7 +89,11 @@ export function parseManifests(text: string, options: ParseOptions = {}): ParseR
   for (const [index, document] of list.entries()) {
     const error = document.errors[0];
     // prettyErrors is off so messages carry no source excerpt (which could hold a secret value).
-    if (error) return { ok: false, message: `document ${index + 1}${error.linePos ? `, line ${error.linePos[0].line}` : ''}: ${error.message}` };
+    if (error)
+      return {
+        ok: false,
+        message: `document ${index + 1}${error.linePos ? `, line ${error.linePos[0].line}` : ''}: ${error.message}`,
+      };
     let value: unknown;
     try {
       value = document.toJS({ maxAliasCount });

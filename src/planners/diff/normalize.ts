@@ -64,19 +64,26 @@ export function isSecret(object: { group: string; kind: string }): boolean {
 }
 
 function base64Bytes(value: unknown): Buffer {
-  return typeof value === 'string' ? Buffer.from(value.replace(/\s+/g, ''), 'base64') : Buffer.from(String(value ?? ''), 'utf8');
+  return typeof value === 'string'
+    ? Buffer.from(value.replace(/\s+/g, ''), 'base64')
+    : Buffer.from(String(value ?? ''), 'utf8');
 }
 
 /** Secret key → bytes, with `stringData` folded over `data` the way the API server does. */
 export function secretBytes(body: Record<string, unknown>): Map<string, Buffer> {
   const result = new Map<string, Buffer>();
   if (isRecord(body.data)) for (const [key, value] of Object.entries(body.data)) result.set(key, base64Bytes(value));
-  if (isRecord(body.stringData)) for (const [key, value] of Object.entries(body.stringData)) result.set(key, Buffer.from(typeof value === 'string' ? value : String(value ?? ''), 'utf8'));
+  if (isRecord(body.stringData))
+    for (const [key, value] of Object.entries(body.stringData))
+      result.set(key, Buffer.from(typeof value === 'string' ? value : String(value ?? ''), 'utf8'));
   return result;
 }
 
 /** A copy of the body with what must never be shown taken out, and lists ordered. */
-function prepare(object: ManifestObject): { body: Record<string, unknown>; secretKeys?: Map<string, { bytes: number; digest: string }> } {
+function prepare(object: ManifestObject): {
+  body: Record<string, unknown>;
+  secretKeys?: Map<string, { bytes: number; digest: string }>;
+} {
   const body = structuredClone(object.body);
   const metadata = body.metadata;
   if (isRecord(metadata) && isRecord(metadata.annotations) && LAST_APPLIED in metadata.annotations) {
@@ -108,7 +115,12 @@ function compareKeys(a: string, b: string): number {
 
 function orderKeys(map: Record<string, unknown>, depth: number, parentKey: string): string[] {
   const keys = Object.keys(map);
-  const first = depth === 0 ? ['apiVersion', 'kind', 'metadata'] : parentKey === 'metadata' ? ['name', 'generateName', 'namespace', 'labels', 'annotations'] : ['name'];
+  const first =
+    depth === 0
+      ? ['apiVersion', 'kind', 'metadata']
+      : parentKey === 'metadata'
+        ? ['name', 'generateName', 'namespace', 'labels', 'annotations']
+        : ['name'];
   const head = first.filter((key) => key in map);
   const rest = keys.filter((key) => !head.includes(key)).sort(compareKeys);
   return [...head, ...rest];
@@ -131,7 +143,8 @@ function scalarText(value: unknown): string {
   if (typeof value === 'string') {
     if (/^(y|yes|n|no|on|off)$/i.test(value)) return JSON.stringify(value);
     // Fast path: plain-safe text (names, image refs, paths) needs no quoting; the rest goes through yaml.
-    if (/^[A-Za-z_/][\w./@+=,:-]*$/.test(value) && !value.endsWith(':') && !/^(true|false|null)$/i.test(value)) return value;
+    if (/^[A-Za-z_/][\w./@+=,:-]*$/.test(value) && !value.endsWith(':') && !/^(true|false|null)$/i.test(value))
+      return value;
     return stringify(value, { lineWidth: 0 }).replace(/\n$/, '');
   }
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
@@ -140,7 +153,9 @@ function scalarText(value: unknown): string {
 }
 
 function keyText(key: string): string {
-  return /^[A-Za-z0-9_./-]+$/.test(key) && !/^(true|false|null|yes|no|on|off|y|n|~|[-+.\d].*)$/i.test(key) ? key : JSON.stringify(key);
+  return /^[A-Za-z0-9_./-]+$/.test(key) && !/^(true|false|null|yes|no|on|off|y|n|~|[-+.\d].*)$/i.test(key)
+    ? key
+    : JSON.stringify(key);
 }
 
 /** Multi-line strings print as literal blocks; odd ones (CR, a leading space, control characters) as JSON strings. */
@@ -165,7 +180,15 @@ function sortNamed(key: string, items: unknown[]): { items: unknown[]; by?: stri
   return { items: sorted, by };
 }
 
-function emitMap(out: NormalizedLine[], map: Record<string, unknown>, indent: string, path: string, depth: number, parentKey: string, firstPrefix?: string): void {
+function emitMap(
+  out: NormalizedLine[],
+  map: Record<string, unknown>,
+  indent: string,
+  path: string,
+  depth: number,
+  parentKey: string,
+  firstPrefix?: string,
+): void {
   orderKeys(map, depth, parentKey).forEach((key, index) => {
     const linePrefix = index === 0 && firstPrefix !== undefined ? firstPrefix : indent;
     emitEntry(out, `${linePrefix}${keyText(key)}:`, indent, map[key], joinPath(path, keySegment(key)), depth + 1, key);
@@ -180,7 +203,15 @@ function emitBlock(out: NormalizedLine[], head: string, indent: string, value: s
 }
 
 /** `head` is `indent + "key:"`; the value goes after it or on the lines below. */
-function emitEntry(out: NormalizedLine[], head: string, indent: string, value: unknown, path: string, depth: number, key: string): void {
+function emitEntry(
+  out: NormalizedLine[],
+  head: string,
+  indent: string,
+  value: unknown,
+  path: string,
+  depth: number,
+  key: string,
+): void {
   if (isRecord(value)) {
     if (Object.keys(value).length === 0) out.push({ text: `${head} {}`, path });
     else {
@@ -197,7 +228,14 @@ function emitEntry(out: NormalizedLine[], head: string, indent: string, value: u
   else out.push({ text: `${head} ${scalarText(value)}`, path });
 }
 
-function emitList(out: NormalizedLine[], list: unknown[], indent: string, path: string, depth: number, key: string): void {
+function emitList(
+  out: NormalizedLine[],
+  list: unknown[],
+  indent: string,
+  path: string,
+  depth: number,
+  key: string,
+): void {
   const { items, by } = sortNamed(key, list);
   items.forEach((item, index) => {
     const itemPath = `${path}${by && isRecord(item) ? `[${String(item[by])}]` : `[${index}]`}`;
@@ -224,7 +262,10 @@ function emitTop(out: NormalizedLine[], value: unknown, depth: number): void {
 function shorten(line: NormalizedLine, max: number): NormalizedLine {
   if (line.text.length <= max) return line;
   const keep = Math.max(20, max - 40);
-  return { path: line.path, text: `${line.text.slice(0, keep)}… [+${line.text.length - keep} chars, sha256:${shortHash(line.text)}]` };
+  return {
+    path: line.path,
+    text: `${line.text.slice(0, keep)}… [+${line.text.length - keep} chars, sha256:${shortHash(line.text)}]`,
+  };
 }
 
 /** Normalize one object into printable lines. */

@@ -65,10 +65,14 @@ export function diffLines(base: NormalizedLine[], head: NormalizedLine[], option
   const headText = head.map((line) => `${line.text}\n`).join('');
   if (baseText === headText) return { hunks: [] };
   const maxEditLines = options.maxEditLines ?? MAX_EDIT_LINES;
-  if (base.length + head.length > (options.maxLines ?? MAX_DIFF_LINES)) return { hunks: [], tooLarge: countChangedLines(base, head) };
+  if (base.length + head.length > (options.maxLines ?? MAX_DIFF_LINES))
+    return { hunks: [], tooLarge: countChangedLines(base, head) };
   // An added or removed object costs linear time whatever its size, so only two-sided diffs are bounded by edits.
   const oneSided = base.length === 0 || head.length === 0;
-  const patch = structuredPatch('base', 'head', baseText, headText, undefined, undefined, { context: options.context ?? 3, ...(oneSided ? {} : { maxEditLength: maxEditLines }) });
+  const patch = structuredPatch('base', 'head', baseText, headText, undefined, undefined, {
+    context: options.context ?? 3,
+    ...(oneSided ? {} : { maxEditLength: maxEditLines }),
+  });
   if (!patch) return { hunks: [], tooLarge: countChangedLines(base, head) };
   const hunks = patch.hunks.map((hunk) => {
     let oldLine = hunk.oldStart;
@@ -91,7 +95,8 @@ export function diffLines(base: NormalizedLine[], head: NormalizedLine[], option
       body.push(line);
     }
     // A side with no lines names the line before the change (`-0,0` for an empty side), as git does.
-    const range = (start: number, count: number): string => (count === 0 ? `${Math.max(0, start - 1)},0` : count === 1 ? `${start}` : `${start},${count}`);
+    const range = (start: number, count: number): string =>
+      count === 0 ? `${Math.max(0, start - 1)},0` : count === 1 ? `${start}` : `${start},${count}`;
     // A whole object added or removed has no "where".
     const whole = (hunk.oldLines === 0 && base.length === 0) || (hunk.newLines === 0 && head.length === 0);
     const header = `@@ -${range(hunk.oldStart, hunk.oldLines)} +${range(hunk.newStart, hunk.newLines)} @@${path && !whole ? ` ${path}` : ''}`;

@@ -29,7 +29,14 @@ export interface PairOptions {
  * a kind shares (`apiVersion`, `kind`), not the name that is being compared across.
  */
 function telling(text: string): string[] {
-  return text.split('\n').filter((line) => line.trim() !== '' && !line.trimEnd().endsWith(':') && !/^(apiVersion|kind): |^ {2}(name|namespace): /.test(line));
+  return text
+    .split('\n')
+    .filter(
+      (line) =>
+        line.trim() !== '' &&
+        !line.trimEnd().endsWith(':') &&
+        !/^(apiVersion|kind): |^ {2}(name|namespace): /.test(line),
+    );
 }
 
 /** Dice coefficient of the two normalized texts' telling-line multisets (0 when neither says anything). */
@@ -60,7 +67,12 @@ function compare(a: string, b: string): number {
  * groups), and finally content similarity within a kind. Every step is deterministic: candidates
  * are taken in identity order and ties go to the first.
  */
-export function pairObjects<T extends ManifestObject>(base: T[], head: T[], textOf: (object: T) => string, options: PairOptions = {}): Pairing<T> {
+export function pairObjects<T extends ManifestObject>(
+  base: T[],
+  head: T[],
+  textOf: (object: T) => string,
+  options: PairOptions = {},
+): Pairing<T> {
   const headByKey = new Map(head.map((object) => [identityKey(object), object]));
   const pairs: Paired<T>[] = [];
   let removed: T[] = [];
@@ -89,8 +101,17 @@ export function pairObjects<T extends ManifestObject>(base: T[], head: T[], text
     }
     removed = stillRemoved;
   };
-  const stem = (name: string): string | undefined => (HASH_SUFFIX.test(name) ? name.replace(HASH_SUFFIX, '') : undefined);
-  pairBy('hash-suffix', (a, b) => a.group === b.group && a.kind === b.kind && a.namespace === b.namespace && stem(a.name) !== undefined && stem(a.name) === stem(b.name));
+  const stem = (name: string): string | undefined =>
+    HASH_SUFFIX.test(name) ? name.replace(HASH_SUFFIX, '') : undefined;
+  pairBy(
+    'hash-suffix',
+    (a, b) =>
+      a.group === b.group &&
+      a.kind === b.kind &&
+      a.namespace === b.namespace &&
+      stem(a.name) !== undefined &&
+      stem(a.name) === stem(b.name),
+  );
   pairBy('namespace', (a, b) => a.group === b.group && a.kind === b.kind && a.name === b.name);
   pairBy('api-group', (a, b) => a.kind === b.kind && a.namespace === b.namespace && a.name === b.name);
 
@@ -103,7 +124,8 @@ export function pairObjects<T extends ManifestObject>(base: T[], head: T[], text
     if (news.length === 0 || olds.length * news.length > maxComparisons) continue;
     const scored: Array<{ old: T; next: T; score: number; order: number }> = [];
     let order = 0;
-    for (const old of olds) for (const next of news) scored.push({ old, next, score: similarity(textOf(old), textOf(next)), order: order++ });
+    for (const old of olds)
+      for (const next of news) scored.push({ old, next, score: similarity(textOf(old), textOf(next)), order: order++ });
     scored.sort((a, b) => b.score - a.score || a.order - b.order);
     const usedOld = new Set<T>();
     const usedNew = new Set<T>();

@@ -6,7 +6,10 @@ import type { RenderOutcome, Target } from './types.js';
  * multi-document stream. `read` gives a file's text (undefined when missing). Objects are parsed
  * later with the same alias cap as every render.
  */
-export function renderPlain(target: Target & { inputFiles: readonly string[] }, read: (path: string) => string | undefined): RenderOutcome {
+export function renderPlain(
+  target: Target & { inputFiles: readonly string[] },
+  read: (path: string) => string | undefined,
+): RenderOutcome {
   const files = (target.file ? [target.file] : target.inputFiles).filter((path) => /\.ya?ml$/i.test(path));
   const parts: string[] = [];
   for (const path of [...files].sort()) {
@@ -16,7 +19,11 @@ export function renderPlain(target: Target & { inputFiles: readonly string[] }, 
     const error = parseYamlDocuments(text, { prettyErrors: false })
       .flatMap((document) => ('errors' in document ? document.errors : []))
       .at(0);
-    if (error) return { status: 'failed', message: `${path}${error.linePos ? `:${error.linePos[0].line}` : ''}: ${error.message}` };
+    if (error)
+      return {
+        status: 'failed',
+        message: `${path}${error.linePos ? `:${error.linePos[0].line}` : ''}: ${error.message}`,
+      };
     parts.push(`# Source: ${path}\n${text.endsWith('\n') ? text : `${text}\n`}`);
   }
   if (parts.length === 0) return { status: 'absent' };

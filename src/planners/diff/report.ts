@@ -6,9 +6,25 @@ function compare(a: string, b: string): number {
 }
 
 /** Assemble the report from per-target diffs: sorted targets, totals, every alert and image change. */
-export function buildReport(input: { baseSha: string; headSha: string; targets: TargetDiff[]; notes?: string[] }): DiffReport {
+export function buildReport(input: {
+  baseSha: string;
+  headSha: string;
+  targets: TargetDiff[];
+  notes?: string[];
+}): DiffReport {
   const targets = [...input.targets].sort((a, b) => compare(a.id, b.id));
-  const summary: DiffSummary = { targetsChecked: targets.length, targetsChanged: 0, targetsUnchanged: 0, targetsFailed: 0, added: 0, changed: 0, removed: 0, renamed: 0, secretsChanged: 0, failures: 0 };
+  const summary: DiffSummary = {
+    targetsChecked: targets.length,
+    targetsChanged: 0,
+    targetsUnchanged: 0,
+    targetsFailed: 0,
+    added: 0,
+    changed: 0,
+    removed: 0,
+    renamed: 0,
+    secretsChanged: 0,
+    failures: 0,
+  };
   for (const target of targets) {
     if (target.status === 'changed') summary.targetsChanged++;
     else if (target.status === 'unchanged') summary.targetsUnchanged++;
@@ -18,7 +34,9 @@ export function buildReport(input: { baseSha: string; headSha: string; targets: 
     summary.changed += target.counts.changed;
     summary.removed += target.counts.removed;
     summary.renamed += target.counts.renamed;
-    summary.secretsChanged += target.objects.filter((object) => isSecret(object) && (object.change !== 'changed' || (object.secretKeys?.length ?? 0) > 0)).length;
+    summary.secretsChanged += target.objects.filter(
+      (object) => isSecret(object) && (object.change !== 'changed' || (object.secretKeys?.length ?? 0) > 0),
+    ).length;
   }
   const alerts = targets.flatMap((target) => target.alerts);
   // Cautions first, then warnings; within a level, in target order.

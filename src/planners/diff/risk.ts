@@ -13,7 +13,13 @@ const immutableFields: Record<string, string[]> = {
   'apps/StatefulSet': ['spec.selector', 'spec.serviceName', 'spec.volumeClaimTemplates', 'spec.podManagementPolicy'],
   'batch/Job': ['spec.selector', 'spec.template', 'spec.completionMode'],
   '/Service': ['spec.clusterIP', 'spec.clusterIPs'],
-  '/PersistentVolumeClaim': ['spec.storageClassName', 'spec.accessModes', 'spec.volumeName', 'spec.selector', 'spec.volumeMode'],
+  '/PersistentVolumeClaim': [
+    'spec.storageClassName',
+    'spec.accessModes',
+    'spec.volumeName',
+    'spec.selector',
+    'spec.volumeMode',
+  ],
   '/PersistentVolume': ['spec.volumeMode'],
   'storage.k8s.io/StorageClass': ['provisioner', 'parameters', 'reclaimPolicy', 'volumeBindingMode'],
   'rbac.authorization.k8s.io/RoleBinding': ['roleRef'],
@@ -22,7 +28,8 @@ const immutableFields: Record<string, string[]> = {
 
 /** Kinds whose deletion takes more with it. */
 const cascading: Record<string, string> = {
-  'apiextensions.k8s.io/CustomResourceDefinition': 'deleting a CustomResourceDefinition deletes every object of that type in the cluster',
+  'apiextensions.k8s.io/CustomResourceDefinition':
+    'deleting a CustomResourceDefinition deletes every object of that type in the cluster',
   '/Namespace': 'deleting a Namespace deletes everything in it',
   '/PersistentVolumeClaim': 'deleting a PersistentVolumeClaim can delete its volume and data',
   '/PersistentVolume': 'deleting a PersistentVolume can delete its data',
@@ -45,15 +52,37 @@ function refOf(object: ManifestObject): ObjectRef {
 /** Alerts for an object that is gone at head. */
 export function removalAlerts(target: string, object: ManifestObject): Alert[] {
   const cascade = cascading[`${object.group}/${object.kind}`];
-  return [{ level: cascade ? 'caution' : 'warning', kind: 'deletion', target, object: refOf(object), detail: cascade ? `deleted: ${cascade}` : 'deleted from the cluster when this merges' }];
+  return [
+    {
+      level: cascade ? 'caution' : 'warning',
+      kind: 'deletion',
+      target,
+      object: refOf(object),
+      detail: cascade ? `deleted: ${cascade}` : 'deleted from the cluster when this merges',
+    },
+  ];
 }
 
 /** Alerts for a pair: immutable fields that change, and renames that delete and recreate. */
-export function changeAlerts(target: string, base: ManifestObject, head: ManifestObject, reason?: RenameReason): Alert[] {
+export function changeAlerts(
+  target: string,
+  base: ManifestObject,
+  head: ManifestObject,
+  reason?: RenameReason,
+): Alert[] {
   const alerts: Alert[] = [];
   if (reason === 'namespace' || reason === 'similarity') {
-    const what = reason === 'namespace' ? `moved from namespace ${base.namespace || '(none)'} to ${head.namespace || '(none)'}` : `renamed from ${base.name}`;
-    alerts.push({ level: 'warning', kind: 'recreate', target, object: refOf(head), detail: `${what}: the old object is deleted and a new one created` });
+    const what =
+      reason === 'namespace'
+        ? `moved from namespace ${base.namespace || '(none)'} to ${head.namespace || '(none)'}`
+        : `renamed from ${base.name}`;
+    alerts.push({
+      level: 'warning',
+      kind: 'recreate',
+      target,
+      object: refOf(head),
+      detail: `${what}: the old object is deleted and a new one created`,
+    });
     return alerts;
   }
   if (reason === 'hash-suffix') return alerts;
@@ -63,12 +92,30 @@ export function changeAlerts(target: string, base: ManifestObject, head: Manifes
     if (isDeepStrictEqual(before, after)) continue;
     // A Service without clusterIP at head keeps the one the cluster assigned: not a change.
     if (field.startsWith('spec.clusterIP') && (after === undefined || before === undefined)) continue;
-    alerts.push({ level: 'caution', kind: 'immutable-field', target, object: refOf(head), field, detail: 'is immutable: applying fails unless the object is deleted and recreated' });
+    alerts.push({
+      level: 'caution',
+      kind: 'immutable-field',
+      target,
+      object: refOf(head),
+      field,
+      detail: 'is immutable: applying fails unless the object is deleted and recreated',
+    });
   }
-  if ((head.kind === 'ConfigMap' || head.kind === 'Secret') && head.group === '' && getPath(base.body, 'immutable') === true) {
+  if (
+    (head.kind === 'ConfigMap' || head.kind === 'Secret') &&
+    head.group === '' &&
+    getPath(base.body, 'immutable') === true
+  ) {
     const keys = ['data', 'binaryData', 'stringData'];
     if (keys.some((key) => !isDeepStrictEqual(getPath(base.body, key), getPath(head.body, key)))) {
-      alerts.push({ level: 'caution', kind: 'immutable-field', target, object: refOf(head), field: 'data', detail: 'changes the data of an object marked immutable: applying fails' });
+      alerts.push({
+        level: 'caution',
+        kind: 'immutable-field',
+        target,
+        object: refOf(head),
+        field: 'data',
+        detail: 'changes the data of an object marked immutable: applying fails',
+      });
     }
   }
   return alerts;

@@ -32,10 +32,15 @@ function addValue(into: Set<string>, value: string): void {
 }
 
 /** Secret values of Secret objects in parsed YAML bodies. */
-export function secretStringsFromObjects(bodies: Array<Record<string, unknown>>, into = new Set<string>()): Set<string> {
+export function secretStringsFromObjects(
+  bodies: Array<Record<string, unknown>>,
+  into = new Set<string>(),
+): Set<string> {
   for (const body of bodies) {
     if (typeof body.apiVersion !== 'string' || groupOf(body.apiVersion) !== '' || body.kind !== 'Secret') continue;
-    if (isRecord(body.data)) for (const raw of Object.values(body.data)) if (typeof raw === 'string' && raw.length >= MIN_SECRET_LENGTH) into.add(raw.replace(/\s+/g, ''));
+    if (isRecord(body.data))
+      for (const raw of Object.values(body.data))
+        if (typeof raw === 'string' && raw.length >= MIN_SECRET_LENGTH) into.add(raw.replace(/\s+/g, ''));
     for (const bytes of secretBytes(body).values()) addValue(into, bytes.toString('utf8'));
   }
   return into;
@@ -45,13 +50,17 @@ function collectValues(value: unknown, into: Set<string>, underSecretKey: boolea
   if (typeof value === 'string' || typeof value === 'number') {
     if (underSecretKey) addValue(into, String(value));
   } else if (Array.isArray(value)) for (const item of value) collectValues(item, into, underSecretKey);
-  else if (isRecord(value)) for (const [key, child] of Object.entries(value)) collectValues(child, into, underSecretKey || SECRET_KEY_NAME.test(key));
+  else if (isRecord(value))
+    for (const [key, child] of Object.entries(value))
+      collectValues(child, into, underSecretKey || SECRET_KEY_NAME.test(key));
 }
 
 function parseYamlValues(text: string): unknown[] {
   try {
     return parseYamlDocuments(text, { prettyErrors: false })
-      .map((document) => ('errors' in document && document.errors.length === 0 ? document.toJS({ maxAliasCount: 100 }) : undefined))
+      .map((document) =>
+        'errors' in document && document.errors.length === 0 ? document.toJS({ maxAliasCount: 100 }) : undefined,
+      )
       .filter((value) => value !== undefined);
   } catch {
     return [];
@@ -63,7 +72,11 @@ function parseYamlValues(text: string): unknown[] {
  * the target's inputs. Looks at kustomization `secretGenerator` entries (literals, env files,
  * files), Secret manifests, and secret-looking keys of any other YAML (Helm values).
  */
-export function secretStringsFromSources(files: string[], read: (path: string) => string | undefined, into = new Set<string>()): Set<string> {
+export function secretStringsFromSources(
+  files: string[],
+  read: (path: string) => string | undefined,
+  into = new Set<string>(),
+): Set<string> {
   for (const path of files) {
     if (!/\.(ya?ml)$|(^|\/)Kustomization$/.test(path)) continue;
     const text = read(path);
@@ -81,12 +94,18 @@ export function secretStringsFromSources(files: string[], read: (path: string) =
       for (const generator of generators) {
         if (!isRecord(generator)) continue;
         for (const literal of Array.isArray(generator.literals) ? generator.literals : []) {
-          if (typeof literal === 'string' && literal.includes('=')) addValue(into, literal.slice(literal.indexOf('=') + 1));
+          if (typeof literal === 'string' && literal.includes('='))
+            addValue(into, literal.slice(literal.indexOf('=') + 1));
         }
-        const envs = [...(Array.isArray(generator.envs) ? generator.envs : []), ...(typeof generator.env === 'string' ? [generator.env] : [])];
+        const envs = [
+          ...(Array.isArray(generator.envs) ? generator.envs : []),
+          ...(typeof generator.env === 'string' ? [generator.env] : []),
+        ];
         for (const env of envs) {
           const content = typeof env === 'string' ? read(joinRelative(dir, env)) : undefined;
-          for (const line of content?.split(/\r?\n/) ?? []) if (line.includes('=') && !line.trimStart().startsWith('#')) addValue(into, line.slice(line.indexOf('=') + 1));
+          for (const line of content?.split(/\r?\n/) ?? [])
+            if (line.includes('=') && !line.trimStart().startsWith('#'))
+              addValue(into, line.slice(line.indexOf('=') + 1));
         }
         for (const file of Array.isArray(generator.files) ? generator.files : []) {
           if (typeof file !== 'string') continue;
@@ -111,7 +130,9 @@ function joinRelative(dir: string, relative: string): string {
 
 /** Replace every known secret value in a text; longest first so a value's prefix never survives. */
 export function scrubText(text: string, secrets: Iterable<string>): string {
-  const sorted = [...new Set(secrets)].filter((secret) => secret.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
+  const sorted = [...new Set(secrets)]
+    .filter((secret) => secret.length >= MIN_SECRET_LENGTH)
+    .sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
   let result = text;
   for (const secret of sorted) if (result.includes(secret)) result = result.split(secret).join('[redacted]');
   return result;

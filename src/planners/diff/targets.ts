@@ -1,6 +1,15 @@
 import { compilePathPattern } from '../path-pattern.js';
 import { checkChart, type ChartReads, type ChartTree } from './chart-reads.js';
-import { fileSourcePaths, foldKey, isRemoteReference, readKustomization, readPluginConfigPaths, readYamlMappings, shown, type FieldRef } from './kustomize-reads.js';
+import {
+  fileSourcePaths,
+  foldKey,
+  isRemoteReference,
+  readKustomization,
+  readPluginConfigPaths,
+  readYamlMappings,
+  shown,
+  type FieldRef,
+} from './kustomize-reads.js';
 import { dirname, resolvePath } from './repo-path.js';
 import type { TargetNode } from './types.js';
 
@@ -109,8 +118,10 @@ function pluginReason(config: unknown): string | undefined {
   if (!isRecord(config)) return undefined;
   const metadata = isRecord(config.metadata) ? config.metadata : {};
   const annotations = isRecord(metadata.annotations) ? metadata.annotations : {};
-  if ('config.kubernetes.io/function' in annotations || 'config.k8s.io/function' in annotations) return 'declares a KRM function (exec or container plugin)';
-  if (typeof config.apiVersion === 'string' && config.apiVersion !== 'builtin' && typeof config.kind === 'string') return `uses the non-builtin plugin ${config.apiVersion}/${config.kind}`;
+  if ('config.kubernetes.io/function' in annotations || 'config.k8s.io/function' in annotations)
+    return 'declares a KRM function (exec or container plugin)';
+  if (typeof config.apiVersion === 'string' && config.apiVersion !== 'builtin' && typeof config.kind === 'string')
+    return `uses the non-builtin plugin ${config.apiVersion}/${config.kind}`;
   return undefined;
 }
 
@@ -142,7 +153,8 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
 
   /** Where a reference lands once symbolic links are followed, or nothing (refused) when it leaves the repository. */
   const land = (ref: FieldRef, value: string, how: Reach): string | undefined => {
-    const said = how === 'resource' ? `${file} reads ${shown(ref.value)}` : `${file} ${ref.field} reads ${shown(ref.value)}`;
+    const said =
+      how === 'resource' ? `${file} reads ${shown(ref.value)}` : `${file} ${ref.field} reads ${shown(ref.value)}`;
     const path = resolvePath(dir, value);
     if (path === undefined) {
       walk.unsure.push(`${file} references ${ref.value} outside the repository`);
@@ -161,7 +173,9 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
   const addFile = (ref: FieldRef, how: Reach, checkPlugin: boolean): void => {
     const candidates = FILE_SOURCE.test(foldKey(ref.field)) ? fileSourcePaths(ref.value) : [ref.value];
     if (candidates.some(isRemoteReference)) {
-      walk.remote.push(how === 'resource' || how === 'plugin' ? shown(ref.value) : `${file} ${ref.field}: ${shown(ref.value)}`);
+      walk.remote.push(
+        how === 'resource' || how === 'plugin' ? shown(ref.value) : `${file} ${ref.field}: ${shown(ref.value)}`,
+      );
       return;
     }
     // kustomize reads `key=path` as path, a bare entry as itself; every split must stay inside.
@@ -194,7 +208,8 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
       walk.unreadable.push(`${label}${paths.problem}`);
       return;
     }
-    for (const ref of paths.value.remote) if (ref.value.trim() !== '') walk.remote.push(`${label} ${ref.field}: ${shown(ref.value)}`);
+    for (const ref of paths.value.remote)
+      if (ref.value.trim() !== '') walk.remote.push(`${label} ${ref.field}: ${shown(ref.value)}`);
     const named = (ref: FieldRef, how: Reach): void => {
       const candidates = FILE_SOURCE.test(foldKey(ref.field)) ? fileSourcePaths(ref.value) : [ref.value];
       if (candidates.some(isRemoteReference)) {
@@ -212,7 +227,15 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
     };
     for (const ref of paths.value.files) named(ref, 'file');
     for (const ref of paths.value.homes) named(ref, 'home');
-    for (const chart of paths.value.charts) if (chart.name) named({ field: chart.name.field || 'name', value: `${paths.value.homes[0]?.value ?? 'charts'}/${chart.name.value}` }, 'home');
+    for (const chart of paths.value.charts)
+      if (chart.name)
+        named(
+          {
+            field: chart.name.field || 'name',
+            value: `${paths.value.homes[0]?.value ?? 'charts'}/${chart.name.value}`,
+          },
+          'home',
+        );
   };
 
   const checkPluginConfigFile = (path: string): void => {
@@ -262,7 +285,8 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
     const home = reads.chartHome?.value ?? 'charts';
     const homeRef = reads.chartHome ?? { field: 'helmGlobals.chartHome', value: home };
     const homePath = isRemoteReference(home) ? undefined : land(homeRef, home, 'home');
-    if (homePath === undefined && isRemoteReference(home)) walk.outside.push(`${file} ${homeRef.field} reads ${shown(home)}`);
+    if (homePath === undefined && isRemoteReference(home))
+      walk.outside.push(`${file} ${homeRef.field} reads ${shown(home)}`);
     for (const chart of reads.charts) {
       if (homePath === undefined) break;
       const name = chart.name?.value;
@@ -278,11 +302,21 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
       const local = candidates.filter((candidate) => index.dirs.has(candidate));
       for (const chartDir of local) {
         walk.dirs.add(chartDir);
-        const reads0: ChartReads = { remote: walk.remote, outside: walk.outside, unreadable: walk.unreadable, archives: walk.archives };
-        checkChart(chartDir, chartTree(index, (path) => readFollowing(index, path, walk)), reads0);
+        const reads0: ChartReads = {
+          remote: walk.remote,
+          outside: walk.outside,
+          unreadable: walk.unreadable,
+          archives: walk.archives,
+        };
+        checkChart(
+          chartDir,
+          chartTree(index, (path) => readFollowing(index, path, walk)),
+          reads0,
+        );
       }
       if (local.length === 0) {
-        if (chart.repo && chart.repo.value !== '') walk.remote.push(`${shown(chart.repo.value)} (chart ${shown(name)})`);
+        if (chart.repo && chart.repo.value !== '')
+          walk.remote.push(`${shown(chart.repo.value)} (chart ${shown(name)})`);
         else walk.unsure.push(`${file} inflates the chart ${name}, which is not in ${home}/`);
         walk.dirs.add(homePath);
       }
@@ -298,7 +332,9 @@ function chartTree(index: Index, read: (path: string) => string | undefined): Ch
     linkedFolder: (path) => {
       if (!index.isSymlink?.(path)) return undefined;
       const followed = followLinks(index, path);
-      return followed.escapes === undefined && index.dirs.has(followed.path) && !index.files.has(followed.path) ? followed.path : undefined;
+      return followed.escapes === undefined && index.dirs.has(followed.path) && !index.files.has(followed.path)
+        ? followed.path
+        : undefined;
     },
   };
 }
@@ -319,13 +355,16 @@ function readFollowing(index: Index, path: string, walk: KustomizeWalk): string 
  * `resolvePath` does, then the system follows links). Without link information the path is
  * taken as it is.
  */
-export function followLinks(index: { isSymlink?: (path: string) => boolean; read: (path: string) => string | undefined }, path: string): { path: string; links: string[]; escapes?: string } {
+export function followLinks(
+  index: { isSymlink?: (path: string) => boolean; read: (path: string) => string | undefined },
+  path: string,
+): { path: string; links: string[]; escapes?: string } {
   const isSymlink = index.isSymlink;
   if (!isSymlink || path === '') return { path, links: [] };
   const links: string[] = [];
   let rest = path.split('/');
   let done: string[] = [];
-  for (let hops = 0; rest.length > 0; ) {
+  for (let hops = 0; rest.length > 0;) {
     done.push(rest.shift() as string);
     const current = done.join('/');
     if (!isSymlink(current)) continue;
@@ -339,7 +378,19 @@ export function followLinks(index: { isSymlink?: (path: string) => boolean; read
 }
 
 function kustomizeNode(index: Index, dir: string): TargetNode {
-  const walk: KustomizeWalk = { files: new Set(), dirs: new Set(), unsure: [], remote: [], plugins: [], outside: [], unreadable: [], linksOut: [], archives: [], needsHelm: false, visited: new Set() };
+  const walk: KustomizeWalk = {
+    files: new Set(),
+    dirs: new Set(),
+    unsure: [],
+    remote: [],
+    plugins: [],
+    outside: [],
+    unreadable: [],
+    linksOut: [],
+    archives: [],
+    needsHelm: false,
+    visited: new Set(),
+  };
   walkKustomization(index, dir, walk, false);
   const node: TargetNode = {
     id: dir || '.',
@@ -375,7 +426,8 @@ function referencedKustomizations(index: Index, dirs: string[]): { referenced: S
       const path = resolvePath(dir, ref.value);
       if (path === undefined) continue;
       const real = followLinks(index, path);
-      if (real.escapes === undefined && real.path !== dir && kustomizationFile(index.files, real.path)) referenced.add(real.path);
+      if (real.escapes === undefined && real.path !== dir && kustomizationFile(index.files, real.path))
+        referenced.add(real.path);
     }
   }
   return { referenced, components };
@@ -388,9 +440,26 @@ function helmNodes(index: Index, chartDir: string): TargetNode[] {
   const variants = files.filter((file) => dirname(file) === chartDir && VALUES_VARIANT.test(basename(file)));
   const common = files.filter((file) => !variants.includes(file));
   const reads: ChartReads = { remote: [], outside: [], unreadable: [], archives: [] };
-  const scratch: KustomizeWalk = { files: new Set(), dirs: new Set(), unsure: [], remote: reads.remote, plugins: [], outside: reads.outside, unreadable: reads.unreadable, linksOut: [], archives: reads.archives, needsHelm: false, visited: new Set() };
-  checkChart(chartDir, chartTree(index, (path) => readFollowing(index, path, scratch)), reads);
-  for (const link of new Set(scratch.linksOut)) reads.outside.push(`${link} is a symbolic link that leads out of the repository`);
+  const scratch: KustomizeWalk = {
+    files: new Set(),
+    dirs: new Set(),
+    unsure: [],
+    remote: reads.remote,
+    plugins: [],
+    outside: reads.outside,
+    unreadable: reads.unreadable,
+    linksOut: [],
+    archives: reads.archives,
+    needsHelm: false,
+    visited: new Set(),
+  };
+  checkChart(
+    chartDir,
+    chartTree(index, (path) => readFollowing(index, path, scratch)),
+    reads,
+  );
+  for (const link of new Set(scratch.linksOut))
+    reads.outside.push(`${link} is a symbolic link that leads out of the repository`);
   const base = {
     kind: 'helm' as const,
     dir: chartDir,
@@ -403,7 +472,12 @@ function helmNodes(index: Index, chartDir: string): TargetNode[] {
     ...(reads.archives.length > 0 ? { archives: reads.archives } : {}),
   };
   if (variants.length === 0) return [{ ...base, id: chartDir || '.', inputFiles: common }];
-  return variants.map((variant) => ({ ...base, id: variant, valuesFiles: [variant], inputFiles: [...common, variant].sort(compare) }));
+  return variants.map((variant) => ({
+    ...base,
+    id: variant,
+    valuesFiles: [variant],
+    inputFiles: [...common, variant].sort(compare),
+  }));
 }
 
 function isHidden(path: string): boolean {
@@ -415,15 +489,22 @@ const YAML_FILE = /\.ya?ml$/i;
 /** Discover every target of a tree, or the ones the configured patterns name. */
 export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): TargetNode[] {
   const index = buildIndex(tree);
-  const kustomizeDirs = [...index.dirs].filter((dir) => kustomizationFile(index.files, dir) !== undefined).sort(compare);
-  const chartDirs = [...index.dirs].filter((dir) => index.files.has(dir === '' ? 'Chart.yaml' : `${dir}/Chart.yaml`)).sort(compare);
-  const isInChart = (path: string): boolean => chartDirs.some((chart) => chart === '' || path === chart || path.startsWith(`${chart}/`));
+  const kustomizeDirs = [...index.dirs]
+    .filter((dir) => kustomizationFile(index.files, dir) !== undefined)
+    .sort(compare);
+  const chartDirs = [...index.dirs]
+    .filter((dir) => index.files.has(dir === '' ? 'Chart.yaml' : `${dir}/Chart.yaml`))
+    .sort(compare);
+  const isInChart = (path: string): boolean =>
+    chartDirs.some((chart) => chart === '' || path === chart || path.startsWith(`${chart}/`));
 
   if (options.paths && options.paths.length > 0) {
     const patterns = options.paths.map((pattern) => compilePathPattern(pattern));
     const matches = (path: string): boolean => patterns.some((pattern) => pattern.match(path) !== null);
     // The shallowest matches: a directory pattern also matches everything below it.
-    const candidates = [...index.dirs, ...index.files].filter((path) => path !== '' && matches(path) && !matches(dirname(path)));
+    const candidates = [...index.dirs, ...index.files].filter(
+      (path) => path !== '' && matches(path) && !matches(dirname(path)),
+    );
     const nodes: TargetNode[] = [];
     for (const path of candidates.sort(compare)) {
       if (index.dirs.has(path)) {
@@ -431,10 +512,29 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
         else if (chartDirs.includes(path)) nodes.push(...helmNodes(index, path));
         else {
           const files = index.below(path).filter((file) => dirname(file) === path && YAML_FILE.test(file));
-          nodes.push({ id: path, kind: 'plain', dir: path, inputFiles: files, inputDirs: [], unsure: [], remote: [], plugins: [] });
+          nodes.push({
+            id: path,
+            kind: 'plain',
+            dir: path,
+            inputFiles: files,
+            inputDirs: [],
+            unsure: [],
+            remote: [],
+            plugins: [],
+          });
         }
       } else if (YAML_FILE.test(path)) {
-        nodes.push({ id: path, kind: 'plain', dir: dirname(path), file: path, inputFiles: [path], inputDirs: [], unsure: [], remote: [], plugins: [] });
+        nodes.push({
+          id: path,
+          kind: 'plain',
+          dir: dirname(path),
+          file: path,
+          inputFiles: [path],
+          inputDirs: [],
+          unsure: [],
+          remote: [],
+          plugins: [],
+        });
       }
     }
     return nodes;
@@ -442,10 +542,15 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
 
   const { referenced, components } = referencedKustomizations(index, kustomizeDirs);
   const nodes: TargetNode[] = [];
-  const kustomizeNodes = kustomizeDirs.filter((dir) => !referenced.has(dir) && !components.has(dir) && !isInChart(dir)).map((dir) => kustomizeNode(index, dir));
+  const kustomizeNodes = kustomizeDirs
+    .filter((dir) => !referenced.has(dir) && !components.has(dir) && !isInChart(dir))
+    .map((dir) => kustomizeNode(index, dir));
   nodes.push(...kustomizeNodes);
   const inflated = new Set(kustomizeNodes.flatMap((node) => node.inputDirs));
-  const topCharts = chartDirs.filter((dir) => !chartDirs.some((other) => other !== dir && (other === '' || dir.startsWith(`${other}/`))) && !inflated.has(dir));
+  const topCharts = chartDirs.filter(
+    (dir) =>
+      !chartDirs.some((other) => other !== dir && (other === '' || dir.startsWith(`${other}/`))) && !inflated.has(dir),
+  );
   for (const chart of topCharts) nodes.push(...helmNodes(index, chart));
 
   const claimed = new Set<string>();
@@ -462,11 +567,29 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
   };
   const plainDirs = new Map<string, string[]>();
   for (const file of [...index.files].sort(compare)) {
-    if (!YAML_FILE.test(file) || isHidden(file) || claimed.has(file) || isInChart(file) || kustomizeDirs.includes(dirname(file)) || underClaimedDir(file)) continue;
+    if (
+      !YAML_FILE.test(file) ||
+      isHidden(file) ||
+      claimed.has(file) ||
+      isInChart(file) ||
+      kustomizeDirs.includes(dirname(file)) ||
+      underClaimedDir(file)
+    )
+      continue;
     const dir = dirname(file);
     plainDirs.set(dir, [...(plainDirs.get(dir) ?? []), file]);
   }
-  for (const [dir, files] of plainDirs) nodes.push({ id: dir || '.', kind: 'plain', dir, inputFiles: files, inputDirs: [], unsure: [], remote: [], plugins: [] });
+  for (const [dir, files] of plainDirs)
+    nodes.push({
+      id: dir || '.',
+      kind: 'plain',
+      dir,
+      inputFiles: files,
+      inputDirs: [],
+      unsure: [],
+      remote: [],
+      plugins: [],
+    });
   return nodes.sort((a, b) => compare(a.id, b.id));
 }
 
@@ -489,7 +612,11 @@ export interface AffectedTargets {
  * reads but that sits below an unsure target (its graph hit a parse error or a missing reference)
  * renders that target anyway: "when unsure, render it". `changed: null` means everything changed.
  */
-export function affectedTargets(baseNodes: TargetNode[], headNodes: TargetNode[], changed: readonly string[] | null): AffectedTargets {
+export function affectedTargets(
+  baseNodes: TargetNode[],
+  headNodes: TargetNode[],
+  changed: readonly string[] | null,
+): AffectedTargets {
   const ids = [...new Set([...baseNodes.map((node) => node.id), ...headNodes.map((node) => node.id)])].sort(compare);
   const byId = (nodes: TargetNode[], id: string): TargetNode | undefined => nodes.find((node) => node.id === id);
   const placed = new Set<string>();
@@ -497,7 +624,10 @@ export function affectedTargets(baseNodes: TargetNode[], headNodes: TargetNode[]
   for (const id of ids) {
     const base = byId(baseNodes, id);
     const head = byId(headNodes, id);
-    const hits = changed === null ? ['*'] : changed.filter((path) => (base && touches(base, path)) || (head && touches(head, path)));
+    const hits =
+      changed === null
+        ? ['*']
+        : changed.filter((path) => (base && touches(base, path)) || (head && touches(head, path)));
     for (const hit of hits) placed.add(hit);
     if (hits.length > 0) targets.push({ ...(base ? { base } : {}), ...(head ? { head } : {}) });
   }
@@ -509,7 +639,8 @@ export function affectedTargets(baseNodes: TargetNode[], headNodes: TargetNode[]
       const head = byId(headNodes, id);
       const unsure = (base?.unsure.length ?? 0) + (head?.unsure.length ?? 0) > 0;
       const dir = (head ?? base)?.dir ?? '';
-      if (unsure && (dir === '' || path.startsWith(`${dir}/`))) targets.push({ ...(base ? { base } : {}), ...(head ? { head } : {}) });
+      if (unsure && (dir === '' || path.startsWith(`${dir}/`)))
+        targets.push({ ...(base ? { base } : {}), ...(head ? { head } : {}) });
     }
   }
   targets.sort((a, b) => compare((a.base ?? a.head)?.id ?? '', (b.base ?? b.head)?.id ?? ''));

@@ -23,12 +23,16 @@ function redact(value: unknown, path: string, underSecret: boolean, secrets: Red
   if (Array.isArray(value)) return value.map((item, index) => redact(item, `${path}[${index}]`, underSecret, secrets));
   if (isRecord(value)) {
     const result: Record<string, unknown> = {};
-    for (const [key, child] of Object.entries(value)) result[key] = redact(child, path ? `${path}.${key}` : key, underSecret || SECRET_KEY_NAME.test(key), secrets);
+    for (const [key, child] of Object.entries(value))
+      result[key] = redact(child, path ? `${path}.${key}` : key, underSecret || SECRET_KEY_NAME.test(key), secrets);
     return result;
   }
   if (!underSecret || value === null || value === undefined || typeof value === 'boolean') return value;
   const text = String(value);
-  secrets.set(path, { bytes: Buffer.byteLength(text, 'utf8'), digest: createHash('sha256').update(text).digest('hex') });
+  secrets.set(path, {
+    bytes: Buffer.byteLength(text, 'utf8'),
+    digest: createHash('sha256').update(text).digest('hex'),
+  });
   return '(redacted)';
 }
 
@@ -43,14 +47,18 @@ function parseValues(text: string): { ok: true; value: RedactedValues } | { ok: 
 }
 
 /** Per-key changes between two secret maps. */
-export function compareSecretKeys(base: Map<string, { bytes: number; digest: string }> | undefined, head: Map<string, { bytes: number; digest: string }> | undefined): SecretKeyChange[] {
+export function compareSecretKeys(
+  base: Map<string, { bytes: number; digest: string }> | undefined,
+  head: Map<string, { bytes: number; digest: string }> | undefined,
+): SecretKeyChange[] {
   const keys = [...new Set([...(base?.keys() ?? []), ...(head?.keys() ?? [])])].sort();
   const changes: SecretKeyChange[] = [];
   for (const key of keys) {
     const before = base?.get(key);
     const after = head?.get(key);
     if (before && after) {
-      if (before.digest !== after.digest) changes.push({ key, change: 'changed', fromBytes: before.bytes, toBytes: after.bytes });
+      if (before.digest !== after.digest)
+        changes.push({ key, change: 'changed', fromBytes: before.bytes, toBytes: after.bytes });
     } else if (after) changes.push({ key, change: 'added', toBytes: after.bytes });
     else if (before) changes.push({ key, change: 'removed', fromBytes: before.bytes });
   }
@@ -61,7 +69,10 @@ export function compareSecretKeys(base: Map<string, { bytes: number; digest: str
  * One pseudo-object per values file (kind `ValuesFile`, name = path) that differs between base and
  * head. Files that fail to parse are reported as a change with a note in the hunk.
  */
-export function diffValuesFiles(base: Array<{ path: string; text: string }>, head: Array<{ path: string; text: string }>): ObjectChange[] {
+export function diffValuesFiles(
+  base: Array<{ path: string; text: string }>,
+  head: Array<{ path: string; text: string }>,
+): ObjectChange[] {
   const paths = [...new Set([...base.map((file) => file.path), ...head.map((file) => file.path)])].sort();
   const changes: ObjectChange[] = [];
   for (const path of paths) {
@@ -75,7 +86,10 @@ export function diffValuesFiles(base: Array<{ path: string; text: string }>, hea
       return normalizeValue(parsed.value.value).lines;
     };
     const diff = diffLines(lines(parsedBefore), lines(parsedAfter));
-    const secretKeys = compareSecretKeys(parsedBefore?.ok ? parsedBefore.value.secrets : undefined, parsedAfter?.ok ? parsedAfter.value.secrets : undefined);
+    const secretKeys = compareSecretKeys(
+      parsedBefore?.ok ? parsedBefore.value.secrets : undefined,
+      parsedAfter?.ok ? parsedAfter.value.secrets : undefined,
+    );
     if (diff.hunks.length === 0 && !diff.tooLarge && secretKeys.length === 0) continue;
     changes.push({
       group: '',

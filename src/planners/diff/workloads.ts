@@ -14,7 +14,9 @@ function podSpec(object: ManifestObject): Record<string, unknown> | undefined {
   const path = templatePath(object);
   if (path === undefined) return undefined;
   const spec = getPath(object.body, path === '' ? 'spec' : `${path}.spec`);
-  return typeof spec === 'object' && spec !== null && !Array.isArray(spec) ? (spec as Record<string, unknown>) : undefined;
+  return typeof spec === 'object' && spec !== null && !Array.isArray(spec)
+    ? (spec as Record<string, unknown>)
+    : undefined;
 }
 
 /** `container name → image` for containers and init containers (init ones prefixed `init:`). */
@@ -22,7 +24,10 @@ export function containerImages(object: ManifestObject): Map<string, string> {
   const result = new Map<string, string>();
   const spec = podSpec(object);
   if (!spec) return result;
-  for (const [field, prefix] of [['initContainers', 'init:'], ['containers', '']] as const) {
+  for (const [field, prefix] of [
+    ['initContainers', 'init:'],
+    ['containers', ''],
+  ] as const) {
     const list = spec[field];
     if (!Array.isArray(list)) continue;
     for (const container of list) {
@@ -45,7 +50,13 @@ export function imageChanges(target: string, base: ManifestObject, head: Manifes
     const from = before.get(container);
     const to = after.get(container);
     if (from === to) continue;
-    changes.push({ target, object, container, ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) });
+    changes.push({
+      target,
+      object,
+      container,
+      ...(from !== undefined ? { from } : {}),
+      ...(to !== undefined ? { to } : {}),
+    });
   }
   return changes;
 }

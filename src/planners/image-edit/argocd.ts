@@ -8,7 +8,16 @@
 import { isMap, isScalar, isSeq, type YAMLMap } from 'yaml';
 import { normalizeName } from '../image-ref.js';
 import { readHelmValues } from './helm-values.js';
-import { hasPlaceholder, pairOf, pushAll, stringSite, type DocumentReader, type Site, type SplitSite, type WalkState } from './site.js';
+import {
+  hasPlaceholder,
+  pairOf,
+  pushAll,
+  stringSite,
+  type DocumentReader,
+  type Site,
+  type SplitSite,
+  type WalkState,
+} from './site.js';
 
 /** Reads the image overrides of an Argo CD Application or ApplicationSet document. */
 export function readApplication(reader: DocumentReader): Site[] {
@@ -39,7 +48,9 @@ export function readApplication(reader: DocumentReader): Site[] {
       if (sources) {
         reader.throughAlias(sources.node, (list) => {
           if (!isSeq(list)) return;
-          list.items.forEach((item, index) => readSource(reader, item, reader.child(sources.state, index, item), sites));
+          list.items.forEach((item, index) =>
+            readSource(reader, item, reader.child(sources.state, index, item), sites),
+          );
         });
       }
     });
@@ -54,7 +65,12 @@ export function readArgoSourceFile(reader: DocumentReader): Site[] {
   return sites;
 }
 
-function child(reader: DocumentReader, map: YAMLMap, key: string, state: WalkState): { node: unknown; state: WalkState } | undefined {
+function child(
+  reader: DocumentReader,
+  map: YAMLMap,
+  key: string,
+  state: WalkState,
+): { node: unknown; state: WalkState } | undefined {
   const pair = pairOf(map, key);
   if (!pair) return undefined;
   return { node: pair.value, state: reader.child(state, key, pair.value) };
@@ -115,7 +131,8 @@ function readParameters(reader: DocumentReader, node: unknown, state: WalkState,
       if (!isScalar(name) || typeof name.value !== 'string') return;
       const valuePair = pairOf(entry, 'value');
       const value = valuePair ? reader.resolve(valuePair.value) : undefined;
-      const text = isScalar(value) && value.value !== null && typeof value.value !== 'object' ? String(value.value) : undefined;
+      const text =
+        isScalar(value) && value.value !== null && typeof value.value !== 'object' ? String(value.value) : undefined;
       byName.set(name.value, { index, item: entry, value: valuePair?.value, text });
     });
     for (const [name, tagParameter] of byName) {
@@ -125,7 +142,9 @@ function readParameters(reader: DocumentReader, node: unknown, state: WalkState,
       if (!repository?.text) continue;
       const registry = byName.get(`${prefix}registry`)?.text;
       const written = registry ? `${registry.replace(/\/+$/, '')}/${repository.text}` : repository.text;
-      const placeholder = [tagParameter, repository, byName.get(`${prefix}digest`)].some((p) => p?.text !== undefined && hasPlaceholder(p.text));
+      const placeholder = [tagParameter, repository, byName.get(`${prefix}digest`)].some(
+        (p) => p?.text !== undefined && hasPlaceholder(p.text),
+      );
       const nameOf = normalizeName(written);
       if (nameOf === undefined && !placeholder) continue;
       const itemState = reader.child(state, tagParameter.index, list.items[tagParameter.index]);
@@ -142,12 +161,18 @@ function readParameters(reader: DocumentReader, node: unknown, state: WalkState,
         tagKey: 'value',
       };
       if (itemState.blocked) site.blocked = itemState.blocked;
-      const tagField = tagParameter.value === undefined ? undefined : reader.field(tagParameter.value, reader.child(itemState, 'value', tagParameter.value));
+      const tagField =
+        tagParameter.value === undefined
+          ? undefined
+          : reader.field(tagParameter.value, reader.child(itemState, 'value', tagParameter.value));
       if (tagField) site.tag = tagField;
       const digestParameter = byName.get(`${prefix}digest`);
       if (digestParameter?.value !== undefined) {
         const digestState = reader.child(state, digestParameter.index, list.items[digestParameter.index]);
-        const digestField = reader.field(digestParameter.value, reader.child(digestState, 'value', digestParameter.value));
+        const digestField = reader.field(
+          digestParameter.value,
+          reader.child(digestState, 'value', digestParameter.value),
+        );
         if (digestField) site.digest = digestField;
       }
       sites.push(site);

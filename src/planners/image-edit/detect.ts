@@ -35,7 +35,8 @@ export function kindOfDocument(doc: Document.Parsed): FileKind {
   const kind = scalarString(root, 'kind');
   const apiVersion = scalarString(root, 'apiVersion');
   if (kind === 'Kustomization' || kind === 'Component') return 'kustomize';
-  if ((kind === 'Application' || kind === 'ApplicationSet') && apiVersion?.startsWith('argoproj.io/')) return 'argocd-application';
+  if ((kind === 'Application' || kind === 'ApplicationSet') && apiVersion?.startsWith('argoproj.io/'))
+    return 'argocd-application';
   if (kind !== undefined && apiVersion !== undefined) return 'manifest';
   return 'helm-values';
 }
@@ -66,7 +67,8 @@ export function fileKindFromText(pathKind: PathKind, text: string): FileKind {
   const kind = /^kind:[ \t]*["']?([A-Za-z]+)/m.exec(text)?.[1];
   const apiVersion = /^apiVersion:[ \t]*["']?([^\s"'#]+)/m.exec(text)?.[1];
   if (kind === 'Kustomization' || kind === 'Component') return 'kustomize';
-  if ((kind === 'Application' || kind === 'ApplicationSet') && apiVersion?.startsWith('argoproj.io/')) return 'argocd-application';
+  if ((kind === 'Application' || kind === 'ApplicationSet') && apiVersion?.startsWith('argoproj.io/'))
+    return 'argocd-application';
   if (kind !== undefined && apiVersion !== undefined) return 'manifest';
   return /^[ \t]*[^\s#-][^:\n]*:/m.test(text) ? 'helm-values' : 'unknown';
 }

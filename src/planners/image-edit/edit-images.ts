@@ -85,12 +85,19 @@ function readSites(loaded: LoadedFile, pathKind: PathKind, text: string): Site[]
 function eventProblems(event: ImageEvent): EditRefusal[] {
   const problems: EditRefusal[] = [];
   const parsed = parseImageRef(event.repository);
-  if (!parsed.ok) problems.push({ reason: `the event's repository "${event.repository}" is not an image name (${parsed.reason}); fix the sender` });
+  if (!parsed.ok)
+    problems.push({
+      reason: `the event's repository "${event.repository}" is not an image name (${parsed.reason}); fix the sender`,
+    });
   if (!isValidTag(event.tag)) {
-    problems.push({ reason: `the event's tag "${event.tag}" is not a valid Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}); Escalator writes only valid tags` });
+    problems.push({
+      reason: `the event's tag "${event.tag}" is not a valid Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}); Escalator writes only valid tags`,
+    });
   }
   if (event.digest !== undefined && !isDigest(event.digest)) {
-    problems.push({ reason: `the event's digest "${event.digest}" is not a valid digest (algorithm:encoded, e.g. sha256:<64 hex>); fix the sender` });
+    problems.push({
+      reason: `the event's digest "${event.digest}" is not a valid digest (algorithm:encoded, e.g. sha256:<64 hex>); fix the sender`,
+    });
   }
   return problems;
 }
@@ -131,7 +138,12 @@ function mergeEdits(edits: Edit[]): { edits: Edit[]; conflict?: Edit } {
 export function editImages(text: string, event: ImageEvent, options: EditOptions): EditResult {
   const pathKind = kindFromPath(options.path);
   const untouched = (kind: FileKind, mentions: boolean, refused: EditRefusal[]): EditResult => ({
-    text, kind, mentions, changed: [], unchanged: mentions && refused.length === 0, refused: dedupe(refused),
+    text,
+    kind,
+    mentions,
+    changed: [],
+    unchanged: mentions && refused.length === 0,
+    refused: dedupe(refused),
   });
   const problems = eventProblems(event);
   const parsedEvent = parseImageRef(event.repository);
@@ -139,15 +151,23 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
   const eventName = normalizedName(parsedEvent.ref);
   const needle = parsedEvent.ref.path.slice(parsedEvent.ref.path.lastIndexOf('/') + 1);
   // Every spelling of a repository ends with its last path component: a file without it cannot mention the image.
-  if (pathKind === 'unknown' || !text.includes(needle)) return untouched(fileKindFromText(pathKind, text), false, problems);
+  if (pathKind === 'unknown' || !text.includes(needle))
+    return untouched(fileKindFromText(pathKind, text), false, problems);
 
   const loaded = loadFile(text, needle);
-  const kind = loaded.mode === 'whole' ? fileKind(pathKind, loaded.segments.map((segment) => segment.doc)) : fileKindFromText(pathKind, text);
+  const kind =
+    loaded.mode === 'whole'
+      ? fileKind(
+          pathKind,
+          loaded.segments.map((segment) => segment.doc),
+        )
+      : fileKindFromText(pathKind, text);
   if (loaded.refusals.length > 0) return untouched(kind, true, [...problems, ...loaded.refusals]);
 
   const multiDocument = loaded.count > 1;
-  const sites = readSites(loaded, pathKind, text).filter((site) =>
-    site.name === eventName || (site.name === undefined && site.placeholder && site.raw.includes(needle)));
+  const sites = readSites(loaded, pathKind, text).filter(
+    (site) => site.name === eventName || (site.name === undefined && site.placeholder && site.raw.includes(needle)),
+  );
   const mentions = sites.length > 0;
   if (problems.length > 0) return untouched(kind, mentions, problems);
 
@@ -169,32 +189,52 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
   if (refusals.length > 0) return untouched(kind, mentions, refusals.map(toRefusal));
   const { edits, conflict } = mergeEdits(planned);
   if (conflict) {
-    return untouched(kind, mentions, [toRefusal({
-      reason: `internal error: two edits overlap at ${context.describe(conflict.docIndex, conflict.path)}; the file was left untouched, please report this`,
-      at: conflict.start,
-    })]);
+    return untouched(kind, mentions, [
+      toRefusal({
+        reason: `internal error: two edits overlap at ${context.describe(conflict.docIndex, conflict.path)}; the file was left untouched, please report this`,
+        at: conflict.start,
+      }),
+    ]);
   }
   if (edits.length === 0) return untouched(kind, mentions, []);
 
   const spliced = applySplices(text, edits);
   const problem = verifyEdits(loaded, spliced.text, edits);
   if (problem) {
-    return untouched(kind, mentions, [{ reason: `internal error: the edit did not verify (${problem}); the file was left untouched, please report this` }]);
+    return untouched(kind, mentions, [
+      {
+        reason: `internal error: the edit did not verify (${problem}); the file was left untouched, please report this`,
+      },
+    ]);
   }
-  const lines = linesAt(spliced.text, edits.map((edit, i) => (spliced.starts[i] ?? 0) + (edit.keyOffset ?? 0)));
+  const lines = linesAt(
+    spliced.text,
+    edits.map((edit, i) => (spliced.starts[i] ?? 0) + (edit.keyOffset ?? 0)),
+  );
   const changed: EditChange[] = edits
-    .map((edit, i) => ({ path: context.describe(edit.docIndex, edit.path), line: lines[i] ?? 1, from: edit.from, to: edit.to, order: edit.start }))
+    .map((edit, i) => ({
+      path: context.describe(edit.docIndex, edit.path),
+      line: lines[i] ?? 1,
+      from: edit.from,
+      to: edit.to,
+      order: edit.start,
+    }))
     .sort((a, b) => a.order - b.order || a.line - b.line)
     .map(({ path, line, from, to }) => ({ path, line, from, to }));
   return { text: spliced.text, kind, mentions, changed, unchanged: false, refused: [] };
 }
 
 /** What a site says the file currently runs. */
-function useOf(site: Site): Omit<ImageUse, 'path' | 'line' | 'kind'> & { offset: number; at: readonly PathSegment[] } | undefined {
+function useOf(
+  site: Site,
+): (Omit<ImageUse, 'path' | 'line' | 'kind'> & { offset: number; at: readonly PathSegment[] }) | undefined {
   if (site.name === undefined) return undefined;
   if (site.form === 'string') {
     const use: Omit<ImageUse, 'path' | 'line' | 'kind'> & { offset: number; at: readonly PathSegment[] } = {
-      name: site.name, written: site.written, offset: site.field.start, at: site.field.path,
+      name: site.name,
+      written: site.written,
+      offset: site.field.start,
+      at: site.field.path,
     };
     if (site.tag !== undefined) use.tag = site.tag;
     if (site.digest !== undefined) use.digest = site.digest;
@@ -206,7 +246,10 @@ function useOf(site: Site): Omit<ImageUse, 'path' | 'line' | 'kind'> & { offset:
   const digest = site.digest?.value ? site.digest.value : at >= 0 ? tagText?.slice(at + 1) : undefined;
   const offset = site.tag?.start ?? (site.entry.map.range?.[0] ?? 0) + site.entry.offset;
   const use: Omit<ImageUse, 'path' | 'line' | 'kind'> & { offset: number; at: readonly PathSegment[] } = {
-    name: site.name, written: site.written, offset, at: site.tag?.path ?? site.entry.path,
+    name: site.name,
+    written: site.written,
+    offset,
+    at: site.tag?.path ?? site.entry.path,
   };
   if (tag !== undefined) use.tag = tag;
   if (digest !== undefined) use.digest = digest;
@@ -236,7 +279,8 @@ export function listImages(text: string, options: { path: string }): { uses: Ima
   const templated: Array<{ site: Site; offset: number }> = [];
   for (const site of sites) {
     const use = useOf(site);
-    if (site.placeholder) templated.push({ site, offset: use?.offset ?? (site.form === 'string' ? site.field.start : site.entry.offset) });
+    if (site.placeholder)
+      templated.push({ site, offset: use?.offset ?? (site.form === 'string' ? site.field.start : site.entry.offset) });
     else if (use) found.push({ site, use });
   }
   const lines = linesAt(text, [...found.map(({ use }) => use.offset), ...templated.map(({ offset }) => offset)]);

@@ -6,7 +6,17 @@
  */
 import { isMap, isSeq, type YAMLMap } from 'yaml';
 import { normalizeName } from '../image-ref.js';
-import { entriesOf, mapHasPlaceholder, pairOf, stringSite, type DocumentReader, type Field, type Site, type SplitSite, type WalkState } from './site.js';
+import {
+  entriesOf,
+  mapHasPlaceholder,
+  pairOf,
+  stringSite,
+  type DocumentReader,
+  type Field,
+  type Site,
+  type SplitSite,
+  type WalkState,
+} from './site.js';
 
 const IMAGE_MAP_KEYS = new Set(['repository', 'registry', 'tag', 'version', 'digest']);
 
@@ -53,15 +63,26 @@ function walk(reader: DocumentReader, node: unknown, state: WalkState, sites: Si
  * a sibling `<key>Tag` (or `tag` next to `image`) becomes the tag field; without one the chart's
  * default applies and the string is left alone (appending a tag could double it in the template).
  */
-function readImageString(reader: DocumentReader, map: YAMLMap, key: string, field: Field, state: WalkState, consumed: Set<string>): Site | undefined {
+function readImageString(
+  reader: DocumentReader,
+  map: YAMLMap,
+  key: string,
+  field: Field,
+  state: WalkState,
+  consumed: Set<string>,
+): Site | undefined {
   const site = stringSite(reader, field);
   if (!site || site.tag !== undefined || site.digest !== undefined) return site;
-  const tagKey = [`${key}Tag`, ...(key === 'image' ? ['tag', 'version'] : [])].find((candidate) => pairOf(map, candidate));
+  const tagKey = [`${key}Tag`, ...(key === 'image' ? ['tag', 'version'] : [])].find((candidate) =>
+    pairOf(map, candidate),
+  );
   if (tagKey === undefined) {
     site.frozen = 'the image string has no tag, so the chart supplies it';
     return site;
   }
-  const digestKey = [`${key}Digest`, ...(key === 'image' ? ['digest'] : [])].find((candidate) => pairOf(map, candidate));
+  const digestKey = [`${key}Digest`, ...(key === 'image' ? ['digest'] : [])].find((candidate) =>
+    pairOf(map, candidate),
+  );
   const fieldOf = (name: string) => {
     const pair = pairOf(map, name);
     return pair ? reader.field(pair.value, reader.child(state, name, pair.value)) : undefined;

@@ -6,7 +6,15 @@
 import { isMap, isSeq } from 'yaml';
 import { normalizeName } from '../image-ref.js';
 import { readHelmValues } from './helm-values.js';
-import { mapHasPlaceholder, pairOf, pushAll, type DocumentReader, type Site, type SplitSite, type WalkState } from './site.js';
+import {
+  mapHasPlaceholder,
+  pairOf,
+  pushAll,
+  type DocumentReader,
+  type Site,
+  type SplitSite,
+  type WalkState,
+} from './site.js';
 
 /** Reads the image entries of a Kustomization or Component document. */
 export function readKustomization(reader: DocumentReader): Site[] {
@@ -38,7 +46,11 @@ export function readKustomization(reader: DocumentReader): Site[] {
         const chartState = reader.child(chartsState, index, item);
         reader.throughAlias(item, (chart) => {
           const values = isMap(chart) ? pairOf(chart, 'valuesInline') : undefined;
-          if (values) pushAll(sites, readHelmValues(reader, values.value, reader.child(chartState, 'valuesInline', values.value)));
+          if (values)
+            pushAll(
+              sites,
+              readHelmValues(reader, values.value, reader.child(chartState, 'valuesInline', values.value)),
+            );
         });
       });
     });

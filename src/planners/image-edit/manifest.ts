@@ -11,7 +11,17 @@ import { entriesOf, pairOf, pushAll, stringSite, type DocumentReader, type Site,
 
 const CONTAINER_LISTS = new Set(['containers', 'initContainers', 'ephemeralContainers']);
 /** Keys whose contents are data, not pod specs. */
-const SKIPPED = new Set(['annotations', 'labels', 'env', 'envFrom', 'args', 'command', 'data', 'stringData', 'binaryData']);
+const SKIPPED = new Set([
+  'annotations',
+  'labels',
+  'env',
+  'envFrom',
+  'args',
+  'command',
+  'data',
+  'stringData',
+  'binaryData',
+]);
 
 /** Reads the container images and image volumes of one manifest document. */
 export function readManifest(reader: DocumentReader): Site[] {
@@ -26,7 +36,8 @@ export function readManifest(reader: DocumentReader): Site[] {
       const specState = reader.child({ path: [] }, 'spec', spec?.value);
       reader.throughAlias(spec?.value, (specMap) => {
         const values = isMap(specMap) ? pairOf(specMap, 'values') : undefined;
-        if (values) pushAll(sites, readHelmValues(reader, values.value, reader.child(specState, 'values', values.value)));
+        if (values)
+          pushAll(sites, readHelmValues(reader, values.value, reader.child(specState, 'values', values.value)));
       });
       return sites;
     }

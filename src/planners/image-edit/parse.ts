@@ -5,7 +5,14 @@
  */
 import { isCollection, visit, type Document, type YAMLError } from 'yaml';
 import { parseYamlDocuments } from '../yaml-parse.js';
-import { checkYamlShape, checkYamlSize, DEFAULT_YAML_LIMITS, resolveAliases, type AliasTargets, type YamlLimits } from '../yaml-guard.js';
+import {
+  checkYamlShape,
+  checkYamlSize,
+  DEFAULT_YAML_LIMITS,
+  resolveAliases,
+  type AliasTargets,
+  type YamlLimits,
+} from '../yaml-guard.js';
 import { lineAt, splitDocuments } from './source.js';
 import type { EditRefusal } from './types.js';
 
@@ -42,10 +49,18 @@ function describeError(error: YAMLError, text: string, offset: number): EditRefu
   const line = lineAt(text, offset + (error.pos[0] ?? 0));
   const message = error.message.split('\n')[0] ?? error.message;
   if (error.code === 'DUPLICATE_KEY') {
-    return { reason: `the file has a duplicate key at line ${line} (${message}); tools disagree on which value wins, so remove the duplicate first`, line };
+    return {
+      reason: `the file has a duplicate key at line ${line} (${message}); tools disagree on which value wins, so remove the duplicate first`,
+      line,
+    };
   }
-  const template = /\{\{|\$\{|\$\(/.test(text) ? ' The file looks like a template ({{ }}, ${…}); Escalator edits only plain YAML.' : '';
-  return { reason: `the file is not valid YAML (parse error at line ${line}: ${message}); fix the syntax first.${template}`, line };
+  const template = /\{\{|\$\{|\$\(/.test(text)
+    ? ' The file looks like a template ({{ }}, ${…}); Escalator edits only plain YAML.'
+    : '';
+  return {
+    reason: `the file is not valid YAML (parse error at line ${line}: ${message}); fix the syntax first.${template}`,
+    line,
+  };
 }
 
 /**
@@ -59,14 +74,21 @@ function structuralProblems(doc: Document.Parsed, aliases: AliasTargets, text: s
     Alias: (_key, node) => {
       if (aliases.get(node) !== undefined) return;
       const line = lineAt(text, offset + (node.range?.[0] ?? 0));
-      refusals.push({ reason: `the alias *${node.source} at line ${line} has no anchor &${node.source} before it; the file is not valid YAML, fix the alias first`, line });
+      refusals.push({
+        reason: `the alias *${node.source} at line ${line} has no anchor &${node.source} before it; the file is not valid YAML, fix the alias first`,
+        line,
+      });
     },
     Pair: (_key, pair) => {
       const start = isCollection(pair.key) ? pair.key.range?.[0] : undefined;
       // `{{ x }}` is a flow map whose key is the flow map `{ x }`: the key starts at either brace.
-      if (start === undefined || !(text.startsWith('{{', offset + start) || text.startsWith('{{', offset + start - 1))) return undefined;
+      if (start === undefined || !(text.startsWith('{{', offset + start) || text.startsWith('{{', offset + start - 1)))
+        return undefined;
       const line = lineAt(text, offset + start);
-      refusals.push({ reason: `the file is a template: line ${line} holds an unquoted {{ … }} placeholder; edit the values the template reads instead`, line });
+      refusals.push({
+        reason: `the file is a template: line ${line} holds an unquoted {{ … }} placeholder; edit the values the template reads instead`,
+        line,
+      });
       return visit.BREAK;
     },
   });
@@ -90,13 +112,22 @@ function mayHave(text: string): MayHave {
 const NO_ALIASES: AliasTargets = new Map();
 
 /** Resolves the aliases of a document that parsed, and adds what is wrong with them to `refusals`. */
-function checkDocument(doc: Document.Parsed, text: string, offset: number, hints: MayHave, limits: YamlLimits, refusals: EditRefusal[]): AliasTargets {
+function checkDocument(
+  doc: Document.Parsed,
+  text: string,
+  offset: number,
+  hints: MayHave,
+  limits: YamlLimits,
+  refusals: EditRefusal[],
+): AliasTargets {
   if (doc.errors.length > 0) {
     for (const error of doc.errors) refusals.push(describeError(error, text, offset));
     return NO_ALIASES;
   }
   if (!hints.problems) return NO_ALIASES;
-  const { targets, problem } = hints.aliases ? resolveAliases(doc, text, offset, limits) : { targets: NO_ALIASES, problem: undefined };
+  const { targets, problem } = hints.aliases
+    ? resolveAliases(doc, text, offset, limits)
+    : { targets: NO_ALIASES, problem: undefined };
   if (problem) refusals.push(problem);
   else refusals.push(...structuralProblems(doc, targets, text, offset));
   return targets;
@@ -109,7 +140,13 @@ function parseWhole(text: string, limits: YamlLimits): LoadedFile {
   const list = Array.isArray(docs) ? docs : [];
   const refusals: EditRefusal[] = [];
   const hints = mayHave(text);
-  const segments = list.map((doc, index): Segment => ({ index, offset: 0, text, doc, aliases: checkDocument(doc, text, 0, hints, limits, refusals) }));
+  const segments = list.map((doc, index): Segment => ({
+    index,
+    offset: 0,
+    text,
+    doc,
+    aliases: checkDocument(doc, text, 0, hints, limits, refusals),
+  }));
   return { segments, count: list.length, mode: 'whole', refusals };
 }
 

@@ -7,7 +7,15 @@
 import { isMap, isScalar, type Pair, type Scalar } from 'yaml';
 import { isDigest } from '../image-ref.js';
 import { isPlainSafe, renderScalar, doubleQuote, singleQuote, type ScalarStyle } from './scalar.js';
-import { pairOf, type Field, type MarkerRole, type PathSegment, type Site, type SplitSite, type StringSite } from './site.js';
+import {
+  pairOf,
+  type Field,
+  type MarkerRole,
+  type PathSegment,
+  type Site,
+  type SplitSite,
+  type StringSite,
+} from './site.js';
 import { firstEol, lineEndOf, lineStartOf } from './source.js';
 import type { ImageEvent } from './types.js';
 
@@ -85,7 +93,10 @@ function planString(site: StringSite, context: PlanContext): SitePlan {
   const plan: SitePlan = { edits: [], refusals: [] };
   if (site.frozen) return plan;
   if (site.placeholder) {
-    plan.refusals.push({ reason: `${where} holds a template placeholder ("${site.field.value}"); render the template or set the value in the file that defines it`, at: site.field.start });
+    plan.refusals.push({
+      reason: `${where} holds a template placeholder ("${site.field.value}"); render the template or set the value in the file that defines it`,
+      at: site.field.start,
+    });
     return plan;
   }
   if (site.blocked) {
@@ -99,7 +110,10 @@ function planString(site: StringSite, context: PlanContext): SitePlan {
   }
   const pinned = site.digest !== undefined;
   if (pinned && !event.digest) {
-    plan.refusals.push({ reason: `${where} pins a digest but the event carries none; send the digest with the event (or remove the pin)`, at: site.field.start });
+    plan.refusals.push({
+      reason: `${where} pins a digest but the event carries none; send the digest with the event (or remove the pin)`,
+      at: site.field.start,
+    });
     return plan;
   }
   const digest = pinned || (pinDigest && event.digest) ? event.digest : undefined;
@@ -134,7 +148,11 @@ function renderNew(value: string, style: ScalarStyle): string {
  * at the entry's indentation with the line ending of the line above; flow maps get
  * `, key: value` inside the braces.
  */
-function insertKeys(site: SplitSite, keys: Array<[string, string]>, context: PlanContext): Edit[] | { reason: string; at?: number } {
+function insertKeys(
+  site: SplitSite,
+  keys: Array<[string, string]>,
+  context: PlanContext,
+): Edit[] | { reason: string; at?: number } {
   const { map, offset, path } = site.entry;
   const text = context.text;
   const pairs = map.items;
@@ -144,10 +162,12 @@ function insertKeys(site: SplitSite, keys: Array<[string, string]>, context: Pla
   const after = tagPair ?? pairs[pairs.length - 1];
   const afterValue = after?.value as Scalar | undefined;
   const afterKey = after?.key as Scalar | undefined;
-  const valueEnd = (afterValue?.range?.[1] ?? afterKey?.range?.[1]);
+  const valueEnd = afterValue?.range?.[1] ?? afterKey?.range?.[1];
   const firstKey = pairs[0]?.key as Scalar | undefined;
   if (valueEnd === undefined || !firstKey?.range || !isMap(map)) {
-    return { reason: `cannot add ${keys.map(([key]) => key).join(' and ')} to ${context.describe(site.docIndex, path)}: the entry has no place to put it; add the key by hand once` };
+    return {
+      reason: `cannot add ${keys.map(([key]) => key).join(' and ')} to ${context.describe(site.docIndex, path)}: the entry has no place to put it; add the key by hand once`,
+    };
   }
   const style = entryStyle(after);
   const edits: Edit[] = [];
@@ -155,7 +175,16 @@ function insertKeys(site: SplitSite, keys: Array<[string, string]>, context: Pla
     const at = valueEnd + offset;
     for (const [key, value] of keys) {
       const piece = `, ${key}: ${renderNew(value, style)}`;
-      edits.push({ docIndex: site.docIndex, start: at, end: at, text: piece, path: [...path, key], from: '', to: value, keyOffset: 2 });
+      edits.push({
+        docIndex: site.docIndex,
+        start: at,
+        end: at,
+        text: piece,
+        path: [...path, key],
+        from: '',
+        to: value,
+        keyOffset: 2,
+      });
     }
     return edits;
   }
@@ -168,8 +197,14 @@ function insertKeys(site: SplitSite, keys: Array<[string, string]>, context: Pla
   for (const [key, value] of keys) {
     const piece = `${indent}${key}: ${renderNew(value, style)}`;
     edits.push({
-      docIndex: site.docIndex, start: at, end: at, text: atEnd ? `${eol}${piece}` : `${piece}${eol}`,
-      path: [...path, key], from: '', to: value, keyOffset: atEnd ? eol.length : 0,
+      docIndex: site.docIndex,
+      start: at,
+      end: at,
+      text: atEnd ? `${eol}${piece}` : `${piece}${eol}`,
+      path: [...path, key],
+      from: '',
+      to: value,
+      keyOffset: atEnd ? eol.length : 0,
     });
   }
   return edits;
@@ -188,16 +223,25 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   if ((tagField === undefined || tagValue === null || tagValue === '') && site.flavor !== 'kustomize') return plan;
   const entryAt = site.tag?.start ?? site.digest?.start;
   if (site.placeholder) {
-    plan.refusals.push({ reason: `${entryWhere} holds a template placeholder; render the template or set the value in the file that defines it`, ...(entryAt !== undefined ? { at: entryAt } : {}) });
+    plan.refusals.push({
+      reason: `${entryWhere} holds a template placeholder; render the template or set the value in the file that defines it`,
+      ...(entryAt !== undefined ? { at: entryAt } : {}),
+    });
     return plan;
   }
   if (site.blocked) {
-    plan.refusals.push({ reason: `cannot edit ${entryWhere}: ${site.blocked}`, ...(entryAt !== undefined ? { at: entryAt } : {}) });
+    plan.refusals.push({
+      reason: `cannot edit ${entryWhere}: ${site.blocked}`,
+      ...(entryAt !== undefined ? { at: entryAt } : {}),
+    });
     return plan;
   }
   const currentTagText = tagValue ?? '';
   if (tagField && isDigest(currentTagText)) {
-    plan.refusals.push({ reason: `${tagWhere} holds a digest ("${currentTagText}"), not a tag; move it to ${site.flavor === 'kustomize' ? 'the entry\'s digest: key' : 'a digest field'} and put the tag in ${site.tagKey}`, at: tagField.start });
+    plan.refusals.push({
+      reason: `${tagWhere} holds a digest ("${currentTagText}"), not a tag; move it to ${site.flavor === 'kustomize' ? "the entry's digest: key" : 'a digest field'} and put the tag in ${site.tagKey}`,
+      at: tagField.start,
+    });
     return plan;
   }
   const at = currentTagText.indexOf('@');
@@ -206,7 +250,10 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   const digestPinned = typeof digestValue === 'string' && digestValue !== '';
   const pinned = tagDigest !== undefined || digestPinned;
   if (pinned && !event.digest) {
-    plan.refusals.push({ reason: `${entryWhere} pins a digest but the event carries none; send the digest with the event (or remove the pin)`, ...(entryAt !== undefined ? { at: entryAt } : {}) });
+    plan.refusals.push({
+      reason: `${entryWhere} pins a digest but the event carries none; send the digest with the event (or remove the pin)`,
+      ...(entryAt !== undefined ? { at: entryAt } : {}),
+    });
     return plan;
   }
   const addPin = !pinned && pinDigest && event.digest !== undefined;
@@ -214,11 +261,16 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   let newTagText = event.tag;
   if (tagDigest !== undefined) newTagText = `${event.tag}@${event.digest}`;
   // Helm without a digest key: charts render `repository:tag`, so the pin travels in the tag.
-  else if (addPin && digestField === undefined && site.flavor !== 'kustomize') newTagText = `${event.tag}@${event.digest}`;
+  else if (addPin && digestField === undefined && site.flavor !== 'kustomize')
+    newTagText = `${event.tag}@${event.digest}`;
   if (tagField) {
-    const problem = refuseMarker(tagField, 'tag', tagWhere)
-      ?? (tagField.marker?.role === 'tag' && newTagText.includes('@')
-        ? { reason: `the Flux marker ${tagField.marker.text} on ${tagWhere} says it holds only the tag, but the digest would have to go there too (tag@digest); add a digest field for the pin`, at: tagField.start }
+    const problem =
+      refuseMarker(tagField, 'tag', tagWhere) ??
+      (tagField.marker?.role === 'tag' && newTagText.includes('@')
+        ? {
+            reason: `the Flux marker ${tagField.marker.text} on ${tagWhere} says it holds only the tag, but the digest would have to go there too (tag@digest); add a digest field for the pin`,
+            at: tagField.start,
+          }
         : undefined);
     if (problem) {
       plan.refusals.push(problem);

@@ -25,9 +25,13 @@ function readsBackAs(source: string, value: string, version: '1.1' | '1.2'): boo
 export function isPlainSafe(value: string): boolean {
   const cached = plainCache.get(value);
   if (cached !== undefined) return cached;
-  let safe = value !== '' && !/[\s#,[\]{}"'`!&*|>%@]/.test(value.charAt(0)) && !/[\r\n\t]/.test(value)
+  let safe =
+    value !== '' &&
+    !/[\s#,[\]{}"'`!&*|>%@]/.test(value.charAt(0)) &&
+    !/[\r\n\t]/.test(value) &&
     // `<<` is the merge key and `=` the YAML 1.1 value key: they are strings only by accident.
-    && value !== '<<' && value !== '=';
+    value !== '<<' &&
+    value !== '=';
   if (safe) {
     for (const version of ['1.1', '1.2'] as const) {
       if (!readsBackAs(`- ${value}\n`, value, version) || !readsBackAs(`[${value}]`, value, version)) {

@@ -4,7 +4,18 @@
  * (`image: nginx:1.2`) or split over fields of a map (`newTag`, `tag`, `digest`).
  * Format readers (kustomize, helm values, manifests, Argo CD) produce sites; the planner edits them.
  */
-import { isAlias, isMap, isPair, isScalar, isSeq, visit, type Document, type Pair, type Scalar, type YAMLMap } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  visit,
+  type Document,
+  type Pair,
+  type Scalar,
+  type YAMLMap,
+} from 'yaml';
 import { normalizeName, splitReference } from '../image-ref.js';
 import type { Segment } from './parse.js';
 import type { ScalarStyle } from './scalar.js';
@@ -125,11 +136,12 @@ export class DocumentReader {
     // Only documents whose own text has a `*` can hold aliases (the segment may be the whole file).
     const [docStart, docEnd] = segment.doc.range;
     const star = segment.text.indexOf('*', docStart);
-    if (star !== -1 && star < docEnd) visit(segment.doc, {
-      Alias: (_key, node) => {
-        this.referenced.add(node.source);
-      },
-    });
+    if (star !== -1 && star < docEnd)
+      visit(segment.doc, {
+        Alias: (_key, node) => {
+          this.referenced.add(node.source);
+        },
+      });
   }
 
   get doc(): Document.Parsed {
@@ -140,10 +152,17 @@ export class DocumentReader {
   child(state: WalkState, key: PathSegment, node: unknown): WalkState {
     const path = [...state.path, key];
     if (state.blocked) return { path, blocked: state.blocked };
-    if (isAlias(node)) return { path, blocked: `the value at this place is the alias *${node.source}; edit the anchored value &${node.source} instead, or un-alias it` };
+    if (isAlias(node))
+      return {
+        path,
+        blocked: `the value at this place is the alias *${node.source}; edit the anchored value &${node.source} instead, or un-alias it`,
+      };
     const anchor = (node as { anchor?: string } | null)?.anchor;
     if (anchor !== undefined && this.referenced.has(anchor)) {
-      return { path, blocked: `the value sits under the anchor &${anchor}, which the alias *${anchor} uses elsewhere; changing it would change those places too` };
+      return {
+        path,
+        blocked: `the value sits under the anchor &${anchor}, which the alias *${anchor} uses elsewhere; changing it would change those places too`,
+      };
     }
     return { path };
   }
@@ -204,7 +223,8 @@ export class DocumentReader {
   /** The scalar text of `key` in `map` (own or inherited), for names; undefined when absent or not scalar. */
   textIn(map: YAMLMap, key: string): string | undefined {
     const value = this.resolve(this.pairIn(map, key)?.pair.value);
-    if (!isScalar(value) || value.value === null || value.value === undefined || typeof value.value === 'object') return undefined;
+    if (!isScalar(value) || value.value === null || value.value === undefined || typeof value.value === 'object')
+      return undefined;
     return String(value.value);
   }
 
@@ -214,7 +234,10 @@ export class DocumentReader {
       const target = this.resolve(node);
       if (!isScalar(target)) return undefined;
       const field = this.field(target, state);
-      if (field) field.blocked = state.blocked ?? `the value is the alias *${node.source}; edit the anchored value &${node.source} instead, or un-alias it`;
+      if (field)
+        field.blocked =
+          state.blocked ??
+          `the value is the alias *${node.source}; edit the anchored value &${node.source} instead, or un-alias it`;
       return field;
     }
     if (!isScalar(node) || !node.range) return undefined;
@@ -232,7 +255,8 @@ export class DocumentReader {
     if (!blocked && scalar.anchor !== undefined && this.referenced.has(scalar.anchor)) {
       blocked = `the value carries the anchor &${scalar.anchor}, which the alias *${scalar.anchor} uses elsewhere; changing it would change those places too`;
     }
-    if (!blocked && style === 'block') blocked = 'the value is a block scalar (| or >); write it as a one-line scalar first';
+    if (!blocked && style === 'block')
+      blocked = 'the value is a block scalar (| or >); write it as a one-line scalar first';
     if (blocked) field.blocked = blocked;
     const marker = this.markerAfter(field.end);
     if (marker) field.marker = marker;
@@ -246,7 +270,9 @@ export class DocumentReader {
     const policy = (match[2] ?? '').split(':');
     let role: MarkerRole = 'unknown';
     if (policy.length === 2) role = 'full';
-    else if (policy.length === 3) role = ({ tag: 'tag', name: 'name', digest: 'digest' } as const)[policy[2] as 'tag' | 'name' | 'digest'] ?? 'unknown';
+    else if (policy.length === 3)
+      role =
+        ({ tag: 'tag', name: 'name', digest: 'digest' } as const)[policy[2] as 'tag' | 'name' | 'digest'] ?? 'unknown';
     return { text: match[1] ?? '', role };
   }
 }
@@ -279,14 +305,18 @@ export function entriesOf(map: YAMLMap): Array<[string, unknown, Pair]> {
   for (const item of map.items) {
     if (!isPair(item)) continue;
     const key = isScalar(item.key) ? item.key.value : undefined;
-    if (typeof key === 'string' || typeof key === 'number' || typeof key === 'boolean') result.push([String(key), item.value, item as Pair]);
+    if (typeof key === 'string' || typeof key === 'number' || typeof key === 'boolean')
+      result.push([String(key), item.value, item as Pair]);
   }
   return result;
 }
 
 /** Whether any scalar directly in the map (not nested) holds a template placeholder. */
 export function mapHasPlaceholder(map: YAMLMap): boolean {
-  return map.items.some((item) => isPair(item) && isScalar(item.value) && typeof item.value.value === 'string' && hasPlaceholder(item.value.value));
+  return map.items.some(
+    (item) =>
+      isPair(item) && isScalar(item.value) && typeof item.value.value === 'string' && hasPlaceholder(item.value.value),
+  );
 }
 
 /**

@@ -20,7 +20,8 @@ export function lineStartOf(text: string, offset: number): number {
 export function lineEndOf(text: string, offset: number): { end: number; eol: string } {
   const newline = text.indexOf('\n', offset);
   if (newline === -1) return { end: text.length, eol: '' };
-  if (newline > 0 && text.charAt(newline - 1) === '\r' && newline - 1 >= offset) return { end: newline - 1, eol: '\r\n' };
+  if (newline > 0 && text.charAt(newline - 1) === '\r' && newline - 1 >= offset)
+    return { end: newline - 1, eol: '\r\n' };
   return { end: newline, eol: '\n' };
 }
 
@@ -43,7 +44,8 @@ export interface Splice {
  * Also returns where each splice's text starts in the result.
  */
 export function applySplices(text: string, splices: readonly Splice[]): { text: string; starts: number[] } {
-  const ordered = splices.map((splice, order) => ({ splice, order }))
+  const ordered = splices
+    .map((splice, order) => ({ splice, order }))
     .sort((a, b) => a.splice.start - b.splice.start || a.order - b.order);
   const starts: number[] = new Array<number>(splices.length).fill(0);
   const parts: string[] = [];

@@ -15,7 +15,8 @@ const PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: true } as const;
 function deepEqual(a: unknown, b: unknown): boolean {
   if (Object.is(a, b)) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
+  if (a instanceof Date || b instanceof Date)
+    return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
   if (Array.isArray(a) || Array.isArray(b)) {
     return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
   }
@@ -70,11 +71,16 @@ function byDocument(edits: readonly Edit[]): Map<number, Edit[]> {
   return map;
 }
 
-function compare(oldDoc: Document.Parsed, newDoc: Document.Parsed | undefined, edits: readonly Edit[]): string | undefined {
+function compare(
+  oldDoc: Document.Parsed,
+  newDoc: Document.Parsed | undefined,
+  edits: readonly Edit[],
+): string | undefined {
   if (!newDoc) return 'a document disappeared';
   const error = newDoc.errors[0];
   if (error) return `the edited document no longer parses (${error.message.split('\n')[0] ?? error.code})`;
-  if (!deepEqual(newDoc.toJS({ maxAliasCount: -1 }), expected(oldDoc, edits))) return 'values other than the intended ones changed';
+  if (!deepEqual(newDoc.toJS({ maxAliasCount: -1 }), expected(oldDoc, edits)))
+    return 'values other than the intended ones changed';
   return undefined;
 }
 
@@ -95,7 +101,8 @@ function verify(loaded: LoadedFile, newText: string, edits: readonly Edit[]): st
   if (loaded.mode === 'whole') {
     const docs = parseYamlDocuments(newText, PARSE_OPTIONS);
     const list = Array.isArray(docs) ? docs : [];
-    if (list.length !== loaded.segments.length) return `the number of documents changed (${loaded.segments.length} → ${list.length})`;
+    if (list.length !== loaded.segments.length)
+      return `the number of documents changed (${loaded.segments.length} → ${list.length})`;
     for (const segment of loaded.segments) {
       const problem = compare(segment.doc, list[segment.index], grouped.get(segment.index) ?? []);
       if (problem) return `document ${segment.index + 1}: ${problem}`;
@@ -107,11 +114,14 @@ function verify(loaded: LoadedFile, newText: string, edits: readonly Edit[]): st
   for (const segment of loaded.segments) {
     const own = grouped.get(segment.index);
     if (!own) continue;
-    const chunkText = applySplices(segment.text, own.map((edit) => ({
-      start: edit.start - segment.offset,
-      end: edit.end - segment.offset,
-      text: edit.text,
-    }))).text;
+    const chunkText = applySplices(
+      segment.text,
+      own.map((edit) => ({
+        start: edit.start - segment.offset,
+        end: edit.end - segment.offset,
+        text: edit.text,
+      })),
+    ).text;
     const docs = parseYamlDocuments(chunkText, PARSE_OPTIONS);
     const list = Array.isArray(docs) ? docs : [];
     if (list.length !== 1) return `document ${segment.index + 1}: the document boundaries changed`;

@@ -43,9 +43,16 @@ const gitEnv = {
 
 function git(dir: string, args: string[], date?: string): string {
   return execFileSync('git', ['-C', dir, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: dir, ...gitEnv, ...(date ? { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date } : {}) },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: dir,
+      ...gitEnv,
+      ...(date ? { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date } : {}),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
-  }).toString('utf8').trim();
+  })
+    .toString('utf8')
+    .trim();
 }
 
 export function readCaseMeta(caseDir: string): CaseMeta {
@@ -58,12 +65,14 @@ export function buildCaseRepo(caseDir: string): CaseRepo {
   const meta = readCaseMeta(caseDir);
   const dir = mkdtempSync(join(tmpdir(), 'escalator-diff-case-'));
   git(dir, ['init', '-q', '-b', 'main']);
-  if (existsSync(join(caseDir, 'base'))) cpSync(join(caseDir, 'base'), dir, { recursive: true, verbatimSymlinks: true });
+  if (existsSync(join(caseDir, 'base')))
+    cpSync(join(caseDir, 'base'), dir, { recursive: true, verbatimSymlinks: true });
   git(dir, ['add', '-A']);
   git(dir, ['commit', '-q', '--allow-empty', '-m', 'base'], '2024-01-01T00:00:00Z');
   const base = git(dir, ['rev-parse', 'HEAD']);
   for (const path of meta.deleted) rmSync(join(dir, path), { recursive: true, force: true });
-  if (existsSync(join(caseDir, 'head'))) cpSync(join(caseDir, 'head'), dir, { recursive: true, verbatimSymlinks: true });
+  if (existsSync(join(caseDir, 'head')))
+    cpSync(join(caseDir, 'head'), dir, { recursive: true, verbatimSymlinks: true });
   git(dir, ['add', '-A']);
   git(dir, ['commit', '-q', '--allow-empty', '-m', 'head'], '2024-01-02T00:00:00Z');
   const head = git(dir, ['rev-parse', 'HEAD']);

@@ -19,5 +19,7 @@ for (const call of list.split(',') as HostileCall[]) {
   process.stdout.write(`${JSON.stringify({ start: call })}\n`);
   const started = performance.now();
   const { outcome, detail } = runCall(call, text);
-  process.stdout.write(`${JSON.stringify({ call, outcome, detail: detail.slice(0, 300), ms: Math.round(performance.now() - started), bytes })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ call, outcome, detail: detail.slice(0, 300), ms: Math.round(performance.now() - started), bytes })}\n`,
+  );
 }

@@ -34,7 +34,13 @@ export interface FuzzCase {
  * Bodies no route can accept whatever else the request gets right: with Redis down they must
  * still be refused for what they are (400 or 413), never answered 503 as if they could be queued.
  */
-const neverAcceptable: ReadonlySet<string> = new Set<BodyKind>(['random-bytes', 'empty', 'oversized', 'deep-array', 'deep-object']);
+const neverAcceptable: ReadonlySet<string> = new Set<BodyKind>([
+  'random-bytes',
+  'empty',
+  'oversized',
+  'deep-array',
+  'deep-object',
+]);
 
 /** Cases tried, by endpoint and outcome (the status code, or `no-answer`). */
 export class Tally {
@@ -47,7 +53,8 @@ export class Tally {
   }
 
   total(endpoint?: string): number {
-    const rows = endpoint === undefined ? [...this.counts.values()] : [this.counts.get(endpoint) ?? new Map<string, number>()];
+    const rows =
+      endpoint === undefined ? [...this.counts.values()] : [this.counts.get(endpoint) ?? new Map<string, number>()];
     return rows.reduce((sum, row) => sum + [...row.values()].reduce((a, b) => a + b, 0), 0);
   }
 
@@ -56,10 +63,17 @@ export class Tally {
     const lines = [...this.counts.entries()]
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([endpoint, row]) => {
-        const outcomes = [...row.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([outcome, n]) => `${outcome}×${n}`).join('  ');
+        const outcomes = [...row.entries()]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([outcome, n]) => `${outcome}×${n}`)
+          .join('  ');
         return `${endpoint.padEnd(26)} ${String(this.total(endpoint)).padStart(5)}  ${outcomes}`;
       });
-    return [`${'endpoint'.padEnd(26)} ${'cases'.padStart(5)}  outcomes (status×count)`, ...lines, `${'total'.padEnd(26)} ${String(this.total()).padStart(5)}`].join('\n');
+    return [
+      `${'endpoint'.padEnd(26)} ${'cases'.padStart(5)}  outcomes (status×count)`,
+      ...lines,
+      `${'total'.padEnd(26)} ${String(this.total()).padStart(5)}`,
+    ].join('\n');
   }
 
   toJSON(): Record<string, Record<string, number>> {
@@ -75,7 +89,12 @@ export class Tally {
 export type FuzzMode = 'up' | 'redis-down';
 
 /** What broke, for one case (empty: every invariant held). */
-export function checkAnswer(fuzzCase: FuzzCase, outcome: RawOutcome, redis: { jobs: number; keys: number }, mode: FuzzMode = 'up'): string[] {
+export function checkAnswer(
+  fuzzCase: FuzzCase,
+  outcome: RawOutcome,
+  redis: { jobs: number; keys: number },
+  mode: FuzzMode = 'up',
+): string[] {
   if (outcome.kind !== 'response') {
     // A Content-Length that lies low makes the rest of the body a second, garbage request on the
     // same connection; Node then closes it, and a request already answered with
@@ -85,20 +104,28 @@ export function checkAnswer(fuzzCase: FuzzCase, outcome: RawOutcome, redis: { jo
   }
   const { status, headers, body } = outcome.response;
   const problems: string[] = [];
-  const unavailable = mode === 'redis-down' && status === 503 && fuzzCase.authentic === true && !neverAcceptable.has(fuzzCase.bodyKind ?? '');
+  const unavailable =
+    mode === 'redis-down' &&
+    status === 503 &&
+    fuzzCase.authentic === true &&
+    !neverAcceptable.has(fuzzCase.bodyKind ?? '');
   if (unavailable && headers['retry-after'] === undefined) problems.push('503 without Retry-After');
   if (!(status >= 200 && status < 500) && !unavailable) problems.push(`answered ${status}`);
-  if (fuzzCase.authentic === false && status < 300) problems.push(`answered ${status} to a request without valid credentials`);
+  if (fuzzCase.authentic === false && status < 300)
+    problems.push(`answered ${status} to a request without valid credentials`);
   if (status >= 400 && fuzzCase.request.method.toUpperCase() !== 'HEAD') {
-    if (!/^application\/json/.test(headers['content-type'] ?? '')) problems.push(`${status} with content type ${headers['content-type'] ?? '(none)'}`);
+    if (!/^application\/json/.test(headers['content-type'] ?? ''))
+      problems.push(`${status} with content type ${headers['content-type'] ?? '(none)'}`);
     try {
       const parsed = JSON.parse(body) as { error?: unknown };
-      if (typeof parsed.error !== 'string' || parsed.error.length < 10) problems.push(`${status} whose body says no reason: ${body.slice(0, 200)}`);
+      if (typeof parsed.error !== 'string' || parsed.error.length < 10)
+        problems.push(`${status} whose body says no reason: ${body.slice(0, 200)}`);
     } catch {
       problems.push(`${status} whose body is not JSON: ${JSON.stringify(body.slice(0, 200))}`);
     }
   }
-  if (status >= 400 && (redis.jobs !== 0 || redis.keys !== 0)) problems.push(`${status}, yet Redis changed: ${redis.jobs} jobs and ${redis.keys} keys more`);
+  if (status >= 400 && (redis.jobs !== 0 || redis.keys !== 0))
+    problems.push(`${status}, yet Redis changed: ${redis.jobs} jobs and ${redis.keys} keys more`);
   return problems;
 }
 
@@ -129,25 +156,46 @@ export class RedisCounts {
  * Send one case, check it, count it. Returns the problems (empty when every invariant held).
  * With Redis down there is nothing to count in it: the producer cannot reach it either.
  */
-export async function runCase(stack: FuzzStack, fuzzCase: FuzzCase, tally: Tally, mode: FuzzMode = 'up', counts?: RedisCounts): Promise<string[]> {
+export async function runCase(
+  stack: FuzzStack,
+  fuzzCase: FuzzCase,
+  tally: Tally,
+  mode: FuzzMode = 'up',
+  counts?: RedisCounts,
+): Promise<string[]> {
   const counted = mode === 'up';
   const counter = counts ?? new RedisCounts(stack);
   if (counted && !counts) await counter.reset();
   const outcome = await sendRaw(stack.url, fuzzCase.request);
   const delta = counted ? await counter.delta() : { jobs: 0, keys: 0 };
-  tally.add(mode === 'up' ? fuzzCase.endpoint : `${fuzzCase.endpoint} (redis down)`, outcome.kind === 'response' ? String(outcome.response.status) : outcome.interim > 0 ? 'closed-after-100' : 'no-answer');
+  tally.add(
+    mode === 'up' ? fuzzCase.endpoint : `${fuzzCase.endpoint} (redis down)`,
+    outcome.kind === 'response'
+      ? String(outcome.response.status)
+      : outcome.interim > 0
+        ? 'closed-after-100'
+        : 'no-answer',
+  );
   return checkAnswer(fuzzCase, outcome, delta, mode);
 }
 
 /** Describe a failing case compactly (the body is cut; its length is kept). */
 export function describeCase(fuzzCase: FuzzCase, problems: string[]): string {
   const { request } = fuzzCase;
-  const head = request.rawHead ? request.rawHead.toString('latin1').slice(0, 300) : `${request.method} ${request.path.slice(0, 200)} ${JSON.stringify(request.headers.map(([n, v]) => [n, v.slice(0, 80)]))}`;
+  const head = request.rawHead
+    ? request.rawHead.toString('latin1').slice(0, 300)
+    : `${request.method} ${request.path.slice(0, 200)} ${JSON.stringify(request.headers.map(([n, v]) => [n, v.slice(0, 80)]))}`;
   return `${fuzzCase.endpoint} [${fuzzCase.shape}] ${head} body=${request.body?.length ?? 0}B ${request.framing}: ${problems.join('; ')}`;
 }
 
 /** Run `numRuns` generated cases through fast-check; the first broken invariant fails with the shrunk case. */
-export async function fuzzEndpoint(stack: FuzzStack, arbitrary: fc.Arbitrary<FuzzCase>, numRuns: number, tally: Tally, options: { mode?: FuzzMode; seed?: number } = {}): Promise<void> {
+export async function fuzzEndpoint(
+  stack: FuzzStack,
+  arbitrary: fc.Arbitrary<FuzzCase>,
+  numRuns: number,
+  tally: Tally,
+  options: { mode?: FuzzMode; seed?: number } = {},
+): Promise<void> {
   const { mode = 'up', seed } = options;
   const counts = new RedisCounts(stack);
   if (mode === 'up') await counts.reset();
@@ -170,9 +218,23 @@ const require = createRequire(import.meta.url);
  */
 export const registryFixtures: Record<string, { files: Buffer[]; contentType: string }> = {
   ...Object.fromEntries(
-    (await loadRegistryFixtures()).map(({ source, fixtures }) => [source, { files: fixtures.fuzz.files.map((file) => fixtureBytes(`${source}/${file}`)), contentType: fixtures.fuzz.contentType }]),
+    (await loadRegistryFixtures()).map(({ source, fixtures }) => [
+      source,
+      {
+        files: fixtures.fuzz.files.map((file) => fixtureBytes(`${source}/${file}`)),
+        contentType: fixtures.fuzz.contentType,
+      },
+    ]),
   ),
-  ci: { files: [Buffer.from('{"image":"ghcr.io/example/hello:1.2.3"}'), Buffer.from(JSON.stringify({ repository: 'ghcr.io/example/hello', tag: '2.0.0', digest: `sha256:${'a'.repeat(64)}` }))], contentType: 'application/json' },
+  ci: {
+    files: [
+      Buffer.from('{"image":"ghcr.io/example/hello:1.2.3"}'),
+      Buffer.from(
+        JSON.stringify({ repository: 'ghcr.io/example/hello', tag: '2.0.0', digest: `sha256:${'a'.repeat(64)}` }),
+      ),
+    ],
+    contentType: 'application/json',
+  },
 };
 
 /**
@@ -194,7 +256,9 @@ interface WebhookExample {
   name: string;
   examples: Array<Record<string, unknown>>;
 }
-const webhookExamples = JSON.parse(readFileSync(require.resolve('@octokit/webhooks-examples'), 'utf8')) as WebhookExample[];
+const webhookExamples = JSON.parse(
+  readFileSync(require.resolve('@octokit/webhooks-examples'), 'utf8'),
+) as WebhookExample[];
 
 /** Real GitHub deliveries (from @octokit/webhooks-examples), one per event the app handles, and a few it ignores. */
 export const githubDeliveries: Array<{ event: string; body: Buffer }> = [
@@ -213,29 +277,72 @@ export const githubDeliveries: Array<{ event: string; body: Buffer }> = [
   if (event === 'push') {
     // A push to the default branch that changes a file: it is indexed and relayed.
     const repository = example.repository as { default_branch: string };
-    const commit = { id: 'c'.repeat(40), message: 'Bump', added: [], removed: [], modified: ['apps/hello/overlays/dev/kustomization.yaml'] };
-    example = { ...example, ref: `refs/heads/${repository.default_branch}`, commits: [commit], head_commit: commit, size: 1, installation: { id: 1 } };
+    const commit = {
+      id: 'c'.repeat(40),
+      message: 'Bump',
+      added: [],
+      removed: [],
+      modified: ['apps/hello/overlays/dev/kustomization.yaml'],
+    };
+    example = {
+      ...example,
+      ref: `refs/heads/${repository.default_branch}`,
+      commits: [commit],
+      head_commit: commit,
+      size: 1,
+      installation: { id: 1 },
+    };
   }
   return { event: event as string, body: Buffer.from(JSON.stringify(example)) };
 });
 
 /** Strings that break naive code: huge, control characters, markup, paths, prototype names. */
 const oddStrings = fc.constantFrom(
-  '', ' ', '\u0000', '\uFFFD', '\uD800', '💥'.repeat(50), 'a'.repeat(70_000), '../../etc/passwd', '<script>alert(1)</script>', '${jndi:ldap://x}', '{{ .Values }}',
-  '__proto__', 'constructor', 'toString', 'sha256:', `sha256:${'a'.repeat(64)}`, 'ghcr.io/example/hello:1.2.3', 'UPPER/Case:Tag', '-1', '1e309', '\r\n\r\nHTTP/1.1 200 OK',
+  '',
+  ' ',
+  '\u0000',
+  '\uFFFD',
+  '\uD800',
+  '💥'.repeat(50),
+  'a'.repeat(70_000),
+  '../../etc/passwd',
+  '<script>alert(1)</script>',
+  '${jndi:ldap://x}',
+  '{{ .Values }}',
+  '__proto__',
+  'constructor',
+  'toString',
+  'sha256:',
+  `sha256:${'a'.repeat(64)}`,
+  'ghcr.io/example/hello:1.2.3',
+  'UPPER/Case:Tag',
+  '-1',
+  '1e309',
+  '\r\n\r\nHTTP/1.1 200 OK',
 );
-const oddValues: fc.Arbitrary<unknown> = fc.oneof(fc.jsonValue({ maxDepth: 3 }), oddStrings, fc.constantFrom(null, true, 0, -1, 1e308, [], {}, [[[]]], { a: { b: { c: null } } }));
+const oddValues: fc.Arbitrary<unknown> = fc.oneof(
+  fc.jsonValue({ maxDepth: 3 }),
+  oddStrings,
+  fc.constantFrom(null, true, 0, -1, 1e308, [], {}, [[[]]], { a: { b: { c: null } } }),
+);
 
 /** JSON text nested `depth` levels: `[[[…]]]` or `{"a":{"a":…}}`. */
 export function deepJson(depth: number, kind: 'array' | 'object'): string {
-  return kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+  return kind === 'array'
+    ? `${'['.repeat(depth)}${']'.repeat(depth)}`
+    : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 }
 
 /** Every path to a value inside a JSON document (objects and arrays), for targeted mutations. */
-function pathsOf(value: unknown, path: Array<string | number> = [], out: Array<Array<string | number>> = []): Array<Array<string | number>> {
+function pathsOf(
+  value: unknown,
+  path: Array<string | number> = [],
+  out: Array<Array<string | number>> = [],
+): Array<Array<string | number>> {
   out.push(path);
   if (Array.isArray(value)) value.forEach((item, i) => pathsOf(item, [...path, i], out));
-  else if (typeof value === 'object' && value !== null) for (const [key, item] of Object.entries(value)) pathsOf(item, [...path, key], out);
+  else if (typeof value === 'object' && value !== null)
+    for (const [key, item] of Object.entries(value)) pathsOf(item, [...path, key], out);
   return out;
 }
 
@@ -260,43 +367,129 @@ function mutate(document: Buffer, pick: number, replacement: unknown, raw?: stri
 }
 
 export type BodyKind =
-  | 'fixture' | 'truncated' | 'random-bytes' | 'json-value' | 'wrong-type' | 'huge-string' | 'deep-array' | 'deep-object' | 'deep-inside'
-  | 'empty' | 'invalid-utf8' | 'bom' | 'prototype-keys' | 'duplicate-keys' | 'oversized';
+  | 'fixture'
+  | 'truncated'
+  | 'random-bytes'
+  | 'json-value'
+  | 'wrong-type'
+  | 'huge-string'
+  | 'deep-array'
+  | 'deep-object'
+  | 'deep-inside'
+  | 'empty'
+  | 'invalid-utf8'
+  | 'bom'
+  | 'prototype-keys'
+  | 'duplicate-keys'
+  | 'oversized';
 
 /**
  * Bodies built from real payloads and from nothing: random bytes, truncated JSON, wrong types at
  * any depth, huge strings, 10,000-level nesting, invalid UTF-8, a BOM, prototype keys, duplicate
  * keys, and bodies over `cap`.
  */
-export function bodies(files: Buffer[], cap: number, options: { hugeLength: number; oversized?: boolean }): fc.Arbitrary<{ kind: BodyKind; body: Buffer }> {
+export function bodies(
+  files: Buffer[],
+  cap: number,
+  options: { hugeLength: number; oversized?: boolean },
+): fc.Arbitrary<{ kind: BodyKind; body: Buffer }> {
   const file = fc.constantFrom(...files);
   const tag = (kind: BodyKind) => (body: Buffer) => ({ kind, body });
   type Weighted = { weight: number; arbitrary: fc.Arbitrary<{ kind: BodyKind; body: Buffer }> };
   const choices: Weighted[] = [
     { weight: 3, arbitrary: file.map(tag('fixture')) },
-    { weight: 2, arbitrary: fc.tuple(file, fc.nat()).map(([f, n]) => ({ kind: 'truncated' as const, body: f.subarray(0, n % Math.max(1, f.length)) })) },
-    { weight: 2, arbitrary: fc.uint8Array({ maxLength: 4096 }).map((bytes) => ({ kind: 'random-bytes' as const, body: Buffer.from(bytes) })) },
-    { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 5 }).map((value) => ({ kind: 'json-value' as const, body: Buffer.from(JSON.stringify(value) ?? 'null') })) },
-    { weight: 4, arbitrary: fc.tuple(file, fc.nat(), oddValues).map(([f, pick, value]) => ({ kind: 'wrong-type' as const, body: mutate(f, pick, value) })) },
-    { weight: 1, arbitrary: fc.tuple(file, fc.nat(), fc.integer({ min: options.hugeLength / 2, max: options.hugeLength })).map(([f, pick, n]) => ({ kind: 'huge-string' as const, body: mutate(f, pick, 'x'.repeat(n)) })) },
-    { weight: 1, arbitrary: fc.constant({ kind: 'deep-array' as const, body: Buffer.from(deepJson(10_000, 'array')) }) },
-    { weight: 1, arbitrary: fc.constant({ kind: 'deep-object' as const, body: Buffer.from(deepJson(10_000, 'object')) }) },
-    { weight: 1, arbitrary: fc.tuple(file, fc.nat(), fc.constantFrom<'array' | 'object'>('array', 'object')).map(([f, pick, kind]) => ({ kind: 'deep-inside' as const, body: mutate(f, pick, undefined, deepJson(10_000, kind)) })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(file, fc.nat())
+        .map(([f, n]) => ({ kind: 'truncated' as const, body: f.subarray(0, n % Math.max(1, f.length)) })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .uint8Array({ maxLength: 4096 })
+        .map((bytes) => ({ kind: 'random-bytes' as const, body: Buffer.from(bytes) })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .jsonValue({ maxDepth: 5 })
+        .map((value) => ({ kind: 'json-value' as const, body: Buffer.from(JSON.stringify(value) ?? 'null') })),
+    },
+    {
+      weight: 4,
+      arbitrary: fc
+        .tuple(file, fc.nat(), oddValues)
+        .map(([f, pick, value]) => ({ kind: 'wrong-type' as const, body: mutate(f, pick, value) })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(file, fc.nat(), fc.integer({ min: options.hugeLength / 2, max: options.hugeLength }))
+        .map(([f, pick, n]) => ({ kind: 'huge-string' as const, body: mutate(f, pick, 'x'.repeat(n)) })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constant({ kind: 'deep-array' as const, body: Buffer.from(deepJson(10_000, 'array')) }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constant({ kind: 'deep-object' as const, body: Buffer.from(deepJson(10_000, 'object')) }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(file, fc.nat(), fc.constantFrom<'array' | 'object'>('array', 'object'))
+        .map(([f, pick, kind]) => ({
+          kind: 'deep-inside' as const,
+          body: mutate(f, pick, undefined, deepJson(10_000, kind)),
+        })),
+    },
     { weight: 1, arbitrary: fc.constant({ kind: 'empty' as const, body: Buffer.alloc(0) }) },
     {
       weight: 1,
-      arbitrary: fc.tuple(file, fc.array(fc.tuple(fc.nat(), fc.constantFrom(0xff, 0xfe, 0xc3, 0xe2, 0xf0, 0x80, 0x00)), { minLength: 1, maxLength: 8 })).map(([f, flips]) => {
-        const body = Buffer.from(f);
-        for (const [at, byte] of flips) body[at % body.length] = byte;
-        return { kind: 'invalid-utf8' as const, body };
-      }),
+      arbitrary: fc
+        .tuple(
+          file,
+          fc.array(fc.tuple(fc.nat(), fc.constantFrom(0xff, 0xfe, 0xc3, 0xe2, 0xf0, 0x80, 0x00)), {
+            minLength: 1,
+            maxLength: 8,
+          }),
+        )
+        .map(([f, flips]) => {
+          const body = Buffer.from(f);
+          for (const [at, byte] of flips) body[at % body.length] = byte;
+          return { kind: 'invalid-utf8' as const, body };
+        }),
     },
-    { weight: 1, arbitrary: file.map((f) => ({ kind: 'bom' as const, body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), f]) })) },
-    { weight: 1, arbitrary: file.map((f) => ({ kind: 'prototype-keys' as const, body: Buffer.from(`{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}},${f.toString('utf8').trim().slice(1)}`) })) },
-    { weight: 1, arbitrary: file.map((f) => ({ kind: 'duplicate-keys' as const, body: Buffer.from(`${f.toString('utf8').trim().slice(0, -1)},"action":"delete","events":[],"push_data":null}`) })) },
+    {
+      weight: 1,
+      arbitrary: file.map((f) => ({ kind: 'bom' as const, body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), f]) })),
+    },
+    {
+      weight: 1,
+      arbitrary: file.map((f) => ({
+        kind: 'prototype-keys' as const,
+        body: Buffer.from(
+          `{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}},${f.toString('utf8').trim().slice(1)}`,
+        ),
+      })),
+    },
+    {
+      weight: 1,
+      arbitrary: file.map((f) => ({
+        kind: 'duplicate-keys' as const,
+        body: Buffer.from(`${f.toString('utf8').trim().slice(0, -1)},"action":"delete","events":[],"push_data":null}`),
+      })),
+    },
   ];
   if (options.oversized !== false) {
-    choices.push({ weight: 1, arbitrary: fc.integer({ min: cap + 1, max: cap * 2 }).map((n) => ({ kind: 'oversized' as const, body: Buffer.from(`{"pad":"${'x'.repeat(n)}"}`) })) });
+    choices.push({
+      weight: 1,
+      arbitrary: fc
+        .integer({ min: cap + 1, max: cap * 2 })
+        .map((n) => ({ kind: 'oversized' as const, body: Buffer.from(`{"pad":"${'x'.repeat(n)}"}`) })),
+    });
   }
   return fc.oneof(...choices);
 }
@@ -309,14 +502,35 @@ type Framing = { framing: RawRequest['framing']; chunkSize?: number; headers: Ar
 function framings(bodyLength: number): fc.Arbitrary<Framing> {
   return fc.oneof(
     { weight: 6, arbitrary: fc.constant<Framing>({ framing: 'length', headers: [], label: 'length' }) },
-    { weight: 3, arbitrary: fc.constantFrom(7, 1000, 16_384).map((size): Framing => ({ framing: 'chunked', chunkSize: bodyLength > 4096 && size === 7 ? 1000 : size, headers: [], label: `chunked/${size}` })) },
-    { weight: 1, arbitrary: fc.nat({ max: Math.max(0, bodyLength - 1) }).map((n): Framing => ({ framing: 'none', headers: [['content-length', String(n)]], label: `lying-length/${n}` })) },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(7, 1000, 16_384).map((size): Framing => ({
+        framing: 'chunked',
+        chunkSize: bodyLength > 4096 && size === 7 ? 1000 : size,
+        headers: [],
+        label: `chunked/${size}`,
+      })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.nat({ max: Math.max(0, bodyLength - 1) }).map((n): Framing => ({
+        framing: 'none',
+        headers: [['content-length', String(n)]],
+        label: `lying-length/${n}`,
+      })),
+    },
   );
 }
 
 /** Methods: mostly the right one, sometimes any other token Node accepts. */
 function methods(right: string): fc.Arbitrary<string> {
-  return fc.oneof({ weight: 8, arbitrary: fc.constant(right) }, { weight: 2, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'TRACE', 'PROPFIND') });
+  return fc.oneof(
+    { weight: 8, arbitrary: fc.constant(right) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'TRACE', 'PROPFIND'),
+    },
+  );
 }
 
 /** Content types: the right one in other spellings, and wrong ones. */
@@ -325,7 +539,21 @@ function contentTypes(right: string): fc.Arbitrary<string | undefined> {
     { weight: 6, arbitrary: fc.constantFrom(right, `${right}; charset=utf-8`, right.toUpperCase()) },
     {
       weight: 3,
-      arbitrary: fc.constantFrom(undefined, '', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/json-seq', ';', 'application/json, text/plain', 'application/xml', 'application/vnd.docker.distribution.events.v2+json', '*/*', 'application/json; charset=utf-16'),
+      arbitrary: fc.constantFrom(
+        undefined,
+        '',
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/jsonx',
+        'application/json-seq',
+        ';',
+        'application/json, text/plain',
+        'application/xml',
+        'application/vnd.docker.distribution.events.v2+json',
+        '*/*',
+        'application/json; charset=utf-16',
+      ),
     },
   );
 }
@@ -360,7 +588,14 @@ function bearer(token: string, others: string[]): fc.Arbitrary<Auth> {
   const ok = (value: string, label: string): Auth => ({ headers: [['authorization', value]], authentic: true, label });
   const bad = (headers: Array<[string, string]>, label: string): Auth => ({ headers, authentic: false, label });
   return fc.oneof(
-    { weight: 5, arbitrary: fc.constantFrom(ok(`Bearer ${token}`, 'bearer'), ok(token, 'bare-token'), ok(`bearer   ${token}`, 'bearer-lowercase')) },
+    {
+      weight: 5,
+      arbitrary: fc.constantFrom(
+        ok(`Bearer ${token}`, 'bearer'),
+        ok(token, 'bare-token'),
+        ok(`bearer   ${token}`, 'bearer-lowercase'),
+      ),
+    },
     {
       weight: 5,
       arbitrary: fc.constantFrom(
@@ -380,8 +615,16 @@ function bearer(token: string, others: string[]): fc.Arbitrary<Auth> {
 }
 
 function garAuth(secrets: Secrets): fc.Arbitrary<Auth> {
-  const ok = (token: string, label: string): Auth => ({ headers: [['authorization', `Bearer ${token}`]], authentic: true, label });
-  const bad = (value: string | undefined, label: string): Auth => ({ headers: value === undefined ? [] : [['authorization', value]], authentic: false, label });
+  const ok = (token: string, label: string): Auth => ({
+    headers: [['authorization', `Bearer ${token}`]],
+    authentic: true,
+    label,
+  });
+  const bad = (value: string | undefined, label: string): Auth => ({
+    headers: value === undefined ? [] : [['authorization', value]],
+    authentic: false,
+    label,
+  });
   const none = `${Buffer.from('{"alg":"none","kid":"k1"}').toString('base64url')}.${Buffer.from(JSON.stringify({ iss: 'https://accounts.google.com', aud: secrets.garAudience, email: secrets.garServiceAccount, exp: 4e9 })).toString('base64url')}.`;
   const [header, claims] = secrets.garToken().split('.');
   return fc.oneof(
@@ -400,11 +643,17 @@ function garAuth(secrets: Secrets): fc.Arbitrary<Auth> {
         bad(`Bearer ${secrets.garToken({ email: 'evil@x.iam.gserviceaccount.com' })}`, 'service-account'),
         bad(`Bearer ${secrets.registryToken}`, 'registry-token'),
         bad(`Bearer ${'e30'.repeat(2000)}.${'e30'.repeat(2000)}.${'A'.repeat(2000)}`, 'huge'),
-        bad(`Bearer ${Buffer.from('{"alg":"RS256","kid":"__proto__"}').toString('base64url')}.${claims}.AAAA`, 'kid-proto'),
+        bad(
+          `Bearer ${Buffer.from('{"alg":"RS256","kid":"__proto__"}').toString('base64url')}.${claims}.AAAA`,
+          'kid-proto',
+        ),
         bad(`Bearer ${Buffer.from('null').toString('base64url')}.${claims}.AAAA`, 'header-null'),
         bad(`Bearer ${header}.${Buffer.from('[1]').toString('base64url')}.AAAA`, 'claims-array'),
         bad(`Bearer ${Buffer.from('{"alg":"RS256","kid":7}').toString('base64url')}.${claims}.AAAA`, 'kid-number'),
-        bad(`Bearer ${Buffer.from('{"alg":"RS256","kid":"rotated-away"}').toString('base64url')}.${claims}.AAAA`, 'kid-unknown'),
+        bad(
+          `Bearer ${Buffer.from('{"alg":"RS256","kid":"rotated-away"}').toString('base64url')}.${claims}.AAAA`,
+          'kid-unknown',
+        ),
       ),
     },
   );
@@ -414,10 +663,26 @@ const headerAuthSources = sourcesBy('bearer');
 const pathTokenSources = sourcesBy('path-token');
 const googleOidcSources = sourcesBy('google-oidc');
 
-function build(endpoint: string, method: string, path: string, headers: Array<[string, string]>, body: { kind: string; body: Buffer }, framing: Framing, authentic: boolean | undefined, label: string): FuzzCase {
+function build(
+  endpoint: string,
+  method: string,
+  path: string,
+  headers: Array<[string, string]>,
+  body: { kind: string; body: Buffer },
+  framing: Framing,
+  authentic: boolean | undefined,
+  label: string,
+): FuzzCase {
   return {
     endpoint,
-    request: { method, path, headers: [...headers, ...framing.headers], body: body.body, framing: framing.framing, ...(framing.chunkSize !== undefined ? { chunkSize: framing.chunkSize } : {}) },
+    request: {
+      method,
+      path,
+      headers: [...headers, ...framing.headers],
+      body: body.body,
+      framing: framing.framing,
+      ...(framing.chunkSize !== undefined ? { chunkSize: framing.chunkSize } : {}),
+    },
     ...(authentic !== undefined ? { authentic } : {}),
     shape: `${label} body=${body.kind} ${framing.label}`,
     bodyKind: body.kind,
@@ -425,14 +690,42 @@ function build(endpoint: string, method: string, path: string, headers: Array<[s
 }
 
 /** A POST intake route: method, content type, auth, body and framing all drawn independently. */
-function intakeCases(endpoint: string, path: fc.Arbitrary<{ path: string; auth?: Auth }>, auth: fc.Arbitrary<Auth>, files: Buffer[], contentType: string, cap: number, hugeLength: number): fc.Arbitrary<FuzzCase> {
+function intakeCases(
+  endpoint: string,
+  path: fc.Arbitrary<{ path: string; auth?: Auth }>,
+  auth: fc.Arbitrary<Auth>,
+  files: Buffer[],
+  contentType: string,
+  cap: number,
+  hugeLength: number,
+): fc.Arbitrary<FuzzCase> {
   return fc
-    .record({ method: methods('POST'), type: contentTypes(contentType), path, auth, body: bodies(files, cap, { hugeLength }), odd: oddHeaders })
+    .record({
+      method: methods('POST'),
+      type: contentTypes(contentType),
+      path,
+      auth,
+      body: bodies(files, cap, { hugeLength }),
+      odd: oddHeaders,
+    })
     .chain((parts) => framings(parts.body.body.length).map((framing) => ({ ...parts, framing })))
     .map(({ method, type, path: target, auth: headerAuth, body, odd, framing }) => {
       const credentials = target.auth ?? headerAuth;
-      const headers: Array<[string, string]> = [...(type === undefined ? [] : [['content-type', type] as [string, string]]), ...credentials.headers, ...odd];
-      return build(endpoint, method, target.path, headers, body, framing, credentials.authentic, `${method} ${credentials.label} ct=${type ?? '-'}`);
+      const headers: Array<[string, string]> = [
+        ...(type === undefined ? [] : [['content-type', type] as [string, string]]),
+        ...credentials.headers,
+        ...odd,
+      ];
+      return build(
+        endpoint,
+        method,
+        target.path,
+        headers,
+        body,
+        framing,
+        credentials.authentic,
+        `${method} ${credentials.label} ct=${type ?? '-'}`,
+      );
     });
 }
 
@@ -442,7 +735,14 @@ function tokenPaths(source: string, token: string): fc.Arbitrary<{ path: string;
   const bad = (path: string, label: string) => ({ path, auth: { headers: [], authentic: false, label } });
   const base = `/registry/${source}`;
   return fc.oneof(
-    { weight: 5, arbitrary: fc.constantFrom(ok(`${base}/${token}`, 'path-token'), ok(`${base}/${token}/`, 'path-token/'), ok(`${base}/${token}?x=1`, 'path-token?query')) },
+    {
+      weight: 5,
+      arbitrary: fc.constantFrom(
+        ok(`${base}/${token}`, 'path-token'),
+        ok(`${base}/${token}/`, 'path-token/'),
+        ok(`${base}/${token}?x=1`, 'path-token?query'),
+      ),
+    },
     {
       weight: 5,
       arbitrary: fc.constantFrom(
@@ -450,7 +750,10 @@ function tokenPaths(source: string, token: string): fc.Arbitrary<{ path: string;
         bad(`${base}/`, 'no-token/'),
         bad(`${base}/${token}x`, 'token+1'),
         bad(`${base}/${token.slice(0, -1)}`, 'token-1'),
-        bad(`${base}/${encodeURIComponent(token).replace(/[a-z]/, (c) => `%${c.charCodeAt(0).toString(16)}`)}`, 'percent-encoded'),
+        bad(
+          `${base}/${encodeURIComponent(token).replace(/[a-z]/, (c) => `%${c.charCodeAt(0).toString(16)}`)}`,
+          'percent-encoded',
+        ),
         bad(`${base}/${token}/extra`, 'extra-segment'),
         bad(`${base}?token=${token}`, 'token-in-query'),
         bad(`${base}/${'t'.repeat(4000)}`, 'huge'),
@@ -479,17 +782,69 @@ export function endpointCases(secrets: Secrets): Record<string, fc.Arbitrary<Fuz
   const cases: Record<string, fc.Arbitrary<FuzzCase>> = {};
   for (const source of headerAuthSources) {
     const { files, contentType } = registryFixtures[source]!;
-    cases[`registry/${source}`] = intakeCases(`registry/${source}`, fc.constantFrom({ path: `/registry/${source}` }, { path: `/registry/${source}/` }, { path: `/registry/${source}?a=b` }), bearer(secrets.registryToken, [secrets.ciToken, secrets.adminToken, ...(secrets.scoped ? pathTokenSources.map((path) => secrets.pathToken(path)) : [])]), files, contentType, cap, cap - 2048);
+    cases[`registry/${source}`] = intakeCases(
+      `registry/${source}`,
+      fc.constantFrom(
+        { path: `/registry/${source}` },
+        { path: `/registry/${source}/` },
+        { path: `/registry/${source}?a=b` },
+      ),
+      bearer(secrets.registryToken, [
+        secrets.ciToken,
+        secrets.adminToken,
+        ...(secrets.scoped ? pathTokenSources.map((path) => secrets.pathToken(path)) : []),
+      ]),
+      files,
+      contentType,
+      cap,
+      cap - 2048,
+    );
   }
   for (const source of pathTokenSources) {
     const { files, contentType } = registryFixtures[source]!;
-    cases[`registry/${source}`] = intakeCases(`registry/${source}`, tokenPaths(source, secrets.pathToken(source)), fc.constant({ headers: [], authentic: false, label: '' }), files, contentType, cap, cap - 2048);
+    cases[`registry/${source}`] = intakeCases(
+      `registry/${source}`,
+      tokenPaths(source, secrets.pathToken(source)),
+      fc.constant({ headers: [], authentic: false, label: '' }),
+      files,
+      contentType,
+      cap,
+      cap - 2048,
+    );
   }
   for (const source of googleOidcSources) {
     const { files, contentType } = registryFixtures[source]!;
-    cases[`registry/${source}`] = intakeCases(`registry/${source}`, fc.constant({ path: `/registry/${source}` }), garAuth(secrets), files, contentType, cap, cap - 2048);
+    cases[`registry/${source}`] = intakeCases(
+      `registry/${source}`,
+      fc.constant({ path: `/registry/${source}` }),
+      garAuth(secrets),
+      files,
+      contentType,
+      cap,
+      cap - 2048,
+    );
   }
-  cases.ci = intakeCases('ci', fc.constantFrom({ path: '/api/v1/images' }, { path: '/api/v1/images?dry=1' }), bearer(secrets.ciToken, [secrets.registryToken, secrets.adminToken, ...(secrets.scoped ? [...pathTokenSources.map((path) => secrets.pathToken(path)), secrets.ciOidcToken({ aud: 'https://elsewhere' }), secrets.ciOidcToken({ exp: 1 }), secrets.ciOidcToken({ repository_owner: undefined }), secrets.garToken()] : [])]), registryFixtures.ci!.files, 'application/json', cap, cap - 2048);
+  cases.ci = intakeCases(
+    'ci',
+    fc.constantFrom({ path: '/api/v1/images' }, { path: '/api/v1/images?dry=1' }),
+    bearer(secrets.ciToken, [
+      secrets.registryToken,
+      secrets.adminToken,
+      ...(secrets.scoped
+        ? [
+            ...pathTokenSources.map((path) => secrets.pathToken(path)),
+            secrets.ciOidcToken({ aud: 'https://elsewhere' }),
+            secrets.ciOidcToken({ exp: 1 }),
+            secrets.ciOidcToken({ repository_owner: undefined }),
+            secrets.garToken(),
+          ]
+        : []),
+    ]),
+    registryFixtures.ci!.files,
+    'application/json',
+    cap,
+    cap - 2048,
+  );
   cases['github-webhook'] = webhookCases(secrets);
   cases['admin/relay'] = adminCases(secrets);
   for (const path of ['healthz', 'readyz', 'metrics']) cases[path] = publicCases(path);
@@ -511,56 +866,172 @@ function webhookCases(secrets: Secrets): fc.Arbitrary<FuzzCase> {
       method: methods('POST'),
       type: contentTypes('application/json'),
       delivery: fc.constantFrom(...githubDeliveries),
-      unhandledEvent: fc.constantFrom('ping', 'star', 'watch', 'fork', 'gollum', 'meta', 'security_and_analysis', 'workflow_run', 'zzz_unknown_event'),
+      unhandledEvent: fc.constantFrom(
+        'ping',
+        'star',
+        'watch',
+        'fork',
+        'gollum',
+        'meta',
+        'security_and_analysis',
+        'workflow_run',
+        'zzz_unknown_event',
+      ),
       handled: fc.boolean(),
-      oddEvent: fc.oneof({ weight: 8, arbitrary: fc.constant(null) }, { weight: 2, arbitrary: fc.constantFrom(undefined, '', 'PUSH', 'push.created', '__proto__', 'constructor', 'valueOf', 'x'.repeat(300), '../../push') }),
-      deliveryId: fc.oneof({ weight: 8, arbitrary: fc.uuid() }, { weight: 2, arbitrary: fc.constantFrom(undefined, '', 'a:b/c', 'd'.repeat(2000), '__proto__') }),
-      signing: fc.constantFrom<Signing>('right', 'right', 'right', 'wrong-secret', 'other-bytes', 'missing', 'malformed', 'sha1-only'),
-      malformed: fc.constantFrom('sha256=', 'sha256=zz', `sha256=${'0'.repeat(64)}`, 'sha256=' + 'f'.repeat(63), 'SHA256=abc', 'md5=1', '='.repeat(100)),
+      oddEvent: fc.oneof(
+        { weight: 8, arbitrary: fc.constant(null) },
+        {
+          weight: 2,
+          arbitrary: fc.constantFrom(
+            undefined,
+            '',
+            'PUSH',
+            'push.created',
+            '__proto__',
+            'constructor',
+            'valueOf',
+            'x'.repeat(300),
+            '../../push',
+          ),
+        },
+      ),
+      deliveryId: fc.oneof(
+        { weight: 8, arbitrary: fc.uuid() },
+        { weight: 2, arbitrary: fc.constantFrom(undefined, '', 'a:b/c', 'd'.repeat(2000), '__proto__') },
+      ),
+      signing: fc.constantFrom<Signing>(
+        'right',
+        'right',
+        'right',
+        'wrong-secret',
+        'other-bytes',
+        'missing',
+        'malformed',
+        'sha1-only',
+      ),
+      malformed: fc.constantFrom(
+        'sha256=',
+        'sha256=zz',
+        `sha256=${'0'.repeat(64)}`,
+        'sha256=' + 'f'.repeat(63),
+        'SHA256=abc',
+        'md5=1',
+        '='.repeat(100),
+      ),
       body: bodies(files, 25 * 1024 * 1024, { hugeLength: 1024 * 1024, oversized: false }),
       // The event header is drawn above; a second one would send fuzzed bodies as handled events.
       odd: oddHeaders.map((headers) => headers.filter(([name]) => name !== 'x-github-event')),
     })
     .chain((parts) => framings(parts.body.body.length).map((framing) => ({ ...parts, framing })))
-    .map(({ method, type, delivery, unhandledEvent, handled, oddEvent, deliveryId, signing, malformed, body, odd, framing }) => {
-      // A real body goes as its own event; a fuzzed one as an event the app handles (its payload
-      // check must refuse what handlers cannot read) or as one it has no handler for.
-      const real = body.kind === 'fixture' || body.kind === 'truncated';
-      const event = oddEvent !== null ? oddEvent : real ? (githubDeliveries.find((d) => d.body === body.body || d.body.subarray(0, body.body.length).equals(body.body))?.event ?? delivery.event) : handled ? delivery.event : unhandledEvent;
-      const signature = {
-        right: githubSignature(secrets.webhookSecret, body.body),
-        'wrong-secret': githubSignature('not-the-secret', body.body),
-        'other-bytes': githubSignature(secrets.webhookSecret, Buffer.concat([body.body, Buffer.from(' ')])),
-        missing: undefined,
+    .map(
+      ({
+        method,
+        type,
+        delivery,
+        unhandledEvent,
+        handled,
+        oddEvent,
+        deliveryId,
+        signing,
         malformed,
-        'sha1-only': undefined,
-      }[signing];
-      const headers: Array<[string, string]> = [
-        ...(type === undefined ? [] : [['content-type', type] as [string, string]]),
-        ...(event === undefined ? [] : [['x-github-event', event] as [string, string]]),
-        ...(deliveryId === undefined ? [] : [['x-github-delivery', deliveryId] as [string, string]]),
-        ...(signature === undefined ? [] : [['x-hub-signature-256', signature] as [string, string]]),
-        ...(signing === 'sha1-only' ? [['x-hub-signature', 'sha1=0000000000000000000000000000000000000000'] as [string, string]] : []),
-        ...odd,
-      ];
-      return build('github-webhook', method, '/api/github/webhooks', headers, body, framing, signing === 'right', `${method} sig=${signing} event=${event ?? '-'} ct=${type ?? '-'}`);
-    });
+        body,
+        odd,
+        framing,
+      }) => {
+        // A real body goes as its own event; a fuzzed one as an event the app handles (its payload
+        // check must refuse what handlers cannot read) or as one it has no handler for.
+        const real = body.kind === 'fixture' || body.kind === 'truncated';
+        const event =
+          oddEvent !== null
+            ? oddEvent
+            : real
+              ? (githubDeliveries.find(
+                  (d) => d.body === body.body || d.body.subarray(0, body.body.length).equals(body.body),
+                )?.event ?? delivery.event)
+              : handled
+                ? delivery.event
+                : unhandledEvent;
+        const signature = {
+          right: githubSignature(secrets.webhookSecret, body.body),
+          'wrong-secret': githubSignature('not-the-secret', body.body),
+          'other-bytes': githubSignature(secrets.webhookSecret, Buffer.concat([body.body, Buffer.from(' ')])),
+          missing: undefined,
+          malformed,
+          'sha1-only': undefined,
+        }[signing];
+        const headers: Array<[string, string]> = [
+          ...(type === undefined ? [] : [['content-type', type] as [string, string]]),
+          ...(event === undefined ? [] : [['x-github-event', event] as [string, string]]),
+          ...(deliveryId === undefined ? [] : [['x-github-delivery', deliveryId] as [string, string]]),
+          ...(signature === undefined ? [] : [['x-hub-signature-256', signature] as [string, string]]),
+          ...(signing === 'sha1-only'
+            ? [['x-hub-signature', 'sha1=0000000000000000000000000000000000000000'] as [string, string]]
+            : []),
+          ...odd,
+        ];
+        return build(
+          'github-webhook',
+          method,
+          '/api/github/webhooks',
+          headers,
+          body,
+          framing,
+          signing === 'right',
+          `${method} sig=${signing} event=${event ?? '-'} ct=${type ?? '-'}`,
+        );
+      },
+    );
 }
 
 function adminCases(secrets: Secrets): fc.Arbitrary<FuzzCase> {
   const query = fc.record({
-    limit: fc.option(fc.oneof(fc.integer().map(String), fc.string({ maxLength: 10 }), fc.constantFrom('0', '-1', '1', '200', '201', '1e3', 'NaN', 'Infinity', '1.5', '', '0x10', ' 5')), { nil: undefined }),
-    target: fc.option(fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom('argocd', '__proto__', 'constructor', 'ARGOCD', 'argocd ', '%00')), { nil: undefined }),
-    junk: fc.option(fc.constantFrom('&&&', '&limit=1&limit=2', '&target=argocd&target=x', '#frag', '&%zz'), { nil: undefined }),
+    limit: fc.option(
+      fc.oneof(
+        fc.integer().map(String),
+        fc.string({ maxLength: 10 }),
+        fc.constantFrom('0', '-1', '1', '200', '201', '1e3', 'NaN', 'Infinity', '1.5', '', '0x10', ' 5'),
+      ),
+      { nil: undefined },
+    ),
+    target: fc.option(
+      fc.oneof(
+        fc.string({ maxLength: 20 }),
+        fc.constantFrom('argocd', '__proto__', 'constructor', 'ARGOCD', 'argocd ', '%00'),
+      ),
+      { nil: undefined },
+    ),
+    junk: fc.option(fc.constantFrom('&&&', '&limit=1&limit=2', '&target=argocd&target=x', '#frag', '&%zz'), {
+      nil: undefined,
+    }),
   });
   return fc
-    .record({ method: methods('GET'), auth: bearer(secrets.adminToken, [secrets.registryToken, secrets.ciToken]), query, odd: oddHeaders, body: fc.constantFrom(Buffer.alloc(0), Buffer.from('{"limit":1}')) })
+    .record({
+      method: methods('GET'),
+      auth: bearer(secrets.adminToken, [secrets.registryToken, secrets.ciToken]),
+      query,
+      odd: oddHeaders,
+      body: fc.constantFrom(Buffer.alloc(0), Buffer.from('{"limit":1}')),
+    })
     .map(({ method, auth, query: q, odd, body }) => {
-      const params = [q.limit === undefined ? '' : `limit=${encodeURIComponent(q.limit)}`, q.target === undefined ? '' : `target=${encodeURIComponent(q.target)}`].filter(Boolean).join('&');
+      const params = [
+        q.limit === undefined ? '' : `limit=${encodeURIComponent(q.limit)}`,
+        q.target === undefined ? '' : `target=${encodeURIComponent(q.target)}`,
+      ]
+        .filter(Boolean)
+        .join('&');
       const path = `/admin/relay/deliveries${params || q.junk ? `?${params}${q.junk ?? ''}` : ''}`;
       // The bare-token spelling is for registries; this route takes only "Bearer <token>".
       const authentic = auth.authentic && auth.label !== 'bare-token';
-      return build('admin/relay', method, path, [...auth.headers, ...odd], { kind: body.length ? 'json' : 'empty', body }, { framing: 'length', headers: [], label: 'length' }, authentic, `${method} ${auth.label}`);
+      return build(
+        'admin/relay',
+        method,
+        path,
+        [...auth.headers, ...odd],
+        { kind: body.length ? 'json' : 'empty', body },
+        { framing: 'length', headers: [], label: 'length' },
+        authentic,
+        `${method} ${auth.label}`,
+      );
     });
 }
 
@@ -568,26 +1039,91 @@ function publicCases(name: string): fc.Arbitrary<FuzzCase> {
   return fc
     .record({
       method: fc.constantFrom('GET', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH'),
-      suffix: fc.constantFrom('', '?', '?x=1', '/', '?verbose=true&__proto__=1', '#x', `?${'q'.repeat(4000)}`, '%20', '/..', '.json'),
+      suffix: fc.constantFrom(
+        '',
+        '?',
+        '?x=1',
+        '/',
+        '?verbose=true&__proto__=1',
+        '#x',
+        `?${'q'.repeat(4000)}`,
+        '%20',
+        '/..',
+        '.json',
+      ),
       body: fc.constantFrom(Buffer.alloc(0), Buffer.from('{}'), Buffer.from(deepJson(10_000, 'array'))),
       odd: oddHeaders,
     })
-    .map(({ method, suffix, body, odd }) => build(name, method, `/${name}${suffix}`, odd, { kind: body.length ? 'body' : 'empty', body }, { framing: 'length', headers: [], label: 'length' }, undefined, `${method} ${suffix}`));
+    .map(({ method, suffix, body, odd }) =>
+      build(
+        name,
+        method,
+        `/${name}${suffix}`,
+        odd,
+        { kind: body.length ? 'body' : 'empty', body },
+        { framing: 'length', headers: [], label: 'length' },
+        undefined,
+        `${method} ${suffix}`,
+      ),
+    );
 }
 
 function unknownCases(): fc.Arbitrary<FuzzCase> {
   const paths = fc.oneof(
     fc.webPath().map((path) => `/${path.replace(/^\/+/, '')}`),
     fc.constantFrom(
-      '/', '/registry', '/registry/', '/registry/unknown', '/registry/GITHUB', '/registry/github/a/b', '/registry/__proto__', '/registry/constructor', '/registry/hasownproperty',
-      '/api/github/webhooks/x', '/api/github', '/api/v1/images/', '/api/v1/images/x', '/api/v1', '/admin', '/admin/relay', '/admin/relay/deliveries/x', '/admin/queues',
-      '/%00', '/..%2f..%2fetc/passwd', '/healthz/..', '/;/healthz', '/%2e%2e/healthz', `/${'a'.repeat(8000)}`, 'http://evil.example.com/x', 'https://user:pass@evil/api/v1/images', '*', '/\\\\evil',
-      '/api/github/webhooks%00', '/metrics/../admin/relay/deliveries', '/HEALTHZ',
+      '/',
+      '/registry',
+      '/registry/',
+      '/registry/unknown',
+      '/registry/GITHUB',
+      '/registry/github/a/b',
+      '/registry/__proto__',
+      '/registry/constructor',
+      '/registry/hasownproperty',
+      '/api/github/webhooks/x',
+      '/api/github',
+      '/api/v1/images/',
+      '/api/v1/images/x',
+      '/api/v1',
+      '/admin',
+      '/admin/relay',
+      '/admin/relay/deliveries/x',
+      '/admin/queues',
+      '/%00',
+      '/..%2f..%2fetc/passwd',
+      '/healthz/..',
+      '/;/healthz',
+      '/%2e%2e/healthz',
+      `/${'a'.repeat(8000)}`,
+      'http://evil.example.com/x',
+      'https://user:pass@evil/api/v1/images',
+      '*',
+      '/\\\\evil',
+      '/api/github/webhooks%00',
+      '/metrics/../admin/relay/deliveries',
+      '/HEALTHZ',
     ),
   );
   return fc
-    .record({ method: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'), path: paths, body: fc.constantFrom(Buffer.alloc(0), Buffer.from('{"image":"ghcr.io/example/hello:1"}')), odd: oddHeaders })
-    .map(({ method, path, body, odd }) => build('unknown', method, path, [['content-type', 'application/json'], ...odd], { kind: body.length ? 'json' : 'empty', body }, { framing: 'length', headers: [], label: 'length' }, undefined, method));
+    .record({
+      method: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'),
+      path: paths,
+      body: fc.constantFrom(Buffer.alloc(0), Buffer.from('{"image":"ghcr.io/example/hello:1"}')),
+      odd: oddHeaders,
+    })
+    .map(({ method, path, body, odd }) =>
+      build(
+        'unknown',
+        method,
+        path,
+        [['content-type', 'application/json'], ...odd],
+        { kind: body.length ? 'json' : 'empty', body },
+        { framing: 'length', headers: [], label: 'length' },
+        undefined,
+        method,
+      ),
+    );
 }
 
 /** Request heads Node's parser has to refuse: random bytes, and valid heads with bytes flipped. */
@@ -614,22 +1150,38 @@ function malformedCases(): fc.Arbitrary<FuzzCase> {
     'G\u00c9T /healthz HTTP/1.1\r\nhost: x\r\n',
     `GET /healthz HTTP/1.1\r\nhost: x\r\n${Array.from({ length: 3000 }, (_, i) => `x-${i}: 1`).join('\r\n')}\r\n`,
   ];
-  return fc.oneof(
-    // Bytes that are only CR and LF are empty lines before a request line, which HTTP/1.1 servers
-    // skip (RFC 9112 §2.2): the server is right to wait for the request (web-server.test.ts shows it).
-    fc.uint8Array({ minLength: 1, maxLength: 512 }).filter((bytes) => bytes.some((byte) => byte !== 0x0d && byte !== 0x0a)).map((bytes) => ({ kind: 'random-bytes', head: Buffer.from(bytes) })),
-    fc.tuple(fc.constantFrom(...valid), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 })).map(([head, flips]) => {
-      const bytes = Buffer.from(head, 'latin1');
-      for (const [at, byte] of flips) bytes[at % bytes.length] = byte;
-      return { kind: 'flipped', head: bytes };
-    }),
-    fc.constantFrom(...fixed).map((head) => ({ kind: 'fixed', head: Buffer.from(head, 'latin1') })),
-  ).map(({ kind, head }) => ({
-    endpoint: 'malformed-http',
-    // The blank line ends the head, so the parser decides at once instead of waiting for more.
-    request: { method: 'GET', path: '', headers: [], framing: 'none' as const, rawHead: Buffer.concat([head, Buffer.from('\r\n\r\n')]) },
-    shape: kind,
-  }));
+  return fc
+    .oneof(
+      // Bytes that are only CR and LF are empty lines before a request line, which HTTP/1.1 servers
+      // skip (RFC 9112 §2.2): the server is right to wait for the request (web-server.test.ts shows it).
+      fc
+        .uint8Array({ minLength: 1, maxLength: 512 })
+        .filter((bytes) => bytes.some((byte) => byte !== 0x0d && byte !== 0x0a))
+        .map((bytes) => ({ kind: 'random-bytes', head: Buffer.from(bytes) })),
+      fc
+        .tuple(
+          fc.constantFrom(...valid),
+          fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }),
+        )
+        .map(([head, flips]) => {
+          const bytes = Buffer.from(head, 'latin1');
+          for (const [at, byte] of flips) bytes[at % bytes.length] = byte;
+          return { kind: 'flipped', head: bytes };
+        }),
+      fc.constantFrom(...fixed).map((head) => ({ kind: 'fixed', head: Buffer.from(head, 'latin1') })),
+    )
+    .map(({ kind, head }) => ({
+      endpoint: 'malformed-http',
+      // The blank line ends the head, so the parser decides at once instead of waiting for more.
+      request: {
+        method: 'GET',
+        path: '',
+        headers: [],
+        framing: 'none' as const,
+        rawHead: Buffer.concat([head, Buffer.from('\r\n\r\n')]),
+      },
+      shape: kind,
+    }));
 }
 
 // ── Sweep ────────────────────────────────────────────────────────────────────────────────────
@@ -657,7 +1209,16 @@ export function sweepCases(secrets: Secrets): FuzzCase[] {
         for (const raw of [...deep, JSON.stringify('x'.repeat(secrets.maxBodyBytes - file.length - 64))]) {
           cases.push({
             endpoint,
-            request: { method: 'POST', path, framing: 'length', body: mutate(file, pick + 1, undefined, raw), headers: [['content-type', contentType], ['authorization', `Bearer ${token}`]] },
+            request: {
+              method: 'POST',
+              path,
+              framing: 'length',
+              body: mutate(file, pick + 1, undefined, raw),
+              headers: [
+                ['content-type', contentType],
+                ['authorization', `Bearer ${token}`],
+              ],
+            },
             authentic: true,
             shape: `sweep ${at.join('.')}=${raw.slice(0, 6)}…`,
           });
@@ -674,7 +1235,18 @@ export function sweepCases(secrets: Secrets): FuzzCase[] {
         const body = mutate(file, pick + 1, undefined, raw);
         cases.push({
           endpoint: 'github-webhook',
-          request: { method: 'POST', path: '/api/github/webhooks', framing: 'length', body, headers: [['content-type', 'application/json'], ['x-github-event', 'ping'], ['x-github-delivery', `sweep-${cases.length}`], ['x-hub-signature-256', githubSignature(secrets.webhookSecret, body)]] },
+          request: {
+            method: 'POST',
+            path: '/api/github/webhooks',
+            framing: 'length',
+            body,
+            headers: [
+              ['content-type', 'application/json'],
+              ['x-github-event', 'ping'],
+              ['x-github-delivery', `sweep-${cases.length}`],
+              ['x-hub-signature-256', githubSignature(secrets.webhookSecret, body)],
+            ],
+          },
           authentic: true,
           shape: `sweep ${at.join('.')}=${raw.slice(0, 6)}…`,
         });

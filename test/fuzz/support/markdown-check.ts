@@ -92,10 +92,18 @@ export function structuralDifferences(hostile: string, plain: string): string[] 
   const problems: string[] = [];
   a.forEach((line, i) => {
     const other = b[i] as string;
-    if (blockStart(line) !== blockStart(other)) problems.push(`line ${i + 1} starts as ${JSON.stringify(blockStart(line))}, not ${JSON.stringify(blockStart(other))}`);
-    if (other.startsWith('|') && cellDelimiters(line) !== cellDelimiters(other)) problems.push(`line ${i + 1} has ${cellDelimiters(line)} cell delimiters instead of ${cellDelimiters(other)}: ${JSON.stringify(line.slice(0, 200))}`);
+    if (blockStart(line) !== blockStart(other))
+      problems.push(
+        `line ${i + 1} starts as ${JSON.stringify(blockStart(line))}, not ${JSON.stringify(blockStart(other))}`,
+      );
+    if (other.startsWith('|') && cellDelimiters(line) !== cellDelimiters(other))
+      problems.push(
+        `line ${i + 1} has ${cellDelimiters(line)} cell delimiters instead of ${cellDelimiters(other)}: ${JSON.stringify(line.slice(0, 200))}`,
+      );
     if (activeCharacters(line) !== activeCharacters(other)) {
-      problems.push(`line ${i + 1} has markdown ${JSON.stringify(activeCharacters(line).slice(0, 120))} instead of ${JSON.stringify(activeCharacters(other).slice(0, 120))}: ${JSON.stringify(line.slice(0, 200))}`);
+      problems.push(
+        `line ${i + 1} has markdown ${JSON.stringify(activeCharacters(line).slice(0, 120))} instead of ${JSON.stringify(activeCharacters(other).slice(0, 120))}: ${JSON.stringify(line.slice(0, 200))}`,
+      );
     }
   });
   return problems;

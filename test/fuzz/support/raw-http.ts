@@ -34,7 +34,8 @@ export interface RawResponse {
 }
 
 /** `closed`: no final answer arrived; `interim` counts the 1xx answers that did. */
-export type RawOutcome = { kind: 'response'; response: RawResponse } | { kind: 'closed'; detail: string; ms: number; interim: number };
+export type RawOutcome =
+  { kind: 'response'; response: RawResponse } | { kind: 'closed'; detail: string; ms: number; interim: number };
 
 /** Serialize the head: request line, headers, framing headers, blank line. */
 export function requestHead(request: RawRequest, host: string): Buffer {
@@ -131,7 +132,16 @@ export async function sendRaw(url: string, request: RawRequest, timeoutMs = 15_0
       socket.destroy();
       resolve(outcome);
     };
-    const timer = setTimeout(() => finish({ kind: 'closed', detail: `no response within ${timeoutMs} ms`, ms: performance.now() - started, interim: 0 }), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        finish({
+          kind: 'closed',
+          detail: `no response within ${timeoutMs} ms`,
+          ms: performance.now() - started,
+          interim: 0,
+        }),
+      timeoutMs,
+    );
     const tryParse = (ended: boolean): void => {
       total = Buffer.concat(received);
       try {
@@ -156,9 +166,22 @@ export async function sendRaw(url: string, request: RawRequest, timeoutMs = 15_0
               const colon = line.indexOf(':');
               if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
             }
-            return finish({ kind: 'response', response: { status, headers, body: total.subarray(end + 4).toString('utf8'), ms: performance.now() - started } });
+            return finish({
+              kind: 'response',
+              response: {
+                status,
+                headers,
+                body: total.subarray(end + 4).toString('utf8'),
+                ms: performance.now() - started,
+              },
+            });
           }
-          const detail = interim > 0 ? `closed after ${interim} interim answer(s) without a final one` : total.length > 0 ? `incomplete response: ${JSON.stringify(total.toString('latin1').slice(0, 200))}` : 'closed without a response';
+          const detail =
+            interim > 0
+              ? `closed after ${interim} interim answer(s) without a final one`
+              : total.length > 0
+                ? `incomplete response: ${JSON.stringify(total.toString('latin1').slice(0, 200))}`
+                : 'closed without a response';
           finish({ kind: 'closed', detail, ms: performance.now() - started, interim });
         }
       } catch (error) {
@@ -175,7 +198,11 @@ export async function sendRaw(url: string, request: RawRequest, timeoutMs = 15_0
     socket.on('error', () => tryParse(true));
     socket.on('connect', () => {
       void (async () => {
-        const pieces = [requestHead(request, `${hostname}:${port}`), ...bodyPieces(request), ...(request.trailer ? [request.trailer] : [])];
+        const pieces = [
+          requestHead(request, `${hostname}:${port}`),
+          ...bodyPieces(request),
+          ...(request.trailer ? [request.trailer] : []),
+        ];
         for (const piece of pieces) {
           if (done || socket.destroyed) return;
           if (!socket.write(piece)) {

@@ -47,12 +47,21 @@ export interface FuzzStack {
  * route switched on: registry routes, the CI API, Pub/Sub OIDC with a local JWKS, the relay with
  * one target (so verified pushes are relayed) and its admin delivery log. Real Redis, random prefix.
  */
-export async function startFuzzStack(options: { redisUrl?: string; prefix?: string; env?: Record<string, string>; scoped?: boolean } = {}): Promise<FuzzStack> {
+export async function startFuzzStack(
+  options: { redisUrl?: string; prefix?: string; env?: Record<string, string>; scoped?: boolean } = {},
+): Promise<FuzzStack> {
   const prefix = options.prefix ?? `fuzz-${randomUUID().slice(0, 8)}`;
   const dir = mkdtempSync(join(tmpdir(), 'escalator-fuzz-'));
   const google = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [{ ...google.publicKey.export({ format: 'jwk' }), kid: 'k1', alg: 'RS256', use: 'sig' }] }));
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  writeFileSync(
+    join(dir, 'jwks.json'),
+    JSON.stringify({ keys: [{ ...google.publicKey.export({ format: 'jwk' }), kid: 'k1', alg: 'RS256', use: 'sig' }] }),
+  );
+  const { privateKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
   const secrets: Secrets = {
     webhookSecret: `webhook-${randomUUID()}`,
     registryToken: `registry-${randomUUID()}`,
@@ -68,12 +77,33 @@ export async function startFuzzStack(options: { redisUrl?: string; prefix?: stri
     ciOidcToken(claims = {}) {
       const now = Math.floor(Date.now() / 1000);
       const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: 'k1', typ: 'JWT' })).toString('base64url');
-      const body = Buffer.from(JSON.stringify({ iss: 'https://token.actions.githubusercontent.com', aud: 'https://escalator.example.com', repository: 'fuzz/app', repository_owner: 'fuzz', iat: now, nbf: now - 600, exp: now + 300, ...claims })).toString('base64url');
+      const body = Buffer.from(
+        JSON.stringify({
+          iss: 'https://token.actions.githubusercontent.com',
+          aud: 'https://escalator.example.com',
+          repository: 'fuzz/app',
+          repository_owner: 'fuzz',
+          iat: now,
+          nbf: now - 600,
+          exp: now + 300,
+          ...claims,
+        }),
+      ).toString('base64url');
       return `${header}.${body}.${sign('RSA-SHA256', Buffer.from(`${header}.${body}`), google.privateKey).toString('base64url')}`;
     },
     garToken(claims = {}) {
       const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: 'k1', typ: 'JWT' })).toString('base64url');
-      const body = Buffer.from(JSON.stringify({ iss: 'https://accounts.google.com', aud: this.garAudience, email: this.garServiceAccount, email_verified: true, iat: Math.floor(Date.now() / 1000) - 60, exp: Math.floor(Date.now() / 1000) + 3000, ...claims })).toString('base64url');
+      const body = Buffer.from(
+        JSON.stringify({
+          iss: 'https://accounts.google.com',
+          aud: this.garAudience,
+          email: this.garServiceAccount,
+          email_verified: true,
+          iat: Math.floor(Date.now() / 1000) - 60,
+          exp: Math.floor(Date.now() / 1000) + 3000,
+          ...claims,
+        }),
+      ).toString('base64url');
       return `${header}.${body}.${sign('RSA-SHA256', Buffer.from(`${header}.${body}`), google.privateKey).toString('base64url')}`;
     },
   };
@@ -92,9 +122,19 @@ export async function startFuzzStack(options: { redisUrl?: string; prefix?: stri
         ? {
             // Every credential bound to one owner; path tokens are secrets of their own.
             ESCALATOR_INTAKE_TOKENS: JSON.stringify([
-              { name: 'fuzz-registry', sha256: sha256(secrets.registryToken), owners: ['fuzz'], sources: sourcesBy('bearer') },
+              {
+                name: 'fuzz-registry',
+                sha256: sha256(secrets.registryToken),
+                owners: ['fuzz'],
+                sources: sourcesBy('bearer'),
+              },
               { name: 'fuzz-ci', sha256: sha256(secrets.ciToken), owners: ['fuzz'], sources: ['ci'] },
-              ...sourcesBy('path-token').map((source) => ({ name: `fuzz-${source}`, sha256: sha256(secrets.pathToken(source)), owners: ['fuzz'], sources: [source] })),
+              ...sourcesBy('path-token').map((source) => ({
+                name: `fuzz-${source}`,
+                sha256: sha256(secrets.pathToken(source)),
+                owners: ['fuzz'],
+                sources: [source],
+              })),
             ]),
             ESCALATOR_CI_OIDC_AUDIENCE: 'https://escalator.example.com',
             ESCALATOR_CI_OIDC_JWKS_URL: join(dir, 'jwks.json'),
@@ -106,12 +146,25 @@ export async function startFuzzStack(options: { redisUrl?: string; prefix?: stri
       ESCALATOR_GAR_JWKS_URL: join(dir, 'jwks.json'),
       ESCALATOR_MAX_BODY_BYTES: String(secrets.maxBodyBytes),
       FUZZ_RELAY_SECRET: 'relay-secret-0123456789',
-      ESCALATOR_RELAY_TARGETS: JSON.stringify([{ name: 'argocd', type: 'argocd', url: 'http://127.0.0.1:9/api/webhook', secret: { env: 'FUZZ_RELAY_SECRET' }, repos: ['*/*'] }]),
+      ESCALATOR_RELAY_TARGETS: JSON.stringify([
+        {
+          name: 'argocd',
+          type: 'argocd',
+          url: 'http://127.0.0.1:9/api/webhook',
+          secret: { env: 'FUZZ_RELAY_SECRET' },
+          repos: ['*/*'],
+        },
+      ]),
       ...options.env,
     } as NodeJS.ProcessEnv,
     { prefix, log: createLogger({ level: 'silent' }) },
   );
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 1_000 });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    connectTimeout: 1_000,
+  });
   redis.on('error', () => undefined);
   await redis.connect().catch(() => undefined);
   const queues = queueNames.map((name) => new Queue(name, { connection: redis, prefix, skipWaitingForReady: true }));

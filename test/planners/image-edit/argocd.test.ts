@@ -4,7 +4,16 @@ import { NEW_DIGEST, OLD_DIGEST, TAG_ONLY, expectEdit, expectRefusal, expectUnto
 const APP = { path: 'argocd/apps/hello.yaml' };
 
 function application(...source: string[]): string {
-  return lines('apiVersion: argoproj.io/v1alpha1', 'kind: Application', 'metadata:', '  name: hello', 'spec:', '  source:', '    repoURL: https://github.com/example/gitops', ...source.map((line) => `    ${line}`));
+  return lines(
+    'apiVersion: argoproj.io/v1alpha1',
+    'kind: Application',
+    'metadata:',
+    '  name: hello',
+    'spec:',
+    '  source:',
+    '    repoURL: https://github.com/example/gitops',
+    ...source.map((line) => `    ${line}`),
+  );
 }
 
 describe('argo cd applications', () => {
@@ -15,13 +24,26 @@ describe('argo cd applications', () => {
       APP,
     );
     expect(result.kind).toBe('argocd-application');
-    expect(result.changed).toEqual([{ path: 'spec.source.kustomize.images[0]', line: 10, from: 'ghcr.io/example/hello:1.2.3', to: 'ghcr.io/example/hello:1.4.0' }]);
+    expect(result.changed).toEqual([
+      {
+        path: 'spec.source.kustomize.images[0]',
+        line: 10,
+        from: 'ghcr.io/example/hello:1.2.3',
+        to: 'ghcr.io/example/hello:1.4.0',
+      },
+    ]);
   });
 
   it('keeps the alias of `alias=repo:tag` and matches the image after `=`', () => {
     expectEdit(
-      application('kustomize:', '  images: ["hello=ghcr.io/example/hello:1.2.3", "ghcr.io/example/hello=ghcr.io/example/other:1.2.3"]'),
-      application('kustomize:', '  images: ["hello=ghcr.io/example/hello:1.4.0", "ghcr.io/example/hello=ghcr.io/example/other:1.2.3"]'),
+      application(
+        'kustomize:',
+        '  images: ["hello=ghcr.io/example/hello:1.2.3", "ghcr.io/example/hello=ghcr.io/example/other:1.2.3"]',
+      ),
+      application(
+        'kustomize:',
+        '  images: ["hello=ghcr.io/example/hello:1.4.0", "ghcr.io/example/hello=ghcr.io/example/other:1.2.3"]',
+      ),
       APP,
     );
   });
@@ -41,26 +63,79 @@ describe('argo cd applications', () => {
 
   it('edits image.tag next to a matching image.repository parameter, quoting as needed', () => {
     const result = expectEdit(
-      application('helm:', '  parameters:', '    - name: image.repository', '      value: ghcr.io/example/hello', '    - name: image.tag', '      value: "1.2.3"', '    - name: other.repository', '      value: ghcr.io/example/other', '    - name: other.tag', '      value: 1.2.3'),
-      application('helm:', '  parameters:', '    - name: image.repository', '      value: ghcr.io/example/hello', '    - name: image.tag', '      value: "20240115"', '    - name: other.repository', '      value: ghcr.io/example/other', '    - name: other.tag', '      value: 1.2.3'),
+      application(
+        'helm:',
+        '  parameters:',
+        '    - name: image.repository',
+        '      value: ghcr.io/example/hello',
+        '    - name: image.tag',
+        '      value: "1.2.3"',
+        '    - name: other.repository',
+        '      value: ghcr.io/example/other',
+        '    - name: other.tag',
+        '      value: 1.2.3',
+      ),
+      application(
+        'helm:',
+        '  parameters:',
+        '    - name: image.repository',
+        '      value: ghcr.io/example/hello',
+        '    - name: image.tag',
+        '      value: "20240115"',
+        '    - name: other.repository',
+        '      value: ghcr.io/example/other',
+        '    - name: other.tag',
+        '      value: 1.2.3',
+      ),
       { ...APP, event: { repository: 'ghcr.io/example/hello', tag: '20240115' } },
     );
     expect(result.changed.map((c) => c.path)).toEqual(['spec.source.helm.parameters[1].value']);
     expectEdit(
-      application('helm:', '  parameters:', '    - {name: sidecar.tag, value: v1}', '    - {name: sidecar.repository, value: ghcr.io/example/hello}'),
-      application('helm:', '  parameters:', '    - {name: sidecar.tag, value: "1.10"}', '    - {name: sidecar.repository, value: ghcr.io/example/hello}'),
+      application(
+        'helm:',
+        '  parameters:',
+        '    - {name: sidecar.tag, value: v1}',
+        '    - {name: sidecar.repository, value: ghcr.io/example/hello}',
+      ),
+      application(
+        'helm:',
+        '  parameters:',
+        '    - {name: sidecar.tag, value: "1.10"}',
+        '    - {name: sidecar.repository, value: ghcr.io/example/hello}',
+      ),
       { ...APP, event: { repository: 'ghcr.io/example/hello', tag: '1.10' } },
     );
   });
 
   it('leaves an empty image.tag parameter alone (the chart default applies)', () => {
-    expectUntouched(application('helm:', '  parameters:', '    - {name: image.repository, value: ghcr.io/example/hello}', '    - {name: image.tag, value: ""}'), { mentions: true, unchanged: true }, APP);
+    expectUntouched(
+      application(
+        'helm:',
+        '  parameters:',
+        '    - {name: image.repository, value: ghcr.io/example/hello}',
+        '    - {name: image.tag, value: ""}',
+      ),
+      { mentions: true, unchanged: true },
+      APP,
+    );
   });
 
   it('reads helm.valuesObject as Helm values', () => {
     expectEdit(
-      application('helm:', '  valuesObject:', '    image:', '      repository: ghcr.io/example/hello', '      tag: 1.2.3'),
-      application('helm:', '  valuesObject:', '    image:', '      repository: ghcr.io/example/hello', '      tag: 1.4.0'),
+      application(
+        'helm:',
+        '  valuesObject:',
+        '    image:',
+        '      repository: ghcr.io/example/hello',
+        '      tag: 1.2.3',
+      ),
+      application(
+        'helm:',
+        '  valuesObject:',
+        '    image:',
+        '      repository: ghcr.io/example/hello',
+        '      tag: 1.4.0',
+      ),
       APP,
     );
   });
@@ -82,14 +157,34 @@ describe('argo cd applications', () => {
       '          kustomize:',
       '            images: [ghcr.io/example/hello:1.2.3]',
     );
-    const result = expectEdit(multi, multi.replaceAll('value: 1.2.3', 'value: 1.4.0').replace('hello:1.2.3]', 'hello:1.4.0]'), APP);
+    const result = expectEdit(
+      multi,
+      multi.replaceAll('value: 1.2.3', 'value: 1.4.0').replace('hello:1.2.3]', 'hello:1.4.0]'),
+      APP,
+    );
     expect(result.kind).toBe('argocd-application');
-    expect(result.changed.map((c) => c.path)).toEqual(['spec.template.spec.sources[0].helm.parameters[1].value', 'spec.template.spec.sources[1].kustomize.images[0]']);
+    expect(result.changed.map((c) => c.path)).toEqual([
+      'spec.template.spec.sources[0].helm.parameters[1].value',
+      'spec.template.spec.sources[1].kustomize.images[0]',
+    ]);
   });
 
   it('ignores parameters of another repository and is unchanged when current', () => {
-    expectUntouched(application('helm:', '  parameters:', '    - {name: image.repository, value: ghcr.io/example/other}', '    - {name: image.tag, value: 1.2.3}'), { mentions: false, unchanged: false }, APP);
-    expectUntouched(application('kustomize:', '  images: [ghcr.io/example/hello:1.4.0]'), { mentions: true, unchanged: true }, APP);
+    expectUntouched(
+      application(
+        'helm:',
+        '  parameters:',
+        '    - {name: image.repository, value: ghcr.io/example/other}',
+        '    - {name: image.tag, value: 1.2.3}',
+      ),
+      { mentions: false, unchanged: false },
+      APP,
+    );
+    expectUntouched(
+      application('kustomize:', '  images: [ghcr.io/example/hello:1.4.0]'),
+      { mentions: true, unchanged: true },
+      APP,
+    );
   });
 });
 
@@ -105,15 +200,45 @@ describe('.argocd-source files', () => {
 
   it('edits helm.parameters and keeps forcestring', () => {
     expectEdit(
-      lines('helm:', '  parameters:', '  - name: image.name', '    value: ghcr.io/example/hello', '    forcestring: true', '  - name: image.repository', '    value: ghcr.io/example/hello', '    forcestring: true', '  - name: image.tag', '    value: 1.2.3', '    forcestring: true'),
-      lines('helm:', '  parameters:', '  - name: image.name', '    value: ghcr.io/example/hello', '    forcestring: true', '  - name: image.repository', '    value: ghcr.io/example/hello', '    forcestring: true', '  - name: image.tag', '    value: 1.4.0', '    forcestring: true'),
+      lines(
+        'helm:',
+        '  parameters:',
+        '  - name: image.name',
+        '    value: ghcr.io/example/hello',
+        '    forcestring: true',
+        '  - name: image.repository',
+        '    value: ghcr.io/example/hello',
+        '    forcestring: true',
+        '  - name: image.tag',
+        '    value: 1.2.3',
+        '    forcestring: true',
+      ),
+      lines(
+        'helm:',
+        '  parameters:',
+        '  - name: image.name',
+        '    value: ghcr.io/example/hello',
+        '    forcestring: true',
+        '  - name: image.repository',
+        '    value: ghcr.io/example/hello',
+        '    forcestring: true',
+        '  - name: image.tag',
+        '    value: 1.4.0',
+        '    forcestring: true',
+      ),
       { path: '.argocd-source.yaml' },
     );
   });
 
   it('refuses a pinned digest parameter when the event has none', () => {
     expectRefusal(
-      lines('helm:', '  parameters:', '  - {name: image.repository, value: ghcr.io/example/hello}', '  - {name: image.tag, value: 1.2.3}', `  - {name: image.digest, value: "${OLD_DIGEST}"}`),
+      lines(
+        'helm:',
+        '  parameters:',
+        '  - {name: image.repository, value: ghcr.io/example/hello}',
+        '  - {name: image.tag, value: 1.2.3}',
+        `  - {name: image.digest, value: "${OLD_DIGEST}"}`,
+      ),
       /pins a digest but the event carries none/,
       { path: '.argocd-source-hello.yml', event: TAG_ONLY },
     );

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { editImages } from '../../../src/planners/image-edit/index.js';
-import { EVENT, NEW_DIGEST, OLD_DIGEST, TAG_ONLY, expectEdit, expectRefusal, expectUntouched, lines } from './helpers.js';
+import {
+  EVENT,
+  NEW_DIGEST,
+  OLD_DIGEST,
+  TAG_ONLY,
+  expectEdit,
+  expectRefusal,
+  expectUntouched,
+  lines,
+} from './helpers.js';
 
 const VALUES = { path: 'charts/hello/values.yaml' };
 
@@ -8,8 +17,20 @@ describe('helm values', () => {
   describe('image maps', () => {
     it('edits tag next to a matching repository', () => {
       const result = expectEdit(
-        lines('replicaCount: 1', 'image:', '  repository: ghcr.io/example/hello', '  pullPolicy: IfNotPresent', '  tag: 1.2.3'),
-        lines('replicaCount: 1', 'image:', '  repository: ghcr.io/example/hello', '  pullPolicy: IfNotPresent', '  tag: 1.4.0'),
+        lines(
+          'replicaCount: 1',
+          'image:',
+          '  repository: ghcr.io/example/hello',
+          '  pullPolicy: IfNotPresent',
+          '  tag: 1.2.3',
+        ),
+        lines(
+          'replicaCount: 1',
+          'image:',
+          '  repository: ghcr.io/example/hello',
+          '  pullPolicy: IfNotPresent',
+          '  tag: 1.4.0',
+        ),
         VALUES,
       );
       expect(result.kind).toBe('helm-values');
@@ -35,7 +56,13 @@ describe('helm values', () => {
     it('with pinDigest fills the empty Bitnami digest, keeping its quotes', () => {
       expectEdit(
         lines('image:', '  registry: ghcr.io', '  repository: example/hello', '  tag: 1.2.3', '  digest: ""'),
-        lines('image:', '  registry: ghcr.io', '  repository: example/hello', '  tag: 1.4.0', `  digest: "${NEW_DIGEST}"`),
+        lines(
+          'image:',
+          '  registry: ghcr.io',
+          '  repository: example/hello',
+          '  tag: 1.4.0',
+          `  digest: "${NEW_DIGEST}"`,
+        ),
         { ...VALUES, pinDigest: true },
       );
     });
@@ -115,37 +142,62 @@ describe('helm values', () => {
   });
 
   describe('when the tag is empty (the chart appVersion default)', () => {
-    it.each([
-      ['tag: ""'],
-      ["tag: ''"],
-      ['tag:'],
-      ['tag: ~'],
-    ])('leaves `%s` alone and reports unchanged', (tagLine) => {
-      expectUntouched(lines('image:', '  repository: ghcr.io/example/hello', `  ${tagLine}`), { mentions: true, unchanged: true }, VALUES);
+    it.each([['tag: ""'], ["tag: ''"], ['tag:'], ['tag: ~']])('leaves `%s` alone and reports unchanged', (tagLine) => {
+      expectUntouched(
+        lines('image:', '  repository: ghcr.io/example/hello', `  ${tagLine}`),
+        { mentions: true, unchanged: true },
+        VALUES,
+      );
     });
 
     it('leaves a map without any tag key alone', () => {
-      expectUntouched(lines('image:', '  repository: ghcr.io/example/hello', '  pullPolicy: Always'), { mentions: true, unchanged: true }, { ...VALUES, pinDigest: true });
+      expectUntouched(
+        lines('image:', '  repository: ghcr.io/example/hello', '  pullPolicy: Always'),
+        { mentions: true, unchanged: true },
+        { ...VALUES, pinDigest: true },
+      );
     });
   });
 
   describe('image strings', () => {
     it('edits `image:` and `*Image:` strings, leaving other images alone', () => {
       const result = expectEdit(
-        lines('image: ghcr.io/example/hello:1.2.3', 'sidecarImage: "ghcr.io/example/hello:1.2.3"', 'proxyImage: envoyproxy/envoy:v1.30.1', 'imageName: ghcr.io/example/hello:1.2.3'),
-        lines('image: ghcr.io/example/hello:1.4.0', 'sidecarImage: "ghcr.io/example/hello:1.4.0"', 'proxyImage: envoyproxy/envoy:v1.30.1', 'imageName: ghcr.io/example/hello:1.2.3'),
+        lines(
+          'image: ghcr.io/example/hello:1.2.3',
+          'sidecarImage: "ghcr.io/example/hello:1.2.3"',
+          'proxyImage: envoyproxy/envoy:v1.30.1',
+          'imageName: ghcr.io/example/hello:1.2.3',
+        ),
+        lines(
+          'image: ghcr.io/example/hello:1.4.0',
+          'sidecarImage: "ghcr.io/example/hello:1.4.0"',
+          'proxyImage: envoyproxy/envoy:v1.30.1',
+          'imageName: ghcr.io/example/hello:1.2.3',
+        ),
         VALUES,
       );
       expect(result.changed.map((c) => c.path)).toEqual(['image', 'sidecarImage']);
     });
 
     it('replaces tag and digest of a pinned string; pinDigest appends one to an unpinned string', () => {
-      expectEdit(lines(`image: ghcr.io/example/hello:1.2.3@${OLD_DIGEST}`), lines(`image: ghcr.io/example/hello:1.4.0@${NEW_DIGEST}`), VALUES);
-      expectEdit(lines('image: ghcr.io/example/hello:1.2.3'), lines(`image: ghcr.io/example/hello:1.4.0@${NEW_DIGEST}`), { ...VALUES, pinDigest: true });
+      expectEdit(
+        lines(`image: ghcr.io/example/hello:1.2.3@${OLD_DIGEST}`),
+        lines(`image: ghcr.io/example/hello:1.4.0@${NEW_DIGEST}`),
+        VALUES,
+      );
+      expectEdit(
+        lines('image: ghcr.io/example/hello:1.2.3'),
+        lines(`image: ghcr.io/example/hello:1.4.0@${NEW_DIGEST}`),
+        { ...VALUES, pinDigest: true },
+      );
     });
 
     it('keeps a digest-only reference digest-only', () => {
-      expectEdit(lines(`image: ghcr.io/example/hello@${OLD_DIGEST}`), lines(`image: ghcr.io/example/hello@${NEW_DIGEST}`), VALUES);
+      expectEdit(
+        lines(`image: ghcr.io/example/hello@${OLD_DIGEST}`),
+        lines(`image: ghcr.io/example/hello@${NEW_DIGEST}`),
+        VALUES,
+      );
     });
 
     it('leaves an untagged image string alone: the chart supplies the tag', () => {
@@ -154,8 +206,20 @@ describe('helm values', () => {
 
     it('edits the sibling tag of an untagged image string (`image` + `tag`, `fooImage` + `fooImageTag`)', () => {
       const result = expectEdit(
-        lines('image: ghcr.io/example/hello # {"$imagepolicy": "flux-system:hello:name"}', 'tag: 1.2.3 # {"$imagepolicy": "flux-system:hello:tag"}', 'proxyImage: ghcr.io/example/hello', 'proxyImageTag: "1.2.3"', `proxyImageDigest: ${OLD_DIGEST}`),
-        lines('image: ghcr.io/example/hello # {"$imagepolicy": "flux-system:hello:name"}', 'tag: 1.4.0 # {"$imagepolicy": "flux-system:hello:tag"}', 'proxyImage: ghcr.io/example/hello', 'proxyImageTag: "1.4.0"', `proxyImageDigest: ${NEW_DIGEST}`),
+        lines(
+          'image: ghcr.io/example/hello # {"$imagepolicy": "flux-system:hello:name"}',
+          'tag: 1.2.3 # {"$imagepolicy": "flux-system:hello:tag"}',
+          'proxyImage: ghcr.io/example/hello',
+          'proxyImageTag: "1.2.3"',
+          `proxyImageDigest: ${OLD_DIGEST}`,
+        ),
+        lines(
+          'image: ghcr.io/example/hello # {"$imagepolicy": "flux-system:hello:name"}',
+          'tag: 1.4.0 # {"$imagepolicy": "flux-system:hello:tag"}',
+          'proxyImage: ghcr.io/example/hello',
+          'proxyImageTag: "1.4.0"',
+          `proxyImageDigest: ${NEW_DIGEST}`,
+        ),
         VALUES,
       );
       expect(result.changed.map((c) => c.path)).toEqual(['tag', 'proxyImageTag', 'proxyImageDigest']);
@@ -163,8 +227,26 @@ describe('helm values', () => {
 
     it('reads the values of a Flux HelmRelease', () => {
       const result = expectEdit(
-        lines('apiVersion: helm.toolkit.fluxcd.io/v2', 'kind: HelmRelease', 'spec:', '  chart: {spec: {chart: hello, version: 1.0.0}}', '  values:', '    image:', '      repository: ghcr.io/example/hello', '      tag: 1.2.3'),
-        lines('apiVersion: helm.toolkit.fluxcd.io/v2', 'kind: HelmRelease', 'spec:', '  chart: {spec: {chart: hello, version: 1.0.0}}', '  values:', '    image:', '      repository: ghcr.io/example/hello', '      tag: 1.4.0'),
+        lines(
+          'apiVersion: helm.toolkit.fluxcd.io/v2',
+          'kind: HelmRelease',
+          'spec:',
+          '  chart: {spec: {chart: hello, version: 1.0.0}}',
+          '  values:',
+          '    image:',
+          '      repository: ghcr.io/example/hello',
+          '      tag: 1.2.3',
+        ),
+        lines(
+          'apiVersion: helm.toolkit.fluxcd.io/v2',
+          'kind: HelmRelease',
+          'spec:',
+          '  chart: {spec: {chart: hello, version: 1.0.0}}',
+          '  values:',
+          '    image:',
+          '      repository: ghcr.io/example/hello',
+          '      tag: 1.4.0',
+        ),
         { path: 'apps/hello/release.yaml' },
       );
       expect(result.kind).toBe('manifest');
@@ -183,26 +265,62 @@ describe('helm values', () => {
 
   describe('refusals', () => {
     it('refuses a digest in the tag field', () => {
-      expectRefusal(lines('image:', '  repository: ghcr.io/example/hello', `  tag: ${OLD_DIGEST}`), /holds a digest/, VALUES);
+      expectRefusal(
+        lines('image:', '  repository: ghcr.io/example/hello', `  tag: ${OLD_DIGEST}`),
+        /holds a digest/,
+        VALUES,
+      );
     });
 
     it('refuses a pinned map when the event has no digest', () => {
-      expectRefusal(lines('image:', '  repository: ghcr.io/example/hello', '  tag: 1.2.3', `  digest: ${OLD_DIGEST}`), /pins a digest but the event carries none/, { ...VALUES, event: TAG_ONLY });
+      expectRefusal(
+        lines('image:', '  repository: ghcr.io/example/hello', '  tag: 1.2.3', `  digest: ${OLD_DIGEST}`),
+        /pins a digest but the event carries none/,
+        { ...VALUES, event: TAG_ONLY },
+      );
     });
 
     it('refuses a templated tag', () => {
-      expectRefusal(lines('image:', '  repository: ghcr.io/example/hello', '  tag: "{{ .Values.global.tag }}"'), /template placeholder/, VALUES);
+      expectRefusal(
+        lines('image:', '  repository: ghcr.io/example/hello', '  tag: "{{ .Values.global.tag }}"'),
+        /template placeholder/,
+        VALUES,
+      );
     });
 
     it('refuses a tag anchor used by another component, and an aliased map', () => {
-      expectRefusal(lines('a:', '  image:', '    repository: ghcr.io/example/hello', '    tag: &t 1.2.3', 'b:', '  tag: *t'), /anchor &t.*alias \*t/, VALUES);
-      expectRefusal(lines('a: &img', '  repository: ghcr.io/example/hello', '  tag: 1.2.3', 'b:', '  image: *img'), /alias/, VALUES);
+      expectRefusal(
+        lines('a:', '  image:', '    repository: ghcr.io/example/hello', '    tag: &t 1.2.3', 'b:', '  tag: *t'),
+        /anchor &t.*alias \*t/,
+        VALUES,
+      );
+      expectRefusal(
+        lines('a: &img', '  repository: ghcr.io/example/hello', '  tag: 1.2.3', 'b:', '  image: *img'),
+        /alias/,
+        VALUES,
+      );
     });
 
-    it('reads a repository inherited through a merge key and edits the map\'s own tag', () => {
+    it("reads a repository inherited through a merge key and edits the map's own tag", () => {
       expectEdit(
-        lines('defaults: &d', '  repository: ghcr.io/example/hello', '  pullPolicy: IfNotPresent', 'api:', '  image:', '    <<: *d', '    tag: 1.2.3'),
-        lines('defaults: &d', '  repository: ghcr.io/example/hello', '  pullPolicy: IfNotPresent', 'api:', '  image:', '    <<: *d', '    tag: 1.4.0'),
+        lines(
+          'defaults: &d',
+          '  repository: ghcr.io/example/hello',
+          '  pullPolicy: IfNotPresent',
+          'api:',
+          '  image:',
+          '    <<: *d',
+          '    tag: 1.2.3',
+        ),
+        lines(
+          'defaults: &d',
+          '  repository: ghcr.io/example/hello',
+          '  pullPolicy: IfNotPresent',
+          'api:',
+          '  image:',
+          '    <<: *d',
+          '    tag: 1.4.0',
+        ),
         VALUES,
       );
     });
@@ -220,7 +338,11 @@ describe('helm values', () => {
 
     it('double-quotes float- and date-like tags written into a plain tag', () => {
       for (const tag of ['1.10', '2024-01-15', '20240115']) {
-        const result = editImages(lines('image:', '  repository: ghcr.io/example/hello', '  tag: v1'), { ...EVENT, tag }, VALUES);
+        const result = editImages(
+          lines('image:', '  repository: ghcr.io/example/hello', '  tag: v1'),
+          { ...EVENT, tag },
+          VALUES,
+        );
         expect(result.text).toBe(lines('image:', '  repository: ghcr.io/example/hello', `  tag: "${tag}"`));
       }
     });

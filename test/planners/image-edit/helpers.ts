@@ -20,7 +20,10 @@ export function expectEdit(
   expected: string,
   options: { path?: string; pinDigest?: boolean; event?: ImageEvent } = {},
 ): EditResult {
-  const result = editImages(input, options.event ?? EVENT, { path: options.path ?? 'kustomization.yaml', pinDigest: options.pinDigest ?? false });
+  const result = editImages(input, options.event ?? EVENT, {
+    path: options.path ?? 'kustomization.yaml',
+    pinDigest: options.pinDigest ?? false,
+  });
   expect(result.refused).toEqual([]);
   expect(JSON.stringify(result.text)).toBe(JSON.stringify(expected));
   expect(result.unchanged).toBe(false);
@@ -34,7 +37,10 @@ export function expectRefusal(
   reason: RegExp,
   options: { path?: string; pinDigest?: boolean; event?: ImageEvent } = {},
 ): EditResult {
-  const result = editImages(input, options.event ?? EVENT, { path: options.path ?? 'kustomization.yaml', pinDigest: options.pinDigest ?? false });
+  const result = editImages(input, options.event ?? EVENT, {
+    path: options.path ?? 'kustomization.yaml',
+    pinDigest: options.pinDigest ?? false,
+  });
   expect(result.text).toBe(input);
   expect(result.changed).toEqual([]);
   expect(result.unchanged).toBe(false);
@@ -48,7 +54,10 @@ export function expectUntouched(
   outcome: { mentions: boolean; unchanged: boolean },
   options: { path?: string; pinDigest?: boolean; event?: ImageEvent } = {},
 ): EditResult {
-  const result = editImages(input, options.event ?? EVENT, { path: options.path ?? 'kustomization.yaml', pinDigest: options.pinDigest ?? false });
+  const result = editImages(input, options.event ?? EVENT, {
+    path: options.path ?? 'kustomization.yaml',
+    pinDigest: options.pinDigest ?? false,
+  });
   expect(result.refused).toEqual([]);
   expect(result.text).toBe(input);
   expect(result.changed).toEqual([]);

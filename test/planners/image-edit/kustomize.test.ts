@@ -1,13 +1,34 @@
 import { describe, expect, it } from 'vitest';
 import { editImages } from '../../../src/planners/image-edit/index.js';
-import { EVENT, NEW_DIGEST, OLD_DIGEST, TAG_ONLY, expectEdit, expectRefusal, expectUntouched, lines } from './helpers.js';
+import {
+  EVENT,
+  NEW_DIGEST,
+  OLD_DIGEST,
+  TAG_ONLY,
+  expectEdit,
+  expectRefusal,
+  expectUntouched,
+  lines,
+} from './helpers.js';
 
 describe('kustomize images', () => {
   describe('when an entry names the image', () => {
     it('rewrites newTag in place and reports path, line, from and to', () => {
       const result = expectEdit(
-        lines('apiVersion: kustomize.config.k8s.io/v1beta1', 'kind: Kustomization', 'images:', '  - name: ghcr.io/example/hello', '    newTag: 1.2.3'),
-        lines('apiVersion: kustomize.config.k8s.io/v1beta1', 'kind: Kustomization', 'images:', '  - name: ghcr.io/example/hello', '    newTag: 1.4.0'),
+        lines(
+          'apiVersion: kustomize.config.k8s.io/v1beta1',
+          'kind: Kustomization',
+          'images:',
+          '  - name: ghcr.io/example/hello',
+          '    newTag: 1.2.3',
+        ),
+        lines(
+          'apiVersion: kustomize.config.k8s.io/v1beta1',
+          'kind: Kustomization',
+          'images:',
+          '  - name: ghcr.io/example/hello',
+          '    newTag: 1.4.0',
+        ),
       );
       expect(result.kind).toBe('kustomize');
       expect(result.mentions).toBe(true);
@@ -22,14 +43,33 @@ describe('kustomize images', () => {
     });
 
     it('ignores an entry whose name matches but whose newName points elsewhere', () => {
-      expectUntouched(lines('images:', '- name: ghcr.io/example/hello', '  newName: ghcr.io/example/hello-canary', '  newTag: 1.2.3'), { mentions: false, unchanged: false });
+      expectUntouched(
+        lines('images:', '- name: ghcr.io/example/hello', '  newName: ghcr.io/example/hello-canary', '  newTag: 1.2.3'),
+        { mentions: false, unchanged: false },
+      );
     });
 
     it('compares names normalized (nginx ≡ docker.io/library/nginx ≡ index.docker.io/library/nginx)', () => {
       const event = { repository: 'index.docker.io/library/nginx', tag: '1.27.1' };
       expectEdit(
-        lines('images:', '- name: nginx', '  newTag: 1.25.3', '- name: docker.io/library/nginx', '  newTag: "1.25.3"', '- name: docker.io/nginx', '  newTag: 1.25.3'),
-        lines('images:', '- name: nginx', '  newTag: 1.27.1', '- name: docker.io/library/nginx', '  newTag: "1.27.1"', '- name: docker.io/nginx', '  newTag: 1.27.1'),
+        lines(
+          'images:',
+          '- name: nginx',
+          '  newTag: 1.25.3',
+          '- name: docker.io/library/nginx',
+          '  newTag: "1.25.3"',
+          '- name: docker.io/nginx',
+          '  newTag: 1.25.3',
+        ),
+        lines(
+          'images:',
+          '- name: nginx',
+          '  newTag: 1.27.1',
+          '- name: docker.io/library/nginx',
+          '  newTag: "1.27.1"',
+          '- name: docker.io/nginx',
+          '  newTag: 1.27.1',
+        ),
         { event },
       );
     });
@@ -44,27 +84,79 @@ describe('kustomize images', () => {
 
     it('updates every matching entry, in images: and the deprecated imageTags:', () => {
       const result = expectEdit(
-        lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.0.0', '- name: other', '  newName: ghcr.io/example/hello', '  newTag: 1.0.0', 'imageTags:', '- name: ghcr.io/example/hello', '  newTag: 1.0.0'),
-        lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.4.0', '- name: other', '  newName: ghcr.io/example/hello', '  newTag: 1.4.0', 'imageTags:', '- name: ghcr.io/example/hello', '  newTag: 1.4.0'),
+        lines(
+          'images:',
+          '- name: ghcr.io/example/hello',
+          '  newTag: 1.0.0',
+          '- name: other',
+          '  newName: ghcr.io/example/hello',
+          '  newTag: 1.0.0',
+          'imageTags:',
+          '- name: ghcr.io/example/hello',
+          '  newTag: 1.0.0',
+        ),
+        lines(
+          'images:',
+          '- name: ghcr.io/example/hello',
+          '  newTag: 1.4.0',
+          '- name: other',
+          '  newName: ghcr.io/example/hello',
+          '  newTag: 1.4.0',
+          'imageTags:',
+          '- name: ghcr.io/example/hello',
+          '  newTag: 1.4.0',
+        ),
       );
-      expect(result.changed.map((c) => c.path)).toEqual(['images[0].newTag', 'images[1].newTag', 'imageTags[0].newTag']);
+      expect(result.changed.map((c) => c.path)).toEqual([
+        'images[0].newTag',
+        'images[1].newTag',
+        'imageTags[0].newTag',
+      ]);
     });
 
     it('leaves entries with tagSuffix alone', () => {
       expectEdit(
-        lines('images:', '- name: ghcr.io/example/hello', '  tagSuffix: -debug', '  newTag: 1.0.0', '- name: ghcr.io/example/hello', '  newTag: 1.0.0'),
-        lines('images:', '- name: ghcr.io/example/hello', '  tagSuffix: -debug', '  newTag: 1.0.0', '- name: ghcr.io/example/hello', '  newTag: 1.4.0'),
+        lines(
+          'images:',
+          '- name: ghcr.io/example/hello',
+          '  tagSuffix: -debug',
+          '  newTag: 1.0.0',
+          '- name: ghcr.io/example/hello',
+          '  newTag: 1.0.0',
+        ),
+        lines(
+          'images:',
+          '- name: ghcr.io/example/hello',
+          '  tagSuffix: -debug',
+          '  newTag: 1.0.0',
+          '- name: ghcr.io/example/hello',
+          '  newTag: 1.4.0',
+        ),
       );
     });
 
     it('reads a Component and content-detected kustomizations', () => {
       expectEdit(
-        lines('apiVersion: kustomize.config.k8s.io/v1alpha1', 'kind: Component', 'images:', '- name: ghcr.io/example/hello', '  newTag: 1.0.0'),
-        lines('apiVersion: kustomize.config.k8s.io/v1alpha1', 'kind: Component', 'images:', '- name: ghcr.io/example/hello', '  newTag: 1.4.0'),
+        lines(
+          'apiVersion: kustomize.config.k8s.io/v1alpha1',
+          'kind: Component',
+          'images:',
+          '- name: ghcr.io/example/hello',
+          '  newTag: 1.0.0',
+        ),
+        lines(
+          'apiVersion: kustomize.config.k8s.io/v1alpha1',
+          'kind: Component',
+          'images:',
+          '- name: ghcr.io/example/hello',
+          '  newTag: 1.4.0',
+        ),
         { path: 'components/hello/component.yaml' },
       );
       for (const path of ['kustomization.yml', 'a/b/Kustomization', 'overlays/dev/kustomization.yaml']) {
-        const result = editImages(lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.0.0'), EVENT, { path });
+        const result = editImages(lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.0.0'), EVENT, {
+          path,
+        });
         expect(result.kind).toBe('kustomize');
         expect(result.changed).toHaveLength(1);
       }
@@ -72,8 +164,22 @@ describe('kustomize images', () => {
 
     it('edits Helm values inlined under helmCharts[].valuesInline', () => {
       expectEdit(
-        lines('helmCharts:', '- name: hello', '  valuesInline:', '    image:', '      repository: ghcr.io/example/hello', '      tag: 1.0.0'),
-        lines('helmCharts:', '- name: hello', '  valuesInline:', '    image:', '      repository: ghcr.io/example/hello', '      tag: 1.4.0'),
+        lines(
+          'helmCharts:',
+          '- name: hello',
+          '  valuesInline:',
+          '    image:',
+          '      repository: ghcr.io/example/hello',
+          '      tag: 1.0.0',
+        ),
+        lines(
+          'helmCharts:',
+          '- name: hello',
+          '  valuesInline:',
+          '    image:',
+          '      repository: ghcr.io/example/hello',
+          '      tag: 1.4.0',
+        ),
       );
     });
   });
@@ -88,8 +194,24 @@ describe('kustomize images', () => {
 
     it('edits multi-line flow sequences with comments and a trailing comma', () => {
       expectEdit(
-        lines('images: [', '  {name: nginx, newTag: "1.25"}, # web', '  {', '    name: ghcr.io/example/hello,', '    newTag: 1.2.3, # app', '  },', ']'),
-        lines('images: [', '  {name: nginx, newTag: "1.25"}, # web', '  {', '    name: ghcr.io/example/hello,', '    newTag: 1.4.0, # app', '  },', ']'),
+        lines(
+          'images: [',
+          '  {name: nginx, newTag: "1.25"}, # web',
+          '  {',
+          '    name: ghcr.io/example/hello,',
+          '    newTag: 1.2.3, # app',
+          '  },',
+          ']',
+        ),
+        lines(
+          'images: [',
+          '  {name: nginx, newTag: "1.25"}, # web',
+          '  {',
+          '    name: ghcr.io/example/hello,',
+          '    newTag: 1.4.0, # app',
+          '  },',
+          ']',
+        ),
       );
     });
   });
@@ -98,31 +220,69 @@ describe('kustomize images', () => {
     it('adds one on a new line with the entry indentation, after newName', () => {
       const result = expectEdit(
         lines('images:', '  - name: hello # base name', '    newName: ghcr.io/example/hello', 'replicas: []'),
-        lines('images:', '  - name: hello # base name', '    newName: ghcr.io/example/hello', '    newTag: 1.4.0', 'replicas: []'),
+        lines(
+          'images:',
+          '  - name: hello # base name',
+          '    newName: ghcr.io/example/hello',
+          '    newTag: 1.4.0',
+          'replicas: []',
+        ),
       );
       expect(result.changed).toEqual([{ path: 'images[0].newTag', line: 4, from: '', to: '1.4.0' }]);
     });
 
-    it('appends it as the entry\'s last key, before blank lines and comments that follow', () => {
+    it("appends it as the entry's last key, before blank lines and comments that follow", () => {
       expectEdit(
-        lines('images:', '- name: ghcr.io/example/hello', `  digest: ${OLD_DIGEST} # pinned`, '', '# next', '- name: nginx'),
-        lines('images:', '- name: ghcr.io/example/hello', `  digest: ${NEW_DIGEST} # pinned`, '  newTag: 1.4.0', '', '# next', '- name: nginx'),
+        lines(
+          'images:',
+          '- name: ghcr.io/example/hello',
+          `  digest: ${OLD_DIGEST} # pinned`,
+          '',
+          '# next',
+          '- name: nginx',
+        ),
+        lines(
+          'images:',
+          '- name: ghcr.io/example/hello',
+          `  digest: ${NEW_DIGEST} # pinned`,
+          '  newTag: 1.4.0',
+          '',
+          '# next',
+          '- name: nginx',
+        ),
       );
     });
 
     it('adds one inside flow braces, keeping the padding', () => {
-      expectEdit(lines('images:', '- { name: ghcr.io/example/hello }'), lines('images:', '- { name: ghcr.io/example/hello, newTag: 1.4.0 }'));
-      expectEdit(lines('images: [{name: ghcr.io/example/hello}]'), lines('images: [{name: ghcr.io/example/hello, newTag: 1.4.0}]'));
+      expectEdit(
+        lines('images:', '- { name: ghcr.io/example/hello }'),
+        lines('images:', '- { name: ghcr.io/example/hello, newTag: 1.4.0 }'),
+      );
+      expectEdit(
+        lines('images: [{name: ghcr.io/example/hello}]'),
+        lines('images: [{name: ghcr.io/example/hello, newTag: 1.4.0}]'),
+      );
     });
 
     it('quotes an added tag by the same rule and copies the quote style of the entry', () => {
       const event = { repository: 'ghcr.io/example/hello', tag: '1.10' };
-      expectEdit(lines('images:', '- name: ghcr.io/example/hello'), lines('images:', '- name: ghcr.io/example/hello', '  newTag: "1.10"'), { event });
-      expectEdit(lines('images:', "- name: 'ghcr.io/example/hello'"), lines('images:', "- name: 'ghcr.io/example/hello'", "  newTag: '1.10'"), { event });
+      expectEdit(
+        lines('images:', '- name: ghcr.io/example/hello'),
+        lines('images:', '- name: ghcr.io/example/hello', '  newTag: "1.10"'),
+        { event },
+      );
+      expectEdit(
+        lines('images:', "- name: 'ghcr.io/example/hello'"),
+        lines('images:', "- name: 'ghcr.io/example/hello'", "  newTag: '1.10'"),
+        { event },
+      );
     });
 
     it('adds it at the end of a file without a final newline, keeping it without one', () => {
-      expectEdit('images:\r\n- name: ghcr.io/example/hello', 'images:\r\n- name: ghcr.io/example/hello\r\n  newTag: 1.4.0');
+      expectEdit(
+        'images:\r\n- name: ghcr.io/example/hello',
+        'images:\r\n- name: ghcr.io/example/hello\r\n  newTag: 1.4.0',
+      );
     });
 
     it('writes the tag into an empty newTag (null, ~ or "")', () => {
@@ -132,12 +292,15 @@ describe('kustomize images', () => {
       expectEdit(lines(...base, '  newTag:   # set by CI'), lines(...base, '  newTag:   1.4.0 # set by CI'));
       expectEdit(lines(...base, '  newTag: ~'), lines(...base, '  newTag: 1.4.0'));
       expectEdit(lines(...base, '  newTag: ""'), lines(...base, '  newTag: "1.4.0"'));
-      expectEdit(lines('images: [{name: ghcr.io/example/hello, newTag:}]'), lines('images: [{name: ghcr.io/example/hello, newTag: 1.4.0}]'));
+      expectEdit(
+        lines('images: [{name: ghcr.io/example/hello, newTag:}]'),
+        lines('images: [{name: ghcr.io/example/hello, newTag: 1.4.0}]'),
+      );
       const result = expectEdit(lines(...base, '  newTag: !!str'), lines(...base, '  newTag: !!str 1.4.0'));
       expect(result.changed).toEqual([{ path: 'images[0].newTag', line: 3, from: '', to: '1.4.0' }]);
     });
 
-    it('reads names through a merge key and edits the entry\'s own newTag', () => {
+    it("reads names through a merge key and edits the entry's own newTag", () => {
       expectEdit(
         lines('x-hello: &hello', '  name: ghcr.io/example/hello', 'images:', '- <<: *hello', '  newTag: 1.2.3'),
         lines('x-hello: &hello', '  name: ghcr.io/example/hello', 'images:', '- <<: *hello', '  newTag: 1.4.0'),
@@ -170,13 +333,23 @@ describe('kustomize images', () => {
     });
 
     it('does not write a digest the file does not pin (pinDigest off)', () => {
-      expectEdit(lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.2.3'), lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.4.0'));
+      expectEdit(
+        lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.2.3'),
+        lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.4.0'),
+      );
     });
 
     it('with pinDigest adds a digest: line right after newTag', () => {
       expectEdit(
         lines('images:', '  - name: ghcr.io/example/hello', '    newTag: 1.2.3', '    # keep', 'resources: []'),
-        lines('images:', '  - name: ghcr.io/example/hello', '    newTag: 1.4.0', `    digest: ${NEW_DIGEST}`, '    # keep', 'resources: []'),
+        lines(
+          'images:',
+          '  - name: ghcr.io/example/hello',
+          '    newTag: 1.4.0',
+          `    digest: ${NEW_DIGEST}`,
+          '    # keep',
+          'resources: []',
+        ),
         { pinDigest: true },
       );
     });
@@ -184,10 +357,19 @@ describe('kustomize images', () => {
     it('with pinDigest adds newTag and digest together when both are missing', () => {
       const result = expectEdit(
         lines('images:', '- name: hello', '  newName: ghcr.io/example/hello'),
-        lines('images:', '- name: hello', '  newName: ghcr.io/example/hello', '  newTag: 1.4.0', `  digest: ${NEW_DIGEST}`),
+        lines(
+          'images:',
+          '- name: hello',
+          '  newName: ghcr.io/example/hello',
+          '  newTag: 1.4.0',
+          `  digest: ${NEW_DIGEST}`,
+        ),
         { pinDigest: true },
       );
-      expect(result.changed.map((c) => [c.path, c.line])).toEqual([['images[0].newTag', 4], ['images[0].digest', 5]]);
+      expect(result.changed.map((c) => [c.path, c.line])).toEqual([
+        ['images[0].newTag', 4],
+        ['images[0].digest', 5],
+      ]);
     });
 
     it('with pinDigest appends `, digest: …` inside flow braces', () => {
@@ -208,38 +390,76 @@ describe('kustomize images', () => {
     });
 
     it('is unchanged when tag and digest are current', () => {
-      expectUntouched(lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.4.0', `  digest: ${NEW_DIGEST}`), { mentions: true, unchanged: true }, { pinDigest: true });
+      expectUntouched(
+        lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.4.0', `  digest: ${NEW_DIGEST}`),
+        { mentions: true, unchanged: true },
+        { pinDigest: true },
+      );
     });
 
     it('is unchanged when the tag is current and nothing is pinned', () => {
-      expectUntouched(lines('images:', '- name: ghcr.io/example/hello', '  newTag: "1.4.0"'), { mentions: true, unchanged: true });
+      expectUntouched(lines('images:', '- name: ghcr.io/example/hello', '  newTag: "1.4.0"'), {
+        mentions: true,
+        unchanged: true,
+      });
     });
 
     it('refuses a pinned entry when the event has no digest', () => {
-      expectRefusal(lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.2.3', `  digest: ${OLD_DIGEST}`), /pins a digest but the event carries none/, { event: TAG_ONLY });
-      expectRefusal(lines('images:', '- name: ghcr.io/example/hello', `  newTag: 1.2.3@${OLD_DIGEST}`), /pins a digest but the event carries none/, { event: TAG_ONLY });
+      expectRefusal(
+        lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.2.3', `  digest: ${OLD_DIGEST}`),
+        /pins a digest but the event carries none/,
+        { event: TAG_ONLY },
+      );
+      expectRefusal(
+        lines('images:', '- name: ghcr.io/example/hello', `  newTag: 1.2.3@${OLD_DIGEST}`),
+        /pins a digest but the event carries none/,
+        { event: TAG_ONLY },
+      );
     });
 
     it('refuses a digest stored in newTag', () => {
-      const result = expectRefusal(lines('images:', '- name: ghcr.io/example/hello', `  newTag: ${OLD_DIGEST}`), /holds a digest .*not a tag/);
+      const result = expectRefusal(
+        lines('images:', '- name: ghcr.io/example/hello', `  newTag: ${OLD_DIGEST}`),
+        /holds a digest .*not a tag/,
+      );
       expect(result.refused[0]?.line).toBe(3);
     });
 
     it('pins nothing when pinDigest is on but the event has no digest', () => {
-      expectEdit(lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.2.3'), lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.4.0'), { pinDigest: true, event: TAG_ONLY });
+      expectEdit(
+        lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.2.3'),
+        lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.4.0'),
+        { pinDigest: true, event: TAG_ONLY },
+      );
     });
   });
 
   describe('what it does not read', () => {
     it('ignores images inside inline patches (block scalars are text)', () => {
       expectUntouched(
-        lines('patches:', '- patch: |-', '    - op: replace', '      path: /spec/template/spec/containers/0/image', '      value: ghcr.io/example/hello:1.2.3', '  target: {kind: Deployment}'),
+        lines(
+          'patches:',
+          '- patch: |-',
+          '    - op: replace',
+          '      path: /spec/template/spec/containers/0/image',
+          '      value: ghcr.io/example/hello:1.2.3',
+          '  target: {kind: Deployment}',
+        ),
         { mentions: false, unchanged: false },
       );
     });
 
     it('ignores prefixes of the repository name and other registries', () => {
-      expectUntouched(lines('images:', '- name: ghcr.io/example/hello-web', '  newTag: 1.0.0', '- name: docker.io/example/hello', '  newTag: 1.0.0'), { mentions: false, unchanged: false });
+      expectUntouched(
+        lines(
+          'images:',
+          '- name: ghcr.io/example/hello-web',
+          '  newTag: 1.0.0',
+          '- name: docker.io/example/hello',
+          '  newTag: 1.0.0',
+        ),
+        { mentions: false, unchanged: false },
+      );
     });
 
     it('does not let a placeholder in another entry block the edit', () => {

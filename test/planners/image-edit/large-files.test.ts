@@ -19,7 +19,9 @@ function pod(index: number, image: string): string {
 
 /** A stream over the chunked-parse threshold with the image in document `at`. */
 function bigStream(at: number, count: number, head = '# generated\n'): string {
-  const docs = Array.from({ length: count }, (_, i) => pod(i, i === at ? 'ghcr.io/example/hello:1.2.3' : `ghcr.io/example/other-${i}:1.0.0`));
+  const docs = Array.from({ length: count }, (_, i) =>
+    pod(i, i === at ? 'ghcr.io/example/hello:1.2.3' : `ghcr.io/example/other-${i}:1.0.0`),
+  );
   return head + docs.map((doc) => `---\n${doc}`).join('');
 }
 
@@ -37,22 +39,39 @@ describe('large multi-document files', () => {
     const line = text.slice(0, text.indexOf('ghcr.io/example/hello:1.2.3')).split('\n').length;
     expect(result.refused).toEqual([]);
     expect(result.text).toBe(text.replace('ghcr.io/example/hello:1.2.3', 'ghcr.io/example/hello:1.4.0'));
-    expect(result.changed).toEqual([{ path: `[${at}].spec.containers[0].image`, line, from: 'ghcr.io/example/hello:1.2.3', to: 'ghcr.io/example/hello:1.4.0' }]);
+    expect(result.changed).toEqual([
+      {
+        path: `[${at}].spec.containers[0].image`,
+        line,
+        from: 'ghcr.io/example/hello:1.2.3',
+        to: 'ghcr.io/example/hello:1.4.0',
+      },
+    ]);
     expect(result.kind).toBe('manifest');
     // The index is the one parseAllDocuments gives the document.
     const docs = parseAllDocuments(text);
-    expect(Array.isArray(docs) && docs[at]?.getIn(['spec', 'containers', 0, 'image'])).toBe('ghcr.io/example/hello:1.2.3');
+    expect(Array.isArray(docs) && docs[at]?.getIn(['spec', 'containers', 0, 'image'])).toBe(
+      'ghcr.io/example/hello:1.2.3',
+    );
   });
 
   it('are unchanged when current and ignored when the image is absent', () => {
     const current = text.replace('ghcr.io/example/hello:1.2.3', 'ghcr.io/example/hello:1.4.0');
-    expect(editImages(current, TAG_ONLY, { path: 'all.yaml' })).toMatchObject({ text: current, unchanged: true, mentions: true, changed: [] });
+    expect(editImages(current, TAG_ONLY, { path: 'all.yaml' })).toMatchObject({
+      text: current,
+      unchanged: true,
+      mentions: true,
+      changed: [],
+    });
     const absent = editImages(text, { repository: 'ghcr.io/example/absent', tag: '1' }, { path: 'all.yaml' });
     expect(absent).toMatchObject({ text, unchanged: false, mentions: false, changed: [] });
   });
 
   it('refuse a parse error in a document that mentions the image, at its line in the file', () => {
-    const broken = text.replace('    - image: ghcr.io/example/hello:1.2.3', '    - image: ghcr.io/example/hello:1.2.3\n  bad: [');
+    const broken = text.replace(
+      '    - image: ghcr.io/example/hello:1.2.3',
+      '    - image: ghcr.io/example/hello:1.2.3\n  bad: [',
+    );
     const result = editImages(broken, EVENT, { path: 'all.yaml' });
     expect(result.text).toBe(broken);
     expect(result.refused[0]?.reason).toMatch(/not valid YAML/);

@@ -16,9 +16,31 @@ describe('listImages', () => {
     );
     expect(listImages(text, { path: 'kustomization.yaml' })).toEqual({
       uses: [
-        { name: 'docker.io/library/nginx', written: 'nginx', tag: '1.25', path: 'images[0].newTag', line: 3, kind: 'kustomize' },
-        { name: 'ghcr.io/example/hello', written: 'ghcr.io/example/hello', tag: '1.2.3', digest: OLD_DIGEST, path: 'images[1].newTag', line: 6, kind: 'kustomize' },
-        { name: 'ghcr.io/example/worker', written: 'ghcr.io/example/worker', digest: NEW_DIGEST, path: 'images[2]', line: 7, kind: 'kustomize' },
+        {
+          name: 'docker.io/library/nginx',
+          written: 'nginx',
+          tag: '1.25',
+          path: 'images[0].newTag',
+          line: 3,
+          kind: 'kustomize',
+        },
+        {
+          name: 'ghcr.io/example/hello',
+          written: 'ghcr.io/example/hello',
+          tag: '1.2.3',
+          digest: OLD_DIGEST,
+          path: 'images[1].newTag',
+          line: 6,
+          kind: 'kustomize',
+        },
+        {
+          name: 'ghcr.io/example/worker',
+          written: 'ghcr.io/example/worker',
+          digest: NEW_DIGEST,
+          path: 'images[2]',
+          line: 7,
+          kind: 'kustomize',
+        },
       ],
       refused: [],
     });
@@ -40,8 +62,21 @@ describe('listImages', () => {
       '      initContainers: [{name: i, image: "ghcr.io/example/hello:1.2.3"}]',
     );
     expect(listImages(text, { path: 'all.yaml' }).uses).toEqual([
-      { name: 'docker.io/library/busybox', written: 'busybox', path: '[0].spec.containers[0].image', line: 5, kind: 'manifest' },
-      { name: 'ghcr.io/example/hello', written: 'ghcr.io/example/hello', tag: '1.2.3', path: '[1].spec.template.spec.initContainers[0].image', line: 12, kind: 'manifest' },
+      {
+        name: 'docker.io/library/busybox',
+        written: 'busybox',
+        path: '[0].spec.containers[0].image',
+        line: 5,
+        kind: 'manifest',
+      },
+      {
+        name: 'ghcr.io/example/hello',
+        written: 'ghcr.io/example/hello',
+        tag: '1.2.3',
+        path: '[1].spec.template.spec.initContainers[0].image',
+        line: 12,
+        kind: 'manifest',
+      },
     ]);
   });
 
@@ -57,9 +92,29 @@ describe('listImages', () => {
       'sidecarImage: ghcr.io/example/hello:1.2.3',
     );
     expect(listImages(text, { path: 'values.yaml' }).uses).toEqual([
-      { name: 'docker.io/bitnami/redis', written: 'docker.io/bitnami/redis', tag: '7.2.4', path: 'image.tag', line: 4, kind: 'helm-values' },
-      { name: 'ghcr.io/example/exporter', written: 'ghcr.io/example/exporter', path: 'metrics.image.tag', line: 7, kind: 'helm-values' },
-      { name: 'ghcr.io/example/hello', written: 'ghcr.io/example/hello', tag: '1.2.3', path: 'sidecarImage', line: 8, kind: 'helm-values' },
+      {
+        name: 'docker.io/bitnami/redis',
+        written: 'docker.io/bitnami/redis',
+        tag: '7.2.4',
+        path: 'image.tag',
+        line: 4,
+        kind: 'helm-values',
+      },
+      {
+        name: 'ghcr.io/example/exporter',
+        written: 'ghcr.io/example/exporter',
+        path: 'metrics.image.tag',
+        line: 7,
+        kind: 'helm-values',
+      },
+      {
+        name: 'ghcr.io/example/hello',
+        written: 'ghcr.io/example/hello',
+        tag: '1.2.3',
+        path: 'sidecarImage',
+        line: 8,
+        kind: 'helm-values',
+      },
     ]);
   });
 
@@ -77,15 +132,37 @@ describe('listImages', () => {
       '      - {name: image.tag, value: "2.0"}',
     );
     expect(listImages(text, { path: 'app.yaml' }).uses).toEqual([
-      { name: 'ghcr.io/example/hello', written: 'ghcr.io/example/hello', tag: '1.2.3', path: 'spec.source.kustomize.images[0]', line: 6, kind: 'argocd-application' },
-      { name: 'ghcr.io/example/api', written: 'ghcr.io/example/api', tag: '2.0', path: 'spec.source.helm.parameters[1].value', line: 10, kind: 'argocd-application' },
+      {
+        name: 'ghcr.io/example/hello',
+        written: 'ghcr.io/example/hello',
+        tag: '1.2.3',
+        path: 'spec.source.kustomize.images[0]',
+        line: 6,
+        kind: 'argocd-application',
+      },
+      {
+        name: 'ghcr.io/example/api',
+        written: 'ghcr.io/example/api',
+        tag: '2.0',
+        path: 'spec.source.helm.parameters[1].value',
+        line: 10,
+        kind: 'argocd-application',
+      },
     ]);
   });
 
   it('reports templated images and parse errors as refusals', () => {
-    expect(listImages(lines('images:', '- name: ghcr.io/example/hello', '  newTag: ${TAG}'), { path: 'kustomization.yaml' })).toEqual({
+    expect(
+      listImages(lines('images:', '- name: ghcr.io/example/hello', '  newTag: ${TAG}'), { path: 'kustomization.yaml' }),
+    ).toEqual({
       uses: [],
-      refused: [{ reason: 'ghcr.io/example/hello is set through a template placeholder; its version cannot be read from the file', line: 3 }],
+      refused: [
+        {
+          reason:
+            'ghcr.io/example/hello is set through a template placeholder; its version cannot be read from the file',
+          line: 3,
+        },
+      ],
     });
     const broken = listImages('images: [', { path: 'kustomization.yaml' });
     expect(broken.uses).toEqual([]);

@@ -28,10 +28,20 @@ function deployment(image: string, extra: string[] = []): string {
 describe('manifests', () => {
   it('edits containers[].image and nothing in env, args or annotations', () => {
     const input = deployment('image: ghcr.io/example/hello:1.2.3');
-    const expected = input.replace('          image: ghcr.io/example/hello:1.2.3', '          image: ghcr.io/example/hello:1.4.0');
+    const expected = input.replace(
+      '          image: ghcr.io/example/hello:1.2.3',
+      '          image: ghcr.io/example/hello:1.4.0',
+    );
     const result = expectEdit(input, expected, MANIFEST);
     expect(result.kind).toBe('manifest');
-    expect(result.changed).toEqual([{ path: 'spec.template.spec.containers[0].image', line: 12, from: 'ghcr.io/example/hello:1.2.3', to: 'ghcr.io/example/hello:1.4.0' }]);
+    expect(result.changed).toEqual([
+      {
+        path: 'spec.template.spec.containers[0].image',
+        line: 12,
+        from: 'ghcr.io/example/hello:1.2.3',
+        to: 'ghcr.io/example/hello:1.4.0',
+      },
+    ]);
   });
 
   it('edits initContainers, ephemeralContainers and image volumes at any depth (CronJob)', () => {
@@ -83,9 +93,19 @@ describe('manifests', () => {
       '        - name: a',
       '          image: ghcr.io/example/hello:1.2.3',
     );
-    const expected = input.replace('          image: ghcr.io/example/hello:1.2.3', '          image: ghcr.io/example/hello:1.4.0');
+    const expected = input.replace(
+      '          image: ghcr.io/example/hello:1.2.3',
+      '          image: ghcr.io/example/hello:1.4.0',
+    );
     const result = expectEdit(input, expected, MANIFEST);
-    expect(result.changed).toEqual([{ path: '[1].items[0].spec.containers[0].image', line: 14, from: 'ghcr.io/example/hello:1.2.3', to: 'ghcr.io/example/hello:1.4.0' }]);
+    expect(result.changed).toEqual([
+      {
+        path: '[1].items[0].spec.containers[0].image',
+        line: 14,
+        from: 'ghcr.io/example/hello:1.2.3',
+        to: 'ghcr.io/example/hello:1.4.0',
+      },
+    ]);
   });
 
   it('leaves CustomResourceDefinitions untouched, even with containers in their schema', () => {
@@ -105,23 +125,43 @@ describe('manifests', () => {
 
   it('matches Docker Hub short names and keeps the spelling', () => {
     const input = deployment('image: nginx:1.25.3');
-    expectEdit(input, input.replace('          image: nginx:1.25.3', '          image: nginx:1.27.1'), { ...MANIFEST, event: { repository: 'docker.io/library/nginx', tag: '1.27.1' } });
+    expectEdit(input, input.replace('          image: nginx:1.25.3', '          image: nginx:1.27.1'), {
+      ...MANIFEST,
+      event: { repository: 'docker.io/library/nginx', tag: '1.27.1' },
+    });
   });
 
   it('keeps a registry port and does not quote a full image string', () => {
     const input = deployment('image: localhost:5000/example/hello:1.2.3');
     expectEdit(
       input,
-      input.replace('          image: localhost:5000/example/hello:1.2.3', '          image: localhost:5000/example/hello:1.10'),
+      input.replace(
+        '          image: localhost:5000/example/hello:1.2.3',
+        '          image: localhost:5000/example/hello:1.10',
+      ),
       { ...MANIFEST, event: { repository: 'localhost:5000/example/hello', tag: '1.10' } },
     );
   });
 
   it('replaces tag and digest together and appends a digest with pinDigest', () => {
     const pinned = deployment(`image: ghcr.io/example/hello:1.2.3@${OLD_DIGEST}`);
-    expectEdit(pinned, pinned.replace(`          image: ghcr.io/example/hello:1.2.3@${OLD_DIGEST}`, `          image: ghcr.io/example/hello:1.4.0@${NEW_DIGEST}`), MANIFEST);
+    expectEdit(
+      pinned,
+      pinned.replace(
+        `          image: ghcr.io/example/hello:1.2.3@${OLD_DIGEST}`,
+        `          image: ghcr.io/example/hello:1.4.0@${NEW_DIGEST}`,
+      ),
+      MANIFEST,
+    );
     const plain = deployment('image: ghcr.io/example/hello:1.2.3');
-    expectEdit(plain, plain.replace('          image: ghcr.io/example/hello:1.2.3', `          image: ghcr.io/example/hello:1.4.0@${NEW_DIGEST}`), { ...MANIFEST, pinDigest: true });
+    expectEdit(
+      plain,
+      plain.replace(
+        '          image: ghcr.io/example/hello:1.2.3',
+        `          image: ghcr.io/example/hello:1.4.0@${NEW_DIGEST}`,
+      ),
+      { ...MANIFEST, pinDigest: true },
+    );
   });
 
   it('is unchanged when the container already runs the tag', () => {
@@ -129,14 +169,30 @@ describe('manifests', () => {
   });
 
   it('does not mention an image that only appears in env values', () => {
-    const input = lines('apiVersion: v1', 'kind: Pod', 'spec:', '  containers:', '    - name: a', '      image: busybox:1.36', '      env:', '        - {name: X, value: "ghcr.io/example/hello:1.2.3"}');
+    const input = lines(
+      'apiVersion: v1',
+      'kind: Pod',
+      'spec:',
+      '  containers:',
+      '    - name: a',
+      '      image: busybox:1.36',
+      '      env:',
+      '        - {name: X, value: "ghcr.io/example/hello:1.2.3"}',
+    );
     expectUntouched(input, { mentions: false, unchanged: false }, MANIFEST);
   });
 
   it('refuses pinned images without an event digest, placeholders and invalid event tags', () => {
-    expectRefusal(deployment(`image: ghcr.io/example/hello:1.2.3@${OLD_DIGEST}`), /pins a digest but the event carries none/, { ...MANIFEST, event: TAG_ONLY });
+    expectRefusal(
+      deployment(`image: ghcr.io/example/hello:1.2.3@${OLD_DIGEST}`),
+      /pins a digest but the event carries none/,
+      { ...MANIFEST, event: TAG_ONLY },
+    );
     expectRefusal(deployment('image: ghcr.io/example/hello:${TAG}'), /template placeholder/, MANIFEST);
     expectRefusal(deployment('image: ${REGISTRY}/example/hello:1.2.3'), /template placeholder/, MANIFEST);
-    expectRefusal(deployment('image: ghcr.io/example/hello:1.2.3'), /not a valid Docker tag/, { ...MANIFEST, event: { repository: 'ghcr.io/example/hello', tag: 'bad tag' } });
+    expectRefusal(deployment('image: ghcr.io/example/hello:1.2.3'), /not a valid Docker tag/, {
+      ...MANIFEST,
+      event: { repository: 'ghcr.io/example/hello', tag: 'bad tag' },
+    });
   });
 });

@@ -4,7 +4,12 @@ import { editImages } from '../../../src/planners/image-edit/index.js';
 import { EVENT, expectEdit } from './helpers.js';
 
 /** Every byte but the tag must survive: the expected text is the input with one substring replaced. */
-function expectOnly(input: string, from: string, to: string, options: { path?: string; pinDigest?: boolean } = {}): void {
+function expectOnly(
+  input: string,
+  from: string,
+  to: string,
+  options: { path?: string; pinDigest?: boolean } = {},
+): void {
   const at = input.indexOf(from);
   expect(at).toBeGreaterThanOrEqual(0);
   expect(input.indexOf(from, at + 1)).toBe(-1);
@@ -28,27 +33,43 @@ describe('byte preservation', () => {
   });
 
   it('keeps key order, blank lines, whitespace-only lines, trailing spaces and tabs', () => {
-    const input = 'images:\n\n  - newTag: 1.2.3 \t\n   \n    name: ghcr.io/example/hello\t\n\n\nresources:   \n  - a.yaml\n';
+    const input =
+      'images:\n\n  - newTag: 1.2.3 \t\n   \n    name: ghcr.io/example/hello\t\n\n\nresources:   \n  - a.yaml\n';
     expectOnly(input, 'newTag: 1.2.3', 'newTag: 1.4.0');
   });
 
   it('keeps CRLF, mixed line endings, a BOM and a missing final newline', () => {
-    expectOnly('\uFEFFimages:\r\n- name: ghcr.io/example/hello\n  newTag: 1.2.3\r\n# end\n  \r\n', 'newTag: 1.2.3', 'newTag: 1.4.0');
+    expectOnly(
+      '\uFEFFimages:\r\n- name: ghcr.io/example/hello\n  newTag: 1.2.3\r\n# end\n  \r\n',
+      'newTag: 1.2.3',
+      'newTag: 1.4.0',
+    );
     expectOnly('\uFEFFimages:\r\n- name: ghcr.io/example/hello\r\n  newTag: 1.2.3', 'newTag: 1.2.3', 'newTag: 1.4.0');
   });
 
   it('keeps 4-space indentation and non-indented sequences', () => {
     expectOnly('images:\n- name: ghcr.io/example/hello\n  newTag: 1.2.3\n', 'newTag: 1.2.3', 'newTag: 1.4.0');
-    expectOnly('images:\n    -   name: ghcr.io/example/hello\n        newTag: 1.2.3\n', 'newTag: 1.2.3', 'newTag: 1.4.0');
+    expectOnly(
+      'images:\n    -   name: ghcr.io/example/hello\n        newTag: 1.2.3\n',
+      'newTag: 1.2.3',
+      'newTag: 1.4.0',
+    );
   });
 
   it('adds keys with the indentation of unusual entries', () => {
-    expectEdit('images:\n    -   name: ghcr.io/example/hello\nx: 1\n', 'images:\n    -   name: ghcr.io/example/hello\n        newTag: 1.4.0\nx: 1\n');
+    expectEdit(
+      'images:\n    -   name: ghcr.io/example/hello\nx: 1\n',
+      'images:\n    -   name: ghcr.io/example/hello\n        newTag: 1.4.0\nx: 1\n',
+    );
   });
 
   it('does not fold long lines', () => {
     const comment = `# ${'x'.repeat(200)}`;
-    expectOnly(`images:\n- name: ghcr.io/example/hello ${comment}\n  newTag: 1.2.3 ${comment}\n`, 'newTag: 1.2.3', 'newTag: 1.4.0');
+    expectOnly(
+      `images:\n- name: ghcr.io/example/hello ${comment}\n  newTag: 1.2.3 ${comment}\n`,
+      'newTag: 1.2.3',
+      'newTag: 1.4.0',
+    );
   });
 
   it('keeps %YAML directives, --- and ... markers, and other documents', () => {
@@ -79,21 +100,29 @@ describe('byte preservation', () => {
   });
 
   it('keeps flow-map padding and quote styles of untouched values', () => {
-    expectOnly("images: [ { name: 'ghcr.io/example/hello' ,  newTag:  \"1.2.3\"  } ]\n", '"1.2.3"', '"1.4.0"');
+    expectOnly('images: [ { name: \'ghcr.io/example/hello\' ,  newTag:  "1.2.3"  } ]\n', '"1.2.3"', '"1.4.0"');
   });
 
   it('changes nothing but the tag for arbitrary comments and blank lines around the entry (property)', () => {
-    const junk = fc.array(fc.oneof(
-      fc.constant(''),
-      fc.constant('   '),
-      fc.constant('\t'),
-      fc.string({ maxLength: 30 }).map((text) => `# ${text.replace(/[\r\n]/g, ' ')}`),
-    ), { maxLength: 3 });
-    fc.assert(fc.property(junk, junk, fc.constantFrom('\n', '\r\n'), (before, after, eol) => {
-      const input = ['images:', ...before, '- name: ghcr.io/example/hello', '  newTag: 1.2.3', ...after, ''].join(eol);
-      const result = editImages(input, EVENT, { path: 'kustomization.yaml' });
-      expect(result.refused).toEqual([]);
-      expect(result.text).toBe(input.replace('newTag: 1.2.3', 'newTag: 1.4.0'));
-    }), { numRuns: 200 });
+    const junk = fc.array(
+      fc.oneof(
+        fc.constant(''),
+        fc.constant('   '),
+        fc.constant('\t'),
+        fc.string({ maxLength: 30 }).map((text) => `# ${text.replace(/[\r\n]/g, ' ')}`),
+      ),
+      { maxLength: 3 },
+    );
+    fc.assert(
+      fc.property(junk, junk, fc.constantFrom('\n', '\r\n'), (before, after, eol) => {
+        const input = ['images:', ...before, '- name: ghcr.io/example/hello', '  newTag: 1.2.3', ...after, ''].join(
+          eol,
+        );
+        const result = editImages(input, EVENT, { path: 'kustomization.yaml' });
+        expect(result.refused).toEqual([]);
+        expect(result.text).toBe(input.replace('newTag: 1.2.3', 'newTag: 1.4.0'));
+      }),
+      { numRuns: 200 },
+    );
   });
 });

@@ -5,16 +5,92 @@ import { editImages, listImages } from '../../../src/planners/image-edit/index.j
 import { EVENT, OLD_DIGEST, lines } from './helpers.js';
 
 const SAMPLES: Array<{ path: string; text: string }> = [
-  { path: 'kustomization.yaml', text: lines('images:', '- name: ghcr.io/example/hello # app', '  newTag: 1.2.3', `  digest: ${OLD_DIGEST}`, '- {name: hello, newName: ghcr.io/example/hello}') },
-  { path: 'values.yaml', text: lines('image: &i', '  repository: ghcr.io/example/hello', '  tag: "1.2.3"', 'sidecarImage: ghcr.io/example/hello:1.2.3', 'list:', '  - image: {repository: ghcr.io/example/hello, tag: v1}') },
-  { path: 'all.yaml', text: lines('apiVersion: v1', 'kind: Pod', 'spec:', '  containers:', '  - image: ghcr.io/example/hello:1.2.3', '---', 'apiVersion: v1', 'kind: Pod', 'spec: {containers: [{image: "ghcr.io/example/hello"}]}') },
-  { path: 'app.yaml', text: lines('apiVersion: argoproj.io/v1alpha1', 'kind: Application', 'spec:', '  source:', '    kustomize: {images: [ghcr.io/example/hello:1.2.3]}', '    helm:', '      parameters:', '      - {name: image.repository, value: ghcr.io/example/hello}', '      - {name: image.tag, value: "1"}') },
+  {
+    path: 'kustomization.yaml',
+    text: lines(
+      'images:',
+      '- name: ghcr.io/example/hello # app',
+      '  newTag: 1.2.3',
+      `  digest: ${OLD_DIGEST}`,
+      '- {name: hello, newName: ghcr.io/example/hello}',
+    ),
+  },
+  {
+    path: 'values.yaml',
+    text: lines(
+      'image: &i',
+      '  repository: ghcr.io/example/hello',
+      '  tag: "1.2.3"',
+      'sidecarImage: ghcr.io/example/hello:1.2.3',
+      'list:',
+      '  - image: {repository: ghcr.io/example/hello, tag: v1}',
+    ),
+  },
+  {
+    path: 'all.yaml',
+    text: lines(
+      'apiVersion: v1',
+      'kind: Pod',
+      'spec:',
+      '  containers:',
+      '  - image: ghcr.io/example/hello:1.2.3',
+      '---',
+      'apiVersion: v1',
+      'kind: Pod',
+      'spec: {containers: [{image: "ghcr.io/example/hello"}]}',
+    ),
+  },
+  {
+    path: 'app.yaml',
+    text: lines(
+      'apiVersion: argoproj.io/v1alpha1',
+      'kind: Application',
+      'spec:',
+      '  source:',
+      '    kustomize: {images: [ghcr.io/example/hello:1.2.3]}',
+      '    helm:',
+      '      parameters:',
+      '      - {name: image.repository, value: ghcr.io/example/hello}',
+      '      - {name: image.tag, value: "1"}',
+    ),
+  },
 ];
 
 const mutation = fc.record({
   at: fc.nat(),
   remove: fc.integer({ min: 0, max: 3 }),
-  insert: fc.constantFrom('', ' ', '\t', '\n', '\r\n', ':', '- ', '#', '"', "'", '{', '}', '[', ']', ',', '&a ', '*a', '<<: ', '---\n', '%', '|', '>', '?', '\uFEFF', 'ü', '${X}', '{{', '@sha256:', 'newTag: ', 'image: '),
+  insert: fc.constantFrom(
+    '',
+    ' ',
+    '\t',
+    '\n',
+    '\r\n',
+    ':',
+    '- ',
+    '#',
+    '"',
+    "'",
+    '{',
+    '}',
+    '[',
+    ']',
+    ',',
+    '&a ',
+    '*a',
+    '<<: ',
+    '---\n',
+    '%',
+    '|',
+    '>',
+    '?',
+    '\uFEFF',
+    'ü',
+    '${X}',
+    '{{',
+    '@sha256:',
+    'newTag: ',
+    'image: ',
+  ),
 });
 
 function mutate(text: string, edits: Array<{ at: number; remove: number; insert: string }>): string {
@@ -28,19 +104,27 @@ function mutate(text: string, edits: Array<{ at: number; remove: number; insert:
 
 describe('robustness', () => {
   it('never throws, and either edits with a re-parseable result or leaves the text untouched (mutated inputs)', () => {
-    fc.assert(fc.property(fc.constantFrom(...SAMPLES), fc.array(mutation, { minLength: 1, maxLength: 4 }), fc.boolean(), ({ path, text }, edits, pinDigest) => {
-      const input = mutate(text, edits);
-      const result = editImages(input, EVENT, { path, pinDigest });
-      if (result.refused.length > 0 || result.changed.length === 0) {
-        expect(result.text).toBe(input);
-        expect(result.changed).toEqual([]);
-      } else {
-        const docs = parseAllDocuments(result.text);
-        expect(Array.isArray(docs) && docs.every((doc) => doc.errors.length === 0)).toBe(true);
-        expect(result.unchanged).toBe(false);
-      }
-      expect(() => listImages(input, { path })).not.toThrow();
-    }), { numRuns: 600 });
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...SAMPLES),
+        fc.array(mutation, { minLength: 1, maxLength: 4 }),
+        fc.boolean(),
+        ({ path, text }, edits, pinDigest) => {
+          const input = mutate(text, edits);
+          const result = editImages(input, EVENT, { path, pinDigest });
+          if (result.refused.length > 0 || result.changed.length === 0) {
+            expect(result.text).toBe(input);
+            expect(result.changed).toEqual([]);
+          } else {
+            const docs = parseAllDocuments(result.text);
+            expect(Array.isArray(docs) && docs.every((doc) => doc.errors.length === 0)).toBe(true);
+            expect(result.unchanged).toBe(false);
+          }
+          expect(() => listImages(input, { path })).not.toThrow();
+        },
+      ),
+      { numRuns: 600 },
+    );
   });
 
   it('reaches a fixed point: editing its own output again is unchanged', () => {

@@ -7,7 +7,12 @@ describe('splitDocuments', () => {
   it('cuts at --- lines and counts documents like parseAllDocuments', () => {
     const text = '# head\n---\na: 1\n--- # c\nb: 2\n---\n---\n';
     const chunks = splitDocuments(text);
-    expect(chunks?.map((c) => text.slice(c.start, c.end))).toEqual(['# head\n---\na: 1\n', '--- # c\nb: 2\n', '---\n', '---\n']);
+    expect(chunks?.map((c) => text.slice(c.start, c.end))).toEqual([
+      '# head\n---\na: 1\n',
+      '--- # c\nb: 2\n',
+      '---\n',
+      '---\n',
+    ]);
     expect(chunks?.length).toBe(parseAllDocuments(text).length);
   });
 
@@ -26,14 +31,36 @@ describe('splitDocuments', () => {
   });
 
   it('agrees with parseAllDocuments on the number of documents (property)', () => {
-    const line = fc.constantFrom('a: 1', 'b: [1, 2]', '# comment', '', '  ', '---', '--- # c', '---\t', '--- a: 1', '--- |', '- x', 'k: |', '  text', 'q: "a', '  b"', '\uFEFF# bom', '? k', ': v');
-    fc.assert(fc.property(fc.array(line, { maxLength: 12 }), fc.constantFrom('\n', '\r\n'), (rows, eol) => {
-      const text = rows.join(eol);
-      const docs = parseAllDocuments(text);
-      if (!Array.isArray(docs) || docs.some((doc) => doc.errors.length > 0) || docs.length === 0) return;
-      if (text.slice(1).includes('\uFEFF')) return;
-      expect(splitDocuments(text)?.length).toBe(docs.length);
-    }), { numRuns: 1000 });
+    const line = fc.constantFrom(
+      'a: 1',
+      'b: [1, 2]',
+      '# comment',
+      '',
+      '  ',
+      '---',
+      '--- # c',
+      '---\t',
+      '--- a: 1',
+      '--- |',
+      '- x',
+      'k: |',
+      '  text',
+      'q: "a',
+      '  b"',
+      '\uFEFF# bom',
+      '? k',
+      ': v',
+    );
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 12 }), fc.constantFrom('\n', '\r\n'), (rows, eol) => {
+        const text = rows.join(eol);
+        const docs = parseAllDocuments(text);
+        if (!Array.isArray(docs) || docs.some((doc) => doc.errors.length > 0) || docs.length === 0) return;
+        if (text.slice(1).includes('\uFEFF')) return;
+        expect(splitDocuments(text)?.length).toBe(docs.length);
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
 

@@ -52,7 +52,11 @@ export interface TestAgent {
   close(): Promise<void>;
 }
 
-type Check = (request: { method: string; uri: string; headers: IncomingHttpHeaders; body: Buffer }) => { status: number; verdict: string; refreshes?: boolean };
+type Check = (request: { method: string; uri: string; headers: IncomingHttpHeaders; body: Buffer }) => {
+  status: number;
+  verdict: string;
+  refreshes?: boolean;
+};
 
 async function startAgent(path: string, check: Check): Promise<TestAgent> {
   const requests: AgentRequest[] = [];
@@ -61,11 +65,17 @@ async function startAgent(path: string, check: Check): Promise<TestAgent> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const request = { method: req.method ?? '', uri: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+      const request = {
+        method: req.method ?? '',
+        uri: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+      };
       const scripted = script?.(requests.length + 1);
       const answer = scripted ? { status: scripted.status, verdict: `scripted ${scripted.status}` } : check(request);
       requests.push({ ...request, ...answer, at: performance.now() });
-      const send = () => res.writeHead(answer.status, { 'content-type': 'text/plain', ...scripted?.headers }).end(answer.verdict);
+      const send = () =>
+        res.writeHead(answer.status, { 'content-type': 'text/plain', ...scripted?.headers }).end(answer.verdict);
       if (scripted?.delayMs) setTimeout(send, scripted.delayMs);
       else send();
     });
@@ -104,14 +114,19 @@ export function startArgoCd(options: { secret: string; legacy?: boolean }): Prom
     const event = headers['x-github-event'];
     if (typeof event !== 'string' || event === '') return { status: 400, verdict: 'Unknown webhook event' };
     if (method !== 'POST') return { status: 405, verdict: 'Webhook processing failed: invalid HTTP Method' };
-    if (event !== 'push' && event !== 'ping') return { status: 400, verdict: 'Webhook processing failed: event not defined to be parsed' };
+    if (event !== 'push' && event !== 'ping')
+      return { status: 400, verdict: 'Webhook processing failed: event not defined to be parsed' };
     if (body.length === 0) return { status: 400, verdict: 'Webhook processing failed: error parsing payload' };
-    const [header, prefix, algorithm] = options.legacy ? ['x-hub-signature', 'sha1=', 'sha1'] : ['x-hub-signature-256', 'sha256=', 'sha256'];
+    const [header, prefix, algorithm] = options.legacy
+      ? ['x-hub-signature', 'sha1=', 'sha1']
+      : ['x-hub-signature-256', 'sha256=', 'sha256'];
     const given = headers[header];
-    if (typeof given !== 'string' || given.length === 0) return { status: 400, verdict: `Webhook processing failed: missing ${header} Header` };
+    if (typeof given !== 'string' || given.length === 0)
+      return { status: 400, verdict: `Webhook processing failed: missing ${header} Header` };
     const signature = given.startsWith(prefix) ? given.slice(prefix.length) : given;
     if (signature.length < 6) return { status: 400, verdict: 'Webhook processing failed: Invalid Github signature' };
-    if (!equalText(signature, hmacHex(algorithm, options.secret, body))) return { status: 400, verdict: 'Webhook processing failed: HMAC verification failed' };
+    if (!equalText(signature, hmacHex(algorithm, options.secret, body)))
+      return { status: 400, verdict: 'Webhook processing failed: HMAC verification failed' };
     let payload: Record<string, unknown>;
     try {
       payload = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
@@ -119,7 +134,11 @@ export function startArgoCd(options: { secret: string; legacy?: boolean }): Prom
       return { status: 400, verdict: 'Webhook processing failed: error parsing payload' };
     }
     const repository = payload.repository as Record<string, unknown> | undefined;
-    const refreshes = event === 'push' && typeof repository?.html_url === 'string' && typeof payload.ref === 'string' && Array.isArray(payload.commits);
+    const refreshes =
+      event === 'push' &&
+      typeof repository?.html_url === 'string' &&
+      typeof payload.ref === 'string' &&
+      Array.isArray(payload.commits);
     return { status: 200, verdict: 'accepted', refreshes };
   });
 }
@@ -130,33 +149,47 @@ function validateSignature(signature: string | undefined, body: Buffer, token: s
   const parts = signature.split('=');
   if (parts.length !== 2) return `error parsing signature ${JSON.stringify(signature)}`;
   const [algorithm, hex] = parts as [string, string];
-  if (!['sha1', 'sha256', 'sha512'].includes(algorithm)) return `unknown hash type prefix: ${JSON.stringify(algorithm)}`;
+  if (!['sha1', 'sha256', 'sha512'].includes(algorithm))
+    return `unknown hash type prefix: ${JSON.stringify(algorithm)}`;
   if (!/^([0-9a-fA-F]{2})*$/.test(hex)) return `error decoding signature ${JSON.stringify(signature)}`;
   const given = Buffer.from(hex, 'hex');
   const expected = createHmac(algorithm, token).update(body).digest();
-  return given.length === expected.length && timingSafeEqual(given, expected) ? undefined : 'payload signature check failed';
+  return given.length === expected.length && timingSafeEqual(given, expected)
+    ? undefined
+    : 'payload signature check failed';
 }
 
 /** Flux's `/hook/<sha256(token + name + namespace)>`. */
 export function fluxWebhookPath(token: string, name: string, namespace: string): string {
-  return `/hook/${createHash('sha256').update(token + name + namespace).digest('hex')}`;
+  return `/hook/${createHash('sha256')
+    .update(token + name + namespace)
+    .digest('hex')}`;
 }
 
 /** A Flux notification-controller receiver server holding one Receiver. */
-export function startFluxReceiver(options: { type: 'github' | 'generic-hmac'; token: string; name?: string; namespace?: string; events?: string[] }): Promise<TestAgent> {
+export function startFluxReceiver(options: {
+  type: 'github' | 'generic-hmac';
+  token: string;
+  name?: string;
+  namespace?: string;
+  events?: string[];
+}): Promise<TestAgent> {
   const path = fluxWebhookPath(options.token, options.name ?? 'escalator', options.namespace ?? 'flux-system');
   return startAgent(path, ({ uri, headers, body }) => {
     if (uri !== path) return { status: 404, verdict: 'no receiver at this URI' };
     if (options.type === 'generic-hmac') {
       const problem = validateSignature(headers['x-signature'] as string | undefined, body, options.token);
-      return problem ? { status: 400, verdict: `unable to validate HMAC signature: ${problem}` } : { status: 200, verdict: 'accepted' };
+      return problem
+        ? { status: 400, verdict: `unable to validate HMAC signature: ${problem}` }
+        : { status: 200, verdict: 'accepted' };
     }
     const mediaType = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (mediaType === '') return { status: 400, verdict: 'mime: no media type' };
     if (mediaType !== 'application/json' && mediaType !== 'application/x-www-form-urlencoded') {
       return { status: 400, verdict: `webhook request has unsupported Content-Type ${JSON.stringify(mediaType)}` };
     }
-    const signature = (headers['x-hub-signature-256'] as string | undefined) || (headers['x-hub-signature'] as string | undefined);
+    const signature =
+      (headers['x-hub-signature-256'] as string | undefined) || (headers['x-hub-signature'] as string | undefined);
     const problem = validateSignature(signature, body, options.token);
     if (problem) return { status: 400, verdict: `the GitHub signature header is invalid, err: ${problem}` };
     const event = String(headers['x-github-event'] ?? '');

@@ -19,17 +19,36 @@ export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** A real push payload (from @octokit/webhooks-examples) made to say what a test needs. */
 const require = createRequire(import.meta.url);
-const examples = require('@octokit/webhooks-examples/api.github.com/index.json') as Array<{ name: string; examples: Array<Record<string, unknown>> }>;
-const pushExample = examples.find((entry) => entry.name === 'push')!.examples.find((example) => (example.commits as unknown[]).length > 0)!;
+const examples = require('@octokit/webhooks-examples/api.github.com/index.json') as Array<{
+  name: string;
+  examples: Array<Record<string, unknown>>;
+}>;
+const pushExample = examples
+  .find((entry) => entry.name === 'push')!
+  .examples.find((example) => (example.commits as unknown[]).length > 0)!;
 
 /** The raw body of a push to `repository` changing `paths`, as GitHub would send it. */
-export function pushBody(options: { repository?: string; ref?: string; paths: string[]; n?: number; before?: string; after?: string }): string {
+export function pushBody(options: {
+  repository?: string;
+  ref?: string;
+  paths: string[];
+  n?: number;
+  before?: string;
+  after?: string;
+}): string {
   const repository = options.repository ?? 'example/gitops';
   const [owner, name] = repository.split('/') as [string, string];
   const n = options.n ?? 1;
   const after = options.after ?? n.toString(16).padStart(40, 'a');
   const before = options.before ?? (n - 1).toString(16).padStart(40, 'a');
-  const commit = { ...(pushExample.commits as Array<Record<string, unknown>>)[0], id: after, message: `Change ${n} — déploiement ✓`, added: [], modified: options.paths, removed: [] };
+  const commit = {
+    ...(pushExample.commits as Array<Record<string, unknown>>)[0],
+    id: after,
+    message: `Change ${n} — déploiement ✓`,
+    added: [],
+    modified: options.paths,
+    removed: [],
+  };
   return JSON.stringify({
     ...pushExample,
     ref: options.ref ?? 'refs/heads/main',
@@ -43,13 +62,27 @@ export function pushBody(options: { repository?: string; ref?: string; paths: st
       full_name: repository,
       html_url: `https://github.com/${repository}`,
       default_branch: 'main',
-      owner: { ...((pushExample.repository as Record<string, unknown>).owner as Record<string, unknown>), login: owner, name: owner },
+      owner: {
+        ...((pushExample.repository as Record<string, unknown>).owner as Record<string, unknown>),
+        login: owner,
+        name: owner,
+      },
     },
   });
 }
 
 /** The input the GitHub webhook handler passes for a push. */
-export function pushInput(options: { deliveryId?: string; repository?: string; ref?: string; paths: string[]; n?: number; truncated?: boolean; installationId?: number; before?: string; after?: string }): RelayInput {
+export function pushInput(options: {
+  deliveryId?: string;
+  repository?: string;
+  ref?: string;
+  paths: string[];
+  n?: number;
+  truncated?: boolean;
+  installationId?: number;
+  before?: string;
+  after?: string;
+}): RelayInput {
   const body = pushBody(options);
   const parsed = JSON.parse(body) as { before: string; after: string };
   return {
@@ -65,7 +98,15 @@ export function pushInput(options: { deliveryId?: string; repository?: string; r
 }
 
 /** A target from config-shaped input, with the secret given directly. */
-export function target(input: Omit<RelayTargetConfig, 'secret' | 'timeout' | 'coalesce' | 'backoff' | 'attempts' | 'paths' | 'events'> & Partial<Pick<RelayTargetConfig, 'paths' | 'events' | 'attempts' | 'sha1Signature'>> & { secret: string; timeout?: number; coalesce?: number; backoff?: number }): RelayTarget {
+export function target(
+  input: Omit<RelayTargetConfig, 'secret' | 'timeout' | 'coalesce' | 'backoff' | 'attempts' | 'paths' | 'events'> &
+    Partial<Pick<RelayTargetConfig, 'paths' | 'events' | 'attempts' | 'sha1Signature'>> & {
+      secret: string;
+      timeout?: number;
+      coalesce?: number;
+      backoff?: number;
+    },
+): RelayTarget {
   const { secret, ...config } = input;
   const parsed = RelayTargetConfig.parse({ ...config, secret: { env: 'UNUSED' }, backoff: input.backoff ?? 20 });
   return toTarget(parsed, secret);
@@ -74,7 +115,9 @@ export function target(input: Omit<RelayTargetConfig, 'secret' | 'timeout' | 'co
 let sharedKey: string | undefined;
 /** An RSA key for App clients that never reach GitHub. */
 export function dummyPrivateKey(): string {
-  sharedKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  sharedKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ type: 'pkcs1', format: 'pem' })
+    .toString();
   return sharedKey;
 }
 
@@ -91,7 +134,10 @@ export interface RelayRig {
 }
 
 /** The relay as the product runs it — producer, Redis state, worker — under a random key prefix. */
-export async function startRelay(targets: RelayTarget[], options: { github?: GitHubClients; concurrency?: number; log?: Logger } = {}): Promise<RelayRig> {
+export async function startRelay(
+  targets: RelayTarget[],
+  options: { github?: GitHubClients; concurrency?: number; log?: Logger } = {},
+): Promise<RelayRig> {
   const prefix = `test-relay-${randomUUID()}`;
   const log = options.log ?? createLogger({ level: 'silent' });
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
@@ -100,9 +146,29 @@ export async function startRelay(targets: RelayTarget[], options: { github?: Git
   await waitForRedis(producerRedis, redisUrl, 20_000);
   const producer = new Producer(producerRedis, prefix);
   const registry = new Registry();
-  const github = options.github ?? new GitHubClients({ appId: 1, privateKey: dummyPrivateKey(), baseUrl: 'http://127.0.0.1:9', log });
-  const relayDeps = createRelayDeps({ log, github, store: new IndexStore(redis, prefix), producer, redis, debounceMs: 0, leaseMs: 30_000, now: () => new Date() }, targets, { prefix, registry });
-  const worker = createWorker('relay', RelayJob, (data, context) => processRelayJob(relayDeps, data, context), { connection, prefix, log, concurrency: options.concurrency ?? 16 });
+  const github =
+    options.github ??
+    new GitHubClients({ appId: 1, privateKey: dummyPrivateKey(), baseUrl: 'http://127.0.0.1:9', log });
+  const relayDeps = createRelayDeps(
+    {
+      log,
+      github,
+      store: new IndexStore(redis, prefix),
+      producer,
+      redis,
+      debounceMs: 0,
+      leaseMs: 30_000,
+      now: () => new Date(),
+    },
+    targets,
+    { prefix, registry },
+  );
+  const worker = createWorker('relay', RelayJob, (data, context) => processRelayJob(relayDeps, data, context), {
+    connection,
+    prefix,
+    log,
+    concurrency: options.concurrency ?? 16,
+  });
   await worker.waitUntilReady();
   return {
     prefix,
@@ -115,7 +181,10 @@ export async function startRelay(targets: RelayTarget[], options: { github?: Git
     enqueue: (input) => enqueueRelay(producer, input, targets, () => new Date()),
     async close() {
       await worker.close();
-      await producer.queue('relay').obliterate({ force: true }).catch(() => undefined);
+      await producer
+        .queue('relay')
+        .obliterate({ force: true })
+        .catch(() => undefined);
       await producer.close();
       const keys = await redis.keys(`${prefix}:*`);
       if (keys.length > 0) await redis.del(...keys);
@@ -125,7 +194,11 @@ export async function startRelay(targets: RelayTarget[], options: { github?: Git
 }
 
 /** Poll until `check` returns a value other than undefined/false, or fail after `timeoutMs`. */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -1,5 +1,14 @@
 import type { SandboxContext } from '../context.js';
-import { bodyOf, HttpError, json, notFound, paginate, validationFailed, type ApiRequest, type Router } from '../http.js';
+import {
+  bodyOf,
+  HttpError,
+  json,
+  notFound,
+  paginate,
+  validationFailed,
+  type ApiRequest,
+  type Router,
+} from '../http.js';
 import { repoShape } from '../shapes/repos.js';
 import { appShape, installationShape } from '../shapes/users.js';
 import { isoTime } from '../urls.js';
@@ -41,7 +50,10 @@ export function registerAppRoutes(router: Router, context: SandboxContext): void
     const repos = [...target.repositoryIds].flatMap((id) => state.repoById(id) ?? []);
     const chosen = repos.filter((repo) => names.includes(repo.name) || ids.includes(repo.id));
     if (chosen.length !== names.length + ids.length) {
-      throw validationFailed([], 'There is at least one repository that does not exist or is not accessible to the parent installation.');
+      throw validationFailed(
+        [],
+        'There is at least one repository that does not exist or is not accessible to the parent installation.',
+      );
     }
     const limited = names.length + ids.length > 0;
     const token = state.issueInstallationToken(target, limited ? new Set(chosen.map((repo) => repo.id)) : null);
@@ -64,17 +76,22 @@ export function registerAppRoutes(router: Router, context: SandboxContext): void
 
   router.add('GET', '/installation/repositories', (request) => {
     const principal = request.principal;
-    if (principal?.kind !== 'installation') throw new HttpError(403, 'This endpoint needs an installation access token.');
+    if (principal?.kind !== 'installation')
+      throw new HttpError(403, 'This endpoint needs an installation access token.');
     const token = state.installationTokens.get(principal.token);
     const repos = [...principal.installation.repositoryIds]
       .filter((id) => !token?.repositoryIds || token.repositoryIds.has(id))
       .flatMap((id) => state.repoById(id) ?? []);
     const page = paginate(request, repos);
-    return json(200, {
-      total_count: repos.length,
-      repository_selection: 'selected',
-      repositories: page.items.map((repo) => repoShape(urls, repo)),
-    }, page.headers);
+    return json(
+      200,
+      {
+        total_count: repos.length,
+        repository_selection: 'selected',
+        repositories: page.items.map((repo) => repoShape(urls, repo)),
+      },
+      page.headers,
+    );
   });
 
   registerDeliveryRoutes(router, context);

@@ -1,19 +1,38 @@
 import { actorOf, type SandboxContext } from '../context.js';
 import { emitCheckRun } from '../events.js';
-import { bodyOf, field, HttpError, json, notFound, paginate, validationFailed, type ApiRequest, type Router } from '../http.js';
+import {
+  bodyOf,
+  field,
+  HttpError,
+  json,
+  notFound,
+  paginate,
+  validationFailed,
+  type ApiRequest,
+  type Router,
+} from '../http.js';
 import type { CheckConclusion, CheckStatus, SandboxCheckRun, SandboxRepo } from '../model.js';
 import { checkRunShape } from '../shapes/checks.js';
 import { requireRepo } from './common.js';
 import { resolveOrFail } from './repos.js';
 
 const STATUSES: CheckStatus[] = ['queued', 'in_progress', 'completed', 'waiting', 'requested', 'pending'];
-const CONCLUSIONS: CheckConclusion[] = ['success', 'failure', 'neutral', 'cancelled', 'skipped', 'timed_out', 'action_required'];
+const CONCLUSIONS: CheckConclusion[] = [
+  'success',
+  'failure',
+  'neutral',
+  'cancelled',
+  'skipped',
+  'timed_out',
+  'action_required',
+];
 
 /** Applies the fields of a create/update body; `completed` needs a conclusion and vice versa. */
 function applyCheckFields(run: SandboxCheckRun, body: Record<string, unknown>, now: Date): void {
   const status = field(body, 'status');
   const conclusion = field(body, 'conclusion');
-  if (status !== undefined && !STATUSES.includes(status as CheckStatus)) throw validationFailed([], `status "${status}" is not one of ${STATUSES.join(', ')}`);
+  if (status !== undefined && !STATUSES.includes(status as CheckStatus))
+    throw validationFailed([], `status "${status}" is not one of ${STATUSES.join(', ')}`);
   if (conclusion !== undefined && !CONCLUSIONS.includes(conclusion as CheckConclusion)) {
     throw validationFailed([], `conclusion "${conclusion}" is not one of ${CONCLUSIONS.join(', ')}`);
   }
@@ -31,10 +50,11 @@ function applyCheckFields(run: SandboxCheckRun, body: Record<string, unknown>, n
   } else if (status !== undefined) {
     run.status = status as CheckStatus;
   }
-  if (run.status === 'completed' && !run.conclusion) throw validationFailed([], 'conclusion is required when status is completed');
+  if (run.status === 'completed' && !run.conclusion)
+    throw validationFailed([], 'conclusion is required when status is completed');
   if (run.status === 'in_progress' && !run.startedAt) run.startedAt = now;
   const completedAt = field(body, 'completed_at');
-  if (run.status === 'completed') run.completedAt = completedAt ? new Date(completedAt) : run.completedAt ?? now;
+  if (run.status === 'completed') run.completedAt = completedAt ? new Date(completedAt) : (run.completedAt ?? now);
   const output = body.output as Record<string, unknown> | undefined;
   if (output && typeof output === 'object') {
     const title = field(output, 'title');
@@ -51,10 +71,14 @@ function applyCheckFields(run: SandboxCheckRun, body: Record<string, unknown>, n
 /** Check runs: only an App installation may create or update them, as on GitHub. */
 export function registerCheckRoutes(router: Router, context: SandboxContext): void {
   const { state, urls } = context;
-  const shape = (repo: SandboxRepo, run: SandboxCheckRun) => checkRunShape(
-    urls, repo, state.requireApp(), run,
-    state.pullsOf(repo).filter((pull) => pull.state === 'open' && pull.headSha === run.headSha),
-  );
+  const shape = (repo: SandboxRepo, run: SandboxCheckRun) =>
+    checkRunShape(
+      urls,
+      repo,
+      state.requireApp(),
+      run,
+      state.pullsOf(repo).filter((pull) => pull.state === 'open' && pull.headSha === run.headSha),
+    );
   const requireInstallation = (request: ApiRequest) => {
     if (request.principal?.kind !== 'installation') throw new HttpError(403, 'You must authenticate via a GitHub App.');
   };
@@ -70,12 +94,22 @@ export function registerCheckRoutes(router: Router, context: SandboxContext): vo
     const body = bodyOf(request);
     const name = field(body, 'name', { required: true });
     const headSha = field(body, 'head_sha', { required: true });
-    if ((await repo.git.objectType(headSha)) !== 'commit') throw validationFailed([], 'No commit found for SHA: ' + headSha);
+    if ((await repo.git.objectType(headSha)) !== 'commit')
+      throw validationFailed([], 'No commit found for SHA: ' + headSha);
     const suite = [...state.checkRuns.values()].find((run) => run.repoId === repo.id && run.headSha === headSha);
     const now = state.clock();
     const run: SandboxCheckRun = {
-      id: state.nextId(), suiteId: suite?.suiteId ?? state.nextId(), repoId: repo.id, headSha, name,
-      status: 'queued', conclusion: null, startedAt: now, completedAt: null, externalId: null, detailsUrl: null,
+      id: state.nextId(),
+      suiteId: suite?.suiteId ?? state.nextId(),
+      repoId: repo.id,
+      headSha,
+      name,
+      status: 'queued',
+      conclusion: null,
+      startedAt: now,
+      completedAt: null,
+      externalId: null,
+      detailsUrl: null,
       output: { title: null, summary: null, text: null },
     };
     applyCheckFields(run, body, now);
@@ -110,7 +144,8 @@ export function registerCheckRoutes(router: Router, context: SandboxContext): vo
     const query = request.url.searchParams;
     const name = query.get('check_name');
     const status = query.get('status');
-    let runs = [...state.checkRuns.values()].filter((run) => run.repoId === repo.id && run.headSha === sha)
+    let runs = [...state.checkRuns.values()]
+      .filter((run) => run.repoId === repo.id && run.headSha === sha)
       .filter((run) => (!name || run.name === name) && (!status || run.status === status))
       .sort((a, b) => b.id - a.id);
     if ((query.get('filter') ?? 'latest') === 'latest') {

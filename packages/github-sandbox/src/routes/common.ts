@@ -20,12 +20,16 @@ export function requireRepo(context: SandboxContext, request: ApiRequest, access
   const principal = request.principal;
   if (!principal) throw new HttpError(401, 'Requires authentication');
   if (principal.kind === 'app') {
-    throw new HttpError(403, 'This endpoint needs an installation access token; the App JWT only works for /app endpoints and installation lookups.');
+    throw new HttpError(
+      403,
+      'This endpoint needs an installation access token; the App JWT only works for /app endpoints and installation lookups.',
+    );
   }
   if (!repo) throw notFound();
   if (principal.kind === 'installation') {
     const token = context.state.installationTokens.get(principal.token);
-    const covered = principal.installation.repositoryIds.has(repo.id) && (!token?.repositoryIds || token.repositoryIds.has(repo.id));
+    const covered =
+      principal.installation.repositoryIds.has(repo.id) && (!token?.repositoryIds || token.repositoryIds.has(repo.id));
     if (!covered) throw notFound();
     return repo;
   }
@@ -41,7 +45,12 @@ export function requireApp(request: ApiRequest): void {
   if (request.principal.kind !== 'app') throw new HttpError(401, 'A JSON web token could not be decoded');
 }
 
-export function requirePull(context: SandboxContext, repo: SandboxRepo, request: ApiRequest, param = 'pull_number'): SandboxPull {
+export function requirePull(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  request: ApiRequest,
+  param = 'pull_number',
+): SandboxPull {
   const pull = context.state.pull(repo, Number(request.params[param]));
   if (!pull) throw notFound();
   return pull;

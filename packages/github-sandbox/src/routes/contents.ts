@@ -27,9 +27,14 @@ export function registerContentRoutes(router: Router, context: SandboxContext): 
     const full = fullName(repo);
     const listing = async (treeish: string, prefix: string) => {
       const entries = await repo.git.lsTree(treeish);
-      return entries.map((entry) => contentShape(urls, full, ref, {
-        path: prefix ? `${prefix}/${entry.path}` : entry.path, sha: entry.sha, size: entry.size ?? 0, type: contentType(entry),
-      }));
+      return entries.map((entry) =>
+        contentShape(urls, full, ref, {
+          path: prefix ? `${prefix}/${entry.path}` : entry.path,
+          sha: entry.sha,
+          size: entry.size ?? 0,
+          type: contentType(entry),
+        }),
+      );
     };
     if (path === '') return json(200, await listing(sha, ''));
     const [entry] = await repo.git.lsTree(sha, { path });
@@ -40,7 +45,13 @@ export function registerContentRoutes(router: Router, context: SandboxContext): 
     if (content && /application\/vnd\.github(\.v3)?\.raw/.test(String(request.headers.accept ?? ''))) {
       return { status: 200, raw: content, headers: { 'content-type': 'application/vnd.github.raw; charset=utf-8' } };
     }
-    const shape = contentShape(urls, full, ref, { path, sha: entry.sha, size: entry.size ?? 0, type }, type === 'file' ? content : undefined);
+    const shape = contentShape(
+      urls,
+      full,
+      ref,
+      { path, sha: entry.sha, size: entry.size ?? 0, type },
+      type === 'file' ? content : undefined,
+    );
     if (type === 'symlink' && content) shape.target = content.toString('utf8');
     if (type === 'submodule') shape.submodule_git_url = urls.repoHtml(full, `/${path}.git`);
     return json(200, shape);

@@ -19,7 +19,8 @@ import { requirePull } from './common.js';
 export function registerControlRoutes(router: Router, context: SandboxContext): void {
   const { state, urls, webhooks, controls } = context;
   const caller = (request: ApiRequest): SandboxUser => {
-    if (request.principal?.kind !== 'user') throw new HttpError(401, 'The control API needs a user token: Authorization: token ghp_…');
+    if (request.principal?.kind !== 'user')
+      throw new HttpError(401, 'The control API needs a user token: Authorization: token ghp_…');
     return request.principal.user;
   };
   const repoOf = (request: ApiRequest): SandboxRepo => {
@@ -45,7 +46,12 @@ export function registerControlRoutes(router: Router, context: SandboxContext): 
     const login = field(body, 'login', { required: true });
     const type = field(body, 'type') === 'Organization' ? 'Organization' : 'User';
     const user = state.createUser(login, type, field(body, 'name') ?? login);
-    return json(201, { login: user.login, id: user.id, type: user.type, token: type === 'User' ? state.issueUserToken(user) : null });
+    return json(201, {
+      login: user.login,
+      id: user.id,
+      type: user.type,
+      token: type === 'User' ? state.issueUserToken(user) : null,
+    });
   });
 
   router.add('POST', '/_sandbox/repos', async (request) => {
@@ -71,7 +77,8 @@ export function registerControlRoutes(router: Router, context: SandboxContext): 
     const user = caller(request);
     const body = bodyOf(request);
     const files = body.files;
-    if (!files || typeof files !== 'object') throw new HttpError(422, 'files must be an object of path → content (null deletes)');
+    if (!files || typeof files !== 'object')
+      throw new HttpError(422, 'files must be an object of path → content (null deletes)');
     const from = field(body, 'from');
     const result = await commitFiles(context, repoOf(request), user, {
       branch: field(body, 'branch', { required: true }),
@@ -111,7 +118,14 @@ export function registerControlRoutes(router: Router, context: SandboxContext): 
   router.add('POST', '/_sandbox/repos/:owner/:repo/issues/:pull_number/comments', (request) => {
     const user = caller(request);
     const repo = repoOf(request);
-    const comment = createComment(context, repo, requirePull(context, repo, request), user, field(request.body, 'body', { required: true }), false);
+    const comment = createComment(
+      context,
+      repo,
+      requirePull(context, repo, request),
+      user,
+      field(request.body, 'body', { required: true }),
+      false,
+    );
     return json(201, commentShape(urls, repo, state.app, comment));
   });
 
@@ -128,9 +142,11 @@ export function registerControlRoutes(router: Router, context: SandboxContext): 
     caller(request);
     const body = bodyOf(request);
     const mode = field(body, 'mode') ?? 'secondary';
-    if (!['secondary', 'secondary-429', 'primary'].includes(mode)) throw new HttpError(422, 'mode must be secondary, secondary-429 or primary');
+    if (!['secondary', 'secondary-429', 'primary'].includes(mode))
+      throw new HttpError(422, 'mode must be secondary, secondary-429 or primary');
     const count = Number(body.count ?? 1);
-    controls.throttle = count > 0 ? { mode: mode as 'secondary', remaining: count, retryAfter: Number(body.retry_after ?? 1) } : null;
+    controls.throttle =
+      count > 0 ? { mode: mode as 'secondary', remaining: count, retryAfter: Number(body.retry_after ?? 1) } : null;
     return json(200, { throttle: controls.throttle });
   });
 
@@ -152,9 +168,19 @@ export function registerControlRoutes(router: Router, context: SandboxContext): 
     if (request.url.searchParams.get('wait') !== 'false') await webhooks.idle();
     const event = request.url.searchParams.get('event');
     const deliveries = webhooks.deliveries.filter((d) => !event || d.event === event);
-    return json(200, deliveries.map((d) => ({
-      id: d.id, guid: d.guid, event: d.event, action: d.action, status: d.status, status_code: d.statusCode,
-      redelivery: d.redelivery, delivered_at: isoTime(d.deliveredAt), payload: d.request.payload,
-    })));
+    return json(
+      200,
+      deliveries.map((d) => ({
+        id: d.id,
+        guid: d.guid,
+        event: d.event,
+        action: d.action,
+        status: d.status,
+        status_code: d.statusCode,
+        redelivery: d.redelivery,
+        delivered_at: isoTime(d.deliveredAt),
+        payload: d.request.payload,
+      })),
+    );
   });
 }

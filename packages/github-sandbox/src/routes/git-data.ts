@@ -8,7 +8,11 @@ import { buildTree, InvalidTreePathError, type TreeChange } from '../trees.js';
 import { requireRepo } from './common.js';
 
 const MODES: Record<string, TreeChange['type']> = {
-  '100644': 'blob', '100755': 'blob', '120000': 'blob', '040000': 'tree', '160000': 'commit',
+  '100644': 'blob',
+  '100755': 'blob',
+  '120000': 'blob',
+  '040000': 'tree',
+  '160000': 'commit',
 };
 
 function identity(value: unknown, fallback: GitIdentity): GitIdentity {
@@ -17,7 +21,11 @@ function identity(value: unknown, fallback: GitIdentity): GitIdentity {
   if (typeof person.name !== 'string' || typeof person.email !== 'string') {
     throw validationFailed([], 'Invalid request.\n\n"name" and "email" are required for author and committer.');
   }
-  return { name: person.name, email: person.email, date: typeof person.date === 'string' ? new Date(person.date) : fallback.date };
+  return {
+    name: person.name,
+    email: person.email,
+    date: typeof person.date === 'string' ? new Date(person.date) : fallback.date,
+  };
 }
 
 /** The Git Data API: blobs, trees (with `base_tree`), commits and refs, all written to real git. */
@@ -28,7 +36,8 @@ export function registerGitDataRoutes(router: Router, context: SandboxContext): 
     const repo = requireRepo(context, request, 'write');
     const content = field(request.body, 'content', { required: true });
     const encoding = field(request.body, 'encoding') ?? 'utf-8';
-    if (!['utf-8', 'utf8', 'base64'].includes(encoding)) throw validationFailed([], `encoding must be "utf-8" or "base64", not "${encoding}"`);
+    if (!['utf-8', 'utf8', 'base64'].includes(encoding))
+      throw validationFailed([], `encoding must be "utf-8" or "base64", not "${encoding}"`);
     const sha = await repo.git.writeBlob(Buffer.from(content, encoding === 'base64' ? 'base64' : 'utf8'));
     return json(201, { url: urls.repoApi(fullName(repo), `/git/blobs/${sha}`), sha });
   });
@@ -39,8 +48,12 @@ export function registerGitDataRoutes(router: Router, context: SandboxContext): 
     if ((await repo.git.objectType(sha)) !== 'blob') throw notFound();
     const content = await repo.git.readBlob(sha);
     return json(200, {
-      sha, node_id: nodeId('Blob', sha), size: content.length, url: urls.repoApi(fullName(repo), `/git/blobs/${sha}`),
-      content: content.toString('base64').replace(/(.{60})/g, '$1\n'), encoding: 'base64',
+      sha,
+      node_id: nodeId('Blob', sha),
+      size: content.length,
+      url: urls.repoApi(fullName(repo), `/git/blobs/${sha}`),
+      content: content.toString('base64').replace(/(.{60})/g, '$1\n'),
+      encoding: 'base64',
     });
   });
 
@@ -90,7 +103,8 @@ export function registerGitDataRoutes(router: Router, context: SandboxContext): 
     if ((await repo.git.objectType(tree)) !== 'tree') throw validationFailed([], 'Tree SHA does not exist');
     const parents = Array.isArray(body.parents) ? body.parents.map(String) : [];
     for (const parent of parents) {
-      if ((await repo.git.objectType(parent)) !== 'commit') throw validationFailed([], 'Parent SHA does not exist or is not a commit object');
+      if ((await repo.git.objectType(parent)) !== 'commit')
+        throw validationFailed([], 'Parent SHA does not exist or is not a commit object');
     }
     const actor = actorOf(context, request.principal);
     const fallback = { name: actor.login, email: actor.email, date: context.state.clock() };
@@ -100,14 +114,20 @@ export function registerGitDataRoutes(router: Router, context: SandboxContext): 
     // GitHub signs App commits made with its default identity ("Verified").
     const verified = request.principal?.kind === 'installation' && !body.author && !body.committer;
     if (verified) context.verifiedCommits.add(sha);
-    return json(201, gitCommitShape(urls, fullName(repo), await repo.git.readCommit(sha), context.verifiedCommits.has(sha)));
+    return json(
+      201,
+      gitCommitShape(urls, fullName(repo), await repo.git.readCommit(sha), context.verifiedCommits.has(sha)),
+    );
   });
 
   router.add('GET', '/repos/:owner/:repo/git/commits/:commit_sha', async (request) => {
     const repo = requireRepo(context, request, 'read');
     const sha = request.params.commit_sha ?? '';
     if ((await repo.git.objectType(sha)) !== 'commit') throw notFound();
-    return json(200, gitCommitShape(urls, fullName(repo), await repo.git.readCommit(sha), context.verifiedCommits.has(sha)));
+    return json(
+      200,
+      gitCommitShape(urls, fullName(repo), await repo.git.readCommit(sha), context.verifiedCommits.has(sha)),
+    );
   });
 
   registerRefRoutes(router, context);
@@ -122,14 +142,24 @@ function registerRefRoutes(router: Router, context: SandboxContext): void {
     return refShape(urls, fullName(repo), ref, sha, (await repo.git.objectType(sha)) ?? 'commit');
   };
 
-  router.add('GET', '/repos/:owner/:repo/git/ref/*ref', async (request) => json(200, await describe(request, `refs/${request.params.ref}`)));
+  router.add('GET', '/repos/:owner/:repo/git/ref/*ref', async (request) =>
+    json(200, await describe(request, `refs/${request.params.ref}`)),
+  );
 
   router.add('GET', '/repos/:owner/:repo/git/matching-refs/*ref', async (request) => {
     const repo = requireRepo(context, request, 'read');
     const refs = await repo.git.listRefs('refs/');
     const prefix = `refs/${request.params.ref}`;
-    return json(200, await Promise.all(refs.filter((r) => r.ref.startsWith(prefix) && !r.ref.startsWith('refs/pull/'))
-      .map(async (r) => refShape(urls, fullName(repo), r.ref, r.sha, (await repo.git.objectType(r.sha)) ?? 'commit'))));
+    return json(
+      200,
+      await Promise.all(
+        refs
+          .filter((r) => r.ref.startsWith(prefix) && !r.ref.startsWith('refs/pull/'))
+          .map(async (r) =>
+            refShape(urls, fullName(repo), r.ref, r.sha, (await repo.git.objectType(r.sha)) ?? 'commit'),
+          ),
+      ),
+    );
   });
 
   router.add('POST', '/repos/:owner/:repo/git/refs', async (request) => {

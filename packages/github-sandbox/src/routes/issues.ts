@@ -11,7 +11,9 @@ import { listField, requirePull, requireRepo } from './common.js';
 export function registerIssueRoutes(router: Router, context: SandboxContext): void {
   const { state, urls } = context;
   const commentsOn = (repo: SandboxRepo, number: number) =>
-    [...state.comments.values()].filter((c) => c.repoId === repo.id && c.issueNumber === number).sort((a, b) => a.id - b.id);
+    [...state.comments.values()]
+      .filter((c) => c.repoId === repo.id && c.issueNumber === number)
+      .sort((a, b) => a.id - b.id);
   const findComment = (repo: SandboxRepo, request: ApiRequest) => {
     const comment = state.comments.get(Number(request.params.comment_id));
     if (!comment || comment.repoId !== repo.id) throw notFound();
@@ -19,7 +21,9 @@ export function registerIssueRoutes(router: Router, context: SandboxContext): vo
   };
   const shape = (repo: SandboxRepo, comment: SandboxComment) => commentShape(urls, repo, state.app, comment);
   const labelsOf = (repo: SandboxRepo, names: string[]) =>
-    names.flatMap((name) => repo.labels.get(name.toLowerCase()) ?? []).map((label) => labelShape(urls, fullName(repo), label));
+    names
+      .flatMap((name) => repo.labels.get(name.toLowerCase()) ?? [])
+      .map((label) => labelShape(urls, fullName(repo), label));
 
   router.add('GET', '/repos/:owner/:repo/issues/:issue_number', (request) => {
     const repo = requireRepo(context, request, 'read');
@@ -33,7 +37,11 @@ export function registerIssueRoutes(router: Router, context: SandboxContext): vo
     const since = request.url.searchParams.get('since');
     const all = commentsOn(repo, pull.number).filter((c) => !since || c.updatedAt >= new Date(since));
     const page = paginate(request, all);
-    return json(200, page.items.map((c) => shape(repo, c)), page.headers);
+    return json(
+      200,
+      page.items.map((c) => shape(repo, c)),
+      page.headers,
+    );
   });
 
   router.add('POST', '/repos/:owner/:repo/issues/:issue_number/comments', (request) => {
@@ -42,7 +50,9 @@ export function registerIssueRoutes(router: Router, context: SandboxContext): vo
     const body = field(request.body, 'body', { required: true });
     const actor = actorOf(context, request.principal);
     const comment = createComment(context, repo, pull, actor, body, request.principal?.kind === 'installation');
-    return json(201, shape(repo, comment), { location: urls.repoApi(fullName(repo), `/issues/comments/${comment.id}`) });
+    return json(201, shape(repo, comment), {
+      location: urls.repoApi(fullName(repo), `/issues/comments/${comment.id}`),
+    });
   });
 
   router.add('GET', '/repos/:owner/:repo/issues/comments/:comment_id', (request) => {
@@ -84,7 +94,9 @@ export function registerIssueRoutes(router: Router, context: SandboxContext): vo
   router.add('POST', '/repos/:owner/:repo/issues/:issue_number/labels', async (request) => {
     const repo = requireRepo(context, request, 'write');
     const pull = requirePull(context, repo, request, 'issue_number');
-    const body = Array.isArray(request.body) ? { labels: request.body } : (request.body as Record<string, unknown>) ?? {};
+    const body = Array.isArray(request.body)
+      ? { labels: request.body }
+      : ((request.body as Record<string, unknown>) ?? {});
     const names = listField(body, 'labels');
     if (names.length === 0) throw new HttpError(422, 'Invalid request.\n\nNo labels given.');
     await addLabels(context, repo, pull, actorOf(context, request.principal), names);

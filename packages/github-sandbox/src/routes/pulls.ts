@@ -29,7 +29,8 @@ export function registerPullRoutes(router: Router, context: SandboxContext): voi
       }
       return true;
     });
-    const key = (pull: SandboxPull) => (sort === 'updated' ? pull.updatedAt.getTime() : pull.createdAt.getTime() * 1e4 + pull.number);
+    const key = (pull: SandboxPull) =>
+      sort === 'updated' ? pull.updatedAt.getTime() : pull.createdAt.getTime() * 1e4 + pull.number;
     matches.sort((a, b) => (direction === 'asc' ? key(a) - key(b) : key(b) - key(a)));
     const page = paginate(request, matches);
     return json(200, await Promise.all(page.items.map((pull) => summarizePull(context, repo, pull))), page.headers);
@@ -46,7 +47,9 @@ export function registerPullRoutes(router: Router, context: SandboxContext): voi
       draft: body.draft === true,
       maintainerCanModify: body.maintainer_can_modify === true,
     });
-    return json(201, await describePull(context, repo, pull), { location: urls.repoApi(fullName(repo), `/pulls/${pull.number}`) });
+    return json(201, await describePull(context, repo, pull), {
+      location: urls.repoApi(fullName(repo), `/pulls/${pull.number}`),
+    });
   });
 
   router.add('GET', '/repos/:owner/:repo/pulls/:pull_number', async (request) => {
@@ -74,7 +77,9 @@ export function registerPullRoutes(router: Router, context: SandboxContext): voi
   router.add('GET', '/repos/:owner/:repo/pulls/:pull_number/files', async (request) => {
     const repo = requireRepo(context, request, 'read');
     const pull = requirePull(context, repo, request);
-    const files = (await pullFiles(repo, pull)).map((change) => diffEntryShape(urls, fullName(repo), pull.headSha, change));
+    const files = (await pullFiles(repo, pull)).map((change) =>
+      diffEntryShape(urls, fullName(repo), pull.headSha, change),
+    );
     const page = paginate(request, files);
     return json(200, page.items, page.headers);
   });
@@ -82,7 +87,11 @@ export function registerPullRoutes(router: Router, context: SandboxContext): voi
   router.add('GET', '/repos/:owner/:repo/pulls/:pull_number/commits', async (request) => {
     const repo = requireRepo(context, request, 'read');
     const page = paginate(request, await pullCommits(repo, requirePull(context, repo, request)));
-    return json(200, await Promise.all(page.items.map((sha) => commitResource(context, repo, sha, false))), page.headers);
+    return json(
+      200,
+      await Promise.all(page.items.map((sha) => commitResource(context, repo, sha, false))),
+      page.headers,
+    );
   });
 
   router.add('GET', '/repos/:owner/:repo/pulls/:pull_number/merge', (request) => {
@@ -96,7 +105,8 @@ export function registerPullRoutes(router: Router, context: SandboxContext): voi
     const pull = requirePull(context, repo, request);
     const body = bodyOf(request);
     const method = field(body, 'merge_method') ?? 'merge';
-    if (!['merge', 'squash', 'rebase'].includes(method)) throw new HttpError(422, `merge_method must be merge, squash or rebase, not "${method}"`);
+    if (!['merge', 'squash', 'rebase'].includes(method))
+      throw new HttpError(422, `merge_method must be merge, squash or rebase, not "${method}"`);
     const input: Parameters<typeof mergePull>[4] = { method: method as MergeMethod };
     const sha = field(body, 'sha');
     const title = field(body, 'commit_title');
@@ -113,7 +123,9 @@ export function registerPullRoutes(router: Router, context: SandboxContext): voi
     const pull = requirePull(context, repo, request);
     return json(200, {
       users: pull.requestedReviewers.flatMap((login) => state.user(login) ?? []).map((user) => userShape(urls, user)),
-      teams: pull.requestedTeams.flatMap((key) => state.team(...(key.split('/') as [string, string])) ?? []).map((team) => teamShape(urls, team)),
+      teams: pull.requestedTeams
+        .flatMap((key) => state.team(...(key.split('/') as [string, string])) ?? [])
+        .map((team) => teamShape(urls, team)),
     });
   });
 

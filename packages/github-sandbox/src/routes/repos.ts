@@ -14,11 +14,18 @@ export async function resolveOrFail(repo: SandboxRepo, ref: string): Promise<str
 }
 
 /** The REST `commit` object, with `files` and `stats` against the first parent when asked. */
-export async function commitResource(context: SandboxContext, repo: SandboxRepo, sha: string, withFiles: boolean): Promise<Record<string, unknown>> {
+export async function commitResource(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  sha: string,
+  withFiles: boolean,
+): Promise<Record<string, unknown>> {
   const { urls, state } = context;
   const commit = await repo.git.readCommit(sha);
   const files = withFiles
-    ? (await repo.git.diff(commit.parents[0] ?? EMPTY_TREE, sha)).map((change) => diffEntryShape(urls, fullName(repo), sha, change))
+    ? (await repo.git.diff(commit.parents[0] ?? EMPTY_TREE, sha)).map((change) =>
+        diffEntryShape(urls, fullName(repo), sha, change),
+      )
     : undefined;
   return commitShape(urls, fullName(repo), commit, {
     verified: context.verifiedCommits.has(sha),
@@ -32,7 +39,8 @@ const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 /** Repository metadata, collaborators, commits, compare, and archive downloads. */
 export function registerRepoRoutes(router: Router, context: SandboxContext): void {
   const { state, urls } = context;
-  const commitOf = (repo: SandboxRepo, sha: string, withFiles: boolean) => commitResource(context, repo, sha, withFiles);
+  const commitOf = (repo: SandboxRepo, sha: string, withFiles: boolean) =>
+    commitResource(context, repo, sha, withFiles);
 
   router.add('GET', '/repos/:owner/:repo', (request) => {
     const repo = requireRepo(context, request, 'read');
@@ -41,7 +49,13 @@ export function registerRepoRoutes(router: Router, context: SandboxContext): voi
     if (request.principal?.kind === 'user') {
       const permission = permissionOf(repo, request.principal.user);
       const write = ['admin', 'maintain', 'write'].includes(permission);
-      shape.permissions = { admin: permission === 'admin', maintain: write && permission !== 'write', push: write, triage: write, pull: true };
+      shape.permissions = {
+        admin: permission === 'admin',
+        maintain: write && permission !== 'write',
+        push: write,
+        triage: write,
+        pull: true,
+      };
     }
     return json(200, shape);
   });
@@ -60,7 +74,13 @@ export function registerRepoRoutes(router: Router, context: SandboxContext): voi
       role_name: permission === 'none' ? 'read' : permission,
       user: {
         ...userShape(urls, user),
-        permissions: { admin: effective === 'admin', maintain: permission === 'maintain' || effective === 'admin', push: write, triage: write, pull: true },
+        permissions: {
+          admin: effective === 'admin',
+          maintain: permission === 'maintain' || effective === 'admin',
+          push: write,
+          triage: write,
+          pull: true,
+        },
         role_name: permission === 'none' ? 'read' : permission,
       },
     });
@@ -116,7 +136,8 @@ async function compare(
   const mergeBase = (await repo.git.mergeBase(base, head)) ?? base;
   const ahead = (await repo.git.revList(head, { exclude: base })).reverse();
   const behind = await repo.git.revList(base, { exclude: head });
-  const status = ahead.length && behind.length ? 'diverged' : ahead.length ? 'ahead' : behind.length ? 'behind' : 'identical';
+  const status =
+    ahead.length && behind.length ? 'diverged' : ahead.length ? 'ahead' : behind.length ? 'behind' : 'identical';
   const page = paginate(request, ahead);
   const files = (await repo.git.diff(mergeBase, head)).map((change) => diffEntryShape(urls, full, head, change));
   const spec = `${request.params.basehead ?? ''}`;

@@ -18,7 +18,12 @@ function gitUser(identity: GitIdentity): Record<string, unknown> {
 }
 
 /** `git-commit` (`/git/commits`). */
-export function gitCommitShape(urls: Urls, fullName: string, commit: CommitObject, verified: boolean): Record<string, unknown> {
+export function gitCommitShape(
+  urls: Urls,
+  fullName: string,
+  commit: CommitObject,
+  verified: boolean,
+): Record<string, unknown> {
   return {
     sha: commit.sha,
     node_id: nodeId('Commit', commit.sha),
@@ -45,7 +50,11 @@ export function commitShape(
   urls: Urls,
   fullName: string,
   commit: CommitObject,
-  options: { verified: boolean; userByEmail: (email: string) => SandboxUser | undefined; files?: Record<string, unknown>[] },
+  options: {
+    verified: boolean;
+    userByEmail: (email: string) => SandboxUser | undefined;
+    files?: Record<string, unknown>[];
+  },
 ): Record<string, unknown> {
   const account = (identity: GitIdentity) => {
     const user = options.userByEmail(identity.email);
@@ -106,7 +115,13 @@ export function diffEntryShape(urls: Urls, fullName: string, ref: string, change
 }
 
 /** `git-ref`. */
-export function refShape(urls: Urls, fullName: string, ref: string, sha: string, type: string): Record<string, unknown> {
+export function refShape(
+  urls: Urls,
+  fullName: string,
+  ref: string,
+  sha: string,
+  type: string,
+): Record<string, unknown> {
   return {
     ref,
     node_id: nodeId('Ref', `${fullName}:${ref}`),

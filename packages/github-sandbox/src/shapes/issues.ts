@@ -26,7 +26,12 @@ function reactionsShape(url: string): Record<string, unknown> {
 }
 
 /** `issue-comment`, valid for REST and for the `issue_comment` webhook. */
-export function commentShape(urls: Urls, repo: SandboxRepo, app: SandboxApp | null, comment: SandboxComment): Record<string, unknown> {
+export function commentShape(
+  urls: Urls,
+  repo: SandboxRepo,
+  app: SandboxApp | null,
+  comment: SandboxComment,
+): Record<string, unknown> {
   const full = `${repo.owner.login}/${repo.name}`;
   const url = urls.repoApi(full, `/issues/comments/${comment.id}`);
   return {
@@ -46,7 +51,12 @@ export function commentShape(urls: Urls, repo: SandboxRepo, app: SandboxApp | nu
 }
 
 /** The issue side of a pull request, as the `issue_comment` webhook carries it. */
-export function pullIssueShape(urls: Urls, repo: SandboxRepo, pull: SandboxPull, comments: number): Record<string, unknown> {
+export function pullIssueShape(
+  urls: Urls,
+  repo: SandboxRepo,
+  pull: SandboxPull,
+  comments: number,
+): Record<string, unknown> {
   const full = `${repo.owner.login}/${repo.name}`;
   const url = urls.repoApi(full, `/issues/${pull.number}`);
   return {

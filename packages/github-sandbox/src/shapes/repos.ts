@@ -11,7 +11,12 @@ import { userShape } from './users.js';
 export type RepoVariant = 'rest' | 'nested' | 'push';
 
 /** A repository object valid for both GitHub's REST schema and its webhook schema. */
-export function repoShape(urls: Urls, repo: SandboxRepo, variant: RepoVariant = 'nested', openIssues = 0): Record<string, unknown> {
+export function repoShape(
+  urls: Urls,
+  repo: SandboxRepo,
+  variant: RepoVariant = 'nested',
+  openIssues = 0,
+): Record<string, unknown> {
   const full = `${repo.owner.login}/${repo.name}`;
   const api = (path = '') => urls.repoApi(full, path);
   const html = urls.repoHtml(full);

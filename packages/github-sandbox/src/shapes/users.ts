@@ -5,7 +5,10 @@ import { isoTime, nodeId, type Urls } from '../urls.js';
 export function userShape(urls: Urls, user: SandboxUser): Record<string, unknown> {
   // Bot logins carry brackets (`escalator[bot]`); GitHub percent-encodes them in URLs.
   const api = urls.api(`/users/${encodeURIComponent(user.login)}`);
-  const html = user.type === 'Bot' ? urls.html(`/apps/${encodeURIComponent(user.login.replace(/\[bot\]$/, ''))}`) : urls.html(`/${user.login}`);
+  const html =
+    user.type === 'Bot'
+      ? urls.html(`/apps/${encodeURIComponent(user.login.replace(/\[bot\]$/, ''))}`)
+      : urls.html(`/${user.login}`);
   return {
     login: user.login,
     id: user.id,
@@ -49,7 +52,11 @@ export function appShape(urls: Urls, app: SandboxApp, target: 'rest' | 'webhook'
 }
 
 /** `installation` as REST returns it and as the `installation` webhook carries it. */
-export function installationShape(urls: Urls, app: SandboxApp, installation: SandboxInstallation): Record<string, unknown> {
+export function installationShape(
+  urls: Urls,
+  app: SandboxApp,
+  installation: SandboxInstallation,
+): Record<string, unknown> {
   return {
     id: installation.id,
     account: userShape(urls, installation.account),

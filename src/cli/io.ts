@@ -48,8 +48,8 @@ export function parseArgs(argv: string[], spec: { flags: string[]; options?: str
  * two-character escape. An OSC 52 sequence writes the clipboard, OSC 8 makes links, CSI moves
  * the cursor and clears the screen: file names, YAML values and registry text carry them.
  */
-// eslint-disable-next-line no-control-regex
 const escapeSequence =
+  // eslint-disable-next-line no-control-regex
   /(?:\x1b\[|\u009b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?|(?:\x1b[\]PX^_]|[\u0090\u0098\u009d\u009e\u009f])[^\x07\x1b\u009c\n]*(?:\x07|\x1b\\|\u009c)?|\x1b[\x20-\x2f]*[\x30-\x7e]?/g;
 /** What is left that a terminal acts on: C0 except TAB and LF (CR only before LF), DEL, C1. */
 // eslint-disable-next-line no-control-regex

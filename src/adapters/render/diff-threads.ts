@@ -15,7 +15,11 @@ export interface DiffThreadOptions {
   threads?: number;
   /** Stop one target's diff after this long. @default 60000 */
   timeoutMs?: number;
-  /** Heap of one diff thread; a diff that needs more is stopped. @default 1536 */
+  /**
+   * Heap of one diff thread; a diff that needs more is stopped. Sized for the worker's 1 GiB
+   * container limit (deploy/base): a huge diff is "not diffed" rather than the reason the whole
+   * worker is killed. @default 512
+   */
   maxHeapMb?: number;
 }
 
@@ -65,7 +69,7 @@ export class DiffThreads {
   constructor(options: DiffThreadOptions = {}) {
     this.threads = Math.max(1, options.threads ?? Math.min(2, availableParallelism()));
     this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.maxHeapMb = options.maxHeapMb ?? 1536;
+    this.maxHeapMb = options.maxHeapMb ?? 512;
   }
 
   /**

@@ -408,6 +408,30 @@ describe('renderAndDiff', () => {
       message: 'execution error at (chart/templates/deployment.yaml:1:3): wrong password [redacted]',
     });
   });
+
+  it('scrubs the values of secretGenerator env and key files that a failing kustomize echoes', async () => {
+    // A kustomize that prints the target's env and key files and fails, as a parse error would quote them.
+    const echoing = fakeTool(
+      'kustomize-echo',
+      '[ "$1" = version ] && exit 0; for a; do d=$a; done; cat "$d/db.env" "$d/../shared/tls.key" >&2; exit 1',
+    );
+    const files = (password: string) => ({
+      'app/kustomization.yaml':
+        'secretGenerator:\n  - name: db\n    envs: [db.env]\n    files: [tls.key=../shared/tls.key]\n',
+      'app/db.env': `PASSWORD=${password}\n`,
+      'shared/tls.key': `KEY-${password}`,
+    });
+    const { dir, shas } = repoWith(files('CANARY-env-base-1'), files('CANARY-env-head-2'));
+    const report = await renderAndDiff({
+      base: LocalGitSourceTree.open(dir, shas[0] as string),
+      head: LocalGitSourceTree.open(dir, shas[1] as string),
+      changedPaths: null,
+      options: { cacheDir: join(scratch, `cache-${counter++}`), tools: { kustomize: echoing } },
+    });
+    const message = report.targets.find((target) => target.id === 'app')?.failure?.message ?? '';
+    expect(message).toContain('PASSWORD=[redacted]');
+    expect(message).not.toContain('CANARY');
+  });
 });
 
 describe('findTools', () => {

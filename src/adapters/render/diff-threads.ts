@@ -16,9 +16,10 @@ export interface DiffThreadOptions {
   /** Stop one target's diff after this long. @default 60000 */
   timeoutMs?: number;
   /**
-   * Heap of one diff thread; a diff that needs more is stopped. Sized for the worker's 1 GiB
-   * container limit (deploy/base): a huge diff is "not diffed" rather than the reason the whole
-   * worker is killed. @default 512
+   * Heap of one diff thread; a diff that needs more is stopped. @default a quarter of the memory
+   * the process may use (its cgroup limit), at least 128 MiB; 512 MiB where no limit is set. Two
+   * threads then hold at most half the container, so a huge diff is "not diffed" rather than the
+   * reason the whole worker is killed.
    */
   maxHeapMb?: number;
 }
@@ -51,6 +52,14 @@ function threadEntry(): { entry: URL | string; eval: boolean } {
   };
 }
 
+/** A quarter of the process's memory limit in MiB (at least 128), or 512 without a limit. */
+function defaultHeapMb(): number {
+  // process.constrainedMemory() reads the cgroup limit; 0 or a huge value means none is set.
+  const limit = process.constrainedMemory?.() ?? 0;
+  if (!limit || limit >= 2 ** 50) return 512;
+  return Math.max(128, Math.floor(limit / 4 / 1024 / 1024));
+}
+
 /**
  * Diffs run in worker threads, never on the event loop that renews BullMQ locks and answers
  * webhooks: a pull request whose diff takes seconds then costs a thread those seconds, not the
@@ -69,7 +78,7 @@ export class DiffThreads {
   constructor(options: DiffThreadOptions = {}) {
     this.threads = Math.max(1, options.threads ?? Math.min(2, availableParallelism()));
     this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.maxHeapMb = options.maxHeapMb ?? 512;
+    this.maxHeapMb = options.maxHeapMb ?? defaultHeapMb();
   }
 
   /**

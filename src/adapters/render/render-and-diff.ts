@@ -99,8 +99,6 @@ function filesOf(node: TargetNode, files: readonly string[]): string[] {
 }
 
 const YAML_FILE = /\.ya?ml$/;
-/** Source files read for secret values, as `secretStringsFromSources` reads them. */
-const SECRET_SOURCE = /\.(ya?ml)$|(^|\/)Kustomization$/;
 
 /**
  * The first YAML input of a render that is over Escalator's limits (src/planners/yaml-guard.ts):
@@ -281,12 +279,15 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     return result.outcome;
   };
 
-  /** The files whose secret-looking values are scrubbed from this side's messages (read here, parsed in the diff thread). */
+  /**
+   * Every file the target reads, whose secret-looking values are scrubbed from this side's messages:
+   * YAML and kustomizations, and the env and key files their `secretGenerator`s name (read here,
+   * parsed in the diff thread).
+   */
   const sourcesOf = (tree: SourceTree, node: TargetNode | undefined): DiffSide['sources'] => {
     if (!node) return [];
     const view = views.get(tree) as TreeView;
     return filesOf(node, view.files).flatMap((path) => {
-      if (!SECRET_SOURCE.test(path)) return [];
       const text = view.read(path);
       return text === undefined ? [] : [{ path, text }];
     });

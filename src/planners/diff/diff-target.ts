@@ -261,7 +261,7 @@ export interface PlainSide {
 export interface DiffSide {
   /** The side's render; a plain target's files instead, rendered by `diffSides`. */
   outcome: RenderOutcome | PlainSide;
-  /** The side's source files (YAML and kustomizations): values that look like secrets are scrubbed from every message. */
+  /** Every file the side reads (YAML, kustomizations, generator env and key files): values that look like secrets are scrubbed from every message. */
   sources: Array<{ path: string; text: string }>;
 }
 

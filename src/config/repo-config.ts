@@ -8,7 +8,8 @@
  * 3. validate with the zod schema, collecting every issue
  * 4. map each issue's path back to the YAML node it concerns, and add a hint where one helps
  */
-import { isAlias, isCollection, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit } from 'yaml';
+import { isAlias, isCollection, isMap, isPair, isScalar, isSeq, LineCounter, visit } from 'yaml';
+import { parseYamlDocuments } from '../planners/yaml-parse.js';
 import type { Document, Node, Pair } from 'yaml';
 import { z } from 'zod';
 import { checkYamlText, DEFAULT_YAML_LIMITS, resolveAliases, type YamlLimits } from '../planners/yaml-guard.js';
@@ -78,7 +79,8 @@ export function parseRepoConfig(text: string, file: string = DEFAULT_FILE): Repo
     problems: [{ file, line: found.line ?? 1, col: 1, path: '', message: found.reason }],
   });
   if (tooMuch) return limitProblem(tooMuch);
-  const documents = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  // Linear duplicate-key check: the yaml package's own is quadratic in a mapping's keys.
+  const documents = parseYamlDocuments(text, { lineCounter, prettyErrors: false });
   const syntax = documents.flatMap((document) =>
     document.errors.map((error) => describeYamlError(error, document, problem)),
   );

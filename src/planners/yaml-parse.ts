@@ -7,6 +7,8 @@
  * check and each mapping's scalar keys go through one hash set, which reports the same error
  * (`DUPLICATE_KEY`, "Map keys must be unique", at the repeated key) for the same keys: scalars with
  * the same value; keys that are collections are never equal to another node, as in the package.
+ * Differences no caller meets: two `.nan` keys count as duplicates (the package compares with
+ * `===`), a custom `uniqueKeys` function is not called, and the errors carry no `linePos`.
  *
  * Pure: text in, documents out.
  */

@@ -71,6 +71,7 @@ export class DiffThreads {
   private readonly slots = new Set<Slot>();
   private readonly waiting: Task[] = [];
   private nextId = 1;
+  private closed = false;
   private readonly threads: number;
   private readonly timeoutMs: number;
   private readonly maxHeapMb: number;
@@ -89,6 +90,7 @@ export class DiffThreads {
   diff(target: Target, base: DiffSide | RenderOutcome, head: DiffSide | RenderOutcome): Promise<TargetDiff> {
     const side = (input: DiffSide | RenderOutcome): DiffSide =>
       'outcome' in input ? input : { outcome: input, sources: [] };
+    if (this.closed) return Promise.reject(new DiffStoppedError('the worker is shutting down'));
     return new Promise((resolve, reject) => {
       this.waiting.push({ request: { target, base: side(base), head: side(head) }, resolve, reject });
       this.dispatch();
@@ -97,6 +99,7 @@ export class DiffThreads {
 
   /** Stop every thread (shutdown); diffs in flight are rejected. */
   async close(): Promise<void> {
+    this.closed = true;
     const slots = [...this.slots];
     this.slots.clear();
     for (const task of this.waiting.splice(0)) task.reject(new DiffStoppedError('the worker is shutting down'));
@@ -108,16 +111,26 @@ export class DiffThreads {
       let slot = [...this.slots].find((candidate) => !candidate.task);
       if (!slot) {
         if (this.slots.size >= this.threads) return;
-        slot = this.spawn();
+        try {
+          slot = this.spawn();
+        } catch (error) {
+          // No thread can start (a missing entry, no memory): every waiting diff is stopped with why.
+          const reason = `the diff thread could not start: ${(error as Error).message}`;
+          for (const task of this.waiting.splice(0)) task.reject(new DiffStoppedError(reason));
+          return;
+        }
       }
       const task = this.waiting.shift() as Task;
       const id = this.nextId++;
-      const timer = setTimeout(() => {
-        void this.stop(slot, `the diff took longer than ${Math.round(this.timeoutMs / 1000)} s`);
-      }, this.timeoutMs);
+      const limit = this.timeoutMs >= 1000 ? `${Math.round(this.timeoutMs / 1000)} s` : `${this.timeoutMs} ms`;
+      const timer = setTimeout(() => void this.stop(slot, `the diff took longer than ${limit}`), this.timeoutMs);
       slot.task = { ...task, id, timer };
-      slot.worker.ref();
-      slot.worker.postMessage({ id, ...task.request } satisfies DiffRequest);
+      try {
+        slot.worker.ref();
+        slot.worker.postMessage({ id, ...task.request } satisfies DiffRequest);
+      } catch (error) {
+        void this.stop(slot, `the diff could not be handed to its thread: ${(error as Error).message}`);
+      }
     }
   }
 

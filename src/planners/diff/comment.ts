@@ -260,10 +260,10 @@ function objectBlock(object: ObjectChange, level: 'full' | 'hunks'): string {
     lines.push('', `Secret keys: ${object.secretKeys.map(secretKeyText).join(', ')}`);
   if (object.tooLarge) {
     const { removed, added } = object.tooLarge;
-    lines.push(
-      '',
-      `_${plural(removed, 'line')} removed and ${plural(added, 'line')} added: too large to show line by line. Run ${code('escalator diff')} locally to see it._`,
-    );
+    // Counted without order: the same lines in another order count as none.
+    const what =
+      removed + added === 0 ? 'lines moved' : `${plural(removed, 'line')} removed and ${plural(added, 'line')} added`;
+    lines.push('', `_${what}: too large to show line by line. Run ${code('escalator diff')} locally to see it._`);
   } else if (object.hunks.length > 0) {
     if (level === 'full') lines.push('', fenced('diff', object.hunks.join('\n')));
     else {

@@ -118,6 +118,16 @@ describe('command job (sandbox GitHub, real Redis)', () => {
 
   it('ignores a command job written by an App, without asking GitHub anything', async () => {
     const body = '/escalator nonsense from an app';
+    // The pull request's own diff job calls GitHub whenever its render ends: count from after it.
+    const diffs = new Queue('diff', { connection, prefix: stack.prefix });
+    await eventually(
+      async () => {
+        const counts = await diffs.getJobCounts('active', 'wait', 'delayed', 'prioritized');
+        return Object.values(counts).every((count) => count === 0) ? true : undefined;
+      },
+      { what: "the pull request's diff job to end" },
+    );
+    await diffs.close();
     const callsBefore = stack.calls.length;
     const index = JSON.parse((await connection.get(`${stack.prefix}:index:repo:${owner}/${repo}`)) as string) as {
       installationId: number;

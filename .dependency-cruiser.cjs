@@ -9,13 +9,13 @@
 const allowed = {
   main: ['.*'],
   config: ['planners'],
-  // adapters: the index store, where a merged pull request's provenance is recorded as it arrives.
-  intake: ['events', 'queue', 'web', 'planners', 'config', 'adapters/index-store.ts', 'observability'],
+  // adapters/store: repository state in Redis, where a merged pull request's provenance is recorded as it arrives.
+  intake: ['events', 'queue', 'web', 'planners', 'config', 'adapters/store', 'observability'],
   events: ['planners'],
   queue: ['events', 'planners', 'observability'],
   jobs: ['adapters', 'planners', 'queue', 'config', 'events', 'observability'],
   planners: [],
-  // config: the index store keeps each repository's parsed configuration.
+  // config: the subscription store keeps each repository's parsed configuration.
   adapters: ['planners', 'config', 'observability'],
   web: ['queue', 'observability'],
   cli: ['adapters', 'planners', 'config', 'intake', 'observability'],

@@ -10,7 +10,8 @@
 import type { Octokit } from '@octokit/rest';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { IndexStore, type RepoIndex } from '../../src/adapters/index-store.js';
+import { RepoState } from '../../src/adapters/store/repo-state.js';
+import { type RepoIndex } from '../../src/adapters/store/subscriptions.js';
 import type { QueueName } from '../../src/queue/names.js';
 import { startStack, type Stack } from '../../test/support/stack.js';
 import { sleep } from './stats.js';
@@ -92,7 +93,7 @@ export function normalizeRoute(route: string): string {
 export interface BenchStack extends Omit<Stack, 'calls'> {
   calls: GitHubCall[];
   redis: Redis;
-  store: IndexStore;
+  store: RepoState;
   queue(name: QueueName): Queue;
 }
 
@@ -123,7 +124,7 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
     ...stack,
     calls,
     redis,
-    store: new IndexStore(redis, stack.prefix),
+    store: new RepoState(redis, stack.prefix),
     queue(name) {
       let queue = queues.get(name);
       if (!queue) {
@@ -187,7 +188,7 @@ export async function waitIndexed(
 ): Promise<RepoIndex> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const index = await stack.store.loadRepo(owner, repo);
+    const index = await stack.store.subscriptions.loadRepo(owner, repo);
     if (index && index.files.length >= files) return index;
     if (Date.now() > deadline)
       throw new Error(

@@ -1,5 +1,5 @@
 import type { Probot } from 'probot';
-import type { IndexStore } from '../adapters/index-store.js';
+import type { RepoState } from '../adapters/store/repo-state.js';
 import { normalizeGithub } from '../events/index.js';
 import type { Logger } from '../observability/logger.js';
 import { escalatorMarker } from '../planners/pull-marker.js';
@@ -16,7 +16,7 @@ import type { Producer } from '../queue/producer.js';
 export interface GitHubAppDeps {
   log: Logger;
   producer?: Producer;
-  store?: IndexStore;
+  store?: RepoState;
   now?: () => Date;
 }
 
@@ -80,7 +80,7 @@ export function createGitHubApp(deps: GitHubAppDeps) {
       };
       for (const repo of payload.repositories ?? payload.repositories_removed ?? []) {
         const [owner, name] = repo.full_name.split('/') as [string, string];
-        await deps.store?.dropRepo({ installationId: payload.installation.id, owner, repo: name });
+        await deps.store?.subscriptions.dropRepo({ installationId: payload.installation.id, owner, repo: name });
       }
     });
 
@@ -123,7 +123,7 @@ export function createGitHubApp(deps: GitHubAppDeps) {
       if (!marker) return;
       // The chain a promotion carries: dev PR → staging PR → this. Stored for the next hop.
       const sources = [...(marker.sources ?? []), `#${pull.number}`];
-      await deps.store.saveProvenance(
+      await deps.store.provenance.saveProvenance(
         { installationId: installation.id, owner: repository.owner.login, repo: repository.name },
         marker.environment,
         marker.app,

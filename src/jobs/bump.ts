@@ -1,5 +1,6 @@
 import { ensureCheckRun, loadFile, mergePull, reportCheck } from '../adapters/github/repo.js';
-import type { Candidate, RepoIndex } from '../adapters/index-store.js';
+import type { Candidate } from '../adapters/store/candidates.js';
+import type { RepoIndex } from '../adapters/store/subscriptions.js';
 import { ConfigError, MergeNotReadyError } from '../observability/errors.js';
 import { bumpBranch, planBump } from '../planners/bump-plan.js';
 import { refusalList } from '../planners/markdown.js';
@@ -43,7 +44,7 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
       `environment ${data.environment} is no longer in .github/escalator.yml of ${data.owner}/${data.repo}`,
     );
 
-  const waiting = await deps.store.loadCandidates(data, data.environment, data.app);
+  const waiting = await deps.store.candidates.loadCandidates(data, data.environment, data.app);
   const chosen = chooseCandidates(waiting, index);
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
@@ -97,7 +98,7 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
       summary: refusalList(plan.refused).join('\n'),
     });
   }
-  await deps.store.removeCandidates(
+  await deps.store.candidates.removeCandidates(
     data,
     data.environment,
     data.app,

@@ -49,7 +49,7 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
       );
       return 'ignored: malformed command without write permission';
     }
-    if (!(await deps.store.firstRefusal(id, data.issueNumber, data.author, REFUSAL_MEMORY_MS))) {
+    if (!(await deps.store.refusals.firstRefusal(id, data.issueNumber, data.author, REFUSAL_MEMORY_MS))) {
       log.debug({ author: data.author, permission }, 'Command ignored: this author was refused here already');
       return 'ignored: refused on this issue already';
     }
@@ -63,7 +63,7 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
   const { command } = parsed;
   if (command.name === 'help') return reply(commandHelp);
 
-  const index = await deps.store.loadRepo(data.owner, data.repo);
+  const index = await deps.store.subscriptions.loadRepo(data.owner, data.repo);
   if (!index?.config)
     return reply(
       'Escalator has no valid `.github/escalator.yml` for this repository yet; fix it on the default branch first.',
@@ -104,7 +104,12 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
   switch (command.name) {
     case 'hold':
     case 'release': {
-      await deps.store.setHold(index, env!.name, command.app ?? '', command.name === 'hold' ? `@${data.author}` : null);
+      await deps.store.holds.setHold(
+        index,
+        env!.name,
+        command.app ?? '',
+        command.name === 'hold' ? `@${data.author}` : null,
+      );
       await promoteAll(env!.name, 'hold', command.app);
       return reply(
         command.name === 'hold'
@@ -183,7 +188,9 @@ async function environmentOf(deps: JobDeps, command: Command, data: CommandJob):
 }
 
 /** What a promotion would change, per environment and app, from the index alone (no writes). */
-export function renderPlan(index: NonNullable<Awaited<ReturnType<JobDeps['store']['loadRepo']>>>): string {
+export function renderPlan(
+  index: NonNullable<Awaited<ReturnType<JobDeps['store']['subscriptions']['loadRepo']>>>,
+): string {
   const targets = versionsByTarget(index.files);
   const lines = [
     '**Escalator plan** (nothing was changed)',

@@ -9,7 +9,7 @@ import {
   type RenderIsolationMode,
   type SourceTree,
 } from '../adapters/render/index.js';
-import type { RepoIndex } from '../adapters/index-store.js';
+import type { RepoIndex } from '../adapters/store/subscriptions.js';
 import { planDrift, renderDrift, type DriftTarget } from '../planners/drift.js';
 import { planEnvironmentFiles } from '../planners/environment-files.js';
 import { configPath, parseRepoConfig } from '../config/repo-config.js';
@@ -71,7 +71,7 @@ async function checkDrift(
     const owned = planEnvironmentFiles({ environments: [env] }, head.listFiles());
     const touchedApps = new Set(owned.filter((file) => changed.includes(file.path)).map((file) => file.app));
     for (const app of touchedApps) {
-      const history = await deps.store.loadHistory(index, env.from, app);
+      const history = await deps.store.versions.loadHistory(index, env.from, app);
       const sourceVersions = [
         ...(versionsByTarget(index.files).get(targetKey(env.from, app)) ?? []),
         ...history.flatMap((entry) => entry.versions),

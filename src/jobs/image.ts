@@ -21,9 +21,9 @@ import type { JobDeps } from './shared/deps.js';
 export async function processImageJob(deps: JobDeps, data: ImageJob, { log }: ProcessorContext): Promise<number> {
   const { event, scope } = data;
   const name = normalizeName(event.repository) ?? event.repository;
-  const using = await deps.store.reposUsing(name);
+  const using = await deps.store.subscriptions.reposUsing(name);
   if (using.length === 0) {
-    if (!(await deps.store.isBuilt())) {
+    if (!(await deps.store.subscriptions.isBuilt())) {
       await enqueueResync(deps.producer, 'index missing');
       throw new IndexMissingError(
         'the subscription index is being rebuilt from GitHub; this image event retries after it',
@@ -50,7 +50,7 @@ export async function processImageJob(deps: JobDeps, data: ImageJob, { log }: Pr
   }
   let scheduled = 0;
   for (const key of repos) {
-    const index = await deps.store.loadRepo(key.owner, key.repo);
+    const index = await deps.store.subscriptions.loadRepo(key.owner, key.repo);
     if (!index?.config) continue;
     const policy = policyFor(index.config.images, event.repository);
     const verdict = acceptsTag(policy, event.tag);
@@ -70,7 +70,7 @@ export async function processImageJob(deps: JobDeps, data: ImageJob, { log }: Pr
         targets.set(targetKey(file.environment, file.app), { environment: file.environment, app: file.app });
     }
     for (const target of targets.values()) {
-      await deps.store.addCandidate(key, target.environment, target.app, {
+      await deps.store.candidates.addCandidate(key, target.environment, target.app, {
         repository: event.repository,
         tag: event.tag,
         ...(event.digest ? { digest: event.digest } : {}),

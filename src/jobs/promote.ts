@@ -6,7 +6,7 @@ import {
   requestReviewers,
   type PullSummary,
 } from '../adapters/github/repo.js';
-import type { RepoIndex } from '../adapters/index-store.js';
+import type { RepoIndex } from '../adapters/store/subscriptions.js';
 import { parseDuration } from '../config/repo-config.js';
 import { ConfigError, MergeNotReadyError } from '../observability/errors.js';
 import { parseMarker } from '../planners/pull-marker.js';
@@ -103,7 +103,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         for (const entry of entries) {
           for (const version of readVersions(entry.sourceFiles).values()) {
             firstSeen.push(
-              (await deps.store.loadSeen(
+              (await deps.store.versions.loadSeen(
                 index,
                 source,
                 entry.app,
@@ -117,7 +117,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
           }
         }
       }
-      const hold = (await deps.store.loadHold(index, target.name, data.app)) ?? undefined;
+      const hold = (await deps.store.holds.loadHold(index, target.name, data.app)) ?? undefined;
       const { gates, readyAt } = planGates({
         source,
         target: target.name,
@@ -129,7 +129,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         now,
       });
       const sources = marker?.sources ?? [];
-      const provenance = data.app ? await deps.store.loadProvenance(index, source, data.app) : [];
+      const provenance = data.app ? await deps.store.provenance.loadProvenance(index, source, data.app) : [];
       const input = {
         source: rollback ? `${target.name} (history)` : source,
         target: target.name,
@@ -248,7 +248,7 @@ async function rollbackVersions(
 ): Promise<Map<string, Map<string, RunningVersion>>> {
   const result = new Map<string, Map<string, RunningVersion>>();
   for (const app of apps) {
-    const history = await deps.store.loadHistory(index, environment, app);
+    const history = await deps.store.versions.loadHistory(index, environment, app);
     const previous = history[1];
     if (!previous)
       throw new ConfigError(

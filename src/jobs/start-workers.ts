@@ -2,7 +2,7 @@ import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { GitHubClients } from '../adapters/github/client.js';
 import { warnIfRenderIsolationUnavailable } from '../adapters/render/index.js';
-import { IndexStore } from '../adapters/index-store.js';
+import { RepoState } from '../adapters/store/repo-state.js';
 import type { Env } from '../config/env.js';
 import type { Logger } from '../observability/logger.js';
 import { clusterSafePrefix, createRedis, waitForRedis } from '../queue/connection.js';
@@ -60,7 +60,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
       log,
       ...(options.onGitHubRequest ? { onRequest: options.onGitHubRequest } : {}),
     }),
-    store: new IndexStore(redis, prefix),
+    store: new RepoState(redis, prefix),
     producer: new Producer(producerRedis, prefix),
     redis,
     debounceMs: env.ESCALATOR_DEBOUNCE_MS,

@@ -1,6 +1,6 @@
 import { listInstalledRepos } from '../adapters/github/app.js';
 import { ensureCheckRun, loadBranch, loadDefaultBranch, loadFile, loadTree } from '../adapters/github/repo.js';
-import type { IndexedFile, RepoIndex } from '../adapters/index-store.js';
+import type { IndexedFile, RepoIndex } from '../adapters/store/subscriptions.js';
 import { configPath, formatProblems, parseRepoConfig } from '../config/repo-config.js';
 import { ConfigError } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
@@ -84,12 +84,12 @@ export async function processIndexJob(
   const head = await loadBranch(octokit, id, defaultBranch);
   const text = head ? await loadFile(octokit, id, configPath, head.sha) : null;
   if (!head || text === null) {
-    await deps.store.dropRepo(data);
+    await deps.store.subscriptions.dropRepo(data);
     log.info({ repo: `${data.owner}/${data.repo}` }, 'Repository has no Escalator config; not indexed');
     return null;
   }
   const parsed = parseRepoConfig(text, configPath);
-  const previous = await deps.store.loadRepo(data.owner, data.repo);
+  const previous = await deps.store.subscriptions.loadRepo(data.owner, data.repo);
   const index: RepoIndex = {
     ...data,
     defaultBranch,
@@ -131,7 +131,7 @@ export async function processIndexJob(
       ].join('\n'),
     });
   }
-  await deps.store.saveRepo(index);
+  await deps.store.subscriptions.saveRepo(index);
   if (index.config) await afterIndex(deps, previous, index, log);
   log.info({ repo: `${data.owner}/${data.repo}`, sha: head.sha, files: index.files.length }, 'Repository indexed');
   return index;
@@ -155,10 +155,11 @@ async function afterIndex(
   for (const [key, versions] of versionsByTarget(index.files)) {
     const before = earlier?.get(key);
     const { environment, app } = parseTargetKey(key);
-    for (const version of versions) await deps.store.recordSeen(index, environment, app, versionId(version), now);
+    for (const version of versions)
+      await deps.store.versions.recordSeen(index, environment, app, versionId(version), now);
     if (previous && JSON.stringify(before ?? []) !== JSON.stringify(versions)) {
       changed.add(environment);
-      await deps.store.pushHistory(index, environment, app, { at: now, sha: index.sha, versions });
+      await deps.store.versions.pushHistory(index, environment, app, { at: now, sha: index.sha, versions });
       for (const target of config.environments.filter((env) => env.from === environment)) {
         await enqueuePromote(
           deps.producer,
@@ -189,7 +190,7 @@ async function afterIndex(
         );
       }
     } else if (!previous || !before) {
-      await deps.store.pushHistory(index, environment, app, { at: now, sha: index.sha, versions });
+      await deps.store.versions.pushHistory(index, environment, app, { at: now, sha: index.sha, versions });
     }
   }
   if (changed.size > 0) log.info({ environments: [...changed] }, 'Environment versions changed');
@@ -209,7 +210,7 @@ export async function processResyncJob(deps: JobDeps, _data: ResyncJob, context:
     await processIndexJob(deps, { ...repo, reason: 'resync' }, context);
     count++;
   }
-  await deps.store.markBuilt();
+  await deps.store.subscriptions.markBuilt();
   context.log.info({ installations: installations.size, repos: count }, 'Index rebuilt from GitHub');
   return count;
 }

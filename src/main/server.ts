@@ -14,7 +14,7 @@ import { relayLogRoute } from '../web/relay-log-route.js';
 import { registryRoutes } from '../intake/registry-routes.js';
 import { Producer } from '../queue/producer.js';
 import { startWorkers, type WorkerDeps } from '../jobs/start-workers.js';
-import { IndexStore } from '../adapters/index-store.js';
+import { RepoState } from '../adapters/store/repo-state.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { clusterSafePrefix, createRedis, pingRedis, waitForRedis } from '../queue/connection.js';
 import { healthRoutes } from '../web/health.js';
@@ -131,7 +131,7 @@ export async function startEscalator(
         baseUrl: env.GITHUB_API_URL,
         log: log.child({ name: 'probot' }),
       });
-      await probot.load(createGitHubApp({ log, producer, store: new IndexStore(producerRedis, prefix) }));
+      await probot.load(createGitHubApp({ log, producer, store: new RepoState(producerRedis, prefix) }));
       const handlers: Handler[] = [
         health,
         metrics,

@@ -22,7 +22,7 @@ const RepoRef = { installationId: z.number().int().positive(), owner: z.string()
 
 /**
  * Bring one (repository, environment, app) up to the images waiting for it. The images themselves
- * wait in a Redis hash (src/adapters/index-store.ts), so a burst of pushes becomes one job and one
+ * wait in a Redis hash (src/adapters/store/candidates.ts), so a burst of pushes becomes one job and one
  * commit, and no push is lost while a job runs.
  */
 export const BumpJob = z.object({

@@ -48,7 +48,7 @@ describe('the dependency rules', () => {
       // Intake reaching into a job instead of the queue.
       'src/intake/planted-job.ts':
         "import { processBumpJob } from '../jobs/bump.js';\nexport const planted = processBumpJob;\n",
-      // The web role loading a renderer through intake (intake may use the index store only).
+      // The web role loading a renderer through intake (intake may use repository state only).
       'src/intake/planted-render.ts':
         "import { renderAndDiff } from '../adapters/render/index.js';\nexport const planted = renderAndDiff;\n",
       // A job importing another job.

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RepoIndex } from '../../src/adapters/index-store.js';
+import type { RepoIndex } from '../../src/adapters/store/subscriptions.js';
 import { redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 const owner = 'developer';

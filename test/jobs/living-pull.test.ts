@@ -4,7 +4,7 @@ import { Octokit } from '@octokit/rest';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitHubClients } from '../../src/adapters/github/client.js';
-import { IndexStore } from '../../src/adapters/index-store.js';
+import { RepoState } from '../../src/adapters/store/repo-state.js';
 import { ensureLivingPull, type BranchPlan } from '../../src/jobs/shared/living-pull.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { LEFT_ALONE_MARKER } from '../../src/planners/pull-marker.js';
@@ -21,7 +21,7 @@ describe('ensureLivingPull when the pull request is merged or closed meanwhile (
   let client: SandboxClient;
   let user: Octokit;
   let redis: Redis;
-  let store: IndexStore;
+  let store: RepoState;
   const owner = 'developer';
   const repo = 'living';
   const id = { owner, repo };
@@ -38,7 +38,7 @@ describe('ensureLivingPull when the pull request is merged or closed meanwhile (
     });
     await client.createRepo({ name: repo, files: { 'app.txt': '0\n' } });
     redis = new Redis(redisUrl);
-    store = new IndexStore(redis, `living-${randomUUID().slice(0, 8)}`);
+    store = new RepoState(redis, `living-${randomUUID().slice(0, 8)}`);
   });
   afterAll(async () => {
     await sim?.close();
@@ -149,7 +149,7 @@ describe('ensureLivingPull and who wrote the pull request (sandbox GitHub, real 
   let sim: Simulator;
   let client: SandboxClient;
   let redis: Redis;
-  let store: IndexStore;
+  let store: RepoState;
   let octokit: Octokit;
   const calls: string[] = [];
   const owner = 'developer';
@@ -163,7 +163,7 @@ describe('ensureLivingPull and who wrote the pull request (sandbox GitHub, real 
     client = new SandboxClient(sim.url, sim.user.token);
     const created = await client.createRepo({ name: repo, files: { 'app.txt': '0\n', 'prod.txt': 'prod\n' } });
     redis = new Redis(redisUrl);
-    store = new IndexStore(redis, `living-${randomUUID().slice(0, 8)}`);
+    store = new RepoState(redis, `living-${randomUUID().slice(0, 8)}`);
     const clients = new GitHubClients({
       appId: sim.app.id,
       privateKey: sim.app.privateKey,

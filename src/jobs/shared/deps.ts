@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { GitHubClients } from '../../adapters/github/client.js';
-import type { IndexStore } from '../../adapters/index-store.js';
+import type { RepoState } from '../../adapters/store/repo-state.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Producer } from '../../queue/producer.js';
 
@@ -8,7 +8,7 @@ import type { Producer } from '../../queue/producer.js';
 export interface JobDeps {
   log: Logger;
   github: GitHubClients;
-  store: IndexStore;
+  store: RepoState;
   producer: Producer;
   /** A plain connection for leases and state (not the workers' blocking one). */
   redis: Redis;

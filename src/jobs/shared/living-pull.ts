@@ -19,7 +19,8 @@ import {
   type RepoId,
 } from '../../adapters/github/repo.js';
 import type { Octokit } from '../../adapters/github/client.js';
-import type { IndexStore, LivingRecord } from '../../adapters/index-store.js';
+import type { RepoState } from '../../adapters/store/repo-state.js';
+import type { LivingRecord } from '../../adapters/store/living.js';
 import { ConfigError, ConflictError } from '../../observability/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import {
@@ -75,7 +76,7 @@ export type LivingTrust = { ours: true } | { ours: false; reason: ForeignReason 
 
 async function judgePull(
   octokit: Octokit,
-  store: IndexStore,
+  store: RepoState,
   id: RepoId,
   base: string,
   branch: string,
@@ -96,7 +97,7 @@ async function judgePull(
       ? { sha: pull.headSha, author: null }
       : undefined);
   if (stranger) return { ours: false, reason: { kind: 'commit', sha: stranger.sha, login: stranger.author } };
-  await store.recordLiving(id, base, branch, { pull: pull.number, head: pull.headSha });
+  await store.living.recordLiving(id, base, branch, { pull: pull.number, head: pull.headSha });
   return { ours: true };
 }
 
@@ -109,7 +110,7 @@ function wroteIt(writer: CommitWriter, bot: string): boolean {
  * pull requests whose marker is believed (commands, carried-over images and provenance).
  */
 export async function isEscalatorPull(
-  input: { octokit: Octokit; store: IndexStore; id: RepoId },
+  input: { octokit: Octokit; store: RepoState; id: RepoId },
   pull: {
     number: number;
     headRef: string;
@@ -123,7 +124,7 @@ export async function isEscalatorPull(
     return false;
   const base = livingBranchBase(pull.headRef);
   if (!livingBranches(base).includes(pull.headRef)) return false;
-  const record = await input.store.loadLiving(id, base);
+  const record = await input.store.living.loadLiving(id, base);
   return (await judgePull(input.octokit, input.store, id, base, pull.headRef, pull, record)).ours;
 }
 
@@ -141,7 +142,7 @@ export async function isEscalatorPull(
  */
 export async function ensureLivingPull<P extends BranchPlan>(input: {
   octokit: Octokit;
-  store: IndexStore;
+  store: RepoState;
   id: RepoId;
   defaultBranch: string;
   branch: string;
@@ -210,11 +211,11 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
   async function noteOnce(number: number, reason: ForeignReason): Promise<void> {
     if (!(await hasComment(octokit, id, number, LEFT_ALONE_MARKER, await loadBotLogin(octokit))))
       await createComment(octokit, id, number, renderLeftAloneNote(reason, branch));
-    await store.recordNoted(id, branch, number);
+    await store.living.recordNoted(id, branch, number);
   }
 
   async function once(): Promise<LivingPullResult<P>> {
-    const record = await store.loadLiving(id, branch);
+    const record = await store.living.loadLiving(id, branch);
     const { name, head: branchHead, open } = await chooseBranch(record);
     // The default branch is read after the PR: a PR merged meanwhile is then either still seen open
     // (its update below finds it merged, and the run plans again) or already in the default branch.
@@ -236,7 +237,7 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
     if (plan.updates.length === 0) {
       if (open) {
         await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body });
-        await store.recordLiving(id, branch, name, { marker: markerText });
+        await store.living.recordLiving(id, branch, name, { marker: markerText });
       }
       return {
         plan,
@@ -249,7 +250,7 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
     const commit = await createCommit(octokit, id, base, plan.updates, plan.commitMessage);
     // Recorded before the ref moves: a crash in between leaves a recorded commit that is not the
     // head (judged again through GitHub), never an unrecorded head of Escalator's.
-    await store.recordLiving(id, branch, name, { head: commit });
+    await store.living.recordLiving(id, branch, name, { head: commit });
     if (!branchHead) await createBranch(octokit, id, name, commit);
     else if (open) await advanceBranch(octokit, id, name, commit);
     else await resetBranch(octokit, id, name, commit); // leftover branch of a closed PR whose head Escalator wrote
@@ -259,7 +260,7 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
       // or, when the text is unchanged, one read does. Either way a lost race is planned again.
       if (!(await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body })))
         await ensurePullOpen(octokit, id, open.number);
-      await store.recordLiving(id, branch, name, { marker: markerText });
+      await store.living.recordLiving(id, branch, name, { marker: markerText });
       pull = { ...open, title: plan.title, body: plan.body };
     } else {
       pull = await createPull(octokit, id, {
@@ -268,7 +269,7 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
         title: plan.title,
         body: plan.body,
       });
-      await store.recordLiving(id, branch, name, { head: commit, pull: pull.number, marker: markerText });
+      await store.living.recordLiving(id, branch, name, { head: commit, pull: pull.number, marker: markerText });
     }
     await ensureLabels(octokit, id, pull.number, pull.labels, input.labels);
     log.info({ branch: name, pr: pull.number, commit, files: plan.updates.length }, 'Living pull request updated');

@@ -1,4 +1,4 @@
-import type { RepoIndex, RepoKey } from '../../adapters/index-store.js';
+import type { RepoIndex, RepoKey } from '../../adapters/store/subscriptions.js';
 import { withLease } from '../../queue/lease.js';
 import type { JobDeps } from './deps.js';
 import { IndexMissingError } from '../../observability/errors.js';
@@ -16,7 +16,7 @@ export function withRepoLease<T>(deps: JobDeps, key: RepoKey, work: () => Promis
 
 /** The repository's index, or — when Redis lost it — a request to rebuild it and a retry of `what`. */
 export async function loadIndexOrRequest(deps: JobDeps, key: RepoKey, what: string): Promise<RepoIndex> {
-  const index = await deps.store.loadRepo(key.owner, key.repo);
+  const index = await deps.store.subscriptions.loadRepo(key.owner, key.repo);
   if (index) return index;
   await enqueueIndex(
     deps.producer,

@@ -4,7 +4,7 @@ import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { GitHubClients } from '../../../src/adapters/github/client.js';
-import { IndexStore } from '../../../src/adapters/index-store.js';
+import { RepoState } from '../../../src/adapters/store/repo-state.js';
 import { RelayStore } from '../../../src/queue/relay-store.js';
 import { RelayTargetConfig, toTarget, type RelayTarget } from '../../../src/config/relay-targets.js';
 import { createRelayDeps, processRelayJob } from '../../../src/jobs/relay.js';
@@ -153,7 +153,7 @@ export async function startRelay(
     {
       log,
       github,
-      store: new IndexStore(redis, prefix),
+      store: new RepoState(redis, prefix),
       producer,
       redis,
       debounceMs: 0,

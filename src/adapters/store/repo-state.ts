@@ -1,0 +1,35 @@
+import type { Redis } from 'ioredis';
+import { CandidateStore } from './candidates.js';
+import { HoldStore } from './holds.js';
+import { LivingStore } from './living.js';
+import { ProvenanceStore } from './provenance.js';
+import { RefusalStore } from './refusals.js';
+import { SubscriptionStore } from './subscriptions.js';
+import { VersionStore } from './versions.js';
+
+/**
+ * Everything Escalator keeps in Redis about repositories, one store per kind of thing stored, all
+ * under one key prefix. GitHub holds the truth; each of these is rebuilt or re-asked when lost.
+ */
+export class RepoState {
+  readonly subscriptions: SubscriptionStore;
+  readonly candidates: CandidateStore;
+  readonly versions: VersionStore;
+  readonly provenance: ProvenanceStore;
+  readonly holds: HoldStore;
+  readonly refusals: RefusalStore;
+  readonly living: LivingStore;
+
+  constructor(
+    readonly redis: Redis,
+    readonly prefix = 'escalator',
+  ) {
+    this.subscriptions = new SubscriptionStore(redis, prefix);
+    this.candidates = new CandidateStore(redis, prefix);
+    this.versions = new VersionStore(redis, prefix);
+    this.provenance = new ProvenanceStore(redis, prefix);
+    this.holds = new HoldStore(redis, prefix);
+    this.refusals = new RefusalStore(redis, prefix);
+    this.living = new LivingStore(redis, prefix);
+  }
+}

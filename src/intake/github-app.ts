@@ -175,7 +175,12 @@ export function createGitHubApp(deps: GitHubAppDeps) {
       // repository using the image may take it, as from any registry's own webhook.
       const scope = { by: `github:${context.name}`, owners: '*' as const };
       for (const event of result.events) {
-        await enqueueImage(producer, event, scope);
+        const added = await enqueueImage(producer, event, scope);
+        if (added.duplicate)
+          deps.log.info(
+            { deliveryId: context.id, image: `${event.repository}:${event.tag}`, ...added.duplicate },
+            'Package event already seen: no new work',
+          );
       }
     });
   };

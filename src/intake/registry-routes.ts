@@ -12,7 +12,7 @@ import {
 import type { Logger } from '../observability/logger.js';
 import { intakeRequests } from '../observability/metrics.js';
 import { enqueueImage } from '../queue/enqueue.js';
-import { QueueUnavailableError, type Producer } from '../queue/producer.js';
+import { QueueUnavailableError, type DuplicateJob, type Producer } from '../queue/producer.js';
 import { sendJson, type Handler } from '../web/server.js';
 import { imageAllowed, IntakeCredentials, type Authenticated } from './credentials.js';
 import { HttpError, parseJson, readBody, requireContentType, requireMethod } from './http.js';
@@ -20,6 +20,7 @@ import { bearerToken, looksLikeJwt } from './jwt.js';
 
 export type IntakeOutcome =
   | 'accepted'
+  | 'duplicate'
   | 'ignored'
   | 'invalid'
   | 'unauthorized'
@@ -53,7 +54,8 @@ export interface RegistryRouteOptions {
  * method → content type (415) → authentication (401; 403 for a credential not allowed on the
  * route) → size (413) → parse and validate (400) → normalize → images within the credential's
  * prefixes (403) → enqueue with the credential's scope (503 when Redis cannot take it) → 202
- * only once Redis holds every job. The answer names the owners the events may change.
+ * only once Redis holds every job; 200 `duplicate` when every event was seen already (with when,
+ * and what it led to). The answer names the owners the events may change.
  * What differs between registries (authentication, content types, normalizer) is read from the
  * registry table (src/events/registries/index.ts).
  */
@@ -126,12 +128,42 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
         );
       }
       const jobs: string[] = [];
+      const duplicates: Array<{ image: string; job: string; firstSeenAt: string; state: string; outcome: string }> = [];
+      const retried: string[] = [];
       for (const event of result.events) {
         const added = await enqueueImage(options.producer, event, authenticated.scope);
         jobs.push(added.id);
+        const image = `${event.repository}:${event.tag}${event.digest ? `@${event.digest}` : ''}`;
+        if (added.retried) retried.push(image);
+        if (added.duplicate)
+          duplicates.push({
+            image,
+            job: added.id,
+            firstSeenAt: added.duplicate.firstSeenAt,
+            state: added.duplicate.state,
+            outcome: duplicateOutcome(added.duplicate),
+          });
+      }
+      const accepted = result.events.length - duplicates.length;
+      const { scope } = authenticated;
+      // What the events may change: a sender learns here, not from silence, that they apply only to these owners.
+      const answer = {
+        accepted,
+        jobs,
+        scope: { credential: scope.by, owners: scope.owners },
+        ...(duplicates.length ? { duplicate: duplicates.length, duplicates } : {}),
+        ...(retried.length ? { retried } : {}),
+        ...(result.ignored?.length ? { ignored: result.ignored } : {}),
+      };
+      if (accepted === 0) {
+        count(source, 'duplicate');
+        options.log.info(
+          { source, deliveryId: context.deliveryId, by: scope.by, duplicates },
+          'Registry event already seen: no new work',
+        );
+        return sendJson(res, 200, answer);
       }
       count(source, 'accepted');
-      const { scope } = authenticated;
       options.log.info(
         {
           source,
@@ -139,16 +171,12 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
           by: scope.by,
           owners: scope.owners,
           images: result.events.map((e) => `${e.repository}:${e.tag}`),
+          ...(duplicates.length ? { duplicates } : {}),
+          ...(retried.length ? { retried } : {}),
         },
         'Registry event accepted',
       );
-      return sendJson(res, 202, {
-        accepted: result.events.length,
-        jobs,
-        // What the events may change: a sender learns here, not from silence, that they apply only to these owners.
-        scope: { credential: scope.by, owners: scope.owners },
-        ...(result.ignored?.length ? { ignored: result.ignored } : {}),
-      });
+      return sendJson(res, 202, answer);
     } catch (error) {
       if (error instanceof QueueUnavailableError) {
         count(source, 'unavailable');
@@ -169,6 +197,22 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
       throw error;
     }
   };
+}
+
+/** What became of the first delivery of an event sent again, in words for the sender. */
+function duplicateOutcome(duplicate: DuplicateJob): string {
+  switch (duplicate.state) {
+    case 'completed':
+      return typeof duplicate.result === 'number'
+        ? duplicate.result === 0
+          ? "it changed nothing: no environment in the credential's scope takes this image with this tag (the log of that delivery says why)"
+          : `it scheduled ${duplicate.result} bump${duplicate.result === 1 ? '' : 's'}`
+        : 'it was processed';
+    case 'active':
+      return 'it is being processed now';
+    default:
+      return `it is ${duplicate.state}, not processed yet`;
+  }
 }
 
 /** The mechanism behind each {@link RegistryAuth} a registry descriptor names (the CI API: `bearer`, or GitHub Actions OIDC). */

@@ -7,7 +7,7 @@ import type { JobsOptions } from 'bullmq';
 import { eventKey, scopeKey, type EventScope } from '../events/image-published.js';
 import { BumpJob, CommandJob, DiffJob, ImageJob, IndexJob, PromoteJob, RelayJob, ResyncJob } from './jobs.js';
 import { jobId } from './names.js';
-import type { Producer } from './producer.js';
+import type { DuplicateJob, Producer } from './producer.js';
 
 const WEEK = 7 * 86_400;
 const exponential = (delay: number): JobsOptions['backoff'] => ({ type: 'exponential', delay });
@@ -41,13 +41,22 @@ export const JOB_OPTIONS = {
   relay: { removeOnComplete: { age: 3_600, count: 1_000 }, removeOnFail: { age: WEEK, count: 5_000 } },
 } as const satisfies Record<string, JobsOptions>;
 
-/** An image was published: fan it out to the repositories its credential's scope allows. */
-export function enqueueImage(producer: Producer, event: ImageJob['event'], scope: EventScope): Promise<{ id: string }> {
+/**
+ * An image was published: fan it out to the repositories its credential's scope allows. The same
+ * image, tag and digest from the same scope within a day is one job: `duplicate` then says when it
+ * was first seen and what it led to; one that failed for good is retried (`retried`).
+ */
+export function enqueueImage(
+  producer: Producer,
+  event: ImageJob['event'],
+  scope: EventScope,
+): Promise<{ id: string; duplicate?: DuplicateJob; retried?: boolean }> {
   return producer.enqueue(
     'image',
     ImageJob,
     { event, scope },
     { ...JOB_OPTIONS.image, jobId: jobId('image', eventKey(event), scopeKey(scope)) },
+    { reportDuplicate: true },
   );
 }
 

@@ -9,6 +9,16 @@ export class QueueUnavailableError extends Error {
   override name = 'QueueUnavailableError';
 }
 
+/** A job whose id Redis held already: the work was asked for before, and this is what became of it. */
+export interface DuplicateJob {
+  /** When the job was first added. */
+  firstSeenAt: string;
+  /** BullMQ's state of that job: waiting, delayed, active or completed (a failed one is retried) */
+  state: string;
+  /** What the job returned, once completed. */
+  result?: unknown;
+}
+
 /**
  * Adds jobs to the product's queues. The connection has `enableOfflineQueue: false`, so when
  * Redis is down `add` fails at once instead of buffering a job that a crash would lose.
@@ -30,13 +40,20 @@ export class Producer {
     return queue;
   }
 
-  /** Validate, then add. Resolves only once Redis holds the job. */
+  /**
+   * Validate, then add. Resolves only once Redis holds the job. A job id Redis holds already is not
+   * added again (a redelivered event does no new work). With `reportDuplicate` (one more read),
+   * `duplicate` then says when the first one came and what became of it, so a sender hears
+   * "duplicate", never "accepted". A job that failed for good is retried instead: sending the
+   * same event again is how a sender asks for the work once more.
+   */
   async enqueue<S extends z.ZodType>(
     name: QueueName,
     schema: S,
     data: z.input<S>,
     options: JobsOptions & { jobId: string },
-  ): Promise<{ id: string }> {
+    { reportDuplicate = false }: { reportDuplicate?: boolean } = {},
+  ): Promise<{ id: string; duplicate?: DuplicateJob; retried?: boolean }> {
     const parsed = schema.safeParse(data);
     if (!parsed.success)
       throw new ValidationError(
@@ -45,9 +62,26 @@ export class Producer {
     if (this.connection.status !== 'ready')
       throw new QueueUnavailableError(`Redis is not connected (status ${this.connection.status}); retry shortly`);
     try {
-      // A job id that exists already is not added again: a redelivered event does no new work.
-      const job = await this.queue(name).add(name, parsed.data, options);
-      return { id: job.id ?? options.jobId };
+      const queue = this.queue(name);
+      const job = await queue.add(name, parsed.data, options);
+      const id = job.id ?? options.jobId;
+      if (!reportDuplicate) return { id };
+      // The job Redis holds carries the time it was first added; ours carries now.
+      const stored = await queue.getJob(id);
+      if (!stored || stored.timestamp === job.timestamp) return { id };
+      const state = await stored.getState();
+      if (state === 'failed') {
+        await stored.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+        return { id, retried: true };
+      }
+      return {
+        id,
+        duplicate: {
+          firstSeenAt: new Date(stored.timestamp).toISOString(),
+          state,
+          ...(state === 'completed' ? { result: stored.returnvalue } : {}),
+        },
+      };
     } catch (error) {
       throw new QueueUnavailableError(`could not add the job to Redis (${(error as Error).message}); retry shortly`);
     }

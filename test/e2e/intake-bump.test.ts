@@ -111,7 +111,24 @@ describe('registry events → bump PRs (sandbox GitHub, real Redis)', () => {
     // The same deliveries again: no new commit.
     const before = (await stack.user.rest.pulls.listCommits({ owner, repo: 'providers', pull_number: pull.number }))
       .data.length;
-    for (const provider of providers.filter((p) => !p.pathToken)) expect((await send(provider)).status).toBe(202);
+    // The same deliveries again: each is answered "duplicate" with what its first delivery led to.
+    for (const provider of providers.filter((p) => !p.pathToken)) {
+      const again = await send(provider);
+      const answer = (await again.json()) as {
+        accepted: number;
+        duplicate: number;
+        duplicates: Array<{ image: string; firstSeenAt: string; state: string; outcome: string }>;
+      };
+      expect(again.status).toBe(200);
+      expect(answer.accepted).toBe(0);
+      expect(answer.duplicate).toBe(answer.duplicates.length);
+      for (const duplicate of answer.duplicates) {
+        expect(duplicate.image.startsWith(`${provider.image}:${provider.tag}`)).toBe(true);
+        expect(duplicate.state).toBe('completed');
+        expect(duplicate.outcome).toBe('it scheduled 1 bump');
+        expect(Date.parse(duplicate.firstSeenAt)).toBeLessThan(Date.now());
+      }
+    }
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(
       (await stack.user.rest.pulls.listCommits({ owner, repo: 'providers', pull_number: pull.number })).data.length,

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGoogleTokenVerifier } from '../../src/intake/google-oidc.js';
@@ -12,6 +13,7 @@ import { createRedis } from '../../src/queue/connection.js';
 import { Producer } from '../../src/queue/producer.js';
 import { startWebServer, type WebServer } from '../../src/web/server.js';
 import { loadRegistryFixtures } from '../support/registry-fixtures.js';
+import { eventually } from '../support/stack.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const token = 'registry-token-0123456789';
@@ -97,6 +99,7 @@ describe('registry intake', () => {
     });
   }
 
+  const announced = new Set<string>();
   // Every accepted fuzz payload of every token-authenticated registry of the table, with its
   // sender's content type; the Google-authenticated ones have tests of their own below.
   describe.each(
@@ -120,10 +123,14 @@ describe('registry intake', () => {
   )('POST %s with %s', (path, file, type, headers) => {
     it('answers 202 only once the image job is in Redis', async () => {
       const res = await post(path, fixture(file), { 'content-type': type, ...headers });
-      expect(res.status).toBe(202);
-      expect(res.body.accepted).toBeGreaterThan(0);
       const images = await queuedImages(res.body.jobs);
-      expect(images.length).toBe(res.body.accepted);
+      // Two fixtures of one registry may announce the same image: the second is then a duplicate.
+      const fresh = images.filter((image) => !announced.has(image));
+      expect(res.status).toBe(fresh.length > 0 ? 202 : 200);
+      expect(res.body.accepted).toBe(fresh.length);
+      expect(res.body.duplicate ?? 0).toBe(images.length - fresh.length);
+      expect(images.length).toBeGreaterThan(0);
+      for (const image of images) announced.add(image);
       for (const image of images) expect(image).toMatch(/^[a-z0-9.:-]+\/[a-z0-9._/-]+:[\w.-]+/);
     });
   });
@@ -255,13 +262,67 @@ describe('registry intake', () => {
   });
 
   it('does no new work for the same delivery twice', async () => {
-    const body = fixture('distribution/debian-2.8-03-push-single.json');
+    const body = fixture('distribution/debian-2.8-03-push-single.json').replaceAll(
+      '"tag": "1.2.3"',
+      `"tag": "1.2.3-${randomUUID().slice(0, 8)}"`,
+    );
     const first = await post('/registry/distribution', body);
     const second = await post('/registry/distribution', body);
     expect(second.body.jobs).toEqual(first.body.jobs);
+    // Nothing new was queued, and the sender hears so: when the event was first seen, and its state.
+    expect(first.status).toBe(202);
+    expect(second.status).toBe(200);
+    expect(second.body.accepted).toBe(0);
+    const duplicates = second.body.duplicates as Array<{
+      job: string;
+      firstSeenAt: string;
+      state: string;
+      outcome: string;
+    }>;
+    expect(duplicates.map((d) => d.job)).toEqual(first.body.jobs);
+    for (const duplicate of duplicates) {
+      expect(duplicate.state).toBe('waiting');
+      expect(duplicate.outcome).toBe('it is waiting, not processed yet');
+      expect(Date.parse(duplicate.firstSeenAt)).toBeLessThanOrEqual(Date.now());
+    }
+    expect(outcomes).toContainEqual(['distribution', 'duplicate']);
     expect(
       await producer.queue('image').getJobCountByTypes('waiting', 'active', 'completed', 'failed', 'delayed'),
     ).toBeGreaterThan(0);
+  });
+
+  it('runs an event again when its first delivery failed for good, and answers accepted', async () => {
+    // With a digest, so the second send is the same event (without one, each delivery is its own).
+    const image = `ghcr.io/example/retry-${randomUUID().slice(0, 8)}:1.0.0@sha256:${'ab'.repeat(32)}`;
+    const body = JSON.stringify({ image });
+    const first = await post('/api/v1/images', body, { authorization: `Bearer ${ciToken}` });
+    const [id] = first.body.jobs as string[];
+    // Its processing fails for good, as it would when GitHub refused the work (here a worker that
+    // always does; the answer to the sender is what is under test).
+    const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    const worker = new Worker(
+      'image',
+      async (job) => {
+        if (job.id === id) throw new UnrecoverableError('GitHub was down');
+      },
+      { connection, prefix },
+    );
+    try {
+      await eventually(
+        async () => ((await (await producer.queue('image').getJob(id!))!.getState()) === 'failed' ? true : undefined),
+        {
+          what: 'the first job to fail',
+        },
+      );
+    } finally {
+      await worker.close();
+      await connection.quit();
+    }
+    const again = await post('/api/v1/images', body, { authorization: `Bearer ${ciToken}` });
+    expect(again.status).toBe(202);
+    expect(again.body.accepted).toBe(1);
+    expect(again.body.retried).toEqual([image]);
+    expect(await (await producer.queue('image').getJob(id!))!.getState()).toBe('waiting');
   });
 
   it('answers 200 for a pull, and counts it as ignored', async () => {

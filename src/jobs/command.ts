@@ -1,11 +1,19 @@
-import { createComment, loadPermission, loadPull } from '../adapters/github/repo.js';
+import { createComment, loadBranch, loadPermission, loadPull } from '../adapters/github/repo.js';
+import type { RepoIndex } from '../adapters/store/subscriptions.js';
+import { ConfigError } from '../observability/errors.js';
+import {
+  planPromotion,
+  renderPlanReply,
+  type PlannedPromotion,
+  type PromotionInput,
+} from '../planners/promotion-plan.js';
+import { decideGates, loadEnvFiles } from './shared/promotion-inputs.js';
 import { commandHelp, parseCommand, type Command } from '../planners/commands.js';
 import { code, escapeText } from '../planners/markdown.js';
 import { parseMarker } from '../planners/pull-marker.js';
 import type { CommandJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './shared/deps.js';
-import { parseTargetKey, targetKey, versionsByTarget } from '../planners/versions.js';
 import { isEscalatorPull } from './shared/living-pull.js';
 import { enqueueDiff, enqueuePromote } from '../queue/enqueue.js';
 
@@ -81,10 +89,15 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
   }
   const appsOf = (name: string, app?: string): string[] =>
     app ? [app] : [...new Set(index.files.filter((f) => f.environment === name).map((f) => f.app))];
-  const promoteAll = async (name: string, reason: 'command' | 'hold' | 'rollback', app?: string): Promise<void> => {
+  /** One promotion job per app (one for a grouped environment); the job replies with what it did. */
+  const promoteAll = async (
+    name: string,
+    reason: 'command' | 'hold' | 'rollback',
+    options: { app?: string | undefined; replyTo?: number; skipSoak?: boolean } = {},
+  ): Promise<number> => {
     const target = config.environments.find((e) => e.name === name);
-    if (!target || target.from === 'registry') return;
-    const apps = target.group ? [''] : appsOf(target.from, app);
+    if (!target || target.from === 'registry') return 0;
+    const apps = target.group ? [''] : appsOf(target.from, options.app);
     for (const a of apps)
       await enqueuePromote(
         deps.producer,
@@ -96,9 +109,12 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
           app: a,
           reason,
           requestedBy: data.author,
+          ...(options.replyTo ? { replyTo: options.replyTo } : {}),
+          ...(options.skipSoak ? { skipSoak: true } : {}),
         },
         `${data.issueNumber}-${deps.now().getTime()}`,
       );
+    return apps.length;
   };
 
   switch (command.name) {
@@ -110,10 +126,11 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
         command.app ?? '',
         command.name === 'hold' ? `@${data.author}` : null,
       );
-      await promoteAll(env!.name, 'hold', command.app);
+      // Open promotion pull requests into the environment get their hold check again; none is opened.
+      await promoteAll(env!.name, 'hold', { app: command.app });
       return reply(
         command.name === 'hold'
-          ? `Promotion into **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} is on hold (by @${data.author}). \`/escalator release\` lifts it.`
+          ? `Promotion into **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} is on hold (by @${data.author}): an open promotion pull request gets a failing \`escalator/hold\` check, and none merges until \`/escalator release\`.`
           : `Hold on **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} released.`,
       );
     }
@@ -123,15 +140,28 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
         return reply(
           `**${escapeText(env!.name)}** takes images from the registry; promotions go into environments with \`from: <env>\`.`,
         );
-      await promoteAll(env!.name, command.name === 'promote' ? 'command' : 'rollback', command.app);
-      return reply(
-        command.name === 'promote'
-          ? `Promotion into **${escapeText(env!.name)}** queued.`
-          : `Rollback of **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} to its previous versions queued; a pull request follows.`,
+      if (command.now && env!.soak === '0s')
+        return reply(
+          `**${escapeText(env!.name)}** has no soak to skip; \`/escalator promote ${escapeText(env!.name)}\` promotes at once.`,
+        );
+      const jobs = await promoteAll(env!.name, command.name === 'promote' ? 'command' : 'rollback', {
+        app: command.app,
+        replyTo: data.issueNumber,
+        ...(command.now ? { skipSoak: true } : {}),
+      });
+      if (jobs === 0)
+        return reply(
+          `Nothing to ${command.name === 'promote' ? 'promote into' : 'roll back in'} **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''}: ${command.app ? `${code(command.app)} has no files in ${escapeText(env!.from)}` : `no app has files in ${escapeText(env!.from)}`}.`,
+        );
+      // Each promotion job replies here with its pull request, or why there is none.
+      log.info(
+        { environment: env!.name, app: command.app, jobs },
+        'Promotion requested; its jobs reply with the outcome',
       );
+      return `${command.name} ${env!.name}: ${jobs} job${jobs === 1 ? '' : 's'}, each replies`;
     }
     case 'plan':
-      return reply(renderPlan(index));
+      return reply(renderPlanReply(await planAll(deps, index, octokit, id)));
     case 'diff': {
       if (!data.isPull) return reply('`/escalator diff` works on pull requests.');
       const pull = await loadPull(octokit, id, data.issueNumber);
@@ -152,6 +182,23 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
       );
     }
   }
+}
+
+/**
+ * A command that failed for good (GitHub kept failing, say) is answered once with the reason, so a
+ * writer's comment never ends in silence. Only for writers' commands: the permission check comes
+ * first, and a comment by anyone else must not make the bot comment.
+ */
+export async function reportCommandFailure(deps: JobDeps, data: CommandJob, error: Error): Promise<void> {
+  const parsed = parseCommand(data.body);
+  if (!parsed?.ok || data.author.endsWith('[bot]')) return;
+  if (!writers.has(await permissionOf(deps, data))) return;
+  await createComment(
+    deps.github.forInstallation(data.installationId),
+    { owner: data.owner, repo: data.repo },
+    data.issueNumber,
+    `@${data.author} Escalator could not finish \`/escalator ${parsed.command.name}\`: ${escapeText(error.message)}. Comment the command again to retry; if it keeps failing, the operator's log has the details.`,
+  );
 }
 
 function permissionOf(deps: JobDeps, data: CommandJob): Promise<string> {
@@ -187,32 +234,38 @@ async function environmentOf(deps: JobDeps, command: Command, data: CommandJob):
   return own ? parseMarker(pull.body)?.environment : undefined;
 }
 
-/** What a promotion would change, per environment and app, from the index alone (no writes). */
-export function renderPlan(
-  index: NonNullable<Awaited<ReturnType<JobDeps['store']['subscriptions']['loadRepo']>>>,
-): string {
-  const targets = versionsByTarget(index.files);
-  const lines = [
-    '**Escalator plan** (nothing was changed)',
-    '',
-    '| Into | App | Image | Now | Would become |',
-    '|---|---|---|---|---|',
-  ];
-  for (const env of index.config?.environments ?? []) {
-    if (env.from === 'registry') continue;
-    for (const [key, versions] of targets) {
-      const { environment: source, app } = parseTargetKey(key);
-      if (source !== env.from) continue;
-      const current = targets.get(targetKey(env.name, app)) ?? [];
-      for (const version of versions) {
-        const now = current.find((v) => v.name === version.name);
-        if (now && now.tag === version.tag && now.digest === version.digest) continue;
-        lines.push(
-          `| ${escapeText(env.name)} | ${escapeText(app || '—')} | ${code(version.name)} | ${now ? code(now.tag) : 'not deployed'} | ${code(version.tag)} |`,
-        );
-      }
+/** Every promotion that would change something now, planned from the default branch as the promotion job plans it (no writes). */
+async function planAll(
+  deps: JobDeps,
+  index: RepoIndex,
+  octokit: ReturnType<JobDeps['github']['forInstallation']>,
+  id: { owner: string; repo: string },
+): Promise<PlannedPromotion[]> {
+  const head = await loadBranch(octokit, id, index.defaultBranch);
+  if (!head) throw new ConfigError(`the default branch ${index.defaultBranch} of ${id.owner}/${id.repo} is gone`);
+  const planned: PlannedPromotion[] = [];
+  const now = deps.now().getTime();
+  for (const target of index.config?.environments ?? []) {
+    if (target.from === 'registry') continue;
+    const source = target.from;
+    const appsIn = (name: string): string[] =>
+      [...new Set(index.files.filter((f) => f.environment === name).map((f) => f.app))].sort();
+    const groups = target.group
+      ? [{ app: '', apps: [...new Set([...appsIn(source), ...appsIn(target.name)])].sort() }]
+      : appsIn(source).map((app) => ({ app, apps: [app] }));
+    for (const group of groups) {
+      const entries: PromotionInput['apps'] = [];
+      for (const app of group.apps)
+        entries.push({
+          app,
+          sourceFiles: await loadEnvFiles(octokit, id, index, source, app, head.sha),
+          targetFiles: await loadEnvFiles(octokit, id, index, target.name, app, head.sha),
+        });
+      const plan = planPromotion({ source, target: target.name, app: group.app, apps: entries });
+      if (plan.rows.length === 0 && plan.refused.length === 0 && plan.missing.length === 0) continue;
+      const { gates } = await decideGates(deps, index, target, group.app, entries, { rollback: false, now });
+      planned.push({ source, target: target.name, app: group.app, plan, gates });
     }
   }
-  if (lines.length === 4) lines.push('| — | — | — | — | every environment already runs what its source runs |');
-  return lines.join('\n');
+  return planned;
 }

@@ -1,31 +1,31 @@
 import {
   closePull,
+  createComment,
   ensureCheckRun,
-  loadFile,
   mergePull,
+  reportCheck,
   requestReviewers,
   type PullSummary,
 } from '../adapters/github/repo.js';
+import { code, escapeText, refusalList } from '../planners/markdown.js';
 import type { RepoIndex } from '../adapters/store/subscriptions.js';
-import { parseDuration } from '../config/repo-config.js';
 import { ConfigError, MergeNotReadyError } from '../observability/errors.js';
 import { parseMarker } from '../planners/pull-marker.js';
 import {
   planPromotion,
   promotionBranch,
-  readVersions,
-  type EnvFile,
+  renderPromotionReply,
   type PromotionInput,
+  type PromotionResult,
   type RunningVersion,
 } from '../planners/promotion-plan.js';
 import { enqueuePromote } from '../queue/enqueue.js';
 import type { PromoteJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './shared/deps.js';
-import { planGates } from '../planners/promotion-gates.js';
-import { versionId } from '../planners/versions.js';
 import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
 import { ensureLivingPull } from './shared/living-pull.js';
+import { decideGates, loadEnvFiles, promotedVersions } from './shared/promotion-inputs.js';
 
 export interface PromoteOutcome {
   pull?: number;
@@ -70,7 +70,6 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const id = { owner: data.owner, repo: data.repo };
   const apps = data.app ? [data.app] : appsOf(index, [source, target.name]);
   const rollback = data.reason === 'rollback' ? await rollbackVersions(deps, index, target.name, apps) : null;
-  const soakMs = parseDuration(target.soak);
   const now = deps.now().getTime();
 
   const result = await ensureLivingPull({
@@ -82,50 +81,31 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     labels: ['promotion', `env:${target.name}`, ...index.config.labels],
     log,
     dryRun: index.config.dryRun,
+    // A hold or release re-checks the open promotion pull request; it never opens one.
+    openNew: data.reason !== 'hold',
     plan: async (base, _open, defaultHead, marker) => {
       // What the PR changes is judged against the default branch; the edits go on the PR's branch.
       const entries: PromotionInput['apps'] = [];
       const onBranch: PromotionInput['apps'] = [];
       for (const app of apps) {
-        const sourceFiles = rollback ? [] : await loadEnvFiles(deps, octokit, id, index, source, app, defaultHead.sha);
-        const targetFiles = await loadEnvFiles(deps, octokit, id, index, target.name, app, defaultHead.sha);
+        const sourceFiles = rollback ? [] : await loadEnvFiles(octokit, id, index, source, app, defaultHead.sha);
+        const targetFiles = await loadEnvFiles(octokit, id, index, target.name, app, defaultHead.sha);
         const versions = rollback?.get(app) ? { versions: rollback.get(app) as Map<string, RunningVersion> } : {};
         entries.push({ app, sourceFiles, targetFiles, ...versions });
         const branchFiles =
           base.sha === defaultHead.sha
             ? targetFiles
-            : await loadEnvFiles(deps, octokit, id, index, target.name, app, base.sha);
+            : await loadEnvFiles(octokit, id, index, target.name, app, base.sha);
         onBranch.push({ app, sourceFiles, targetFiles: branchFiles, ...versions });
       }
-      // Gates: what the source has run and for how long (soak), and holds; decided by planGates.
-      const firstSeen: Array<string | undefined> = [];
-      if (soakMs > 0 && !rollback) {
-        for (const entry of entries) {
-          for (const version of readVersions(entry.sourceFiles).values()) {
-            firstSeen.push(
-              (await deps.store.versions.loadSeen(
-                index,
-                source,
-                entry.app,
-                versionId({
-                  name: version.name,
-                  tag: version.tag,
-                  ...(version.digest ? { digest: version.digest } : {}),
-                }),
-              )) ?? undefined,
-            );
-          }
-        }
-      }
-      const hold = (await deps.store.holds.loadHold(index, target.name, data.app)) ?? undefined;
-      const { gates, readyAt } = planGates({
-        source,
-        target: target.name,
-        soakMs,
-        soakText: target.soak,
+      // Gates: what the source has run and for how long (soak), holds, a skipped soak; decided by planGates.
+      if (data.skipSoak && !rollback && data.requestedBy)
+        await deps.store.holds.setSoakSkip(index, target.name, data.app, {
+          by: `@${data.requestedBy}`,
+          versions: promotedVersions(entries),
+        });
+      const { gates, readyAt } = await decideGates(deps, index, target, data.app, entries, {
         rollback: rollback !== null,
-        firstSeen,
-        hold,
         now,
       });
       const sources = marker?.sources ?? [];
@@ -151,6 +131,21 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const { gates, readyAt } = plan;
   const pull: PullSummary | null = result.pull;
   const outcome: PromoteOutcome = { rows: plan.rows.length, gates, missing: plan.missing };
+  // The person whose command asked for this run hears what it did, whatever it did.
+  const reply = async (kind: PromotionResult): Promise<void> => {
+    if (!data.replyTo) return;
+    await createComment(
+      octokit,
+      id,
+      data.replyTo,
+      renderPromotionReply(
+        { source, target: target.name, app: data.app, rollback: rollback !== null, requestedBy: data.requestedBy },
+        plan,
+        gates,
+        kind,
+      ),
+    );
+  };
   if (index.config.dryRun) {
     log.info(
       { environment: target.name, app: data.app, rows: plan.rows, gates },
@@ -163,6 +158,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         title: `Dry run: ${plan.title}`,
         summary: plan.body,
       });
+    await reply({ kind: 'dry-run' });
     return outcome;
   }
   if (pull && plan.rows.length === 0 && !result.commit) {
@@ -175,10 +171,34 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         `Escalator closed this pull request: **${target.name}** already runs the versions it would promote. A newer version in ${source} opens a new one.`,
       );
       log.info({ pr: pull.number }, 'Promotion no longer needed; pull request closed');
+      await reply({ kind: 'closed', pull: pull.number });
       return { ...outcome, closed: pull.number };
     }
   }
-  if (!pull) return outcome;
+  if (!pull) {
+    if (data.reason === 'hold') {
+      // A hold or release re-checks the open promotion; it never opens one.
+      log.info({ environment: target.name, app: data.app }, 'Hold changed; no open promotion to re-check');
+      return outcome;
+    }
+    if (plan.refused.length > 0) {
+      // No pull request to carry the refusals: a failing check on the default branch, like a bump's.
+      log.warn({ environment: target.name, app: data.app, refused: plan.refused }, 'Promotion refused by the editor');
+      await reportCheck(octokit, id, {
+        sha: result.base.sha,
+        name: `escalator/promote ${promotionBranch(target.name, data.app)}`,
+        conclusion: 'failure',
+        title: `${plan.refused.length} file${plan.refused.length === 1 ? '' : 's'} could not be promoted into ${target.name}`,
+        summary: refusalList(plan.refused).join('\n'),
+      });
+    } else
+      log.info(
+        { environment: target.name, app: data.app, missing: plan.missing },
+        `Nothing to promote: ${target.name} already runs what ${source} runs`,
+      );
+    await reply({ kind: 'nothing' });
+    return outcome;
+  }
   outcome.pull = pull.number;
   if (result.created && target.reviewers.length > 0) await requestReviewers(octokit, id, pull.number, target.reviewers);
 
@@ -195,12 +215,14 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
       summary: gate.detail,
     });
   }
+  await reply({ kind: result.created ? 'opened' : 'updated', pull: pull.number });
   const soak = gates.find((gate) => gate.name === 'soak');
   if (soak?.state === 'pending') {
-    // A delayed job, not a polling loop: it lives in Redis and survives restarts.
+    // A delayed job, not a polling loop: it lives in Redis and survives restarts. It answers no one.
+    const { replyTo: _replyTo, skipSoak: _skipSoak, ...again } = data;
     await enqueuePromote(
       deps.producer,
-      { ...data, reason: 'soak' },
+      { ...again, reason: 'soak' },
       `${pull.headSha}-${readyAt}`,
       Math.max(0, readyAt - now) + 50,
     );
@@ -215,28 +237,22 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   return outcome;
 }
 
+/** A promotion a command asked for failed for good: the person who asked hears why. */
+export async function reportPromoteFailure(deps: JobDeps, data: PromoteJob, error: Error): Promise<void> {
+  if (!data.replyTo) return;
+  await createComment(
+    deps.github.forInstallation(data.installationId),
+    { owner: data.owner, repo: data.repo },
+    data.replyTo,
+    `${data.requestedBy ? `@${data.requestedBy} ` : ''}${data.reason === 'rollback' ? 'Rollback of' : 'Promotion into'} **${escapeText(data.environment)}**${data.app ? ` for ${code(data.app)}` : ''} failed: ${escapeText(error.message)}.`,
+  );
+}
+
 /** Apps that have files in any of the environments (for grouped promotions). */
 function appsOf(index: RepoIndex, environments: string[]): string[] {
   return [
     ...new Set(index.files.filter((file) => environments.includes(file.environment)).map((file) => file.app)),
   ].sort();
-}
-
-async function loadEnvFiles(
-  _deps: JobDeps,
-  octokit: Parameters<typeof loadFile>[0],
-  id: { owner: string; repo: string },
-  index: RepoIndex,
-  environment: string,
-  app: string,
-  sha: string,
-): Promise<EnvFile[]> {
-  const files: EnvFile[] = [];
-  for (const file of index.files.filter((f) => f.environment === environment && f.app === app)) {
-    const text = await loadFile(octokit, id, file.path, sha);
-    if (text !== null) files.push({ path: file.path, text });
-  }
-  return files;
 }
 
 /** The versions each app ran before its current ones, from the recorded history. */

@@ -16,8 +16,8 @@ import { processRecoverJob } from './recover.js';
 import { createRelayDeps, processRelayJob } from './relay.js';
 import type { RelayTarget } from '../config/relay-targets.js';
 import { metricsRegistry } from '../observability/metrics.js';
-import { processCommandJob } from './command.js';
-import { processPromoteJob } from './promote.js';
+import { processCommandJob, reportCommandFailure } from './command.js';
+import { processPromoteJob, reportPromoteFailure } from './promote.js';
 import type { JobDeps } from './shared/deps.js';
 import { processImageJob } from './image.js';
 import { processIndexJob, processResyncJob } from './subscription-index.js';
@@ -90,6 +90,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
       ...common,
       concurrency: 4,
       fairShare: true,
+      onFinalFailure: (data, error) => reportPromoteFailure(deps, data, error),
     }),
     createWorker(
       'diff',
@@ -110,6 +111,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
     createWorker('command', CommandJob, (data, context) => processCommandJob(deps, data, context), {
       ...common,
       concurrency: 2,
+      onFinalFailure: (data, error) => reportCommandFailure(deps, data, error),
     }),
     createWorker(
       'index',

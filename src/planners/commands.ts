@@ -10,8 +10,8 @@
 export type Command =
   | { name: 'hold'; environment?: string; app?: string }
   | { name: 'release'; environment?: string; app?: string }
-  | { name: 'promote'; environment: string; app?: string }
-  | { name: 'rollback'; environment: string; app?: string }
+  | { name: 'promote'; environment: string; app?: string; now?: boolean }
+  | { name: 'rollback'; environment: string; app?: string; now?: never }
   | { name: 'plan' }
   | { name: 'diff' }
   | { name: 'help' };
@@ -31,12 +31,23 @@ const word = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
 export function parseCommand(body: string): ParsedCommand {
   for (const line of visibleCommandLines(body)) {
-    const [, name = 'help', ...args] = line.split(/\s+/);
+    const [, name = 'help', ...words] = line.split(/\s+/);
+    const flags = words.filter((w) => w.startsWith('--'));
+    const args = words.filter((w) => !w.startsWith('--'));
     const shorten = (text: string): string => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
     if (args.some((arg) => !word.test(arg)))
       return {
         ok: false,
         message: `"${shorten(args.find((arg) => !word.test(arg)) as string)}" is not an environment or app name`,
+      };
+    const flag = flags.find((f) => name !== 'promote' || f !== '--now');
+    if (flag)
+      return {
+        ok: false,
+        message:
+          name === 'promote'
+            ? `unknown option "${shorten(flag)}"; /escalator promote takes only --now`
+            : `/escalator ${shorten(name)} takes no option ("${shorten(flag)}"); only /escalator promote takes --now`,
       };
     switch (name) {
       case 'hold':
@@ -52,9 +63,20 @@ export function parseCommand(body: string): ParsedCommand {
         if (args.length < 1 || args.length > 2)
           return {
             ok: false,
-            message: `/escalator ${name} needs an environment, and optionally an app: /escalator ${name} <env> [app]`,
+            message: `/escalator ${name} needs an environment, and optionally an app: /escalator ${name} <env> [app]${name === 'promote' ? ' [--now]' : ''}`,
           };
-        return { ok: true, command: { name, environment: args[0] as string, ...(args[1] ? { app: args[1] } : {}) } };
+        return {
+          ok: true,
+          command:
+            name === 'promote'
+              ? {
+                  name,
+                  environment: args[0] as string,
+                  ...(args[1] ? { app: args[1] } : {}),
+                  ...(flags.includes('--now') ? { now: true } : {}),
+                }
+              : { name, environment: args[0] as string, ...(args[1] ? { app: args[1] } : {}) },
+        };
       case 'plan':
       case 'diff':
       case 'help':

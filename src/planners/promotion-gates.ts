@@ -25,6 +25,8 @@ export interface GateInput {
   firstSeen: Array<string | undefined>;
   /** The reason of a hold on the target, if one is in force. */
   hold: string | undefined;
+  /** Who skipped the soak of exactly these versions (`/escalator promote <env> --now`), if someone did. */
+  soakSkippedBy?: string | undefined;
   now: number;
 }
 
@@ -37,7 +39,13 @@ export interface GateDecision {
 export function planGates(input: GateInput): GateDecision {
   const gates: Gate[] = [];
   let readyAt = input.now;
-  if (input.soakMs > 0 && !input.rollback) {
+  if (input.soakMs > 0 && !input.rollback && input.soakSkippedBy) {
+    gates.push({
+      name: 'soak',
+      state: 'passed',
+      detail: `skipped by ${input.soakSkippedBy} with /escalator promote ${input.target} --now (the ${input.soakText} soak in ${input.source} was not waited for)`,
+    });
+  } else if (input.soakMs > 0 && !input.rollback) {
     for (const seen of input.firstSeen)
       readyAt = Math.max(readyAt, (seen ? Date.parse(seen) : input.now) + input.soakMs);
     gates.push(

@@ -1,5 +1,5 @@
 import { editImages, listImages } from './image-edit/index.js';
-import { cell, code, escapeText, refusalLines, type Refusal } from './markdown.js';
+import { cell, code, escapeText, refusalLines, refusalList, type Refusal } from './markdown.js';
 import { renderMarker, type PullMarker } from './pull-marker.js';
 
 export interface EnvFile {
@@ -204,4 +204,118 @@ function renderPromotionBody(
     renderMarker(marker),
   );
   return `${lines.join('\n')}\n`;
+}
+
+/** What a promotion run did, for the person whose command asked for it. */
+export type PromotionResult =
+  | { kind: 'opened' | 'updated'; pull: number }
+  | { kind: 'closed'; pull: number }
+  | { kind: 'nothing' }
+  | { kind: 'dry-run' };
+
+/**
+ * The reply to `/escalator promote` or `/escalator rollback` once the promotion job has run: the
+ * pull request, or why there is none (already running those versions, files refused, apps without
+ * files in the target). A command never ends in "queued" and then silence.
+ */
+export function renderPromotionReply(
+  input: { source: string; target: string; app: string; rollback: boolean; requestedBy?: string | undefined },
+  plan: Pick<PromotionPlan, 'title' | 'rows' | 'refused' | 'missing'>,
+  gates: PromotionInput['gates'],
+  result: PromotionResult,
+): string {
+  const what = `${input.rollback ? 'Rollback of' : 'Promotion into'} **${escapeText(input.target)}**${input.app ? ` for ${code(input.app)}` : ''}`;
+  const to = input.requestedBy ? `@${input.requestedBy} ` : '';
+  const lines: string[] = [];
+  switch (result.kind) {
+    case 'opened':
+    case 'updated':
+      lines.push(
+        `${to}${what}: #${result.pull} ${result.kind === 'opened' ? 'opened' : 'updated'} (${escapeText(plan.title)}).`,
+      );
+      for (const gate of gates ?? [])
+        lines.push(
+          `- ${gate.state === 'passed' ? '✅' : gate.state === 'pending' ? '⏳' : '⛔'} ${escapeText(gate.name)}: ${escapeText(gate.detail)}`,
+        );
+      break;
+    case 'closed':
+      lines.push(
+        `${to}${what}: nothing to change, ${escapeText(input.target)} already runs these versions; #${result.pull} was closed.`,
+      );
+      break;
+    case 'dry-run':
+      lines.push(
+        `${to}${what}: dry run (\`dryRun: true\`), nothing written.${plan.rows.length ? ` The plan is the \`escalator/plan\` check on the default branch: ${escapeText(plan.title)}.` : ' Nothing would change.'}`,
+      );
+      break;
+    case 'nothing':
+      lines.push(
+        plan.refused.length > 0
+          ? `${to}${what}: no pull request, because Escalator could not change these files safely:`
+          : input.rollback
+            ? `${to}${what}: nothing to change, ${escapeText(input.target)} already runs its previous versions.`
+            : `${to}${what}: nothing to change, ${escapeText(input.target)} already runs what ${escapeText(input.source)} runs.`,
+      );
+      break;
+  }
+  if (result.kind === 'nothing' && plan.refused.length > 0) lines.push(...refusalList(plan.refused));
+  else if (plan.refused.length > 0) lines.push(...refusalLines(plan.refused));
+  if (plan.missing.length > 0)
+    lines.push(
+      '',
+      `Not promoted: ${plan.missing.map((app) => code(app)).join(', ')} run${plan.missing.length === 1 ? 's' : ''} in ${escapeText(input.source)} but ha${plan.missing.length === 1 ? 's' : 've'} no files in ${escapeText(input.target)}; add the overlay to promote ${plan.missing.length === 1 ? 'it' : 'them'}.`,
+    );
+  return lines.join('\n');
+}
+
+/** One promotion `/escalator plan` found: into which environment, for which app, and what it would do. */
+export interface PlannedPromotion {
+  source: string;
+  target: string;
+  app: string;
+  plan: Pick<PromotionPlan, 'rows' | 'refused' | 'missing'>;
+  gates: NonNullable<PromotionInput['gates']>;
+}
+
+/**
+ * The answer to `/escalator plan`: each promotion that would really change something, with its
+ * gates, and each one that could not be made with the reason. Rows that would change nothing are
+ * left out, so the table never promises a pull request that will not come.
+ */
+export function renderPlanReply(planned: readonly PlannedPromotion[]): string {
+  const lines = ['**Escalator plan** (nothing was changed)', ''];
+  const rows = planned.flatMap((item) => item.plan.rows.map((row) => ({ item, row })));
+  if (rows.length > 0) {
+    lines.push('| Into | App | Image | Now | Would become | Gates |', '|---|---|---|---|---|---|');
+    for (const { item, row } of rows) {
+      const waiting = item.gates.filter((gate) => gate.state !== 'passed');
+      const gates =
+        waiting.length === 0
+          ? '✅ ready'
+          : waiting
+              .map(
+                (gate) =>
+                  `${gate.state === 'pending' ? '⏳' : '⛔'} ${escapeText(gate.name)}: ${escapeText(gate.detail)}`,
+              )
+              .join('<br>');
+      lines.push(
+        `| ${cell(escapeText(item.target))} | ${cell(escapeText(row.app || '—'))} | ${cell(code(row.image))} | ${row.from ? cell(code(row.from)) : 'not set'} | ${cell(code(row.to))}${row.digest ? ` (${cell(code(row.digest.slice(0, 19)))}…)` : ''} | ${cell(gates)} |`,
+      );
+    }
+  } else lines.push('Every environment already runs what its source runs: no promotion would change anything.');
+  for (const item of planned) {
+    const where = `**${escapeText(item.target)}**${item.app ? ` for ${code(item.app)}` : ''}`;
+    if (item.plan.refused.length > 0)
+      lines.push(
+        '',
+        `${where}: these files cannot be promoted from ${escapeText(item.source)} as they are:`,
+        ...refusalList(item.plan.refused),
+      );
+    if (item.plan.missing.length > 0)
+      lines.push(
+        '',
+        `${where}: ${item.plan.missing.map((app) => code(app)).join(', ')} run${item.plan.missing.length === 1 ? 's' : ''} in ${escapeText(item.source)} but ha${item.plan.missing.length === 1 ? 's' : 've'} no files in ${escapeText(item.target)}.`,
+      );
+  }
+  return lines.join('\n');
 }

@@ -48,6 +48,10 @@ export const PromoteJob = z.object({
   reason: z.enum(['push', 'command', 'soak', 'hold', 'rollback']),
   /** Who asked, for commands (shown in replies and logs). */
   requestedBy: z.string().optional(),
+  /** The issue or pull request whose command asked for this run: it gets a reply with what the run did. */
+  replyTo: z.number().int().positive().optional(),
+  /** `/escalator promote <env> --now`: skip the soak of the versions promoted now (a writer's command). */
+  skipSoak: z.boolean().optional(),
 });
 export type PromoteJob = z.infer<typeof PromoteJob>;
 

@@ -16,6 +16,12 @@ export interface ProcessorContext {
 export type Processor<T> = (data: T, context: ProcessorContext) => Promise<unknown>;
 
 /**
+ * Said once a job has failed for good (no attempt left, or an error that is never retried), so the
+ * person who asked for the work hears why: a reply on the comment that started it, say.
+ */
+export type FinalFailure<T> = (data: T, error: Error, context: ProcessorContext) => Promise<void>;
+
+/**
  * Wrap a processor with the one place that maps errors onto queue semantics:
  * validation and config errors fail at once (no retries), a GitHub rate limit moves the job to
  * delayed until the reset, everything else is rethrown so attempts and backoff apply.
@@ -28,7 +34,20 @@ export function wrapProcessor<S extends z.ZodType>(
   processor: Processor<z.infer<S>>,
   log: Logger,
   fair?: FairShare,
+  onFinalFailure?: FinalFailure<z.infer<S>>,
 ) {
+  /** Tell the hook; a failing report is logged and never hides the job's own error. */
+  const report = async (data: z.infer<S>, error: unknown, context: ProcessorContext): Promise<void> => {
+    if (!onFinalFailure) return;
+    try {
+      await onFinalFailure(data, error instanceof Error ? error : new Error(String(error)), context);
+    } catch (reportError) {
+      context.log.error(
+        { err: { message: (reportError as Error).message } },
+        'Could not report the final failure of a job to the person who asked for it',
+      );
+    }
+  };
   return async (job: Job, token?: string): Promise<unknown> => {
     const jobLog = log.child({ queue, jobId: job.id, attempt: job.attemptsMade + 1 });
     const parsed = schema.safeParse(job.data);
@@ -59,14 +78,12 @@ export function wrapProcessor<S extends z.ZodType>(
       }
       const kind = classifyError(error);
       timer({ outcome: kind === 'rate-limited' ? 'delayed' : 'failed' });
-      if (kind !== 'rate-limited')
-        jobsFailed.inc({
-          queue,
-          final: String(kind === 'unrecoverable' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)),
-        });
+      const final = kind === 'unrecoverable' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      if (kind !== 'rate-limited') jobsFailed.inc({ queue, final: String(final) });
       switch (kind) {
         case 'unrecoverable':
           jobLog.warn({ err: error }, 'Job failed without retry');
+          await report(parsed.data, error, { job, log: jobLog });
           throw new UnrecoverableError((error as Error).message);
         case 'rate-limited': {
           const resetAt = (error as RateLimitError).resetAt;
@@ -77,8 +94,9 @@ export function wrapProcessor<S extends z.ZodType>(
         default:
           jobLog.warn(
             { err: { name: (error as Error).name, message: (error as Error).message } },
-            'Job attempt failed; it will be retried',
+            final ? 'Job failed: no attempt left' : 'Job attempt failed; it will be retried',
           );
+          if (final) await report(parsed.data, error, { job, log: jobLog });
           throw error;
       }
     } finally {
@@ -97,14 +115,23 @@ export function createWorker<S extends z.ZodType>(
     concurrency?: number;
     prefix?: string;
     fairShare?: boolean;
+    onFinalFailure?: FinalFailure<z.infer<S>>;
   } & Partial<WorkerOptions>,
 ): Worker {
-  const { connection, log, concurrency = 4, prefix = queuePrefix, fairShare = false, ...rest } = options;
+  const {
+    connection,
+    log,
+    concurrency = 4,
+    prefix = queuePrefix,
+    fairShare = false,
+    onFinalFailure,
+    ...rest
+  } = options;
   // Half the workers per installation while another waits: one tenant's backlog never holds them all.
   const fair = fairShare
     ? new FairShare(connection, { prefix, queue, share: Math.max(1, Math.floor(concurrency / 2)) })
     : undefined;
-  return new Worker(queue, wrapProcessor(queue, schema, processor, log, fair), {
+  return new Worker(queue, wrapProcessor(queue, schema, processor, log, fair, onFinalFailure), {
     connection,
     prefix,
     concurrency,

@@ -111,7 +111,8 @@ describe('command job (sandbox GitHub, real Redis)', () => {
     const body = '/escalator promote';
     await stack.client.comment(`${owner}/${repo}`, number, body);
     const job = await finished(body);
-    const message = '/escalator promote needs an environment, and optionally an app: /escalator promote <env> [app]';
+    const message =
+      '/escalator promote needs an environment, and optionally an app: /escalator promote <env> [app] [--now]';
     expect(job.returnvalue).toBe(`Escalator could not read that command: ${escapeText(message)}.\n\n${commandHelp}`);
     expect(await repliesTo('Escalator could not read that command')).toHaveLength(1);
   });

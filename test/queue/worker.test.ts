@@ -27,7 +27,11 @@ describe('the processor wrapper (real Redis)', () => {
   });
 
   /** A queue with a random name, as BullMQ's own tests do, plus a worker running `processor`. */
-  async function setup(processor: (data: { n: number }) => Promise<unknown>, attempts = 3) {
+  async function setup(
+    processor: (data: { n: number }) => Promise<unknown>,
+    attempts = 3,
+    onFinalFailure?: (data: { n: number }, error: Error) => Promise<void>,
+  ) {
     const name = `test-${randomUUID()}`;
     const queue = new Queue(name, {
       connection,
@@ -35,7 +39,18 @@ describe('the processor wrapper (real Redis)', () => {
     });
     const events = new QueueEvents(name, { connection: new Redis(redisUrl, { maxRetriesPerRequest: null }) });
     await events.waitUntilReady();
-    const worker = new Worker(name, wrapProcessor('bump', schema, processor, log), { connection });
+    const worker = new Worker(
+      name,
+      wrapProcessor(
+        'bump',
+        schema,
+        processor,
+        log,
+        undefined,
+        onFinalFailure ? (d, e) => onFinalFailure(d, e) : undefined,
+      ),
+      { connection },
+    );
     cleanups.push(async () => {
       await worker.close();
       await events.close();
@@ -68,6 +83,39 @@ describe('the processor wrapper (real Redis)', () => {
     expect(calls).toBe(1);
     const failed = (await queue.getJob(job.id as string)) as Job;
     expect(failed.attemptsMade).toBe(1);
+  });
+
+  it('tells the final-failure hook once, when no attempt is left, and never on a retried attempt', async () => {
+    const told: string[] = [];
+    const { queue, events } = await setup(
+      async () => {
+        throw new Error('GitHub answered 502');
+      },
+      3,
+      async (data, error) => {
+        told.push(`${data.n}: ${error.message}`);
+      },
+    );
+    const job = await queue.add('x', { n: 7 });
+    await expect(job.waitUntilFinished(events, 10_000)).rejects.toThrow('502');
+    expect(told).toEqual(['7: GitHub answered 502']);
+  });
+
+  it('tells the final-failure hook of an error that is never retried, and a failing hook hides nothing', async () => {
+    const told: string[] = [];
+    const { queue, events } = await setup(
+      async () => {
+        throw new ConfigError('no earlier version is recorded');
+      },
+      3,
+      async (data, error) => {
+        told.push(`${data.n}: ${error.message}`);
+        throw new Error('GitHub is down too');
+      },
+    );
+    const job = await queue.add('x', { n: 8 });
+    await expect(job.waitUntilFinished(events, 10_000)).rejects.toThrow('no earlier version is recorded');
+    expect(told).toEqual(['8: no earlier version is recorded']);
   });
 
   it('fails invalid job data without running the processor', async () => {

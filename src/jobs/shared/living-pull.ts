@@ -149,6 +149,8 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
   labels: string[];
   log: Logger;
   dryRun?: boolean;
+  /** False: only an open pull request is kept current; none is opened (default true). */
+  openNew?: boolean;
   /**
    * `marker` is the open PR's marker as Escalator last wrote it (from Redis; from the body as GitHub
    * holds it only when Redis lost it): what a plan carries over.
@@ -233,7 +235,8 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
     const plan = await input.plan(base, open, defaultHead, marker);
     const written = parseMarker(plan.body);
     const markerText = written ? renderMarker(written) : '';
-    if (input.dryRun) return { plan, pull: open, base, created: false, branch: name };
+    if (input.dryRun || (!open && input.openNew === false))
+      return { plan, pull: open, base, created: false, branch: name };
     if (plan.updates.length === 0) {
       if (open) {
         await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body });

@@ -1,0 +1,82 @@
+import { loadFile } from '../../adapters/github/repo.js';
+import type { RepoIndex } from '../../adapters/store/subscriptions.js';
+import { parseDuration } from '../../config/repo-config.js';
+import { planGates, type GateDecision } from '../../planners/promotion-gates.js';
+import { readVersions, type EnvFile, type PromotionInput } from '../../planners/promotion-plan.js';
+import { versionId } from '../../planners/versions.js';
+import type { JobDeps } from './deps.js';
+
+type Octokit = Parameters<typeof loadFile>[0];
+type Environment = NonNullable<RepoIndex['config']>['environments'][number];
+
+/** What a promotion reads: the files of one environment and app at a commit, and its gates. Shared by the promotion job and `/escalator plan`. */
+export async function loadEnvFiles(
+  octokit: Octokit,
+  id: { owner: string; repo: string },
+  index: RepoIndex,
+  environment: string,
+  app: string,
+  sha: string,
+): Promise<EnvFile[]> {
+  const files: EnvFile[] = [];
+  for (const file of index.files.filter((f) => f.environment === environment && f.app === app)) {
+    const text = await loadFile(octokit, id, file.path, sha);
+    if (text !== null) files.push({ path: file.path, text });
+  }
+  return files;
+}
+
+/** The source versions a promotion carries (sorted version ids): what a soak is about, and what `--now` skips. */
+export function promotedVersions(entries: PromotionInput['apps']): string[] {
+  const ids = new Set<string>();
+  for (const entry of entries)
+    for (const version of readVersions(entry.sourceFiles).values())
+      ids.add(
+        versionId({ name: version.name, tag: version.tag, ...(version.digest ? { digest: version.digest } : {}) }),
+      );
+  return [...ids].sort();
+}
+
+/**
+ * The gates of promoting `entries` from `target.from` into `target` (app `''`: grouped): when the
+ * source first ran each version (soak), a hold, a skipped soak; decided by `planGates`.
+ */
+export async function decideGates(
+  deps: JobDeps,
+  index: RepoIndex,
+  target: Environment,
+  app: string,
+  entries: PromotionInput['apps'],
+  options: { rollback: boolean; now: number },
+): Promise<GateDecision> {
+  const source = target.from;
+  const soakMs = parseDuration(target.soak);
+  const firstSeen: Array<string | undefined> = [];
+  let soakSkippedBy: string | undefined;
+  if (soakMs > 0 && !options.rollback) {
+    for (const entry of entries) {
+      for (const version of readVersions(entry.sourceFiles).values()) {
+        const id = versionId({
+          name: version.name,
+          tag: version.tag,
+          ...(version.digest ? { digest: version.digest } : {}),
+        });
+        firstSeen.push((await deps.store.versions.loadSeen(index, source, entry.app, id)) ?? undefined);
+      }
+    }
+    soakSkippedBy =
+      (await deps.store.holds.loadSoakSkip(index, target.name, app, promotedVersions(entries))) ?? undefined;
+  }
+  const hold = (await deps.store.holds.loadHold(index, target.name, app)) ?? undefined;
+  return planGates({
+    source,
+    target: target.name,
+    soakMs,
+    soakText: target.soak,
+    rollback: options.rollback,
+    firstSeen,
+    hold,
+    soakSkippedBy,
+    now: options.now,
+  });
+}

@@ -91,8 +91,6 @@ export interface NormalizeContext {
   deliveryId: string;
   /** When intake received the request, ISO 8601. */
   receivedAt: string;
-  /** Registry host to use when a payload names none (Distribution without `request.host`, Harbor without `resource_url`, ACR without `request.host`). */
-  defaultRegistry?: string;
 }
 
 /** A pure function from a sender's JSON body to the {@link SourceResult} of the source `S`. */

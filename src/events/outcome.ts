@@ -83,10 +83,10 @@ export function imageOutcome<S extends string>(facts: ImageFacts<S>, ctx: Normal
   const skip = classifyTag(facts.tag);
   if (skip) return { kind: 'ignored', ...skip };
   const tag = facts.tag as string;
-  const rawRegistry = facts.registry ?? ctx.defaultRegistry;
+  const rawRegistry = facts.registry;
   if (rawRegistry === undefined || rawRegistry === '') {
     return invalid(
-      `${facts.source}: ${facts.fields.registry} is missing, so the registry host is unknown; send the sender's payload unchanged or configure a default registry host for this route`,
+      `${facts.source}: ${facts.fields.registry} is missing, so the registry host is unknown; the registry sends it in every notification, so send its payload unchanged (a payload rebuilt by hand or by a proxy must keep ${facts.fields.registry})`,
     );
   }
   // Host names are case-insensitive and payloads spell them as they like; then the image

@@ -19,7 +19,8 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import { clusterSafePrefix, createRedis, pingRedis, waitForRedis } from '../queue/connection.js';
 import { healthRoutes } from '../web/health.js';
 import { metricsRoute } from '../web/metrics-route.js';
-import { dashboardRoute } from '../web/dashboard.js';
+import { dashboardPath, dashboardRoute } from '../web/dashboard.js';
+import { registryOf, registrySources } from '../events/index.js';
 import { queueDepth } from '../observability/metrics.js';
 import { queueNames } from '../queue/names.js';
 import { startWebServer, type Handler, type WebServer } from '../web/server.js';
@@ -170,7 +171,20 @@ export async function startEscalator(
           ...(targets.length > 0 ? { onVerified: (delivery) => relayDelivery(producer, targets, delivery) } : {}),
         }),
       ];
-      web = await startWebServer({ host: env.HOST, port: env.PORT, handlers, log });
+      // The 404 names every route, so a mistyped webhook URL is fixed from the answer alone.
+      const routes = [
+        'GET /healthz',
+        'GET /readyz',
+        'GET /metrics',
+        'POST /api/github/webhooks',
+        'POST /api/v1/images',
+        ...registrySources.map((source) =>
+          registryOf(source)?.auth === 'path-token' ? `POST /registry/${source}/<token>` : `POST /registry/${source}`,
+        ),
+        `GET ${dashboardPath}`,
+        'GET /admin/relay/deliveries',
+      ];
+      web = await startWebServer({ host: env.HOST, port: env.PORT, handlers, log, routes });
     } else {
       // A worker-only process still answers probes and scrapes.
       web = await startWebServer({ host: env.HOST, port: env.PORT, handlers: [health, metrics], log });

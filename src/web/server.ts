@@ -93,8 +93,11 @@ export async function startWebServer(options: {
   port: number;
   handlers: Handler[];
   log: Logger;
+  /** What the 404 lists: every route this server answers (default: the probes). */
+  routes?: readonly string[];
 }): Promise<WebServer> {
   const { handlers, log } = options;
+  const routes = options.routes ?? ['GET /healthz', 'GET /readyz', 'GET /metrics'];
   // Node's own Host check answers an empty 400; the handler below says why instead.
   const server = createServer({ requireHostHeader: false }, (req, res) => {
     // Counted once the exchange ends, by route template: never by the path itself.
@@ -129,7 +132,7 @@ export async function startWebServer(options: {
         }
         sendJson(res, 404, {
           error: `No route for ${req.method} ${req.url?.split('?')[0]}`,
-          routes: ['/healthz', '/readyz', 'POST /api/github/webhooks'],
+          routes,
         });
       } catch (error) {
         if (isRedisUnavailable(error)) {

@@ -529,11 +529,11 @@ describe('invalid payloads', () => {
       message: `harbor: event_data.resources must be array, not an object. ${hint.harbor}`,
     },
     {
-      name: 'harbor: no resource_url and no default registry',
+      name: 'harbor: no resource_url registry',
       normalize: normalizers.harbor,
       payload: harbor('PUSH_ARTIFACT', [{ tag: 'v1', digest: D }]),
       message:
-        "harbor: event_data.resources[0].resource_url is missing, so the registry host is unknown; send the sender's payload unchanged or configure a default registry host for this route",
+        'harbor: event_data.resources[0].resource_url is missing, so the registry host is unknown; the registry sends it in every notification, so send its payload unchanged (a payload rebuilt by hand or by a proxy must keep event_data.resources[0].resource_url)',
     },
     {
       name: 'quay: no updated_tags',
@@ -655,11 +655,11 @@ describe('invalid payloads', () => {
       message: `distribution: events[0].target.repository is missing for a manifest pushed by tag. ${hint.distribution}`,
     },
     {
-      name: 'distribution: no host anywhere and no default registry',
+      name: 'distribution: no host anywhere registry',
       normalize: normalizers.distribution,
       payload: envelope(distEvent('push', { mediaType: manifest, digest: D, tag: 'v1' }, null)),
       message:
-        "distribution: events[0].request.host is missing, so the registry host is unknown; send the sender's payload unchanged or configure a default registry host for this route",
+        'distribution: events[0].request.host is missing, so the registry host is unknown; the registry sends it in every notification, so send its payload unchanged (a payload rebuilt by hand or by a proxy must keep events[0].request.host)',
     },
   ];
 
@@ -735,13 +735,6 @@ describe('names and hosts', () => {
       expected: { kind: 'images', events: [event('distribution', 'registry.example.com/team/app', 'v1', D)] },
     },
     {
-      name: 'distribution: without any host the default registry is used',
-      normalize: normalizers.distribution,
-      payload: envelope(distEvent('push', { mediaType: manifest, digest: D, tag: 'v1' }, null)),
-      context: { defaultRegistry: 'gitlab.example.com:5050' },
-      expected: { kind: 'images', events: [event('distribution', 'gitlab.example.com:5050/team/app', 'v1', D)] },
-    },
-    {
       name: 'distribution: an unknown manifest media type still counts by its URL',
       normalize: normalizers.distribution,
       payload: envelope(
@@ -753,13 +746,6 @@ describe('names and hosts', () => {
         }),
       ),
       expected: { kind: 'images', events: [event('distribution', 'registry.example.com:5000/team/app', 'v1', D)] },
-    },
-    {
-      name: 'harbor: without resource_url the default registry is used',
-      normalize: normalizers.harbor,
-      payload: harbor('PUSH_ARTIFACT', [{ tag: 'v1', digest: D }]),
-      context: { defaultRegistry: 'harbor.example.com' },
-      expected: { kind: 'images', events: [event('harbor', 'harbor.example.com/team/app', 'v1', D)] },
     },
     {
       name: 'gar: a bare tag next to a full digest reference',

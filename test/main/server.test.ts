@@ -1,6 +1,7 @@
 import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatEnvProblems, loadEnv, needsAppSetup } from '../../src/config/env.js';
+import { registryOf, registrySources } from '../../src/events/index.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { EnvError, startEscalator, type RunningEscalator } from '../../src/main/server.js';
 
@@ -147,7 +148,24 @@ describe('the web role', () => {
   it('answers unknown routes with 404 and the routes that exist', async () => {
     const res = await fetch(`${app.url}/nope`);
     expect(res.status).toBe(404);
-    expect(((await res.json()) as { error: string }).error).toBe('No route for GET /nope');
+    const body = (await res.json()) as { error: string; routes: string[] };
+    expect(body.error).toBe('No route for GET /nope');
+    // Every route the web role answers, each registry of the table among them.
+    expect(body.routes).toEqual([
+      'GET /healthz',
+      'GET /readyz',
+      'GET /metrics',
+      'POST /api/github/webhooks',
+      'POST /api/v1/images',
+      ...registrySources.map((source) =>
+        registryOf(source)?.auth === 'path-token' ? `POST /registry/${source}/<token>` : `POST /registry/${source}`,
+      ),
+      'GET /admin/queues',
+      'GET /admin/relay/deliveries',
+    ]);
+    for (const route of body.routes.filter((r) => r.startsWith('GET /') && !r.includes('admin'))) {
+      expect((await fetch(`${app.url}${route.slice(4)}`)).status, route).not.toBe(404);
+    }
   });
 });
 

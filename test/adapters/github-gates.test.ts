@@ -83,6 +83,7 @@ describe('loadRequiredChecks', () => {
       reason: null,
       upToDate: false,
       mergeQueue: false,
+      adminsExempt: false,
     });
   });
 
@@ -110,7 +111,16 @@ describe('loadRequiredChecks', () => {
       { context: 'escalator/hold', appId: null, source: 'ruleset', rulesetId: expect.any(Number) },
       { context: 'escalator/soak', appId: null, source: 'ruleset', rulesetId: expect.any(Number) },
     ]);
-    expect(required).toMatchObject({ readable: true, reason: null, upToDate: true });
+    expect(required).toMatchObject({ readable: true, reason: null, upToDate: true, adminsExempt: false });
+    await user.rest.repos.updateBranchProtection({
+      ...id,
+      branch: 'main',
+      required_status_checks: { strict: false, contexts: ['escalator/soak'] },
+      enforce_admins: false,
+      required_pull_request_reviews: null,
+      restrictions: null,
+    });
+    expect((await loadRequiredChecks(app, id, 'main')).adminsExempt).toBe(true);
     // Another branch of the same repository requires nothing.
     await client.commit(`${owner}/guarded`, { branch: 'side', files: { 'b.txt': 'b\n' } });
     expect((await loadRequiredChecks(app, id, 'side')).contexts).toEqual([]);

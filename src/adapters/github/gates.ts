@@ -35,6 +35,11 @@ export interface RequiredChecks {
   upToDate: boolean;
   /** A ruleset sends pull requests into this branch through a merge queue. */
   mergeQueue: boolean;
+  /**
+   * Classic protection requires checks but lets administrators merge past them (GitHub's
+   * `enforcement_level: non_admins`, the unticked "Do not allow bypassing the above settings").
+   */
+  adminsExempt: boolean;
 }
 
 function isStatus(error: unknown, ...statuses: number[]): error is RequestError {
@@ -60,6 +65,7 @@ export async function loadRequiredChecks(octokit: Octokit, id: RepoId, branch: s
   const checks: RequiredCheck[] = [];
   let upToDate = false;
   let mergeQueue = false;
+  let adminsExempt = false;
   const reasons: string[] = [];
 
   let branchProtection: SourceReading = { readable: true };
@@ -67,6 +73,7 @@ export async function loadRequiredChecks(octokit: Octokit, id: RepoId, branch: s
     const { data } = await octokit.rest.repos.getBranch({ ...id, branch });
     const required = data.protection?.required_status_checks;
     if (required && required.enforcement_level !== 'off') {
+      adminsExempt = required.enforcement_level === 'non_admins';
       const pinned = new Map((required.checks ?? []).map((check) => [check.context, check.app_id ?? null]));
       for (const context of new Set([...(required.contexts ?? []), ...pinned.keys()]))
         checks.push({ context, appId: pinned.get(context) ?? null, source: 'branch-protection' });
@@ -120,6 +127,7 @@ export async function loadRequiredChecks(octokit: Octokit, id: RepoId, branch: s
     reason: reasons.length ? reasons.join('; ') : null,
     upToDate,
     mergeQueue,
+    adminsExempt,
   };
 }
 

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { SandboxClient, type Simulator, startSimulator } from '@escalator/github-sandbox';
 import { Octokit } from '@octokit/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,7 +36,7 @@ beforeAll(async () => {
   client = new SandboxClient(sim.url, sim.user.token);
   user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: quiet });
   let installationId = 0;
-  for (const repo of ['plain', 'guarded', 'auto', 'checks']) {
+  for (const repo of ['plain', 'guarded', 'auto', 'checks', 'documented-ruleset', 'documented-protection']) {
     installationId = (await client.createRepo({ owner, name: repo, files: { 'a.txt': 'a\n' } })).installation_id ?? 0;
   }
   await client.createRepo({ owner: 'outsider', name: 'hidden', files: { 'a.txt': 'a\n' }, install: false });
@@ -139,6 +141,56 @@ describe('loadRequiredChecks', () => {
     const required = await loadRequiredChecks(app, { owner: 'outsider', repo: 'hidden' }, 'main');
     expect(required).toMatchObject({ readable: false, contexts: [] });
     expect(required.source.rulesets).toMatchObject({ readable: false, status: 404 });
+  });
+});
+
+describe('the API calls docs/gates.md gives', () => {
+  /** The JSON bodies of the documented `gh api … --input -` calls, with the App's id filled in. */
+  async function documentedBodies(): Promise<Record<string, unknown>[]> {
+    const text = await readFile(resolve(import.meta.dirname, '../../docs/gates.md'), 'utf8');
+    return [...text.matchAll(/<<'EOF'\n([\s\S]*?)\nEOF/g)].map(
+      (match) => JSON.parse((match[1] ?? '').replaceAll('APP_ID', String(sim.app.id))) as Record<string, unknown>,
+    );
+  }
+
+  it('make both gates required, pinned to the App, and Escalator reads them back', async () => {
+    const [ruleset, protection] = await documentedBodies();
+    expect(ruleset).toBeDefined();
+    expect(protection).toBeDefined();
+    await user.request('POST /repos/{owner}/{repo}/rulesets', {
+      owner,
+      repo: 'documented-ruleset',
+      ...ruleset,
+    } as never);
+    await user.request('PUT /repos/{owner}/{repo}/branches/{branch}/protection', {
+      owner,
+      repo: 'documented-protection',
+      branch: 'main',
+      ...protection,
+    } as never);
+    for (const repo of ['documented-ruleset', 'documented-protection']) {
+      const required = await loadRequiredChecks(app, { owner, repo }, 'main');
+      expect(required.contexts).toEqual(['escalator/hold', 'escalator/soak']);
+      expect(required.checks.map((check) => check.appId)).toEqual([sim.app.id, sim.app.id]);
+      expect(required.adminsExempt).toBe(false);
+      // A commit status of the same name posted by a person does not satisfy a check pinned to the App.
+      const pull = await openPull(repo);
+      for (const context of ['escalator/soak', 'escalator/hold'])
+        await user.rest.repos.createCommitStatus({ owner, repo, sha: pull.sha, state: 'success', context });
+      await expect(user.rest.pulls.merge({ owner, repo, pull_number: pull.number })).rejects.toMatchObject({
+        status: 405,
+      });
+      for (const name of ['escalator/soak', 'escalator/hold'])
+        await app.rest.checks.create({
+          owner,
+          repo,
+          name,
+          head_sha: pull.sha,
+          status: 'completed',
+          conclusion: 'success',
+        });
+      expect((await user.rest.pulls.merge({ owner, repo, pull_number: pull.number })).status).toBe(200);
+    }
   });
 });
 

@@ -4,7 +4,12 @@ import { SandboxClient, type Simulator, startSimulator } from '@escalator/github
 import { Octokit } from '@octokit/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitHubClients } from '../../src/adapters/github/client.js';
-import { enableAutoMerge, loadRequiredChecks, requiredChecksPassed } from '../../src/adapters/github/gates.js';
+import {
+  disableAutoMerge,
+  enableAutoMerge,
+  loadRequiredChecks,
+  requiredChecksPassed,
+} from '../../src/adapters/github/gates.js';
 import { createLogger } from '../../src/observability/logger.js';
 
 /**
@@ -212,6 +217,11 @@ describe('enableAutoMerge', () => {
 
   it('is enabled while a required check waits, and GitHub merges once it passes', async () => {
     await requireInRuleset('auto', ['escalator/soak']);
+    const abandoned = await openPull('auto');
+    expect(await disableAutoMerge(app, abandoned.nodeId)).toMatchObject({ outcome: 'not-enabled' });
+    await enableAutoMerge(app, { pullNodeId: abandoned.nodeId, method: 'squash', expectedHeadOid: abandoned.sha });
+    expect(await disableAutoMerge(app, abandoned.nodeId)).toEqual({ outcome: 'disabled', message: null });
+    expect((await app.rest.pulls.get({ ...id, pull_number: abandoned.number })).data.auto_merge).toBeNull();
     const pull = await openPull('auto');
     const moved = await enableAutoMerge(app, {
       pullNodeId: pull.nodeId,

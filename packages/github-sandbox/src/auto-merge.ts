@@ -56,6 +56,23 @@ export async function enableAutoMerge(
 }
 
 /**
+ * `disablePullRequestAutoMerge`: turns auto-merge off again and sends `pull_request`
+ * `auto_merge_disabled`; refused when it is not on.
+ */
+export async function disableAutoMerge(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  pull: SandboxPull,
+  actor: SandboxUser,
+): Promise<void> {
+  if (pull.state !== 'open') throw new AutoMergeRefused('Pull request Pull request is closed');
+  if (!pull.autoMerge) throw new AutoMergeRefused('Pull request Auto merge is not enabled for this pull request');
+  pull.autoMerge = null;
+  pull.updatedAt = context.state.clock();
+  await emitPullRequest(context, repo, pull, 'auto_merge_disabled', actor, { reason: `Disabled by ${actor.login}` });
+}
+
+/**
  * What GitHub does when a check or status lands: every open pull request of the repository
  * with auto-merge enabled whose requirements are now met is merged, as the person who enabled
  * it. A merge that cannot happen yet (a conflict, a branch that moved) leaves auto-merge on.

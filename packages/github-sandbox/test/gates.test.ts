@@ -394,13 +394,45 @@ describe('native auto-merge', () => {
     expect(events.at(-1)?.payload).toMatchObject({ pull_request: { merged: true } });
   });
 
+  it('can be turned off again, and then nothing merges the pull request', async () => {
+    const DISABLE = `mutation ($input: DisablePullRequestAutoMergeInput!) {
+      disablePullRequestAutoMerge(input: $input) { pullRequest { number } }
+    }`;
+    const pull = await openPull('auto');
+    const notOn = await app.graphql(DISABLE, { input: { pullRequestId: pull.nodeId } }).catch((e: unknown) => e);
+    expect(notOn).toMatchObject({ errors: [{ type: 'UNPROCESSABLE', message: expect.stringMatching(/not enabled/) }] });
+    await app.graphql(AUTO_MERGE, { input: { pullRequestId: pull.nodeId, mergeMethod: 'MERGE' } });
+    await app.graphql(DISABLE, { input: { pullRequestId: pull.nodeId } });
+    expect((await app.rest.pulls.get({ ...repo, pull_number: pull.number })).data.auto_merge).toBeNull();
+    await check('auto', pull.sha, 'escalator/soak', 'success');
+    expect((await app.rest.pulls.get({ ...repo, pull_number: pull.number })).data).toMatchObject({
+      state: 'open',
+      mergeable_state: 'clean',
+    });
+  });
+
+  it('follows the rules: a ruleset deleted leaves nothing to wait for', async () => {
+    const rulesetId = (await admin.rest.repos.getBranchRules({ ...repo, branch: 'main' })).data[0]?.ruleset_id ?? 0;
+    const pull = await openPull('auto');
+    await app.graphql(AUTO_MERGE, { input: { pullRequestId: pull.nodeId, mergeMethod: 'MERGE' } });
+    await expect(app.rest.repos.deleteRepoRuleset({ ...repo, ruleset_id: rulesetId })).rejects.toMatchObject({
+      status: 403,
+    });
+    expect((await admin.rest.repos.deleteRepoRuleset({ ...repo, ruleset_id: rulesetId })).status).toBe(204);
+    expect((await app.rest.pulls.get({ ...repo, pull_number: pull.number })).data.merged).toBe(true);
+  });
+
   it('answers NOT_FOUND for a node it cannot see, and stays strict about other operations', async () => {
     expect(await enable('PR_nothing')).toMatchObject({ errors: [{ type: 'NOT_FOUND' }] });
     await expect(
-      app.graphql('mutation { disablePullRequestAutoMerge(input: {pullRequestId: "x"}) { clientMutationId } }'),
+      app.graphql('mutation { mergePullRequest(input: {pullRequestId: "x"}) { clientMutationId } }'),
     ).rejects.toMatchObject({
       errors: [
-        { message: expect.stringContaining('implements only the createCommitOnBranch and enablePullRequestAutoMerge') },
+        {
+          message: expect.stringContaining(
+            'implements only the createCommitOnBranch, enablePullRequestAutoMerge and disablePullRequestAutoMerge',
+          ),
+        },
       ],
     });
   });

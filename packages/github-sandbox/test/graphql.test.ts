@@ -81,7 +81,11 @@ describe('createCommitOnBranch', () => {
   it('says what it does not implement', async () => {
     await expect(octokit.graphql('query { viewer { login } }')).rejects.toMatchObject({
       errors: [
-        { message: expect.stringContaining('only the createCommitOnBranch and enablePullRequestAutoMerge mutations') },
+        {
+          message: expect.stringContaining(
+            'only the createCommitOnBranch, enablePullRequestAutoMerge and disablePullRequestAutoMerge',
+          ),
+        },
       ],
     });
   });

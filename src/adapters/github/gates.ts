@@ -221,6 +221,37 @@ export async function enableAutoMerge(
   }
 }
 
+const DISABLE_AUTO_MERGE = `mutation ($input: DisablePullRequestAutoMergeInput!) {
+  disablePullRequestAutoMerge(input: $input) { pullRequest { number } }
+}`;
+
+export interface DisableAutoMergeResult {
+  /** `not-enabled`: it was off already; `closed`: the pull request is closed or merged. */
+  outcome: 'disabled' | 'not-enabled' | 'closed' | 'refused';
+  message: string | null;
+}
+
+/**
+ * Turns GitHub's auto-merge off again, e.g. when a person pushed to the pull request's branch
+ * (GitHub would merge their commit once the checks pass) or when the gates are not required.
+ * Refusals become outcomes; transport errors and rate limits are thrown.
+ */
+export async function disableAutoMerge(octokit: Octokit, pullNodeId: string): Promise<DisableAutoMergeResult> {
+  try {
+    await octokit.graphql(DISABLE_AUTO_MERGE, { input: { pullRequestId: pullNodeId } });
+    return { outcome: 'disabled', message: null };
+  } catch (error) {
+    if (!isGraphqlError(error)) throw error;
+    const message = error.errors.map((entry) => entry.message ?? '').join('; ') || error.message;
+    const outcome = /not enabled/i.test(message)
+      ? 'not-enabled'
+      : /is closed|merged/i.test(message)
+        ? 'closed'
+        : 'refused';
+    return { outcome, message };
+  }
+}
+
 /** Where one required check stands on a commit. */
 export interface CheckVerdict {
   context: string;

@@ -337,6 +337,16 @@ export function registerGateRoutes(router: Router, context: SandboxContext): voi
     return json(200, rulesetShape(repo, ruleset));
   });
 
+  router.add('DELETE', '/repos/:owner/:repo/rulesets/:ruleset_id', async (request) => {
+    const repo = requireRepo(context, request, 'read');
+    requireAdmin(context, request, repo, 'write');
+    const index = repo.rulesets.findIndex((candidate) => candidate.id === Number(request.params.ruleset_id));
+    if (index === -1) throw notFound();
+    repo.rulesets.splice(index, 1);
+    await settleAutoMerges(context, repo);
+    return { status: 204 };
+  });
+
   // The rules that apply to a branch, for anyone who can read the repository (Metadata read).
   router.add('GET', '/repos/:owner/:repo/rules/branches/*branch', (request) => {
     const repo = requireRepo(context, request, 'read');

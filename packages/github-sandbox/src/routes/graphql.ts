@@ -1,4 +1,4 @@
-import { AutoMergeRefused, enableAutoMerge } from '../auto-merge.js';
+import { AutoMergeRefused, disableAutoMerge, enableAutoMerge } from '../auto-merge.js';
 import { actorOf, fullName, type SandboxContext } from '../context.js';
 import { bodyOf, json, type ApiRequest, type ApiResponse, type Router } from '../http.js';
 import type { SandboxPull, SandboxRepo } from '../model.js';
@@ -22,9 +22,9 @@ interface AutoMergeInput {
 }
 
 const UNSUPPORTED =
-  "The sandbox's GraphQL endpoint implements only the createCommitOnBranch and enablePullRequestAutoMerge mutations, with their input passed as a variable.";
+  "The sandbox's GraphQL endpoint implements only the createCommitOnBranch, enablePullRequestAutoMerge and disablePullRequestAutoMerge mutations, with their input passed as a variable.";
 
-type Mutation = 'createCommitOnBranch' | 'enablePullRequestAutoMerge';
+type Mutation = 'createCommitOnBranch' | 'enablePullRequestAutoMerge' | 'disablePullRequestAutoMerge';
 
 function graphqlErrorOf(mutation: Mutation, type: string | undefined, message: string): ApiResponse {
   return json(200, {
@@ -45,8 +45,8 @@ function mutationOf(query: unknown): string | null {
  * GraphQL error. The answers carry the usual fields whatever the selection set.
  * - `createCommitOnBranch`: one commit from base64 file additions and deletions,
  *   compare-and-swap on `expectedHeadOid` (`STALE_DATA` otherwise), signed by GitHub for Apps.
- * - `enablePullRequestAutoMerge`: native auto-merge (`auto-merge.ts`), refused with GitHub's
- *   `UNPROCESSABLE` messages.
+ * - `enablePullRequestAutoMerge`, `disablePullRequestAutoMerge`: native auto-merge
+ *   (`auto-merge.ts`), refused with GitHub's `UNPROCESSABLE` messages.
  */
 export function registerGraphqlRoutes(router: Router, context: SandboxContext): void {
   router.add('POST', '/api/graphql', async (request: ApiRequest) => {
@@ -61,9 +61,9 @@ export function registerGraphqlRoutes(router: Router, context: SandboxContext): 
       (value): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value),
     );
     const mutation = mutationOf(body.query);
-    if (mutation === 'enablePullRequestAutoMerge') {
+    if (mutation === 'enablePullRequestAutoMerge' || mutation === 'disablePullRequestAutoMerge') {
       const input = objects.find((value) => 'pullRequestId' in value);
-      if (input) return autoMerge(context, request, input as AutoMergeInput);
+      if (input) return autoMerge(context, request, mutation, input as AutoMergeInput);
     }
     const input = objects.find((value) => 'branch' in value) as CommitOnBranchInput | undefined;
     if (mutation !== 'createCommitOnBranch' || !input) {
@@ -132,13 +132,34 @@ function pullByNodeId(context: SandboxContext, id: string): { repo: SandboxRepo;
   return null;
 }
 
-async function autoMerge(context: SandboxContext, request: ApiRequest, input: AutoMergeInput): Promise<ApiResponse> {
-  const fail = (type: string | undefined, message: string) =>
-    graphqlErrorOf('enablePullRequestAutoMerge', type, message);
+async function autoMerge(
+  context: SandboxContext,
+  request: ApiRequest,
+  mutation: 'enablePullRequestAutoMerge' | 'disablePullRequestAutoMerge',
+  input: AutoMergeInput,
+): Promise<ApiResponse> {
+  const fail = (type: string | undefined, message: string) => graphqlErrorOf(mutation, type, message);
   const id = input.pullRequestId ?? '';
   const found = pullByNodeId(context, id);
   if (!found || !canWrite(context, request, found.repo)) {
     return fail('NOT_FOUND', `Could not resolve to a node with the global id of '${id}'`);
+  }
+  const actor = actorOf(context, request.principal);
+  if (mutation === 'disablePullRequestAutoMerge') {
+    try {
+      await disableAutoMerge(context, found.repo, found.pull, actor);
+    } catch (error) {
+      if (error instanceof AutoMergeRefused) return fail('UNPROCESSABLE', error.message);
+      throw error;
+    }
+    return json(200, {
+      data: {
+        disablePullRequestAutoMerge: {
+          clientMutationId: null,
+          pullRequest: { id: nodeId('PullRequest', found.pull.id), number: found.pull.number, autoMergeRequest: null },
+        },
+      },
+    });
   }
   const method = input.mergeMethod === undefined ? 'merge' : MERGE_METHODS[input.mergeMethod];
   if (!method) {
@@ -147,7 +168,6 @@ async function autoMerge(context: SandboxContext, request: ApiRequest, input: Au
       `Variable $input of type EnablePullRequestAutoMergeInput! was provided invalid value for mergeMethod (Expected "${String(input.mergeMethod)}" to be one of: MERGE, SQUASH, REBASE)`,
     );
   }
-  const actor = actorOf(context, request.principal);
   try {
     await enableAutoMerge(context, found.repo, found.pull, actor, {
       method,

@@ -140,12 +140,15 @@ export function unmetMessage(unmet: { check: RequiredCheck; state: Exclude<Check
     : `Required status check "${unmet.check.context}" is expected.`;
 }
 
-/** Any check run or status on `sha` that failed, required or not (`mergeable_state: unstable`). */
-export function anyFailing(context: SandboxContext, repo: SandboxRepo, sha: string): boolean {
+/**
+ * Any check run or status on `sha` that has not passed (failed or still running), required or
+ * not: GitHub's `unstable` ("mergeable with non-passing commit status").
+ */
+export function anyNotPassing(context: SandboxContext, repo: SandboxRepo, sha: string): boolean {
   const names = new Set<string>();
   for (const run of context.state.checkRuns.values())
     if (run.repoId === repo.id && run.headSha === sha) names.add(run.name);
   for (const status of context.state.statuses.values())
     if (status.repoId === repo.id && status.sha === sha) names.add(status.context);
-  return [...names].some((name) => checkState(context, repo, sha, { context: name, appId: null }) === 'failing');
+  return [...names].some((name) => checkState(context, repo, sha, { context: name, appId: null }) !== 'passing');
 }

@@ -1,5 +1,5 @@
 import type { SandboxContext } from './context.js';
-import { anyFailing, firstUnmet, requiredChecks, requiresUpToDate } from './gates.js';
+import { anyNotPassing, firstUnmet, requiredChecks, requiresUpToDate } from './gates.js';
 import type { FileChange, MergeResult } from './git.js';
 import type { SandboxPull, SandboxRepo, SandboxTeam, SandboxUser } from './model.js';
 import { pullShape, type PullDetails } from './shapes/pulls.js';
@@ -97,7 +97,7 @@ export async function describePull(
 /**
  * What the merge box says of a pull request without conflicts: `blocked` while a required check
  * is missing, pending or failing; `behind` when the branch must be up to date and is not;
- * `unstable` when every required check passes but another failed; `clean` otherwise.
+ * `unstable` when every required check passes but another failed or still runs; `clean` otherwise.
  */
 export async function mergeStateOf(
   context: SandboxContext,
@@ -106,7 +106,7 @@ export async function mergeStateOf(
 ): Promise<'clean' | 'blocked' | 'behind' | 'unstable'> {
   if (firstUnmet(context, repo, pull.headSha, requiredChecks(repo, pull.baseRef))) return 'blocked';
   if (requiresUpToDate(repo, pull.baseRef) && !(await isUpToDate(repo, pull))) return 'behind';
-  return anyFailing(context, repo, pull.headSha) ? 'unstable' : 'clean';
+  return anyNotPassing(context, repo, pull.headSha) ? 'unstable' : 'clean';
 }
 
 /** Whether the head contains the base branch's current commit. */

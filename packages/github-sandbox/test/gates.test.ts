@@ -343,6 +343,12 @@ describe('native auto-merge', () => {
     expect(await enable(pull.nodeId)).toMatchObject({
       errors: [{ type: 'UNPROCESSABLE', message: 'Pull request Pull request is in clean status' }],
     });
+    // A check nobody requires that still runs makes it `unstable`: still nothing to wait for.
+    await check('auto', pull.sha, 'lint');
+    expect((await app.rest.pulls.get({ ...repo, pull_number: pull.number })).data.mergeable_state).toBe('unstable');
+    expect(await enable(pull.nodeId)).toMatchObject({
+      errors: [{ type: 'UNPROCESSABLE', message: 'Pull request Pull request is in unstable status' }],
+    });
   });
 
   it('merges the pull request once every required check passes, as the one who enabled it', async () => {

@@ -139,7 +139,7 @@ export type AutoMergeOutcome =
   | 'not-allowed'
   /** Nothing to wait for: every requirement is met already (GitHub: "is in clean status"). */
   | 'clean'
-  /** Required checks passed but another check failed (GitHub: "is in unstable status"). */
+  /** Required checks passed but another check failed or still runs (GitHub: "is in unstable status"). */
   | 'unstable'
   /** The pull request has conflicts with its base. */
   | 'conflict'

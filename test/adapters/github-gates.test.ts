@@ -10,6 +10,7 @@ import {
   loadRequiredChecks,
   requiredChecksPassed,
 } from '../../src/adapters/github/gates.js';
+import { RateLimitError } from '../../src/observability/errors.js';
 import { createLogger } from '../../src/observability/logger.js';
 
 /**
@@ -206,6 +207,15 @@ describe('enableAutoMerge', () => {
     const pull = await openPull('auto');
     const result = await enableAutoMerge(app, { pullNodeId: pull.nodeId, method: 'merge', expectedHeadOid: pull.sha });
     expect(result).toEqual({ outcome: 'not-allowed', message: 'Auto merge is not allowed for this repository' });
+  });
+
+  it('throws what is not an answer about the pull request (a rate limit) instead of making it an outcome', async () => {
+    const pull = await openPull('auto');
+    await client.setRateLimit({ mode: 'secondary', count: 1, retryAfter: 30 });
+    await expect(
+      enableAutoMerge(app, { pullNodeId: pull.nodeId, method: 'merge', expectedHeadOid: pull.sha }),
+    ).rejects.toBeInstanceOf(RateLimitError);
+    await client.setRateLimit({ count: 0 });
   });
 
   it('says when there is nothing left to wait for', async () => {

@@ -68,6 +68,57 @@ export interface SandboxRepo {
   labels: Map<string, SandboxLabel>;
   /** Issues and pull requests share one number sequence, as on GitHub. */
   nextNumber: number;
+  /** The repository setting "Allow auto-merge" (`allow_auto_merge`), off by default as on GitHub. */
+  allowAutoMerge: boolean;
+  /** Classic branch protection by exact branch name. */
+  protections: Map<string, SandboxProtection>;
+  /** Repository rulesets, in creation order. */
+  rulesets: SandboxRuleset[];
+}
+
+/** A status check a branch requires: by name, optionally only from one App (`app_id` / `integration_id`). */
+export interface RequiredCheck {
+  context: string;
+  /** null: any App or commit status may satisfy it. */
+  appId: number | null;
+}
+
+/** Classic branch protection (`PUT /branches/{branch}/protection`), as far as the simulator enforces it. */
+export interface SandboxProtection {
+  /** null when the protection does not require status checks. */
+  requiredStatusChecks: { strict: boolean; checks: RequiredCheck[] } | null;
+  /** Administrators are held to the protection too (otherwise they may merge past it). */
+  enforceAdmins: boolean;
+}
+
+/** A repository ruleset on branches; only `required_status_checks` rules are simulated. */
+export interface SandboxRuleset {
+  id: number;
+  name: string;
+  enforcement: 'disabled' | 'active' | 'evaluate';
+  /** `ref_name` patterns: `refs/heads/<glob>`, `~DEFAULT_BRANCH`, `~ALL`. */
+  include: string[];
+  exclude: string[];
+  requiredStatusChecks: { strict: boolean; checks: RequiredCheck[]; doNotEnforceOnCreate: boolean } | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type CommitState = 'error' | 'failure' | 'pending' | 'success';
+
+/** A commit status (`POST /statuses/{sha}`). */
+export interface SandboxCommitStatus {
+  id: number;
+  repoId: number;
+  sha: string;
+  context: string;
+  state: CommitState;
+  description: string | null;
+  targetUrl: string | null;
+  creator: SandboxUser;
+  /** Set when an App installation posted it: it then counts as coming from that App. */
+  viaApp: boolean;
+  createdAt: Date;
 }
 
 export interface SandboxPull {
@@ -97,6 +148,14 @@ export interface SandboxPull {
   requestedReviewers: string[];
   requestedTeams: string[];
   maintainerCanModify: boolean;
+  /** Native auto-merge (`enablePullRequestAutoMerge`): merged by the simulator once every requirement is met. */
+  autoMerge: {
+    method: 'merge' | 'squash' | 'rebase';
+    enabledBy: SandboxUser;
+    enabledAt: Date;
+    commitTitle: string;
+    commitMessage: string;
+  } | null;
 }
 
 export interface SandboxComment {

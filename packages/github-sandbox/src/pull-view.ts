@@ -1,4 +1,5 @@
 import type { SandboxContext } from './context.js';
+import { anyNotPassing, firstUnmet, requiredChecks, requiresUpToDate } from './gates.js';
 import type { FileChange, MergeResult } from './git.js';
 import type { SandboxPull, SandboxRepo, SandboxTeam, SandboxUser } from './model.js';
 import { pullShape, type PullDetails } from './shapes/pulls.js';
@@ -77,7 +78,7 @@ export async function describePull(
   if (pull.state === 'open') {
     const merge = await refreshTestMerge(context, repo, pull, base);
     mergeable = merge.clean;
-    mergeableState = merge.clean ? 'clean' : 'dirty';
+    mergeableState = merge.clean ? await mergeStateOf(context, repo, pull) : 'dirty';
   }
   const files = await pullFiles(repo, pull);
   const details: PullDetails = {
@@ -91,6 +92,26 @@ export async function describePull(
       .length,
   };
   return pullShape(context.urls, repo, pull, base, people(context, pull), details, target);
+}
+
+/**
+ * What the merge box says of a pull request without conflicts: `blocked` while a required check
+ * is missing, pending or failing; `behind` when the branch must be up to date and is not;
+ * `unstable` when every required check passes but another failed or still runs; `clean` otherwise.
+ */
+export async function mergeStateOf(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  pull: SandboxPull,
+): Promise<'clean' | 'blocked' | 'behind' | 'unstable'> {
+  if (firstUnmet(context, repo, pull.headSha, requiredChecks(repo, pull.baseRef))) return 'blocked';
+  if (requiresUpToDate(repo, pull.baseRef) && !(await isUpToDate(repo, pull))) return 'behind';
+  return anyNotPassing(context, repo, pull.headSha) ? 'unstable' : 'clean';
+}
+
+/** Whether the head contains the base branch's current commit. */
+export async function isUpToDate(repo: SandboxRepo, pull: SandboxPull): Promise<boolean> {
+  return repo.git.isAncestor(await baseShaOf(repo, pull), pull.headSha);
 }
 
 /** The `pull-request-simple` object of list endpoints. */

@@ -2,7 +2,8 @@ import { fullName, withRepoLock, type SandboxContext } from './context.js';
 import { emitPullRequest, labelPayload, reviewerPayload } from './events.js';
 import { HttpError, validationFailed } from './http.js';
 import type { SandboxPull, SandboxRepo, SandboxUser } from './model.js';
-import { baseShaOf, checkMerge, pullCommits } from './pull-view.js';
+import { firstUnmet, requiredChecks, requiresUpToDate, unmetMessage } from './gates.js';
+import { baseShaOf, checkMerge, isUpToDate, pullCommits } from './pull-view.js';
 import { afterRefUpdate } from './refs.js';
 
 /** Opens a pull request from a branch of the same repository (forks are not simulated). */
@@ -68,6 +69,7 @@ export async function openPull(
     requestedReviewers: [],
     requestedTeams: [],
     maintainerCanModify: input.maintainerCanModify ?? false,
+    autoMerge: null,
   };
   context.state.pullsOf(repo).push(pull);
   await emitPullRequest(context, repo, pull, 'opened', author);
@@ -133,7 +135,9 @@ export type MergeMethod = 'merge' | 'squash' | 'rebase';
 
 /**
  * Merges with real git under the repository lock: 409 when `sha` is not the head,
- * 405 when the pull request is closed or conflicts. Sends `push` for the base branch, then
+ * 405 when the pull request is closed, conflicts, or a required status check of the base
+ * branch (classic protection or an active ruleset) has not passed on the head; 409 when the
+ * base requires up-to-date branches and the head does not contain it. Sends `push` for the base branch, then
  * `pull_request` closed with `merged: true`.
  */
 export function mergePull(
@@ -149,6 +153,10 @@ export function mergePull(
       throw new HttpError(409, 'Head branch was modified. Review and try the merge again.');
     const method = input.method ?? 'merge';
     if (method === 'rebase') throw new HttpError(405, 'Rebase merges are not allowed on this repository.');
+    const unmet = firstUnmet(context, repo, pull.headSha, requiredChecks(repo, pull.baseRef, actor));
+    if (unmet) throw new HttpError(405, unmetMessage(unmet));
+    if (requiresUpToDate(repo, pull.baseRef, actor) && !(await isUpToDate(repo, pull)))
+      throw new HttpError(409, 'Head branch is out of date. Review and try the merge again.');
     const baseRef = `refs/heads/${pull.baseRef}`;
     const base = await repo.git.readRef(baseRef);
     if (!base) throw new HttpError(405, 'Pull Request is not mergeable');

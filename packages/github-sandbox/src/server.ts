@@ -14,6 +14,7 @@ import { registerAppRoutes } from './routes/apps.js';
 import { registerCheckRoutes } from './routes/checks.js';
 import { registerContentRoutes } from './routes/contents.js';
 import { registerControlRoutes } from './routes/control.js';
+import { registerGateRoutes } from './routes/gates.js';
 import { registerGitDataRoutes } from './routes/git-data.js';
 import { registerGraphqlRoutes } from './routes/graphql.js';
 import { registerIssueRoutes } from './routes/issues.js';
@@ -37,6 +38,8 @@ export interface SimulatorOptions {
     /** Where webhooks go (the App's `POST /api/github/webhooks`); settable later. */
     webhookUrl?: string | null;
     webhookSecret?: string;
+    /** The App's permissions (default: what Escalator's app.yml asks for). */
+    permissions?: Record<string, 'read' | 'write'>;
   };
   /** Login of the human user whose token drives the control API (default `developer`). */
   user?: string;
@@ -100,7 +103,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     publicKey: createPublicKey(publicKey.export({ type: 'spki', format: 'pem' })),
     webhookSecret: options.app?.webhookSecret ?? randomBytes(20).toString('hex'),
     webhookUrl: options.app?.webhookUrl ?? null,
-    permissions: { checks: 'write', contents: 'write', issues: 'write', metadata: 'read', pull_requests: 'write' },
+    permissions: options.app?.permissions ?? {
+      checks: 'write',
+      contents: 'write',
+      issues: 'write',
+      metadata: 'read',
+      pull_requests: 'write',
+      statuses: 'read',
+    },
     events: ['check_run', 'issue_comment', 'pull_request', 'push'],
     createdAt: state.clock(),
   };
@@ -124,6 +134,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const api = new Router();
   registerAppRoutes(api, context);
   registerCheckRoutes(api, context);
+  registerGateRoutes(api, context);
   registerRepoRoutes(api, context);
   registerContentRoutes(api, context);
   registerGitDataRoutes(api, context);

@@ -5,6 +5,7 @@ import type {
   SandboxApp,
   SandboxCheckRun,
   SandboxComment,
+  SandboxCommitStatus,
   SandboxInstallation,
   SandboxPull,
   SandboxRepo,
@@ -33,6 +34,7 @@ export class SandboxState {
   readonly pulls = new Map<number, SandboxPull[]>();
   readonly comments = new Map<number, SandboxComment>();
   readonly checkRuns = new Map<number, SandboxCheckRun>();
+  readonly statuses = new Map<number, SandboxCommitStatus>();
 
   constructor(
     readonly dataDir: string,
@@ -105,6 +107,9 @@ export class SandboxState {
       collaborators: new Map(),
       labels: new Map(),
       nextNumber: 1,
+      allowAutoMerge: false,
+      protections: new Map(),
+      rulesets: [],
     };
     this.repos.set(`${owner.login}/${name}`.toLowerCase(), repo);
     this.pulls.set(repo.id, []);

@@ -80,7 +80,13 @@ describe('createCommitOnBranch', () => {
 
   it('says what it does not implement', async () => {
     await expect(octokit.graphql('query { viewer { login } }')).rejects.toMatchObject({
-      errors: [{ message: expect.stringContaining('only the createCommitOnBranch mutation') }],
+      errors: [
+        {
+          message: expect.stringContaining(
+            'only the createCommitOnBranch, enablePullRequestAutoMerge and disablePullRequestAutoMerge',
+          ),
+        },
+      ],
     });
   });
 });

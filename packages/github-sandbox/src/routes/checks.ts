@@ -1,3 +1,4 @@
+import { settleAutoMerges } from '../auto-merge.js';
 import { actorOf, type SandboxContext } from '../context.js';
 import { emitCheckRun } from '../events.js';
 import {
@@ -114,15 +115,19 @@ export function registerCheckRoutes(router: Router, context: SandboxContext): vo
     };
     applyCheckFields(run, body, now);
     state.checkRuns.set(run.id, run);
-    return json(201, shape(repo, run));
+    const answer = shape(repo, run);
+    await settleAutoMerges(context, repo);
+    return json(201, answer);
   });
 
-  router.add('PATCH', '/repos/:owner/:repo/check-runs/:check_run_id', (request) => {
+  router.add('PATCH', '/repos/:owner/:repo/check-runs/:check_run_id', async (request) => {
     const repo = requireRepo(context, request, 'write');
     requireInstallation(request);
     const run = findRun(repo, request);
     applyCheckFields(run, bodyOf(request), state.clock());
-    return json(200, shape(repo, run));
+    const answer = shape(repo, run);
+    await settleAutoMerges(context, repo);
+    return json(200, answer);
   });
 
   router.add('GET', '/repos/:owner/:repo/check-runs/:check_run_id', (request) => {

@@ -65,3 +65,42 @@ export function listField(body: Record<string, unknown>, name: string): string[]
   }
   return value as string[];
 }
+
+/** What an App installation may do per permission (`contents`, `statuses`, `administration`, …). */
+const LEVELS = { read: 1, write: 2 } as const;
+
+/**
+ * An installation needs the App permission `name` at `level`; GitHub answers 403 "Resource not
+ * accessible by integration" otherwise. Users are judged by their repository role elsewhere.
+ */
+export function requireAppPermission(
+  context: SandboxContext,
+  request: ApiRequest,
+  name: string,
+  level: 'read' | 'write',
+): void {
+  if (request.principal?.kind !== 'installation') return;
+  const granted = context.state.requireApp().permissions[name];
+  const have = granted === 'write' ? 2 : granted === 'read' ? 1 : 0;
+  if (have < LEVELS[level]) throw new HttpError(403, 'Resource not accessible by integration');
+}
+
+/**
+ * Settings and protection need admin: an installation needs the `administration` permission, a
+ * user the admin role (GitHub hides the endpoint from people who cannot push, and says what is
+ * missing to those who can).
+ */
+export function requireAdmin(
+  context: SandboxContext,
+  request: ApiRequest,
+  repo: SandboxRepo,
+  level: 'read' | 'write',
+): void {
+  requireAppPermission(context, request, 'administration', level);
+  const principal = request.principal;
+  if (principal?.kind !== 'user') return;
+  const permission = permissionOf(repo, principal.user);
+  if (permission === 'admin') return;
+  if (CAN_WRITE.includes(permission)) throw new HttpError(403, 'Must have admin rights to Repository.');
+  throw notFound();
+}

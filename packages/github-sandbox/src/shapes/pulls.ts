@@ -7,7 +7,7 @@ import { teamShape, userShape } from './users.js';
 /** What a full pull request object reports beyond the stored record, computed from git. */
 export interface PullDetails {
   mergeable: boolean | null;
-  mergeableState: 'clean' | 'dirty' | 'unknown';
+  mergeableState: 'clean' | 'dirty' | 'blocked' | 'behind' | 'unstable' | 'unknown';
   commits: number;
   additions: number;
   deletions: number;
@@ -87,7 +87,14 @@ export function pullShape(
       statuses: { href: statuses },
     },
     author_association: authorAssociation(repo, pull.user),
-    auto_merge: null,
+    auto_merge: pull.autoMerge
+      ? {
+          enabled_by: userShape(urls, pull.autoMerge.enabledBy),
+          merge_method: pull.autoMerge.method,
+          commit_title: pull.autoMerge.commitTitle,
+          commit_message: pull.autoMerge.commitMessage,
+        }
+      : null,
     active_lock_reason: null,
   };
   if (details) {

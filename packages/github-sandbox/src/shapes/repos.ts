@@ -108,7 +108,7 @@ export function repoShape(
       allow_squash_merge: true,
       allow_merge_commit: true,
       allow_rebase_merge: false,
-      allow_auto_merge: false,
+      allow_auto_merge: repo.allowAutoMerge,
       delete_branch_on_merge: false,
       allow_update_branch: false,
       use_squash_pr_title_as_default: false,

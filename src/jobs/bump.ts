@@ -1,7 +1,8 @@
-import { ensureCheckRun, loadFile, mergePull, reportCheck } from '../adapters/github/repo.js';
+import { ensureCheckRun, loadFile, reportCheck } from '../adapters/github/repo.js';
+import { autoMerge } from './shared/auto-merge.js';
 import type { Candidate } from '../adapters/store/candidates.js';
 import type { RepoIndex } from '../adapters/store/subscriptions.js';
-import { ConfigError, MergeNotReadyError } from '../observability/errors.js';
+import { ConfigError } from '../observability/errors.js';
 import { bumpBranch, planBump } from '../planners/bump-plan.js';
 import { refusalList } from '../planners/markdown.js';
 import { normalizeName } from '../planners/image-ref.js';
@@ -105,12 +106,8 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
     waiting.map((candidate) => candidate.field),
   );
 
-  if (environment.autoMerge && pull && !index.config.dryRun) {
-    const merged = await mergePull(octokit, id, pull.number, pull.headSha);
-    if (merged === 'not-mergeable')
-      throw new MergeNotReadyError(`pull request #${pull.number} is not mergeable yet; retrying`);
-    log.info({ pr: pull.number, outcome: merged }, 'Auto-merge attempted');
-  }
+  if (environment.autoMerge && pull && !index.config.dryRun)
+    await autoMerge(octokit, id, pull, { baseBranch: index.defaultBranch, method: 'squash', log });
   return {
     changes: plan.changes.length,
     refused: plan.refused.length,

@@ -2,14 +2,13 @@ import {
   closePull,
   createComment,
   ensureCheckRun,
-  mergePull,
   reportCheck,
   requestReviewers,
   type PullSummary,
 } from '../adapters/github/repo.js';
 import { code, escapeText, refusalList } from '../planners/markdown.js';
 import type { RepoIndex } from '../adapters/store/subscriptions.js';
-import { ConfigError, MergeNotReadyError } from '../observability/errors.js';
+import { ConfigError } from '../observability/errors.js';
 import { parseMarker } from '../planners/pull-marker.js';
 import {
   planPromotion,
@@ -25,6 +24,9 @@ import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './shared/deps.js';
 import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
 import { ensureLivingPull } from './shared/living-pull.js';
+import { autoMerge } from './shared/auto-merge.js';
+import { loadRequiredChecks } from '../adapters/github/gates.js';
+import { gateEnforcement } from '../planners/promotion-gates.js';
 import { decideGates, loadEnvFiles, promotedVersions } from './shared/promotion-inputs.js';
 
 export interface PromoteOutcome {
@@ -71,6 +73,8 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const apps = data.app ? [data.app] : appsOf(index, [source, target.name]);
   const rollback = data.reason === 'rollback' ? await rollbackVersions(deps, index, target.name, apps) : null;
   const now = deps.now().getTime();
+  // Whether GitHub holds a merge to Escalator's gates: said on the pull request when it does not.
+  const required = await loadRequiredChecks(octokit, id, index.defaultBranch);
 
   const result = await ensureLivingPull({
     octokit,
@@ -116,6 +120,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         app: data.app,
         sources: provenance.length ? provenance : sources,
         gates,
+        enforcement: gateEnforcement(required, index.defaultBranch, gates),
       };
       const plan = planPromotion({ ...input, apps: entries });
       return {
@@ -229,10 +234,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     log.info({ pr: pull.number, readyAt: new Date(readyAt).toISOString() }, 'Soak pending; re-check scheduled');
   }
   if (target.autoMerge && gates.every((gate) => gate.state === 'passed')) {
-    const merged = await mergePull(octokit, id, pull.number, pull.headSha, 'merge');
-    if (merged === 'not-mergeable')
-      throw new MergeNotReadyError(`pull request #${pull.number} is not mergeable yet; retrying`);
-    log.info({ pr: pull.number, outcome: merged }, 'Auto-merge attempted');
+    await autoMerge(octokit, id, pull, { baseBranch: index.defaultBranch, method: 'merge', log, required });
   }
   return outcome;
 }

@@ -69,3 +69,28 @@ export function planGates(input: GateInput): GateDecision {
   );
   return { gates, readyAt };
 }
+
+/** Whether GitHub holds a merge to the gates: the gate checks the base branch does not require. */
+export interface GateEnforcement {
+  branch: string;
+  /** Gate check names (`escalator/soak`) the branch does not require. */
+  unrequired: string[];
+  /** Why the required checks could not be read (then `unrequired` may be wrong), if they could not. */
+  unreadable?: string;
+  /** Classic protection lets administrators merge past its required checks. */
+  adminsExempt?: boolean;
+}
+
+/** Which of `gates` the branch's required checks leave out (`contexts` as GitHub lists them). */
+export function gateEnforcement(
+  required: { contexts: readonly string[]; readable: boolean; reason: string | null; adminsExempt: boolean },
+  branch: string,
+  gates: readonly Gate[],
+): GateEnforcement {
+  return {
+    branch,
+    unrequired: gates.map((gate) => `escalator/${gate.name}`).filter((name) => !required.contexts.includes(name)),
+    ...(required.readable ? {} : { unreadable: required.reason ?? 'GitHub did not say' }),
+    ...(required.adminsExempt ? { adminsExempt: true } : {}),
+  };
+}

@@ -1,5 +1,6 @@
 import { editImages, listImages } from './image-edit/index.js';
 import { cell, code, escapeText, refusalLines, refusalList, type Refusal } from './markdown.js';
+import type { GateEnforcement } from './promotion-gates.js';
 import { renderMarker, type PullMarker } from './pull-marker.js';
 
 export interface EnvFile {
@@ -52,6 +53,8 @@ export interface PromotionInput {
   /** Provenance carried over from the PRs that brought the versions into X. */
   sources?: string[];
   gates?: Array<{ name: string; state: 'passed' | 'pending' | 'failed'; detail: string }>;
+  /** Whether the base branch requires the gate checks; a note on the pull request when it does not. */
+  enforcement?: GateEnforcement;
 }
 
 export interface PromotionPlan {
@@ -190,6 +193,7 @@ function renderPromotionBody(
         `- ${gate.state === 'passed' ? '✅' : gate.state === 'pending' ? '⏳' : '⛔'} ${escapeText(gate.name)}: ${escapeText(gate.detail)}`,
       );
   }
+  lines.push(...enforcementLines(input.enforcement));
   if (missing.length > 0) {
     lines.push(
       '',
@@ -318,4 +322,35 @@ export function renderPlanReply(planned: readonly PlannedPromotion[]): string {
       );
   }
   return lines.join('\n');
+}
+
+/**
+ * The warning a promotion pull request carries while GitHub does not hold its merge to the gates:
+ * a check nobody requires is a signal a person can merge past. Empty when every gate is required.
+ */
+export function enforcementLines(enforcement: GateEnforcement | undefined): string[] {
+  if (!enforcement) return [];
+  const branch = code(enforcement.branch);
+  if (enforcement.unreadable)
+    return [
+      '',
+      '> [!WARNING]',
+      `> Escalator could not read whether ${branch} requires its gate checks (${escapeText(enforcement.unreadable)}). Unless a ruleset or branch protection requires them, GitHub lets this pull request merge before they pass (docs/gates.md).`,
+    ];
+  if (enforcement.unrequired.length > 0) {
+    const names = enforcement.unrequired.map((name) => code(name));
+    const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+    return [
+      '',
+      '> [!WARNING]',
+      `> ${list} ${names.length === 1 ? 'is not a required check' : 'are not required checks'} on ${branch}: GitHub lets anyone with write access merge this pull request before ${names.length === 1 ? 'it passes' : 'they pass'}. Require ${names.length === 1 ? 'it' : 'them'} in a ruleset or branch protection (docs/gates.md).`,
+    ];
+  }
+  if (enforcement.adminsExempt)
+    return [
+      '',
+      '> [!NOTE]',
+      `> ${branch} requires the gate checks of non-administrators only: an administrator can merge this pull request before they pass (tick "Do not allow bypassing the above settings", docs/gates.md).`,
+    ];
+  return [];
 }

@@ -191,6 +191,8 @@ export interface PullSummary {
   body: string;
   headSha: string;
   htmlUrl: string;
+  /** GraphQL id (`node_id`), for native auto-merge. */
+  nodeId: string;
   labels: string[];
   /** Who opened it. */
   user: { login: string; type: string } | null;
@@ -220,6 +222,7 @@ function summarize(pull: {
   body?: string | null;
   head: { sha: string };
   html_url: string;
+  node_id: string;
   labels?: Array<{ name?: string } | string>;
   user?: { login: string; type: string } | null;
 }): PullSummary {
@@ -230,6 +233,7 @@ function summarize(pull: {
     body: pull.body ?? '',
     headSha: pull.head.sha,
     htmlUrl: pull.html_url,
+    nodeId: pull.node_id,
     labels: (pull.labels ?? []).map((label) => (typeof label === 'string' ? label : (label.name ?? ''))),
   };
 }

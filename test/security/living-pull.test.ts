@@ -310,7 +310,8 @@ describe('living pull requests Escalator did not write (sandbox GitHub, real Red
 
   it(
     'does not carry images from a marker a person edited into the body of its own PR',
-    { timeout: 60_000 },
+    // Two bumps end to end: about 20 s on an idle machine, and well over a minute under load.
+    { timeout: 150_000 },
     async () => {
       const repo = 'edited';
       await stack.client.createRepo({ name: repo, files: files(false) });

@@ -44,6 +44,8 @@ interface PlanContext {
   text: string;
   event: ImageEvent;
   pinDigest: boolean;
+  /** What to say when the digest is missing: `pins a digest but ${noDigest}`. */
+  noDigest: string;
   describe: (docIndex: number, path: readonly PathSegment[]) => string;
 }
 
@@ -111,7 +113,7 @@ function planString(site: StringSite, context: PlanContext): SitePlan {
   const pinned = site.digest !== undefined;
   if (pinned && !event.digest) {
     plan.refusals.push({
-      reason: `${where} pins a digest but the event carries none; send the digest with the event (or remove the pin)`,
+      reason: `${where} pins a digest but ${context.noDigest}`,
       at: site.field.start,
     });
     return plan;
@@ -251,13 +253,17 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   const pinned = tagDigest !== undefined || digestPinned;
   if (pinned && !event.digest) {
     plan.refusals.push({
-      reason: `${entryWhere} pins a digest but the event carries none; send the digest with the event (or remove the pin)`,
+      reason: `${entryWhere} pins a digest but ${context.noDigest}`,
       ...(entryAt !== undefined ? { at: entryAt } : {}),
     });
     return plan;
   }
   const addPin = !pinned && pinDigest && event.digest !== undefined;
   const digestField = site.digest;
+  // Kustomize renders an entry with a digest and no newTag as `name@digest`: a digest-only
+  // reference stays digest-only, as strings do, so no newTag is added to it.
+  const digestOnly =
+    site.flavor === 'kustomize' && digestPinned && (tagValue === undefined || tagValue === null || tagValue === '');
   let newTagText = event.tag;
   if (tagDigest !== undefined) newTagText = `${event.tag}@${event.digest}`;
   // Helm without a digest key: charts render `repository:tag`, so the pin travels in the tag.
@@ -278,10 +284,13 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
     }
   }
   const inserts: Array<[string, string]> = [];
-  if (tagField) {
-    // Helm and Argo CD read a plain `1.10` as the float 1.1: such a value is not current even
-    // when its text matches, so it is rewritten quoted. (Kustomize reads newTag as a string.)
-    const readsAsString = site.flavor === 'kustomize' || tagField.style !== 'plain' || isPlainSafe(currentTagText);
+  if (digestOnly) {
+    // nothing to write for the tag
+  } else if (tagField) {
+    // A plain `1.10` is the float 1.1 to Helm and Argo CD, and kustomize v5 refuses to build a
+    // kustomization whose newTag is a number ("cannot unmarshal number into … newTag of type
+    // string"): such a value is not current even when its text matches, so it is rewritten quoted.
+    const readsAsString = tagField.style !== 'plain' || isPlainSafe(currentTagText);
     if (newTagText !== currentTagText || !readsAsString) {
       const edit = replace(site, tagField, newTagText, context);
       if ('reason' in edit) plan.refusals.push(edit);

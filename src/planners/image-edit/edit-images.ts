@@ -286,6 +286,19 @@ function renderedAs(
   return { sites: kept, refusals };
 }
 
+/** Why the tag or digest field of a split site is not a valid tag or digest, if it is not. */
+function splitMalformed(site: Site): string | undefined {
+  if (site.form !== 'split') return undefined;
+  const tagText = site.tag?.value ?? '';
+  const at = tagText.indexOf('@');
+  const tag = at >= 0 ? tagText.slice(0, at) : tagText;
+  if (tagText !== '' && !isDigest(tagText) && (!isValidTag(tag) || (at >= 0 && !isDigest(tagText.slice(at + 1)))))
+    return `"${tagText}" is not a valid tag`;
+  const digest = site.digest?.value ?? '';
+  if (digest !== '' && !isDigest(digest)) return `"${digest}" is not a valid digest`;
+  return undefined;
+}
+
 /** The newTag field of a Kustomize entry that YAML 1.2 reads as a number or boolean, which kustomize refuses. */
 function numericNewTag(site: Site): Field | undefined {
   if (site.form !== 'split' || site.flavor !== 'kustomize' || site.frozen) return undefined;
@@ -409,12 +422,19 @@ export function listImages(text: string, options: { path: string }): { uses: Ima
   const multiDocument = loaded.count > 1;
   const sites = readSites(loaded, pathKind, text);
   const found: Array<{ site: Site; use: NonNullable<ReturnType<typeof useOf>> }> = [];
-  const templated: Array<{ site: Site; offset: number }> = [];
+  const templated: Array<{ site: Site; offset: number; malformed?: string }> = [];
   const unbuildable: Array<{ field: Field; docIndex: number }> = [];
   for (const site of sites) {
     const use = useOf(site);
     const numeric = numericNewTag(site);
-    if (site.placeholder)
+    const malformed = site.malformed ?? splitMalformed(site);
+    if (malformed && !site.placeholder)
+      templated.push({
+        site,
+        offset: site.form === 'string' ? site.field.start : (site.digest?.start ?? site.tag?.start ?? use?.offset ?? 0),
+        malformed,
+      });
+    else if (site.placeholder)
       templated.push({ site, offset: use?.offset ?? (site.form === 'string' ? site.field.start : site.entry.offset) });
     else if (numeric) unbuildable.push({ field: numeric, docIndex: site.docIndex });
     else if (use) found.push({ site, use });
@@ -428,8 +448,11 @@ export function listImages(text: string, options: { path: string }): { uses: Ima
     const { offset: _offset, at, ...rest } = use;
     return { ...rest, path: formatPath(site.docIndex, at, multiDocument), line: lines[i] ?? 1, kind: site.kind };
   });
-  const refused = templated.map(({ site }, i): EditRefusal => ({
-    reason: `${site.written} is set through a template placeholder; its version cannot be read from the file`,
+  const refused = templated.map(({ site, malformed }, i): EditRefusal => ({
+    reason:
+      malformed !== undefined
+        ? `${site.written}'s version cannot be read from the file: ${malformed}`
+        : `${site.written} is set through a template placeholder; its version cannot be read from the file`,
     line: lines[found.length + i] ?? 1,
   }));
   unbuildable.forEach(({ field, docIndex }, i) =>

@@ -82,6 +82,12 @@ function readEntry(reader: DocumentReader, entry: unknown, state: WalkState): Si
   if (tag) site.tag = tag;
   if (digest) site.digest = digest;
   if (state.blocked) site.blocked = state.blocked;
+  // `newTag: {GENERATED_TAG}` without quotes is a YAML map, which kustomize cannot read as a tag.
+  const notScalar = (['newTag', 'digest'] as const).find(
+    (key) => reader.pairIn(entry, key) && !(key === 'newTag' ? tag : digest),
+  );
+  if (notScalar && !site.blocked)
+    site.blocked = `its ${notScalar} is not a single value (written without quotes, \`{GENERATED_TAG}\` is a YAML map, which kustomize refuses); quote it or replace it with a real version`;
   if (reader.pairIn(entry, 'tagSuffix')) site.frozen = 'the entry uses tagSuffix';
   return site;
 }

@@ -6,12 +6,12 @@
  * The output must equal `expected/` byte for byte (CRLF, BOM and missing final newlines
  * included; `.gitattributes` marks the corpus `-text` so git keeps those bytes).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { editImages } from '../src/planners/image-edit/index.js';
+import { editImages, kustomizeViews } from '../src/planners/image-edit/index.js';
 import type { ImageEvent } from '../src/planners/image-edit/index.js';
 
 const CORPUS = fileURLToPath(new URL('./golden/edit/', import.meta.url));
@@ -30,9 +30,12 @@ const CaseMeta = z.strictObject({
   kind: z.enum(['kustomize', 'helm-values', 'manifest', 'argocd-application', 'argocd-source', 'unknown']).optional(),
   /** Which edge case this proves. */
   about: z.string().min(1),
+  /** The peer test the case is taken from or modelled on: repository, file and test name. */
+  peer: z.string().min(1).optional(),
   /** Read by golden-kustomize.test.ts only. */
   render: z.array(z.string()).optional(),
   noRender: z.string().min(1).optional(),
+  buildError: z.string().min(1).optional(),
 });
 
 interface GoldenCase extends z.infer<typeof CaseMeta> {
@@ -69,6 +72,18 @@ function toEvent(image: string): ImageEvent {
   const event: ImageEvent = { repository: ref.slice(0, colon), tag: ref.slice(colon + 1) };
   if (at !== -1) event.digest = image.slice(at + 1);
   return event;
+}
+
+/** Every file under the case's resources/, with its path relative to that folder. */
+function resourceFiles(dir: string): Array<{ path: string; text: string }> {
+  const root = join(dir, 'resources');
+  if (!existsSync(root)) return [];
+  return (readdirSync(root, { recursive: true, withFileTypes: true }) as Dirent[])
+    .filter((entry) => entry.isFile())
+    .map((entry) => {
+      const full = join(entry.parentPath, entry.name);
+      return { path: relative(root, full).split(sep).join('/'), text: readFileSync(full, 'utf8') };
+    });
 }
 
 const cases = loadCases();
@@ -109,7 +124,10 @@ describe('editImages golden cases', () => {
       const inputBytes = readFileSync(inputPath);
       // readFileSync(…, 'utf8') keeps a BOM as \uFEFF, so the editor sees the file's exact text.
       const input = inputBytes.toString('utf8');
-      const result = editImages(input, toEvent(c.image), { path: c.file, pinDigest: c.pinDigest });
+      // The case's resources/ are the other files of the checkout: kustomizations among them decide
+      // what the edited file renders as.
+      const views = kustomizeViews([{ path: c.file, text: input }, ...resourceFiles(c.dir)]).get(c.file) ?? [];
+      const result = editImages(input, toEvent(c.image), { path: c.file, pinDigest: c.pinDigest, views });
 
       if (c.expect === 'changed') {
         const expectedBytes = readFileSync(join(c.dir, 'expected', c.file));

@@ -1,9 +1,12 @@
 /**
- * Render check of the golden corpus: every changed kustomization in `test/golden/edit/` is
- * built with the real kustomize (`kustomize build`, else `kubectl kustomize`) together with the
- * case's `resources/` tree, and the rendered container images must be exactly the ones the case
- * lists in `render`. This proves the expected files mean what they claim to Kustomize itself
- * (for example that `newTag: "1.10"` renders `:1.10`, not `:1.1`).
+ * Render check of the golden corpus: every changed kustomization in `test/golden/edit/`, and every
+ * case that lists `render`, is built with the real kustomize (`kustomize build`, else
+ * `kubectl kustomize`) together with the case's `resources/` tree, before and after the edit. The
+ * rendered container images after the edit must be exactly the ones the case lists in `render`,
+ * and every image that differs from the render before the edit must be the pushed image at its
+ * new version: exactly the intended `image:` strings changed. This proves the expected files mean
+ * what they claim to Kustomize itself (for example that `newTag: "1.10"` renders `:1.10`, not
+ * `:1.1`). A case whose input kustomize refuses to build names the error in `buildError`.
  *
  * A changed kustomization that cannot be built on its own (a Component) says why in `noRender`;
  * no case is skipped silently.
@@ -16,15 +19,18 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
+import { normalizeName, parseImageRef, splitReference } from '../src/planners/image-ref.js';
 
 const CORPUS = fileURLToPath(new URL('./golden/edit/', import.meta.url));
 
 const CaseMeta = z.object({
   file: z.string().min(1),
+  image: z.string().min(1),
   expect: z.enum(['changed', 'unchanged', 'refused', 'ignored']),
   about: z.string().min(1),
   render: z.array(z.string()).optional(),
   noRender: z.string().min(1).optional(),
+  buildError: z.string().min(1).optional(),
 });
 
 interface RenderCase extends z.infer<typeof CaseMeta> {
@@ -37,17 +43,27 @@ function isKustomization(file: string): boolean {
   return /(^|\/)(kustomization\.ya?ml|Kustomization)$/.test(file);
 }
 
-const changedKustomizations: RenderCase[] = readdirSync(CORPUS, { withFileTypes: true })
+const allCases: RenderCase[] = readdirSync(CORPUS, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name)
   .sort()
   .map((name) => {
     const dir = join(CORPUS, name);
     return { ...CaseMeta.parse(JSON.parse(readFileSync(join(dir, 'case.json'), 'utf8'))), name, dir };
-  })
-  .filter((c) => c.expect === 'changed' && isKustomization(c.file));
+  });
+const changedKustomizations = allCases.filter((c) => c.expect === 'changed' && isKustomization(c.file));
 
-const renderable = changedKustomizations.filter((c) => c.render !== undefined);
+const renderable = allCases.filter((c) => c.render !== undefined || c.buildError !== undefined);
+
+/** Whether `rendered` is the case's pushed image at its new version (tag and digest, as the file pins it). */
+function isPushedImage(rendered: string, image: string): boolean {
+  const pushed = parseImageRef(image);
+  const parts = splitReference(rendered);
+  if (!pushed.ok || normalizeName(parts.name) !== normalizeName(splitReference(image).name)) return false;
+  if (parts.tag !== undefined && parts.tag !== pushed.ref.tag) return false;
+  if (parts.digest !== undefined && parts.digest !== pushed.ref.digest) return false;
+  return parts.tag !== undefined || parts.digest !== undefined;
+}
 
 function hasBinary(command: string, args: string[]): boolean {
   try {
@@ -63,9 +79,14 @@ const build: [string, string[]] = hasBinary('kustomize', ['version'])
   ? ['kustomize', ['build']]
   : ['kubectl', ['kustomize']];
 
+/** The directory kustomize builds: the file's own when it is a kustomization, else the staged root. */
+function buildDir(root: string, file: string): string {
+  return isKustomization(file) ? join(root, dirname(file)) : root;
+}
+
 function renderImages(root: string, file: string): string[] {
   const [command, args] = build;
-  const output = execFileSync(command, [...args, join(root, dirname(file))], {
+  const output = execFileSync(command, [...args, buildDir(root, file)], {
     encoding: 'utf8',
     timeout: 20_000,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -103,6 +124,7 @@ afterAll(() => rmSync(workspace, { recursive: true, force: true }));
 
 /** Copies the case's resources/ tree and one version (input or expected) of the file into a fresh dir. */
 function stage(c: RenderCase, version: 'input' | 'expected'): string {
+  if (version === 'expected' && c.expect !== 'changed') return stage(c, 'input');
   const root = join(workspace, `${c.name}-${version}`);
   mkdirSync(root, { recursive: true });
   const resources = join(c.dir, 'resources');
@@ -123,12 +145,24 @@ describe('golden kustomizations render with kustomize', () => {
   });
 
   describe.each(renderable)('$name', (c) => {
-    it('builds before the edit', () => {
-      expect(() => renderImages(stage(c, 'input'), c.file)).not.toThrow();
-    });
+    if (c.buildError !== undefined) {
+      it(`kustomize refuses the input: ${c.buildError}`, () => {
+        expect(() => renderImages(stage(c, 'input'), c.file)).toThrow(c.buildError);
+      });
+    } else {
+      it('builds before the edit, and only the pushed image changed', () => {
+        const before = renderImages(stage(c, 'input'), c.file);
+        const after = renderImages(stage(c, 'expected'), c.file);
+        expect(after).toHaveLength(before.length);
+        const moved = after.filter((image, i) => image !== before[i]);
+        expect(moved.every((image) => isPushedImage(image, c.image))).toBe(true);
+        expect(moved.length > 0).toBe(c.expect === 'changed');
+      });
+    }
 
-    it(`renders ${(c.render ?? []).join(', ')}`, () => {
-      expect(renderImages(stage(c, 'expected'), c.file)).toEqual(c.render);
-    });
+    if (c.render !== undefined)
+      it(`renders ${c.render.join(', ')}`, () => {
+        expect(renderImages(stage(c, 'expected'), c.file)).toEqual(c.render);
+      });
   });
 });

@@ -1,6 +1,7 @@
 import { readdirSync, statSync, existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
+/** YAML files, and `Kustomization`: kustomize's third accepted name for its file has no extension. */
 const yamlFile = /\.ya?ml$/i;
 const skippedDirs = new Set(['.git', 'node_modules']);
 
@@ -32,6 +33,6 @@ function walk(dir: string, out: string[]): void {
     if (entry.isDirectory()) {
       if (skippedDirs.has(entry.name) || (isChart && entry.name === 'templates')) continue;
       walk(path, out);
-    } else if (entry.isFile() && yamlFile.test(entry.name)) out.push(path);
+    } else if (entry.isFile() && (yamlFile.test(entry.name) || entry.name === 'Kustomization')) out.push(path);
   }
 }

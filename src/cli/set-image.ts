@@ -1,27 +1,33 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, isAbsolute } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { editImages } from '../planners/image-edit/index.js';
+import { editImages, kustomizeViews } from '../planners/image-edit/index.js';
 import { formatImageRef, parseImageRef } from '../planners/image-ref.js';
 import { decodeUtf8 } from '../planners/yaml-guard.js';
 import { collectYamlFiles } from './files.js';
 import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
 
-export const setImageHelp = `Usage: escalator set-image <image> <path…> [--dry-run] [--json] [--pin-digest]
+export const setImageHelp = `Usage: escalator set-image <image> <path…> [--dry-run] [--json] [--no-new-pins]
 
 Set the tag (and digest) of <image> in every YAML file under <path…>: Kustomize images:,
 Helm values, plain manifests, Argo CD Applications. Only the changed values are rewritten;
 every other byte of each file stays as it was.
 
   <image>        repo:tag or repo:tag@sha256:… (e.g. ghcr.io/example/hello:1.2.3)
-  <path…>        files, or directories searched recursively for .yaml/.yml
+  <path…>        files, or directories searched recursively for .yaml/.yml and Kustomization
                  (Helm chart templates/ are skipped)
   --dry-run      print a unified diff instead of writing files
-  --json         print {changed:[{path,from,to}], unchanged:[path], refused:[{path,reason}]}
-  --pin-digest   add the digest where the file does not pin one yet
+  --json         print {changed:[{path,field,line,from,to}], unchanged:[path], refused:[{path,reason,line}]}
+  --no-new-pins  with repo:tag@sha256:…, write the digest only where a file already pins one
+  --pin-digest   accepted for compatibility: a digest given is written everywhere by default
 
-Files that do not mention the image are left alone.
-Exit status: 0 nothing refused, 2 something refused or bad arguments, 1 unexpected failure.`;
+Digests: with repo:tag@sha256:… the digest is written where a file pins one and added where it
+does not (Kustomize digest:, tag@digest in strings and Helm tags). With repo:tag alone, a file
+that pins a digest is refused: its pin cannot be kept true without the digest.
+Files that do not mention the image are left alone. An image that no file mentions (as it
+renders: a Kustomize newName rename counts) is an error, so a misspelled name cannot pass.
+Exit status: 0 nothing refused, 2 something refused, no file mentions the image, or bad
+arguments, 1 unexpected failure.`;
 
 export interface SetImageReport {
   changed: Array<{ path: string; field: string; line: number; from: string; to: string }>;
@@ -30,7 +36,7 @@ export interface SetImageReport {
 }
 
 export function runSetImage(argv: string[], io: CliIo): ExitCode {
-  const args = parseArgs(argv, { flags: ['dry-run', 'json', 'pin-digest', 'help'] });
+  const args = parseArgs(argv, { flags: ['dry-run', 'json', 'pin-digest', 'no-new-pins', 'help'] });
   if (args.flags.has('help')) {
     io.stdout(`${setImageHelp}\n`);
     return 0;
@@ -40,23 +46,34 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
   const parsed = parseImageRef(image);
   if (!parsed.ok) throw new UsageError(`"${image}" is not a valid image reference: ${parsed.reason}`);
   if (!parsed.ref.tag) throw new UsageError(`"${image}" has no tag; write it as repo:tag or repo:tag@sha256:…`);
+  if (args.flags.has('pin-digest') && args.flags.has('no-new-pins'))
+    throw new UsageError('--pin-digest and --no-new-pins contradict each other; give one of them');
+  const repository = formatImageRef({ ...parsed.ref, tag: undefined, digest: undefined });
   const event = {
-    repository: formatImageRef({ ...parsed.ref, tag: undefined, digest: undefined }),
+    repository,
     tag: parsed.ref.tag,
     ...(parsed.ref.digest ? { digest: parsed.ref.digest } : {}),
   };
+  // A digest given on the command line is meant to be written: everywhere, unless --no-new-pins.
+  const pinDigest = parsed.ref.digest !== undefined && !args.flags.has('no-new-pins');
 
   const { files, missing } = collectYamlFiles(paths, io.cwd);
   if (missing.length > 0) throw new UsageError(`no such file or directory: ${missing.join(', ')}`);
   const report: SetImageReport = { changed: [], unchanged: [], refused: [] };
   const patches: string[] = [];
-  for (const path of files) {
+  const read = files.map((path) => {
     const absolute = isAbsolute(path) ? path : join(io.cwd, path);
     const bytes = readFileSync(absolute);
     const decoded = decodeUtf8(bytes);
-    const text = 'text' in decoded ? decoded.text : bytes.toString('utf8');
-    const result = editImages(text, event, { path, pinDigest: args.flags.has('pin-digest') });
+    return { path, absolute, decoded, text: 'text' in decoded ? decoded.text : bytes.toString('utf8') };
+  });
+  // Which kustomizations among the files rename which images (an image is set where it renders as itself).
+  const views = kustomizeViews(read.filter(({ decoded }) => 'text' in decoded));
+  let mentioned = 0;
+  for (const { path, absolute, decoded, text } of read) {
+    const result = editImages(text, event, { path, pinDigest, views: views.get(path) ?? [], origin: 'command-line' });
     if (!result.mentions) continue;
+    mentioned += 1;
     if ('problem' in decoded) {
       report.refused.push({ path, reason: decoded.problem }); // writing it back would replace its invalid bytes
       continue;
@@ -85,6 +102,12 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
   if (report.refused.length > 0 && !args.flags.has('json')) {
     for (const refusal of report.refused)
       io.stderr(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}: refused: ${refusal.reason}\n`);
+  }
+  if (mentioned === 0) {
+    io.stderr(
+      `no file under ${paths.join(', ')} sets ${repository} (${files.length} YAML file${files.length === 1 ? '' : 's'} scanned; an image a kustomization renames with newName counts as the new name), so nothing was changed; check the image name (any spelling matches: nginx is docker.io/library/nginx) and the path\n`,
+    );
+    return 2;
   }
   return report.refused.length > 0 ? 2 : 0;
 }

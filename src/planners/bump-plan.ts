@@ -1,4 +1,4 @@
-import { editImages, listImages } from './image-edit/index.js';
+import { editImages, kustomizeViews, listImages } from './image-edit/index.js';
 import { sameRepository } from './image-ref.js';
 import { cell, code, escapeText, refusalLines, type Refusal } from './markdown.js';
 import { renderMarker, type PullMarker } from './pull-marker.js';
@@ -71,6 +71,8 @@ export function planBump(input: BumpInput): BumpPlan {
   const refused: BumpPlan['refused'] = [];
   const current = new Set<string>();
   let images = [...(input.existing?.images ?? [])];
+  // Which kustomizations among the files rename which images: an image is bumped where it renders as itself.
+  const views = kustomizeViews(input.files);
 
   for (const { image, policy } of input.images) {
     const event = { repository: image.repository, tag: image.tag, ...(image.digest ? { digest: image.digest } : {}) };
@@ -88,7 +90,7 @@ export function planBump(input: BumpInput): BumpPlan {
         continue;
       }
       // The editor judges every file that mentions the image, including ones it must refuse.
-      const result = editImages(text, event, { path, pinDigest: policy.pinDigest });
+      const result = editImages(text, event, { path, pinDigest: policy.pinDigest, views: views.get(path) ?? [] });
       if (!result.mentions) continue;
       if (result.refused.length > 0) {
         for (const refusal of result.refused)

@@ -8,6 +8,8 @@ export interface EnvironmentFile {
 }
 
 const yamlFile = /\.ya?ml$/i;
+/** kustomize's third accepted name for its file has no extension. */
+const kustomizationFile = /(?:^|\/)Kustomization$/;
 
 /**
  * Map a repository's file list onto the environments that own each file. Which images an
@@ -20,7 +22,12 @@ export function planEnvironmentFiles(
 ): EnvironmentFile[] {
   const files: EnvironmentFile[] = [];
   for (const path of paths) {
-    if (!yamlFile.test(path) || /(^|\/)templates\//.test(path) || path.startsWith('.github/')) continue;
+    if (
+      !(yamlFile.test(path) || kustomizationFile.test(path)) ||
+      /(^|\/)templates\//.test(path) ||
+      path.startsWith('.github/')
+    )
+      continue;
     for (const environment of config.environments) {
       for (const pattern of environment.paths) {
         const match = matchPathPattern(pattern, path);

@@ -31,17 +31,88 @@ describe('escalator set-image', () => {
     writeFileSync(join(dir, 'unrelated.yaml'), 'image: ghcr.io/example/other:2.0\n');
   });
 
-  it('rewrites only the changed values, in place, across a directory tree', async () => {
+  it('rewrites only the changed values, in place, across a directory tree, writing the digest given', async () => {
     const result = await cli(['set-image', `ghcr.io/example/hello:1.2.3@${digest}`, '.'], dir);
     expect(result.code).toBe(0);
     // CRLF, comments and the double quotes survive; the chart template is not touched.
     expect(readFileSync(join(dir, 'overlays/dev/kustomization.yaml'), 'utf8')).toBe(
-      kustomization.replace('newTag: "1.0"', 'newTag: "1.2.3"'),
+      kustomization.replace('newTag: "1.0"\r\n', `newTag: "1.2.3"\r\n    digest: "${digest}"\r\n`),
     );
-    expect(readFileSync(join(dir, 'chart/values.yaml'), 'utf8')).toBe(values.replace('tag: 1.0.0', 'tag: 1.2.3'));
+    expect(readFileSync(join(dir, 'chart/values.yaml'), 'utf8')).toBe(
+      values.replace('tag: 1.0.0', `tag: 1.2.3@${digest}`),
+    );
     expect(readFileSync(join(dir, 'chart/templates/deployment.yaml'), 'utf8')).toBe(template);
     expect(readFileSync(join(dir, 'unrelated.yaml'), 'utf8')).toBe('image: ghcr.io/example/other:2.0\n');
     expect(result.stdout).toContain('2 files changed, 0 already current, 0 refused');
+  });
+
+  it('with --no-new-pins writes a digest given only where a file already pins one', async () => {
+    writeFileSync(join(dir, 'pinned.yaml'), `image: ghcr.io/example/hello:1.0@sha256:${'cd'.repeat(32)}\n`);
+    const result = await cli(['set-image', `ghcr.io/example/hello:1.2.3@${digest}`, '.', '--no-new-pins'], dir);
+    expect(result.code).toBe(0);
+    expect(readFileSync(join(dir, 'overlays/dev/kustomization.yaml'), 'utf8')).toBe(
+      kustomization.replace('newTag: "1.0"', 'newTag: "1.2.3"'),
+    );
+    expect(readFileSync(join(dir, 'chart/values.yaml'), 'utf8')).toBe(values.replace('tag: 1.0.0', 'tag: 1.2.3'));
+    expect(readFileSync(join(dir, 'pinned.yaml'), 'utf8')).toBe(`image: ghcr.io/example/hello:1.2.3@${digest}\n`);
+    expect(result.stdout).toContain('3 files changed, 0 already current, 0 refused');
+  });
+
+  it('refuses a pinned file when the image given has no digest, in the words of the command line', async () => {
+    writeFileSync(join(dir, 'pinned.yaml'), `image: ghcr.io/example/hello:1.0@sha256:${'cd'.repeat(32)}\n`);
+    const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'pinned.yaml'], dir);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'pinned.yaml:1: refused: image pins a digest but the image given has none; give it as ghcr.io/example/hello:1.2.3@sha256:… (or remove the pin)\n',
+    );
+    expect(result.stderr).not.toContain('event');
+  });
+
+  it('exits 2 and says so when no file sets the image', async () => {
+    const result = await cli(['set-image', 'ghcr.io/example/helo:1.2.3', '.'], dir);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('0 files changed, 0 already current, 0 refused (4 YAML files scanned)\n');
+    expect(result.stderr).toBe(
+      'no file under . sets ghcr.io/example/helo (4 YAML files scanned; an image a kustomization renames with newName counts as the new name), so nothing was changed; check the image name (any spelling matches: nginx is docker.io/library/nginx) and the path\n',
+    );
+    const json = await cli(['set-image', 'ghcr.io/example/helo:1.2.3', '.', '--json'], dir);
+    expect(json.code).toBe(2);
+    expect(json.stderr).toContain('no file under . sets ghcr.io/example/helo');
+  });
+
+  it('reads a kustomization named Kustomization when it walks a directory', async () => {
+    mkdirSync(join(dir, 'overlays/prod'));
+    writeFileSync(
+      join(dir, 'overlays/prod/Kustomization'),
+      'images:\n- name: ghcr.io/example/hello\n  newTag: 1.0.0\n',
+    );
+    const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'overlays'], dir);
+    expect(result.code).toBe(0);
+    expect(readFileSync(join(dir, 'overlays/prod/Kustomization'), 'utf8')).toBe(
+      'images:\n- name: ghcr.io/example/hello\n  newTag: 1.2.3\n',
+    );
+    expect(result.stdout).toContain('changed   overlays/prod/Kustomization:3  images[0].newTag  1.0.0 → 1.2.3');
+  });
+
+  it('leaves an image a kustomization renames to a mirror alone, and says no file sets it', async () => {
+    mkdirSync(join(dir, 'mirror'));
+    const deployment =
+      'apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - image: alpine:1.8.0\n';
+    writeFileSync(join(dir, 'mirror/deployment.yaml'), deployment);
+    writeFileSync(
+      join(dir, 'mirror/kustomization.yaml'),
+      'resources: [deployment.yaml]\nimages:\n- name: alpine\n  newName: myprivaterepohostname:1234/my/cool-alpine\n',
+    );
+    const upstream = await cli(['set-image', 'alpine:1.9.0', 'mirror'], dir);
+    expect(upstream.code).toBe(2);
+    expect(upstream.stderr).toContain('no file under mirror sets docker.io/library/alpine');
+    expect(readFileSync(join(dir, 'mirror/deployment.yaml'), 'utf8')).toBe(deployment);
+    // The mirror's own event sets the version where kustomize renders it: a newTag on the entry.
+    const mirror = await cli(['set-image', 'myprivaterepohostname:1234/my/cool-alpine:1.9.0', 'mirror'], dir);
+    expect(mirror.code).toBe(0);
+    expect(readFileSync(join(dir, 'mirror/kustomization.yaml'), 'utf8')).toBe(
+      'resources: [deployment.yaml]\nimages:\n- name: alpine\n  newName: myprivaterepohostname:1234/my/cool-alpine\n  newTag: 1.9.0\n',
+    );
   });
 
   it('prints a unified diff with --dry-run and writes nothing', async () => {
@@ -107,6 +178,7 @@ describe('escalator set-image', () => {
     [['set-image', 'ghcr.io/example/hello:1.0'], 'needs an image and at least one path'],
     [['set-image', 'ghcr.io/example/hello:1.0', 'missing-dir'], 'no such file or directory: missing-dir'],
     [['set-image', 'ghcr.io/example/hello:1.0', '.', '--force'], 'unknown option --force'],
+    [['set-image', 'ghcr.io/example/hello:1.0', '.', '--pin-digest', '--no-new-pins'], 'contradict each other'],
   ])('exits 2 with a reason for %j', async (argv, message) => {
     const result = await cli(argv, dir);
     expect(result.code).toBe(2);

@@ -95,8 +95,9 @@ const expectations: Record<string, Expected> = {
     parseRepoConfig: /^problems 2: duplicate key "newTag"/,
   },
   'invalid-utf8': {
-    'editImages kustomization': /^edited 1$/,
-    'listImages kustomization': /^uses 1$/,
+    // The tag reads as `1.0.0\uFFFD`, which is no tag: refused with its reason, never overwritten.
+    'editImages kustomization': /^refused: images\[0\]\.newTag holds "1\.0\.0\uFFFD", which is not a valid tag/,
+    'listImages kustomization': /^refused: ghcr\.io\/example\/hello's version cannot be read from the file/,
     parseRepoConfig: /unknown key/,
   },
   'config-long-names': { parseRepoConfig: /^problems \d+: .*\(20,000 characters\)/ },

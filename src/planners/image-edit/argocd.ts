@@ -138,7 +138,9 @@ function readParameters(reader: DocumentReader, node: unknown, state: WalkState,
     for (const [name, tagParameter] of byName) {
       if (name !== 'tag' && !name.endsWith('.tag')) continue;
       const prefix = name.slice(0, name.length - 'tag'.length);
-      const repository = byName.get(`${prefix}repository`);
+      // `<prefix>.repository`, or `<prefix>.name` as argocd-image-updater writes its parameters
+      // (`image.name` / `image.tag` by default: `pkg/common/constants.go`).
+      const repository = byName.get(`${prefix}repository`) ?? (prefix !== '' ? byName.get(`${prefix}name`) : undefined);
       if (!repository?.text) continue;
       const registry = byName.get(`${prefix}registry`)?.text;
       const written = registry ? `${registry.replace(/\/+$/, '')}/${repository.text}` : repository.text;

@@ -16,9 +16,11 @@ import { documentKind, fileKind, fileKindFromText, kindFromPath, type PathKind }
 import { readHelmValues } from './helm-values.js';
 import { readKustomization } from './kustomize.js';
 import { readManifest } from './manifest.js';
+import { renameFor, renamesAway, type KustomizeRename, type RenderView } from './renders.js';
 import { loadFile, type LoadedFile } from './parse.js';
 import { planSite, type Edit } from './plan.js';
-import { DocumentReader, pushAll, type PathSegment, type Site } from './site.js';
+import { DocumentReader, pushAll, type Field, type PathSegment, type Site } from './site.js';
+import { isPlainStringInYaml12 } from './scalar.js';
 import { applySplices } from './source.js';
 import type { EditChange, EditOptions, EditRefusal, EditResult, FileKind, ImageEvent, ImageUse } from './types.js';
 import { verifyEdits } from './verify.js';
@@ -165,20 +167,38 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
   if (loaded.refusals.length > 0) return untouched(kind, true, [...problems, ...loaded.refusals]);
 
   const multiDocument = loaded.count > 1;
-  const sites = readSites(loaded, pathKind, text).filter(
-    (site) => site.name === eventName || (site.name === undefined && site.placeholder && site.raw.includes(needle)),
+  const allSites = readSites(loaded, pathKind, text);
+  const describe = (docIndex: number, path: readonly PathSegment[]) => formatPath(docIndex, path, multiDocument);
+  const rendered = renderedAs(
+    allSites.filter(
+      (site) => site.name === eventName || (site.name === undefined && site.placeholder && site.raw.includes(needle)),
+    ),
+    eventName,
+    options.views ?? [],
+    describe,
   );
-  const mentions = sites.length > 0;
+  const sites = rendered.sites;
+  const mentions = sites.length > 0 || rendered.refusals.length > 0;
   if (problems.length > 0) return untouched(kind, mentions, problems);
 
-  const context = {
-    text,
-    event,
-    pinDigest: options.pinDigest === true,
-    describe: (docIndex: number, path: readonly PathSegment[]) => formatPath(docIndex, path, multiDocument),
-  };
+  const noDigest =
+    options.origin === 'command-line'
+      ? `the image given has none; give it as ${event.repository}:${event.tag}@sha256:… (or remove the pin)`
+      : 'the event carries none; send the digest with the event (or remove the pin)';
+  const context = { text, event, pinDigest: options.pinDigest === true, noDigest, describe };
   const planned: Edit[] = [];
-  const refusals: Array<{ reason: string; at?: number }> = [];
+  const refusals: Array<{ reason: string; at?: number }> = [...rendered.refusals];
+  if (mentions) {
+    pushAll(refusals, ambiguousAliases(sites, context.describe));
+    for (const site of allSites) {
+      const numeric = site.name !== eventName ? numericNewTag(site) : undefined;
+      if (numeric)
+        refusals.push({
+          reason: `kustomize cannot build this file: ${context.describe(site.docIndex, numeric.path)} is written ${numeric.value ?? ''} without quotes, which YAML reads as a ${numberOrBoolean(numeric.value ?? '')} ("cannot unmarshal … newTag of type string"); quote it ("${numeric.value ?? ''}")`,
+          at: numeric.start,
+        });
+    }
+  }
   for (const site of sites) {
     const plan = planSite(site, context);
     pushAll(planned, plan.edits);
@@ -224,6 +244,130 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
   return { text: spliced.text, kind, mentions, changed, unchanged: false, refused: [] };
 }
 
+/**
+ * The sites that render as the event's image. A manifest image that a kustomization renames to
+ * another repository on every way the file is rendered is not the event's image there; one that
+ * is renamed on some ways only, by an entry that leaves the version to the manifest, would carry
+ * the new tag to a repository nobody pushed it to, and is refused.
+ */
+function renderedAs(
+  sites: Site[],
+  eventName: string,
+  views: readonly RenderView[],
+  describe: (docIndex: number, path: readonly PathSegment[]) => string,
+): { sites: Site[]; refusals: Array<{ reason: string; at: number }> } {
+  if (views.length === 0) return { sites, refusals: [] };
+  const kept: Site[] = [];
+  const refusals: Array<{ reason: string; at: number }> = [];
+  for (const site of sites) {
+    if (site.kind !== 'manifest' || site.form !== 'string') {
+      kept.push(site);
+      continue;
+    }
+    const renames = views.map((view) => renameFor(view, site.written));
+    const away = renames.filter(
+      (rename): rename is KustomizeRename => rename !== undefined && renamesAway(rename, eventName),
+    );
+    if (away.length === 0) {
+      kept.push(site);
+      continue;
+    }
+    if (away.length === views.length) continue;
+    const leaking = away.find((rename) => !rename.setsVersion);
+    if (!leaking) {
+      kept.push(site);
+      continue;
+    }
+    refusals.push({
+      reason: `${describe(site.docIndex, site.field.path)} renders as ${site.written} in some renders but as ${leaking.newName} through ${leaking.kustomization} (${leaking.entry} renames ${leaking.name} and leaves the version to this file), so a new tag here would be asked from ${leaking.newName}, where it was not pushed; set newTag or digest in that entry, or give the renders separate files`,
+      at: site.field.start,
+    });
+  }
+  return { sites: kept, refusals };
+}
+
+/** Why the tag or digest field of a split site is not a valid tag or digest, if it is not. */
+function splitMalformed(site: Site): string | undefined {
+  if (site.form !== 'split') return undefined;
+  const tagText = site.tag?.value ?? '';
+  const at = tagText.indexOf('@');
+  const tag = at >= 0 ? tagText.slice(0, at) : tagText;
+  if (tagText !== '' && !isDigest(tagText) && (!isValidTag(tag) || (at >= 0 && !isDigest(tagText.slice(at + 1)))))
+    return `"${tagText}" is not a valid tag`;
+  const digest = site.digest?.value ?? '';
+  if (digest !== '' && !isDigest(digest)) return `"${digest}" is not a valid digest`;
+  return undefined;
+}
+
+/** The newTag field of a Kustomize entry that YAML 1.2 reads as a number or boolean, which kustomize refuses. */
+function numericNewTag(site: Site): Field | undefined {
+  if (site.form !== 'split' || site.flavor !== 'kustomize' || site.frozen) return undefined;
+  const tag = site.tag;
+  if (!tag || tag.style !== 'plain' || tag.value === null || tag.value === '') return undefined;
+  return isPlainStringInYaml12(tag.value) ? undefined : tag;
+}
+
+function numberOrBoolean(text: string): string {
+  return /^(?:true|false|True|False|TRUE|FALSE)$/.test(text)
+    ? 'boolean'
+    : /^[-+.0-9]/.test(text)
+      ? 'number'
+      : 'non-string';
+}
+
+/** Where a Kustomize `images:` entry sits, or undefined for other sites. */
+function kustomizeEntry(site: Site): { path: readonly PathSegment[]; version: string; at: number } | undefined {
+  if (site.kind !== 'kustomize' || site.frozen) return undefined;
+  if (site.form === 'split') {
+    if (site.flavor !== 'kustomize') return undefined;
+    const tag = site.tag?.value ?? '';
+    return {
+      path: site.entry.path,
+      version: tag.split('@')[0] ?? '',
+      at: site.tag?.start ?? site.digest?.start ?? site.entry.offset + (site.entry.map.range?.[0] ?? 0),
+    };
+  }
+  const first = site.field.path[0];
+  if (first !== 'images' && first !== 'imageTags') return undefined;
+  return {
+    path: site.field.path.slice(0, -1),
+    version: site.tag ?? '',
+    at: site.field.start,
+  };
+}
+
+/**
+ * Two `images:` entries of one kustomization that name the event's repository (in one spelling
+ * or two: `nginx`, `docker.io/library/nginx`) at different tags: which one the event means is a
+ * guess, so the file is refused. Entries without a tag (digest-only) and digests are not compared.
+ */
+function ambiguousAliases(
+  sites: readonly Site[],
+  describe: (docIndex: number, path: readonly PathSegment[]) => string,
+): Array<{ reason: string; at: number }> {
+  const byDocument = new Map<number, Array<{ site: Site; entry: NonNullable<ReturnType<typeof kustomizeEntry>> }>>();
+  for (const site of sites) {
+    const entry = kustomizeEntry(site);
+    if (!entry) continue;
+    const list = byDocument.get(site.docIndex) ?? [];
+    list.push({ site, entry });
+    byDocument.set(site.docIndex, list);
+  }
+  const refusals: Array<{ reason: string; at: number }> = [];
+  for (const [docIndex, entries] of byDocument) {
+    const tagged = entries.filter(({ entry }) => entry.version !== '');
+    if (new Set(tagged.map(({ entry }) => entry.version)).size < 2) continue;
+    const listed = tagged
+      .map(({ site, entry }) => `${describe(docIndex, entry.path)} (${site.written} at ${entry.version})`)
+      .join(', ');
+    refusals.push({
+      reason: `${listed} name the same repository at different tags; Escalator does not guess which one is meant: make them agree, or remove the one that is not used`,
+      at: tagged[0]?.entry.at ?? 0,
+    });
+  }
+  return refusals;
+}
+
 /** What a site says the file currently runs. */
 function useOf(
   site: Site,
@@ -261,8 +405,10 @@ function useOf(
  * an index written by another version reads every file again. Bump it whenever the same text
  * would yield other images, tags or digests.
  * - 2: `registry-1.docker.io/…` is read as `docker.io/…` (one set of Docker Hub aliases).
+ * - 3: a Kustomize newName carrying a version is read as the image; an unquoted numeric newTag is
+ *   reported instead of read.
  */
-export const IMAGE_READER_VERSION = 2;
+export const IMAGE_READER_VERSION = 3;
 
 /**
  * Every image reference the file uses, for discovering which images an environment runs and
@@ -276,21 +422,44 @@ export function listImages(text: string, options: { path: string }): { uses: Ima
   const multiDocument = loaded.count > 1;
   const sites = readSites(loaded, pathKind, text);
   const found: Array<{ site: Site; use: NonNullable<ReturnType<typeof useOf>> }> = [];
-  const templated: Array<{ site: Site; offset: number }> = [];
+  const templated: Array<{ site: Site; offset: number; malformed?: string }> = [];
+  const unbuildable: Array<{ field: Field; docIndex: number }> = [];
   for (const site of sites) {
     const use = useOf(site);
-    if (site.placeholder)
+    const numeric = numericNewTag(site);
+    const malformed = site.malformed ?? splitMalformed(site);
+    if (malformed && !site.placeholder)
+      templated.push({
+        site,
+        offset: site.form === 'string' ? site.field.start : (site.digest?.start ?? site.tag?.start ?? use?.offset ?? 0),
+        malformed,
+      });
+    else if (site.placeholder)
       templated.push({ site, offset: use?.offset ?? (site.form === 'string' ? site.field.start : site.entry.offset) });
+    else if (numeric) unbuildable.push({ field: numeric, docIndex: site.docIndex });
     else if (use) found.push({ site, use });
   }
-  const lines = linesAt(text, [...found.map(({ use }) => use.offset), ...templated.map(({ offset }) => offset)]);
+  const lines = linesAt(text, [
+    ...found.map(({ use }) => use.offset),
+    ...templated.map(({ offset }) => offset),
+    ...unbuildable.map(({ field }) => field.start),
+  ]);
   const uses = found.map(({ site, use }, i): ImageUse => {
     const { offset: _offset, at, ...rest } = use;
     return { ...rest, path: formatPath(site.docIndex, at, multiDocument), line: lines[i] ?? 1, kind: site.kind };
   });
-  const refused = templated.map(({ site }, i): EditRefusal => ({
-    reason: `${site.written} is set through a template placeholder; its version cannot be read from the file`,
+  const refused = templated.map(({ site, malformed }, i): EditRefusal => ({
+    reason:
+      malformed !== undefined
+        ? `${site.written}'s version cannot be read from the file: ${malformed}`
+        : `${site.written} is set through a template placeholder; its version cannot be read from the file`,
     line: lines[found.length + i] ?? 1,
   }));
+  unbuildable.forEach(({ field, docIndex }, i) =>
+    refused.push({
+      reason: `${formatPath(docIndex, field.path, multiDocument)} is written ${field.value ?? ''} without quotes, which YAML reads as a ${numberOrBoolean(field.value ?? '')}; kustomize refuses to build the file until it is quoted ("${field.value ?? ''}")`,
+      line: lines[found.length + templated.length + i] ?? 1,
+    }),
+  );
   return { uses, refused: dedupe(refused) };
 }

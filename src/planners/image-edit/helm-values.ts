@@ -10,6 +10,7 @@ import {
   entriesOf,
   mapHasPlaceholder,
   pairOf,
+  pushAll,
   stringSite,
   type DocumentReader,
   type Field,
@@ -18,7 +19,7 @@ import {
   type WalkState,
 } from './site.js';
 
-const IMAGE_MAP_KEYS = new Set(['repository', 'registry', 'tag', 'version', 'digest']);
+const IMAGE_MAP_KEYS = new Set(['repository', 'name', 'registry', 'tag', 'version', 'digest']);
 
 /** Reads image maps and image strings under `node` (a whole values document, or a `valuesObject`). */
 export function readHelmValues(reader: DocumentReader, node: unknown, state: WalkState = { path: [] }): Site[] {
@@ -27,8 +28,13 @@ export function readHelmValues(reader: DocumentReader, node: unknown, state: Wal
   return sites;
 }
 
+/**
+ * Keys that hold an image, as Renovate's helm-values manager matches them
+ * (`lib/modules/manager/helm-values/util.ts`, `parentKeyRe = /image$/i`): `image`, `sidecarImage`,
+ * `inline_image`, `initImage`, `IMAGE`.
+ */
 function isImageKey(key: string): boolean {
-  return key === 'image' || /[a-z0-9]Image$/.test(key);
+  return /image$/i.test(key);
 }
 
 function walk(reader: DocumentReader, node: unknown, state: WalkState, sites: Site[], depth: number): void {
@@ -37,6 +43,7 @@ function walk(reader: DocumentReader, node: unknown, state: WalkState, sites: Si
     if (isMap(resolved)) {
       const imageMap = readImageMap(reader, resolved, state);
       if (imageMap) sites.push(imageMap);
+      pushAll(sites, readDottedKeys(reader, resolved, state));
       const consumed = new Set<string>(imageMap ? IMAGE_MAP_KEYS : []);
       for (const [key, value] of entriesOf(resolved)) {
         // Merged maps are read where they are defined (under their anchor).
@@ -111,8 +118,22 @@ function readImageString(
   return split;
 }
 
-function readImageMap(reader: DocumentReader, map: YAMLMap, state: WalkState): SplitSite | undefined {
+/**
+ * The repository of an image map: `repository` (the common chart convention), or `name` next to a
+ * `tag` under an image key (`image: {name: …, tag: …}`, optionally with `registry`), the form
+ * argocd-image-updater writes Helm values in by default (`DefaultHelmImageName = "image.name"`,
+ * `DefaultHelmImageTag = "image.tag"` in its `pkg/common/constants.go`).
+ */
+function repositoryOf(reader: DocumentReader, map: YAMLMap, state: WalkState): string | undefined {
   const repository = reader.textIn(map, 'repository');
+  if (repository !== undefined) return repository;
+  const key = state.path[state.path.length - 1];
+  if (typeof key !== 'string' || !isImageKey(key) || !reader.pairIn(map, 'tag')) return undefined;
+  return reader.textIn(map, 'name');
+}
+
+function readImageMap(reader: DocumentReader, map: YAMLMap, state: WalkState): SplitSite | undefined {
+  const repository = repositoryOf(reader, map, state);
   if (repository === undefined || repository === '') return undefined;
   const registry = reader.textIn(map, 'registry');
   const written = registry ? `${registry.replace(/\/+$/, '')}/${repository}` : repository;
@@ -138,4 +159,39 @@ function readImageMap(reader: DocumentReader, map: YAMLMap, state: WalkState): S
   if (digest) site.digest = digest;
   if (state.blocked) site.blocked = state.blocked;
   return site;
+}
+
+/**
+ * Literal dotted keys (`image.name: nginx`, `image.tag: v1.0.0`), as argocd-image-updater's
+ * `helmvalues` write-back has written them (its `marshalParamsOverride` test "Valid Helm source
+ * with Helm values file"). Helm reads such a key as one key with a dot in it, not as `image.tag`,
+ * so whether the chart uses it is unknown: the site is reported, never edited.
+ */
+function readDottedKeys(reader: DocumentReader, map: YAMLMap, state: WalkState): Site[] {
+  const sites: Site[] = [];
+  for (const [key] of entriesOf(map)) {
+    if (!key.endsWith('.tag') || key === '.tag') continue;
+    const prefix = key.slice(0, -'tag'.length);
+    const nameKey = [`${prefix}repository`, `${prefix}name`].find((candidate) => pairOf(map, candidate));
+    const written = nameKey ? reader.textIn(map, nameKey) : undefined;
+    const name = written ? normalizeName(written) : undefined;
+    if (!written || name === undefined) continue;
+    const tag = reader.fieldIn(map, key, state);
+    const site: SplitSite = {
+      form: 'split',
+      flavor: 'helm',
+      docIndex: reader.segment.index,
+      kind: reader.kind,
+      written,
+      name,
+      raw: written,
+      placeholder: false,
+      entry: { map, path: state.path, offset: reader.segment.offset },
+      tagKey: key,
+      blocked: `"${key}" is one key with a dot in it, which Helm does not read as ${prefix}tag (a "${prefix.slice(0, -1)}" map with a "tag" key); write it as nested keys, or set it through helm.parameters`,
+    };
+    if (tag) site.tag = tag;
+    sites.push(site);
+  }
+  return sites;
 }

@@ -1,1 +1,2 @@
 export * from './edit-images.js';
+export { kustomizeViews, type KustomizeRename, type RenderView } from './renders.js';

@@ -3,13 +3,14 @@
  * when it has one, else by `name`; `name` is never rewritten. Entries with `tagSuffix` are left
  * alone. See https://kubectl.docs.kubernetes.io/references/kustomize/kustomization/images/.
  */
-import { isMap, isSeq } from 'yaml';
-import { normalizeName } from '../image-ref.js';
+import { isMap, isSeq, type YAMLMap } from 'yaml';
+import { normalizeName, splitReference } from '../image-ref.js';
 import { readHelmValues } from './helm-values.js';
 import {
   mapHasPlaceholder,
   pairOf,
   pushAll,
+  stringSite,
   type DocumentReader,
   type Site,
   type SplitSite,
@@ -58,10 +59,12 @@ export function readKustomization(reader: DocumentReader): Site[] {
   return sites;
 }
 
-function readEntry(reader: DocumentReader, entry: unknown, state: WalkState): SplitSite | undefined {
+function readEntry(reader: DocumentReader, entry: unknown, state: WalkState): Site | undefined {
   if (!isMap(entry)) return undefined;
   const written = reader.textIn(entry, 'newName') ?? reader.textIn(entry, 'name');
   if (written === undefined || written === '') return undefined;
+  const versioned = newNameWithVersion(reader, entry, state);
+  if (versioned) return versioned;
   const site: SplitSite = {
     form: 'split',
     flavor: 'kustomize',
@@ -79,6 +82,39 @@ function readEntry(reader: DocumentReader, entry: unknown, state: WalkState): Sp
   if (tag) site.tag = tag;
   if (digest) site.digest = digest;
   if (state.blocked) site.blocked = state.blocked;
+  // `newTag: {GENERATED_TAG}` without quotes is a YAML map, which kustomize cannot read as a tag.
+  const notScalar = (['newTag', 'digest'] as const).find(
+    (key) => reader.pairIn(entry, key) && !(key === 'newTag' ? tag : digest),
+  );
+  if (notScalar && !site.blocked)
+    site.blocked = `its ${notScalar} is not a single value (written without quotes, \`{GENERATED_TAG}\` is a YAML map, which kustomize refuses); quote it or replace it with a real version`;
   if (reader.pairIn(entry, 'tagSuffix')) site.frozen = 'the entry uses tagSuffix';
+  return site;
+}
+
+/**
+ * `newName: awesome/postgres:11` (or `…@sha256:…`): kustomize appends the entry's `newTag` or
+ * `digest`, or else the resource's own tag, to newName as it is, so the version written inside
+ * newName is what renders only when the entry sets neither. Such an entry is edited inside
+ * newName, as a string (as Renovate's kustomize manager does); one that also sets newTag or
+ * digest renders `awesome/postgres:11:12`, and is refused.
+ */
+function newNameWithVersion(reader: DocumentReader, entry: YAMLMap, state: WalkState): Site | undefined {
+  const newName = reader.textIn(entry, 'newName');
+  if (newName === undefined) return undefined;
+  const parts = splitReference(newName);
+  if (parts.tag === undefined && parts.digest === undefined) return undefined;
+  const field = reader.fieldIn(entry, 'newName', state);
+  const site = field && stringSite(reader, field);
+  if (!site) return undefined;
+  if (state.blocked) site.blocked = state.blocked;
+  else if (reader.pairIn(entry, 'tagSuffix')) site.frozen = 'the entry uses tagSuffix';
+  const newTag = reader.textIn(entry, 'newTag') ?? '';
+  const digest = reader.textIn(entry, 'digest') ?? '';
+  const also = [newTag !== '' ? 'newTag' : '', digest !== '' ? 'digest' : ''].filter((key) => key !== '');
+  if (also.length > 0 && !site.blocked) {
+    const rendered = `${newName}${newTag !== '' ? `:${newTag}` : ''}${digest !== '' ? `@${digest}` : ''}`;
+    site.blocked = `newName "${newName}" carries a version and the entry also sets ${also.join(' and ')}, so kustomize renders "${rendered}"; keep the version in one place (newName without it, or no ${also.join('/')})`;
+  }
   return site;
 }

@@ -5,7 +5,7 @@
  * Flux setter markers must agree with what is written under them.
  */
 import { isMap, isScalar, type Pair, type Scalar } from 'yaml';
-import { isDigest } from '../image-ref.js';
+import { isDigest, isValidTag } from '../image-ref.js';
 import { isPlainSafe, renderScalar, doubleQuote, singleQuote, type ScalarStyle } from './scalar.js';
 import {
   pairOf,
@@ -44,6 +44,8 @@ interface PlanContext {
   text: string;
   event: ImageEvent;
   pinDigest: boolean;
+  /** What to say when the digest is missing: `pins a digest but ${noDigest}`. */
+  noDigest: string;
   describe: (docIndex: number, path: readonly PathSegment[]) => string;
 }
 
@@ -103,6 +105,13 @@ function planString(site: StringSite, context: PlanContext): SitePlan {
     plan.refusals.push({ reason: `cannot edit ${where}: ${site.blocked}`, at: site.field.start });
     return plan;
   }
+  if (site.malformed) {
+    plan.refusals.push({
+      reason: `${where} holds "${site.field.value ?? ''}", which is not a valid image reference (${site.malformed}); Escalator does not overwrite a version it cannot read: fix the value first${placeholderHint(site.field.value ?? '')}`,
+      at: site.field.start,
+    });
+    return plan;
+  }
   const markerProblem = refuseMarker(site.field, 'full', where);
   if (markerProblem) {
     plan.refusals.push(markerProblem);
@@ -111,7 +120,7 @@ function planString(site: StringSite, context: PlanContext): SitePlan {
   const pinned = site.digest !== undefined;
   if (pinned && !event.digest) {
     plan.refusals.push({
-      reason: `${where} pins a digest but the event carries none; send the digest with the event (or remove the pin)`,
+      reason: `${where} pins a digest but ${context.noDigest}`,
       at: site.field.start,
     });
     return plan;
@@ -213,7 +222,7 @@ function insertKeys(
 function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   const { event, pinDigest } = context;
   const plan: SitePlan = { edits: [], refusals: [] };
-  const entryWhere = context.describe(site.docIndex, site.entry.path);
+  const entryWhere = context.describe(site.docIndex, site.entry.path) || 'the top level';
   if (site.frozen) return plan;
   const tagField = site.tag;
   const tagWhere = context.describe(site.docIndex, [...site.entry.path, site.tagKey]);
@@ -221,7 +230,7 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   // Helm (values or Argo CD parameters): no tag, or an empty one, means the chart's appVersion;
   // nothing is pinned there, so nothing is written. Kustomize: the tag is written (or added).
   if ((tagField === undefined || tagValue === null || tagValue === '') && site.flavor !== 'kustomize') return plan;
-  const entryAt = site.tag?.start ?? site.digest?.start;
+  const entryAt = site.tag?.start ?? site.digest?.start ?? site.entry.offset + (site.entry.map.range?.[0] ?? 0);
   if (site.placeholder) {
     plan.refusals.push({
       reason: `${entryWhere} holds a template placeholder; render the template or set the value in the file that defines it`,
@@ -237,6 +246,11 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
     return plan;
   }
   const currentTagText = tagValue ?? '';
+  const malformed = malformedSplit(site, context);
+  if (malformed) {
+    plan.refusals.push(malformed);
+    return plan;
+  }
   if (tagField && isDigest(currentTagText)) {
     plan.refusals.push({
       reason: `${tagWhere} holds a digest ("${currentTagText}"), not a tag; move it to ${site.flavor === 'kustomize' ? "the entry's digest: key" : 'a digest field'} and put the tag in ${site.tagKey}`,
@@ -251,13 +265,17 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   const pinned = tagDigest !== undefined || digestPinned;
   if (pinned && !event.digest) {
     plan.refusals.push({
-      reason: `${entryWhere} pins a digest but the event carries none; send the digest with the event (or remove the pin)`,
+      reason: `${entryWhere} pins a digest but ${context.noDigest}`,
       ...(entryAt !== undefined ? { at: entryAt } : {}),
     });
     return plan;
   }
   const addPin = !pinned && pinDigest && event.digest !== undefined;
   const digestField = site.digest;
+  // Kustomize renders an entry with a digest and no newTag as `name@digest`: a digest-only
+  // reference stays digest-only, as strings do, so no newTag is added to it.
+  const digestOnly =
+    site.flavor === 'kustomize' && digestPinned && (tagValue === undefined || tagValue === null || tagValue === '');
   let newTagText = event.tag;
   if (tagDigest !== undefined) newTagText = `${event.tag}@${event.digest}`;
   // Helm without a digest key: charts render `repository:tag`, so the pin travels in the tag.
@@ -278,10 +296,13 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
     }
   }
   const inserts: Array<[string, string]> = [];
-  if (tagField) {
-    // Helm and Argo CD read a plain `1.10` as the float 1.1: such a value is not current even
-    // when its text matches, so it is rewritten quoted. (Kustomize reads newTag as a string.)
-    const readsAsString = site.flavor === 'kustomize' || tagField.style !== 'plain' || isPlainSafe(currentTagText);
+  if (digestOnly) {
+    // nothing to write for the tag
+  } else if (tagField) {
+    // A plain `1.10` is the float 1.1 to Helm and Argo CD, and kustomize v5 refuses to build a
+    // kustomization whose newTag is a number ("cannot unmarshal number into … newTag of type
+    // string"): such a value is not current even when its text matches, so it is rewritten quoted.
+    const readsAsString = tagField.style !== 'plain' || isPlainSafe(currentTagText);
     if (newTagText !== currentTagText || !readsAsString) {
       const edit = replace(site, tagField, newTagText, context);
       if ('reason' in edit) plan.refusals.push(edit);
@@ -311,6 +332,41 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
     else plan.edits.push(...inserted);
   }
   return plan;
+}
+
+/** `; it looks like a placeholder …` for `{GENERATED_TAG}`-style text, else nothing. */
+function placeholderHint(text: string): string {
+  return /\{[A-Za-z0-9_.-]*\}/.test(text)
+    ? ' (it looks like a placeholder another tool fills in, e.g. `{GENERATED_TAG}`; replace it with a real version once)'
+    : '';
+}
+
+/**
+ * A tag or digest field that is not a valid tag or digest: refused with the reason, so a short or
+ * prefix-less digest is never overwritten as if it were a pin, and a placeholder is never skipped.
+ */
+function malformedSplit(site: SplitSite, context: PlanContext): { reason: string; at: number } | undefined {
+  const tagField = site.tag;
+  const tagText = tagField?.value ?? '';
+  if (tagField && tagText !== '' && !isDigest(tagText)) {
+    const at = tagText.indexOf('@');
+    const tag = at >= 0 ? tagText.slice(0, at) : tagText;
+    const digest = at >= 0 ? tagText.slice(at + 1) : undefined;
+    const where = context.describe(site.docIndex, tagField.path);
+    if (!isValidTag(tag) || (digest !== undefined && !isDigest(digest)))
+      return {
+        reason: `${where} holds "${tagText}", which is not a valid ${!isValidTag(tag) ? 'tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})' : 'tag@digest (the digest is algorithm:hex, e.g. sha256:<64 hex>)'}; Escalator does not overwrite a version it cannot read: fix the value first${placeholderHint(tagText)}`,
+        at: tagField.start,
+      };
+  }
+  const digestField = site.digest;
+  const digestText = digestField?.value ?? '';
+  if (digestField && digestText !== '' && !isDigest(digestText))
+    return {
+      reason: `${context.describe(site.docIndex, digestField.path)} holds "${digestText}", which is not a digest (algorithm:hex, e.g. sha256:<64 hex>); Escalator does not overwrite it as if it were a pin: fix or remove it first`,
+      at: digestField.start,
+    };
+  return undefined;
 }
 
 /** The edits (or refusals) for one site that names the event's image. */

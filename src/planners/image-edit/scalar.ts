@@ -45,6 +45,15 @@ export function isPlainSafe(value: string): boolean {
   return safe;
 }
 
+/**
+ * Whether a plain scalar written `text` is a string to YAML 1.2 readers (kustomize, Argo CD):
+ * `1234`, `1.10` and `true` are not, and kustomize v5 refuses a number or a boolean where it
+ * wants a string.
+ */
+export function isPlainStringInYaml12(text: string): boolean {
+  return text !== '' && readsBackAs(`- ${text}\n`, text, '1.2');
+}
+
 /** `"value"` with YAML double-quote escapes (JSON's escapes are a subset of YAML's). */
 export function doubleQuote(value: string): string {
   return JSON.stringify(value);

@@ -16,7 +16,7 @@ import {
   type Scalar,
   type YAMLMap,
 } from 'yaml';
-import { normalizeName, splitReference } from '../image-ref.js';
+import { normalizeName, parseImageRef, splitReference } from '../image-ref.js';
 import type { Segment } from './parse.js';
 import type { ScalarStyle } from './scalar.js';
 import { lineEndOf } from './source.js';
@@ -72,6 +72,8 @@ interface SiteBase {
   blocked?: string;
   /** Entry-level reason the site is deliberately left alone (Kustomize `tagSuffix`). */
   frozen?: string;
+  /** Why the reference names an image but is not a valid reference (a `{GENERATED_TAG}` tag, a short digest). */
+  malformed?: string;
 }
 
 /** An image written as one string: `image: ghcr.io/example/app:1.2@sha256:…`. */
@@ -331,7 +333,9 @@ export function stringSite(reader: DocumentReader, field: Field, prefix = ''): S
   const placeholder = hasPlaceholder(field.value);
   const name = normalizeName(parts.name);
   if (name === undefined && !placeholder) return undefined;
-  if (name !== undefined && !placeholder && normalizeName(raw) === undefined) return undefined;
+  // The name is an image but the version is not valid (`my-image:{GENERATED_TAG}`, `app@sha256:abc`):
+  // kustomize and the kubelet accept or reject such text on their own terms; it is reported, never skipped.
+  const parsed = name !== undefined && !placeholder ? parseImageRef(raw) : undefined;
   const site: StringSite = {
     form: 'string',
     docIndex: reader.segment.index,
@@ -345,5 +349,6 @@ export function stringSite(reader: DocumentReader, field: Field, prefix = ''): S
   };
   if (parts.tag !== undefined) site.tag = parts.tag;
   if (parts.digest !== undefined) site.digest = parts.digest;
+  if (parsed && !parsed.ok) site.malformed = parsed.reason;
   return site;
 }

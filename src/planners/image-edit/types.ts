@@ -16,6 +16,16 @@ export interface EditOptions {
   path: string;
   /** Add a digest where the file does not pin one yet. @default false */
   pinDigest?: boolean;
+  /**
+   * The ways kustomize renders this file (see `kustomizeViews`), when kustomizations among the
+   * files being edited list it. Absent or empty: the file renders as written.
+   */
+  views?: readonly RenderView[];
+  /**
+   * Where the new version comes from, for the words of refusals: a registry `event` (the App) or
+   * the `command-line` (`escalator set-image`). @default 'event'
+   */
+  origin?: 'event' | 'command-line';
 }
 
 /** One value written into the file. */
@@ -73,4 +83,24 @@ export interface ImageUse {
   line: number;
   /** The format of the document the use was found in. */
   kind: FileKind;
+}
+
+/** One `images:` entry that renames an image. */
+export interface KustomizeRename {
+  /** The kustomization file the entry is in. */
+  kustomization: string;
+  /** The entry's place in that file: `images[2]`. */
+  entry: string;
+  /** The image name the entry matches, as kustomize compares it (the text before `:`/`@`). */
+  name: string;
+  /** The name the image renders as. */
+  newName: string;
+  /** Whether the entry also sets the version (newTag, digest, or a version inside newName). */
+  setsVersion: boolean;
+}
+
+/** One way a file is rendered: from the root kustomization `root`, with these renames applied. */
+export interface RenderView {
+  root: string;
+  renames: KustomizeRename[];
 }

@@ -233,23 +233,41 @@ describe('kustomize images', () => {
 
     it("appends it as the entry's last key, before blank lines and comments that follow", () => {
       expectEdit(
+        lines('images:', '- name: hello', '  newName: ghcr.io/example/hello # mirror', '', '# next', '- name: nginx'),
         lines(
           'images:',
-          '- name: ghcr.io/example/hello',
-          `  digest: ${OLD_DIGEST} # pinned`,
-          '',
-          '# next',
-          '- name: nginx',
-        ),
-        lines(
-          'images:',
-          '- name: ghcr.io/example/hello',
-          `  digest: ${NEW_DIGEST} # pinned`,
+          '- name: hello',
+          '  newName: ghcr.io/example/hello # mirror',
           '  newTag: 1.4.0',
           '',
           '# next',
           '- name: nginx',
         ),
+      );
+    });
+
+    it('keeps a digest-only entry digest-only: only the digest changes, no newTag is added', () => {
+      const result = expectEdit(
+        lines('images:', '- name: ghcr.io/example/hello', `  digest: ${OLD_DIGEST} # pinned`, '', '- name: nginx'),
+        lines('images:', '- name: ghcr.io/example/hello', `  digest: ${NEW_DIGEST} # pinned`, '', '- name: nginx'),
+      );
+      expect(result.changed).toEqual([{ path: 'images[0].digest', line: 3, from: OLD_DIGEST, to: NEW_DIGEST }]);
+      // An empty newTag is no tag to kustomize either.
+      expectEdit(
+        lines('images:', '- name: ghcr.io/example/hello', '  newTag: ""', `  digest: ${OLD_DIGEST}`),
+        lines('images:', '- name: ghcr.io/example/hello', '  newTag: ""', `  digest: ${NEW_DIGEST}`),
+      );
+    });
+
+    it('writes nothing for a redelivered event whose digest a digest-only entry already has', () => {
+      expectUntouched(lines('images:', '- name: ghcr.io/example/hello', `  digest: ${NEW_DIGEST}`), {
+        mentions: true,
+        unchanged: true,
+      });
+      expectUntouched(
+        lines('images:', '- name: ghcr.io/example/hello', `  digest: ${NEW_DIGEST}`),
+        { mentions: true, unchanged: true },
+        { pinDigest: true },
       );
     });
 
@@ -466,6 +484,67 @@ describe('kustomize images', () => {
       expectEdit(
         lines('images:', '- name: other', '  newTag: ${TAG}', '- name: ghcr.io/example/hello', '  newTag: 1.0.0'),
         lines('images:', '- name: other', '  newTag: ${TAG}', '- name: ghcr.io/example/hello', '  newTag: 1.4.0'),
+      );
+    });
+  });
+
+  describe('what kustomize renders', () => {
+    it('rewrites the version inside a newName that carries one, and adds no newTag', () => {
+      expectEdit(
+        lines('images:', '- name: postgres', '  newName: ghcr.io/example/hello:1.2.3'),
+        lines('images:', '- name: postgres', '  newName: ghcr.io/example/hello:1.4.0'),
+      );
+      expectEdit(
+        lines('images:', '- name: postgres', `  newName: "ghcr.io/example/hello:1.2.3@${OLD_DIGEST}"`),
+        lines('images:', '- name: postgres', `  newName: "ghcr.io/example/hello:1.4.0@${NEW_DIGEST}"`),
+      );
+      expectEdit(
+        lines('images:', '- name: postgres', `  newName: ghcr.io/example/hello@${OLD_DIGEST}`),
+        lines('images:', '- name: postgres', `  newName: ghcr.io/example/hello@${NEW_DIGEST}`),
+      );
+    });
+
+    it('refuses a newName that carries a version next to a newTag or digest', () => {
+      expectRefusal(
+        lines('images:', '- name: postgres', '  newName: ghcr.io/example/hello:1.2.3', '  newTag: "9"'),
+        /carries a version and the entry also sets newTag, so kustomize renders "ghcr.io\/example\/hello:1.2.3:9"/,
+      );
+    });
+
+    it('quotes an unquoted numeric newTag it touches, even when the text already matches', () => {
+      const event = { repository: 'ghcr.io/example/hello', tag: '1234' };
+      const result = expectEdit(
+        lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1234'),
+        lines('images:', '- name: ghcr.io/example/hello', '  newTag: "1234"'),
+        { event },
+      );
+      expect(result.changed).toEqual([{ path: 'images[0].newTag', line: 3, from: '1234', to: '1234' }]);
+      expectEdit(
+        lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.10'),
+        lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.4.0'),
+      );
+    });
+
+    it('refuses an edit of a file whose other entry kustomize cannot build (numeric newTag), naming it', () => {
+      const result = expectRefusal(
+        lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.2.3', '- name: nginx', '  newTag: 1.10'),
+        /images\[1\]\.newTag is written 1\.10 without quotes.*number.*quote it \("1\.10"\)/,
+      );
+      expect(result.refused[0]?.line).toBe(5);
+    });
+
+    it('refuses two entries of one repository at different tags, in any spelling', () => {
+      const event = { repository: 'nginx', tag: '1.27.1' };
+      const result = expectRefusal(
+        lines('images:', '- name: nginx', '  newTag: 1.25.3', '- name: docker.io/library/nginx', '  newTag: "1.24.0"'),
+        /images\[0\] \(nginx at 1\.25\.3\), images\[1\] \(docker\.io\/library\/nginx at 1\.24\.0\) name the same repository at different tags/,
+        { event },
+      );
+      expect(result.refused[0]?.line).toBe(3);
+      expectRefusal(
+        lines('images:', '- name: nginx', '  newTag: "2"', '- name: nginx', '  newTag: "3"'),
+        /different tags/,
+        { event },
       );
     });
   });

@@ -172,4 +172,39 @@ describe('listImages', () => {
   it('lists nothing for files that are not YAML', () => {
     expect(listImages('image: nginx:1', { path: 'README.md' })).toEqual({ uses: [], refused: [] });
   });
+
+  it('reports instead of lists what kustomize cannot build or no reference grammar reads', () => {
+    const text = lines(
+      'images:',
+      '- name: nginx',
+      '  newTag: 1.10',
+      '- name: foobar',
+      '  digest: sha256:24a0c4b4',
+      '- name: postgres',
+      '  newName: awesome/postgres:11',
+    );
+    expect(listImages(text, { path: 'kustomization.yaml' })).toEqual({
+      uses: [
+        {
+          name: 'docker.io/awesome/postgres',
+          written: 'awesome/postgres',
+          tag: '11',
+          path: 'images[2].newName',
+          line: 7,
+          kind: 'kustomize',
+        },
+      ],
+      refused: [
+        {
+          reason: `foobar's version cannot be read from the file: "sha256:24a0c4b4" is not a valid digest`,
+          line: 5,
+        },
+        {
+          reason:
+            'images[0].newTag is written 1.10 without quotes, which YAML reads as a number; kustomize refuses to build the file until it is quoted ("1.10")',
+          line: 3,
+        },
+      ],
+    });
+  });
 });

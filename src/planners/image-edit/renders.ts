@@ -1,0 +1,177 @@
+/**
+ * What kustomize makes of a file's images, across files: a manifest listed (directly or through
+ * other kustomizations) by a kustomization whose `images:` entry renames the image to a mirror
+ * (`name: alpine`, `newName: myregistry:1234/my/cool-alpine`) does not render as the image it
+ * names. The editor decides per rendered image, so it needs to know, for each file, which
+ * renames apply on each way the file is rendered. Pure: texts in, views out.
+ *
+ * Read from each kustomization among the files: `resources`, `bases`, `components`,
+ * `patchesStrategicMerge` and `patches[].path` (local paths only; a directory stands for the
+ * kustomization in it), and the `images:` entries that set `newName`. A kustomization that no
+ * other one lists is a root: each root that reaches a file is one way the file is rendered.
+ */
+import { isMap, isScalar, isSeq, type YAMLMap } from 'yaml';
+import { normalizeName, splitReference } from '../image-ref.js';
+import { kindFromPath } from './detect.js';
+import { loadFile } from './parse.js';
+import { pairOf } from './site.js';
+import type { KustomizeRename, RenderView } from './types.js';
+
+export type { KustomizeRename, RenderView } from './types.js';
+
+interface Kustomization {
+  path: string;
+  refs: string[];
+  renames: KustomizeRename[];
+}
+
+const KUSTOMIZATION_NAMES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
+
+function dirOf(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return slash < 0 ? '' : path.slice(0, slash);
+}
+
+/** `a/b` + `../c/./d` → `a/c/d`; undefined when the path leaves the repository or is remote. */
+function resolve(dir: string, ref: string): string | undefined {
+  if (
+    /^[a-z][a-z0-9+.-]*:\/\//i.test(ref) ||
+    /^(?:github\.com|gitlab\.com|bitbucket\.org)\//.test(ref) ||
+    ref.startsWith('/')
+  )
+    return undefined;
+  const parts = dir === '' ? [] : dir.split('/');
+  for (const part of ref.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (parts.length === 0) return undefined;
+      parts.pop();
+    } else parts.push(part);
+  }
+  return parts.join('/');
+}
+
+function strings(node: unknown): string[] {
+  if (!isSeq(node)) return [];
+  const out: string[] = [];
+  for (const item of node.items) if (isScalar(item) && typeof item.value === 'string') out.push(item.value);
+  return out;
+}
+
+function text(map: YAMLMap, key: string): string | undefined {
+  const value = pairOf(map, key)?.value;
+  return isScalar(value) && (typeof value.value === 'string' || typeof value.value === 'number')
+    ? String(value.value)
+    : undefined;
+}
+
+function readKustomization(path: string, source: string): Kustomization | undefined {
+  const loaded = loadFile(source);
+  const root = loaded.refusals.length === 0 ? loaded.segments[0]?.doc.contents : undefined;
+  if (!isMap(root)) return undefined;
+  const refs: string[] = [];
+  for (const key of ['resources', 'bases', 'components', 'patchesStrategicMerge'])
+    refs.push(...strings(pairOf(root, key)?.value));
+  const patches = pairOf(root, 'patches')?.value;
+  if (isSeq(patches))
+    for (const patch of patches.items) {
+      const patchPath = isMap(patch) ? text(patch, 'path') : undefined;
+      if (patchPath !== undefined) refs.push(patchPath);
+    }
+  const renames: KustomizeRename[] = [];
+  for (const listKey of ['images', 'imageTags']) {
+    const list = pairOf(root, listKey)?.value;
+    if (!isSeq(list)) continue;
+    list.items.forEach((entry, index) => {
+      if (!isMap(entry)) return;
+      const name = text(entry, 'name');
+      const newName = text(entry, 'newName');
+      if (name === undefined || newName === undefined || newName === '') return;
+      const inside = splitReference(newName);
+      const setsVersion =
+        (text(entry, 'newTag') ?? '') !== '' ||
+        (text(entry, 'digest') ?? '') !== '' ||
+        inside.tag !== undefined ||
+        inside.digest !== undefined;
+      renames.push({ kustomization: path, entry: `${listKey}[${index}]`, name, newName, setsVersion });
+    });
+  }
+  return { path, refs, renames };
+}
+
+/**
+ * For every file among `files` that some kustomization among them renders, the ways it is
+ * rendered (one per root kustomization). Files no kustomization lists are absent: they render
+ * as written.
+ */
+export function kustomizeViews(files: ReadonlyArray<{ path: string; text: string }>): Map<string, RenderView[]> {
+  const paths = new Set(files.map((file) => file.path));
+  const kustomizations = new Map<string, Kustomization>();
+  for (const file of files) {
+    if (kindFromPath(file.path) !== 'kustomize') continue;
+    const read = readKustomization(file.path, file.text);
+    if (read) kustomizations.set(file.path, read);
+  }
+  const edges = new Map<string, string[]>();
+  const listed = new Set<string>();
+  for (const kustomization of kustomizations.values()) {
+    const targets: string[] = [];
+    for (const ref of kustomization.refs) {
+      const target = resolve(dirOf(kustomization.path), ref);
+      if (target === undefined) continue;
+      const found = paths.has(target)
+        ? target
+        : KUSTOMIZATION_NAMES.map((name) => (target === '' ? name : `${target}/${name}`)).find((candidate) =>
+            kustomizations.has(candidate),
+          );
+      if (found === undefined || found === kustomization.path) continue;
+      targets.push(found);
+      listed.add(found);
+    }
+    edges.set(kustomization.path, targets);
+  }
+  const views = new Map<string, RenderView[]>();
+  for (const root of kustomizations.keys()) {
+    if (listed.has(root)) continue;
+    // Depth-first from the root, carrying the renames of the kustomizations on the way.
+    const reached = new Map<string, KustomizeRename[]>();
+    const stack: Array<{ path: string; renames: KustomizeRename[] }> = [{ path: root, renames: [] }];
+    while (stack.length > 0) {
+      const { path, renames } = stack.pop() as { path: string; renames: KustomizeRename[] };
+      const own = kustomizations.get(path)?.renames ?? [];
+      const carried = [...own, ...renames];
+      for (const target of edges.get(path) ?? []) {
+        const known = reached.get(target);
+        if (known) {
+          const added = carried.filter((rename) => !known.includes(rename));
+          known.push(...added);
+          if (added.length > 0 && kustomizations.has(target)) stack.push({ path: target, renames: known });
+          continue;
+        }
+        reached.set(target, [...carried]);
+        if (kustomizations.has(target)) stack.push({ path: target, renames: carried });
+      }
+    }
+    for (const [path, renames] of reached) {
+      if (kustomizations.has(path)) continue;
+      const list = views.get(path) ?? [];
+      list.push({ root, renames });
+      views.set(path, list);
+    }
+  }
+  return views;
+}
+
+/**
+ * How one view renders an image the file spells `written` (name part, as the file writes it):
+ * the rename that applies, or undefined when the image renders under its own name. Kustomize
+ * matches an entry's `name` against the image's text as written, without normalizing.
+ */
+export function renameFor(view: RenderView, written: string): KustomizeRename | undefined {
+  return view.renames.find((rename) => rename.name === written);
+}
+
+/** Whether a rename points at another repository than `name` (normalized). */
+export function renamesAway(rename: KustomizeRename, name: string): boolean {
+  return normalizeName(splitReference(rename.newName).name) !== name;
+}

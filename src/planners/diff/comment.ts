@@ -94,10 +94,10 @@ function changeWords(object: ObjectChange): string {
   return words.join(' · ');
 }
 
-function countsText(counts: { added: number; changed: number; removed: number; renamed: number }): string {
-  const parts = (['added', 'changed', 'removed', 'renamed'] as const)
-    .filter((key) => counts[key] > 0)
-    .map((key) => `${counts[key]} ${key}`);
+const COUNT_KEYS = ['added', 'changed', 'removed', 'renamed', 'recreated'] as const;
+
+function countsText(counts: Record<(typeof COUNT_KEYS)[number], number>): string {
+  const parts = COUNT_KEYS.filter((key) => counts[key] > 0).map((key) => `${counts[key]} ${key}`);
   return parts.length > 0 ? parts.join(', ') : 'no change';
 }
 
@@ -133,18 +133,56 @@ function failingWords(report: DiffReport): string[] {
   return words;
 }
 
+const SUMMARY_WORDS: Record<(typeof COUNT_KEYS)[number], string> = {
+  added: 'added',
+  changed: 'changed',
+  removed: 'removed',
+  renamed: 'renamed by kustomize hash suffix',
+  recreated: 'deleted and recreated under a new name',
+};
+
+function checkedWords(report: DiffReport): string {
+  const s = report.summary;
+  const notRendered = s.targetsNotRendered > 0 ? `, **${s.targetsNotRendered} not rendered**` : '';
+  return `**${plural(s.targetsChecked, 'target')} checked**: ${s.targetsChanged} changed, ${s.targetsUnchanged} unchanged${notRendered}`;
+}
+
 function summaryLine(report: DiffReport): string {
   const s = report.summary;
-  const parts = [
-    `**${plural(s.targetsChecked, 'target')} checked**: ${s.targetsChanged} changed, ${s.targetsUnchanged} unchanged`,
-  ];
-  for (const key of ['added', 'changed', 'removed', 'renamed'] as const)
-    if (s[key] > 0) parts.push(`${plural(s[key], 'object')} ${key}`);
+  const parts = [checkedWords(report)];
+  for (const key of COUNT_KEYS) if (s[key] > 0) parts.push(`${plural(s[key], 'object')} ${SUMMARY_WORDS[key]}`);
   if (s.secretsChanged > 0) parts.push(plural(s.secretsChanged, 'Secret') + ' changed');
   const failing = failingWords(report);
   if (failing.length > 0) parts.push(...failing.map((words) => `**${words}**`));
   else if (s.targetsFailed > 0) parts.push(`${plural(s.targetsFailed, 'target')} failed to render at base`);
   return parts.join(' · ');
+}
+
+const MAX_NOT_RENDERED_NAMES = 10;
+
+/**
+ * The targets Escalator could not look at, one line per reason with the targets it names
+ * (helm missing for 32 charts is one line): at the top of every form of the comment and the check.
+ */
+function notRenderedBlock(report: DiffReport): string | undefined {
+  const byReason = new Map<string, string[]>();
+  for (const target of report.targets) {
+    if (target.status !== 'not-rendered') continue;
+    const reason = target.notRendered ?? 'not rendered';
+    byReason.set(reason, [...(byReason.get(reason) ?? []), target.id]);
+  }
+  if (byReason.size === 0) return undefined;
+  const count = report.summary.targetsNotRendered;
+  const lines = [
+    '> [!IMPORTANT]',
+    `> **${plural(count, 'target')} not rendered**: what ${count === 1 ? 'it changes' : 'they change'} in the cluster is unknown.`,
+  ];
+  for (const [reason, ids] of byReason) {
+    const names = ids.slice(0, MAX_NOT_RENDERED_NAMES).map((id) => code(clip(id)));
+    const more = ids.length > MAX_NOT_RENDERED_NAMES ? ` and ${ids.length - MAX_NOT_RENDERED_NAMES} more` : '';
+    lines.push(`> - ${escapeText(reason)}: ${names.join(', ')}${more}`);
+  }
+  return lines.join('\n');
 }
 
 function alertLine(alert: Alert): string {
@@ -167,6 +205,7 @@ function alertsBlock(alerts: Alert[]): string {
 }
 
 function resultCell(target: TargetDiff): string {
+  if (target.status === 'not-rendered') return '**not rendered**';
   if (target.status === 'failed') {
     const side = target.failure?.side;
     return side === 'base'
@@ -177,21 +216,20 @@ function resultCell(target: TargetDiff): string {
           ? '**breaks at head**'
           : '**fails at base and head**';
   }
-  const presence =
-    target.presence === 'added' ? 'new target' : target.presence === 'removed' ? 'target removed' : target.status;
-  return target.alerts.some((alert) => alert.kind === 'tool-missing') ? `${presence} (values only)` : presence;
+  return target.presence === 'added' ? 'new target' : target.presence === 'removed' ? 'target removed' : target.status;
 }
 
 function targetsTable(report: DiffReport): string {
   const rows = report.targets.slice(0, MAX_TABLE_TARGETS).map((target) => {
-    const n = (value: number): string => (target.status === 'failed' ? '' : String(value));
-    return `| ${cell(code(clip(target.id)))} | ${target.kind} | ${resultCell(target)} | ${n(target.counts.added)} | ${n(target.counts.changed)} | ${n(target.counts.removed)} | ${n(target.counts.renamed)} |`;
+    const counted = target.status === 'changed' || target.status === 'unchanged';
+    const counts = COUNT_KEYS.map((key) => (counted ? String(target.counts[key]) : '')).join(' | ');
+    return `| ${cell(code(clip(target.id)))} | ${target.kind} | ${resultCell(target)} | ${counts} |`;
   });
   if (report.targets.length > MAX_TABLE_TARGETS)
-    rows.push(`| …and ${report.targets.length - MAX_TABLE_TARGETS} more targets | | | | | | |`);
+    rows.push(`| …and ${report.targets.length - MAX_TABLE_TARGETS} more targets | | | | | | | |`);
   return [
-    '| Target | Kind | Result | Added | Changed | Removed | Renamed |',
-    '| --- | --- | --- | ---: | ---: | ---: | ---: |',
+    '| Target | Kind | Result | Added | Changed | Removed | Renamed | Recreated |',
+    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |',
     ...rows,
   ].join('\n');
 }
@@ -249,7 +287,8 @@ function notesBlock(report: DiffReport): string {
 
 function footer(report: DiffReport, context: CommentContext): string {
   const s = report.summary;
-  return `<sub>Escalator rendered ${plural(s.targetsChecked, 'target')} of ${escapeText(clip(context.repository))} (${s.targetsUnchanged} unchanged) without a cluster. Secret values are never shown. Reproduce locally: ${code(`escalator diff --base ${short(context.baseSha)} --head ${short(context.headSha)}`)}</sub>`;
+  const notRendered = s.targetsNotRendered > 0 ? `, ${s.targetsNotRendered} not rendered` : '';
+  return `<sub>Escalator checked ${plural(s.targetsChecked, 'target')} of ${escapeText(clip(context.repository))} (${s.targetsUnchanged} unchanged${notRendered}) without a cluster. Secret values are never shown. Reproduce locally: ${code(`escalator diff --base ${short(context.baseSha)} --head ${short(context.headSha)}`)}</sub>`;
 }
 
 // ---------------------------------------------------------------- target sections
@@ -272,18 +311,30 @@ function objectBlock(object: ObjectChange, level: 'full' | 'hunks'): string {
       const hiddenLines =
         first.length - shown.length + object.hunks.slice(1).reduce((sum, hunk) => sum + hunk.split('\n').length, 0);
       lines.push('', fenced('diff', shown.join('\n')));
+      const moreHunks = object.hunks.length - 1;
       if (hiddenLines > 0)
         lines.push(
           '',
-          `_…${plural(object.hunks.length - 1, 'more hunk')}, ${plural(hiddenLines, 'line')} not shown to fit the comment size._`,
+          moreHunks > 0
+            ? `_…${plural(moreHunks, 'more hunk')}, ${plural(hiddenLines, 'line')} not shown to fit the comment size._`
+            : `_…${plural(hiddenLines, 'more line')} of this hunk not shown to fit the comment size._`,
         );
     }
   }
   return lines.join('\n');
 }
 
+/** What a section's summary and one-line form say about the target. */
+function targetWords(target: TargetDiff): string {
+  if (target.status === 'not-rendered') {
+    const values = target.values?.length ?? 0;
+    return `not rendered (${target.notRendered ?? 'unknown reason'})${values > 0 ? `; ${plural(values, 'values file')} changed` : ''}`;
+  }
+  return target.status === 'failed' ? failureWords(target) : countsText(target.counts);
+}
+
 function sectionSummary(target: TargetDiff): string {
-  const what = target.status === 'failed' ? failureWords(target) : countsText(target.counts);
+  const what = targetWords(target);
   const presence =
     target.presence === 'added' ? ' (new target)' : target.presence === 'removed' ? ' (target removed)' : '';
   return `${htmlCode(target.id)}${presence}: ${what}`;
@@ -291,20 +342,20 @@ function sectionSummary(target: TargetDiff): string {
 
 function renderSection(target: TargetDiff, level: SectionLevel): string {
   if (level === 'line') {
-    const what = target.status === 'failed' ? failureWords(target) : countsText(target.counts);
+    const what = escapeText(targetWords(target));
     return `- ${code(clip(target.id))}: ${what}. _Details omitted to fit the comment size; run ${code('escalator diff')} or see the JSON report._`;
   }
   const body: string[] = [];
   for (const note of target.notes) body.push(`_${escapeText(clip(note, 500))}_`);
   if (target.failure) body.push(fenced('text', clip(target.failure.message, level === 'full' ? 2000 : 500)));
+  const objects = target.objects.length > 0 ? target.objects : (target.values ?? []);
   if (level === 'objects') {
-    const listed = target.objects
+    const listed = objects
       .slice(0, MAX_LISTED_OBJECTS)
       .map((object) => `- ${objectLabel(object)} · ${changeWords(object)}`);
-    if (target.objects.length > MAX_LISTED_OBJECTS)
-      listed.push(`- …and ${target.objects.length - MAX_LISTED_OBJECTS} more`);
+    if (objects.length > MAX_LISTED_OBJECTS) listed.push(`- …and ${objects.length - MAX_LISTED_OBJECTS} more`);
     if (listed.length > 0) body.push(`_Diffs omitted to fit the comment size; objects only._\n\n${listed.join('\n')}`);
-  } else for (const object of target.objects) body.push(objectBlock(object, level));
+  } else for (const object of objects) body.push(objectBlock(object, level));
   return [
     '<details>',
     `<summary>${sectionSummary(target)}</summary>`,
@@ -322,12 +373,20 @@ export interface CommentLayout {
   steps: Array<[string, SectionLevel]>;
 }
 
+/** Targets with something to show below the tables: changes, failures, values files of a chart not rendered. */
+function hasSection(target: TargetDiff): boolean {
+  if (target.status === 'not-rendered') return (target.values?.length ?? 0) > 0;
+  return target.status !== 'unchanged';
+}
+
 function sectionTargets(report: DiffReport): TargetDiff[] {
-  return report.targets.filter((target) => target.status !== 'unchanged');
+  return report.targets.filter(hasSection);
 }
 
 function fixedParts(report: DiffReport, context: CommentContext): { head: string; tail: string } {
   const parts = [DIFF_COMMENT_MARKER, headerText(report, context), summaryLine(report)];
+  const notRendered = notRenderedBlock(report);
+  if (notRendered) parts.push(notRendered);
   if (report.alerts.length > 0) parts.push(alertsBlock(report.alerts));
   if (report.targets.length > 0) parts.push(targetsTable(report));
   if (report.images.length > 0) parts.push(imagesTable(report.images));
@@ -376,15 +435,21 @@ export function planCommentLayout(report: DiffReport, context: CommentContext): 
 
 function noChangesComment(report: DiffReport, context: CommentContext): string {
   const s = report.summary;
+  const notRendered = notRenderedBlock(report);
   const checked =
     s.targetsChecked > 0
       ? ` ${plural(s.targetsChecked, 'target')} checked, all unchanged.`
       : ' No target reads the changed files.';
-  const parts = [
-    DIFF_COMMENT_MARKER,
-    '### Rendered manifest diff',
-    `No rendered changes as of ${code(short(context.headSha))}.${checked}`,
-  ];
+  const sha = code(short(context.headSha));
+  const rendered = s.targetsChecked - s.targetsNotRendered;
+  const first =
+    s.targetsNotRendered === 0
+      ? `No rendered changes as of ${sha}.${checked}`
+      : rendered === 0
+        ? `Nothing was rendered as of ${sha}: **${plural(s.targetsNotRendered, 'target')} not rendered**, so this comment cannot say what the change does.`
+        : `No rendered changes as of ${sha} in the ${plural(rendered, 'target')} rendered, but **${s.targetsNotRendered} not rendered**.`;
+  const parts = [DIFF_COMMENT_MARKER, '### Rendered manifest diff', first];
+  if (notRendered) parts.push(notRendered);
   if (report.notes.length > 0) parts.push(notesBlock(report));
   parts.push(footer(report, context));
   return parts.join('\n\n') + '\n';
@@ -396,7 +461,8 @@ function noChangesComment(report: DiffReport, context: CommentContext): string {
  * than GitHub's 65,536-character limit; deterministic (same report and context, same bytes).
  */
 export function renderComment(report: DiffReport, context: CommentContext): string {
-  if (report.targets.every((target) => target.status === 'unchanged')) return noChangesComment(report, context);
+  if (report.targets.every((target) => target.status === 'unchanged' || !hasSection(target)))
+    return noChangesComment(report, context);
   const { head, tail } = fixedParts(report, context);
   const layout = planCommentLayout(report, context);
   const sections: string[] = [];
@@ -415,20 +481,26 @@ export function renderComment(report: DiffReport, context: CommentContext): stri
     : `${body.slice(0, GITHUB_BODY_LIMIT - 200)}\n\n_Comment cut to fit GitHub's size limit._\n`;
 }
 
-/** The check run for the same report: failure when a target fails to render at head. */
+/**
+ * The check run for the same report: failure when a target fails to render at head; neutral when
+ * nothing fails but some target was not rendered (Escalator could not look, so it cannot say success).
+ */
 export function renderCheckSummary(report: DiffReport): {
-  conclusion: 'success' | 'failure';
+  conclusion: 'success' | 'failure' | 'neutral';
   title: string;
   summary: string;
 } {
   const s = report.summary;
-  const conclusion = s.failures > 0 ? 'failure' : 'success';
+  const conclusion = s.failures > 0 ? 'failure' : s.targetsNotRendered > 0 ? 'neutral' : 'success';
   const titleParts =
     s.targetsChecked === 0
       ? ['No target reads the changed files']
       : [`${s.targetsChanged} of ${plural(s.targetsChecked, 'target')} changed`];
+  if (s.targetsNotRendered > 0) titleParts.push(`${s.targetsNotRendered} not rendered`);
   titleParts.push(...failingWords(report));
   const parts = [summaryLine(report)];
+  const notRendered = notRenderedBlock(report);
+  if (notRendered) parts.push(notRendered);
   if (report.alerts.length > 0) parts.push(alertsBlock(report.alerts));
   if (report.targets.length > 0) parts.push(targetsTable(report));
   if (report.images.length > 0) parts.push(imagesTable(report.images));

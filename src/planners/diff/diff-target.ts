@@ -65,7 +65,7 @@ function side(outcome: RenderOutcome, maxLineLength: number): SideResult {
 }
 
 function emptyCounts(): TargetCounts {
-  return { added: 0, changed: 0, removed: 0, renamed: 0, unchanged: 0 };
+  return { added: 0, changed: 0, removed: 0, renamed: 0, recreated: 0, unchanged: 0 };
 }
 
 function refOf(object: ManifestObject): { group: string; kind: string; namespace: string; name: string } {
@@ -96,6 +96,22 @@ export function stoppedDiff(target: Target, presence: TargetDiff['presence'], re
     alerts: [
       { level: 'caution', kind: 'render-failure', target: target.id, detail: `rendered, but not diffed: ${reason}` },
     ],
+  };
+}
+
+/** A target Escalator did not render (the run's cap on targets): "not rendered", with why. */
+export function notRenderedDiff(target: Target, presence: TargetDiff['presence'], reason: string): TargetDiff {
+  return {
+    id: target.id,
+    kind: target.kind,
+    status: 'not-rendered',
+    presence,
+    notRendered: reason,
+    notes: [],
+    objects: [],
+    counts: emptyCounts(),
+    images: [],
+    alerts: [],
   };
 }
 
@@ -152,20 +168,16 @@ export function diffTarget(
   }
 
   if (base.state === 'values' || head.state === 'values') {
+    // Escalator could not look: whatever the values files say, the target is "not rendered", never
+    // "unchanged" (a template, Chart.yaml or dependency change shows in no values file).
     const tool = base.state === 'values' ? base.tool : (head as { tool: string }).tool;
     const message = base.state === 'values' ? base.message : (head as { message: string }).message;
+    result.status = 'not-rendered';
+    result.notRendered = `${tool} is not installed where Escalator renders`;
     result.notes.push(clean(message));
-    result.alerts.push({
-      level: 'warning',
-      kind: 'tool-missing',
-      target: target.id,
-      detail: `${tool} is not installed where Escalator renders: showing a structural diff of the values files, not the rendered objects`,
-    });
     const values = (state: SideResult): Array<{ path: string; text: string }> =>
       state.state === 'values' ? state.values : [];
-    result.objects = diffValuesFiles(values(base), values(head));
-    for (const object of result.objects) result.counts[object.change === 'renamed' ? 'renamed' : object.change]++;
-    result.status = result.objects.length > 0 ? 'changed' : 'unchanged';
+    result.values = diffValuesFiles(values(base), values(head));
     return result;
   }
 
@@ -208,7 +220,9 @@ export function diffTarget(
     if (renamed) change.renameReason = reason;
     if (secretKeys.length > 0) change.secretKeys = secretKeys;
     if (rollsOut(before, after)) change.rollout = true;
-    counts[renamed ? 'renamed' : 'changed']++;
+    // A kustomize hash-suffix rename is benign (a generated object's new name); every other rename
+    // deletes the old object and creates a new one: counted apart.
+    counts[!renamed ? 'changed' : reason === 'hash-suffix' ? 'renamed' : 'recreated']++;
     objects.push(change);
     alerts.push(...changeAlerts(target.id, before, after, reason));
     images.push(...imageChanges(target.id, before, after));

@@ -24,6 +24,7 @@ export { diffValuesFiles, compareSecretKeys } from './values.js';
 export {
   diffSides,
   diffTarget,
+  notRenderedDiff,
   stoppedDiff,
   type DiffSide,
   type DiffTargetOptions,

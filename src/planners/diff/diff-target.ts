@@ -2,7 +2,7 @@ import { identityKey, parseManifests, type ManifestObject } from './manifest.js'
 import { isSecret, normalizeObject, type NormalizedObject } from './normalize.js';
 import { diffLines } from './object-diff.js';
 import { pairObjects } from './pairing.js';
-import { changeAlerts, removalAlerts } from './risk.js';
+import { changeAlerts, deletionLoss, removalAlerts } from './risk.js';
 import { renderPlain } from './plain.js';
 import { scrubText, secretStringsFromObjects, secretStringsFromSources } from './scrub.js';
 import type {
@@ -185,7 +185,9 @@ export function diffTarget(
   const headObjects = head.state === 'ok' ? head.objects : [];
   for (const note of [...(base.state === 'ok' ? base.notes : []), ...(head.state === 'ok' ? head.notes : [])])
     if (!result.notes.includes(clean(note))) result.notes.push(clean(note));
-  const pairing = pairObjects(baseObjects, headObjects, (object) => object.normalized.text);
+  const pairing = pairObjects(baseObjects, headObjects, (object) => object.normalized.text, {
+    neverRename: (object) => deletionLoss(object) !== undefined,
+  });
   const counts = result.counts;
   const alerts: Alert[] = [];
   const images: ImageChange[] = [];

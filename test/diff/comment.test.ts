@@ -197,6 +197,18 @@ describe('comment states', () => {
     });
     expect(renderCheckSummary(fixes).conclusion).toBe('success');
     expect(fixes.targets[0]?.failure?.side).toBe('base');
+    // The fixing PR shows what it will deploy: head's objects as added.
+    expect(fixes.targets[0]).toMatchObject({ status: 'changed', counts: { added: 1 } });
+    const fresh = buildReport({
+      baseSha: SHA_BASE,
+      headSha: SHA_HEAD,
+      targets: [diffTarget({ id: 'n', kind: 'kustomize', dir: 'n' }, { status: 'absent' }, failed)],
+    });
+    expect(renderCheckSummary(fresh)).toMatchObject({
+      conclusion: 'failure',
+      title: '0 of 1 target changed · 1 new target fails to render',
+    });
+    expect(renderComment(fresh, context)).not.toContain('this PR breaks it');
   });
 
   it('never calls a target Escalator could not render "unchanged": not rendered at the top, in the short form too, and the check is neutral', () => {

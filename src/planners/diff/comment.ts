@@ -104,10 +104,11 @@ function countsText(counts: Record<(typeof COUNT_KEYS)[number], number>): string
 function failureWords(target: TargetDiff): string {
   const failure = target.failure;
   if (!failure) return '';
-  if (failure.side === 'head') return 'fails to render at head: this PR breaks it';
+  if (failure.side === 'head')
+    return failure.breaks ? 'fails to render at head: this PR breaks it' : 'new target fails to render';
   if (failure.side === 'both') return 'fails to render at base and head';
   if (failure.side === 'diff') return 'rendered, but the diff was stopped';
-  return 'fails to render at base (renders at head)';
+  return target.status === 'failed' ? 'fails to render at base (renders at head)' : 'fixed: did not render at base';
 }
 
 // ---------------------------------------------------------------- fixed parts
@@ -126,9 +127,13 @@ function headerText(report: DiffReport, context: CommentContext): string {
 /** What fails the check, in words: targets that fail to render at head, and targets whose diff was stopped. */
 function failingWords(report: DiffReport): string[] {
   const stopped = report.targets.filter((target) => target.failure?.side === 'diff').length;
-  const breaking = report.summary.failures - stopped;
+  const fresh = report.targets.filter(
+    (target) => target.failure?.side === 'head' && !target.failure.breaks && target.status === 'failed',
+  ).length;
+  const breaking = report.summary.failures - stopped - fresh;
   const words: string[] = [];
   if (breaking > 0) words.push(`${plural(breaking, 'target')} ${breaking === 1 ? 'fails' : 'fail'} to render at head`);
+  if (fresh > 0) words.push(`${plural(fresh, 'new target')} ${fresh === 1 ? 'fails' : 'fail'} to render`);
   if (stopped > 0) words.push(`${plural(stopped, 'target')} not diffed`);
   return words;
 }
@@ -155,6 +160,8 @@ function summaryLine(report: DiffReport): string {
   const failing = failingWords(report);
   if (failing.length > 0) parts.push(...failing.map((words) => `**${words}**`));
   else if (s.targetsFailed > 0) parts.push(`${plural(s.targetsFailed, 'target')} failed to render at base`);
+  const fixed = report.targets.filter((target) => target.failure?.side === 'base' && target.status !== 'failed');
+  if (fixed.length > 0) parts.push(`${plural(fixed.length, 'target')} fixed (did not render at base)`);
   return parts.join(' · ');
 }
 
@@ -212,10 +219,13 @@ function resultCell(target: TargetDiff): string {
       ? 'fails at base'
       : side === 'diff'
         ? '**not diffed**'
-        : target.failure?.breaks
-          ? '**breaks at head**'
-          : '**fails at base and head**';
+        : side === 'both'
+          ? '**fails at base and head**'
+          : target.failure?.breaks
+            ? '**breaks at head**'
+            : '**new target fails**';
   }
+  if (target.failure?.side === 'base') return 'fixed (did not render at base)';
   return target.presence === 'added' ? 'new target' : target.presence === 'removed' ? 'target removed' : target.status;
 }
 
@@ -330,7 +340,8 @@ function targetWords(target: TargetDiff): string {
     const values = target.values?.length ?? 0;
     return `not rendered (${target.notRendered ?? 'unknown reason'})${values > 0 ? `; ${plural(values, 'values file')} changed` : ''}`;
   }
-  return target.status === 'failed' ? failureWords(target) : countsText(target.counts);
+  if (target.status === 'failed') return failureWords(target);
+  return target.failure ? `${countsText(target.counts)} (${failureWords(target)})` : countsText(target.counts);
 }
 
 function sectionSummary(target: TargetDiff): string {

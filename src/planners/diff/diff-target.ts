@@ -145,12 +145,16 @@ export function diffTarget(
     alerts: [],
   };
 
-  if (base.state === 'failed' || head.state === 'failed') {
+  // A pull request that fixes a target (base fails, head renders) shows what it will deploy: head's
+  // objects, diffed against nothing, with the base failure kept as a note. Every other failure stops here.
+  const fixes = base.state === 'failed' && head.state === 'ok';
+  if ((base.state === 'failed' && !fixes) || head.state === 'failed') {
     const failure: RenderFailure =
       base.state === 'failed' && head.state === 'failed'
         ? { side: 'both', breaks: false, message: clean(head.message) }
         : head.state === 'failed'
-          ? { side: 'head', breaks: true, message: clean(head.message) }
+          ? // A new target that fails: not "this PR breaks it" (nothing rendered before), but it fails all the same.
+            { side: 'head', breaks: presence !== 'added', message: clean(head.message) }
           : { side: 'base', breaks: false, message: clean((base as { message: string }).message) };
     result.status = 'failed';
     result.failure = failure;
@@ -159,12 +163,19 @@ export function diffTarget(
         level: 'caution',
         kind: 'render-failure',
         target: target.id,
-        detail: failure.breaks
-          ? 'renders at base but fails at head: this PR breaks it'
-          : 'fails to render at base and at head',
+        detail:
+          failure.side === 'both'
+            ? 'fails to render at base and at head'
+            : failure.breaks
+              ? 'renders at base but fails at head: this PR breaks it'
+              : 'new target fails to render',
       });
     }
     return result;
+  }
+  if (fixes) {
+    result.failure = { side: 'base', breaks: false, message: clean((base as { message: string }).message) };
+    result.notes.push('This target did not render at base, so every object it renders at head is shown as added.');
   }
 
   if (base.state === 'values' || head.state === 'values') {

@@ -5,11 +5,11 @@ import {
   renderAndDiff,
   type RenderIsolationMode,
 } from '../adapters/render/index.js';
-import { NotFoundError } from '../observability/errors.js';
+import { ConflictError, NotFoundError } from '../observability/errors.js';
 import { renderComment, toJsonReport } from '../planners/diff/index.js';
 import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
 
-export const diffHelp = `Usage: escalator diff --base <rev> --head <rev> [--repo <dir>] [--format markdown|json] [--path <pattern>…]
+export const diffHelp = `Usage: escalator diff --base <rev> --head <rev> [--merged] [--repo <dir>] [--format markdown|json] [--path <pattern>…]
 
 Render the Kustomize, Helm and plain-manifest targets that changed between two commits of a local
 git repository, at both commits, and diff them per Kubernetes object. Prints exactly the comment
@@ -17,6 +17,9 @@ the GitHub App posts on a pull request (or the same report as JSON).
 
   --base <rev>          the commit to compare against (branch, tag or SHA)
   --head <rev>          the commit with the changes
+  --merged              render head merged into base, as the App renders GitHub's merge commit of a
+                        pull request (git merge-tree, git 2.38 or later; no ref or file changes).
+                        The comment's "Reproduce locally" line says when to use it
   --repo <dir>          the git repository (default: the current directory)
   --format <format>     markdown (default) or json
   --path <pattern>      render only these targets (like diff.paths in .github/escalator.yml:
@@ -64,7 +67,7 @@ function isRenderIsolationMode(value: string): value is RenderIsolationMode {
 export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
   const { rest, paths } = takePaths(argv);
   const args = parseArgs(rest, {
-    flags: ['help', 'allow-remote'],
+    flags: ['help', 'allow-remote', 'merged'],
     options: ['repo', 'base', 'head', 'format', 'repository', 'cache-dir', 'timeout', 'render-isolation'],
   });
   if (args.flags.has('help')) {
@@ -89,11 +92,16 @@ export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
 
   let base: LocalGitSourceTree;
   let head: LocalGitSourceTree;
+  let mergedFrom: string | undefined;
   try {
     base = LocalGitSourceTree.open(repo, baseRev);
     head = LocalGitSourceTree.open(repo, headRev);
+    if (args.flags.has('merged')) {
+      mergedFrom = head.sha;
+      head = LocalGitSourceTree.merge(repo, base.sha, head.sha);
+    }
   } catch (error) {
-    if (error instanceof NotFoundError) throw new UsageError(error.message);
+    if (error instanceof NotFoundError || error instanceof ConflictError) throw new UsageError(error.message);
     throw error;
   }
   const cacheDir = args.options.get('cache-dir');
@@ -115,6 +123,7 @@ export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
       renderComment(report, {
         baseSha: base.sha,
         headSha: head.sha,
+        ...(mergedFrom !== undefined ? { mergedFrom } : {}),
         repository: args.options.get('repository') ?? basename(repo),
       }),
     );

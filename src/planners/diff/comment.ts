@@ -15,6 +15,14 @@ export interface CommentContext {
    * head (the comment says so); absent: a plain comparison of two revisions (the CLI).
    */
   mergeCommit?: boolean;
+  /**
+   * App: the pull request's number and its own head commit. GitHub's merge commit is in no clone,
+   * so the footer's command fetches the pull request and names base and this head (`--merged`
+   * when the comment rendered the merge commit).
+   */
+  pull?: { number: number; headSha: string };
+  /** CLI `--merged`: `headSha` is this head commit merged into base locally, as GitHub's merge commit is. */
+  mergedFrom?: string;
   /** `owner/name`. */
   repository: string;
   /** Budget for the whole body. @default 65,000 */
@@ -115,6 +123,8 @@ function failureWords(target: TargetDiff): string {
 
 function headerText(report: DiffReport, context: CommentContext): string {
   const sha = code(short(context.headSha));
+  if (context.mergedFrom !== undefined)
+    return `### Rendered manifest diff\n\nBase ${code(short(context.baseSha))} → head ${code(short(context.mergedFrom))} merged into base (${sha}, as GitHub's merge commit of a pull request).`;
   const head =
     context.mergeCommit === true
       ? `the merge commit ${sha} of this pull request`
@@ -295,10 +305,24 @@ function notesBlock(report: DiffReport): string {
   return report.notes.map((note) => `- ${escapeText(clip(note, 500))}`).join('\n');
 }
 
+/** A command that reproduces the comment from a clone: commits a clone has (never GitHub's merge commit). */
+function reproduceCommand(context: CommentContext): string {
+  const base = short(context.baseSha);
+  if (context.mergedFrom !== undefined)
+    return `escalator diff --base ${base} --head ${short(context.mergedFrom)} --merged`;
+  if (context.pull) {
+    // GitHub keeps every pull request's head at refs/pull/<number>/head (docs.github.com,
+    // "Checking out pull requests locally"); `git fetch origin` brings the base commit.
+    const merged = context.mergeCommit === true ? ' --merged' : '';
+    return `git fetch origin && git fetch origin pull/${context.pull.number}/head && escalator diff --base ${base} --head ${short(context.pull.headSha)}${merged}`;
+  }
+  return `escalator diff --base ${base} --head ${short(context.headSha)}`;
+}
+
 function footer(report: DiffReport, context: CommentContext): string {
   const s = report.summary;
   const notRendered = s.targetsNotRendered > 0 ? `, ${s.targetsNotRendered} not rendered` : '';
-  return `<sub>Escalator checked ${plural(s.targetsChecked, 'target')} of ${escapeText(clip(context.repository))} (${s.targetsUnchanged} unchanged${notRendered}) without a cluster. Secret values are never shown. Reproduce locally: ${code(`escalator diff --base ${short(context.baseSha)} --head ${short(context.headSha)}`)}</sub>`;
+  return `<sub>Escalator checked ${plural(s.targetsChecked, 'target')} of ${escapeText(clip(context.repository))} (${s.targetsUnchanged} unchanged${notRendered}) without a cluster. Secret values are never shown. Reproduce locally: ${code(reproduceCommand(context))}</sub>`;
 }
 
 // ---------------------------------------------------------------- target sections

@@ -100,9 +100,11 @@ export class LocalGitSourceTree implements SourceTree {
       if (status === 1)
         throw new ConflictError(
           `${headSha.slice(0, 7)} does not merge cleanly into ${baseSha.slice(0, 7)}, so GitHub has no merge commit either; run without --merged`,
+          { cause: error },
         );
       throw new Error(
         `git merge-tree --write-tree failed (it needs git 2.38 or later): ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`,
+        { cause: error },
       );
     }
     const fixed = { GIT_AUTHOR_DATE: '2000-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2000-01-01T00:00:00Z' };

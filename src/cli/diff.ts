@@ -5,6 +5,7 @@ import {
   renderAndDiff,
   type RenderIsolationMode,
 } from '../adapters/render/index.js';
+import { configPath, formatProblems, parseRepoConfig } from '../config/repo-config.js';
 import { ConflictError, NotFoundError } from '../observability/errors.js';
 import { renderComment, toJsonReport } from '../planners/diff/index.js';
 import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
@@ -22,8 +23,9 @@ the GitHub App posts on a pull request (or the same report as JSON).
                         The comment's "Reproduce locally" line says when to use it
   --repo <dir>          the git repository (default: the current directory)
   --format <format>     markdown (default) or json
-  --path <pattern>      render only these targets (like diff.paths in .github/escalator.yml:
-                        \`*\` matches one path segment); repeat for more. Default: discover them
+  --path <pattern>      render only these targets (\`*\` matches one path segment); repeat for
+                        more. Default: diff.paths of .github/escalator.yml at --base, as the App
+                        reads it; when that is empty or absent, every target is discovered
   --repository <name>   owner/name shown in the comment (default: the directory's name)
   --cache-dir <dir>     checkouts and renders are cached here (default: <tmp>/escalator-render)
   --timeout <seconds>   stop a kustomize/helm run after this long (default: 60)
@@ -58,6 +60,28 @@ function takePaths(argv: string[]): { rest: string[]; paths: string[] } {
     else rest.push(arg);
   }
   return { rest, paths };
+}
+
+/**
+ * `diff.paths` of the repository configuration at base, as the App reads it (the configuration of
+ * the branch a pull request merges into). A file that does not parse is said on stderr, and every
+ * target is discovered, as the App does without a valid configuration.
+ */
+function configuredPaths(base: LocalGitSourceTree, io: CliIo): string[] {
+  let text: string;
+  try {
+    text = base.read(configPath).toString('utf8');
+  } catch {
+    return [];
+  }
+  const parsed = parseRepoConfig(text, configPath);
+  if (!parsed.ok) {
+    io.stderr(
+      `${configPath} at ${base.sha.slice(0, 7)} is not valid (run escalator validate-config ${configPath}); its diff.paths are not used, every target is discovered:\n${formatProblems(parsed.problems)}\n`,
+    );
+    return [];
+  }
+  return parsed.config.diff.paths;
 }
 
 function isRenderIsolationMode(value: string): value is RenderIsolationMode {
@@ -109,7 +133,7 @@ export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
     base,
     head,
     changedPaths: null,
-    targets: paths,
+    targets: paths.length > 0 ? paths : configuredPaths(base, io),
     options: {
       timeoutMs: timeoutSeconds * 1000,
       allowRemote: args.flags.has('allow-remote'),

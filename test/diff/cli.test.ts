@@ -102,6 +102,45 @@ describe('escalator diff', () => {
     }
   });
 
+  it('reads diff.paths from .github/escalator.yml at base like the App; --path overrides it; an invalid file is said on stderr', async () => {
+    const repo = buildCaseRepo(join(FIXTURES, 'head-failure'));
+    const git = (...args: string[]): string =>
+      execFileSync('git', ['-C', repo.dir, '-c', 'user.name=t', '-c', 'user.email=t@t.invalid', ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+        .toString('utf8')
+        .trim();
+    const withConfig = (config: string): { base: string; head: string } => {
+      git('checkout', '-q', '--detach', repo.base);
+      mkdirSync(join(repo.dir, '.github'), { recursive: true });
+      writeFileSync(join(repo.dir, '.github/escalator.yml'), config);
+      git('add', '-A');
+      git('commit', '-qm', 'config');
+      const base = git('rev-parse', 'HEAD');
+      git('checkout', '-q', repo.head, '--', 'apps');
+      git('commit', '-qam', 'change');
+      return { base, head: git('rev-parse', 'HEAD') };
+    };
+    const targets = async (base: string, head: string, extra: string[] = []) => {
+      const out = io(repo.dir);
+      await runDiff(['--base', base, '--head', head, '--format', 'json', '--cache-dir', cacheDir, ...extra], out);
+      return { ids: JSON.parse(out.out).targets.map((target: { id: string }) => target.id), err: out.err };
+    };
+    try {
+      const env = 'environments:\n  - name: prod\n    paths: ["apps/*"]\n    from: registry\n';
+      const configured = withConfig(`${env}diff:\n  paths: ["apps/blog"]\n`);
+      expect(await targets(configured.base, configured.head)).toEqual({ ids: ['apps/blog'], err: '' });
+      expect((await targets(configured.base, configured.head, ['--path', 'apps/shop'])).ids).toEqual(['apps/shop']);
+      const invalid = withConfig(`${env}diff:\n  paths: "apps/blog"\n`);
+      const all = await targets(invalid.base, invalid.head);
+      expect(all.ids).toEqual(['apps/blog', 'apps/shop']);
+      expect(all.err).toContain('.github/escalator.yml at');
+      expect(all.err).toContain('.github/escalator.yml:6:10: paths must be a list');
+    } finally {
+      repo.cleanup();
+    }
+  });
+
   it('refuses bad arguments and unknown revisions with a usage error', async () => {
     const out = io(FIXTURES);
     await expect(runDiff(['--head', 'x'], out)).rejects.toThrow(

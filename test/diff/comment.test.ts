@@ -296,6 +296,20 @@ describe('secret scrubbing', () => {
     expect(scrubbed).toContain('db.example.com');
   });
 
+  it('also scrubs credentials outside Secrets: URL passwords and env literals named like secrets', () => {
+    const secrets = secretStringsFromSources(['d.yaml'], () =>
+      [
+        'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      containers:',
+        '        - name: c\n          env:',
+        '            - {name: DATABASE_URL, value: "postgres://u:CANARY-url-pw@db:5432/x"}',
+        '            - {name: API_TOKEN, value: CANARY-env-literal}',
+        '            - {name: LOG_LEVEL, value: debug}',
+      ].join('\n'),
+    );
+    const scrubbed = scrubText('kustomize: CANARY-url-pw CANARY-env-literal debug', secrets);
+    expect(scrubbed).toBe('kustomize: [redacted] [redacted] debug');
+  });
+
   it('scrubs failure messages in diffTarget', () => {
     const target = diffTarget(
       { id: 'a', kind: 'kustomize', dir: 'a' },

@@ -1,4 +1,5 @@
 import { cell, code, escapeText } from '../markdown.js';
+import { isSecret } from './normalize.js';
 import type { Alert, DiffReport, ImageChange, ObjectChange, ObjectRef, SecretKeyChange, TargetDiff } from './types.js';
 
 /** The hidden marker that finds our sticky comment again. */
@@ -330,7 +331,10 @@ function footer(report: DiffReport, context: CommentContext): string {
 function objectBlock(object: ObjectChange, level: 'full' | 'hunks'): string {
   const lines = [`**${objectLabel(object)}** · ${changeWords(object)}`];
   if (object.secretKeys && object.secretKeys.length > 0)
-    lines.push('', `Secret keys: ${object.secretKeys.map(secretKeyText).join(', ')}`);
+    lines.push(
+      '',
+      `${isSecret(object) ? 'Secret keys' : 'Masked as credentials (URL passwords, values named like secrets)'}: ${object.secretKeys.map(secretKeyText).join(', ')}`,
+    );
   if (object.tooLarge) {
     const { removed, added } = object.tooLarge;
     // Counted without order: the same lines in another order count as none.

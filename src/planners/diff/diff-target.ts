@@ -207,8 +207,9 @@ export function diffTarget(
 
   for (const { base: before, head: after, reason } of pairing.pairs) {
     const lines = diffLines(before.normalized.lines, after.normalized.lines, { context });
+    // Secret keys, and credentials masked outside Secrets: their sizes show a change the masked lines hide.
     const secretKeys =
-      isSecret(after) || isSecret(before)
+      before.normalized.secretKeys || after.normalized.secretKeys
         ? compareSecretKeys(before.normalized.secretKeys, after.normalized.secretKeys)
         : [];
     if (!reason && lines.hunks.length === 0 && !lines.tooLarge && secretKeys.length === 0) {

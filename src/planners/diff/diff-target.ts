@@ -1,5 +1,5 @@
 import { identityKey, parseManifests, type ManifestObject } from './manifest.js';
-import { isSecret, normalizeObject, type NormalizedObject } from './normalize.js';
+import { normalizeObject, type NormalizedObject } from './normalize.js';
 import { diffLines } from './object-diff.js';
 import { pairObjects } from './pairing.js';
 import { changeAlerts, deletionLoss, removalAlerts } from './risk.js';

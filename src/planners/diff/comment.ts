@@ -203,8 +203,19 @@ function notRenderedBlock(report: DiffReport): string | undefined {
   return lines.join('\n');
 }
 
-function alertLine(alert: Alert): string {
-  const where = code(clip(alert.target));
+const MAX_ALERT_TARGETS = 3;
+
+function alertLine(alert: Alert, alsoIn: string[] = []): string {
+  const more =
+    alsoIn.length > 0
+      ? `, ${alsoIn
+          .slice(0, MAX_ALERT_TARGETS - 1)
+          .map((id) => code(clip(id)))
+          .join(', ')}`
+      : '';
+  const rest =
+    alsoIn.length > MAX_ALERT_TARGETS - 1 ? ` and ${alsoIn.length - (MAX_ALERT_TARGETS - 1)} more targets` : '';
+  const where = `${code(clip(alert.target))}${more}${rest}`;
   if (!alert.object) return `${where}: ${escapeText(alert.detail)}`;
   const field = alert.field ? ` ${code(alert.field)}` : '';
   return `${where}: ${objectLabel(alert.object)}${field} ${escapeText(alert.detail)}`;
@@ -213,9 +224,22 @@ function alertLine(alert: Alert): string {
 function alertsBlock(alerts: Alert[]): string {
   const blocks: string[] = [];
   for (const level of ['caution', 'warning'] as const) {
-    const items = alerts.filter((alert) => alert.level === level);
+    // The same alert in several targets (a shared base) is one line naming them.
+    const groups = new Map<string, { alert: Alert; alsoIn: string[] }>();
+    for (const alert of alerts.filter((item) => item.level === level)) {
+      const { target: _target, object, ...rest } = alert;
+      const key = JSON.stringify([rest, object ? { ...object, namespace: '' } : undefined]);
+      const group = groups.get(key);
+      if (!group) groups.set(key, { alert, alsoIn: [] });
+      else {
+        group.alsoIn.push(alert.target);
+        if (group.alert.object && object && group.alert.object.namespace !== object.namespace)
+          group.alert = { ...group.alert, object: { ...group.alert.object, namespace: '' } };
+      }
+    }
+    const items = [...groups.values()];
     if (items.length === 0) continue;
-    const shown = items.slice(0, MAX_ALERTS).map((alert) => `> - ${alertLine(alert)}`);
+    const shown = items.slice(0, MAX_ALERTS).map(({ alert, alsoIn }) => `> - ${alertLine(alert, alsoIn)}`);
     if (items.length > MAX_ALERTS) shown.push(`> - …and ${items.length - MAX_ALERTS} more`);
     blocks.push([`> [!${level.toUpperCase()}]`, ...shown].join('\n'));
   }
@@ -372,19 +396,38 @@ function targetWords(target: TargetDiff): string {
   return target.failure ? `${countsText(target.counts)} (${failureWords(target)})` : countsText(target.counts);
 }
 
-function sectionSummary(target: TargetDiff): string {
+/** A section's target; `alsoIn`: the other targets with exactly the same change (a shared base), shown once. */
+interface SectionTarget extends TargetDiff {
+  alsoIn?: string[];
+}
+
+const MAX_SAME_LISTED = 30;
+
+function sectionSummary(target: SectionTarget): string {
   const what = targetWords(target);
   const presence =
     target.presence === 'added' ? ' (new target)' : target.presence === 'removed' ? ' (target removed)' : '';
-  return `${htmlCode(target.id)}${presence}: ${what}`;
+  const more = target.alsoIn ? ` and ${plural(target.alsoIn.length, 'more target')}, the same change` : '';
+  return `${htmlCode(target.id)}${presence}${more}: ${what}`;
 }
 
-function renderSection(target: TargetDiff, level: SectionLevel): string {
+function sameChangeLine(target: SectionTarget): string | undefined {
+  if (!target.alsoIn) return undefined;
+  const ids = [target.id, ...target.alsoIn];
+  const listed = ids.slice(0, MAX_SAME_LISTED).map((id) => code(clip(id)));
+  const more = ids.length > MAX_SAME_LISTED ? ` and ${ids.length - MAX_SAME_LISTED} more` : '';
+  return `_The same change in ${ids.length} targets: ${listed.join(', ')}${more}._`;
+}
+
+function renderSection(target: SectionTarget, level: SectionLevel): string {
   if (level === 'line') {
     const what = escapeText(targetWords(target));
-    return `- ${code(clip(target.id))}: ${what}. _Details omitted to fit the comment size; run ${code('escalator diff')} or see the JSON report._`;
+    const more = target.alsoIn ? ` and ${plural(target.alsoIn.length, 'more target')} (the same change)` : '';
+    return `- ${code(clip(target.id))}${more}: ${what}. _Details omitted to fit the comment size; run ${code('escalator diff')} or see the JSON report._`;
   }
   const body: string[] = [];
+  const same = sameChangeLine(target);
+  if (same) body.push(same);
   for (const note of target.notes) body.push(`_${escapeText(clip(note, 500))}_`);
   if (target.failure) body.push(fenced('text', clip(target.failure.message, level === 'full' ? 2000 : 500)));
   const objects = target.objects.length > 0 ? target.objects : (target.values ?? []);
@@ -418,8 +461,45 @@ function hasSection(target: TargetDiff): boolean {
   return target.status !== 'unchanged';
 }
 
-function sectionTargets(report: DiffReport): TargetDiff[] {
-  return report.targets.filter(hasSection);
+/** What a section shows, without where it is: equal keys are the same change (namespaces aside). */
+function sectionKey(target: TargetDiff): string {
+  const objects = [...target.objects, ...(target.values ?? [])].map(({ namespace: _namespace, from, ...rest }) => ({
+    ...rest,
+    from: from ? { ...from, namespace: '' } : undefined,
+  }));
+  return JSON.stringify([
+    target.kind,
+    target.status,
+    target.presence,
+    target.notRendered,
+    target.failure,
+    target.notes,
+    objects,
+  ]);
+}
+
+/**
+ * Targets with a section, a change repeated identically in several targets (a shared base in
+ * eleven environments) once: the first target stands for all, with the others in `alsoIn`. An
+ * object's namespace is kept only when it is the same in every one of them.
+ */
+function sectionTargets(report: DiffReport): SectionTarget[] {
+  const groups = new Map<string, TargetDiff[]>();
+  for (const target of report.targets.filter(hasSection)) {
+    const key = sectionKey(target);
+    groups.set(key, [...(groups.get(key) ?? []), target]);
+  }
+  return [...groups.values()].map((members) => {
+    const [first, ...rest] = members as [TargetDiff, ...TargetDiff[]];
+    if (rest.length === 0) return first;
+    const sameNamespace = (index: number): boolean =>
+      rest.every((member) => member.objects[index]?.namespace === first.objects[index]?.namespace);
+    return {
+      ...first,
+      objects: first.objects.map((object, index) => (sameNamespace(index) ? object : { ...object, namespace: '' })),
+      alsoIn: rest.map((member) => member.id),
+    };
+  });
 }
 
 function fixedParts(report: DiffReport, context: CommentContext): { head: string; tail: string } {

@@ -5,11 +5,12 @@ import {
   renderAndDiff,
   type RenderIsolationMode,
 } from '../adapters/render/index.js';
-import { NotFoundError } from '../observability/errors.js';
+import { configPath, formatProblems, parseRepoConfig } from '../config/repo-config.js';
+import { ConflictError, NotFoundError } from '../observability/errors.js';
 import { renderComment, toJsonReport } from '../planners/diff/index.js';
 import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
 
-export const diffHelp = `Usage: escalator diff --base <rev> --head <rev> [--repo <dir>] [--format markdown|json] [--path <pattern>…]
+export const diffHelp = `Usage: escalator diff --base <rev> --head <rev> [--merged] [--repo <dir>] [--format markdown|json] [--path <pattern>…]
 
 Render the Kustomize, Helm and plain-manifest targets that changed between two commits of a local
 git repository, at both commits, and diff them per Kubernetes object. Prints exactly the comment
@@ -17,10 +18,14 @@ the GitHub App posts on a pull request (or the same report as JSON).
 
   --base <rev>          the commit to compare against (branch, tag or SHA)
   --head <rev>          the commit with the changes
+  --merged              render head merged into base, as the App renders GitHub's merge commit of a
+                        pull request (git merge-tree, git 2.38 or later; no ref or file changes).
+                        The comment's "Reproduce locally" line says when to use it
   --repo <dir>          the git repository (default: the current directory)
   --format <format>     markdown (default) or json
-  --path <pattern>      render only these targets (like diff.paths in .github/escalator.yml:
-                        \`*\` matches one path segment); repeat for more. Default: discover them
+  --path <pattern>      render only these targets (\`*\` matches one path segment); repeat for
+                        more. Default: diff.paths of .github/escalator.yml at --base, as the App
+                        reads it; when that is empty or absent, every target is discovered
   --repository <name>   owner/name shown in the comment (default: the directory's name)
   --cache-dir <dir>     checkouts and renders are cached here (default: <tmp>/escalator-render)
   --timeout <seconds>   stop a kustomize/helm run after this long (default: 60)
@@ -57,6 +62,28 @@ function takePaths(argv: string[]): { rest: string[]; paths: string[] } {
   return { rest, paths };
 }
 
+/**
+ * `diff.paths` of the repository configuration at base, as the App reads it (the configuration of
+ * the branch a pull request merges into). A file that does not parse is said on stderr, and every
+ * target is discovered, as the App does without a valid configuration.
+ */
+function configuredPaths(base: LocalGitSourceTree, io: CliIo): string[] {
+  let text: string;
+  try {
+    text = base.read(configPath).toString('utf8');
+  } catch {
+    return [];
+  }
+  const parsed = parseRepoConfig(text, configPath);
+  if (!parsed.ok) {
+    io.stderr(
+      `${configPath} at ${base.sha.slice(0, 7)} is not valid (run escalator validate-config ${configPath}); its diff.paths are not used, every target is discovered:\n${formatProblems(parsed.problems)}\n`,
+    );
+    return [];
+  }
+  return parsed.config.diff.paths;
+}
+
 function isRenderIsolationMode(value: string): value is RenderIsolationMode {
   return (RENDER_ISOLATION_MODES as readonly string[]).includes(value);
 }
@@ -64,7 +91,7 @@ function isRenderIsolationMode(value: string): value is RenderIsolationMode {
 export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
   const { rest, paths } = takePaths(argv);
   const args = parseArgs(rest, {
-    flags: ['help', 'allow-remote'],
+    flags: ['help', 'allow-remote', 'merged'],
     options: ['repo', 'base', 'head', 'format', 'repository', 'cache-dir', 'timeout', 'render-isolation'],
   });
   if (args.flags.has('help')) {
@@ -89,11 +116,16 @@ export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
 
   let base: LocalGitSourceTree;
   let head: LocalGitSourceTree;
+  let mergedFrom: string | undefined;
   try {
     base = LocalGitSourceTree.open(repo, baseRev);
     head = LocalGitSourceTree.open(repo, headRev);
+    if (args.flags.has('merged')) {
+      mergedFrom = head.sha;
+      head = LocalGitSourceTree.merge(repo, base.sha, head.sha);
+    }
   } catch (error) {
-    if (error instanceof NotFoundError) throw new UsageError(error.message);
+    if (error instanceof NotFoundError || error instanceof ConflictError) throw new UsageError(error.message);
     throw error;
   }
   const cacheDir = args.options.get('cache-dir');
@@ -101,7 +133,7 @@ export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
     base,
     head,
     changedPaths: null,
-    targets: paths,
+    targets: paths.length > 0 ? paths : configuredPaths(base, io),
     options: {
       timeoutMs: timeoutSeconds * 1000,
       allowRemote: args.flags.has('allow-remote'),
@@ -115,6 +147,7 @@ export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
       renderComment(report, {
         baseSha: base.sha,
         headSha: head.sha,
+        ...(mergedFrom !== undefined ? { mergedFrom } : {}),
         repository: args.options.get('repository') ?? basename(repo),
       }),
     );

@@ -342,7 +342,7 @@ export const DiffConfig = z.strictObject({
   forks: z.boolean().default(false),
   /**
    * Render targets (kustomization directories, charts, plain manifest directories), with the
-   * same patterns as environment paths. Empty: the paths of every environment.
+   * same patterns as environment paths. Empty: every target Escalator discovers (docs/diff.md).
    * @default []
    */
   paths: z.array(PathPattern).default([]),

@@ -59,12 +59,11 @@ async function checkDrift(
   octokit: Parameters<typeof ensureCheckRun>[0],
   id: { owner: string; repo: string },
   sha: string,
-  base: SourceTree,
   head: SourceTree,
+  changed: readonly string[],
 ): Promise<void> {
   const config = index.config;
   if (!config) return;
-  const changed = changedPathsBetween(base, head);
   const targets: DriftTarget[] = [];
   for (const env of config.environments) {
     if (env.from === 'registry') continue;
@@ -121,11 +120,15 @@ export async function processDiffJob(
     loadTarballTree(octokit, id, pull.base.sha, cacheDir),
     loadTarballTree(octokit, id, headRef, cacheDir),
   ]);
+  // Tarball trees carry no blob ids, so the changed paths are computed here once (by content), for
+  // the diff and for drift: the App renders only the targets the pull request's files reach, as
+  // `escalator diff` does.
+  const changed = changedPathsBetween(base, head);
   const timer = renderDuration.startTimer({ tool: 'pull-request' });
   const report = await renderAndDiff({
     base,
     head,
-    changedPaths: null,
+    changedPaths: changed,
     targets: diffConfig.paths,
     options: { cacheDir: join(cacheDir, 'render'), isolation: deps.renderIsolation ?? 'namespace' },
   });
@@ -134,6 +137,7 @@ export async function processDiffJob(
     baseSha: pull.base.sha,
     headSha: headRef,
     mergeCommit: useMerge,
+    pull: { number: data.number, headSha: pull.head.sha },
     repository: `${data.owner}/${data.repo}`,
   });
 
@@ -158,7 +162,7 @@ export async function processDiffJob(
     outcome = ours ? 'updated' : 'commented';
   }
   await checkConfigChange(octokit, id, data.headSha, base, head);
-  await checkDrift(deps, index, octokit, id, data.headSha, base, head);
+  await checkDrift(deps, index, octokit, id, data.headSha, head, changed);
   const check = renderCheckSummary(report);
   await ensureCheckRun(octokit, id, data.headSha, 'escalator/diff', {
     status: 'completed',

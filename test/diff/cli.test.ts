@@ -1,9 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { LocalGitSourceTree, renderAndDiff } from '../../src/adapters/render/index.js';
 import { diffHelp, runDiff } from '../../src/cli/diff.js';
+import { renderComment } from '../../src/planners/diff/index.js';
 import { UsageError, type CliIo } from '../../src/cli/io.js';
 import { buildCaseRepo } from './support/case-repo.js';
 
@@ -99,6 +102,45 @@ describe('escalator diff', () => {
     }
   });
 
+  it('reads diff.paths from .github/escalator.yml at base like the App; --path overrides it; an invalid file is said on stderr', async () => {
+    const repo = buildCaseRepo(join(FIXTURES, 'head-failure'));
+    const git = (...args: string[]): string =>
+      execFileSync('git', ['-C', repo.dir, '-c', 'user.name=t', '-c', 'user.email=t@t.invalid', ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+        .toString('utf8')
+        .trim();
+    const withConfig = (config: string): { base: string; head: string } => {
+      git('checkout', '-q', '--detach', repo.base);
+      mkdirSync(join(repo.dir, '.github'), { recursive: true });
+      writeFileSync(join(repo.dir, '.github/escalator.yml'), config);
+      git('add', '-A');
+      git('commit', '-qm', 'config');
+      const base = git('rev-parse', 'HEAD');
+      git('checkout', '-q', repo.head, '--', 'apps');
+      git('commit', '-qam', 'change');
+      return { base, head: git('rev-parse', 'HEAD') };
+    };
+    const targets = async (base: string, head: string, extra: string[] = []) => {
+      const out = io(repo.dir);
+      await runDiff(['--base', base, '--head', head, '--format', 'json', '--cache-dir', cacheDir, ...extra], out);
+      return { ids: JSON.parse(out.out).targets.map((target: { id: string }) => target.id), err: out.err };
+    };
+    try {
+      const env = 'environments:\n  - name: prod\n    paths: ["apps/*"]\n    from: registry\n';
+      const configured = withConfig(`${env}diff:\n  paths: ["apps/blog"]\n`);
+      expect(await targets(configured.base, configured.head)).toEqual({ ids: ['apps/blog'], err: '' });
+      expect((await targets(configured.base, configured.head, ['--path', 'apps/shop'])).ids).toEqual(['apps/shop']);
+      const invalid = withConfig(`${env}diff:\n  paths: "apps/blog"\n`);
+      const all = await targets(invalid.base, invalid.head);
+      expect(all.ids).toEqual(['apps/blog', 'apps/shop']);
+      expect(all.err).toContain('.github/escalator.yml at');
+      expect(all.err).toContain('.github/escalator.yml:6:10: paths must be a list');
+    } finally {
+      repo.cleanup();
+    }
+  });
+
   it('refuses bad arguments and unknown revisions with a usage error', async () => {
     const out = io(FIXTURES);
     await expect(runDiff(['--head', 'x'], out)).rejects.toThrow(
@@ -117,6 +159,141 @@ describe('escalator diff', () => {
       await expect(runDiff(['--repo', repo.dir, '--base', 'no-such-rev', '--head', repo.head], out)).rejects.toThrow(
         UsageError,
       );
+    } finally {
+      repo.cleanup();
+    }
+  });
+
+  it("reproduces the App's comment of a pull request from a fresh clone with the footer's command, never naming GitHub's merge commit", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'escalator-diff-reproduce-'));
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: scratch,
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 'Dev',
+      GIT_AUTHOR_EMAIL: 'dev@example.invalid',
+      GIT_COMMITTER_NAME: 'Dev',
+      GIT_COMMITTER_EMAIL: 'dev@example.invalid',
+    };
+    const git = (dir: string, ...args: string[]): string =>
+      execFileSync('git', ['-C', dir, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+        .toString('utf8')
+        .trim();
+    const write = (dir: string, files: Record<string, string>): void => {
+      for (const [path, text] of Object.entries(files)) {
+        mkdirSync(join(dir, path, '..'), { recursive: true });
+        writeFileSync(join(dir, path), text);
+      }
+    };
+    const overlay = (tag: string) =>
+      `resources: [../../base]\nimages:\n  - name: ghcr.io/example/hello\n    newTag: ${tag}\n`;
+    try {
+      // Upstream as GitHub holds it: main, a pull request branch, main moving on after the branch was cut.
+      const upstream = join(scratch, 'upstream');
+      mkdirSync(upstream);
+      git(upstream, 'init', '-q', '-b', 'main');
+      write(upstream, {
+        'apps/hello/base/kustomization.yaml': 'resources: [deployment.yaml]\n',
+        'apps/hello/base/deployment.yaml':
+          'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: hello}\nspec:\n  selector: {matchLabels: {app: hello}}\n  template:\n    metadata: {labels: {app: hello}}\n    spec:\n      containers:\n        - {name: hello, image: ghcr.io/example/hello:1.0.0}\n',
+        'apps/hello/overlays/dev/kustomization.yaml': overlay('1.0.0'),
+        'apps/hello/overlays/prod/kustomization.yaml': overlay('1.0.0'),
+      });
+      git(upstream, 'add', '-A');
+      git(upstream, 'commit', '-q', '-m', 'base');
+      git(upstream, 'checkout', '-q', '-b', 'bump');
+      write(upstream, { 'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0') });
+      git(upstream, 'commit', '-qam', 'bump dev');
+      const headSha = git(upstream, 'rev-parse', 'HEAD');
+      git(upstream, 'checkout', '-q', 'main');
+      write(upstream, { 'apps/hello/overlays/prod/kustomization.yaml': overlay('0.9.0') });
+      git(upstream, 'commit', '-qam', 'prod on main');
+      const baseSha = git(upstream, 'rev-parse', 'HEAD');
+      // GitHub's test merge commit (refs/pull/7/merge): its own author and time, in no clone.
+      git(upstream, 'checkout', '-q', '--detach', baseSha);
+      git(upstream, 'merge', '-q', '--no-ff', '-m', `Merge ${headSha} into ${baseSha}`, headSha);
+      const mergeSha = git(upstream, 'rev-parse', 'HEAD');
+      git(upstream, 'checkout', '-q', 'main');
+      const origin = join(scratch, 'origin.git');
+      git(scratch, 'clone', '-q', '--bare', upstream, origin);
+      git(origin, 'update-ref', 'refs/pull/7/head', headSha);
+      git(origin, 'update-ref', 'refs/pull/7/merge', mergeSha);
+      git(origin, 'branch', '-D', 'bump');
+
+      // What the App posts: base → the merge commit.
+      const report = await renderAndDiff({
+        base: LocalGitSourceTree.open(origin, baseSha),
+        head: LocalGitSourceTree.open(origin, mergeSha),
+        changedPaths: null,
+        options: { cacheDir },
+      });
+      const comment = renderComment(report, {
+        baseSha,
+        headSha: mergeSha,
+        mergeCommit: true,
+        pull: { number: 7, headSha },
+        repository: 'example/gitops',
+      });
+      const command = /Reproduce locally: `([^`]+)`/.exec(comment)?.[1] ?? '';
+      expect(command).toBe(
+        `git fetch origin && git fetch origin pull/7/head && escalator diff --base ${baseSha.slice(0, 7)} --head ${headSha.slice(0, 7)} --merged`,
+      );
+      expect(command).not.toContain(mergeSha.slice(0, 7));
+
+      // A user's clone: it has neither the merge commit nor, before the fetch, the branch head.
+      const clone = join(scratch, 'clone');
+      git(scratch, 'clone', '-q', '--no-local', origin, clone);
+      expect(() => git(clone, 'cat-file', '-e', `${headSha}^{commit}`)).toThrow();
+      let printed: (CliIo & { out: string }) | undefined;
+      for (const step of command.split(' && ')) {
+        const [tool, ...args] = step.split(' ');
+        if (tool === 'git') git(clone, ...args);
+        else {
+          expect(tool).toBe('escalator');
+          expect(args[0]).toBe('diff');
+          printed = io(clone);
+          expect(
+            await runDiff([...args.slice(1), '--repository', 'example/gitops', '--cache-dir', cacheDir], printed),
+          ).toBe(0);
+        }
+      }
+      expect(() => git(clone, 'cat-file', '-e', `${mergeSha}^{commit}`)).toThrow();
+      // Everything but the header line and the footer is the App's comment, byte for byte.
+      const body = (text: string): string[] => text.split('\n').filter((line) => !/^Base |^<sub>/.test(line));
+      expect(printed?.out.split('\n')[4]).toMatch(
+        new RegExp(
+          `^Base \`${baseSha.slice(0, 7)}\` → head \`${headSha.slice(0, 7)}\` merged into base \\(\`[0-9a-f]{7}\`, as GitHub's merge commit of a pull request\\)\\.$`,
+        ),
+      );
+      expect(body(printed?.out ?? '')).toEqual(body(comment));
+      expect(comment).toContain('1.1.0');
+      expect(comment).not.toContain('overlays/prod');
+      // Without --merged the branch head would undo main's newer prod change: the flag matters here.
+      const plain = io(clone);
+      await runDiff(['--base', baseSha, '--head', headSha, '--cache-dir', cacheDir], plain);
+      expect(plain.out).toContain('overlays/prod');
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
+  it('--merged refuses two commits that do not merge cleanly, as GitHub has no merge commit for them', async () => {
+    const repo = buildCaseRepo(join(FIXTURES, 'image-bump'));
+    try {
+      execFileSync('git', ['-C', repo.dir, 'checkout', '-q', '-b', 'other', repo.base], { stdio: 'ignore' });
+      writeFileSync(join(repo.dir, 'apps/hello/overlays/dev/kustomization.yaml'), 'resources: []\n');
+      execFileSync(
+        'git',
+        ['-C', repo.dir, '-c', 'user.name=t', '-c', 'user.email=t@t.invalid', 'commit', '-qam', 'conflicting'],
+        { stdio: 'ignore' },
+      );
+      await expect(
+        runDiff(
+          ['--repo', repo.dir, '--base', 'other', '--head', repo.head, '--merged', '--cache-dir', cacheDir],
+          io('/'),
+        ),
+      ).rejects.toThrow(/does not merge cleanly .* run without --merged/);
     } finally {
       repo.cleanup();
     }

@@ -88,7 +88,7 @@ describe('renderComment size budget', () => {
     expect(body.length).toBeLessThan(GITHUB_BODY_LIMIT);
     expect(body).toContain('### Rendered manifest diff');
     expect(body).toContain('| Target | Kind | Result |');
-    expect(body).toContain('<sub>Escalator rendered 140 targets');
+    expect(body).toContain('<sub>Escalator checked 140 targets');
     expect(body).toMatch(/…and \d+ more changed targets? not shown/);
     expect(unbalancedMarkdown(body)).toBeUndefined();
   });
@@ -197,6 +197,56 @@ describe('comment states', () => {
     });
     expect(renderCheckSummary(fixes).conclusion).toBe('success');
     expect(fixes.targets[0]?.failure?.side).toBe('base');
+    // The fixing PR shows what it will deploy: head's objects as added.
+    expect(fixes.targets[0]).toMatchObject({ status: 'changed', counts: { added: 1 } });
+    const fresh = buildReport({
+      baseSha: SHA_BASE,
+      headSha: SHA_HEAD,
+      targets: [diffTarget({ id: 'n', kind: 'kustomize', dir: 'n' }, { status: 'absent' }, failed)],
+    });
+    expect(renderCheckSummary(fresh)).toMatchObject({
+      conclusion: 'failure',
+      title: '0 of 1 target changed · 1 new target fails to render',
+    });
+    expect(renderComment(fresh, context)).not.toContain('this PR breaks it');
+  });
+
+  it('never calls a target Escalator could not render "unchanged": not rendered at the top, in the short form too, and the check is neutral', () => {
+    const values = [{ path: 'charts/api/values.yaml', text: 'tag: 1.0.0\n' }];
+    const missing: RenderOutcome = { status: 'tool-missing', tool: 'helm', message: 'helm is missing', values };
+    const chart = diffTarget({ id: 'charts/api', kind: 'helm', dir: 'charts/api' }, missing, missing);
+    expect(chart).toMatchObject({
+      status: 'not-rendered',
+      notRendered: 'helm is not installed where Escalator renders',
+    });
+    expect(chart.counts).toMatchObject({ added: 0, changed: 0, removed: 0 });
+    const unchanged = diffTarget(
+      { id: 'a', kind: 'plain', dir: 'a' },
+      configMaps('a', 1, 'x'),
+      configMaps('a', 1, 'x'),
+    );
+    const short = buildReport({ baseSha: SHA_BASE, headSha: SHA_HEAD, targets: [chart, unchanged] });
+    expect(short.summary).toMatchObject({ targetsChecked: 2, targetsUnchanged: 1, targetsNotRendered: 1 });
+    const body = renderComment(short, context);
+    expect(body).not.toContain('all unchanged');
+    expect(body.split('\n')[4]).toBe(
+      'No rendered changes as of `bbbbbbb` in the 1 target rendered, but **1 not rendered**.',
+    );
+    expect(body).toContain('> - helm is not installed where Escalator renders: `charts/api`');
+    expect(renderCheckSummary(short)).toMatchObject({
+      conclusion: 'neutral',
+      title: '0 of 2 targets changed · 1 not rendered',
+    });
+
+    // With a change elsewhere: the full form, the not-rendered block above the alerts.
+    const changed = diffTarget({ id: 'b', kind: 'plain', dir: 'b' }, configMaps('b', 2, 'x'), configMaps('b', 1, 'x'));
+    const full = renderComment(
+      buildReport({ baseSha: SHA_BASE, headSha: SHA_HEAD, targets: [chart, changed] }),
+      context,
+    );
+    expect(full.indexOf('> [!IMPORTANT]')).toBeGreaterThan(0);
+    expect(full.indexOf('> [!IMPORTANT]')).toBeLessThan(full.indexOf('> [!WARNING]'));
+    expect(full).toContain('| `charts/api` | helm | **not rendered** |');
   });
 
   it('names the merge commit, or says there was none', () => {
@@ -244,6 +294,20 @@ describe('secret scrubbing', () => {
     expect(scrubbed).not.toContain('CANARY');
     expect(scrubbed).not.toContain('Q0FOQVJZ');
     expect(scrubbed).toContain('db.example.com');
+  });
+
+  it('also scrubs credentials outside Secrets: URL passwords and env literals named like secrets', () => {
+    const secrets = secretStringsFromSources(['d.yaml'], () =>
+      [
+        'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      containers:',
+        '        - name: c\n          env:',
+        '            - {name: DATABASE_URL, value: "postgres://u:CANARY-url-pw@db:5432/x"}',
+        '            - {name: API_TOKEN, value: CANARY-env-literal}',
+        '            - {name: LOG_LEVEL, value: debug}',
+      ].join('\n'),
+    );
+    const scrubbed = scrubText('kustomize: CANARY-url-pw CANARY-env-literal debug', secrets);
+    expect(scrubbed).toBe('kustomize: [redacted] [redacted] debug');
   });
 
   it('scrubs failure messages in diffTarget', () => {

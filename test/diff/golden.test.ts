@@ -2,8 +2,9 @@
  * Golden rendered diffs: every case in test/fixtures/diff/ is committed into a temporary git
  * repository (base, then head), rendered with the real `kubectl kustomize` (or kustomize) and
  * diffed; the comment must equal `expected.md` byte for byte. `UPDATE_GOLDEN=1` rewrites them.
- * Every comment is also checked for size, balanced markdown and — where the case lists canaries —
- * the absence of every secret value in the comment, the JSON report and the check run.
+ * Every comment is also checked for size, balanced markdown, what the case says the reviewer sees
+ * at the top (`top`, above the targets table) and — where the case lists canaries — the absence of
+ * every secret value in the comment, the JSON report and the check run.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,7 +36,11 @@ async function renderCase(
       head: LocalGitSourceTree.open(repo.dir, repo.head),
       changedPaths: null,
       targets: meta.targets,
-      options: { cacheDir, tools: meta.fakeHelm ? { helm: FAKE_HELM } : { helm: null } },
+      options: {
+        cacheDir,
+        tools: meta.fakeHelm ? { helm: FAKE_HELM } : { helm: null },
+        ...(meta.maxTargets ? { maxTargets: meta.maxTargets } : {}),
+      },
     });
     const markdown = renderComment(report, {
       baseSha: repo.base,
@@ -62,6 +67,10 @@ describe('golden rendered diffs', () => {
     expect(markdown).toBe(readFileSync(expectedFile, 'utf8'));
     expect(markdown.length).toBeLessThan(GITHUB_BODY_LIMIT);
     expect(unbalancedMarkdown(markdown)).toBeUndefined();
+    // What a reviewer reads first: the headline, the not-rendered block and the alerts, above the tables.
+    const top = markdown.split('\n| Target |')[0] as string;
+    for (const words of meta.top) expect(top, `the top of the comment says ${words}`).toContain(words);
+    for (const words of meta.absent) expect(markdown, `the comment does not say ${words}`).not.toContain(words);
     for (const canary of meta.canaries) {
       for (const [what, text] of [
         ['comment', markdown],

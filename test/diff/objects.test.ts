@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   changeAlerts,
+  deletionLoss,
+  diffTarget,
   diffLines,
   normalizeObject,
   pairObjects,
@@ -201,6 +203,38 @@ describe('pairObjects', () => {
     expect(pairing.removed.map((object) => object.name)).toEqual(['unrelated']);
   });
 
+  it('never pairs a kind whose deletion loses data or cascades: it stays removed, with its CAUTION', () => {
+    // Two small Namespaces sharing one label score 1.0 by similarity; a PVC moved to another namespace pairs by name.
+    const base = [
+      'apiVersion: v1\nkind: Namespace\nmetadata: {name: payments, labels: {team: payments}}\n',
+      'apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: payments}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}}\n',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: payments}\ndata: {a: "1"}\n',
+    ].join('---\n');
+    const head = [
+      'apiVersion: v1\nkind: Namespace\nmetadata: {name: payments-v2, labels: {team: payments}}\n',
+      'apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: payments-v2}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}}\n',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: payments-v2}\ndata: {a: "1"}\n',
+    ].join('---\n');
+    const guarded = pairObjects(objects(base), objects(head), text, {
+      neverRename: (object) => deletionLoss(object) !== undefined,
+    });
+    expect(guarded.pairs.map((pair) => `${pair.base.kind}:${pair.reason}`)).toEqual(['ConfigMap:namespace']);
+    expect(guarded.removed.map((object) => object.kind).sort()).toEqual(['Namespace', 'PersistentVolumeClaim']);
+    // Without the guard, both would have been "renamed" (the laundering this prevents).
+    expect(pairObjects(objects(base), objects(head), text).pairs).toHaveLength(3);
+
+    const diff = diffTarget(
+      { id: 'apps/payments', kind: 'plain', dir: 'apps/payments' },
+      { status: 'ok', yaml: base },
+      { status: 'ok', yaml: head },
+    );
+    expect(diff.counts).toMatchObject({ added: 2, removed: 2, recreated: 1, renamed: 0 });
+    expect(diff.alerts.filter((alert) => alert.level === 'caution').map((alert) => alert.object?.kind)).toEqual([
+      'Namespace',
+      'PersistentVolumeClaim',
+    ]);
+  });
+
   it('does not take a name that merely ends like a hash for a rename of another stem', () => {
     const base = objects('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: alpha-mttkbmmt79}\ndata: {x: "1"}\n');
     const head = objects(
@@ -254,6 +288,34 @@ describe('risk alerts', () => {
     expect(removalAlerts('t', one('apiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n'))[0]?.detail).toContain(
       'everything in it',
     );
+  });
+
+  it('knows what GitOps agents delete with an object: pruning Flux Kustomizations, HelmReleases, Argo CD Applications with the resources finalizer', () => {
+    const flux = (prune: boolean) =>
+      one(
+        `apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec: {prune: ${prune}, path: ./apps}\n`,
+      );
+    expect(deletionLoss(flux(true))).toContain('prune');
+    expect(deletionLoss(flux(false))).toBeUndefined();
+    expect(
+      deletionLoss(one('apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: podinfo}\n')),
+    ).toContain('uninstalls');
+    const app = (finalizers: string) =>
+      one(
+        `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: guestbook, finalizers: ${finalizers}}\n`,
+      );
+    expect(deletionLoss(app('[resources-finalizer.argocd.argoproj.io]'))).toContain('every object');
+    expect(deletionLoss(app('[resources-finalizer.argocd.argoproj.io/background]'))).toContain('every object');
+    expect(deletionLoss(app('[]'))).toBeUndefined();
+  });
+
+  it('keeps the CAUTION of a deleted PersistentVolumeClaim even when it is paired', () => {
+    const a = one('apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: a}\n');
+    const b = one('apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: b}\n');
+    expect(changeAlerts('t', a, b, 'namespace').map((alert) => [alert.level, alert.kind])).toEqual([
+      ['caution', 'deletion'],
+      ['warning', 'recreate'],
+    ]);
   });
 
   it('warns that namespace moves and similarity renames recreate the object, but not hash renames', () => {

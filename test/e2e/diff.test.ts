@@ -34,6 +34,9 @@ describe('rendered diff on pull requests (sandbox GitHub, real kustomize)', () =
         'apps/hello/base/deployment.yaml': base,
         'apps/hello/base/kustomization.yaml': 'resources: [deployment.yaml]\n',
         'apps/hello/overlays/dev/kustomization.yaml': overlay('1.0.0'),
+        'apps/hello/overlays/prod/kustomization.yaml': overlay('1.0.0'),
+        'apps/world/base/kustomization.yaml': 'resources: [deployment.yaml]\n',
+        'apps/world/base/deployment.yaml': base.replaceAll('hello', 'world'),
       },
     });
   });
@@ -63,6 +66,17 @@ describe('rendered diff on pull requests (sandbox GitHub, real kustomize)', () =
       expect(first.body).toContain('ghcr.io/example/hello:1.0.0');
       expect(first.body).toContain('ghcr.io/example/hello:1.1.0');
       expect(first.body).toContain('Deployment');
+      // Only the targets the pull request's files reach, as `escalator diff` renders (issue 21).
+      expect(first.body).toContain('**1 target checked**: 1 changed, 0 unchanged');
+      expect(first.body).not.toContain('overlays/prod');
+      expect(first.body).not.toContain('apps/world');
+      // The command names commits a clone has: base and the branch head, never GitHub's merge commit.
+      const fresh = (await stack.user.rest.pulls.get({ owner, repo, pull_number: pull.number })).data;
+      const command = /Reproduce locally: `([^`]+)`/.exec(first.body ?? '')?.[1];
+      const merged = fresh.merge_commit_sha ? ' --merged' : '';
+      expect(command).toBe(
+        `git fetch origin && git fetch origin pull/${pull.number}/head && escalator diff --base ${fresh.base.sha.slice(0, 7)} --head ${fresh.head.sha.slice(0, 7)}${merged}`,
+      );
       const check = await eventually(
         async () =>
           (await stack.user.rest.checks.listForRef({ owner, repo, ref: pull.head.sha, check_name: 'escalator/diff' }))

@@ -5,6 +5,7 @@ import {
   affectedTargets,
   buildReport,
   discoverTargets,
+  notRenderedDiff,
   stoppedDiff,
   type DiffSide,
   type PlainSide,
@@ -189,8 +190,6 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     );
   }
   const maxTargets = options.maxTargets ?? 200;
-  if (affected.targets.length > maxTargets)
-    notes.push(`${affected.targets.length} targets are affected; only the first ${maxTargets} were rendered.`);
 
   const checkouts = new Map<string, Promise<Checkout>>();
   const checkout = (tree: SourceTree): Promise<Checkout> => {
@@ -314,10 +313,20 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     return diff;
   });
 
+  // Targets past the cap are not rendered: named in the comment's headline, never counted as unchanged.
+  const skipped = affected.targets
+    .slice(maxTargets)
+    .map(({ base, head }) =>
+      notRenderedDiff(
+        (head ?? base) as TargetNode,
+        !base ? 'added' : !head ? 'removed' : 'both',
+        `over the limit of ${maxTargets} targets per run; ${affected.targets.length} are affected`,
+      ),
+    );
   const report = buildReport({
     baseSha: input.base.sha,
     headSha: input.head.sha,
-    targets: diffs.filter((diff): diff is TargetDiff => diff !== undefined),
+    targets: [...diffs.filter((diff): diff is TargetDiff => diff !== undefined), ...skipped],
     notes,
   });
   report.stats = {

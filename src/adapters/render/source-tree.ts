@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { NotFoundError } from '../../observability/errors.js';
+import { ConflictError, NotFoundError } from '../../observability/errors.js';
 
 /**
  * The files of one commit. The local-git implementation reads a repository on disk; a GitHub
@@ -78,6 +78,49 @@ export class LocalGitSourceTree implements SourceTree {
         `"${rev}" is not a commit of the git repository at ${repoDir}; check the revision name (git log --oneline) and --repo`,
       );
     }
+    return new LocalGitSourceTree(repoDir, sha);
+  }
+
+  /**
+   * `head` merged into `base` the way GitHub builds a pull request's test merge commit (which no
+   * clone has): `git merge-tree --write-tree` (git 2.38 or later), then a commit with fixed author,
+   * committer and date, so the same two commits give the same SHA on every machine. Its objects go
+   * into the repository's object store; no ref moves and the work tree is not touched.
+   * Throws ConflictError when the two do not merge cleanly (GitHub then has no merge commit either).
+   */
+  static merge(repoDir: string, baseSha: string, headSha: string): LocalGitSourceTree {
+    let tree: string;
+    try {
+      tree = git(repoDir, ['merge-tree', '--write-tree', '--no-messages', baseSha, headSha])
+        .toString('utf8')
+        .split('\n')[0]
+        ?.trim() as string;
+    } catch (error) {
+      const status = (error as { status?: number }).status;
+      if (status === 1)
+        throw new ConflictError(
+          `${headSha.slice(0, 7)} does not merge cleanly into ${baseSha.slice(0, 7)}, so GitHub has no merge commit either; run without --merged`,
+          { cause: error },
+        );
+      throw new Error(
+        `git merge-tree --write-tree failed (it needs git 2.38 or later): ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`,
+        { cause: error },
+      );
+    }
+    const fixed = { GIT_AUTHOR_DATE: '2000-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2000-01-01T00:00:00Z' };
+    const who = {
+      GIT_AUTHOR_NAME: 'Escalator',
+      GIT_AUTHOR_EMAIL: 'escalator@localhost',
+      GIT_COMMITTER_NAME: 'Escalator',
+      GIT_COMMITTER_EMAIL: 'escalator@localhost',
+    };
+    const sha = execFileSync(
+      'git',
+      ['-C', repoDir, 'commit-tree', tree, '-p', baseSha, '-p', headSha, '-m', `Merge ${headSha} into ${baseSha}`],
+      { env: { ...process.env, ...who, ...fixed }, stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+      .toString('utf8')
+      .trim();
     return new LocalGitSourceTree(repoDir, sha);
   }
 

@@ -1,4 +1,5 @@
 import { cell, code, escapeText } from '../markdown.js';
+import { isSecret } from './normalize.js';
 import type { Alert, DiffReport, ImageChange, ObjectChange, ObjectRef, SecretKeyChange, TargetDiff } from './types.js';
 
 /** The hidden marker that finds our sticky comment again. */
@@ -15,6 +16,14 @@ export interface CommentContext {
    * head (the comment says so); absent: a plain comparison of two revisions (the CLI).
    */
   mergeCommit?: boolean;
+  /**
+   * App: the pull request's number and its own head commit. GitHub's merge commit is in no clone,
+   * so the footer's command fetches the pull request and names base and this head (`--merged`
+   * when the comment rendered the merge commit).
+   */
+  pull?: { number: number; headSha: string };
+  /** CLI `--merged`: `headSha` is this head commit merged into base locally, as GitHub's merge commit is. */
+  mergedFrom?: string;
   /** `owner/name`. */
   repository: string;
   /** Budget for the whole body. @default 65,000 */
@@ -94,26 +103,29 @@ function changeWords(object: ObjectChange): string {
   return words.join(' · ');
 }
 
-function countsText(counts: { added: number; changed: number; removed: number; renamed: number }): string {
-  const parts = (['added', 'changed', 'removed', 'renamed'] as const)
-    .filter((key) => counts[key] > 0)
-    .map((key) => `${counts[key]} ${key}`);
+const COUNT_KEYS = ['added', 'changed', 'removed', 'renamed', 'recreated'] as const;
+
+function countsText(counts: Record<(typeof COUNT_KEYS)[number], number>): string {
+  const parts = COUNT_KEYS.filter((key) => counts[key] > 0).map((key) => `${counts[key]} ${key}`);
   return parts.length > 0 ? parts.join(', ') : 'no change';
 }
 
 function failureWords(target: TargetDiff): string {
   const failure = target.failure;
   if (!failure) return '';
-  if (failure.side === 'head') return 'fails to render at head: this PR breaks it';
+  if (failure.side === 'head')
+    return failure.breaks ? 'fails to render at head: this PR breaks it' : 'new target fails to render';
   if (failure.side === 'both') return 'fails to render at base and head';
   if (failure.side === 'diff') return 'rendered, but the diff was stopped';
-  return 'fails to render at base (renders at head)';
+  return target.status === 'failed' ? 'fails to render at base (renders at head)' : 'fixed: did not render at base';
 }
 
 // ---------------------------------------------------------------- fixed parts
 
 function headerText(report: DiffReport, context: CommentContext): string {
   const sha = code(short(context.headSha));
+  if (context.mergedFrom !== undefined)
+    return `### Rendered manifest diff\n\nBase ${code(short(context.baseSha))} → head ${code(short(context.mergedFrom))} merged into base (${sha}, as GitHub's merge commit of a pull request).`;
   const head =
     context.mergeCommit === true
       ? `the merge commit ${sha} of this pull request`
@@ -126,29 +138,84 @@ function headerText(report: DiffReport, context: CommentContext): string {
 /** What fails the check, in words: targets that fail to render at head, and targets whose diff was stopped. */
 function failingWords(report: DiffReport): string[] {
   const stopped = report.targets.filter((target) => target.failure?.side === 'diff').length;
-  const breaking = report.summary.failures - stopped;
+  const fresh = report.targets.filter(
+    (target) => target.failure?.side === 'head' && !target.failure.breaks && target.status === 'failed',
+  ).length;
+  const breaking = report.summary.failures - stopped - fresh;
   const words: string[] = [];
   if (breaking > 0) words.push(`${plural(breaking, 'target')} ${breaking === 1 ? 'fails' : 'fail'} to render at head`);
+  if (fresh > 0) words.push(`${plural(fresh, 'new target')} ${fresh === 1 ? 'fails' : 'fail'} to render`);
   if (stopped > 0) words.push(`${plural(stopped, 'target')} not diffed`);
   return words;
 }
 
+const SUMMARY_WORDS: Record<(typeof COUNT_KEYS)[number], string> = {
+  added: 'added',
+  changed: 'changed',
+  removed: 'removed',
+  renamed: 'renamed by kustomize hash suffix',
+  recreated: 'deleted and recreated under a new name',
+};
+
+function checkedWords(report: DiffReport): string {
+  const s = report.summary;
+  const notRendered = s.targetsNotRendered > 0 ? `, **${s.targetsNotRendered} not rendered**` : '';
+  return `**${plural(s.targetsChecked, 'target')} checked**: ${s.targetsChanged} changed, ${s.targetsUnchanged} unchanged${notRendered}`;
+}
+
 function summaryLine(report: DiffReport): string {
   const s = report.summary;
-  const parts = [
-    `**${plural(s.targetsChecked, 'target')} checked**: ${s.targetsChanged} changed, ${s.targetsUnchanged} unchanged`,
-  ];
-  for (const key of ['added', 'changed', 'removed', 'renamed'] as const)
-    if (s[key] > 0) parts.push(`${plural(s[key], 'object')} ${key}`);
+  const parts = [checkedWords(report)];
+  for (const key of COUNT_KEYS) if (s[key] > 0) parts.push(`${plural(s[key], 'object')} ${SUMMARY_WORDS[key]}`);
   if (s.secretsChanged > 0) parts.push(plural(s.secretsChanged, 'Secret') + ' changed');
   const failing = failingWords(report);
   if (failing.length > 0) parts.push(...failing.map((words) => `**${words}**`));
   else if (s.targetsFailed > 0) parts.push(`${plural(s.targetsFailed, 'target')} failed to render at base`);
+  const fixed = report.targets.filter((target) => target.failure?.side === 'base' && target.status !== 'failed');
+  if (fixed.length > 0) parts.push(`${plural(fixed.length, 'target')} fixed (did not render at base)`);
   return parts.join(' · ');
 }
 
-function alertLine(alert: Alert): string {
-  const where = code(clip(alert.target));
+const MAX_NOT_RENDERED_NAMES = 10;
+
+/**
+ * The targets Escalator could not look at, one line per reason with the targets it names
+ * (helm missing for 32 charts is one line): at the top of every form of the comment and the check.
+ */
+function notRenderedBlock(report: DiffReport): string | undefined {
+  const byReason = new Map<string, string[]>();
+  for (const target of report.targets) {
+    if (target.status !== 'not-rendered') continue;
+    const reason = target.notRendered ?? 'not rendered';
+    byReason.set(reason, [...(byReason.get(reason) ?? []), target.id]);
+  }
+  if (byReason.size === 0) return undefined;
+  const count = report.summary.targetsNotRendered;
+  const lines = [
+    '> [!IMPORTANT]',
+    `> **${plural(count, 'target')} not rendered**: what ${count === 1 ? 'it changes' : 'they change'} in the cluster is unknown.`,
+  ];
+  for (const [reason, ids] of byReason) {
+    const names = ids.slice(0, MAX_NOT_RENDERED_NAMES).map((id) => code(clip(id)));
+    const more = ids.length > MAX_NOT_RENDERED_NAMES ? ` and ${ids.length - MAX_NOT_RENDERED_NAMES} more` : '';
+    lines.push(`> - ${escapeText(reason)}: ${names.join(', ')}${more}`);
+  }
+  return lines.join('\n');
+}
+
+const MAX_ALERT_TARGETS = 3;
+
+function alertLine(alert: Alert, alsoIn: string[] = []): string {
+  const more =
+    alsoIn.length > 0
+      ? `, ${alsoIn
+          .slice(0, MAX_ALERT_TARGETS - 1)
+          .map((id) => code(clip(id)))
+          .join(', ')}`
+      : '';
+  const rest =
+    alsoIn.length > MAX_ALERT_TARGETS - 1 ? ` and ${alsoIn.length - (MAX_ALERT_TARGETS - 1)} more targets` : '';
+  const where = `${code(clip(alert.target))}${more}${rest}`;
   if (!alert.object) return `${where}: ${escapeText(alert.detail)}`;
   const field = alert.field ? ` ${code(alert.field)}` : '';
   return `${where}: ${objectLabel(alert.object)}${field} ${escapeText(alert.detail)}`;
@@ -157,9 +224,22 @@ function alertLine(alert: Alert): string {
 function alertsBlock(alerts: Alert[]): string {
   const blocks: string[] = [];
   for (const level of ['caution', 'warning'] as const) {
-    const items = alerts.filter((alert) => alert.level === level);
+    // The same alert in several targets (a shared base) is one line naming them.
+    const groups = new Map<string, { alert: Alert; alsoIn: string[] }>();
+    for (const alert of alerts.filter((item) => item.level === level)) {
+      const { target: _target, object, ...rest } = alert;
+      const key = JSON.stringify([rest, object ? { ...object, namespace: '' } : undefined]);
+      const group = groups.get(key);
+      if (!group) groups.set(key, { alert, alsoIn: [] });
+      else {
+        group.alsoIn.push(alert.target);
+        if (group.alert.object && object && group.alert.object.namespace !== object.namespace)
+          group.alert = { ...group.alert, object: { ...group.alert.object, namespace: '' } };
+      }
+    }
+    const items = [...groups.values()];
     if (items.length === 0) continue;
-    const shown = items.slice(0, MAX_ALERTS).map((alert) => `> - ${alertLine(alert)}`);
+    const shown = items.slice(0, MAX_ALERTS).map(({ alert, alsoIn }) => `> - ${alertLine(alert, alsoIn)}`);
     if (items.length > MAX_ALERTS) shown.push(`> - …and ${items.length - MAX_ALERTS} more`);
     blocks.push([`> [!${level.toUpperCase()}]`, ...shown].join('\n'));
   }
@@ -167,31 +247,34 @@ function alertsBlock(alerts: Alert[]): string {
 }
 
 function resultCell(target: TargetDiff): string {
+  if (target.status === 'not-rendered') return '**not rendered**';
   if (target.status === 'failed') {
     const side = target.failure?.side;
     return side === 'base'
       ? 'fails at base'
       : side === 'diff'
         ? '**not diffed**'
-        : target.failure?.breaks
-          ? '**breaks at head**'
-          : '**fails at base and head**';
+        : side === 'both'
+          ? '**fails at base and head**'
+          : target.failure?.breaks
+            ? '**breaks at head**'
+            : '**new target fails**';
   }
-  const presence =
-    target.presence === 'added' ? 'new target' : target.presence === 'removed' ? 'target removed' : target.status;
-  return target.alerts.some((alert) => alert.kind === 'tool-missing') ? `${presence} (values only)` : presence;
+  if (target.failure?.side === 'base') return 'fixed (did not render at base)';
+  return target.presence === 'added' ? 'new target' : target.presence === 'removed' ? 'target removed' : target.status;
 }
 
 function targetsTable(report: DiffReport): string {
   const rows = report.targets.slice(0, MAX_TABLE_TARGETS).map((target) => {
-    const n = (value: number): string => (target.status === 'failed' ? '' : String(value));
-    return `| ${cell(code(clip(target.id)))} | ${target.kind} | ${resultCell(target)} | ${n(target.counts.added)} | ${n(target.counts.changed)} | ${n(target.counts.removed)} | ${n(target.counts.renamed)} |`;
+    const counted = target.status === 'changed' || target.status === 'unchanged';
+    const counts = COUNT_KEYS.map((key) => (counted ? String(target.counts[key]) : '')).join(' | ');
+    return `| ${cell(code(clip(target.id)))} | ${target.kind} | ${resultCell(target)} | ${counts} |`;
   });
   if (report.targets.length > MAX_TABLE_TARGETS)
-    rows.push(`| …and ${report.targets.length - MAX_TABLE_TARGETS} more targets | | | | | | |`);
+    rows.push(`| …and ${report.targets.length - MAX_TABLE_TARGETS} more targets | | | | | | | |`);
   return [
-    '| Target | Kind | Result | Added | Changed | Removed | Renamed |',
-    '| --- | --- | --- | ---: | ---: | ---: | ---: |',
+    '| Target | Kind | Result | Added | Changed | Removed | Renamed | Recreated |',
+    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |',
     ...rows,
   ].join('\n');
 }
@@ -247,9 +330,24 @@ function notesBlock(report: DiffReport): string {
   return report.notes.map((note) => `- ${escapeText(clip(note, 500))}`).join('\n');
 }
 
+/** A command that reproduces the comment from a clone: commits a clone has (never GitHub's merge commit). */
+function reproduceCommand(context: CommentContext): string {
+  const base = short(context.baseSha);
+  if (context.mergedFrom !== undefined)
+    return `escalator diff --base ${base} --head ${short(context.mergedFrom)} --merged`;
+  if (context.pull) {
+    // GitHub keeps every pull request's head at refs/pull/<number>/head (docs.github.com,
+    // "Checking out pull requests locally"); `git fetch origin` brings the base commit.
+    const merged = context.mergeCommit === true ? ' --merged' : '';
+    return `git fetch origin && git fetch origin pull/${context.pull.number}/head && escalator diff --base ${base} --head ${short(context.pull.headSha)}${merged}`;
+  }
+  return `escalator diff --base ${base} --head ${short(context.headSha)}`;
+}
+
 function footer(report: DiffReport, context: CommentContext): string {
   const s = report.summary;
-  return `<sub>Escalator rendered ${plural(s.targetsChecked, 'target')} of ${escapeText(clip(context.repository))} (${s.targetsUnchanged} unchanged) without a cluster. Secret values are never shown. Reproduce locally: ${code(`escalator diff --base ${short(context.baseSha)} --head ${short(context.headSha)}`)}</sub>`;
+  const notRendered = s.targetsNotRendered > 0 ? `, ${s.targetsNotRendered} not rendered` : '';
+  return `<sub>Escalator checked ${plural(s.targetsChecked, 'target')} of ${escapeText(clip(context.repository))} (${s.targetsUnchanged} unchanged${notRendered}) without a cluster. Secret values are never shown. Reproduce locally: ${code(reproduceCommand(context))}</sub>`;
 }
 
 // ---------------------------------------------------------------- target sections
@@ -257,7 +355,10 @@ function footer(report: DiffReport, context: CommentContext): string {
 function objectBlock(object: ObjectChange, level: 'full' | 'hunks'): string {
   const lines = [`**${objectLabel(object)}** · ${changeWords(object)}`];
   if (object.secretKeys && object.secretKeys.length > 0)
-    lines.push('', `Secret keys: ${object.secretKeys.map(secretKeyText).join(', ')}`);
+    lines.push(
+      '',
+      `${isSecret(object) ? 'Secret keys' : 'Masked as credentials (URL passwords, values named like secrets)'}: ${object.secretKeys.map(secretKeyText).join(', ')}`,
+    );
   if (object.tooLarge) {
     const { removed, added } = object.tooLarge;
     // Counted without order: the same lines in another order count as none.
@@ -272,39 +373,71 @@ function objectBlock(object: ObjectChange, level: 'full' | 'hunks'): string {
       const hiddenLines =
         first.length - shown.length + object.hunks.slice(1).reduce((sum, hunk) => sum + hunk.split('\n').length, 0);
       lines.push('', fenced('diff', shown.join('\n')));
+      const moreHunks = object.hunks.length - 1;
       if (hiddenLines > 0)
         lines.push(
           '',
-          `_…${plural(object.hunks.length - 1, 'more hunk')}, ${plural(hiddenLines, 'line')} not shown to fit the comment size._`,
+          moreHunks > 0
+            ? `_…${plural(moreHunks, 'more hunk')}, ${plural(hiddenLines, 'line')} not shown to fit the comment size._`
+            : `_…${plural(hiddenLines, 'more line')} of this hunk not shown to fit the comment size._`,
         );
     }
   }
   return lines.join('\n');
 }
 
-function sectionSummary(target: TargetDiff): string {
-  const what = target.status === 'failed' ? failureWords(target) : countsText(target.counts);
-  const presence =
-    target.presence === 'added' ? ' (new target)' : target.presence === 'removed' ? ' (target removed)' : '';
-  return `${htmlCode(target.id)}${presence}: ${what}`;
+/** What a section's summary and one-line form say about the target. */
+function targetWords(target: TargetDiff): string {
+  if (target.status === 'not-rendered') {
+    const values = target.values?.length ?? 0;
+    return `not rendered (${target.notRendered ?? 'unknown reason'})${values > 0 ? `; ${plural(values, 'values file')} changed` : ''}`;
+  }
+  if (target.status === 'failed') return failureWords(target);
+  return target.failure ? `${countsText(target.counts)} (${failureWords(target)})` : countsText(target.counts);
 }
 
-function renderSection(target: TargetDiff, level: SectionLevel): string {
+/** A section's target; `alsoIn`: the other targets with exactly the same change (a shared base), shown once. */
+interface SectionTarget extends TargetDiff {
+  alsoIn?: string[];
+}
+
+const MAX_SAME_LISTED = 30;
+
+function sectionSummary(target: SectionTarget): string {
+  const what = targetWords(target);
+  const presence =
+    target.presence === 'added' ? ' (new target)' : target.presence === 'removed' ? ' (target removed)' : '';
+  const more = target.alsoIn ? ` and ${plural(target.alsoIn.length, 'more target')}, the same change` : '';
+  return `${htmlCode(target.id)}${presence}${more}: ${what}`;
+}
+
+function sameChangeLine(target: SectionTarget): string | undefined {
+  if (!target.alsoIn) return undefined;
+  const ids = [target.id, ...target.alsoIn];
+  const listed = ids.slice(0, MAX_SAME_LISTED).map((id) => code(clip(id)));
+  const more = ids.length > MAX_SAME_LISTED ? ` and ${ids.length - MAX_SAME_LISTED} more` : '';
+  return `_The same change in ${ids.length} targets: ${listed.join(', ')}${more}._`;
+}
+
+function renderSection(target: SectionTarget, level: SectionLevel): string {
   if (level === 'line') {
-    const what = target.status === 'failed' ? failureWords(target) : countsText(target.counts);
-    return `- ${code(clip(target.id))}: ${what}. _Details omitted to fit the comment size; run ${code('escalator diff')} or see the JSON report._`;
+    const what = escapeText(targetWords(target));
+    const more = target.alsoIn ? ` and ${plural(target.alsoIn.length, 'more target')} (the same change)` : '';
+    return `- ${code(clip(target.id))}${more}: ${what}. _Details omitted to fit the comment size; run ${code('escalator diff')} or see the JSON report._`;
   }
   const body: string[] = [];
+  const same = sameChangeLine(target);
+  if (same) body.push(same);
   for (const note of target.notes) body.push(`_${escapeText(clip(note, 500))}_`);
   if (target.failure) body.push(fenced('text', clip(target.failure.message, level === 'full' ? 2000 : 500)));
+  const objects = target.objects.length > 0 ? target.objects : (target.values ?? []);
   if (level === 'objects') {
-    const listed = target.objects
+    const listed = objects
       .slice(0, MAX_LISTED_OBJECTS)
       .map((object) => `- ${objectLabel(object)} · ${changeWords(object)}`);
-    if (target.objects.length > MAX_LISTED_OBJECTS)
-      listed.push(`- …and ${target.objects.length - MAX_LISTED_OBJECTS} more`);
+    if (objects.length > MAX_LISTED_OBJECTS) listed.push(`- …and ${objects.length - MAX_LISTED_OBJECTS} more`);
     if (listed.length > 0) body.push(`_Diffs omitted to fit the comment size; objects only._\n\n${listed.join('\n')}`);
-  } else for (const object of target.objects) body.push(objectBlock(object, level));
+  } else for (const object of objects) body.push(objectBlock(object, level));
   return [
     '<details>',
     `<summary>${sectionSummary(target)}</summary>`,
@@ -322,12 +455,57 @@ export interface CommentLayout {
   steps: Array<[string, SectionLevel]>;
 }
 
-function sectionTargets(report: DiffReport): TargetDiff[] {
-  return report.targets.filter((target) => target.status !== 'unchanged');
+/** Targets with something to show below the tables: changes, failures, values files of a chart not rendered. */
+function hasSection(target: TargetDiff): boolean {
+  if (target.status === 'not-rendered') return (target.values?.length ?? 0) > 0;
+  return target.status !== 'unchanged';
+}
+
+/** What a section shows, without where it is: equal keys are the same change (namespaces aside). */
+function sectionKey(target: TargetDiff): string {
+  const objects = [...target.objects, ...(target.values ?? [])].map(({ namespace: _namespace, from, ...rest }) => ({
+    ...rest,
+    from: from ? { ...from, namespace: '' } : undefined,
+  }));
+  return JSON.stringify([
+    target.kind,
+    target.status,
+    target.presence,
+    target.notRendered,
+    target.failure,
+    target.notes,
+    objects,
+  ]);
+}
+
+/**
+ * Targets with a section, a change repeated identically in several targets (a shared base in
+ * eleven environments) once: the first target stands for all, with the others in `alsoIn`. An
+ * object's namespace is kept only when it is the same in every one of them.
+ */
+function sectionTargets(report: DiffReport): SectionTarget[] {
+  const groups = new Map<string, TargetDiff[]>();
+  for (const target of report.targets.filter(hasSection)) {
+    const key = sectionKey(target);
+    groups.set(key, [...(groups.get(key) ?? []), target]);
+  }
+  return [...groups.values()].map((members) => {
+    const [first, ...rest] = members as [TargetDiff, ...TargetDiff[]];
+    if (rest.length === 0) return first;
+    const sameNamespace = (index: number): boolean =>
+      rest.every((member) => member.objects[index]?.namespace === first.objects[index]?.namespace);
+    return {
+      ...first,
+      objects: first.objects.map((object, index) => (sameNamespace(index) ? object : { ...object, namespace: '' })),
+      alsoIn: rest.map((member) => member.id),
+    };
+  });
 }
 
 function fixedParts(report: DiffReport, context: CommentContext): { head: string; tail: string } {
   const parts = [DIFF_COMMENT_MARKER, headerText(report, context), summaryLine(report)];
+  const notRendered = notRenderedBlock(report);
+  if (notRendered) parts.push(notRendered);
   if (report.alerts.length > 0) parts.push(alertsBlock(report.alerts));
   if (report.targets.length > 0) parts.push(targetsTable(report));
   if (report.images.length > 0) parts.push(imagesTable(report.images));
@@ -376,15 +554,21 @@ export function planCommentLayout(report: DiffReport, context: CommentContext): 
 
 function noChangesComment(report: DiffReport, context: CommentContext): string {
   const s = report.summary;
+  const notRendered = notRenderedBlock(report);
   const checked =
     s.targetsChecked > 0
       ? ` ${plural(s.targetsChecked, 'target')} checked, all unchanged.`
       : ' No target reads the changed files.';
-  const parts = [
-    DIFF_COMMENT_MARKER,
-    '### Rendered manifest diff',
-    `No rendered changes as of ${code(short(context.headSha))}.${checked}`,
-  ];
+  const sha = code(short(context.headSha));
+  const rendered = s.targetsChecked - s.targetsNotRendered;
+  const first =
+    s.targetsNotRendered === 0
+      ? `No rendered changes as of ${sha}.${checked}`
+      : rendered === 0
+        ? `Nothing was rendered as of ${sha}: **${plural(s.targetsNotRendered, 'target')} not rendered**, so this comment cannot say what the change does.`
+        : `No rendered changes as of ${sha} in the ${plural(rendered, 'target')} rendered, but **${s.targetsNotRendered} not rendered**.`;
+  const parts = [DIFF_COMMENT_MARKER, '### Rendered manifest diff', first];
+  if (notRendered) parts.push(notRendered);
   if (report.notes.length > 0) parts.push(notesBlock(report));
   parts.push(footer(report, context));
   return parts.join('\n\n') + '\n';
@@ -396,7 +580,8 @@ function noChangesComment(report: DiffReport, context: CommentContext): string {
  * than GitHub's 65,536-character limit; deterministic (same report and context, same bytes).
  */
 export function renderComment(report: DiffReport, context: CommentContext): string {
-  if (report.targets.every((target) => target.status === 'unchanged')) return noChangesComment(report, context);
+  if (report.targets.every((target) => target.status === 'unchanged' || !hasSection(target)))
+    return noChangesComment(report, context);
   const { head, tail } = fixedParts(report, context);
   const layout = planCommentLayout(report, context);
   const sections: string[] = [];
@@ -415,20 +600,26 @@ export function renderComment(report: DiffReport, context: CommentContext): stri
     : `${body.slice(0, GITHUB_BODY_LIMIT - 200)}\n\n_Comment cut to fit GitHub's size limit._\n`;
 }
 
-/** The check run for the same report: failure when a target fails to render at head. */
+/**
+ * The check run for the same report: failure when a target fails to render at head; neutral when
+ * nothing fails but some target was not rendered (Escalator could not look, so it cannot say success).
+ */
 export function renderCheckSummary(report: DiffReport): {
-  conclusion: 'success' | 'failure';
+  conclusion: 'success' | 'failure' | 'neutral';
   title: string;
   summary: string;
 } {
   const s = report.summary;
-  const conclusion = s.failures > 0 ? 'failure' : 'success';
+  const conclusion = s.failures > 0 ? 'failure' : s.targetsNotRendered > 0 ? 'neutral' : 'success';
   const titleParts =
     s.targetsChecked === 0
       ? ['No target reads the changed files']
       : [`${s.targetsChanged} of ${plural(s.targetsChecked, 'target')} changed`];
+  if (s.targetsNotRendered > 0) titleParts.push(`${s.targetsNotRendered} not rendered`);
   titleParts.push(...failingWords(report));
   const parts = [summaryLine(report)];
+  const notRendered = notRenderedBlock(report);
+  if (notRendered) parts.push(notRendered);
   if (report.alerts.length > 0) parts.push(alertsBlock(report.alerts));
   if (report.targets.length > 0) parts.push(targetsTable(report));
   if (report.images.length > 0) parts.push(imagesTable(report.images));

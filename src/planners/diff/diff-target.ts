@@ -1,8 +1,8 @@
 import { identityKey, parseManifests, type ManifestObject } from './manifest.js';
-import { isSecret, normalizeObject, type NormalizedObject } from './normalize.js';
+import { normalizeObject, type NormalizedObject } from './normalize.js';
 import { diffLines } from './object-diff.js';
 import { pairObjects } from './pairing.js';
-import { changeAlerts, removalAlerts } from './risk.js';
+import { changeAlerts, deletionLoss, removalAlerts } from './risk.js';
 import { renderPlain } from './plain.js';
 import { scrubText, secretStringsFromObjects, secretStringsFromSources } from './scrub.js';
 import type {
@@ -65,7 +65,7 @@ function side(outcome: RenderOutcome, maxLineLength: number): SideResult {
 }
 
 function emptyCounts(): TargetCounts {
-  return { added: 0, changed: 0, removed: 0, renamed: 0, unchanged: 0 };
+  return { added: 0, changed: 0, removed: 0, renamed: 0, recreated: 0, unchanged: 0 };
 }
 
 function refOf(object: ManifestObject): { group: string; kind: string; namespace: string; name: string } {
@@ -99,6 +99,22 @@ export function stoppedDiff(target: Target, presence: TargetDiff['presence'], re
   };
 }
 
+/** A target Escalator did not render (the run's cap on targets): "not rendered", with why. */
+export function notRenderedDiff(target: Target, presence: TargetDiff['presence'], reason: string): TargetDiff {
+  return {
+    id: target.id,
+    kind: target.kind,
+    status: 'not-rendered',
+    presence,
+    notRendered: reason,
+    notes: [],
+    objects: [],
+    counts: emptyCounts(),
+    images: [],
+    alerts: [],
+  };
+}
+
 /**
  * Diff one target's base and head renders. A side that failed makes the target `failed` (with the
  * scrubbed message); a failure only at head is "this PR breaks it". When the renderer's tool is
@@ -129,12 +145,16 @@ export function diffTarget(
     alerts: [],
   };
 
-  if (base.state === 'failed' || head.state === 'failed') {
+  // A pull request that fixes a target (base fails, head renders) shows what it will deploy: head's
+  // objects, diffed against nothing, with the base failure kept as a note. Every other failure stops here.
+  const fixes = base.state === 'failed' && head.state === 'ok';
+  if ((base.state === 'failed' && !fixes) || head.state === 'failed') {
     const failure: RenderFailure =
       base.state === 'failed' && head.state === 'failed'
         ? { side: 'both', breaks: false, message: clean(head.message) }
         : head.state === 'failed'
-          ? { side: 'head', breaks: true, message: clean(head.message) }
+          ? // A new target that fails: not "this PR breaks it" (nothing rendered before), but it fails all the same.
+            { side: 'head', breaks: presence !== 'added', message: clean(head.message) }
           : { side: 'base', breaks: false, message: clean((base as { message: string }).message) };
     result.status = 'failed';
     result.failure = failure;
@@ -143,29 +163,32 @@ export function diffTarget(
         level: 'caution',
         kind: 'render-failure',
         target: target.id,
-        detail: failure.breaks
-          ? 'renders at base but fails at head: this PR breaks it'
-          : 'fails to render at base and at head',
+        detail:
+          failure.side === 'both'
+            ? 'fails to render at base and at head'
+            : failure.breaks
+              ? 'renders at base but fails at head: this PR breaks it'
+              : 'new target fails to render',
       });
     }
     return result;
   }
+  if (fixes) {
+    result.failure = { side: 'base', breaks: false, message: clean((base as { message: string }).message) };
+    result.notes.push('This target did not render at base, so every object it renders at head is shown as added.');
+  }
 
   if (base.state === 'values' || head.state === 'values') {
+    // Escalator could not look: whatever the values files say, the target is "not rendered", never
+    // "unchanged" (a template, Chart.yaml or dependency change shows in no values file).
     const tool = base.state === 'values' ? base.tool : (head as { tool: string }).tool;
     const message = base.state === 'values' ? base.message : (head as { message: string }).message;
+    result.status = 'not-rendered';
+    result.notRendered = `${tool} is not installed where Escalator renders`;
     result.notes.push(clean(message));
-    result.alerts.push({
-      level: 'warning',
-      kind: 'tool-missing',
-      target: target.id,
-      detail: `${tool} is not installed where Escalator renders: showing a structural diff of the values files, not the rendered objects`,
-    });
     const values = (state: SideResult): Array<{ path: string; text: string }> =>
       state.state === 'values' ? state.values : [];
-    result.objects = diffValuesFiles(values(base), values(head));
-    for (const object of result.objects) result.counts[object.change === 'renamed' ? 'renamed' : object.change]++;
-    result.status = result.objects.length > 0 ? 'changed' : 'unchanged';
+    result.values = diffValuesFiles(values(base), values(head));
     return result;
   }
 
@@ -173,7 +196,9 @@ export function diffTarget(
   const headObjects = head.state === 'ok' ? head.objects : [];
   for (const note of [...(base.state === 'ok' ? base.notes : []), ...(head.state === 'ok' ? head.notes : [])])
     if (!result.notes.includes(clean(note))) result.notes.push(clean(note));
-  const pairing = pairObjects(baseObjects, headObjects, (object) => object.normalized.text);
+  const pairing = pairObjects(baseObjects, headObjects, (object) => object.normalized.text, {
+    neverRename: (object) => deletionLoss(object) !== undefined,
+  });
   const counts = result.counts;
   const alerts: Alert[] = [];
   const images: ImageChange[] = [];
@@ -182,8 +207,9 @@ export function diffTarget(
 
   for (const { base: before, head: after, reason } of pairing.pairs) {
     const lines = diffLines(before.normalized.lines, after.normalized.lines, { context });
+    // Secret keys, and credentials masked outside Secrets: their sizes show a change the masked lines hide.
     const secretKeys =
-      isSecret(after) || isSecret(before)
+      before.normalized.secretKeys || after.normalized.secretKeys
         ? compareSecretKeys(before.normalized.secretKeys, after.normalized.secretKeys)
         : [];
     if (!reason && lines.hunks.length === 0 && !lines.tooLarge && secretKeys.length === 0) {
@@ -208,7 +234,9 @@ export function diffTarget(
     if (renamed) change.renameReason = reason;
     if (secretKeys.length > 0) change.secretKeys = secretKeys;
     if (rollsOut(before, after)) change.rollout = true;
-    counts[renamed ? 'renamed' : 'changed']++;
+    // A kustomize hash-suffix rename is benign (a generated object's new name); every other rename
+    // deletes the old object and creates a new one: counted apart.
+    counts[!renamed ? 'changed' : reason === 'hash-suffix' ? 'renamed' : 'recreated']++;
     objects.push(change);
     alerts.push(...changeAlerts(target.id, before, after, reason));
     images.push(...imageChanges(target.id, before, after));

@@ -17,13 +17,14 @@ export { parseManifests, identityKey, groupOf, describeRef, type ManifestObject 
 export { normalizeObject, normalizeValue, isSecret, LAST_APPLIED } from './normalize.js';
 export { diffLines } from './object-diff.js';
 export { pairObjects, similarity, HASH_SUFFIX } from './pairing.js';
-export { changeAlerts, removalAlerts } from './risk.js';
+export { changeAlerts, deletionLoss, removalAlerts } from './risk.js';
 export { containerImages, imageChanges, rollsOut } from './workloads.js';
 export { secretStringsFromObjects, secretStringsFromSources, scrubText } from './scrub.js';
 export { diffValuesFiles, compareSecretKeys } from './values.js';
 export {
   diffSides,
   diffTarget,
+  notRenderedDiff,
   stoppedDiff,
   type DiffSide,
   type DiffTargetOptions,

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { maskObjectBody } from './mask.js';
 import { stringify } from 'yaml';
 import type { ManifestObject } from './manifest.js';
 
@@ -90,13 +91,16 @@ function prepare(object: ManifestObject): {
     metadata.annotations[LAST_APPLIED] = '(scrubbed)';
   }
   if (!isSecret(object)) {
-    if (object.group === '' && object.kind === 'ConfigMap' && isRecord(body.binaryData)) {
+    const isConfigMap = object.group === '' && object.kind === 'ConfigMap';
+    if (isConfigMap && isRecord(body.binaryData)) {
       for (const [key, value] of Object.entries(body.binaryData)) {
         const bytes = base64Bytes(value);
         body.binaryData[key] = `(binary, ${bytes.length} bytes, sha256:${shortHash(bytes)})`;
       }
     }
-    return { body };
+    // Credentials outside Secrets (URL passwords, env literals and ConfigMap keys named like secrets).
+    const masked = maskObjectBody(body, isConfigMap);
+    return masked.size > 0 ? { body, secretKeys: masked } : { body };
   }
   const secretKeys = new Map<string, { bytes: number; digest: string }>();
   const data: Record<string, string> = {};

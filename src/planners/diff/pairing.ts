@@ -22,6 +22,11 @@ export interface PairOptions {
   minSimilarity?: number;
   /** Skip similarity pairing for a kind when leftovers would need more comparisons than this. @default 2500 */
   maxComparisons?: number;
+  /**
+   * Base objects never paired as a rename (hash suffix, namespace move, similar content): deleting
+   * them loses data or cascades (a Namespace, a PersistentVolumeClaim), so they stay "removed".
+   */
+  neverRename?: (object: ManifestObject) => boolean;
 }
 
 /**
@@ -88,9 +93,14 @@ export function pairObjects<T extends ManifestObject>(
   removed.sort(byKey);
   added.sort(byKey);
 
+  const renamable = (object: T): boolean => !options.neverRename?.(object);
   const pairBy = (reason: RenameReason, matches: (a: T, b: T) => boolean): void => {
     const stillRemoved: T[] = [];
     for (const old of removed) {
+      if (reason !== 'api-group' && !renamable(old)) {
+        stillRemoved.push(old);
+        continue;
+      }
       const index = added.findIndex((candidate) => matches(old, candidate));
       if (index < 0) {
         stillRemoved.push(old);
@@ -119,7 +129,7 @@ export function pairObjects<T extends ManifestObject>(
   const maxComparisons = options.maxComparisons ?? 2500;
   const kinds = [...new Set(removed.map((object) => `${object.group}/${object.kind}`))].sort(compare);
   for (const kind of kinds) {
-    const olds = removed.filter((object) => `${object.group}/${object.kind}` === kind);
+    const olds = removed.filter((object) => `${object.group}/${object.kind}` === kind && renamable(object));
     const news = added.filter((object) => `${object.group}/${object.kind}` === kind);
     if (news.length === 0 || olds.length * news.length > maxComparisons) continue;
     const scored: Array<{ old: T; next: T; score: number; order: number }> = [];

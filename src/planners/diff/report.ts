@@ -18,22 +18,26 @@ export function buildReport(input: {
     targetsChanged: 0,
     targetsUnchanged: 0,
     targetsFailed: 0,
+    targetsNotRendered: 0,
     added: 0,
     changed: 0,
     removed: 0,
     renamed: 0,
+    recreated: 0,
     secretsChanged: 0,
     failures: 0,
   };
   for (const target of targets) {
     if (target.status === 'changed') summary.targetsChanged++;
     else if (target.status === 'unchanged') summary.targetsUnchanged++;
+    else if (target.status === 'not-rendered') summary.targetsNotRendered++;
     else summary.targetsFailed++;
     if (target.failure && target.failure.side !== 'base') summary.failures++;
     summary.added += target.counts.added;
     summary.changed += target.counts.changed;
     summary.removed += target.counts.removed;
     summary.renamed += target.counts.renamed;
+    summary.recreated += target.counts.recreated;
     summary.secretsChanged += target.objects.filter(
       (object) => isSecret(object) && (object.change !== 'changed' || (object.secretKeys?.length ?? 0) > 0),
     ).length;

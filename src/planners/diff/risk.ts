@@ -33,7 +33,37 @@ const cascading: Record<string, string> = {
   '/Namespace': 'deleting a Namespace deletes everything in it',
   '/PersistentVolumeClaim': 'deleting a PersistentVolumeClaim can delete its volume and data',
   '/PersistentVolume': 'deleting a PersistentVolume can delete its data',
+  // https://fluxcd.io/flux/components/helm/helmreleases/ — the controller uninstalls the release of a deleted HelmRelease.
+  'helm.toolkit.fluxcd.io/HelmRelease':
+    'deleting a Flux HelmRelease uninstalls its Helm release and every object of it',
 };
+
+const ARGO_CASCADE_FINALIZER = /^resources-finalizer\.argocd\.argoproj\.io(\/(background|foreground))?$/;
+
+/**
+ * Why deleting this object takes more with it (data, every object in it or of its type, what a
+ * GitOps agent applied), or nothing. Such an object keeps its CAUTION whatever it is paired with,
+ * and is never paired as a rename (src/planners/diff/pairing.ts).
+ */
+export function deletionLoss(object: ManifestObject): string | undefined {
+  const known = cascading[`${object.group}/${object.kind}`];
+  if (known) return known;
+  // https://fluxcd.io/flux/cmd/flux_delete_kustomization/ — deleting a Kustomization deletes what it applied when prune is enabled.
+  if (object.group === 'kustomize.toolkit.fluxcd.io' && object.kind === 'Kustomization')
+    return getPath(object.body, 'spec.prune') === true
+      ? 'deleting a Flux Kustomization with prune enabled deletes every object it applied'
+      : undefined;
+  // https://argo-cd.readthedocs.io/en/stable/user-guide/app_deletion/ — the resources finalizer makes a deletion cascade.
+  if (object.group === 'argoproj.io' && object.kind === 'Application') {
+    const finalizers = getPath(object.body, 'metadata.finalizers');
+    if (
+      Array.isArray(finalizers) &&
+      finalizers.some((item) => typeof item === 'string' && ARGO_CASCADE_FINALIZER.test(item))
+    )
+      return 'deleting an Argo CD Application with the resources finalizer deletes every object of the application';
+  }
+  return undefined;
+}
 
 /** Read a dotted path (`spec.selector`) from an object body. */
 export function getPath(body: unknown, path: string): unknown {
@@ -51,7 +81,7 @@ function refOf(object: ManifestObject): ObjectRef {
 
 /** Alerts for an object that is gone at head. */
 export function removalAlerts(target: string, object: ManifestObject): Alert[] {
-  const cascade = cascading[`${object.group}/${object.kind}`];
+  const cascade = deletionLoss(object);
   return [
     {
       level: cascade ? 'caution' : 'warning',
@@ -71,6 +101,16 @@ export function changeAlerts(
   reason?: RenameReason,
 ): Alert[] {
   const alerts: Alert[] = [];
+  // Pairing never renames such an object; should it be paired anyway, the old one is still deleted.
+  const loss = reason && reason !== 'api-group' ? deletionLoss(base) : undefined;
+  if (loss)
+    alerts.push({
+      level: 'caution',
+      kind: 'deletion',
+      target,
+      object: refOf(base),
+      detail: `deleted: ${loss}`,
+    });
   if (reason === 'namespace' || reason === 'similarity') {
     const what =
       reason === 'namespace'

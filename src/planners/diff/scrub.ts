@@ -12,8 +12,9 @@ import { groupOf } from './manifest.js';
 /** Values shorter than this are not scrubbed: replacing "a" everywhere would destroy the message. */
 const MIN_SECRET_LENGTH = 4;
 
-/** Helm values keys that by their name hold credentials. */
-export const SECRET_KEY_NAME = /(pass(word|wd)?|secret|token|api[-_]?key|private[-_]?key|credential|auth)/i;
+import { SECRET_KEY_NAME, urlPasswords } from './mask.js';
+
+export { SECRET_KEY_NAME };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -55,6 +56,17 @@ function collectValues(value: unknown, into: Set<string>, underSecretKey: boolea
       collectValues(child, into, underSecretKey || SECRET_KEY_NAME.test(key));
 }
 
+/** Credentials outside Secrets that the comment masks (src/planners/diff/mask.ts): URL passwords, env literals named like secrets. */
+function collectMaskable(value: unknown, into: Set<string>): void {
+  if (typeof value === 'string') for (const password of urlPasswords(value)) addValue(into, password);
+  else if (Array.isArray(value)) for (const item of value) collectMaskable(item, into);
+  else if (isRecord(value)) {
+    if (typeof value.name === 'string' && typeof value.value === 'string' && SECRET_KEY_NAME.test(value.name))
+      addValue(into, value.value);
+    for (const child of Object.values(value)) collectMaskable(child, into);
+  }
+}
+
 function parseYamlValues(text: string): unknown[] {
   try {
     return parseYamlDocuments(text, { prettyErrors: false })
@@ -85,6 +97,7 @@ export function secretStringsFromSources(
     for (const document of parseYamlValues(text)) {
       if (!isRecord(document)) continue;
       secretStringsFromObjects([document], into);
+      collectMaskable(document, into);
       // Values files (no apiVersion/kind, not a kustomization): keys named like credentials.
       const isObject = typeof document.apiVersion === 'string' && typeof document.kind === 'string';
       const isKustomization = /(^|\/)(kustomization\.ya?ml|Kustomization)$/.test(path);

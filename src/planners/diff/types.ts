@@ -119,14 +119,20 @@ export interface RenderFailure {
   message: string;
 }
 
-/** Outcome of diffing one target. */
-export type TargetStatus = 'changed' | 'unchanged' | 'failed';
+/**
+ * Outcome of diffing one target. `not-rendered`: Escalator could not look (a tool is missing, the
+ * run's cap on targets was reached), so nothing is known about what it changes — never "unchanged".
+ */
+export type TargetStatus = 'changed' | 'unchanged' | 'failed' | 'not-rendered';
 
 export interface TargetCounts {
   added: number;
   changed: number;
   removed: number;
+  /** Kustomize hash-suffix renames (a generated ConfigMap or Secret whose input changed): benign. */
   renamed: number;
+  /** Renames that delete the old object and create a new one (namespace moves, similar content under a new name). */
+  recreated: number;
   unchanged: number;
 }
 
@@ -137,6 +143,13 @@ export interface TargetDiff {
   /** The target exists only at head (`added`) or only at base (`removed`). */
   presence: 'both' | 'added' | 'removed';
   failure?: RenderFailure;
+  /** Why the target was not rendered (status `not-rendered`), in plain text: "helm is not installed where Escalator renders". */
+  notRendered?: string;
+  /**
+   * A target that was not rendered because helm is missing: what changed in its values files, as
+   * pseudo-objects (kind `ValuesFile`). Inputs, not objects: never counted as objects.
+   */
+  values?: ObjectChange[];
   /** Plain-text notes (helm missing, structural values diff, duplicates). */
   notes: string[];
   objects: ObjectChange[];
@@ -150,10 +163,13 @@ export interface DiffSummary {
   targetsChanged: number;
   targetsUnchanged: number;
   targetsFailed: number;
+  /** Targets Escalator could not look at (status `not-rendered`). */
+  targetsNotRendered: number;
   added: number;
   changed: number;
   removed: number;
   renamed: number;
+  recreated: number;
   secretsChanged: number;
   /** Targets that fail to render at head, or whose diff was stopped: what fails the check. */
   failures: number;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { parse } from 'yaml';
 import { normalizeValue } from './normalize.js';
 import { diffLines } from './object-diff.js';
-import { SECRET_KEY_NAME } from './scrub.js';
+import { maskUrlCredentials, SECRET_KEY_NAME } from './mask.js';
 import type { ObjectChange, SecretKeyChange } from './types.js';
 
 /**
@@ -27,6 +27,7 @@ function redact(value: unknown, path: string, underSecret: boolean, secrets: Red
       result[key] = redact(child, path ? `${path}.${key}` : key, underSecret || SECRET_KEY_NAME.test(key), secrets);
     return result;
   }
+  if (typeof value === 'string' && !underSecret) return maskUrlCredentials(value, path, secrets);
   if (!underSecret || value === null || value === undefined || typeof value === 'boolean') return value;
   const text = String(value);
   secrets.set(path, {

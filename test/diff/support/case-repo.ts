@@ -21,6 +21,12 @@ export const CaseMeta = z.object({
   fakeHelm: z.boolean().default(false),
   mergeCommit: z.boolean().optional(),
   maxChars: z.number().int().positive().optional(),
+  /** The run's cap on targets (renderAndDiff's maxTargets). */
+  maxTargets: z.number().int().positive().optional(),
+  /** What the reviewer must see at the top of the comment: before the targets table (anywhere in the short form). */
+  top: z.array(z.string()).default([]),
+  /** What must not appear anywhere in the comment. */
+  absent: z.array(z.string()).default([]),
 });
 export type CaseMeta = z.infer<typeof CaseMeta>;
 

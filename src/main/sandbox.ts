@@ -107,7 +107,10 @@ try {
     ...(soak !== undefined ? { soak } : {}),
     forgetRedisKeys,
   });
-  process.stdout.write(`SANDBOX_READY ${JSON.stringify(sandbox.ready)}\n${renderNextSteps(sandbox.ready)}`);
+  const note = str('repo')
+    ? 'The steps below are written for the shipped example (examples/gitops-repo); with --repo, adapt the image and pull request numbers.\n'
+    : '';
+  process.stdout.write(`SANDBOX_READY ${JSON.stringify(sandbox.ready)}\n${renderNextSteps(sandbox.ready)}${note}`);
   let stopping = false;
   const stop = (code: number) => {
     if (stopping) return;

@@ -17,7 +17,7 @@ afterAll(() => {
 describe('npm start without GitHub App credentials', () => {
   it('serves the setup page with the webhook path, answers /healthz and /readyz, and starts no proxy', async () => {
     const port = await freePort();
-    const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'development' };
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'development' };
     for (const name of ['APP_ID', 'PRIVATE_KEY', 'PRIVATE_KEY_PATH', 'WEBHOOK_PROXY_URL', 'NO_SMEE_SETUP'])
       delete env[name];
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts'], { cwd: root, env });

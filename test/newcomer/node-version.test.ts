@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '../..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
-const need = readme.slice(readme.indexOf('## What you need'), readme.indexOf('## Try it'));
+const need = readme.slice(readme.indexOf('## What you need'), readme.indexOf('## Try it')).replace(/\s+/g, ' ');
 const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
   packages: Record<
     string,

@@ -90,7 +90,7 @@ async function execute(step: Step): Promise<{ status: number; body: string }> {
 }
 
 /** Runs the step again (as a person would) until `check` passes; the last failure otherwise. */
-async function until<T>(step: Step, check: (answer: { status: number; body: string }) => T, ms = 60_000): Promise<T> {
+async function until<T>(step: Step, check: (answer: { status: number; body: string }) => T, ms = 120_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const answer = await execute(step);
@@ -124,15 +124,19 @@ async function walkThePrintedSteps(sandbox: Sandbox): Promise<void> {
   expect(JSON.parse(announced.body)).toMatchObject({ accepted: 1 });
 
   // 2: pull request 1 bumped dev and merged itself; 2 promotes hello 1.1.0 to staging.
-  const listed = await until(pulls, ({ status, body }) => {
-    expect(status).toBe(200);
-    const rows = (JSON.parse(body) as Json[]).map((p) => [p.number, p.state, p.merged_at !== null, p.title]);
-    expect(rows.sort()).toEqual([
-      [1, 'closed', true, 'Bump hello to 1.1.0 in dev'],
-      [2, 'open', false, 'Promote hello 1.1.0 to staging'],
-    ]);
-    return rows;
-  });
+  const listed = await until(
+    pulls,
+    ({ status, body }) => {
+      expect(status).toBe(200);
+      const rows = (JSON.parse(body) as Json[]).map((p) => [p.number, p.state, p.merged_at !== null, p.title]);
+      expect(rows.sort()).toEqual([
+        [1, 'closed', true, 'Bump hello to 1.1.0 in dev'],
+        [2, 'open', false, 'Promote hello 1.1.0 to staging'],
+      ]);
+      return rows;
+    },
+    120_000,
+  );
   expect(listed).toHaveLength(2);
 
   // 3: the soak gate, first in progress, then completed once the (--soak) soak has passed.
@@ -142,8 +146,19 @@ async function walkThePrintedSteps(sandbox: Sandbox): Promise<void> {
     expect(run).toBeDefined();
     return [run?.status, run?.conclusion];
   };
-  expect(await until(soak, soakState)).toEqual(['in_progress', null]);
-  await until(soak, (answer) => expect(soakState(answer)).toEqual(['completed', 'success']), 90_000);
+  // (A loaded machine may open pull request 2 after the soak has passed: then only the end is seen.)
+  const seen: string[] = [];
+  await until(
+    soak,
+    (answer) => {
+      const [status, conclusion] = soakState(answer);
+      const state = `${String(status)}:${String(conclusion ?? '-')}`;
+      if (seen.at(-1) !== state) seen.push(state);
+      expect(state).toBe('completed:success');
+    },
+    120_000,
+  );
+  expect([['in_progress:-', 'completed:success'], ['completed:success']]).toContainEqual(seen);
 
   // 4 and 5: a person's `/escalator plan` is answered on pull request 2, beside the rendered diff.
   const commented = await execute(comment);
@@ -226,5 +241,5 @@ describe('a newcomer runs the sandbox and its printed steps', () => {
       expect(await keysUnder(sandbox.ready.redis_url, sandbox.ready.redis_prefix)).toBe(0);
     }
     expect(new Set(prefixes).size).toBe(2);
-  }, 300_000);
+  }, 600_000);
 });

@@ -127,7 +127,7 @@ export async function processIndexJob(
         formatProblems(parsed.problems),
         '```',
         '',
-        'Fix the file on the default branch; `npx escalator validate-config` checks it locally.',
+        "Fix the file on the default branch; `escalator validate-config` checks it locally (installed from Escalator's repository as its README says; not `npx escalator`, which is another npm package).",
       ].join('\n'),
     });
   }

@@ -3,12 +3,16 @@
  * 1. parse the options
  * 2. start the simulated GitHub, seed the GitOps repository, start Escalator (@escalator/github-sandbox/launch)
  * 3. print `SANDBOX_READY {json}` and the next steps
- * 4. stop everything on Ctrl-C (SIGINT) or SIGTERM, or when Escalator exits
+ * 4. stop everything on Ctrl-C (SIGINT) or SIGTERM, or when Escalator exits, and remove this
+ *    run's Redis keys (each run has its own prefix)
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { renderNextSteps, runSandbox } from '@escalator/github-sandbox/launch';
+import type { Redis } from 'ioredis';
+import { parseDuration } from '../config/repo-config.schema.js';
+import { clusterSafePrefix, createRedis, waitForRedis } from '../queue/connection.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const usage = `Usage: npm run sandbox -- [options]
@@ -16,6 +20,8 @@ const usage = `Usage: npm run sandbox -- [options]
   --repo <dir>             folder seeded as example/gitops (default examples/gitops-repo)
   --github-port <port>     port of the simulated GitHub (default: a free port)
   --app-port <port>        port Escalator listens on (default 3000)
+  --soak <duration>        every soak of the seeded .github/escalator.yml becomes this (30s, 2m),
+                           to watch a soak end; your folder is not changed (default: its own soaks)
   --registry-token <token> token registries send to Escalator (default: random)
   --app-command <command>  how to start Escalator (default: node dist/main/index.js, or the sources via tsx)
 `;
@@ -41,6 +47,7 @@ try {
       'github-port': { type: 'string' },
       'app-port': { type: 'string' },
       'registry-token': { type: 'string' },
+      soak: { type: 'string' },
       'app-command': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -55,6 +62,39 @@ if (values.help) {
 
 const str = (key: string) => (typeof values[key] === 'string' ? (values[key] as string) : undefined);
 const appCommand = str('app-command')?.split(' ').filter(Boolean);
+const soak = str('soak');
+if (soak !== undefined) {
+  try {
+    parseDuration(soak);
+  } catch (error) {
+    fail(`--soak: ${(error as Error).message}\n\n${usage}`);
+  }
+}
+
+/** Removes every key of one sandbox run (its queues, index and leases) from a shared Redis. */
+async function forgetRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = createRedis(url, 'worker');
+  redis.on('error', () => undefined);
+  let removed = 0;
+  try {
+    await waitForRedis(redis, url);
+    const cluster = redis as unknown as { nodes?: (role: 'master') => Redis[] };
+    const nodes = typeof cluster.nodes === 'function' ? cluster.nodes('master') : [redis];
+    for (const node of nodes) {
+      for await (const keys of node.scanStream({ match: `${clusterSafePrefix(url, prefix)}:*`, count: 500 })) {
+        if ((keys as string[]).length > 0) removed += await node.unlink(...(keys as string[]));
+      }
+    }
+    process.stderr.write(`Removed this run's ${removed} Redis keys (prefix ${prefix}).\n`);
+  } catch (error) {
+    process.stderr.write(
+      `Could not remove this run's Redis keys (prefix ${prefix}): ${(error as Error).message}. Remove them with: redis-cli --scan --pattern '${prefix}:*' | xargs redis-cli unlink\n`,
+    );
+  } finally {
+    redis.disconnect();
+  }
+}
+
 try {
   const sandbox = await runSandbox({
     repoDir: resolve(str('repo') ?? resolve(root, 'examples/gitops-repo')),
@@ -64,8 +104,13 @@ try {
     env: process.env,
     ...(str('registry-token') ? { registryToken: str('registry-token') } : {}),
     ...(appCommand ? { appCommand } : {}),
+    ...(soak !== undefined ? { soak } : {}),
+    forgetRedisKeys,
   });
-  process.stdout.write(`SANDBOX_READY ${JSON.stringify(sandbox.ready)}\n${renderNextSteps(sandbox.ready)}`);
+  const note = str('repo')
+    ? 'The steps below are written for the shipped example (examples/gitops-repo); with --repo, adapt the image and pull request numbers.\n'
+    : '';
+  process.stdout.write(`SANDBOX_READY ${JSON.stringify(sandbox.ready)}\n${renderNextSteps(sandbox.ready)}${note}`);
   let stopping = false;
   const stop = (code: number) => {
     if (stopping) return;

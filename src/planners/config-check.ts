@@ -85,7 +85,7 @@ export function renderConfigCheck(parsed: ConfigCheckInput, configPath: string):
         ? ['', `… and ${omitted} more problem${omitted === 1 ? '' : 's'}; run the command below to see them all.`]
         : []),
       '',
-      'Check it locally with `npx escalator validate-config`.',
+      "Check it locally with `escalator validate-config` (installed from Escalator's repository as its README says; not `npx escalator`, which is another npm package).",
     ].join('\n'),
   };
 }

@@ -8,6 +8,36 @@ import { sendJson, type Handler } from './server.js';
 
 export const dashboardPath = '/admin/queues';
 
+type Render = (path: string, options: object, done: (error: Error | null, html?: string) => void) => void;
+interface ExpressViews {
+  engines: Record<string, Render | undefined>;
+  engine(extension: string, render: Render): unknown;
+}
+
+/**
+ * Bull Board's page asks fonts.googleapis.com for its fonts: an operator's browser would tell a
+ * third party that it opened the dashboard, and the page waits on the internet. Its pages are
+ * rendered here without any `<link>` to another origin (the system fonts are used instead).
+ */
+class LocalExpressAdapter extends ExpressAdapter {
+  override setViewsPath(viewPath: string): this {
+    super.setViewsPath(viewPath);
+    const app = (this as unknown as { app: ExpressViews }).app;
+    const render = app.engines['.ejs'];
+    if (!render)
+      throw new Error('Bull Board no longer renders its page with ejs; the dashboard cannot strip its fonts');
+    app.engine('ejs', (path, options, done) =>
+      render(path, options, (error, html) => done(error, html === undefined ? html : withoutExternalLinks(html))),
+    );
+    return this;
+  }
+}
+
+/** Removes every `<link … href="http(s)://…">` (stylesheets, fonts, preconnects to other origins). */
+export function withoutExternalLinks(html: string): string {
+  return html.replace(/<link\b[^>]*\bhref\s*=\s*["']?(?:https?:)?\/\/[^>]*>\s*/gi, '');
+}
+
 /**
  * The operators' queue dashboard (Bull Board) at `/admin/queues`, off unless ESCALATOR_ADMIN_TOKEN
  * is set. A browser signs in with HTTP Basic (any user name, the admin token as password); tools
@@ -18,7 +48,7 @@ export function dashboardRoute(options: {
   adminToken: string | undefined;
   readOnly?: boolean;
 }): Handler {
-  const adapter = new ExpressAdapter();
+  const adapter = new LocalExpressAdapter();
   adapter.setBasePath(dashboardPath);
   createBullBoard({
     queues: options.queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: options.readOnly ?? false })),

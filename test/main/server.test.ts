@@ -189,7 +189,23 @@ describe('the queue dashboard', () => {
         headers: { authorization: `Basic ${Buffer.from('ops:admin-token-0123456789').toString('base64')}` },
       });
       expect(page.status).toBe(200);
-      expect(await page.text()).toContain('<div id="root">');
+      const html = await page.text();
+      expect(html).toContain('<div id="root">');
+      // Served without asking any other origin for anything (Bull Board links Google Fonts).
+      const references = [...html.matchAll(/\b(?:href|src)\s*=\s*["']?([^"'\s>]+)/gi)].map((m) => m[1] ?? '');
+      expect(references.length).toBeGreaterThan(3);
+      expect(references.filter((ref) => /^(?:[a-z][a-z0-9+.-]*:)?\/\//i.test(ref))).toEqual([]);
+      expect(html).not.toMatch(/@import|url\(\s*["']?(?:https?:)?\/\//i);
+      const css = [...html.matchAll(/href="(static\/css\/[^"]+)"/g)].map((m) => m[1] ?? '');
+      expect(css.length).toBeGreaterThan(0);
+      for (const sheet of css) {
+        const text = await (
+          await fetch(`${on.url}/admin/queues/${sheet}`, {
+            headers: { authorization: 'Bearer admin-token-0123456789' },
+          })
+        ).text();
+        expect(text).not.toMatch(/@import|url\(\s*["']?(?:https?:)?\/\//i);
+      }
       const api = await fetch(`${on.url}/admin/queues/api/queues`, {
         headers: { authorization: 'Bearer admin-token-0123456789' },
       });

@@ -83,7 +83,8 @@ describe('the escalator/config check run', () => {
       file,
     );
     expect(check.summary).toContain('.github/escalator.yml:4:5:');
-    expect(check.summary).toContain('Check it locally with `npx escalator validate-config`.');
+    expect(check.summary).toContain('Check it locally with `escalator validate-config` (installed from Escalator');
+    expect(check.summary).not.toContain('npx escalator validate-config');
   });
 
   it('lists the environments of a valid configuration', () => {

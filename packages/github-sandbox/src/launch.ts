@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findRedis, stopChild, type RedisHandle } from './redis.js';
 import { createRepository } from './repositories.js';
@@ -16,6 +19,16 @@ export interface SandboxOptions {
   appPort: number;
   /** Token registries present to Escalator; generated when absent. */
   registryToken?: string;
+  /**
+   * Every `soak:` of the seeded `.github/escalator.yml` becomes this duration (`30s`), so a soak
+   * can be watched ending; only the seeded copy changes, never `repoDir`.
+   */
+  soak?: string;
+  /**
+   * Removes this run's Redis keys (every key under `prefix`); called on close after Escalator
+   * has stopped, before a private Redis stops.
+   */
+  forgetRedisKeys?: (redisUrl: string, prefix: string) => Promise<void>;
   /** How to start Escalator; default `node dist/main/index.js`, or `src/main/index.ts` through tsx. */
   appCommand?: string[];
   /** The project root (where dist/ and src/ are). */
@@ -36,6 +49,40 @@ export interface SandboxReady {
   user: { login: string; token: string };
   app_id: number;
   redis_url: string;
+  /** This run's Redis key prefix (ESCALATOR_REDIS_PREFIX); its keys are removed on exit. */
+  redis_prefix: string;
+  /** Bearer token of Escalator's CI API (`POST /api/v1/images`). */
+  ci_token: string;
+  /** Admin token: the queue dashboard (`/admin/queues`) and the relay log (`/admin/relay/deliveries`). */
+  admin_token: string;
+  /** The stand-in Argo CD that Escalator relays pushes of the repository to. */
+  relay_url: string;
+  /** The soak every environment was given (`--soak`), or null when the repository's own soaks apply. */
+  soak: string | null;
+}
+
+/** The port Escalator should listen on is taken; the message names it and the flag. */
+export class PortInUseError extends Error {
+  constructor(port: number, flag: string) {
+    super(
+      [
+        `Port ${port} on 127.0.0.1 is already in use (another sandbox or program listens there), so this sandbox did not start.`,
+        `Stop the other one (Ctrl-C in its terminal), or choose another port: npm run sandbox -- ${flag} ${port + 1}`,
+      ].join('\n'),
+    );
+    this.name = 'PortInUseError';
+  }
+}
+
+/** Resolves when `port` can be bound on 127.0.0.1; throws PortInUseError when it is taken. */
+export async function assertPortFree(port: number, flag: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const server = createNetServer();
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' || error.code === 'EACCES' ? new PortInUseError(port, flag) : error),
+    );
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
+  });
 }
 
 export interface RunningSandbox {
@@ -61,23 +108,37 @@ export async function runSandbox(options: SandboxOptions): Promise<RunningSandbo
     for (let step = cleanup.pop(); step; step = cleanup.pop()) await step().catch(() => undefined);
   };
   try {
+    // Before anything starts: a taken port would otherwise answer our health check for us.
+    await assertPortFree(options.appPort, '--app-port');
+    if (options.githubPort !== 0) await assertPortFree(options.githubPort, '--github-port');
     const redis: RedisHandle = await findRedis(options.env);
     cleanup.push(() => redis.stop());
+    // Each run has its own keys: a second run on the same Redis starts from nothing, as the first did.
+    const redisPrefix = `sandbox-${randomBytes(6).toString('hex')}`;
+    const forget = options.forgetRedisKeys;
+    if (forget) cleanup.push(() => forget(redis.url, redisPrefix));
     const simulator = await startSimulator({ port: options.githubPort });
     cleanup.push(() => simulator.close());
+    const relay = await startRelayReceiver();
+    cleanup.push(() => relay.close());
+    const seeded = options.soak ? withSoak(options.repoDir, options.soak) : { dir: options.repoDir, remove: () => {} };
     const developer = simulator.context.state.user(simulator.user.login);
     if (!developer) throw new Error('The simulator lost its developer user.');
     const repo = await createRepository(simulator.context, developer, {
       owner: SANDBOX_REPOSITORY.owner,
       name: SANDBOX_REPOSITORY.name,
-      folder: options.repoDir,
+      folder: seeded.dir,
       description: 'GitOps repository seeded by npm run sandbox',
       teams: ['release-managers'],
       collaborators: { 'release-manager': 'maintain' },
-    });
+    }).finally(seeded.remove);
     const appUrl = `http://127.0.0.1:${options.appPort}`;
     simulator.setWebhookUrl(`${appUrl}/api/github/webhooks`);
     const registryToken = options.registryToken ?? randomBytes(16).toString('hex');
+    const ciToken = randomBytes(16).toString('hex');
+    const adminToken = randomBytes(16).toString('hex');
+    const relaySecret = randomBytes(16).toString('hex');
+    const repository = `${repo.owner.login}/${repo.name}`;
     const child = startApp(options, {
       APP_ID: String(simulator.app.id),
       PRIVATE_KEY: simulator.app.privateKey,
@@ -87,22 +148,40 @@ export async function runSandbox(options: SandboxOptions): Promise<RunningSandbo
       PORT: String(options.appPort),
       HOST: '127.0.0.1',
       ESCALATOR_REGISTRY_TOKEN: registryToken,
+      ESCALATOR_CI_TOKEN: ciToken,
+      ESCALATOR_ADMIN_TOKEN: adminToken,
+      ESCALATOR_REDIS_PREFIX: redisPrefix,
+      ESCALATOR_RELAY_TARGETS: JSON.stringify([
+        {
+          name: 'sandbox-argocd',
+          type: 'argocd',
+          url: relay.url,
+          secret: { env: 'SANDBOX_RELAY_SECRET' },
+          repos: [repository],
+        },
+      ]),
+      SANDBOX_RELAY_SECRET: relaySecret,
       LOG_LEVEL: options.env.LOG_LEVEL ?? 'info',
     });
     cleanup.push(() => stopChild(child));
     const appExited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    await waitForHealth(appUrl, appExited);
+    await waitForHealth(appUrl, adminToken, appExited);
     return {
       ready: {
         api_url: simulator.apiUrl,
         github_url: simulator.url,
         app_url: appUrl,
-        repository: `${repo.owner.login}/${repo.name}`,
-        repository_url: simulator.context.urls.repoHtml(`${repo.owner.login}/${repo.name}`),
+        repository,
+        repository_url: simulator.context.urls.repoHtml(repository),
         registry_token: registryToken,
         user: simulator.user,
         app_id: simulator.app.id,
         redis_url: redis.url,
+        redis_prefix: redisPrefix,
+        ci_token: ciToken,
+        admin_token: adminToken,
+        relay_url: relay.url,
+        soak: options.soak ?? null,
       },
       simulator,
       appExited,
@@ -146,8 +225,51 @@ function startApp(options: SandboxOptions, env: Record<string, string>): ChildPr
   return child;
 }
 
-/** Polls `GET /healthz` until it answers 200; fails when the App exits or after a minute. */
-async function waitForHealth(appUrl: string, exited: Promise<number | null>): Promise<void> {
+/**
+ * A copy of `dir` whose `.github/escalator.yml` has every `soak:` set to `soak` (line by line:
+ * every other byte stays). `remove` deletes the copy once it is seeded.
+ */
+export function withSoak(dir: string, soak: string): { dir: string; remove: () => void } {
+  const copy = mkdtempSync(join(tmpdir(), 'escalator-sandbox-'));
+  const remove = () => rmSync(copy, { recursive: true, force: true });
+  try {
+    cpSync(dir, copy, { recursive: true, filter: (source) => !source.split(/[\\/]/).includes('.git') });
+    for (const name of ['escalator.yml', 'escalator.yaml']) {
+      const path = join(copy, '.github', name);
+      if (!existsSync(path)) continue;
+      const text = readFileSync(path, 'utf8');
+      writeFileSync(path, text.replace(/^(\s*(?:-\s+)?soak:[ \t]*)(?:"[^"\n]*"|'[^'\n]*'|[^\s#]+)/gm, `$1${soak}`));
+    }
+  } catch (error) {
+    remove();
+    throw error;
+  }
+  return { dir: copy, remove };
+}
+
+/** A stand-in for Argo CD's `/api/webhook`: answers 200 to every relayed push, so the relay log shows deliveries. */
+async function startRelayReceiver(): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createHttpServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n'));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/api/webhook`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * Polls until this run's Escalator answers: `GET /healthz` 200 and the admin route accepting this
+ * run's admin token (another process on the port would not know it). Fails when the App exits
+ * or after a minute.
+ */
+async function waitForHealth(appUrl: string, adminToken: string, exited: Promise<number | null>): Promise<void> {
   let exitCode: number | null | undefined;
   void exited.then((code) => {
     exitCode = code;
@@ -160,15 +282,24 @@ async function waitForHealth(appUrl: string, exited: Promise<number | null>): Pr
       (response) => response.ok,
       () => false,
     );
-    if (healthy) return;
+    const ours =
+      healthy &&
+      (await fetch(`${appUrl}/admin/relay/deliveries`, { headers: { authorization: `Bearer ${adminToken}` } }).then(
+        (response) => response.ok,
+        () => false,
+      ));
+    if (ours) return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new Error(`Escalator did not answer ${appUrl}/healthz within a minute; its output is above.`);
 }
 
-/** The human part printed after `SANDBOX_READY`: where things are and what to try. */
+/**
+ * The human part printed after `SANDBOX_READY`: where things are and what to try. Every step is
+ * one shell command that works on the shipped example, in order (test/newcomer runs them).
+ */
 export function renderNextSteps(ready: SandboxReady): string {
-  const digest = `sha256:${'ab'.repeat(32)}`;
+  const digest = (byte: string) => `sha256:${byte.repeat(32)}`;
   const event = JSON.stringify({
     events: [
       {
@@ -177,34 +308,53 @@ export function renderNextSteps(ready: SandboxReady): string {
           mediaType: 'application/vnd.oci.image.manifest.v1+json',
           repository: 'example/hello',
           tag: '1.1.0',
-          digest,
-          url: `https://ghcr.io/v2/example/hello/manifests/${digest}`,
+          digest: digest('ab'),
+          url: `https://ghcr.io/v2/example/hello/manifests/${digest('ab')}`,
         },
         request: { host: 'ghcr.io' },
       },
     ],
   });
   const auth = `-H 'Authorization: token ${ready.user.token}'`;
+  const repo = `${ready.api_url}/repos/${ready.repository}`;
+  const soak = ready.soak
+    ? `every soak of the seeded .github/escalator.yml is ${ready.soak} (--soak ${ready.soak})`
+    : "the example's soaks are 10m (staging) and 1h (prod); to watch one end, start the sandbox with: npm run sandbox -- --soak 30s";
   return [
     '',
     'Escalator sandbox is running.',
     `  GitHub (simulated)   ${ready.api_url}   repository ${ready.repository}`,
     `  Escalator            ${ready.app_url}`,
+    `  Queue dashboard      ${ready.app_url}/admin/queues   (user: any, password: the admin token)`,
+    `  Tokens               registry ${ready.registry_token}   CI ${ready.ci_token}   admin ${ready.admin_token}`,
+    `  Redis                ${ready.redis_url}, keys under ${ready.redis_prefix}: (removed when the sandbox stops)`,
+    `  Soak                 ${soak}`,
     '',
-    'Try it:',
-    '  1. Announce a new image, as a registry would:',
+    'Try it, in this order:',
+    '  1. Announce a new image, as a registry would (answers 202 with the job it queued):',
     `     curl -sS -X POST ${ready.app_url}/registry/distribution \\`,
     `       -H 'Authorization: Bearer ${ready.registry_token}' \\`,
     "       -H 'Content-Type: application/vnd.docker.distribution.events.v2+json' \\",
     `       -d '${event}'`,
-    '  2. List the pull requests Escalator opened:',
-    `     curl -sS ${auth} ${ready.api_url}/repos/${ready.repository}/pulls`,
-    '  3. Merge pull request 1 as a person would:',
-    `     curl -sS -X PUT ${auth} ${ready.github_url}/_sandbox/repos/${ready.repository}/pulls/1/merge`,
-    '  4. See every webhook the simulated GitHub delivered:',
-    `     curl -sS ${auth} ${ready.github_url}/_sandbox/deliveries`,
+    '  2. A few seconds later, list the pull requests Escalator opened: 1 bumps dev and has merged itself',
+    '     (autoMerge), 2 promotes hello 1.1.0 to staging:',
+    `     curl -sS ${auth} '${repo}/pulls?state=all'`,
+    "  3. Pull request 2's escalator/soak check: in_progress until the soak has passed, then completed:",
+    `     curl -sS ${auth} '${repo}/commits/escalator/promote/staging/hello/check-runs?check_name=escalator/soak'`,
+    '  4. Comment on pull request 2 as a person would, asking Escalator for its plan:',
+    `     curl -sS -X POST ${auth} -H 'Content-Type: application/json' \\`,
+    `       ${ready.github_url}/_sandbox/repos/${ready.repository}/issues/2/comments -d '{"body": "/escalator plan"}'`,
+    "  5. Read pull request 2's comments: the rendered diff and the reply to /escalator plan:",
+    `     curl -sS ${auth} '${repo}/issues/2/comments'`,
+    '  6. Announce an image from CI, through the CI API (answers 202):',
+    `     curl -sS -X POST ${ready.app_url}/api/v1/images -H 'Authorization: Bearer ${ready.ci_token}' \\`,
+    `       -H 'Content-Type: application/json' -d '{"image": "ghcr.io/example/hello:1.2.0@${digest('cd')}"}'`,
+    '  7. The pushes Escalator relayed, re-signed, to the stand-in Argo CD (every push to the repository):',
+    `     curl -sS -H 'Authorization: Bearer ${ready.admin_token}' ${ready.app_url}/admin/relay/deliveries`,
+    '  8. The webhooks the simulated GitHub delivered to Escalator (without their payloads):',
+    `     curl -sS ${auth} '${ready.github_url}/_sandbox/deliveries?payload=false'`,
     '',
-    'Press Ctrl-C to stop everything.',
+    `Open ${ready.app_url}/admin/queues in a browser for the queues. Press Ctrl-C to stop everything.`,
     '',
   ].join('\n');
 }

@@ -168,6 +168,8 @@ export function registerControlRoutes(router: Router, context: SandboxContext): 
     if (request.url.searchParams.get('wait') !== 'false') await webhooks.idle();
     const event = request.url.searchParams.get('event');
     const deliveries = webhooks.deliveries.filter((d) => !event || d.event === event);
+    // `payload=false` leaves the bodies out: a summary a person can read in a terminal.
+    const withPayload = request.url.searchParams.get('payload') !== 'false';
     return json(
       200,
       deliveries.map((d) => ({
@@ -179,7 +181,7 @@ export function registerControlRoutes(router: Router, context: SandboxContext): 
         status_code: d.statusCode,
         redelivery: d.redelivery,
         delivered_at: isoTime(d.deliveredAt),
-        payload: d.request.payload,
+        ...(withPayload ? { payload: d.request.payload } : {}),
       })),
     );
   });

@@ -12,7 +12,11 @@ import {
 import type { RepoIndex } from '../adapters/store/subscriptions.js';
 import { planDrift, renderDrift, type DriftTarget } from '../planners/drift.js';
 import { planEnvironmentFiles } from '../planners/environment-files.js';
-import { configPath, parseRepoConfig } from '../config/repo-config.js';
+import { configPath, parseDuration, parseRepoConfig } from '../config/repo-config.js';
+import { loadRequiredChecks, type RequiredChecks } from '../adapters/github/gates.js';
+import { gateEnforcement } from '../planners/promotion-gates.js';
+import { enforcementLines } from '../planners/promotion-plan.js';
+import { passGatesOfOtherPull } from './shared/pull-gates.js';
 import { targetKey, versionsByTarget } from '../planners/versions.js';
 import { renderConfigCheck } from '../planners/config-check.js';
 import { renderDuration } from '../observability/metrics.js';
@@ -47,6 +51,15 @@ async function checkConfigChange(
   if (after === null || after === read(base)) return;
   const check = renderConfigCheck(parseRepoConfig(after, configPath), configPath);
   await ensureCheckRun(octokit, id, sha, 'escalator/config', { status: 'completed', ...check });
+}
+
+/** The warning of a promotion pull request (`escalator/promote/<env>…`) whose gates the base branch does not require. */
+function promotionGateNote(index: RepoIndex, headRef: string, baseRef: string, required: RequiredChecks): string[] {
+  const environment = /^escalator\/promote\/([^/@]+)/.exec(headRef)?.[1];
+  const env = index.config?.environments.find((e) => e.name === environment);
+  if (!env || env.from === 'registry') return [];
+  const gates = [...(parseDuration(env.soak) > 0 ? [{ name: 'soak' as const }] : []), { name: 'hold' as const }];
+  return enforcementLines(gateEnforcement(required, baseRef, gates));
 }
 
 /**
@@ -102,12 +115,22 @@ export async function processDiffJob(
 ): Promise<DiffOutcome> {
   const index = await loadIndexOrRequest(deps, data, 'diff');
   const diffConfig = index.config?.diff ?? { enabled: true, forks: false, paths: [] };
-  if (!diffConfig.enabled) return 'disabled';
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
   const pull = await loadPull(octokit, id, data.number);
   if (pull.state !== 'open') return 'closed';
   if (pull.head.sha !== data.headSha) return 'stale';
+  // Whatever is rendered: a branch that requires Escalator's gates holds every pull request to them.
+  const sameRepository = pull.head.repo?.full_name === pull.base.repo.full_name;
+  const required = await loadRequiredChecks(octokit, id, pull.base.ref);
+  await passGatesOfOtherPull(
+    octokit,
+    id,
+    { number: data.number, baseRef: pull.base.ref, headRef: pull.head.ref, headSha: pull.head.sha, sameRepository },
+    log,
+    required,
+  );
+  if (!diffConfig.enabled) return 'disabled';
   if (pull.head.repo?.full_name !== pull.base.repo.full_name && !diffConfig.forks) {
     log.info({ pr: data.number }, 'Fork pull request not rendered (diff.forks is false)');
     return 'skipped-fork';
@@ -133,13 +156,17 @@ export async function processDiffJob(
     options: { cacheDir: join(cacheDir, 'render'), isolation: deps.renderIsolation ?? 'namespace' },
   });
   timer({ outcome: report.summary.failures > 0 ? 'failed' : 'ok' });
-  const body = renderComment(report, {
-    baseSha: pull.base.sha,
-    headSha: headRef,
-    mergeCommit: useMerge,
-    pull: { number: data.number, headSha: pull.head.sha },
-    repository: `${data.owner}/${data.repo}`,
-  });
+  // On a promotion, the reviewer reads here too whether GitHub holds the merge to its gates.
+  const gateNote = sameRepository ? promotionGateNote(index, pull.head.ref, pull.base.ref, required) : [];
+  const body =
+    renderComment(report, {
+      baseSha: pull.base.sha,
+      headSha: headRef,
+      mergeCommit: useMerge,
+      pull: { number: data.number, headSha: pull.head.sha },
+      repository: `${data.owner}/${data.repo}`,
+      ...(gateNote.length ? { maxChars: 64_000 } : {}),
+    }) + (gateNote.length ? `\n${gateNote.join('\n')}\n` : '');
 
   const comments = await listComments(octokit, id, data.number);
   const ours = comments.find(

@@ -85,7 +85,7 @@ export interface GateEnforcement {
 export function gateEnforcement(
   required: { contexts: readonly string[]; readable: boolean; reason: string | null; adminsExempt: boolean },
   branch: string,
-  gates: readonly Gate[],
+  gates: ReadonlyArray<Pick<Gate, 'name'>>,
 ): GateEnforcement {
   return {
     branch,

@@ -64,38 +64,67 @@ describe('merge gates (sandbox GitHub, real Redis)', () => {
       { what: `a pull request on ${branch}`, timeoutMs: 60_000 },
     );
 
-  it('says on a promotion when its gates are not required checks, and stops saying it once they are', async () => {
-    const image = 'ghcr.io/example/gated';
-    await seed('warned', image);
-    await stack.client.commit(`${owner}/warned`, {
-      branch: 'main',
-      files: { 'apps/app/overlays/dev/kustomization.yaml': overlay(image, '1.1.0') },
-    });
-    const first = await pullOn('warned', 'escalator/promote/staging/app');
-    expect(first.body).toContain(
-      '`escalator/soak` and `escalator/hold` are not required checks on `main`: GitHub lets anyone with write access merge this pull request before they pass.',
-    );
-    await requireChecks('warned', [
-      { context: 'escalator/soak', integration_id: stack.sim.app.id },
-      { context: 'escalator/hold', integration_id: stack.sim.app.id },
-    ]);
-    await stack.client.commit(`${owner}/warned`, {
-      branch: 'main',
-      files: { 'apps/app/overlays/dev/kustomization.yaml': overlay(image, '1.2.0') },
-    });
-    const updated = await eventually(
-      async () => {
-        const pull = (await stack.user.rest.pulls.get({ owner, repo: 'warned', pull_number: first.number })).data;
-        return pull.title.includes('1.2.0') ? pull : undefined;
-      },
-      { what: 'the promotion at 1.2.0', timeoutMs: 60_000 },
-    );
-    expect(updated.body).not.toContain('required check');
-    // GitHub itself now refuses the merge while the soak is pending.
-    await expect(
-      stack.user.rest.pulls.merge({ owner, repo: 'warned', pull_number: first.number }),
-    ).rejects.toMatchObject({ status: 405 });
-  });
+  it(
+    'says on a promotion when its gates are not required checks, and stops saying it once they are',
+    { timeout: 180_000 },
+    async () => {
+      const image = 'ghcr.io/example/gated';
+      await seed('warned', image);
+      await stack.client.commit(`${owner}/warned`, {
+        branch: 'main',
+        files: { 'apps/app/overlays/dev/kustomization.yaml': overlay(image, '1.1.0') },
+      });
+      const first = await pullOn('warned', 'escalator/promote/staging/app');
+      expect(first.body).toContain(
+        '`escalator/soak` and `escalator/hold` are not required checks on `main`: GitHub lets anyone with write access merge this pull request before they pass.',
+      );
+      // The sticky diff comment says it too, for the reviewer reading the rendered change.
+      await eventually(
+        async () =>
+          (await stack.user.rest.issues.listComments({ owner, repo: 'warned', issue_number: first.number })).data.find(
+            (comment) => comment.body?.includes('are not required checks on `main`'),
+          ),
+        { what: 'the diff comment to warn about the gates', timeoutMs: 60_000 },
+      );
+      await requireChecks('warned', [
+        { context: 'escalator/soak', integration_id: stack.sim.app.id },
+        { context: 'escalator/hold', integration_id: stack.sim.app.id },
+      ]);
+      await stack.client.commit(`${owner}/warned`, {
+        branch: 'main',
+        files: { 'apps/app/overlays/dev/kustomization.yaml': overlay(image, '1.2.0') },
+      });
+      const updated = await eventually(
+        async () => {
+          const pull = (await stack.user.rest.pulls.get({ owner, repo: 'warned', pull_number: first.number })).data;
+          return pull.title.includes('1.2.0') ? pull : undefined;
+        },
+        { what: 'the promotion at 1.2.0', timeoutMs: 60_000 },
+      );
+      expect(updated.body).not.toContain('required check');
+      // GitHub itself now refuses the merge while the soak is pending.
+      await expect(
+        stack.user.rest.pulls.merge({ owner, repo: 'warned', pull_number: first.number }),
+      ).rejects.toMatchObject({ status: 405 });
+      // A person's pull request promotes nothing: the required gates pass at once, and it can merge.
+      await stack.client.commit(`${owner}/warned`, { branch: 'notes', from: 'main', files: { 'NOTES.md': 'n\n' } });
+      const notes = await stack.client.openPull(`${owner}/warned`, { title: 'notes', head: 'notes' });
+      const head = (await stack.user.rest.pulls.get({ owner, repo: 'warned', pull_number: notes.number })).data.head
+        .sha;
+      const gates = await eventually(
+        async () => {
+          const runs = (await stack.user.rest.checks.listForRef({ owner, repo: 'warned', ref: head })).data.check_runs;
+          const passed = runs.filter((run) => run.output.title === 'not a promotion' && run.conclusion === 'success');
+          return passed.length === 2 ? passed : undefined;
+        },
+        { what: 'the gates to pass on a pull request that promotes nothing', timeoutMs: 60_000 },
+      );
+      expect(gates.map((run) => run.name).sort()).toEqual(['escalator/hold', 'escalator/soak']);
+      expect((await stack.user.rest.pulls.merge({ owner, repo: 'warned', pull_number: notes.number })).status).toBe(
+        200,
+      );
+    },
+  );
 
   it("turns on GitHub's auto-merge where the repository allows it, and GitHub merges once CI passes", async () => {
     const image = 'ghcr.io/example/native';

@@ -1,4 +1,4 @@
-import { loadRequiredChecks } from '../../adapters/github/gates.js';
+import { loadRequiredChecks, type RequiredChecks } from '../../adapters/github/gates.js';
 import { ensureCheckRun } from '../../adapters/github/repo.js';
 import type { Logger } from '../../observability/logger.js';
 
@@ -19,9 +19,10 @@ export async function passGatesOfOtherPull(
   id: { owner: string; repo: string },
   pull: { number: number; baseRef: string; headRef: string; headSha: string; sameRepository: boolean },
   log: Logger,
+  required?: RequiredChecks,
 ): Promise<string[]> {
   if (pull.sameRepository && pull.headRef.startsWith('escalator/promote/')) return [];
-  const required = await loadRequiredChecks(octokit, id, pull.baseRef);
+  required ??= await loadRequiredChecks(octokit, id, pull.baseRef);
   const gates = GATE_CHECKS.filter((name) => required.contexts.includes(name));
   for (const name of gates)
     await ensureCheckRun(octokit, id, pull.headSha, name, {

@@ -176,7 +176,9 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     tree.preload?.(
       view.files.filter(
         (path) =>
-          KUSTOMIZATION.test(path) || PRECHECK_READS.test(path) || (YAML_FILE.test(path) && !path.includes('/templates/')),
+          KUSTOMIZATION.test(path) ||
+          PRECHECK_READS.test(path) ||
+          (YAML_FILE.test(path) && !path.includes('/templates/')),
       ),
     );
   const discover = { ...(input.targets && input.targets.length > 0 ? { paths: input.targets } : {}) };

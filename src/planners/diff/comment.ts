@@ -296,14 +296,15 @@ function shortDigest(version: string): string {
   return version.replace(/(sha256:[0-9a-f]{16})[0-9a-f]{48}/g, '$1…');
 }
 
+const MAX_IMAGE_TARGETS = 5;
+
+/**
+ * One row per image, grouped by where it runs (targets are environments): "`prod-us`,
+ * `staging-us`: `2.0` → `3.5`; `qa`: `1.0` → `4.0`". Images bumped through Helm values of a chart
+ * that was not rendered are in it too.
+ */
 function imagesTable(images: ImageChange[]): string {
-  interface Row {
-    image: string;
-    from: string;
-    to: string;
-    where: string[];
-  }
-  const rows = new Map<string, Row>();
+  const rows = new Map<string, Map<string, { from: string; to: string; targets: string[] }>>();
   for (const change of images) {
     const from = change.from ? splitImage(change.from) : undefined;
     const to = change.to ? splitImage(change.to) : undefined;
@@ -312,18 +313,23 @@ function imagesTable(images: ImageChange[]): string {
     const fromText =
       change.from === undefined ? '—' : code(shortDigest(clip(sameName ? (from?.version ?? '') : change.from)));
     const toText = change.to === undefined ? '—' : code(shortDigest(clip(sameName ? (to?.version ?? '') : change.to)));
-    const key = `${image}\u0000${fromText}\u0000${toText}`;
-    const where = `${code(clip(change.target))}: ${objectLabel(change.object)}${change.container.startsWith('init:') ? ` (init container ${code(change.container.slice(5))})` : ''}`;
-    const row = rows.get(key) ?? { image, from: fromText, to: toText, where: [] };
-    if (!row.where.includes(where)) row.where.push(where);
-    rows.set(key, row);
+    const transitions = rows.get(image) ?? new Map<string, { from: string; to: string; targets: string[] }>();
+    const key = `${fromText}\u0000${toText}`;
+    const transition = transitions.get(key) ?? { from: fromText, to: toText, targets: [] };
+    if (!transition.targets.includes(change.target)) transition.targets.push(change.target);
+    transitions.set(key, transition);
+    rows.set(image, transitions);
   }
-  const lines = [...rows.values()].slice(0, MAX_IMAGE_ROWS).map((row) => {
-    const where = row.where.length > 3 ? [...row.where.slice(0, 3), `and ${row.where.length - 3} more`] : row.where;
-    return `| ${cell(code(clip(row.image)))} | ${cell(row.from)} | ${cell(row.to)} | ${cell(where.join('<br>'))} |`;
+  const lines = [...rows.entries()].slice(0, MAX_IMAGE_ROWS).map(([image, transitions]) => {
+    const where = [...transitions.values()].map(({ from, to, targets }) => {
+      const named = targets.slice(0, MAX_IMAGE_TARGETS).map((target) => code(clip(target)));
+      const more = targets.length > MAX_IMAGE_TARGETS ? ` and ${targets.length - MAX_IMAGE_TARGETS} more` : '';
+      return `${named.join(', ')}${more}: ${from} → ${to}`;
+    });
+    return `| ${cell(code(clip(image)))} | ${cell(where.join('<br>'))} |`;
   });
-  if (rows.size > MAX_IMAGE_ROWS) lines.push(`| …and ${rows.size - MAX_IMAGE_ROWS} more | | | |`);
-  return ['#### Image changes', '', '| Image | From | To | Where |', '| --- | --- | --- | --- |', ...lines].join('\n');
+  if (rows.size > MAX_IMAGE_ROWS) lines.push(`| …and ${rows.size - MAX_IMAGE_ROWS} more | |`);
+  return ['#### Image changes', '', '| Image | Where: from → to |', '| --- | --- |', ...lines].join('\n');
 }
 
 function notesBlock(report: DiffReport): string {

@@ -20,23 +20,28 @@ const SHA_BASE = 'a'.repeat(40);
 const SHA_HEAD = 'b'.repeat(40);
 const context = { baseSha: SHA_BASE, headSha: SHA_HEAD, repository: 'example/gitops' };
 
-function configMaps(prefix: string, count: number, side: string): RenderOutcome {
+function configMaps(prefix: string, count: number, side: string, length = 12): RenderOutcome {
   const docs = Array.from({ length: count }, (_, index) => {
+    const changed = (line: number): boolean => (length === 12 ? line === 1 || line === 10 : line % 4 === 1);
     const lines = Array.from(
-      { length: 12 },
-      (_, line) => `    line-${line}=${line === 1 || line === 10 ? `${side}-${index}` : 'same'}`,
+      { length },
+      (_, line) => `    line-${line}=${changed(line) ? `${side}-${index}` : 'same'}`,
     ).join('\n');
     return `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${prefix}-${index}\ndata:\n  conf: |\n${lines}\n`;
   });
   return { status: 'ok', yaml: docs.join('---\n') };
 }
 
-function report(targets: Array<[string, number]>): DiffReport {
+function report(targets: Array<[string, number]>, length = 12): DiffReport {
   return buildReport({
     baseSha: SHA_BASE,
     headSha: SHA_HEAD,
     targets: targets.map(([id, count]) =>
-      diffTarget({ id, kind: 'plain', dir: id }, configMaps(id, count, 'base'), configMaps(id, count, 'head')),
+      diffTarget(
+        { id, kind: 'plain', dir: id },
+        configMaps(id, count, 'base', length),
+        configMaps(id, count, 'head', length),
+      ),
     ),
   });
 }
@@ -63,9 +68,10 @@ describe('renderComment size budget', () => {
   });
 
   it('shows a mid-size target at every level as the budget shrinks', () => {
-    const mid = report([['mid', 60]]);
+    // Objects of 80 lines, every fourth changed: one long hunk each, which the first-hunk level cuts.
+    const mid = report([['mid', 20]], 80);
     const seen = new Set<SectionLevel>();
-    for (let budget = 65_000; budget >= 1_500; budget -= 500)
+    for (let budget = 65_000; budget >= 1_000; budget -= 500)
       seen.add(planCommentLayout(mid, { ...context, maxChars: budget }).levels.get('mid') ?? 'line');
     expect([...seen]).toEqual(['full', 'hunks', 'objects', 'line']);
   });
@@ -91,6 +97,19 @@ describe('renderComment size budget', () => {
     expect(body).toContain('<sub>Escalator checked 140 targets');
     expect(body).toMatch(/…and \d+ more changed targets? not shown/);
     expect(unbalancedMarkdown(body)).toBeUndefined();
+  });
+
+  it('steps from full diffs to 30 lines gradually: lines the budget has room for are shown, never "0 more hunks"', () => {
+    const wide = report([['wide', 20]], 80);
+    const full = renderComment(wide, context).length;
+    const lines = (maxChars: number) => planCommentLayout(wide, { ...context, maxChars }).hunkLines.get('wide');
+    // One 103-line hunk per object: 60 lines fit just under the full size, 30 at half of it.
+    expect(lines(full - 100)).toBe(60);
+    expect(lines(Math.floor(full * 0.5))).toBe(30);
+    const body = renderComment(wide, { ...context, maxChars: full - 100 });
+    expect(body.length).toBeLessThanOrEqual(full - 100);
+    expect(body).toContain('more lines of this hunk not shown');
+    expect(body).not.toContain('0 more hunks');
   });
 
   it('is deterministic', () => {

@@ -70,6 +70,7 @@ describe('golden rendered diffs', () => {
     // What a reviewer reads first: the headline, the not-rendered block and the alerts, above the tables.
     const top = markdown.split('\n| Target |')[0] as string;
     for (const words of meta.top) expect(top, `the top of the comment says ${words}`).toContain(words);
+    for (const words of meta.contains) expect(markdown, `the comment says ${words}`).toContain(words);
     for (const words of meta.absent) expect(markdown, `the comment does not say ${words}`).not.toContain(words);
     for (const canary of meta.canaries) {
       for (const [what, text] of [

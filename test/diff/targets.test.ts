@@ -139,6 +139,53 @@ describe('discoverTargets', () => {
   });
 });
 
+describe('what GitOps agents deploy', () => {
+  const files = {
+    'apps/web/base/kustomization.yaml': 'resources: [deployment.yaml]\n',
+    'apps/web/base/deployment.yaml': deployment,
+    'apps/web/overlays/prod/kustomization.yaml': 'resources: [../../base]\n',
+    'apps/api/base/kustomization.yaml': 'resources: [deployment.yaml]\n',
+    'apps/api/base/deployment.yaml': deployment,
+    'apps/api/overlays/prod/kustomization.yaml': 'resources: [../../base]\n',
+    'charts/api/Chart.yaml': 'name: api\n',
+    'charts/api/values.yaml': 'tag: 1\n',
+    'charts/api/values-prod.yaml': 'tag: 2\n',
+  };
+  const ids = (extra: Record<string, string>) => discoverTargets(tree({ ...files, ...extra })).map((node) => node.id);
+
+  it('makes a base an Argo CD Application or a Flux Kustomization deploys a target of its own, and a chart a HelmRelease deploys render its defaults too', () => {
+    expect(ids({})).toEqual(['apps/api/overlays/prod', 'apps/web/overlays/prod', 'charts/api/values-prod.yaml']);
+    expect(
+      ids({
+        'argocd/web.yaml':
+          'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web}\nspec:\n  sources:\n    - repoURL: https://github.com/example/gitops.git\n      path: apps/web/base\n',
+        'clusters/dev/api.yaml': [
+          'apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: api}\nspec: {path: ./apps/api/base, prune: true}',
+          '---',
+          'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: api}\nspec:\n  chart:\n    spec: {chart: ./charts/api, sourceRef: {kind: GitRepository, name: flux-system}}',
+          '',
+        ].join('\n'),
+      }),
+    ).toEqual([
+      'apps/api/base',
+      'apps/api/overlays/prod',
+      'apps/web/base',
+      'apps/web/overlays/prod',
+      'argocd',
+      'charts/api',
+      'charts/api/values-prod.yaml',
+      'clusters/dev',
+    ]);
+    // A HelmRelease of a chart from a Helm repository names no directory of this repository.
+    expect(
+      ids({
+        'clusters/dev/api.yaml':
+          'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: api}\nspec:\n  chart:\n    spec: {chart: charts/api, sourceRef: {kind: HelmRepository, name: bitnami}}\n',
+      }),
+    ).not.toContain('charts/api');
+  });
+});
+
 describe('affectedTargets', () => {
   const nodes = discoverTargets(repo);
   const ids = (changed: string[] | null) =>

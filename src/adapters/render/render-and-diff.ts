@@ -170,8 +170,17 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     [input.base, treeView(input.base)],
     [input.head, treeView(input.head)],
   ]);
+  // Kustomizations and chart files, and the YAML files discovery looks through for what GitOps
+  // agents deploy (Argo CD Applications, Flux Kustomizations and HelmReleases), in one batch.
   for (const [tree, view] of views)
-    tree.preload?.(view.files.filter((path) => KUSTOMIZATION.test(path) || PRECHECK_READS.test(path)));
+    tree.preload?.(
+      view.files.filter(
+        (path) =>
+          KUSTOMIZATION.test(path) ||
+          PRECHECK_READS.test(path) ||
+          (YAML_FILE.test(path) && !path.includes('/templates/')),
+      ),
+    );
   const discover = { ...(input.targets && input.targets.length > 0 ? { paths: input.targets } : {}) };
   const baseNodes = discoverTargets(views.get(input.base) as TreeView, discover);
   const headNodes = discoverTargets(views.get(input.head) as TreeView, discover);

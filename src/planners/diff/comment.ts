@@ -296,14 +296,15 @@ function shortDigest(version: string): string {
   return version.replace(/(sha256:[0-9a-f]{16})[0-9a-f]{48}/g, '$1…');
 }
 
+const MAX_IMAGE_TARGETS = 5;
+
+/**
+ * One row per image, grouped by where it runs (targets are environments): "`prod-us`,
+ * `staging-us`: `2.0` → `3.5`; `qa`: `1.0` → `4.0`". Images bumped through Helm values of a chart
+ * that was not rendered are in it too.
+ */
 function imagesTable(images: ImageChange[]): string {
-  interface Row {
-    image: string;
-    from: string;
-    to: string;
-    where: string[];
-  }
-  const rows = new Map<string, Row>();
+  const rows = new Map<string, Map<string, { from: string; to: string; targets: string[] }>>();
   for (const change of images) {
     const from = change.from ? splitImage(change.from) : undefined;
     const to = change.to ? splitImage(change.to) : undefined;
@@ -312,18 +313,23 @@ function imagesTable(images: ImageChange[]): string {
     const fromText =
       change.from === undefined ? '—' : code(shortDigest(clip(sameName ? (from?.version ?? '') : change.from)));
     const toText = change.to === undefined ? '—' : code(shortDigest(clip(sameName ? (to?.version ?? '') : change.to)));
-    const key = `${image}\u0000${fromText}\u0000${toText}`;
-    const where = `${code(clip(change.target))}: ${objectLabel(change.object)}${change.container.startsWith('init:') ? ` (init container ${code(change.container.slice(5))})` : ''}`;
-    const row = rows.get(key) ?? { image, from: fromText, to: toText, where: [] };
-    if (!row.where.includes(where)) row.where.push(where);
-    rows.set(key, row);
+    const transitions = rows.get(image) ?? new Map<string, { from: string; to: string; targets: string[] }>();
+    const key = `${fromText}\u0000${toText}`;
+    const transition = transitions.get(key) ?? { from: fromText, to: toText, targets: [] };
+    if (!transition.targets.includes(change.target)) transition.targets.push(change.target);
+    transitions.set(key, transition);
+    rows.set(image, transitions);
   }
-  const lines = [...rows.values()].slice(0, MAX_IMAGE_ROWS).map((row) => {
-    const where = row.where.length > 3 ? [...row.where.slice(0, 3), `and ${row.where.length - 3} more`] : row.where;
-    return `| ${cell(code(clip(row.image)))} | ${cell(row.from)} | ${cell(row.to)} | ${cell(where.join('<br>'))} |`;
+  const lines = [...rows.entries()].slice(0, MAX_IMAGE_ROWS).map(([image, transitions]) => {
+    const where = [...transitions.values()].map(({ from, to, targets }) => {
+      const named = targets.slice(0, MAX_IMAGE_TARGETS).map((target) => code(clip(target)));
+      const more = targets.length > MAX_IMAGE_TARGETS ? ` and ${targets.length - MAX_IMAGE_TARGETS} more` : '';
+      return `${named.join(', ')}${more}: ${from} → ${to}`;
+    });
+    return `| ${cell(code(clip(image)))} | ${cell(where.join('<br>'))} |`;
   });
-  if (rows.size > MAX_IMAGE_ROWS) lines.push(`| …and ${rows.size - MAX_IMAGE_ROWS} more | | | |`);
-  return ['#### Image changes', '', '| Image | From | To | Where |', '| --- | --- | --- | --- |', ...lines].join('\n');
+  if (rows.size > MAX_IMAGE_ROWS) lines.push(`| …and ${rows.size - MAX_IMAGE_ROWS} more | |`);
+  return ['#### Image changes', '', '| Image | Where: from → to |', '| --- | --- |', ...lines].join('\n');
 }
 
 function notesBlock(report: DiffReport): string {
@@ -352,7 +358,11 @@ function footer(report: DiffReport, context: CommentContext): string {
 
 // ---------------------------------------------------------------- target sections
 
-function objectBlock(object: ObjectChange, level: 'full' | 'hunks'): string {
+/**
+ * One object's block. At `hunks`: without `hunkLines`, the first 30 lines of its first hunk; with
+ * it, whole hunks while they fit that many lines, then the start of the next one.
+ */
+function objectBlock(object: ObjectChange, level: 'full' | 'hunks', hunkLines?: number): string {
   const lines = [`**${objectLabel(object)}** · ${changeWords(object)}`];
   if (object.secretKeys && object.secretKeys.length > 0)
     lines.push(
@@ -368,12 +378,24 @@ function objectBlock(object: ObjectChange, level: 'full' | 'hunks'): string {
   } else if (object.hunks.length > 0) {
     if (level === 'full') lines.push('', fenced('diff', object.hunks.join('\n')));
     else {
-      const first = (object.hunks[0] ?? '').split('\n');
-      const shown = first.slice(0, FIRST_HUNK_LINES);
-      const hiddenLines =
-        first.length - shown.length + object.hunks.slice(1).reduce((sum, hunk) => sum + hunk.split('\n').length, 0);
+      const shown: string[] = [];
+      let hunksShown = 0;
+      if (hunkLines === undefined) {
+        shown.push(...(object.hunks[0] ?? '').split('\n').slice(0, FIRST_HUNK_LINES));
+        hunksShown = 1;
+      } else
+        for (const hunk of object.hunks) {
+          const hunkText = hunk.split('\n');
+          const room = hunkLines - shown.length;
+          if (room <= 0) break;
+          shown.push(...hunkText.slice(0, room));
+          hunksShown++;
+          if (hunkText.length > room) break;
+        }
+      const total = object.hunks.reduce((sum, hunk) => sum + hunk.split('\n').length, 0);
+      const hiddenLines = total - shown.length;
       lines.push('', fenced('diff', shown.join('\n')));
-      const moreHunks = object.hunks.length - 1;
+      const moreHunks = object.hunks.length - hunksShown;
       if (hiddenLines > 0)
         lines.push(
           '',
@@ -419,7 +441,7 @@ function sameChangeLine(target: SectionTarget): string | undefined {
   return `_The same change in ${ids.length} targets: ${listed.join(', ')}${more}._`;
 }
 
-function renderSection(target: SectionTarget, level: SectionLevel): string {
+function renderSection(target: SectionTarget, level: SectionLevel, hunkLines?: number): string {
   if (level === 'line') {
     const what = escapeText(targetWords(target));
     const more = target.alsoIn ? ` and ${plural(target.alsoIn.length, 'more target')} (the same change)` : '';
@@ -437,7 +459,7 @@ function renderSection(target: SectionTarget, level: SectionLevel): string {
       .map((object) => `- ${objectLabel(object)} · ${changeWords(object)}`);
     if (objects.length > MAX_LISTED_OBJECTS) listed.push(`- …and ${objects.length - MAX_LISTED_OBJECTS} more`);
     if (listed.length > 0) body.push(`_Diffs omitted to fit the comment size; objects only._\n\n${listed.join('\n')}`);
-  } else for (const object of objects) body.push(objectBlock(object, level));
+  } else for (const object of objects) body.push(objectBlock(object, level, hunkLines));
   return [
     '<details>',
     `<summary>${sectionSummary(target)}</summary>`,
@@ -453,6 +475,8 @@ export interface CommentLayout {
   omitted: number;
   /** Each step down in order, as `[target, level]`: every section starts `full`. */
   steps: Array<[string, SectionLevel]>;
+  /** Sections at `hunks` given more than the first hunk where the budget has room: whole hunks up to this many lines per object. */
+  hunkLines: Map<string, number>;
 }
 
 /** Targets with something to show below the tables: changes, failures, values files of a chart not rendered. */
@@ -540,6 +564,28 @@ export function planCommentLayout(report: DiffReport, context: CommentContext): 
     total += size - (sizes.get(pick.id) ?? 0);
     sizes.set(pick.id, size);
   }
+  // Gradual: sections cut to their first hunk get whole hunks back, 30, 60, 120… lines per object,
+  // while the budget has room (smallest sections first), instead of leaving the room unused.
+  const hunkLines = new Map<string, number>();
+  const cut = targets
+    .filter((target) => levels.get(target.id) === 'hunks')
+    .sort((a, b) => (sizes.get(a.id) ?? 0) - (sizes.get(b.id) ?? 0));
+  for (const target of cut) {
+    const longest = Math.max(
+      0,
+      ...target.objects.map((object) => object.hunks.reduce((sum, hunk) => sum + hunk.split('\n').length, 0)),
+    );
+    let lines: number | undefined;
+    for (let more = FIRST_HUNK_LINES; ; more *= 2) {
+      const size = renderSection(target, 'hunks', Math.min(more, longest)).length + 2;
+      if (total + size - (sizes.get(target.id) ?? 0) > budget) break;
+      total += size - (sizes.get(target.id) ?? 0);
+      sizes.set(target.id, size);
+      lines = Math.min(more, longest);
+      if (more >= longest) break;
+    }
+    if (lines !== undefined) hunkLines.set(target.id, lines);
+  }
   let omitted = 0;
   // Thousands of targets: even one line each is too much. Leave out the last ones, say how many.
   while (total > budget && levels.size > 0) {
@@ -549,7 +595,7 @@ export function planCommentLayout(report: DiffReport, context: CommentContext): 
     omitted++;
     if (omitted === 1) total += 200;
   }
-  return { levels, omitted, steps };
+  return { levels, omitted, steps, hunkLines };
 }
 
 function noChangesComment(report: DiffReport, context: CommentContext): string {
@@ -587,7 +633,7 @@ export function renderComment(report: DiffReport, context: CommentContext): stri
   const sections: string[] = [];
   for (const target of sectionTargets(report)) {
     const level = layout.levels.get(target.id);
-    if (level) sections.push(renderSection(target, level));
+    if (level) sections.push(renderSection(target, level, layout.hunkLines.get(target.id)));
   }
   if (layout.omitted > 0)
     sections.push(

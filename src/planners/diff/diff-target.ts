@@ -16,7 +16,7 @@ import type {
   TargetDiff,
   TargetNode,
 } from './types.js';
-import { compareSecretKeys, diffValuesFiles } from './values.js';
+import { compareSecretKeys, diffValuesFiles, valuesImageChanges } from './values.js';
 import { imageChanges, rollsOut } from './workloads.js';
 
 export interface DiffTargetOptions {
@@ -189,6 +189,8 @@ export function diffTarget(
     const values = (state: SideResult): Array<{ path: string; text: string }> =>
       state.state === 'values' ? state.values : [];
     result.values = diffValuesFiles(values(base), values(head));
+    // Images bumped through the values are in the image table even though the chart was not rendered.
+    result.images = valuesImageChanges(target.id, values(base), values(head));
     return result;
   }
 

@@ -433,9 +433,56 @@ function referencedKustomizations(index: Index, dirs: string[]): { referenced: S
   return { referenced, components };
 }
 
+const DEPLOYER_HINT = /argoproj\.io|toolkit\.fluxcd\.io/;
+
+function isRecordValue(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Directories something in the repository deploys on its own, as GitOps agents name them:
+ * - Argo CD `Application` (`argoproj.io`): `spec.source.path` and `spec.sources[].path`
+ *   (https://argo-cd.readthedocs.io/en/stable/operator-manual/declarative-setup/#applications,
+ *   https://argo-cd.readthedocs.io/en/stable/user-guide/multiple_sources/);
+ * - Flux `Kustomization` (`kustomize.toolkit.fluxcd.io`): `spec.path`, relative to the source's
+ *   root (https://fluxcd.io/flux/components/kustomize/kustomizations/#path);
+ * - Flux `HelmRelease` (`helm.toolkit.fluxcd.io`): `spec.chart.spec.chart`, a chart's path when
+ *   its source is a GitRepository (https://fluxcd.io/flux/components/helm/helmreleases/#chart-template).
+ * Which repository an agent points at is not checked: a path of this repository is taken as deployed.
+ */
+function deployedDirs(index: Index): Set<string> {
+  const dirs = new Set<string>();
+  const add = (value: unknown): void => {
+    if (typeof value !== 'string' || isRemoteReference(value)) return;
+    const path = resolvePath('', value.trim());
+    if (path !== undefined && path !== '' && index.dirs.has(path)) dirs.add(path);
+  };
+  for (const file of index.sorted) {
+    if (!YAML_FILE.test(file) || isHidden(file)) continue;
+    const text = index.read(file);
+    if (text === undefined || !DEPLOYER_HINT.test(text)) continue;
+    const docs = readYamlMappings(text);
+    if (!docs.ok) continue;
+    for (const doc of docs.value) {
+      const apiVersion = typeof doc.apiVersion === 'string' ? doc.apiVersion : '';
+      const spec = isRecordValue(doc.spec) ? doc.spec : {};
+      if (apiVersion.startsWith('argoproj.io/') && doc.kind === 'Application') {
+        if (isRecordValue(spec.source)) add(spec.source.path);
+        if (Array.isArray(spec.sources)) for (const source of spec.sources) if (isRecordValue(source)) add(source.path);
+      } else if (apiVersion.startsWith('kustomize.toolkit.fluxcd.io/') && doc.kind === 'Kustomization') add(spec.path);
+      else if (apiVersion.startsWith('helm.toolkit.fluxcd.io/') && doc.kind === 'HelmRelease') {
+        const chart = isRecordValue(spec.chart) && isRecordValue(spec.chart.spec) ? spec.chart.spec : {};
+        const source = isRecordValue(chart.sourceRef) ? chart.sourceRef : {};
+        if (source.kind === 'GitRepository') add(chart.chart);
+      }
+    }
+  }
+  return dirs;
+}
+
 const VALUES_VARIANT = /^values[-.].+\.ya?ml$/;
 
-function helmNodes(index: Index, chartDir: string): TargetNode[] {
+function helmNodes(index: Index, chartDir: string, deployedWithDefaults = false): TargetNode[] {
   const files = index.below(chartDir);
   const variants = files.filter((file) => dirname(file) === chartDir && VALUES_VARIANT.test(basename(file)));
   const common = files.filter((file) => !variants.includes(file));
@@ -471,13 +518,18 @@ function helmNodes(index: Index, chartDir: string): TargetNode[] {
     ...(reads.unreadable.length > 0 ? { unreadable: reads.unreadable } : {}),
     ...(reads.archives.length > 0 ? { archives: reads.archives } : {}),
   };
-  if (variants.length === 0) return [{ ...base, id: chartDir || '.', inputFiles: common }];
-  return variants.map((variant) => ({
-    ...base,
-    id: variant,
-    valuesFiles: [variant],
-    inputFiles: [...common, variant].sort(compare),
-  }));
+  const defaults = { ...base, id: chartDir || '.', inputFiles: common };
+  if (variants.length === 0) return [defaults];
+  // The default values.yaml is a variant of its own when an agent deploys the chart directory.
+  return [
+    ...(deployedWithDefaults ? [defaults] : []),
+    ...variants.map((variant) => ({
+      ...base,
+      id: variant,
+      valuesFiles: [variant],
+      inputFiles: [...common, variant].sort(compare),
+    })),
+  ];
 }
 
 function isHidden(path: string): boolean {
@@ -541,9 +593,11 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
   }
 
   const { referenced, components } = referencedKustomizations(index, kustomizeDirs);
+  // A base that an agent also deploys on its own is a target of its own too.
+  const deployed = deployedDirs(index);
   const nodes: TargetNode[] = [];
   const kustomizeNodes = kustomizeDirs
-    .filter((dir) => !referenced.has(dir) && !components.has(dir) && !isInChart(dir))
+    .filter((dir) => (!referenced.has(dir) || deployed.has(dir)) && !components.has(dir) && !isInChart(dir))
     .map((dir) => kustomizeNode(index, dir));
   nodes.push(...kustomizeNodes);
   const inflated = new Set(kustomizeNodes.flatMap((node) => node.inputDirs));
@@ -551,7 +605,7 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
     (dir) =>
       !chartDirs.some((other) => other !== dir && (other === '' || dir.startsWith(`${other}/`))) && !inflated.has(dir),
   );
-  for (const chart of topCharts) nodes.push(...helmNodes(index, chart));
+  for (const chart of topCharts) nodes.push(...helmNodes(index, chart, deployed.has(chart)));
 
   const claimed = new Set<string>();
   const claimedDirs = new Set<string>([...kustomizeDirs]);

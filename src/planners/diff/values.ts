@@ -3,7 +3,7 @@ import { parse } from 'yaml';
 import { normalizeValue } from './normalize.js';
 import { diffLines } from './object-diff.js';
 import { maskUrlCredentials, SECRET_KEY_NAME } from './mask.js';
-import type { ObjectChange, SecretKeyChange } from './types.js';
+import type { ImageChange, ObjectChange, SecretKeyChange } from './types.js';
 
 /**
  * When Helm is not installed, a chart cannot be rendered; reviewers still get a structural diff of
@@ -101,6 +101,86 @@ export function diffValuesFiles(
       change: !before ? 'added' : !after ? 'removed' : 'changed',
       ...diff,
       ...(secretKeys.length > 0 ? { secretKeys } : {}),
+    });
+  }
+  return changes;
+}
+
+function parseLoose(text: string): unknown {
+  try {
+    return parse(text, { maxAliasCount: 100, prettyErrors: false });
+  } catch {
+    return undefined;
+  }
+}
+
+/** Helm's coalescing of values files: mappings merge key by key, anything else is replaced. */
+function mergeValues(into: unknown, over: unknown): unknown {
+  if (!isRecord(into) || !isRecord(over)) return over === undefined ? into : over;
+  const merged: Record<string, unknown> = { ...into };
+  for (const [key, value] of Object.entries(over)) merged[key] = mergeValues(into[key], value);
+  return merged;
+}
+
+/** Images values set the Helm way: a mapping with `repository` and `tag` or `digest` (and maybe `registry`), by key path. */
+function valuesImages(value: unknown): Map<string, string> {
+  const images = new Map<string, string>();
+  const scalar = (item: unknown): string | undefined =>
+    typeof item === 'string' || typeof item === 'number' ? String(item) : undefined;
+  const walk = (node: unknown, path: string): void => {
+    if (Array.isArray(node)) node.forEach((item, index) => walk(item, `${path}[${index}]`));
+    if (!isRecord(node)) return;
+    const repository = scalar(node.repository);
+    const tag = scalar(node.tag);
+    const digest = scalar(node.digest);
+    if (repository && (tag || digest)) {
+      const registry = scalar(node.registry);
+      images.set(
+        path || '(top)',
+        `${registry ? `${registry}/` : ''}${repository}${tag ? `:${tag}` : ''}${digest ? `@${digest}` : ''}`,
+      );
+    }
+    for (const [key, child] of Object.entries(node)) walk(child, path ? `${path}.${key}` : key);
+  };
+  walk(value, '');
+  return images;
+}
+
+/**
+ * Images a chart's values files change (the chart was not rendered): a row of the image table each.
+ * As helm applies them: the chart's `values.yaml` first, a variant's file over it.
+ */
+export function valuesImageChanges(
+  target: string,
+  base: Array<{ path: string; text: string }>,
+  head: Array<{ path: string; text: string }>,
+): ImageChange[] {
+  const isDefaults = (path: string): boolean => /(^|\/)values\.ya?ml$/.test(path);
+  /** The values helm would use (the chart's values.yaml first, a variant's file over it), and the last file of each image. */
+  const effective = (files: Array<{ path: string; text: string }>): Map<string, { ref: string; path: string }> => {
+    const ordered = [...files].sort((a, b) => Number(!isDefaults(a.path)) - Number(!isDefaults(b.path)));
+    let merged: unknown = {};
+    const images = new Map<string, { ref: string; path: string }>();
+    for (const file of ordered) {
+      merged = mergeValues(merged, parseLoose(file.text) ?? {});
+      for (const [key, ref] of valuesImages(merged))
+        if (images.get(key)?.ref !== ref) images.set(key, { ref, path: file.path });
+    }
+    return images;
+  };
+  const before = effective(base);
+  const after = effective(head);
+  const changes: ImageChange[] = [];
+  for (const key of [...new Set([...before.keys(), ...after.keys()])].sort()) {
+    const from = before.get(key);
+    const to = after.get(key);
+    if (from?.ref === to?.ref) continue;
+    changes.push({
+      target,
+      object: { group: '', kind: 'ValuesFile', namespace: '', name: (to ?? from)?.path ?? '' },
+      container: key,
+      ...(from ? { from: from.ref } : {}),
+      ...(to ? { to: to.ref } : {}),
     });
   }
   return changes;

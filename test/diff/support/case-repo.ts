@@ -25,6 +25,8 @@ export const CaseMeta = z.object({
   maxTargets: z.number().int().positive().optional(),
   /** What the reviewer must see at the top of the comment: before the targets table (anywhere in the short form). */
   top: z.array(z.string()).default([]),
+  /** What must appear somewhere in the comment. */
+  contains: z.array(z.string()).default([]),
   /** What must not appear anywhere in the comment. */
   absent: z.array(z.string()).default([]),
 });

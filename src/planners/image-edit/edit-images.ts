@@ -13,6 +13,7 @@
 import { isDigest, isValidTag, normalizedName, parseImageRef } from '../image-ref.js';
 import { readApplication, readArgoSourceFile } from './argocd.js';
 import { documentKind, fileKind, fileKindFromText, kindFromPath, type PathKind } from './detect.js';
+import { readFluxMarkers } from './flux.js';
 import { readHelmValues } from './helm-values.js';
 import { readKustomization } from './kustomize.js';
 import { readManifest } from './manifest.js';
@@ -79,6 +80,16 @@ function readSites(loaded: LoadedFile, pathKind: PathKind, text: string): Site[]
         break;
       case 'unknown':
         break;
+    }
+    // Flux setter markers: marked fields the format readers did not see are sites too.
+    if (kind !== 'unknown' && segment.text.includes('$imagepolicy', segment.doc.range[0])) {
+      const seen = new Set<number>();
+      for (const site of sites) {
+        if (site.docIndex !== segment.index) continue;
+        if (site.form === 'string') seen.add(site.field.start);
+        else for (const field of [site.tag, site.digest]) if (field) seen.add(field.start);
+      }
+      pushAll(sites, readFluxMarkers(reader, seen));
     }
   }
   return sites;
@@ -405,8 +416,9 @@ function useOf(
  * an index written by another version reads every file again. Bump it whenever the same text
  * would yield other images, tags or digests.
  * - 2: `registry-1.docker.io/…` is read as `docker.io/…` (one set of Docker Hub aliases).
- * - 3: a Kustomize newName carrying a version is read as the image; an unquoted numeric newTag is
- *   reported instead of read.
+ * - 3: a Kustomize newName carrying a version is read as the image; an unquoted numeric newTag and
+ *   malformed versions are reported instead of read; name/tag image maps, keys ending in `image`,
+ *   `image.name` parameters and Flux-marked fields are read.
  */
 export const IMAGE_READER_VERSION = 3;
 

@@ -33,6 +33,8 @@ export interface FluxMarker {
   /** The comment as written, e.g. `{"$imagepolicy": "flux-system:podinfo:tag"}`. */
   text: string;
   role: MarkerRole;
+  /** The policy the marker names, `<namespace>:<name>` (the role suffix removed). */
+  policy: string;
 }
 
 /** One scalar value in the file. */
@@ -275,7 +277,7 @@ export class DocumentReader {
     else if (policy.length === 3)
       role =
         ({ tag: 'tag', name: 'name', digest: 'digest' } as const)[policy[2] as 'tag' | 'name' | 'digest'] ?? 'unknown';
-    return { text: match[1] ?? '', role };
+    return { text: match[1] ?? '', role, policy: policy.slice(0, 2).join(':') };
   }
 }
 

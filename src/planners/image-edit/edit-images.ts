@@ -13,13 +13,14 @@
 import { isDigest, isValidTag, normalizedName, parseImageRef } from '../image-ref.js';
 import { readApplication, readArgoSourceFile } from './argocd.js';
 import { documentKind, fileKind, fileKindFromText, kindFromPath, type PathKind } from './detect.js';
+import { readFluxMarkers } from './flux.js';
 import { readHelmValues } from './helm-values.js';
 import { readKustomization } from './kustomize.js';
 import { readManifest } from './manifest.js';
 import { renameFor, renamesAway, type KustomizeRename, type RenderView } from './renders.js';
 import { loadFile, type LoadedFile } from './parse.js';
 import { planSite, type Edit } from './plan.js';
-import { DocumentReader, pushAll, type Field, type PathSegment, type Site } from './site.js';
+import { DocumentReader, pushAll, type Field, type PathSegment, type Shared, type Site } from './site.js';
 import { isPlainStringInYaml12 } from './scalar.js';
 import { applySplices } from './source.js';
 import type { EditChange, EditOptions, EditRefusal, EditResult, FileKind, ImageEvent, ImageUse } from './types.js';
@@ -79,6 +80,16 @@ function readSites(loaded: LoadedFile, pathKind: PathKind, text: string): Site[]
         break;
       case 'unknown':
         break;
+    }
+    // Flux setter markers: marked fields the format readers did not see are sites too.
+    if (kind !== 'unknown' && segment.text.includes('$imagepolicy', segment.doc.range[0])) {
+      const seen = new Set<number>();
+      for (const site of sites) {
+        if (site.docIndex !== segment.index) continue;
+        if (site.form === 'string') seen.add(site.field.start);
+        else for (const field of [site.tag, site.digest]) if (field) seen.add(field.start);
+      }
+      pushAll(sites, readFluxMarkers(reader, seen));
     }
   }
   return sites;
@@ -177,7 +188,7 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
     options.views ?? [],
     describe,
   );
-  const sites = rendered.sites;
+  const sites = editSharedAnchorsOnce(rendered.sites);
   const mentions = sites.length > 0 || rendered.refusals.length > 0;
   if (problems.length > 0) return untouched(kind, mentions, problems);
 
@@ -299,6 +310,45 @@ function splitMalformed(site: Site): string | undefined {
   return undefined;
 }
 
+function sharedOf(site: Site): Shared | undefined {
+  return site.form === 'string' ? site.field.shared : (site.tag?.shared ?? site.digest?.shared);
+}
+
+/**
+ * An anchored image map (or list of entries) that aliases repeat: when the anchor is defined
+ * once and every alias of it is read as this same image, editing the anchor once is editing every
+ * use, so the anchor's site is edited and the uses through aliases are dropped. Anything else (an
+ * alias used where no image is read, a merge key, a redefined anchor) stays refused.
+ */
+function editSharedAnchorsOnce(sites: Site[]): Site[] {
+  const groups = new Map<string, { shared: Shared; anchor: Site[]; alias: Site[]; uses: Set<number> }>();
+  for (const site of sites) {
+    const shared = sharedOf(site);
+    if (!shared) continue;
+    const key = `${site.docIndex}\u0000${shared.anchor}`;
+    const group = groups.get(key) ?? { shared, anchor: [], alias: [], uses: new Set<number>() };
+    if (shared.side === 'anchor') group.anchor.push(site);
+    else {
+      group.alias.push(site);
+      group.uses.add(shared.use ?? -1);
+    }
+    groups.set(key, group);
+  }
+  const dropped = new Set<Site>();
+  for (const { shared, anchor, alias, uses } of groups.values()) {
+    if (shared.anchors !== 1 || anchor.length === 0 || uses.size !== shared.aliases) continue;
+    const fields = (site: Site): Field[] =>
+      site.form === 'string' ? [site.field] : [site.tag, site.digest].filter((field) => field !== undefined);
+    if (anchor.some((site) => fields(site).some((field) => field.style === 'block'))) continue;
+    for (const site of anchor) {
+      if (site.blocked === shared.blocked) delete site.blocked;
+      for (const field of fields(site)) if (field.blocked === shared.blocked) delete field.blocked;
+    }
+    for (const site of alias) dropped.add(site);
+  }
+  return dropped.size === 0 ? sites : sites.filter((site) => !dropped.has(site));
+}
+
 /** The newTag field of a Kustomize entry that YAML 1.2 reads as a number or boolean, which kustomize refuses. */
 function numericNewTag(site: Site): Field | undefined {
   if (site.form !== 'split' || site.flavor !== 'kustomize' || site.frozen) return undefined;
@@ -405,8 +455,9 @@ function useOf(
  * an index written by another version reads every file again. Bump it whenever the same text
  * would yield other images, tags or digests.
  * - 2: `registry-1.docker.io/…` is read as `docker.io/…` (one set of Docker Hub aliases).
- * - 3: a Kustomize newName carrying a version is read as the image; an unquoted numeric newTag is
- *   reported instead of read.
+ * - 3: a Kustomize newName carrying a version is read as the image; an unquoted numeric newTag and
+ *   malformed versions are reported instead of read; name/tag image maps, keys ending in `image`,
+ *   `image.name` parameters and Flux-marked fields are read.
  */
 export const IMAGE_READER_VERSION = 3;
 

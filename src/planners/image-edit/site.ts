@@ -33,6 +33,8 @@ export interface FluxMarker {
   /** The comment as written, e.g. `{"$imagepolicy": "flux-system:podinfo:tag"}`. */
   text: string;
   role: MarkerRole;
+  /** The policy the marker names, `<namespace>:<name>` (the role suffix removed). */
+  policy: string;
 }
 
 /** One scalar value in the file. */
@@ -46,7 +48,25 @@ export interface Field {
   style: ScalarStyle | 'block';
   /** Why the value cannot be edited in place, when it cannot. */
   blocked?: string;
+  /** Set when `blocked` comes from an anchored collection that aliases use (see {@link Shared}). */
+  shared?: Shared;
   marker?: FluxMarker;
+}
+
+/**
+ * An anchored map or list that aliases use: the walk is inside it on the anchor's `side`, or
+ * inside one of its alias `use`s (the alias's offset). `aliases` counts the aliases of the anchor
+ * in the document and `anchors` the nodes that define it, so the editor can tell when every use
+ * is an image it edits anyway.
+ */
+export interface Shared {
+  anchor: string;
+  side: 'anchor' | 'alias';
+  use?: number;
+  aliases: number;
+  anchors: number;
+  /** The blocking reason this sharing gave. */
+  blocked: string;
 }
 
 /** Where a site was read from, for placing new keys. */
@@ -122,6 +142,7 @@ export interface WalkState {
   path: PathSegment[];
   /** Set when the walk is inside a node reached through `*alias` or an anchor used elsewhere. */
   blocked?: string;
+  shared?: Shared;
 }
 
 /** Shared reading context for one document. */
@@ -142,8 +163,28 @@ export class DocumentReader {
       visit(segment.doc, {
         Alias: (_key, node) => {
           this.referenced.add(node.source);
+          this.aliasCount.set(node.source, (this.aliasCount.get(node.source) ?? 0) + 1);
+        },
+        Node: (_key, node) => {
+          const anchor = (node as { anchor?: string }).anchor;
+          if (anchor !== undefined) this.anchorCount.set(anchor, (this.anchorCount.get(anchor) ?? 0) + 1);
         },
       });
+  }
+
+  private readonly aliasCount = new Map<string, number>();
+  private readonly anchorCount = new Map<string, number>();
+
+  private shared(anchor: string, side: 'anchor' | 'alias', blocked: string, use?: number): Shared {
+    const shared: Shared = {
+      anchor,
+      side,
+      aliases: this.aliasCount.get(anchor) ?? 0,
+      anchors: this.anchorCount.get(anchor) ?? 0,
+      blocked,
+    };
+    if (use !== undefined) shared.use = use;
+    return shared;
   }
 
   get doc(): Document.Parsed {
@@ -153,18 +194,21 @@ export class DocumentReader {
   /** The state for a child node: inherits blocking, adds blocking for shared anchors. */
   child(state: WalkState, key: PathSegment, node: unknown): WalkState {
     const path = [...state.path, key];
-    if (state.blocked) return { path, blocked: state.blocked };
-    if (isAlias(node))
-      return {
-        path,
-        blocked: `the value at this place is the alias *${node.source}; edit the anchored value &${node.source} instead, or un-alias it`,
-      };
+    if (state.blocked)
+      return state.shared ? { path, blocked: state.blocked, shared: state.shared } : { path, blocked: state.blocked };
+    if (isAlias(node)) {
+      const blocked = `the value at this place is the alias *${node.source}; edit the anchored value &${node.source} instead, or un-alias it`;
+      const target = this.segment.aliases.get(node);
+      return isMap(target) || isSeq(target)
+        ? { path, blocked, shared: this.shared(node.source, 'alias', blocked, node.range?.[0] ?? -1) }
+        : { path, blocked };
+    }
     const anchor = (node as { anchor?: string } | null)?.anchor;
     if (anchor !== undefined && this.referenced.has(anchor)) {
-      return {
-        path,
-        blocked: `the value sits under the anchor &${anchor}, which the alias *${anchor} uses elsewhere; changing it would change those places too`,
-      };
+      const blocked = `the value sits under the anchor &${anchor}, which the alias *${anchor} uses elsewhere; changing it would change those places too`;
+      return isMap(node) || isSeq(node)
+        ? { path, blocked, shared: this.shared(anchor, 'anchor', blocked) }
+        : { path, blocked };
     }
     return { path };
   }
@@ -254,6 +298,7 @@ export class DocumentReader {
     if (typeof scalar.value === 'object' && scalar.value !== null) value = this.segment.text.slice(start, end);
     const field: Field = { start: start + offset, end: end + offset, path: state.path, value, style };
     let blocked = state.blocked;
+    if (blocked && state.shared) field.shared = state.shared;
     if (!blocked && scalar.anchor !== undefined && this.referenced.has(scalar.anchor)) {
       blocked = `the value carries the anchor &${scalar.anchor}, which the alias *${scalar.anchor} uses elsewhere; changing it would change those places too`;
     }
@@ -275,7 +320,7 @@ export class DocumentReader {
     else if (policy.length === 3)
       role =
         ({ tag: 'tag', name: 'name', digest: 'digest' } as const)[policy[2] as 'tag' | 'name' | 'digest'] ?? 'unknown';
-    return { text: match[1] ?? '', role };
+    return { text: match[1] ?? '', role, policy: policy.slice(0, 2).join(':') };
   }
 }
 

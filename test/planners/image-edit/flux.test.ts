@@ -1,5 +1,6 @@
-import { describe, it } from 'vitest';
-import { NEW_DIGEST, OLD_DIGEST, expectEdit, expectRefusal, lines } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { editImages } from '../../../src/planners/image-edit/index.js';
+import { NEW_DIGEST, OLD_DIGEST, TAG_ONLY, expectEdit, expectRefusal, lines } from './helpers.js';
 
 const TAG_MARKER = '# {"$imagepolicy": "flux-system:hello:tag"}';
 const NAME_MARKER = '# {"$imagepolicy": "flux-system:hello:name"}';
@@ -94,5 +95,47 @@ describe('flux setter markers', () => {
       /holds only the tag/,
       { path: 'pod.yaml' },
     );
+  });
+});
+
+describe('flux setter markers as edit sites', () => {
+  const resource = (tag: string, digest: string) =>
+    lines(
+      'apiVersion: example.com/v1',
+      'kind: Podinfo',
+      'spec:',
+      '  imageRepo: ghcr.io/example/hello # {"$imagepolicy": "flux-system:hello:name"}',
+      `  imageTag: ${tag} # {"$imagepolicy": "flux-system:hello:tag"}`,
+      `  newDigest: ${digest} # {"$imagepolicy": "flux-system:hello:digest"}`,
+      '  other:',
+      '    image: ghcr.io/example/hello:0.1 # not a container: no reader looks here, no marker',
+    );
+
+  it('edits :tag and :digest fields no reader sees, by the image of the :name field of their policy', () => {
+    const result = expectEdit(resource('1.2.3', OLD_DIGEST), resource('1.4.0', NEW_DIGEST), { path: 'podinfo.yaml' });
+    expect(result.changed.map((change) => change.path)).toEqual(['spec.imageTag', 'spec.newDigest']);
+  });
+
+  it('edits a full-image marker on a field no reader sees, and leaves other policies alone', () => {
+    const text = (a: string) =>
+      lines(
+        'apiVersion: example.com/v1',
+        'kind: Podinfo',
+        'spec:',
+        `  target: ghcr.io/example/hello:${a} # {"$imagepolicy": "flux-system:hello"}`,
+        '  other: ghcr.io/example/hello:1.0.0',
+      );
+    expectEdit(text('1.0.0'), text('1.4.0'), { path: 'podinfo.yaml', event: TAG_ONLY });
+  });
+
+  it('leaves a :tag field alone when its policy has no :name field to say which image it is', () => {
+    const text = lines(
+      'apiVersion: example.com/v1',
+      'kind: Podinfo',
+      'spec:',
+      '  imageTag: 1.2.3 # {"$imagepolicy": "flux-system:hello:tag"}',
+      '  repo: ghcr.io/example/hello',
+    );
+    expect(editImages(text, TAG_ONLY, { path: 'podinfo.yaml' })).toMatchObject({ text, mentions: false, changed: [] });
   });
 });

@@ -288,15 +288,32 @@ describe('helm values', () => {
       );
     });
 
-    it('refuses a tag anchor used by another component, and an aliased map', () => {
+    it('refuses a tag anchor used by another component', () => {
       expectRefusal(
         lines('a:', '  image:', '    repository: ghcr.io/example/hello', '    tag: &t 1.2.3', 'b:', '  tag: *t'),
         /anchor &t.*alias \*t/,
         VALUES,
       );
+    });
+
+    it('edits an anchored image map once when every alias of it is the same image', () => {
+      const result = expectEdit(
+        lines('a: &img', '  repository: ghcr.io/example/hello', '  tag: 1.2.3', 'b:', '  image: *img', 'c: [*img]'),
+        lines('a: &img', '  repository: ghcr.io/example/hello', '  tag: 1.4.0', 'b:', '  image: *img', 'c: [*img]'),
+        VALUES,
+      );
+      expect(result.changed).toEqual([{ path: 'a.tag', line: 3, from: '1.2.3', to: '1.4.0' }]);
+      // A merge key is a use that may override the repository: still refused.
       expectRefusal(
-        lines('a: &img', '  repository: ghcr.io/example/hello', '  tag: 1.2.3', 'b:', '  image: *img'),
-        /alias/,
+        lines(
+          'a: &img',
+          '  repository: ghcr.io/example/hello',
+          '  tag: 1.2.3',
+          'b:',
+          '  <<: *img',
+          '  repository: x/y',
+        ),
+        /anchor &img/,
         VALUES,
       );
     });

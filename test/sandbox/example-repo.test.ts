@@ -25,6 +25,9 @@ describe('the example GitOps repository', () => {
     const rendered = execFileSync('kubectl', ['kustomize', join(root, overlay)], { encoding: 'utf8' });
     expect(rendered).toContain('kind: Deployment');
     const image = /image: (\S+)/.exec(rendered)?.[1] ?? '';
-    expect(image).toMatch(overlay.endsWith('prod') ? /:\d+\.\d+\.\d+@sha256:[0-9a-f]{64}$/ : /:\d+\.\d+\.\d+$/);
+    // hello pins digests (pinDigest: true) and so prod runs hello by digest; world is promoted by tag.
+    expect(image).toMatch(
+      overlay === 'apps/hello/overlays/prod' ? /:\d+\.\d+\.\d+@sha256:[0-9a-f]{64}$/ : /:\d+\.\d+\.\d+$/,
+    );
   });
 });

@@ -6,13 +6,14 @@ import {
   requestReviewers,
   type PullSummary,
 } from '../adapters/github/repo.js';
-import { code, escapeText, refusalList } from '../planners/markdown.js';
+import { escapeText, refusalList } from '../planners/markdown.js';
 import type { RepoIndex } from '../adapters/store/subscriptions.js';
 import { ConfigError } from '../observability/errors.js';
 import { parseMarker } from '../planners/pull-marker.js';
 import {
   planPromotion,
   promotionBranch,
+  promotionSubject,
   renderPromotionReply,
   type PromotionInput,
   type PromotionResult,
@@ -246,7 +247,7 @@ export async function reportPromoteFailure(deps: JobDeps, data: PromoteJob, erro
     deps.github.forInstallation(data.installationId),
     { owner: data.owner, repo: data.repo },
     data.replyTo,
-    `${data.requestedBy ? `@${data.requestedBy} ` : ''}${data.reason === 'rollback' ? 'Rollback of' : 'Promotion into'} **${escapeText(data.environment)}**${data.app ? ` for ${code(data.app)}` : ''} failed: ${escapeText(error.message)}.`,
+    `${data.requestedBy ? `@${data.requestedBy} ` : ''}${promotionSubject({ target: data.environment, app: data.app, rollback: data.reason === 'rollback' })} failed: ${escapeText(error.message)}.`,
   );
 }
 

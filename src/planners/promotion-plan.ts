@@ -217,6 +217,11 @@ export type PromotionResult =
   | { kind: 'nothing' }
   | { kind: 'dry-run' };
 
+/** "Promotion into **prod** for `world`" (or "Rollback of …"): how every reply about one promotion starts. */
+export function promotionSubject(input: { target: string; app: string; rollback: boolean }): string {
+  return `${input.rollback ? 'Rollback of' : 'Promotion into'} **${escapeText(input.target)}**${input.app ? ` for ${code(input.app)}` : ''}`;
+}
+
 /**
  * The reply to `/escalator promote` or `/escalator rollback` once the promotion job has run: the
  * pull request, or why there is none (already running those versions, files refused, apps without
@@ -228,7 +233,7 @@ export function renderPromotionReply(
   gates: PromotionInput['gates'],
   result: PromotionResult,
 ): string {
-  const what = `${input.rollback ? 'Rollback of' : 'Promotion into'} **${escapeText(input.target)}**${input.app ? ` for ${code(input.app)}` : ''}`;
+  const what = promotionSubject(input);
   const to = input.requestedBy ? `@${input.requestedBy} ` : '';
   const lines: string[] = [];
   switch (result.kind) {

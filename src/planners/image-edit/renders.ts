@@ -16,6 +16,7 @@ import { kindFromPath } from './detect.js';
 import { loadFile } from './parse.js';
 import { pairOf } from './site.js';
 import type { KustomizeRename, RenderView } from './types.js';
+import { dirname, resolvePath } from '../diff/repo-path.js';
 
 export type { KustomizeRename, RenderView } from './types.js';
 
@@ -27,11 +28,6 @@ interface Kustomization {
 
 const KUSTOMIZATION_NAMES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 
-function dirOf(path: string): string {
-  const slash = path.lastIndexOf('/');
-  return slash < 0 ? '' : path.slice(0, slash);
-}
-
 /** `a/b` + `../c/./d` → `a/c/d`; undefined when the path leaves the repository or is remote. */
 function resolve(dir: string, ref: string): string | undefined {
   if (
@@ -40,15 +36,7 @@ function resolve(dir: string, ref: string): string | undefined {
     ref.startsWith('/')
   )
     return undefined;
-  const parts = dir === '' ? [] : dir.split('/');
-  for (const part of ref.split('/')) {
-    if (part === '' || part === '.') continue;
-    if (part === '..') {
-      if (parts.length === 0) return undefined;
-      parts.pop();
-    } else parts.push(part);
-  }
-  return parts.join('/');
+  return resolvePath(dir, ref);
 }
 
 function strings(node: unknown): string[] {
@@ -117,7 +105,7 @@ export function kustomizeViews(files: ReadonlyArray<{ path: string; text: string
   for (const kustomization of kustomizations.values()) {
     const targets: string[] = [];
     for (const ref of kustomization.refs) {
-      const target = resolve(dirOf(kustomization.path), ref);
+      const target = resolve(dirname(kustomization.path), ref);
       if (target === undefined) continue;
       const found = paths.has(target)
         ? target

@@ -14,7 +14,13 @@ import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { z } from 'zod';
-import { DiffConfig, EnvironmentConfig, ImageConfig, RepoConfig } from '../src/config/repo-config.schema.js';
+import {
+  DiffConfig,
+  HealthConfig,
+  EnvironmentConfig,
+  ImageConfig,
+  RepoConfig,
+} from '../src/config/repo-config.schema.js';
 
 const root = new URL('../', import.meta.url);
 export const SCHEMA_SOURCE_FILE = fileURLToPath(new URL('src/config/repo-config.schema.ts', root));
@@ -37,6 +43,7 @@ const OBJECTS = new Map<z.ZodType, string>([
   [EnvironmentConfig, 'EnvironmentConfig'],
   [ImageConfig, 'ImageConfig'],
   [DiffConfig, 'DiffConfig'],
+  [HealthConfig, 'HealthConfig'],
 ]);
 
 interface FieldDoc {

@@ -244,6 +244,66 @@ function checkLabel(text: string): ValueProblem | undefined {
 /** A path pattern: a kustomization directory or a file, relative to the repository root. */
 const PathPattern = checkedString(checkPathPattern, PATH_PATTERN);
 
+/** An agent object name: letters, digits, `.`, `-`, `_`, `/` (namespace), `*` (any run) and `{app}`. */
+export const AGENT_OBJECT_PATTERN = /^(?=.*[A-Za-z0-9{*])[A-Za-z0-9._/*{}-]{1,253}$/;
+
+function checkAgentObject(text: string): ValueProblem | undefined {
+  if (!AGENT_OBJECT_PATTERN.test(text) || /\{(?!app\})|(?<!\{app)\}/.test(text))
+    return {
+      message: `${quoteValue(text)} is not an agent object name`,
+      hint: 'write the name as the agent shows it, with {app} for the app and * for any run of characters, like "{app}-staging" or "flux-system/apps-staging"',
+    };
+  return undefined;
+}
+
+/**
+ * Health. Where Escalator learns that this environment runs a version and is healthy, so that
+ * promotions out of it wait for that (docs/health.md). Name at least one of `argocd`, `flux` and
+ * `statuses`.
+ */
+export const HealthConfig = z
+  .strictObject({
+    /**
+     * The Argo CD Application of each app, `{app}` standing for the app: `"{app}-staging"`, or
+     * with its namespace `"argocd/{app}-staging"`.
+     * @default none
+     */
+    argocd: checkedString(checkAgentObject, AGENT_OBJECT_PATTERN).optional(),
+    /**
+     * The Flux Kustomization or HelmRelease that applies this environment, as `namespace/name` or
+     * `name`: one for every app (`"flux-system/apps-staging"`) or one per app (`"{app}-staging"`).
+     * @default none
+     */
+    flux: checkedString(checkAgentObject, AGENT_OBJECT_PATTERN).optional(),
+    /**
+     * Commit-status contexts and check-run names the agents post on the commit they synced, `*`
+     * matching any run: `["kustomization/apps-staging/*"]`. A success counts as synced and healthy,
+     * a failure or error as degraded.
+     * @default []
+     */
+    statuses: z.array(checkedString(checkAgentObject, AGENT_OBJECT_PATTERN)).default([]),
+    /**
+     * A degraded spell shorter than this does not reset healthy-since (rollouts often go
+     * Degraded for seconds while new pods start).
+     * @default "60s"
+     */
+    tolerate: checkedString(checkDuration, DURATION_PATTERN).default('60s'),
+    /**
+     * How long after a merge the agent has to report the merged revision synced and healthy
+     * before the health gate fails.
+     * @default "15m"
+     */
+    timeout: checkedString(checkDuration, DURATION_PATTERN).default('15m'),
+    /**
+     * Create a GitHub Deployment per merged Escalator pull request in this environment, with
+     * statuses that follow the reports. Turn it off when the agent creates Deployments itself.
+     * @default true
+     */
+    deployments: z.boolean().default(true),
+  })
+  .superRefine(checkHealthSource, { when: () => true });
+export type HealthConfig = z.infer<typeof HealthConfig>;
+
 /**
  * Environment. The paths it owns in this repository, where its images come from, and the gates
  * a change passes before it lands.
@@ -285,6 +345,20 @@ export const EnvironmentConfig = z.strictObject({
    * @default false
    */
   group: z.boolean().default(false),
+  /**
+   * Where the cluster reports this environment's sync and health (docs/health.md). With it,
+   * promotions out of this environment wait until it runs the version healthy, and soak counts
+   * from healthy-since.
+   * @default none; promotions count soak from the merge
+   */
+  health: HealthConfig.optional(),
+  /**
+   * What to do when this environment goes degraded or fails to sync after a promotion into it:
+   * `manual` halts further promotion of that app and says why; `auto` also opens the rollback
+   * pull request to the last version that was healthy here (and merges it with autoMerge).
+   * @default "manual"
+   */
+  rollback: z.enum(['manual', 'auto']).default('manual'),
 });
 export type EnvironmentConfig = z.infer<typeof EnvironmentConfig>;
 
@@ -415,6 +489,23 @@ function checkImagePolicy(image: unknown, ctx: z.RefinementCtx): void {
       params: { hint: 'set policy: semver-range, or remove range' },
     });
   }
+}
+
+/** A health setting names where reports come from. */
+function checkHealthSource(health: unknown, ctx: z.RefinementCtx): void {
+  const statuses = field(health, 'statuses');
+  if (
+    field(health, 'argocd') === undefined &&
+    field(health, 'flux') === undefined &&
+    (!Array.isArray(statuses) || statuses.length === 0)
+  )
+    ctx.addIssue({
+      code: 'custom',
+      message: 'health names no agent to listen to',
+      params: {
+        hint: 'add argocd: "{app}-<environment>", flux: "<namespace>/<kustomization>" or statuses: ["<context>"]',
+      },
+    });
 }
 
 /** The parts of an environment the cross-field checks read, when the value has them. */

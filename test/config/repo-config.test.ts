@@ -29,6 +29,7 @@ describe('parseRepoConfig', () => {
               soak: '0s',
               reviewers: [],
               group: false,
+              rollback: 'manual',
             },
           ],
           images: [],
@@ -84,6 +85,7 @@ describe('parseRepoConfig', () => {
               soak: '1d',
               reviewers: ['@example/release-managers', 'alice'],
               group: true,
+              rollback: 'manual',
             },
             {
               name: 'staging',
@@ -93,6 +95,7 @@ describe('parseRepoConfig', () => {
               soak: '1h30m',
               reviewers: [],
               group: false,
+              rollback: 'manual',
             },
             {
               name: 'dev',
@@ -102,6 +105,7 @@ describe('parseRepoConfig', () => {
               soak: '0s',
               reviewers: [],
               group: false,
+              rollback: 'manual',
             },
           ],
           images: [

@@ -52,8 +52,11 @@ export class RateLimiter {
     );
   }
 
-  /** Counts one request against the caller's bucket and returns the `x-ratelimit-*` headers. */
-  headers(principal: Principal | null): Record<string, string> {
+  /**
+   * Counts one request against the caller's bucket and returns the `x-ratelimit-*` headers;
+   * `count: false` (a 304 answer) reads the bucket without spending from it.
+   */
+  headers(principal: Principal | null, count = true): Record<string, string> {
     const key =
       principal === null
         ? 'anonymous'
@@ -68,7 +71,7 @@ export class RateLimiter {
       bucket = { used: 0, resetAt: now + WINDOW_MS };
       this.buckets.set(key, bucket);
     }
-    bucket.used += 1;
+    if (count) bucket.used += 1;
     const limit = principal === null ? 60 : LIMIT;
     return {
       'x-ratelimit-limit': String(limit),

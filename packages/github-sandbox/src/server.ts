@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { authenticate, isFailure } from './auth.js';
+import { ConditionalRequests } from './conditional.js';
 import type { SandboxContext } from './context.js';
 import { HttpError, Router, type ApiRequest, type ApiResponse } from './http.js';
 import { KeyedLock } from './lock.js';
@@ -147,8 +148,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   const listeners = new Set<(exchange: Exchange) => void>();
   const limiter = new RateLimiter(() => state.clock());
+  const conditional = new ConditionalRequests(() => state.clock());
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    void handle(req, res, { context, api, control, graphql, limiter, listeners });
+    void handle(req, res, { context, api, control, graphql, limiter, conditional, listeners });
   });
 
   return {
@@ -185,6 +187,7 @@ interface Handling {
   control: Router;
   graphql: Router;
   limiter: RateLimiter;
+  conditional: ConditionalRequests;
   listeners: Set<(exchange: Exchange) => void>;
 }
 
@@ -222,20 +225,47 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
   } catch (error) {
     response = errorResponse(error);
   }
-  const headers: Record<string, string> = {
-    'x-github-request-id': requestId,
-    ...(surface === 'api' || surface === 'graphql' ? handling.limiter.headers(principal) : {}),
-    ...(surface === 'api'
-      ? { 'x-github-media-type': 'github.v3; format=json', 'x-github-api-version-selected': '2022-11-28' }
-      : {}),
-    ...response.headers,
-  };
   let payload: Buffer | string | undefined;
+  const headers: Record<string, string> = { ...response.headers };
   if (response.raw !== undefined) payload = response.raw;
   else if (response.body !== undefined) {
     payload = JSON.stringify(response.body);
     headers['content-type'] ??= 'application/json; charset=utf-8';
   }
+  const method = req.method ?? 'GET';
+  const conditional =
+    surface === 'api'
+      ? handling.conditional.decide(
+          method,
+          response.status,
+          payload,
+          headers['content-type'] ?? '',
+          callerKey(principal),
+          req.headers,
+        )
+      : { headers: {}, notModified: false };
+  // GitHub points at what a 201 created (issues, statuses, refs, labels in the recordings).
+  const created = response.status === 201 && surface === 'api' ? createdUrl(response.body) : undefined;
+  if (conditional.notModified) {
+    response = { status: 304 };
+    payload = undefined;
+    delete headers['content-type'];
+  }
+  Object.assign(
+    headers,
+    {
+      'x-github-request-id': requestId,
+      ...(surface === 'api' || surface === 'graphql'
+        ? handling.limiter.headers(principal, !conditional.notModified)
+        : {}),
+      ...(surface === 'api'
+        ? { 'x-github-media-type': 'github.v3; format=json', 'x-github-api-version-selected': '2022-11-28' }
+        : {}),
+      ...(created !== undefined && headers.location === undefined ? { location: created } : {}),
+    },
+    conditional.headers,
+    response.headers,
+  );
   res.writeHead(response.status, headers);
   res.end(payload);
   for (const listener of handling.listeners) {
@@ -251,6 +281,21 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
       responseBody: response.body,
     });
   }
+}
+
+/** Who asked, for ETags that vary by caller. */
+function callerKey(principal: Principal | null): string {
+  if (principal === null) return 'anonymous';
+  if (principal.kind === 'installation') return `installation:${principal.installation.id}`;
+  if (principal.kind === 'user') return `user:${principal.user.id}`;
+  return 'app';
+}
+
+/** The API URL of what a 201 created, when its body names one. */
+function createdUrl(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const url = (body as { url?: unknown }).url;
+  return typeof url === 'string' ? url : undefined;
 }
 
 function surfaceOf(pathname: string): Exchange['surface'] {

@@ -1,5 +1,6 @@
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { RedisConditionalCache } from '../adapters/github/conditional-cache.js';
 import { GitHubClients } from '../adapters/github/client.js';
 import { warnIfRenderIsolationUnavailable } from '../adapters/render/index.js';
 import { RepoState } from '../adapters/store/repo-state.js';
@@ -58,6 +59,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
       privateKey: env.PRIVATE_KEY,
       baseUrl: env.GITHUB_API_URL,
       log,
+      conditional: new RedisConditionalCache(redis, prefix),
       ...(options.onGitHubRequest ? { onRequest: options.onGitHubRequest } : {}),
     }),
     store: new RepoState(redis, prefix),

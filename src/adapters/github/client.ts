@@ -3,6 +3,7 @@ import { Octokit } from '@octokit/rest';
 import { RequestError } from '@octokit/request-error';
 import { RateLimitError } from '../../observability/errors.js';
 import type { Logger } from '../../observability/logger.js';
+import type { ConditionalCache } from './conditional-cache.js';
 import { githubRateLimitRemaining, githubRequests, githubRouteLabel } from '../../observability/metrics.js';
 
 export type { Octokit };
@@ -16,6 +17,8 @@ export interface GitHubClientOptions {
   onRequest?: (info: { method: string; route: string; status: number; remaining?: number; durationMs: number }) => void;
   /** Injected clock for rate-limit arithmetic. */
   now?: () => number;
+  /** Where installation clients keep ETags and bodies, so an unchanged read costs a 304. */
+  conditional?: ConditionalCache;
 }
 
 /**
@@ -63,11 +66,22 @@ export class GitHubClients {
         error: () => {},
       },
     });
+    const cache = auth.installationId !== undefined ? this.options.conditional : undefined;
     octokit.hook.wrap('request', async (request, options) => {
       const route = `${options.method} ${options.url}`;
       const started = performance.now();
+      const cacheKey = cache ? conditionalKey(octokit.request.endpoint.parse(options)) : undefined;
+      const cached = cacheKey !== undefined ? await cache!.get(auth.installationId!, cacheKey) : undefined;
+      if (cached) options.headers = { ...options.headers, 'if-none-match': cached.etag };
       try {
         const response = await request(options);
+        const etag = response.headers.etag;
+        if (cacheKey !== undefined && response.status === 200 && typeof etag === 'string')
+          await cache!.set(auth.installationId!, cacheKey, {
+            etag,
+            data: response.data,
+            headers: keptHeaders(response.headers as Record<string, unknown>),
+          });
         onRequest({
           method: options.method,
           route,
@@ -77,6 +91,21 @@ export class GitHubClients {
         });
         return response;
       } catch (error) {
+        if (error instanceof RequestError && error.status === 304 && cached) {
+          onRequest({
+            method: options.method,
+            route,
+            status: 304,
+            remaining: numberHeader(error.response?.headers['x-ratelimit-remaining']),
+            durationMs: performance.now() - started,
+          });
+          return {
+            status: 200,
+            url: error.response?.url ?? '',
+            headers: { ...error.response?.headers, ...cached.headers, etag: cached.etag },
+            data: cached.data,
+          } as Awaited<ReturnType<typeof request>>;
+        }
         if (error instanceof RequestError) {
           onRequest({
             method: options.method,
@@ -97,6 +126,26 @@ export class GitHubClients {
     });
     return octokit;
   }
+}
+
+/**
+ * The cache key of a GET worth asking conditionally: its full URL and what it accepts. Archives
+ * (tarballs, zipballs) redirect to downloads and are never kept; a caller's own conditional
+ * header means it handles 304 itself.
+ */
+function conditionalKey(parsed: { method: string; url: string; headers: Record<string, unknown> }): string | undefined {
+  if (parsed.method !== 'GET' || /\/(tarball|zipball)(\/|$)/.test(parsed.url)) return undefined;
+  if (parsed.headers['if-none-match'] !== undefined || parsed.headers['if-modified-since'] !== undefined)
+    return undefined;
+  return `${String(parsed.headers.accept ?? '')} ${parsed.url}`;
+}
+
+/** The headers of a 200 a caller may read again from a cached answer. */
+function keptHeaders(headers: Record<string, unknown>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of ['content-type', 'link', 'last-modified'])
+    if (typeof headers[name] === 'string') kept[name] = headers[name];
+  return kept;
 }
 
 function numberHeader(value: unknown): number | undefined {

@@ -82,3 +82,62 @@ export class RateLimiter {
     };
   }
 }
+
+/** GitHub's documented secondary limits on content-creating requests, per App installation. */
+export interface SecondaryLimits {
+  /** Content-creating requests (POST, PATCH, PUT, DELETE; GraphQL mutations) per minute. Default 80. */
+  perMinute?: number;
+  /** Content-creating requests per hour. Default 500. */
+  perHour?: number;
+  /** Requests in flight at once (any method). Default 100. */
+  concurrent?: number;
+}
+
+/**
+ * GitHub's secondary rate limits as its docs describe them
+ * (https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits):
+ * at most 100 concurrent requests, and at most 80 content-generating requests per minute and 500
+ * per hour. Past them GitHub answers 403 (or 429) with the secondary-limit message and a
+ * `retry-after` header; a refused request is not counted.
+ */
+export class SecondaryLimiter {
+  readonly #created = new Map<string, number[]>();
+  readonly #inFlight = new Map<string, number>();
+  /** How many requests each caller was refused, for benches and tests. */
+  readonly refused = new Map<string, number>();
+
+  constructor(
+    private readonly clock: () => Date,
+    private readonly limits: Required<SecondaryLimits>,
+  ) {}
+
+  /** Throws GitHub's secondary-limit answer, or counts the request in and returns its release. */
+  enter(caller: string, creates: boolean, requestId: string): () => void {
+    const inFlight = this.#inFlight.get(caller) ?? 0;
+    if (inFlight >= this.limits.concurrent) this.#refuse(caller, 60, requestId);
+    if (creates) {
+      const now = this.clock().getTime();
+      const times = (this.#created.get(caller) ?? []).filter((time) => time > now - 3_600_000);
+      const inMinute = times.filter((time) => time > now - 60_000);
+      if (inMinute.length >= this.limits.perMinute)
+        this.#refuse(caller, Math.ceil((inMinute[0]! + 60_000 - now) / 1000), requestId);
+      if (times.length >= this.limits.perHour)
+        this.#refuse(caller, Math.ceil((times[0]! + 3_600_000 - now) / 1000), requestId);
+      times.push(now);
+      this.#created.set(caller, times);
+    }
+    this.#inFlight.set(caller, inFlight + 1);
+    return () => this.#inFlight.set(caller, (this.#inFlight.get(caller) ?? 1) - 1);
+  }
+
+  #refuse(caller: string, retryAfter: number, requestId: string): never {
+    this.refused.set(caller, (this.refused.get(caller) ?? 0) + 1);
+    throw new HttpError(
+      403,
+      'You have exceeded a secondary rate limit. Please wait a few minutes before you try again. ' +
+        `If you reach out to GitHub Support for help, please include the request ID ${requestId}.`,
+      { documentation_url: SECONDARY_DOCS },
+      { 'retry-after': String(Math.max(retryAfter, 1)) },
+    );
+  }
+}

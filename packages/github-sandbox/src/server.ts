@@ -10,7 +10,7 @@ import type { SandboxContext } from './context.js';
 import { HttpError, Router, type ApiRequest, type ApiResponse } from './http.js';
 import { KeyedLock } from './lock.js';
 import type { Principal } from './model.js';
-import { RateLimiter } from './rate-limit.js';
+import { RateLimiter, SecondaryLimiter, type SecondaryLimits } from './rate-limit.js';
 import { registerAppRoutes } from './routes/apps.js';
 import { registerCheckRoutes } from './routes/checks.js';
 import { registerContentRoutes } from './routes/contents.js';
@@ -44,6 +44,12 @@ export interface SimulatorOptions {
   };
   /** Login of the human user whose token drives the control API (default `developer`). */
   user?: string;
+  /**
+   * Enforce GitHub's secondary rate limits per installation (80 content-creating requests a
+   * minute, 500 an hour, 100 concurrent), as GitHub does; `true` for the documented numbers.
+   * Off by default so tests that are about something else are not slowed; benches turn it on.
+   */
+  secondaryLimits?: boolean | SecondaryLimits;
 }
 
 /** One request/response pair as the simulator handled it (for recorders in tests). */
@@ -72,6 +78,8 @@ export interface Simulator {
   /** The control API user and their token. */
   user: { login: string; token: string };
   context: SandboxContext;
+  /** How many requests the secondary limits refused (0 when they are off). */
+  secondaryRefused(): number;
   setWebhookUrl(url: string | null): void;
   /** Calls `listener` after every handled request; returns an unsubscribe function. */
   onExchange(listener: (exchange: Exchange) => void): () => void;
@@ -149,8 +157,16 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const listeners = new Set<(exchange: Exchange) => void>();
   const limiter = new RateLimiter(() => state.clock());
   const conditional = new ConditionalRequests(() => state.clock());
+  const secondary = options.secondaryLimits
+    ? new SecondaryLimiter(() => state.clock(), {
+        perMinute: 80,
+        perHour: 500,
+        concurrent: 100,
+        ...(options.secondaryLimits === true ? {} : options.secondaryLimits),
+      })
+    : undefined;
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    void handle(req, res, { context, api, control, graphql, limiter, conditional, listeners });
+    void handle(req, res, { context, api, control, graphql, limiter, conditional, secondary, listeners });
   });
 
   return {
@@ -165,6 +181,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     user: { login: developer.login, token: userToken },
     context,
+    secondaryRefused: () => [...(secondary?.refused.values() ?? [])].reduce((sum, n) => sum + n, 0),
     setWebhookUrl(url) {
       state.requireApp().webhookUrl = url;
     },
@@ -188,6 +205,7 @@ interface Handling {
   graphql: Router;
   limiter: RateLimiter;
   conditional: ConditionalRequests;
+  secondary: SecondaryLimiter | undefined;
   listeners: Set<(exchange: Exchange) => void>;
 }
 
@@ -200,6 +218,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
   let body: unknown;
   let response: ApiResponse;
   let principal: Principal | null = null;
+  let release: (() => void) | undefined;
   try {
     body = await readJson(req);
     const auth = authenticate(req.headers.authorization, context.state);
@@ -209,6 +228,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
       response = await serveArchive(context, req.method ?? 'GET', path);
     } else {
       if (surface !== 'control') handling.limiter.throttle(context.controls, principal, requestId);
+      if (handling.secondary && principal?.kind === 'installation' && (surface === 'api' || surface === 'graphql'))
+        release = handling.secondary.enter(callerKey(principal), createsContent(surface, req.method, body), requestId);
       const router = surface === 'api' ? handling.api : surface === 'graphql' ? handling.graphql : handling.control;
       const match = router.match(req.method ?? 'GET', path);
       if (!match) throw new HttpError(404, 'Not Found');
@@ -224,6 +245,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
     }
   } catch (error) {
     response = errorResponse(error);
+  } finally {
+    release?.();
   }
   let payload: Buffer | string | undefined;
   const headers: Record<string, string> = { ...response.headers };
@@ -281,6 +304,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
       responseBody: response.body,
     });
   }
+}
+
+/** GitHub counts POST, PATCH, PUT and DELETE (and GraphQL mutations) as content-creating. */
+function createsContent(surface: Exchange['surface'], method: string | undefined, body: unknown): boolean {
+  if (surface === 'graphql') {
+    const query = typeof body === 'object' && body !== null ? (body as { query?: unknown }).query : undefined;
+    return typeof query === 'string' && /^\s*mutation\b/.test(query);
+  }
+  return method !== 'GET' && method !== 'HEAD';
 }
 
 /** Who asked, for ETags that vary by caller. */

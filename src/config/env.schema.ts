@@ -153,6 +153,24 @@ export const EnvSchema = z.object({
     .describe(
       'Coalescing window for bumps: pushes to one environment and app within it become one commit; each push extends it. @default 1500',
     ),
+  ESCALATOR_GITHUB_WRITES_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(72)
+    .describe(
+      "GitHub writes (content-creating requests) per installation a minute, shared by all workers; routine work uses at most 5/6 of it, leaving the rest for people's commands. GitHub's secondary limit is 80; raise it only on a GitHub Enterprise Server with other limits. @default 72",
+    ),
+  ESCALATOR_GITHUB_WRITES_PER_HOUR: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(460)
+    .describe(
+      "GitHub writes per installation an hour, shared by all workers; routine work uses at most 5/6 of it. GitHub's secondary limit is 500. @default 460",
+    ),
   ESCALATOR_REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_{}-]{1,64}$/, 'use letters, digits, "-", "_" and {} (no ":")')

@@ -1,6 +1,7 @@
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { RedisConditionalCache } from '../adapters/github/conditional-cache.js';
+import { withWritePriority, WriteBudget, writeLimits } from '../adapters/github/write-budget.js';
 import { GitHubClients } from '../adapters/github/client.js';
 import { warnIfRenderIsolationUnavailable } from '../adapters/render/index.js';
 import { RepoState } from '../adapters/store/repo-state.js';
@@ -60,6 +61,11 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
       baseUrl: env.GITHUB_API_URL,
       log,
       conditional: new RedisConditionalCache(redis, prefix),
+      writes: new WriteBudget(
+        redis,
+        prefix,
+        writeLimits(env.ESCALATOR_GITHUB_WRITES_PER_MINUTE, env.ESCALATOR_GITHUB_WRITES_PER_HOUR),
+      ),
       ...(options.onGitHubRequest ? { onRequest: options.onGitHubRequest } : {}),
     }),
     store: new RepoState(redis, prefix),
@@ -88,12 +94,19 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
       concurrency: 4,
       fairShare: true,
     }),
-    createWorker('promote', PromoteJob, (data, context) => processPromoteJob(deps, data, context), {
-      ...common,
-      concurrency: 4,
-      fairShare: true,
-      onFinalFailure: (data, error) => reportPromoteFailure(deps, data, error),
-    }),
+    // A promotion someone asked for (a command) writes ahead of routine work.
+    createWorker(
+      'promote',
+      PromoteJob,
+      (data, context) =>
+        withWritePriority(data.requestedBy ? 'person' : 'routine', () => processPromoteJob(deps, data, context)),
+      {
+        ...common,
+        concurrency: 4,
+        fairShare: true,
+        onFinalFailure: (data, error) => reportPromoteFailure(deps, data, error),
+      },
+    ),
     createWorker(
       'diff',
       DiffJob,
@@ -110,11 +123,16 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
         ),
       { ...common, concurrency: 2, fairShare: true },
     ),
-    createWorker('command', CommandJob, (data, context) => processCommandJob(deps, data, context), {
-      ...common,
-      concurrency: 2,
-      onFinalFailure: (data, error) => reportCommandFailure(deps, data, error),
-    }),
+    createWorker(
+      'command',
+      CommandJob,
+      (data, context) => withWritePriority('person', () => processCommandJob(deps, data, context)),
+      {
+        ...common,
+        concurrency: 2,
+        onFinalFailure: (data, error) => reportCommandFailure(deps, data, error),
+      },
+    ),
     createWorker(
       'index',
       IndexJob.or(ResyncJob),

@@ -4,6 +4,7 @@ import { RequestError } from '@octokit/request-error';
 import { RateLimitError } from '../../observability/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ConditionalCache } from './conditional-cache.js';
+import { currentWritePriority, type WriteBudget } from './write-budget.js';
 import { githubRateLimitRemaining, githubRequests, githubRouteLabel } from '../../observability/metrics.js';
 
 export type { Octokit };
@@ -19,7 +20,12 @@ export interface GitHubClientOptions {
   now?: () => number;
   /** Where installation clients keep ETags and bodies, so an unchanged read costs a 304. */
   conditional?: ConditionalCache;
+  /** The per-installation budget of writes that keeps Escalator under GitHub's secondary limits. */
+  writes?: WriteBudget;
 }
+
+/** A write waits in process for a free slot up to this long; longer, its job is delayed instead. */
+export const MAX_WRITE_WAIT_MS = 5_000;
 
 /**
  * Octokit clients for the App and its installations. Installation tokens are minted in the worker
@@ -67,12 +73,16 @@ export class GitHubClients {
       },
     });
     const cache = auth.installationId !== undefined ? this.options.conditional : undefined;
+    const writes = auth.installationId !== undefined ? this.options.writes : undefined;
     octokit.hook.wrap('request', async (request, options) => {
       const route = `${options.method} ${options.url}`;
       const started = performance.now();
       const cacheKey = cache ? conditionalKey(octokit.request.endpoint.parse(options)) : undefined;
       const cached = cacheKey !== undefined ? await cache!.get(auth.installationId!, cacheKey) : undefined;
       if (cached) options.headers = { ...options.headers, 'if-none-match': cached.etag };
+      // Minting the installation token is the App's request, not a write in the installation.
+      if (writes && options.method !== 'GET' && options.method !== 'HEAD' && !options.url.startsWith('/app/'))
+        await this.#takeWrite(writes, auth.installationId!, route, now);
       try {
         const response = await request(options);
         const etag = response.headers.etag;
@@ -125,6 +135,24 @@ export class GitHubClients {
       }
     });
     return octokit;
+  }
+
+  /** Waits for a write slot briefly, or delays the job (no attempt spent) when the wait is long. */
+  async #takeWrite(writes: WriteBudget, installationId: number, route: string, now: () => number): Promise<void> {
+    const level = currentWritePriority();
+    for (;;) {
+      const wait = await writes.take(installationId, level);
+      if (wait === 0) return;
+      if (wait > MAX_WRITE_WAIT_MS) {
+        const resetAt = now() + wait;
+        throw new RateLimitError(
+          `Escalator's budget of GitHub writes for installation ${installationId} (${level} work) is spent for now, to stay under GitHub's secondary rate limits; ${route} retries after ${new Date(resetAt).toISOString()}`,
+          resetAt,
+        );
+      }
+      this.options.log.debug({ installationId, level, waitMs: wait, route }, 'Waiting for a GitHub write slot');
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   }
 }
 

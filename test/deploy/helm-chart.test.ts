@@ -173,6 +173,39 @@ describe('deploy/helm/escalator', () => {
   it('renders the same bytes under helm 3.17 and helm 4.1', () => {
     for (const args of [[], ['-f', PRODUCTION]]) expect(template('4.1', args)).toBe(template('3.17', args));
   });
+  it("renders docs/operations.md's production values file, which the product boots with", () => {
+    const docs = readFileSync(join(root, 'docs/operations.md'), 'utf8');
+    const block = /^`escalator-values\.yaml`[\s\S]*?^```yaml\n([\s\S]*?)^```$/m.exec(docs)?.[1];
+    expect(block, 'the escalator-values.yaml block of docs/operations.md').toBeDefined();
+    const dir = mkdtempSync(join(tmpdir(), 'escalator-chart-docs-'));
+    try {
+      const file = join(dir, 'escalator-values.yaml');
+      // The placeholder an operator replaces with the release's digest.
+      writeFileSync(file, block!.replace('sha256:<digest>', `sha256:${'0'.repeat(64)}`));
+      for (const v of VERSIONS) {
+        const run = helm(v, ['template', 'escalator', CHART, '--namespace', 'escalator', '-f', file]);
+        expect(run.status, run.stderr).toBe(0);
+        const objects = parseObjects(run.stdout);
+        expect(objects.filter((o) => o.kind === 'Ingress').map((o) => o.metadata.name)).toEqual(['escalator']);
+        expect(objects.filter((o) => o.kind === 'NetworkPolicy').map((o) => o.metadata.name)).toEqual([
+          'escalator',
+          'escalator-relay-egress',
+        ]);
+        for (const deployment of deployments(objects)) {
+          expect(deployment.spec.replicas).toBe(3);
+          const loaded = loadEnv(podEnvironment(objects, deployment, testSecrets));
+          expect(loaded.ok ? [] : loaded.problems).toEqual([]);
+        }
+        const data = find(objects, 'ConfigMap', 'escalator-relay-targets').data?.['relay-targets.yaml'];
+        expect((parse(data ?? '') as { targets: Array<{ name: string }> }).targets.map((t) => t.name)).toEqual([
+          'argocd',
+        ]);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('makes helm install refuse a wrong value before anything is applied', () => {
     // helm 4's client-side dry run needs no cluster; helm 3's install always contacts one, and
     // refuses with the same schema check as its template (below).

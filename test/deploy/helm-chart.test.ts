@@ -144,6 +144,11 @@ const outsideSchema = {
   ESCALATOR_AGENT_TOKEN: 'opt-in',
 } as const;
 
+type PodSpecWithUsers = Deployment['spec']['template']['spec'] & {
+  hostUsers?: boolean;
+  containers: Array<{ securityContext?: Record<string, unknown> }>;
+};
+
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 
 describe('deploy/helm/escalator', () => {
@@ -454,18 +459,36 @@ describe.each(VERSIONS)('helm %s', (v) => {
       expect(find(labelled, 'ServiceMonitor', 'escalator').metadata.labels?.release).toBe('kube-prometheus-stack');
     });
 
-    it('gives the worker a Localhost seccomp profile for render isolation, leaving the web role as it is', () => {
+    it('gives the worker what render isolation needs (Localhost seccomp and AppArmor profiles, a user namespace), leaving the web role as it is', () => {
       const objects = render(v, [
         '--set',
         'worker.seccompProfile.type=Localhost',
         '--set',
         'worker.seccompProfile.localhostProfile=profiles/escalator-worker.json',
+        '--set',
+        'worker.appArmorProfile.type=Localhost',
+        '--set',
+        'worker.appArmorProfile.localhostProfile=escalator-worker',
+        '--set',
+        'worker.hostUsers=false',
       ]);
-      expect(worker(objects).spec.template.spec.securityContext?.seccompProfile).toEqual({
+      const pod = worker(objects).spec.template.spec as PodSpecWithUsers;
+      expect(pod.securityContext?.seccompProfile).toEqual({
         type: 'Localhost',
         localhostProfile: 'profiles/escalator-worker.json',
       });
-      expect(web(objects).spec.template.spec.securityContext?.seccompProfile).toEqual({ type: 'RuntimeDefault' });
+      expect(pod.hostUsers).toBe(false);
+      expect(pod.containers[0]?.securityContext).toMatchObject({
+        appArmorProfile: { type: 'Localhost', localhostProfile: 'escalator-worker' },
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+      });
+      const webPod = web(objects).spec.template.spec as PodSpecWithUsers;
+      expect(webPod.securityContext?.seccompProfile).toEqual({ type: 'RuntimeDefault' });
+      expect(webPod.hostUsers).toBeUndefined();
+      expect(webPod.containers[0]?.securityContext).not.toHaveProperty('appArmorProfile');
+      // Unset by default, as in deploy/base (the equality with it above covers the defaults).
+      expect((worker(render(v)).spec.template.spec as PodSpecWithUsers).hostUsers).toBeUndefined();
     });
 
     it('scales web and worker separately', () => {

@@ -45,6 +45,9 @@ spec:
       serviceAccountName: {{ include "escalator.serviceAccountName" $ }}
       automountServiceAccountToken: false
       enableServiceLinks: false
+      {{- if not (kindIs "invalid" $values.hostUsers) }}
+      hostUsers: {{ $values.hostUsers }}
+      {{- end }}
       terminationGracePeriodSeconds: {{ $values.terminationGracePeriodSeconds }}
       {{- with $.Values.imagePullSecrets }}
       imagePullSecrets:
@@ -149,6 +152,10 @@ spec:
             runAsNonRoot: true
             capabilities:
               drop: ["ALL"]
+            {{- with $values.appArmorProfile }}
+            appArmorProfile:
+              {{- toYaml . | nindent 14 }}
+            {{- end }}
           volumeMounts:
             - name: tmp
               mountPath: /tmp

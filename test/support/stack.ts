@@ -138,6 +138,8 @@ export async function startStack(
     async close() {
       await app.close();
       await sim.close();
+      // A Redis Cluster is the test's own, thrown away whole (test/support/redis-cluster.ts).
+      if (redis.startsWith('redis+cluster://') || redis.startsWith('rediss+cluster://')) return;
       const connection = new Redis(redis);
       await deleteKeys(connection, `${prefix}:*`);
       await connection.quit();

@@ -153,7 +153,7 @@ describe('what GitOps agents deploy', () => {
   };
   const ids = (extra: Record<string, string>) => discoverTargets(tree({ ...files, ...extra })).map((node) => node.id);
 
-  it('makes a base an Argo CD Application or a Flux Kustomization deploys a target of its own, and a chart a HelmRelease deploys render its defaults too', () => {
+  it('makes a base an Argo CD Application or a Flux Kustomization deploys a target of its own, and a chart a HelmRelease deploys a release target beside the values files no release reads', () => {
     expect(ids({})).toEqual(['apps/api/overlays/prod', 'apps/web/overlays/prod', 'charts/api/values-prod.yaml']);
     expect(
       ids({
@@ -172,9 +172,9 @@ describe('what GitOps agents deploy', () => {
       'apps/web/base',
       'apps/web/overlays/prod',
       'argocd',
-      'charts/api',
       'charts/api/values-prod.yaml',
       'clusters/dev',
+      'flux:api',
     ]);
     // A HelmRelease of a chart from a Helm repository names no directory of this repository.
     expect(
@@ -183,6 +183,126 @@ describe('what GitOps agents deploy', () => {
           'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: api}\nspec:\n  chart:\n    spec: {chart: charts/api, sourceRef: {kind: HelmRepository, name: bitnami}}\n',
       }),
     ).not.toContain('charts/api');
+  });
+});
+
+describe('Helm releases the agents define', () => {
+  const chart = {
+    'charts/hello/Chart.yaml': 'apiVersion: v2\nname: hello\nversion: 1.0.0\n',
+    'charts/hello/values.yaml': 'image: {repository: ghcr.io/example/hello, tag: "1.0"}\n',
+    'charts/hello/values-staging.yaml': 'image: {tag: "1.1"}\n',
+    'charts/hello/values-prod.yaml': 'image: {tag: "1.0"}\n',
+    'charts/hello/templates/deployment.yaml': deployment,
+    'envs/prod/hello.yaml': 'replicaCount: 3\n',
+  };
+  const releases = (extra: Record<string, string>) =>
+    discoverTargets(tree({ ...chart, ...extra })).filter((node) => node.release !== undefined);
+
+  it('reads an Argo CD Application as argo-cd renders it: release name, namespace, values files, values, parameters, CRDs', () => {
+    const [node, ...rest] = releases({
+      'argocd/hello.yaml': [
+        'apiVersion: argoproj.io/v1alpha1',
+        'kind: Application',
+        'metadata: {name: hello-staging, namespace: argocd}',
+        'spec:',
+        '  destination: {namespace: staging}',
+        '  source:',
+        '    repoURL: https://github.com/example/gitops.git',
+        '    path: charts/hello',
+        '    helm:',
+        '      valueFiles: [values-staging.yaml, /envs/prod/hello.yaml]',
+        '      values: |',
+        '        logLevel: debug',
+        '      parameters:',
+        '        - {name: a, value: "x,y"}',
+        '        - {name: b, value: "{1,2}"}',
+        '        - {name: c, value: "007", forceString: true}',
+        '        - {name: a, value: z}',
+        '',
+      ].join('\n'),
+    });
+    expect(rest).toEqual([]);
+    expect(node?.id).toBe('argocd:hello-staging');
+    expect(node?.inputFiles).toContain('argocd/hello.yaml');
+    expect(node?.inputFiles).toContain('charts/hello/values-staging.yaml');
+    expect(node?.inputFiles).not.toContain('charts/hello/values-prod.yaml');
+    expect(node?.release).toMatchObject({
+      releaseName: 'hello-staging',
+      namespace: 'staging',
+      chart: 'charts/hello',
+      valuesFiles: ['charts/hello/values-staging.yaml', 'envs/prod/hello.yaml'],
+      inlineValues: [{ name: 'helm.values', text: 'logLevel: debug\n' }],
+      set: [
+        { name: 'a', value: 'z' },
+        { name: 'b', value: '{1,2}' },
+      ],
+      setString: [{ name: 'c', value: '007' }],
+      includeCrds: true,
+    });
+  });
+
+  it('names a chart from a Helm repository or an OCI registry as not fetched', () => {
+    const nodes = releases({
+      'argocd/redis.yaml':
+        'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: redis}\nspec:\n  source: {repoURL: "oci://registry.example.com/charts", chart: redis, targetRevision: 19.0.1}\n',
+      'flux/podinfo.yaml':
+        'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: podinfo, namespace: apps}\nspec:\n  chartRef: {kind: OCIRepository, name: podinfo}\n',
+    });
+    expect(nodes.map((node) => [node.id, node.release?.skip])).toEqual([
+      [
+        'argocd:redis',
+        'the chart redis 19.0.1 comes from oci://registry.example.com/charts; charts from remote repositories are never fetched while rendering a pull request',
+      ],
+      [
+        'flux:apps/podinfo',
+        'the chart comes from the OCIRepository podinfo; charts from remote repositories are never fetched while rendering a pull request',
+      ],
+    ]);
+    expect(nodes[0]?.inputFiles).toEqual(['argocd/redis.yaml']);
+  });
+
+  it('reads a Flux HelmRelease as helm-controller installs it: release name, target namespace, valuesFrom ConfigMaps, values, CRD policy', () => {
+    const long = 'a-release-name-that-is-long-enough-to-be-cut-by-helm-controller';
+    const [node, shortened] = releases({
+      'flux/hello.yaml': [
+        'apiVersion: helm.toolkit.fluxcd.io/v2',
+        'kind: HelmRelease',
+        'metadata: {name: hello, namespace: apps}',
+        'spec:',
+        '  targetNamespace: prod',
+        '  install: {crds: Skip}',
+        '  chart: {spec: {chart: ./charts/hello, sourceRef: {kind: GitRepository, name: flux-system}, valuesFiles: [charts/hello/values-prod.yaml]}}',
+        '  valuesFrom:',
+        '    - {kind: ConfigMap, name: hello-values}',
+        '    - {kind: Secret, name: hello-secrets}',
+        '  values: {replicaCount: 2}',
+        '---',
+        'apiVersion: helm.toolkit.fluxcd.io/v2',
+        'kind: HelmRelease',
+        `metadata: {name: ${long}, namespace: apps}`,
+        'spec:',
+        '  chart: {spec: {chart: charts/hello, sourceRef: {kind: GitRepository, name: flux-system}}}',
+        '',
+      ].join('\n'),
+      'flux/values.yaml':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hello-values, namespace: apps}\ndata:\n  values.yaml: |\n    image: {tag: "2.0"}\n',
+    });
+    expect(node?.id).toBe('flux:apps/a-release-name-that-is-long-enough-to-be-cut-by-helm-controller');
+    expect(node?.release?.releaseName).toMatch(/^a-release-name-that-is-long-enough-to-be-[0-9a-f]{12}$/);
+    expect(node?.release?.releaseName).toHaveLength(53);
+    expect(shortened?.id).toBe('flux:apps/hello');
+    expect(shortened?.inputFiles).toContain('flux/values.yaml');
+    expect(shortened?.release).toMatchObject({
+      releaseName: 'prod-hello',
+      namespace: 'prod',
+      valuesFiles: ['charts/hello/values-prod.yaml'],
+      inlineValues: [
+        { name: 'ConfigMap hello-values values.yaml', text: 'image: {tag: "2.0"}\n' },
+        { name: 'spec.values', text: '{"replicaCount":2}' },
+      ],
+      includeCrds: false,
+    });
+    expect(shortened?.release?.notes.join(' ')).toContain('never reads Secrets');
   });
 });
 

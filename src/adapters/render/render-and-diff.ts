@@ -219,7 +219,11 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     const view = views.get(tree) as TreeView;
     const chartValues =
       node.kind === 'helm'
-        ? [node.dir === '' ? 'values.yaml' : `${node.dir}/values.yaml`, ...(node.valuesFiles ?? [])]
+        ? [
+            node.dir === '' ? 'values.yaml' : `${node.dir}/values.yaml`,
+            ...(node.valuesFiles ?? []),
+            ...(node.release?.valuesFiles ?? []),
+          ]
         : [];
     const kustomizeValues =
       node.kind === 'kustomize'
@@ -304,6 +308,10 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
   const work = affected.targets.slice(0, maxTargets);
   const threads = options.diffThreads ?? (sharedDiffThreads ??= new DiffThreads());
   const diffs = await pool(work, options.concurrency ?? 2, async ({ base, head }): Promise<TargetDiff | undefined> => {
+    // A release whose chart (or values) Escalator does not fetch is named with the reason; nothing runs.
+    const skip = head ? head.release?.skip : base?.release?.skip;
+    if (skip !== undefined)
+      return notRenderedDiff((head ?? base) as TargetNode, !base ? 'added' : !head ? 'removed' : 'both', skip);
     const [baseOutcome, headOutcome] = [await renderSide(input.base, base), await renderSide(input.head, head)];
     const target = (head ?? base) as TargetNode;
     let diff: TargetDiff;

@@ -10,6 +10,7 @@ import {
   shown,
   type FieldRef,
 } from './kustomize-reads.js';
+import { readHelmReleases, type HelmRelease } from './helm-releases.js';
 import { dirname, resolvePath } from './repo-path.js';
 import type { TargetNode } from './types.js';
 
@@ -532,6 +533,42 @@ function helmNodes(index: Index, chartDir: string, deployedWithDefaults = false)
   ];
 }
 
+/**
+ * The target of a release an agent defines: the chart's files, the values files and ConfigMaps it
+ * reads, and the Application or HelmRelease itself, so a change to any of them renders it. A
+ * release that is not rendered (a remote chart) reads only its own definition.
+ */
+function releaseNode(index: Index, release: HelmRelease): TargetNode {
+  const own = { id: release.id, kind: 'helm' as const, release };
+  if (release.chart === undefined || release.skip !== undefined)
+    return {
+      ...own,
+      dir: release.chart ?? dirname(release.source),
+      inputFiles: [...new Set([release.source, ...release.valuesFiles, ...release.reads])].sort(compare),
+      inputDirs: [],
+      unsure: [],
+      remote: [],
+      plugins: [],
+    };
+  const chart = helmNodes(index, release.chart, true)[0] as TargetNode;
+  return {
+    ...chart,
+    ...own,
+    inputFiles: [...new Set([...chart.inputFiles, release.source, ...release.valuesFiles, ...release.reads])].sort(
+      compare,
+    ),
+  };
+}
+
+function releasesOf(index: Index, chartDirs: readonly string[]): HelmRelease[] {
+  return readHelmReleases({
+    files: index.sorted,
+    dirs: index.dirs,
+    read: index.read,
+    isChart: (dir) => chartDirs.includes(dir),
+  });
+}
+
 function isHidden(path: string): boolean {
   return path.split('/').some((segment) => segment.startsWith('.'));
 }
@@ -550,6 +587,9 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
   const isInChart = (path: string): boolean =>
     chartDirs.some((chart) => chart === '' || path === chart || path.startsWith(`${chart}/`));
 
+  const releases = releasesOf(index, chartDirs);
+  const released = new Set(releases.flatMap((release) => (release.chart === undefined ? [] : [release.chart])));
+
   if (options.paths && options.paths.length > 0) {
     const patterns = options.paths.map((pattern) => compilePathPattern(pattern));
     const matches = (path: string): boolean => patterns.some((pattern) => pattern.match(path) !== null);
@@ -561,6 +601,10 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
     for (const path of candidates.sort(compare)) {
       if (index.dirs.has(path)) {
         if (kustomizationFile(index.files, path)) nodes.push(kustomizeNode(index, path));
+        else if (released.has(path))
+          nodes.push(
+            ...releases.filter((release) => release.chart === path).map((release) => releaseNode(index, release)),
+          );
         else if (chartDirs.includes(path)) nodes.push(...helmNodes(index, path));
         else {
           const files = index.below(path).filter((file) => dirname(file) === path && YAML_FILE.test(file));
@@ -605,7 +649,17 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
     (dir) =>
       !chartDirs.some((other) => other !== dir && (other === '' || dir.startsWith(`${other}/`))) && !inflated.has(dir),
   );
-  for (const chart of topCharts) nodes.push(...helmNodes(index, chart, deployed.has(chart)));
+  // A chart an agent deploys is rendered as each release that deploys it; its values files that no
+  // release reads stay targets of their own (something outside the repository may deploy them).
+  const releasedValues = new Set(releases.flatMap((release) => release.valuesFiles));
+  for (const chart of topCharts)
+    nodes.push(
+      ...(released.has(chart)
+        ? helmNodes(index, chart).filter(
+            (node) => node.valuesFiles !== undefined && !node.valuesFiles.some((file) => releasedValues.has(file)),
+          )
+        : helmNodes(index, chart, deployed.has(chart))),
+    );
 
   const claimed = new Set<string>();
   const claimedDirs = new Set<string>([...kustomizeDirs]);
@@ -633,6 +687,8 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
     const dir = dirname(file);
     plainDirs.set(dir, [...(plainDirs.get(dir) ?? []), file]);
   }
+  // Releases claim no file: the Applications and HelmReleases stay objects of their own directory's target.
+  for (const release of releases) nodes.push(releaseNode(index, release));
   for (const [dir, files] of plainDirs)
     nodes.push({
       id: dir || '.',

@@ -4,8 +4,8 @@
  * with helm 3.17 and with helm 4.1 (scripts/fetch-helm.sh), in the render sandbox, and each comment
  * must equal that version's golden byte for byte: `expected-helm-3.17.md`, `expected-helm-4.1.md`.
  * `UPDATE_GOLDEN=1` rewrites them. A case says whether the two helms render it differently
- * (`helmOutputsDiffer`), which is checked with the version lines set aside, and every comment
- * names the helm that rendered it.
+ * (`helmOutputsDiffer`), which is checked with the version lines set aside, and every target helm
+ * rendered names that helm ("Rendered with helm v3.17.3").
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -60,10 +60,11 @@ describe('golden Helm diffs, rendered by helm 3.17 and helm 4.1', () => {
       expect(markdown, `helm ${version}`).toBe(readFileSync(expectedFile, 'utf8'));
       expect(markdown.length).toBeLessThan(GITHUB_BODY_LIMIT);
       expect(unbalancedMarkdown(markdown)).toBeUndefined();
-      // Prose is markdown-escaped: "Rendered with helm v3\.17\.3\."
-      expect(markdown, `the comment names helm ${version}`).toContain(
-        `Rendered with helm v${version.replace('.', '\\.')}\\.`,
-      );
+      // Prose is markdown-escaped: "Rendered with helm v3\.17\.3\."; every version line names this helm.
+      for (const line of markdown.split('\n').filter((text) => text.includes('Rendered with helm')))
+        expect(line, `the comment names helm ${version}`).toContain(
+          `Rendered with helm v${version.replace('.', '\\.')}\\.`,
+        );
       const top = markdown.split('\n| Target |')[0] as string;
       for (const words of meta.top) expect(top, `the top of the comment says ${words}`).toContain(words);
       for (const words of meta.contains) expect(markdown, `the comment says ${words}`).toContain(words);

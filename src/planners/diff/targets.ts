@@ -101,6 +101,8 @@ interface KustomizeWalk {
   dirs: Set<string>;
   unsure: string[];
   remote: string[];
+  /** The remote entries that are `helmCharts` chart repositories. */
+  remoteCharts: string[];
   plugins: string[];
   /** References that leave the repository (`../` past the root, absolute paths, symbolic links out). */
   outside: string[];
@@ -316,8 +318,10 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
         );
       }
       if (local.length === 0) {
-        if (chart.repo && chart.repo.value !== '')
+        if (chart.repo && chart.repo.value !== '') {
           walk.remote.push(`${shown(chart.repo.value)} (chart ${shown(name)})`);
+          walk.remoteCharts.push(`${shown(chart.repo.value)} (chart ${shown(name)})`);
+        }
         else walk.unsure.push(`${file} inflates the chart ${name}, which is not in ${home}/`);
         walk.dirs.add(homePath);
       }
@@ -384,6 +388,7 @@ function kustomizeNode(index: Index, dir: string): TargetNode {
     dirs: new Set(),
     unsure: [],
     remote: [],
+    remoteCharts: [],
     plugins: [],
     outside: [],
     unreadable: [],
@@ -404,6 +409,7 @@ function kustomizeNode(index: Index, dir: string): TargetNode {
     plugins: walk.plugins,
   };
   if (walk.needsHelm) node.needsHelm = true;
+  if (walk.remoteCharts.length > 0) node.remoteCharts = walk.remoteCharts;
   if (walk.outside.length > 0) node.outside = walk.outside;
   if (walk.unreadable.length > 0) node.unreadable = walk.unreadable;
   if (walk.linksOut.length > 0) node.linksOut = [...new Set(walk.linksOut)].sort(compare);
@@ -493,6 +499,7 @@ function helmNodes(index: Index, chartDir: string, deployedWithDefaults = false)
     dirs: new Set(),
     unsure: [],
     remote: reads.remote,
+    remoteCharts: [],
     plugins: [],
     outside: reads.outside,
     unreadable: reads.unreadable,

@@ -32,6 +32,8 @@ export interface TargetNode extends Target {
   unsure: string[];
   /** Remote resources the kustomization references (`https://…`, `git@…`, `github.com/…?ref=`). */
   remote: string[];
+  /** Kustomize: the `helmCharts` entries among `remote` (a chart repository and the chart's name). */
+  remoteCharts?: string[];
   /** Generator or transformer configurations that would run exec or container plugins. */
   plugins: string[];
   /** References that leave the repository (`../` past its root, absolute paths, symbolic links out). */

@@ -321,8 +321,7 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
         if (chart.repo && chart.repo.value !== '') {
           walk.remote.push(`${shown(chart.repo.value)} (chart ${shown(name)})`);
           walk.remoteCharts.push(`${shown(chart.repo.value)} (chart ${shown(name)})`);
-        }
-        else walk.unsure.push(`${file} inflates the chart ${name}, which is not in ${home}/`);
+        } else walk.unsure.push(`${file} inflates the chart ${name}, which is not in ${home}/`);
         walk.dirs.add(homePath);
       }
     }

@@ -4,7 +4,7 @@
  * 1. build a git repository: a chart of 60 objects (20 Deployments, Services and ConfigMaps from a
  *    list in its values) deployed by an Argo CD Application with a values file, inline values and
  *    parameters; head changes the Application's image tag
- * 2. per helm (helm 3.17 and 4.1 from scripts/fetch-helm.sh, or ESCALATOR_HELM_PATH): the
+ * 2. per helm (helm 3.17 and 4.1 from scripts/fetch-helm.sh, or BENCH_HELM): the
  *    baseline — bare `helm template` with the same flags on a plain checkout, no sandbox — then
  *    Escalator's cold run (render both sides in the sandbox, diff, comment; fresh caches each time),
  *    then a warm run on the same SHAs; RUNS runs each (default 5), medians printed
@@ -133,15 +133,15 @@ const baseSha = commit(repo, { ...chart, 'argocd/shop.yaml': application('1.0.0'
 const headSha = commit(repo, { 'argocd/shop.yaml': application('1.1.0') });
 
 const helms = (
-  process.env.ESCALATOR_HELM_PATH
-    ? [['ESCALATOR_HELM_PATH', process.env.ESCALATOR_HELM_PATH]]
+  process.env.BENCH_HELM
+    ? [['BENCH_HELM', process.env.BENCH_HELM]]
     : [
         ['3.17', join(ROOT, '.cache/tools/helm-3.17/helm')],
         ['4.1', join(ROOT, '.cache/tools/helm-4.1/helm')],
       ]
 ).filter(([, path]) => existsSync(path as string)) as Array<[string, string]>;
 if (helms.length === 0) {
-  console.error('no helm found: run scripts/fetch-helm.sh 3.17 4.1, or set ESCALATOR_HELM_PATH');
+  console.error('no helm found: run scripts/fetch-helm.sh 3.17 4.1, or set BENCH_HELM');
   process.exit(2);
 }
 

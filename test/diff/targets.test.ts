@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { affectedTargets, discoverTargets, type TreeView } from '../../src/planners/diff/index.js';
+import { affectedTargets, discoverTargets, releaseTemplateArgs, type TreeView } from '../../src/planners/diff/index.js';
 
 function tree(files: Record<string, string>): TreeView {
   return { files: Object.keys(files).sort(), read: (path) => files[path] };
@@ -303,6 +303,64 @@ describe('Helm releases the agents define', () => {
       includeCrds: false,
     });
     expect(shortened?.release?.notes.join(' ')).toContain('never reads Secrets');
+  });
+
+  it('turns a release into the flags argo-cd passes to helm template, in its order', () => {
+    const [node] = releases({
+      'argocd/hello.yaml':
+        'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: hello}\nspec:\n  destination: {namespace: web}\n  source:\n    path: charts/hello\n    helm:\n      namespace: other\n      skipCrds: true\n      skipTests: true\n      valueFiles: [values-prod.yaml]\n      valuesObject: {a: 1}\n      values: "ignored: true"\n      parameters: [{name: b, value: "1,2"}, {name: c, value: x, forceString: true}]\n',
+    });
+    expect(
+      releaseTemplateArgs(node?.release as NonNullable<typeof node>['release'] & object, (i) => `/v/${i}.yaml`),
+    ).toEqual([
+      '--namespace',
+      'other',
+      '--values',
+      './charts/hello/values-prod.yaml',
+      '--values',
+      '/v/0.yaml',
+      '--set',
+      'b=1\\,2',
+      '--set-string',
+      'c=x',
+      '--skip-tests',
+    ]);
+    expect(node?.release?.inlineValues).toEqual([{ name: 'helm.valuesObject', text: '{"a":1}' }]);
+  });
+
+  it('names what it cannot resolve instead of guessing: values outside the repository, a ConfigMap it does not hold, targetPath', () => {
+    const app = (valueFiles: string, extra = '') =>
+      `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: hello}\nspec:\n  source:\n    path: charts/hello\n    helm:\n      valueFiles: [${valueFiles}]\n${extra}`;
+    expect(releases({ 'a.yaml': app('../../../etc/passwd') })[0]?.release?.skip).toBe(
+      'the values file ../../../etc/passwd is outside the repository',
+    );
+    expect(releases({ 'a.yaml': app('https://example.com/values.yaml') })[0]?.release?.skip).toContain(
+      'values files are never fetched',
+    );
+    const missing = releases({ 'a.yaml': app('values-qa.yaml', '      ignoreMissingValueFiles: true\n') })[0]?.release;
+    expect(missing?.skip).toBeUndefined();
+    expect(missing?.valuesFiles).toEqual([]);
+    expect(missing?.notes.join(' ')).toContain('values-qa.yaml');
+    const flux = (valuesFrom: string) =>
+      `apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: hello, namespace: apps}\nspec:\n  chart: {spec: {chart: charts/hello, sourceRef: {kind: GitRepository, name: flux-system}}}\n  valuesFrom: [${valuesFrom}]\n`;
+    expect(releases({ 'f.yaml': flux('{kind: ConfigMap, name: generated}') })[0]?.release?.skip).toBe(
+      'its values come from the ConfigMap generated (key values.yaml), which is not a ConfigMap manifest in the repository',
+    );
+    expect(
+      releases({ 'f.yaml': flux('{kind: ConfigMap, name: generated, optional: true}') })[0]?.release?.skip,
+    ).toBeUndefined();
+    expect(
+      releases({ 'f.yaml': flux('{kind: ConfigMap, name: one, targetPath: image.tag}') })[0]?.release?.skip,
+    ).toContain('targetPath');
+  });
+
+  it('leaves an Application that says its source is kustomize or a directory to those renderers', () => {
+    expect(
+      releases({
+        'a.yaml':
+          'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: hello}\nspec:\n  source: {path: charts/hello, directory: {recurse: true}}\n',
+      }),
+    ).toEqual([]);
   });
 });
 

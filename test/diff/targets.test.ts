@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { affectedTargets, discoverTargets, releaseTemplateArgs, type TreeView } from '../../src/planners/diff/index.js';
+import {
+  affectedTargets,
+  argoEnvsubst,
+  discoverTargets,
+  releaseTemplateArgs,
+  type TreeView,
+} from '../../src/planners/diff/index.js';
 
 function tree(files: Record<string, string>): TreeView {
   return { files: Object.keys(files).sort(), read: (path) => files[path] };
@@ -352,6 +358,21 @@ describe('Helm releases the agents define', () => {
     expect(
       releases({ 'f.yaml': flux('{kind: ConfigMap, name: one, targetPath: image.tag}') })[0]?.release?.skip,
     ).toContain('targetPath');
+  });
+
+  it('expands $ARGOCD_APP_* in values file paths and parameters as Argo CD does, with the commit being rendered', () => {
+    expect(argoEnvsubst('a-$X-${X}-$$-${Y}-$Z_1', { X: 'x', Z_1: 'z' })).toBe('a-x-x-$--z');
+    const [node] = discoverTargets({
+      ...tree({
+        ...chart,
+        'charts/hello/values-hello.yaml': 'a: 1\n',
+        'a.yaml':
+          'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: hello}\nspec:\n  destination: {namespace: web}\n  source:\n    path: charts/hello\n    helm:\n      valueFiles: [values-$ARGOCD_APP_NAME.yaml]\n      parameters: [{name: rev, value: "${ARGOCD_APP_REVISION_SHORT}-$ARGOCD_APP_NAMESPACE"}]\n',
+      }),
+      sha: '0123456789abcdef0123456789abcdef01234567',
+    }).filter((candidate) => candidate.release);
+    expect(node?.release?.valuesFiles).toEqual(['charts/hello/values-hello.yaml']);
+    expect(node?.release?.set).toEqual([{ name: 'rev', value: '0123456-web' }]);
   });
 
   it('leaves an Application that says its source is kustomize or a directory to those renderers', () => {

@@ -79,6 +79,7 @@ const VALUES_FILE = /(^|\/)values[^/]*\.ya?ml$/;
 function treeView(tree: SourceTree): TreeView {
   const files = tree.listFiles();
   return {
+    sha: tree.sha,
     files,
     read: (path) => {
       try {

@@ -16,6 +16,10 @@ import { resolvePath } from './repo-path.js';
  *   valuesObject — as one more `--values` file, last;
  * - `helm.parameters` as `--set` (`--set-string` with `forceString`), commas escaped unless the
  *   value is a `{…}` list, one per name;
+ * - `$ARGOCD_APP_*` references in values file paths and parameter values are expanded as Argo CD's
+ *   `Env.Envsubst` does (pkg/apis/application/v1alpha1/types.go, `newEnv` in repository.go): the
+ *   Application's name, destination namespace, source path, repoURL and targetRevision, and the
+ *   commit being rendered; `$$` is a `$`, anything else unknown is empty;
  * - `--include-crds` unless `helm.skipCrds`; `--skip-schema-validation` and `--skip-tests` when set;
  * - `--kube-version` and `--api-versions` come from the destination cluster: Escalator has none,
  *   so helm's built-in defaults apply and a note says so.
@@ -81,6 +85,8 @@ function scalar(value: unknown): string | undefined {
 }
 
 export interface ReleaseTree {
+  /** The commit being rendered (Argo CD's `$ARGOCD_APP_REVISION`); empty when unknown. */
+  revision?: string;
   files: readonly string[];
   dirs: ReadonlySet<string>;
   read: (path: string) => string | undefined;
@@ -107,6 +113,15 @@ export function cleanSetParameter(value: string): string {
 export function shortenReleaseName(name: string): string {
   if (name.length <= 53) return name;
   return `${name.slice(0, 53 - 13)}-${createHash('sha256').update(name).digest('hex').slice(0, 12)}`;
+}
+
+/** Go's `os.Expand` as Argo CD's `Env.Envsubst` calls it: `$NAME`, `${NAME}`, `$$`; unknown names are empty. */
+export function argoEnvsubst(value: string, env: Record<string, string>): string {
+  return value.replace(
+    /\$(\$|\{([^}]*)\}|([A-Za-z0-9_]+))/g,
+    (_match, whole: string, braced?: string, bare?: string) =>
+      whole === '$' ? '$' : (env[braced ?? bare ?? ''] ?? ''),
+  );
 }
 
 function hidden(path: string): boolean {
@@ -192,6 +207,16 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc): HelmRelease[] 
     const id = `argocd:${name}${helmSources.length > 1 ? `[${index}]` : ''}`;
     const helm = isRecord(source.helm) ? source.helm : {};
     const namespace = text(helm.namespace) || text(destination.namespace) || undefined;
+    const revision = tree.revision ?? '';
+    const env: Record<string, string> = {
+      ARGOCD_APP_NAME: name,
+      ARGOCD_APP_NAMESPACE: text(destination.namespace) ?? '',
+      ARGOCD_APP_REVISION: revision,
+      ARGOCD_APP_REVISION_SHORT: revision.slice(0, 7),
+      ARGOCD_APP_SOURCE_REPO_URL: text(source.repoURL) ?? '',
+      ARGOCD_APP_SOURCE_PATH: text(source.path) ?? '',
+      ARGOCD_APP_SOURCE_TARGET_REVISION: text(source.targetRevision) ?? '',
+    };
     const release: HelmRelease = {
       agent: 'argocd',
       id,
@@ -219,8 +244,9 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc): HelmRelease[] 
     const chart = resolvePath('', (text(source.path) ?? '').trim()) as string;
     release.chart = chart;
     const missing: string[] = [];
-    for (const raw of Array.isArray(helm.valueFiles) ? helm.valueFiles : []) {
-      if (typeof raw !== 'string') continue;
+    for (const written of Array.isArray(helm.valueFiles) ? helm.valueFiles : []) {
+      if (typeof written !== 'string') continue;
+      const raw = argoEnvsubst(written, env);
       const refName = raw.startsWith('$') ? raw.split('/')[0] : undefined;
       let path: string | undefined;
       if (refName !== undefined && refs.has(refName)) {
@@ -254,7 +280,7 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc): HelmRelease[] 
     const setString = new Map<string, string>();
     for (const parameter of Array.isArray(helm.parameters) ? helm.parameters.filter(isRecord) : []) {
       const key = text(parameter.name);
-      const value = scalar(parameter.value) ?? '';
+      const value = argoEnvsubst(scalar(parameter.value) ?? '', env);
       if (!key) continue;
       (parameter.forceString === true ? setString : set).set(key, value);
     }

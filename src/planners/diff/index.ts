@@ -48,6 +48,7 @@ export { checkChartYaml, checkValuesSchema, type ChartReads } from './chart-read
 export {
   readHelmReleases,
   releaseTemplateArgs,
+  argoEnvsubst,
   cleanSetParameter,
   shortenReleaseName,
   type HelmRelease,

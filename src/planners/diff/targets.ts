@@ -35,6 +35,8 @@ export { resolvePath };
  * classified by what it holds.
  */
 export interface TreeView {
+  /** The commit this tree is (Argo CD's `$ARGOCD_APP_REVISION` in Helm parameters); optional. */
+  sha?: string;
   files: readonly string[];
   /** A file's text, or undefined when it is missing or not text. A symbolic link's text is its target. */
   read: (path: string) => string | undefined;
@@ -566,8 +568,9 @@ function releaseNode(index: Index, release: HelmRelease): TargetNode {
   };
 }
 
-function releasesOf(index: Index, chartDirs: readonly string[]): HelmRelease[] {
+function releasesOf(index: Index, chartDirs: readonly string[], sha: string | undefined): HelmRelease[] {
   return readHelmReleases({
+    ...(sha !== undefined ? { revision: sha } : {}),
     files: index.sorted,
     dirs: index.dirs,
     read: index.read,
@@ -593,7 +596,7 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
   const isInChart = (path: string): boolean =>
     chartDirs.some((chart) => chart === '' || path === chart || path.startsWith(`${chart}/`));
 
-  const releases = releasesOf(index, chartDirs);
+  const releases = releasesOf(index, chartDirs, tree.sha);
   const released = new Set(releases.flatMap((release) => (release.chart === undefined ? [] : [release.chart])));
 
   if (options.paths && options.paths.length > 0) {

@@ -138,32 +138,49 @@ interface ConfigMapDoc {
 /** Every Argo CD Application source and Flux HelmRelease of the tree that deploys a Helm chart. */
 export function readHelmReleases(tree: ReleaseTree): HelmRelease[] {
   const releases: HelmRelease[] = [];
-  const configMaps: ConfigMapDoc[] = [];
   const fluxDocs: Array<{ file: string; doc: Doc }> = [];
-  for (const file of tree.files) {
-    if (!YAML.test(file) || hidden(file) || file.includes('/templates/')) continue;
+  const yamlFiles = tree.files.filter((file) => YAML.test(file) && !hidden(file) && !file.includes('/templates/'));
+  for (const file of yamlFiles) {
     const content = tree.read(file);
-    if (content === undefined) continue;
-    const isConfigMap = /kind:\s*["']?ConfigMap/.test(content);
-    if (!HINT.test(content) && !isConfigMap) continue;
+    if (content === undefined || !HINT.test(content)) continue;
     const docs = readYamlMappings(content);
     if (!docs.ok) continue;
     for (const doc of docs.value) {
       const apiVersion = text(doc.apiVersion) ?? '';
-      const metadata = isRecord(doc.metadata) ? doc.metadata : {};
-      if (apiVersion === 'v1' && doc.kind === 'ConfigMap' && typeof metadata.name === 'string') {
-        configMaps.push({
-          file,
-          name: metadata.name,
-          ...(typeof metadata.namespace === 'string' ? { namespace: metadata.namespace } : {}),
-          data: isRecord(doc.data) ? doc.data : {},
-        });
-      } else if (apiVersion.startsWith('argoproj.io/') && doc.kind === 'Application')
+      if (apiVersion.startsWith('argoproj.io/') && doc.kind === 'Application')
         releases.push(...argoReleases(tree, file, doc));
       else if (apiVersion.startsWith('helm.toolkit.fluxcd.io/') && doc.kind === 'HelmRelease')
         fluxDocs.push({ file, doc });
     }
   }
+  // ConfigMaps are read only when a HelmRelease takes values from one, and only files that name it.
+  const wanted = new Set(
+    fluxDocs.flatMap(({ doc }) => {
+      const spec = isRecord(doc.spec) ? doc.spec : {};
+      return (Array.isArray(spec.valuesFrom) ? spec.valuesFrom.filter(isRecord) : [])
+        .filter((ref) => ref.kind === 'ConfigMap' && typeof ref.name === 'string')
+        .map((ref) => ref.name as string);
+    }),
+  );
+  const configMaps: ConfigMapDoc[] = [];
+  if (wanted.size > 0)
+    for (const file of yamlFiles) {
+      const content = tree.read(file);
+      if (content === undefined || !/ConfigMap/.test(content) || ![...wanted].some((name) => content.includes(name)))
+        continue;
+      const docs = readYamlMappings(content);
+      if (!docs.ok) continue;
+      for (const doc of docs.value) {
+        const metadata = isRecord(doc.metadata) ? doc.metadata : {};
+        if (doc.apiVersion === 'v1' && doc.kind === 'ConfigMap' && typeof metadata.name === 'string')
+          configMaps.push({
+            file,
+            name: metadata.name,
+            ...(typeof metadata.namespace === 'string' ? { namespace: metadata.namespace } : {}),
+            data: isRecord(doc.data) ? doc.data : {},
+          });
+      }
+    }
   for (const { file, doc } of fluxDocs) {
     const release = fluxRelease(tree, file, doc, configMaps);
     if (release) releases.push(release);

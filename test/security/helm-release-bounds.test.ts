@@ -8,6 +8,7 @@
  * - a values file outside the repository is not read: the release is named as not rendered;
  * - inline values over the YAML limits (an alias bomb in an Application's `helm.values`) are
  *   refused before helm parses them;
+ * - helm's error about inline values names them as the Application does (`helm.values`);
  * - the folder inline values are written to is gone after the render.
  */
 import { execFileSync } from 'node:child_process';
@@ -88,6 +89,7 @@ function buildRepo(): { dir: string; base: string; head: string } {
       `      valueFiles: ["${outsideDepth}${scratch.slice(1)}/victim.txt"]\n`,
       tag,
     ),
+    'argocd/broken.yaml': application('broken', '      values: "a: [unclosed"\n', tag),
     'argocd/bomb.yaml': application('bomb', `      values: |\n${bomb.replace(/^/gm, '        ')}\n`, tag),
   });
   write(files('1.0'));
@@ -135,6 +137,11 @@ describe.each(HELM_VERSIONS)('helm %s releases in the sandbox', (version) => {
     expect(byId.get('argocd:outside')?.notRendered).toContain('is outside the repository');
     expect(byId.get('argocd:bomb')?.status).toBe('failed');
     expect(byId.get('argocd:bomb')?.failure?.message).toMatch(/^refused: argocd\/bomb\.yaml helm\.values: /);
+
+    // helm's own error names the inline values as the Application does, not by a temporary path.
+    const broken = byId.get('argocd:broken')?.failure?.message ?? '';
+    expect(broken).toContain('(helm.values)');
+    expect(broken).not.toContain('escalator-values-');
 
     expect(valuesFolders().filter((name) => !before.has(name))).toEqual([]);
   });

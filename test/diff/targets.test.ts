@@ -265,6 +265,13 @@ describe('Helm releases the agents define', () => {
       ],
     ]);
     expect(nodes[0]?.inputFiles).toEqual(['argocd/redis.yaml']);
+    // A remote chart with values from this repository: a change to those values names the release.
+    const [multi] = releases({
+      'argocd/redis.yaml':
+        'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: redis}\nspec:\n  sources:\n    - {repoURL: "https://charts.example.com", chart: redis, targetRevision: 19.0.1, helm: {valueFiles: [$values/envs/prod/hello.yaml, values-big.yaml]}}\n    - {repoURL: "https://github.com/example/gitops.git", ref: values}\n',
+    });
+    expect(multi?.inputFiles).toEqual(['argocd/redis.yaml', 'envs/prod/hello.yaml']);
+    expect(multi?.release?.skip).toContain('never fetched');
   });
 
   it('reads a Flux HelmRelease as helm-controller installs it: release name, target namespace, valuesFrom ConfigMaps, values, CRD policy', () => {

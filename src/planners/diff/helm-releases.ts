@@ -124,6 +124,12 @@ export function argoEnvsubst(value: string, env: Record<string, string>): string
   );
 }
 
+/** The `$<ref>` a values file path starts with, when a source of the Application has that ref. */
+function refOf(path: string, refs: ReadonlyMap<string, string | undefined>): string | undefined {
+  const head = path.startsWith('$') ? path.split('/')[0] : undefined;
+  return head !== undefined && refs.has(head) ? head : undefined;
+}
+
 function hidden(path: string): boolean {
   return path.split('/').some((segment) => segment.startsWith('.'));
 }
@@ -254,6 +260,17 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc): HelmRelease[] 
     };
     const chartName = text(source.chart);
     if (chartName) {
+      // Values the repository holds (`$values/…` of a git ref source) still make a change to them name this release.
+      for (const written of Array.isArray(helm.valueFiles) ? helm.valueFiles : []) {
+        if (typeof written !== 'string') continue;
+        const refName = refOf(written, refs);
+        const refRepo = refName === undefined ? undefined : refs.get(refName);
+        const path =
+          refRepo && !/^oci:\/\//i.test(refRepo)
+            ? resolvePath('', argoEnvsubst(written.slice((refName ?? '').length + 1), env))
+            : undefined;
+        if (path !== undefined) release.valuesFiles.push(path);
+      }
       const repo = text(source.repoURL) ?? '';
       release.skip = `the chart ${chartName}${text(source.targetRevision) ? ` ${text(source.targetRevision)}` : ''} comes from ${repo || 'a Helm repository'}; ${NOT_FETCHED}`;
       return release;
@@ -263,16 +280,17 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc): HelmRelease[] 
     const missing: string[] = [];
     for (const written of Array.isArray(helm.valueFiles) ? helm.valueFiles : []) {
       if (typeof written !== 'string') continue;
-      const raw = argoEnvsubst(written, env);
-      const refName = raw.startsWith('$') ? raw.split('/')[0] : undefined;
+      // A `$<ref>/` prefix is resolved before the rest is expanded (argo-cd getResolvedValueFiles).
+      const refName = refOf(written, refs);
+      const raw = refName === undefined ? argoEnvsubst(written, env) : written;
       let path: string | undefined;
-      if (refName !== undefined && refs.has(refName)) {
+      if (refName !== undefined) {
         const repo = refs.get(refName);
         if (repo === undefined || /^oci:\/\//i.test(repo)) {
           release.skip = `the values file ${raw} comes from a Helm chart source; ${NOT_FETCHED}`;
           return release;
         }
-        path = resolvePath('', raw.slice(refName.length + 1));
+        path = resolvePath('', argoEnvsubst(raw.slice(refName.length + 1), env));
       } else if (isRemoteReference(raw)) {
         release.skip = `the values file ${raw} is remote; values files are never fetched while rendering a pull request`;
         return release;

@@ -297,12 +297,15 @@ describe('Helm releases the agents define', () => {
         '  chart: {spec: {chart: charts/hello, sourceRef: {kind: GitRepository, name: flux-system}}}',
         '',
       ].join('\n'),
+      'charts/hello/crds/greetings.yaml': 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n',
       'flux/values.yaml':
         'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hello-values, namespace: apps}\ndata:\n  values.yaml: |\n    image: {tag: "2.0"}\n',
     });
     expect(node?.id).toBe('flux:apps/a-release-name-that-is-long-enough-to-be-cut-by-helm-controller');
     expect(node?.release?.releaseName).toMatch(/^a-release-name-that-is-long-enough-to-be-[0-9a-f]{12}$/);
     expect(node?.release?.releaseName).toHaveLength(53);
+    expect(node?.release?.includeCrds).toBe(true);
+    expect(node?.release?.notes.join(' ')).toContain('upgrade.crds');
     expect(shortened?.id).toBe('flux:apps/hello');
     expect(shortened?.inputFiles).toContain('flux/values.yaml');
     expect(shortened?.release).toMatchObject({

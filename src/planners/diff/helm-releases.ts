@@ -34,7 +34,8 @@ import { resolvePath } from './repo-path.js';
  *   in order (ConfigMaps found as manifests in the repository, key `valuesKey`, default
  *   `values.yaml`; Secrets are never read), then `spec.values`, each one more `--values` file —
  *   helm merges values files as helm-controller merges these (later keys win, maps merged);
- * - CRDs from the chart's `crds/` unless `install.crds: Skip` (or the deprecated `install.skipCRDs`).
+ * - CRDs from the chart's `crds/` unless `install.crds: Skip` (or the deprecated `install.skipCRDs`);
+ *   a note says that an upgrade changes CRDs only with `upgrade.crds: Create|CreateReplace`.
  *
  * A chart that is not in this repository (`https://`, `oci://`, a Helm repository, an
  * OCIRepository or HelmChart reference) is never fetched: the release is a target that is not
@@ -372,6 +373,18 @@ function fluxRelease(tree: ReleaseTree, file: string, doc: Doc, configMaps: Conf
   const chart = resolvePath('', chartName.trim());
   if (chart === undefined || chart === '' || !tree.isChart(chart)) return undefined;
   release.chart = chart;
+  // helm-controller's upgrade CRD policy defaults to Skip: CRD changes reach a cluster that already
+  // runs the release only with upgrade.crds Create or CreateReplace (api/v2 Upgrade.CRDs).
+  const upgrade = isRecord(spec.upgrade) ? spec.upgrade : {};
+  if (
+    release.includeCrds &&
+    upgrade.crds !== 'Create' &&
+    upgrade.crds !== 'CreateReplace' &&
+    tree.files.some((file) => file.startsWith(`${chart}/crds/`))
+  )
+    release.notes.push(
+      'CRDs are shown as an install creates them; on an upgrade Flux changes no CRD unless upgrade.crds is Create or CreateReplace.',
+    );
   for (const raw of Array.isArray(chartSpec.valuesFiles) ? chartSpec.valuesFiles : []) {
     if (typeof raw !== 'string') continue;
     const path = resolvePath('', raw.trim());

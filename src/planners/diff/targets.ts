@@ -544,7 +544,8 @@ function helmNodes(index: Index, chartDir: string, deployedWithDefaults = false)
 /**
  * The target of a release an agent defines: the chart's files, the values files and ConfigMaps it
  * reads, and the Application or HelmRelease itself, so a change to any of them renders it. A
- * release that is not rendered (a remote chart) reads only its own definition.
+ * release that is not rendered (a remote chart) reads its own definition and the values files of
+ * the repository it names, so a change to them names it as not rendered.
  */
 function releaseNode(index: Index, release: HelmRelease): TargetNode {
   const own = { id: release.id, kind: 'helm' as const, release };

@@ -360,7 +360,7 @@ describe('Helm releases the agents define', () => {
     const flux = (valuesFrom: string) =>
       `apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: hello, namespace: apps}\nspec:\n  chart: {spec: {chart: charts/hello, sourceRef: {kind: GitRepository, name: flux-system}}}\n  valuesFrom: [${valuesFrom}]\n`;
     expect(releases({ 'f.yaml': flux('{kind: ConfigMap, name: generated}') })[0]?.release?.skip).toBe(
-      'its values come from the ConfigMap generated (key values.yaml), which is not a ConfigMap manifest in the repository',
+      'its values come from the ConfigMap generated (key values.yaml), which is neither a ConfigMap manifest nor a configMapGenerator file in the repository',
     );
     expect(
       releases({ 'f.yaml': flux('{kind: ConfigMap, name: generated, optional: true}') })[0]?.release?.skip,
@@ -383,6 +383,25 @@ describe('Helm releases the agents define', () => {
     }).filter((candidate) => candidate.release);
     expect(node?.release?.valuesFiles).toEqual(['charts/hello/values-hello.yaml']);
     expect(node?.release?.set).toEqual([{ name: 'rev', value: '0123456-web' }]);
+  });
+
+  it('reads a valuesFrom ConfigMap that a kustomization generates from a file, as Flux users write them', () => {
+    const [node] = releases({
+      'clusters/prod/hello.yaml':
+        'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: hello, namespace: apps}\nspec:\n  chart: {spec: {chart: charts/hello, sourceRef: {kind: GitRepository, name: flux-system}}}\n  valuesFrom: [{kind: ConfigMap, name: hello-values}, {kind: ConfigMap, name: hello-extra, valuesKey: extra.yaml}]\n',
+      'clusters/prod/kustomization.yaml':
+        'namespace: apps\nresources: [hello.yaml]\nconfigMapGenerator:\n  - name: hello-values\n    files: [values.yaml=prod-values.yaml]\n  - name: hello-extra\n    files: [config/extra.yaml]\n',
+      'clusters/prod/prod-values.yaml': 'image: {tag: "3.0"}\n',
+      'clusters/prod/config/extra.yaml': 'replicaCount: 5\n',
+    });
+    expect(node?.release?.skip).toBeUndefined();
+    expect(node?.release?.inlineValues).toEqual([
+      { name: 'ConfigMap hello-values values.yaml', text: 'image: {tag: "3.0"}\n' },
+      { name: 'ConfigMap hello-extra extra.yaml', text: 'replicaCount: 5\n' },
+    ]);
+    expect(node?.inputFiles).toEqual(
+      expect.arrayContaining(['clusters/prod/prod-values.yaml', 'clusters/prod/config/extra.yaml']),
+    );
   });
 
   it('leaves an Application that says its source is kustomize or a directory to those renderers', () => {

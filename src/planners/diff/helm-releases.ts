@@ -31,8 +31,9 @@ import { resolvePath } from './repo-path.js';
  *   else the name; over 53 characters it is cut to 40 and suffixed with 12 hex digits of its sha256;
  * - namespace: `spec.targetNamespace`, else the HelmRelease's namespace;
  * - `spec.chart.spec.valuesFiles` (relative to the GitRepository's root), then `spec.valuesFrom`
- *   in order (ConfigMaps found as manifests in the repository, key `valuesKey`, default
- *   `values.yaml`; Secrets are never read), then `spec.values`, each one more `--values` file —
+ *   in order (ConfigMaps found as manifests in the repository, or a kustomization's
+ *   `configMapGenerator` file, key `valuesKey`, default `values.yaml`; Secrets are never read),
+ *   then `spec.values`, each one more `--values` file —
  *   helm merges values files as helm-controller merges these (later keys win, maps merged);
  * - CRDs from the chart's `crds/` unless `install.crds: Skip` (or the deprecated `install.skipCRDs`);
  *   a note says that an upgrade changes CRDs only with `upgrade.crds: Create|CreateReplace`.
@@ -140,6 +141,29 @@ interface ConfigMapDoc {
   name: string;
   namespace?: string;
   data: Record<string, unknown>;
+  /** A kustomize `configMapGenerator`: each key's file in the repository. */
+  files?: Record<string, string>;
+}
+
+const KUSTOMIZATION = /(^|\/)(kustomization\.ya?ml|Kustomization)$/;
+
+/** `configMapGenerator` entries of a kustomization as ConfigMaps whose keys are files (`key=path` or `path`). */
+function generatedConfigMaps(file: string, doc: Doc): ConfigMapDoc[] {
+  const dir = file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : '';
+  const namespace = text(doc.namespace);
+  return (Array.isArray(doc.configMapGenerator) ? doc.configMapGenerator.filter(isRecord) : []).flatMap((entry) => {
+    const name = text(entry.name);
+    if (!name) return [];
+    const files: Record<string, string> = {};
+    for (const source of Array.isArray(entry.files) ? entry.files : []) {
+      if (typeof source !== 'string') continue;
+      const split = source.indexOf('=');
+      const path = resolvePath(dir, split >= 0 ? source.slice(split + 1) : source);
+      if (path !== undefined) files[split >= 0 ? source.slice(0, split) : path.slice(path.lastIndexOf('/') + 1)] = path;
+    }
+    const own = text(entry.namespace) ?? namespace;
+    return [{ file, name, ...(own ? { namespace: own } : {}), data: {}, files }];
+  });
 }
 
 /** Every Argo CD Application source and Flux HelmRelease of the tree that deploys a Helm chart. */
@@ -171,13 +195,17 @@ export function readHelmReleases(tree: ReleaseTree): HelmRelease[] {
   );
   const configMaps: ConfigMapDoc[] = [];
   if (wanted.size > 0)
-    for (const file of yamlFiles) {
+    for (const file of [...new Set([...yamlFiles, ...tree.files.filter((path) => KUSTOMIZATION.test(path))])]) {
       const content = tree.read(file);
-      if (content === undefined || !/ConfigMap/.test(content) || ![...wanted].some((name) => content.includes(name)))
+      if (content === undefined || !/configmap/i.test(content) || ![...wanted].some((name) => content.includes(name)))
         continue;
       const docs = readYamlMappings(content);
       if (!docs.ok) continue;
       for (const doc of docs.value) {
+        if (KUSTOMIZATION.test(file)) {
+          configMaps.push(...generatedConfigMaps(file, doc));
+          continue;
+        }
         const metadata = isRecord(doc.metadata) ? doc.metadata : {};
         if (doc.apiVersion === 'v1' && doc.kind === 'ConfigMap' && typeof metadata.name === 'string')
           configMaps.push({
@@ -413,18 +441,19 @@ function fluxRelease(tree: ReleaseTree, file: string, doc: Doc, configMaps: Conf
     const found = configMaps.find(
       (map) => map.name === refName && (map.namespace ?? objectNamespace) === objectNamespace,
     );
-    const value = found ? scalar(found.data[key]) : undefined;
+    const generated = found?.files?.[key];
+    const value = generated !== undefined ? tree.read(generated) : found ? scalar(found.data[key]) : undefined;
     if (!found || value === undefined) {
       if (ref.optional === true) {
         release.notes.push(
-          `The optional ConfigMap ${refName} (key ${key}) is not a manifest in the repository; rendered without it.`,
+          `The optional ConfigMap ${refName} (key ${key}) is not in the repository; rendered without it.`,
         );
         continue;
       }
-      release.skip = `its values come from the ConfigMap ${refName} (key ${key}), which is not a ConfigMap manifest in the repository`;
+      release.skip = `its values come from the ConfigMap ${refName} (key ${key}), which is neither a ConfigMap manifest nor a configMapGenerator file in the repository`;
       return release;
     }
-    release.reads.push(found.file);
+    release.reads.push(found.file, ...(generated !== undefined ? [generated] : []));
     release.inlineValues.push({ name: `ConfigMap ${refName} ${key}`, text: value });
   }
   if (isRecord(spec.values)) release.inlineValues.push({ name: 'spec.values', text: JSON.stringify(spec.values) });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { affectedTargets, discoverTargets, type TreeView } from '../../src/planners/diff/index.js';
+import {
+  affectedTargets,
+  argoEnvsubst,
+  discoverTargets,
+  releaseTemplateArgs,
+  type TreeView,
+} from '../../src/planners/diff/index.js';
 
 function tree(files: Record<string, string>): TreeView {
   return { files: Object.keys(files).sort(), read: (path) => files[path] };
@@ -153,7 +159,7 @@ describe('what GitOps agents deploy', () => {
   };
   const ids = (extra: Record<string, string>) => discoverTargets(tree({ ...files, ...extra })).map((node) => node.id);
 
-  it('makes a base an Argo CD Application or a Flux Kustomization deploys a target of its own, and a chart a HelmRelease deploys render its defaults too', () => {
+  it('makes a base an Argo CD Application or a Flux Kustomization deploys a target of its own, and a chart a HelmRelease deploys a release target beside the values files no release reads', () => {
     expect(ids({})).toEqual(['apps/api/overlays/prod', 'apps/web/overlays/prod', 'charts/api/values-prod.yaml']);
     expect(
       ids({
@@ -172,9 +178,9 @@ describe('what GitOps agents deploy', () => {
       'apps/web/base',
       'apps/web/overlays/prod',
       'argocd',
-      'charts/api',
       'charts/api/values-prod.yaml',
       'clusters/dev',
+      'flux:api',
     ]);
     // A HelmRelease of a chart from a Helm repository names no directory of this repository.
     expect(
@@ -183,6 +189,228 @@ describe('what GitOps agents deploy', () => {
           'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: api}\nspec:\n  chart:\n    spec: {chart: charts/api, sourceRef: {kind: HelmRepository, name: bitnami}}\n',
       }),
     ).not.toContain('charts/api');
+  });
+});
+
+describe('Helm releases the agents define', () => {
+  const chart = {
+    'charts/hello/Chart.yaml': 'apiVersion: v2\nname: hello\nversion: 1.0.0\n',
+    'charts/hello/values.yaml': 'image: {repository: ghcr.io/example/hello, tag: "1.0"}\n',
+    'charts/hello/values-staging.yaml': 'image: {tag: "1.1"}\n',
+    'charts/hello/values-prod.yaml': 'image: {tag: "1.0"}\n',
+    'charts/hello/templates/deployment.yaml': deployment,
+    'envs/prod/hello.yaml': 'replicaCount: 3\n',
+  };
+  const releases = (extra: Record<string, string>) =>
+    discoverTargets(tree({ ...chart, ...extra })).filter((node) => node.release !== undefined);
+
+  it('reads an Argo CD Application as argo-cd renders it: release name, namespace, values files, values, parameters, CRDs', () => {
+    const [node, ...rest] = releases({
+      'argocd/hello.yaml': [
+        'apiVersion: argoproj.io/v1alpha1',
+        'kind: Application',
+        'metadata: {name: hello-staging, namespace: argocd}',
+        'spec:',
+        '  destination: {namespace: staging}',
+        '  source:',
+        '    repoURL: https://github.com/example/gitops.git',
+        '    path: charts/hello',
+        '    helm:',
+        '      valueFiles: [values-staging.yaml, /envs/prod/hello.yaml]',
+        '      values: |',
+        '        logLevel: debug',
+        '      parameters:',
+        '        - {name: a, value: "x,y"}',
+        '        - {name: b, value: "{1,2}"}',
+        '        - {name: c, value: "007", forceString: true}',
+        '        - {name: a, value: z}',
+        '',
+      ].join('\n'),
+    });
+    expect(rest).toEqual([]);
+    expect(node?.id).toBe('argocd:hello-staging');
+    expect(node?.inputFiles).toContain('argocd/hello.yaml');
+    expect(node?.inputFiles).toContain('charts/hello/values-staging.yaml');
+    expect(node?.inputFiles).not.toContain('charts/hello/values-prod.yaml');
+    expect(node?.release).toMatchObject({
+      releaseName: 'hello-staging',
+      namespace: 'staging',
+      chart: 'charts/hello',
+      valuesFiles: ['charts/hello/values-staging.yaml', 'envs/prod/hello.yaml'],
+      inlineValues: [{ name: 'helm.values', text: 'logLevel: debug\n' }],
+      set: [
+        { name: 'a', value: 'z' },
+        { name: 'b', value: '{1,2}' },
+      ],
+      setString: [{ name: 'c', value: '007' }],
+      includeCrds: true,
+    });
+  });
+
+  it('names a chart from a Helm repository or an OCI registry as not fetched', () => {
+    const nodes = releases({
+      'argocd/redis.yaml':
+        'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: redis}\nspec:\n  source: {repoURL: "oci://registry.example.com/charts", chart: redis, targetRevision: 19.0.1}\n',
+      'flux/podinfo.yaml':
+        'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: podinfo, namespace: apps}\nspec:\n  chartRef: {kind: OCIRepository, name: podinfo}\n',
+    });
+    expect(nodes.map((node) => [node.id, node.release?.skip])).toEqual([
+      [
+        'argocd:redis',
+        'the chart redis 19.0.1 comes from oci://registry.example.com/charts; charts from remote repositories are never fetched while rendering a pull request',
+      ],
+      [
+        'flux:apps/podinfo',
+        'the chart comes from the OCIRepository podinfo; charts from remote repositories are never fetched while rendering a pull request',
+      ],
+    ]);
+    expect(nodes[0]?.inputFiles).toEqual(['argocd/redis.yaml']);
+    // A remote chart with values from this repository: a change to those values names the release.
+    const [multi] = releases({
+      'argocd/redis.yaml':
+        'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: redis}\nspec:\n  sources:\n    - {repoURL: "https://charts.example.com", chart: redis, targetRevision: 19.0.1, helm: {valueFiles: [$values/envs/prod/hello.yaml, values-big.yaml]}}\n    - {repoURL: "https://github.com/example/gitops.git", ref: values}\n',
+    });
+    expect(multi?.inputFiles).toEqual(['argocd/redis.yaml', 'envs/prod/hello.yaml']);
+    expect(multi?.release?.skip).toContain('never fetched');
+  });
+
+  it('reads a Flux HelmRelease as helm-controller installs it: release name, target namespace, valuesFrom ConfigMaps, values, CRD policy', () => {
+    const long = 'a-release-name-that-is-long-enough-to-be-cut-by-helm-controller';
+    const [node, shortened] = releases({
+      'flux/hello.yaml': [
+        'apiVersion: helm.toolkit.fluxcd.io/v2',
+        'kind: HelmRelease',
+        'metadata: {name: hello, namespace: apps}',
+        'spec:',
+        '  targetNamespace: prod',
+        '  install: {crds: Skip}',
+        '  chart: {spec: {chart: ./charts/hello, sourceRef: {kind: GitRepository, name: flux-system}, valuesFiles: [charts/hello/values-prod.yaml]}}',
+        '  valuesFrom:',
+        '    - {kind: ConfigMap, name: hello-values}',
+        '    - {kind: Secret, name: hello-secrets}',
+        '  values: {replicaCount: 2}',
+        '---',
+        'apiVersion: helm.toolkit.fluxcd.io/v2',
+        'kind: HelmRelease',
+        `metadata: {name: ${long}, namespace: apps}`,
+        'spec:',
+        '  chart: {spec: {chart: charts/hello, sourceRef: {kind: GitRepository, name: flux-system}}}',
+        '',
+      ].join('\n'),
+      'charts/hello/crds/greetings.yaml': 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n',
+      'flux/values.yaml':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hello-values, namespace: apps}\ndata:\n  values.yaml: |\n    image: {tag: "2.0"}\n',
+    });
+    expect(node?.id).toBe('flux:apps/a-release-name-that-is-long-enough-to-be-cut-by-helm-controller');
+    expect(node?.release?.releaseName).toMatch(/^a-release-name-that-is-long-enough-to-be-[0-9a-f]{12}$/);
+    expect(node?.release?.releaseName).toHaveLength(53);
+    expect(node?.release?.includeCrds).toBe(true);
+    expect(node?.release?.notes.join(' ')).toContain('upgrade.crds');
+    expect(shortened?.id).toBe('flux:apps/hello');
+    expect(shortened?.inputFiles).toContain('flux/values.yaml');
+    expect(shortened?.release).toMatchObject({
+      releaseName: 'prod-hello',
+      namespace: 'prod',
+      valuesFiles: ['charts/hello/values-prod.yaml'],
+      inlineValues: [
+        { name: 'ConfigMap hello-values values.yaml', text: 'image: {tag: "2.0"}\n' },
+        { name: 'spec.values', text: '{"replicaCount":2}' },
+      ],
+      includeCrds: false,
+    });
+    expect(shortened?.release?.notes.join(' ')).toContain('never reads Secrets');
+  });
+
+  it('turns a release into the flags argo-cd passes to helm template, in its order', () => {
+    const [node] = releases({
+      'argocd/hello.yaml':
+        'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: hello}\nspec:\n  destination: {namespace: web}\n  source:\n    path: charts/hello\n    helm:\n      namespace: other\n      skipCrds: true\n      skipTests: true\n      valueFiles: [values-prod.yaml]\n      valuesObject: {a: 1}\n      values: "ignored: true"\n      parameters: [{name: b, value: "1,2"}, {name: c, value: x, forceString: true}]\n',
+    });
+    expect(
+      releaseTemplateArgs(node?.release as NonNullable<typeof node>['release'] & object, (i) => `/v/${i}.yaml`),
+    ).toEqual([
+      '--namespace',
+      'other',
+      '--values',
+      './charts/hello/values-prod.yaml',
+      '--values',
+      '/v/0.yaml',
+      '--set',
+      'b=1\\,2',
+      '--set-string',
+      'c=x',
+      '--skip-tests',
+    ]);
+    expect(node?.release?.inlineValues).toEqual([{ name: 'helm.valuesObject', text: '{"a":1}' }]);
+  });
+
+  it('names what it cannot resolve instead of guessing: values outside the repository, a ConfigMap it does not hold, targetPath', () => {
+    const app = (valueFiles: string, extra = '') =>
+      `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: hello}\nspec:\n  source:\n    path: charts/hello\n    helm:\n      valueFiles: [${valueFiles}]\n${extra}`;
+    expect(releases({ 'a.yaml': app('../../../etc/passwd') })[0]?.release?.skip).toBe(
+      'the values file ../../../etc/passwd is outside the repository',
+    );
+    expect(releases({ 'a.yaml': app('https://example.com/values.yaml') })[0]?.release?.skip).toContain(
+      'values files are never fetched',
+    );
+    const missing = releases({ 'a.yaml': app('values-qa.yaml', '      ignoreMissingValueFiles: true\n') })[0]?.release;
+    expect(missing?.skip).toBeUndefined();
+    expect(missing?.valuesFiles).toEqual([]);
+    expect(missing?.notes.join(' ')).toContain('values-qa.yaml');
+    const flux = (valuesFrom: string) =>
+      `apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: hello, namespace: apps}\nspec:\n  chart: {spec: {chart: charts/hello, sourceRef: {kind: GitRepository, name: flux-system}}}\n  valuesFrom: [${valuesFrom}]\n`;
+    expect(releases({ 'f.yaml': flux('{kind: ConfigMap, name: generated}') })[0]?.release?.skip).toBe(
+      'its values come from the ConfigMap generated (key values.yaml), which is neither a ConfigMap manifest nor a configMapGenerator file in the repository',
+    );
+    expect(
+      releases({ 'f.yaml': flux('{kind: ConfigMap, name: generated, optional: true}') })[0]?.release?.skip,
+    ).toBeUndefined();
+    expect(
+      releases({ 'f.yaml': flux('{kind: ConfigMap, name: one, targetPath: image.tag}') })[0]?.release?.skip,
+    ).toContain('targetPath');
+  });
+
+  it('expands $ARGOCD_APP_* in values file paths and parameters as Argo CD does, with the commit being rendered', () => {
+    expect(argoEnvsubst('a-$X-${X}-$$-${Y}-$Z_1', { X: 'x', Z_1: 'z' })).toBe('a-x-x-$--z');
+    const [node] = discoverTargets({
+      ...tree({
+        ...chart,
+        'charts/hello/values-hello.yaml': 'a: 1\n',
+        'a.yaml':
+          'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: hello}\nspec:\n  destination: {namespace: web}\n  source:\n    path: charts/hello\n    helm:\n      valueFiles: [values-$ARGOCD_APP_NAME.yaml]\n      parameters: [{name: rev, value: "${ARGOCD_APP_REVISION_SHORT}-$ARGOCD_APP_NAMESPACE"}]\n',
+      }),
+      sha: '0123456789abcdef0123456789abcdef01234567',
+    }).filter((candidate) => candidate.release);
+    expect(node?.release?.valuesFiles).toEqual(['charts/hello/values-hello.yaml']);
+    expect(node?.release?.set).toEqual([{ name: 'rev', value: '0123456-web' }]);
+  });
+
+  it('reads a valuesFrom ConfigMap that a kustomization generates from a file, as Flux users write them', () => {
+    const [node] = releases({
+      'clusters/prod/hello.yaml':
+        'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: hello, namespace: apps}\nspec:\n  chart: {spec: {chart: charts/hello, sourceRef: {kind: GitRepository, name: flux-system}}}\n  valuesFrom: [{kind: ConfigMap, name: hello-values}, {kind: ConfigMap, name: hello-extra, valuesKey: extra.yaml}]\n',
+      'clusters/prod/kustomization.yaml':
+        'namespace: apps\nresources: [hello.yaml]\nconfigMapGenerator:\n  - name: hello-values\n    files: [values.yaml=prod-values.yaml]\n  - name: hello-extra\n    files: [config/extra.yaml]\n',
+      'clusters/prod/prod-values.yaml': 'image: {tag: "3.0"}\n',
+      'clusters/prod/config/extra.yaml': 'replicaCount: 5\n',
+    });
+    expect(node?.release?.skip).toBeUndefined();
+    expect(node?.release?.inlineValues).toEqual([
+      { name: 'ConfigMap hello-values values.yaml', text: 'image: {tag: "3.0"}\n' },
+      { name: 'ConfigMap hello-extra extra.yaml', text: 'replicaCount: 5\n' },
+    ]);
+    expect(node?.inputFiles).toEqual(
+      expect.arrayContaining(['clusters/prod/prod-values.yaml', 'clusters/prod/config/extra.yaml']),
+    );
+  });
+
+  it('leaves an Application that says its source is kustomize or a directory to those renderers', () => {
+    expect(
+      releases({
+        'a.yaml':
+          'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: hello}\nspec:\n  source: {path: charts/hello, directory: {recurse: true}}\n',
+      }),
+    ).toEqual([]);
   });
 });
 

@@ -239,6 +239,7 @@ export async function renderWithTool(
   args: string[],
   checkoutDir: string,
   options: ToolRunOptions,
+  readOnlyDirs: readonly string[] = [],
 ): Promise<ToolOutcome> {
   const settings = options.isolation ?? {};
   const refused = (message: string): ToolOutcome => ({
@@ -250,7 +251,7 @@ export async function renderWithTool(
   if (!status.available) return refused(isolationUnavailableMessage(settings.mode ?? 'namespace', status.reason));
   let isolated: IsolatedRun;
   try {
-    isolated = isolateRun(settings, command, args, checkoutDir, scrubbedEnv(options.path, options.home));
+    isolated = isolateRun(settings, command, args, checkoutDir, scrubbedEnv(options.path, options.home), readOnlyDirs);
   } catch (error) {
     return refused(
       `not rendered: the render sandbox could not be set up (${(error as Error).message}); see docs/operations.md`,

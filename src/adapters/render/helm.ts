@@ -1,10 +1,12 @@
-import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import {
   checkChartYaml,
   checkValuesSchema,
   planRefusal,
+  releaseTemplateArgs,
   type ChartReads,
   type RenderOutcome,
   type TargetNode,
@@ -188,11 +190,53 @@ export async function renderHelmChart(
     return { outcome, toolMs: 0, cacheable: false };
   }
   const chart = node.dir === '' ? '.' : `./${node.dir}`;
-  const args = [
-    'template',
-    releaseName(node.dir),
-    chart,
-    ...(node.valuesFiles ?? []).flatMap((file) => ['-f', `./${file}`]),
-  ];
-  return renderWithTool('helm template', tools.helm.command, args, checkoutDir, options);
+  const notes = [...(node.release?.notes ?? []), renderedWith(tools.helm.version)];
+  const release = node.release;
+  if (!release) {
+    const args = [
+      'template',
+      releaseName(node.dir),
+      chart,
+      ...(node.valuesFiles ?? []).flatMap((file) => ['-f', `./${file}`]),
+    ];
+    return withNotes(await renderWithTool('helm template', tools.helm.command, args, checkoutDir, options), notes);
+  }
+  // Inline values (Argo CD values/valuesObject, Flux valuesFrom and values) become files in a
+  // folder of their own, bound read-only into the sandbox beside the checkout.
+  const inline = release.inlineValues.length > 0 ? mkdtempSync(join(tmpdir(), 'escalator-values-')) : undefined;
+  try {
+    const valuesPath = (index: number): string => join(inline as string, `values-${index}.yaml`);
+    release.inlineValues.forEach((values, index) => writeFileSync(valuesPath(index), values.text, { mode: 0o600 }));
+    const args = ['template', release.releaseName, chart, ...releaseTemplateArgs(release, valuesPath)];
+    const result = await renderWithTool(
+      'helm template',
+      tools.helm.command,
+      args,
+      checkoutDir,
+      options,
+      inline ? [inline] : [],
+    );
+    if (inline && result.outcome.status === 'failed') {
+      // Name the inline values as the reader wrote them, not by a temporary path.
+      let message = result.outcome.message;
+      release.inlineValues.forEach((values, index) => {
+        message = message.split(valuesPath(index)).join(`(${values.name})`);
+      });
+      result.outcome = { ...result.outcome, message: message.split(inline).join('(inline values)') };
+    }
+    return withNotes(result, notes);
+  } finally {
+    if (inline) rmSync(inline, { recursive: true, force: true });
+  }
+}
+
+/** "Rendered with helm v3.17.3." from `helm version --short` (helm 3 and 4 render some charts differently). */
+export function renderedWith(version: string): string {
+  const match = /v\d+\.\d+\.\d+/.exec(version);
+  return `Rendered with helm ${match ? match[0] : version.replace(/^helm /, '')}.`;
+}
+
+function withNotes(result: ToolOutcome, notes: string[]): ToolOutcome {
+  if (result.outcome.status !== 'ok') return result;
+  return { ...result, outcome: { ...result.outcome, notes: [...(result.outcome.notes ?? []), ...notes] } };
 }

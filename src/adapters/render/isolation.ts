@@ -263,6 +263,8 @@ interface NamespaceRunInput {
   checkoutDir: string | undefined;
   binaries: string[];
   env: Record<string, string>;
+  /** More folders the tool reads (values written for one render), bound read-only like the checkout. */
+  readOnlyDirs?: readonly string[];
 }
 
 function namespaceRun(input: NamespaceRunInput): Omit<IsolatedRun, 'dispose'> {
@@ -287,6 +289,7 @@ function namespaceRun(input: NamespaceRunInput): Omit<IsolatedRun, 'dispose'> {
   // Scripts (stand-ins in tests, wrappers some images ship) may read these too; the Go tools never do.
   if (system) for (const device of ['/dev/zero', '/dev/random', '/dev/urandom']) entries.push('file', device, 'nosuid');
   if (input.checkoutDir !== undefined) entries.push('dir', input.checkoutDir, 'ro,nosuid,nodev,noexec');
+  for (const dir of input.readOnlyDirs ?? []) entries.push('dir', dir, 'ro,nosuid,nodev,noexec');
   // Folders: mount points of directories, parents of files and links, and the writable scratch
   // (HOME and /tmp live in the tmpfs itself; nobody else is inside to read them).
   const dirs = new Set<string>(['/tmp']);
@@ -427,6 +430,7 @@ export function isolateRun(
   args: string[],
   checkoutDir: string,
   env: Record<string, string>,
+  readOnlyDirs: readonly string[] = [],
 ): IsolatedRun {
   const mode = settings.mode ?? 'namespace';
   if (mode === 'proxy') {
@@ -468,6 +472,7 @@ export function isolateRun(
     checkoutDir,
     binaries: (settings.binaries ?? []).filter((binary) => binary !== command),
     env,
+    readOnlyDirs,
   });
   return { ...run, dispose: () => undefined };
 }

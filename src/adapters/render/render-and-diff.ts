@@ -79,6 +79,7 @@ const VALUES_FILE = /(^|\/)values[^/]*\.ya?ml$/;
 function treeView(tree: SourceTree): TreeView {
   const files = tree.listFiles();
   return {
+    sha: tree.sha,
     files,
     read: (path) => {
       try {
@@ -108,6 +109,11 @@ const YAML_FILE = /\.ya?ml$/;
  */
 function hostileInput(node: TargetNode, view: TreeView): string | undefined {
   if (node.kind === 'plain') return undefined;
+  // Values an agent gives inline (an Application's values, a ConfigMap's values.yaml) are YAML helm parses too.
+  for (const values of node.release?.inlineValues ?? []) {
+    const problem = checkYamlInput(values.text);
+    if (problem) return `refused: ${node.release?.source ?? ''} ${values.name}: ${problem.reason}`;
+  }
   for (const path of filesOf(node, view.files)) {
     if (!YAML_FILE.test(path) || path.includes('/templates/')) continue;
     const text = view.read(path);
@@ -116,6 +122,29 @@ function hostileInput(node: TargetNode, view: TreeView): string | undefined {
     if (problem) return `refused: ${path}: ${problem.reason}`;
   }
   return undefined;
+}
+
+/**
+ * Why a target is named as not rendered before anything runs: a release whose chart (or values)
+ * is not in the repository, or a kustomization whose only remote references are `helmCharts`
+ * chart repositories. Charts from remote repositories are never fetched while rendering a pull
+ * request; every other remote reference stays a refusal (src/planners/diff/refusal.ts).
+ */
+function skipReason(node: TargetNode, allowRemote: boolean): string | undefined {
+  if (node.release?.skip !== undefined) return node.release.skip;
+  const charts = node.remoteCharts ?? [];
+  if (
+    node.kind !== 'kustomize' ||
+    allowRemote ||
+    charts.length === 0 ||
+    node.remote.some((entry) => !charts.includes(entry)) ||
+    node.plugins.length > 0 ||
+    (node.outside?.length ?? 0) > 0 ||
+    (node.unreadable?.length ?? 0) > 0 ||
+    (node.linksOut?.length ?? 0) > 0
+  )
+    return undefined;
+  return `its helmCharts come from remote chart repositories (${charts.join(', ')}); charts from remote repositories are never fetched while rendering a pull request`;
 }
 
 async function pool<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
@@ -219,7 +248,11 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     const view = views.get(tree) as TreeView;
     const chartValues =
       node.kind === 'helm'
-        ? [node.dir === '' ? 'values.yaml' : `${node.dir}/values.yaml`, ...(node.valuesFiles ?? [])]
+        ? [
+            node.dir === '' ? 'values.yaml' : `${node.dir}/values.yaml`,
+            ...(node.valuesFiles ?? []),
+            ...(node.release?.valuesFiles ?? []),
+          ]
         : [];
     const kustomizeValues =
       node.kind === 'kustomize'
@@ -304,6 +337,10 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
   const work = affected.targets.slice(0, maxTargets);
   const threads = options.diffThreads ?? (sharedDiffThreads ??= new DiffThreads());
   const diffs = await pool(work, options.concurrency ?? 2, async ({ base, head }): Promise<TargetDiff | undefined> => {
+    // A release whose chart (or values) Escalator does not fetch is named with the reason; nothing runs.
+    const skip = skipReason(head ?? (base as TargetNode), run.allowRemote ?? false);
+    if (skip !== undefined)
+      return notRenderedDiff((head ?? base) as TargetNode, !base ? 'added' : !head ? 'removed' : 'both', skip);
     const [baseOutcome, headOutcome] = [await renderSide(input.base, base), await renderSide(input.head, head)];
     const target = (head ?? base) as TargetNode;
     let diff: TargetDiff;

@@ -42,12 +42,13 @@ export class RenderCache {
     const hash = createHash('sha256');
     hash.update(
       JSON.stringify({
-        v: 2,
+        v: 3,
         id: node.id,
         kind: node.kind,
         dir: node.dir,
         file: node.file,
         values: node.valuesFiles,
+        release: node.release,
         tool,
         options,
       }),

@@ -45,3 +45,12 @@ export {
 export { renderPlain } from './plain.js';
 export { planRefusal } from './refusal.js';
 export { checkChartYaml, checkValuesSchema, type ChartReads } from './chart-reads.js';
+export {
+  readHelmReleases,
+  releaseTemplateArgs,
+  argoEnvsubst,
+  cleanSetParameter,
+  shortenReleaseName,
+  type HelmRelease,
+  type ReleaseTree,
+} from './helm-releases.js';

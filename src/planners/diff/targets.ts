@@ -10,6 +10,7 @@ import {
   shown,
   type FieldRef,
 } from './kustomize-reads.js';
+import { readHelmReleases, type HelmRelease } from './helm-releases.js';
 import { dirname, resolvePath } from './repo-path.js';
 import type { TargetNode } from './types.js';
 
@@ -34,6 +35,8 @@ export { resolvePath };
  * classified by what it holds.
  */
 export interface TreeView {
+  /** The commit this tree is (Argo CD's `$ARGOCD_APP_REVISION` in Helm parameters); optional. */
+  sha?: string;
   files: readonly string[];
   /** A file's text, or undefined when it is missing or not text. A symbolic link's text is its target. */
   read: (path: string) => string | undefined;
@@ -100,6 +103,8 @@ interface KustomizeWalk {
   dirs: Set<string>;
   unsure: string[];
   remote: string[];
+  /** The remote entries that are `helmCharts` chart repositories. */
+  remoteCharts: string[];
   plugins: string[];
   /** References that leave the repository (`../` past the root, absolute paths, symbolic links out). */
   outside: string[];
@@ -315,9 +320,10 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
         );
       }
       if (local.length === 0) {
-        if (chart.repo && chart.repo.value !== '')
+        if (chart.repo && chart.repo.value !== '') {
           walk.remote.push(`${shown(chart.repo.value)} (chart ${shown(name)})`);
-        else walk.unsure.push(`${file} inflates the chart ${name}, which is not in ${home}/`);
+          walk.remoteCharts.push(`${shown(chart.repo.value)} (chart ${shown(name)})`);
+        } else walk.unsure.push(`${file} inflates the chart ${name}, which is not in ${home}/`);
         walk.dirs.add(homePath);
       }
     }
@@ -383,6 +389,7 @@ function kustomizeNode(index: Index, dir: string): TargetNode {
     dirs: new Set(),
     unsure: [],
     remote: [],
+    remoteCharts: [],
     plugins: [],
     outside: [],
     unreadable: [],
@@ -403,6 +410,7 @@ function kustomizeNode(index: Index, dir: string): TargetNode {
     plugins: walk.plugins,
   };
   if (walk.needsHelm) node.needsHelm = true;
+  if (walk.remoteCharts.length > 0) node.remoteCharts = walk.remoteCharts;
   if (walk.outside.length > 0) node.outside = walk.outside;
   if (walk.unreadable.length > 0) node.unreadable = walk.unreadable;
   if (walk.linksOut.length > 0) node.linksOut = [...new Set(walk.linksOut)].sort(compare);
@@ -492,6 +500,7 @@ function helmNodes(index: Index, chartDir: string, deployedWithDefaults = false)
     dirs: new Set(),
     unsure: [],
     remote: reads.remote,
+    remoteCharts: [],
     plugins: [],
     outside: reads.outside,
     unreadable: reads.unreadable,
@@ -532,6 +541,44 @@ function helmNodes(index: Index, chartDir: string, deployedWithDefaults = false)
   ];
 }
 
+/**
+ * The target of a release an agent defines: the chart's files, the values files and ConfigMaps it
+ * reads, and the Application or HelmRelease itself, so a change to any of them renders it. A
+ * release that is not rendered (a remote chart) reads its own definition and the values files of
+ * the repository it names, so a change to them names it as not rendered.
+ */
+function releaseNode(index: Index, release: HelmRelease): TargetNode {
+  const own = { id: release.id, kind: 'helm' as const, release };
+  if (release.chart === undefined || release.skip !== undefined)
+    return {
+      ...own,
+      dir: release.chart ?? dirname(release.source),
+      inputFiles: [...new Set([release.source, ...release.valuesFiles, ...release.reads])].sort(compare),
+      inputDirs: [],
+      unsure: [],
+      remote: [],
+      plugins: [],
+    };
+  const chart = helmNodes(index, release.chart, true)[0] as TargetNode;
+  return {
+    ...chart,
+    ...own,
+    inputFiles: [...new Set([...chart.inputFiles, release.source, ...release.valuesFiles, ...release.reads])].sort(
+      compare,
+    ),
+  };
+}
+
+function releasesOf(index: Index, chartDirs: readonly string[], sha: string | undefined): HelmRelease[] {
+  return readHelmReleases({
+    ...(sha !== undefined ? { revision: sha } : {}),
+    files: index.sorted,
+    dirs: index.dirs,
+    read: index.read,
+    isChart: (dir) => chartDirs.includes(dir),
+  });
+}
+
 function isHidden(path: string): boolean {
   return path.split('/').some((segment) => segment.startsWith('.'));
 }
@@ -550,6 +597,9 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
   const isInChart = (path: string): boolean =>
     chartDirs.some((chart) => chart === '' || path === chart || path.startsWith(`${chart}/`));
 
+  const releases = releasesOf(index, chartDirs, tree.sha);
+  const released = new Set(releases.flatMap((release) => (release.chart === undefined ? [] : [release.chart])));
+
   if (options.paths && options.paths.length > 0) {
     const patterns = options.paths.map((pattern) => compilePathPattern(pattern));
     const matches = (path: string): boolean => patterns.some((pattern) => pattern.match(path) !== null);
@@ -561,6 +611,10 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
     for (const path of candidates.sort(compare)) {
       if (index.dirs.has(path)) {
         if (kustomizationFile(index.files, path)) nodes.push(kustomizeNode(index, path));
+        else if (released.has(path))
+          nodes.push(
+            ...releases.filter((release) => release.chart === path).map((release) => releaseNode(index, release)),
+          );
         else if (chartDirs.includes(path)) nodes.push(...helmNodes(index, path));
         else {
           const files = index.below(path).filter((file) => dirname(file) === path && YAML_FILE.test(file));
@@ -605,7 +659,17 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
     (dir) =>
       !chartDirs.some((other) => other !== dir && (other === '' || dir.startsWith(`${other}/`))) && !inflated.has(dir),
   );
-  for (const chart of topCharts) nodes.push(...helmNodes(index, chart, deployed.has(chart)));
+  // A chart an agent deploys is rendered as each release that deploys it; its values files that no
+  // release reads stay targets of their own (something outside the repository may deploy them).
+  const releasedValues = new Set(releases.flatMap((release) => release.valuesFiles));
+  for (const chart of topCharts)
+    nodes.push(
+      ...(released.has(chart)
+        ? helmNodes(index, chart).filter(
+            (node) => node.valuesFiles !== undefined && !node.valuesFiles.some((file) => releasedValues.has(file)),
+          )
+        : helmNodes(index, chart, deployed.has(chart))),
+    );
 
   const claimed = new Set<string>();
   const claimedDirs = new Set<string>([...kustomizeDirs]);
@@ -633,6 +697,8 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
     const dir = dirname(file);
     plainDirs.set(dir, [...(plainDirs.get(dir) ?? []), file]);
   }
+  // Releases claim no file: the Applications and HelmReleases stay objects of their own directory's target.
+  for (const release of releases) nodes.push(releaseNode(index, release));
   for (const [dir, files] of plainDirs)
     nodes.push({
       id: dir || '.',

@@ -4,6 +4,8 @@
  * before they are stored.
  */
 
+import type { HelmRelease } from './helm-releases.js';
+
 /** How a target is rendered. */
 export type TargetKind = 'kustomize' | 'helm' | 'plain';
 
@@ -30,6 +32,8 @@ export interface TargetNode extends Target {
   unsure: string[];
   /** Remote resources the kustomization references (`https://…`, `git@…`, `github.com/…?ref=`). */
   remote: string[];
+  /** Kustomize: the `helmCharts` entries among `remote` (a chart repository and the chart's name). */
+  remoteCharts?: string[];
   /** Generator or transformer configurations that would run exec or container plugins. */
   plugins: string[];
   /** References that leave the repository (`../` past its root, absolute paths, symbolic links out). */
@@ -48,6 +52,11 @@ export interface TargetNode extends Target {
   linksOut?: string[];
   /** The graph was built knowing which paths are symbolic links, and followed them. */
   linksFollowed?: boolean;
+  /**
+   * Helm: the chart is deployed as this release by an Argo CD Application or a Flux HelmRelease
+   * (src/planners/diff/helm-releases.ts), and is rendered the way that agent renders it.
+   */
+  release?: HelmRelease;
 }
 
 /** The identity Kubernetes uses for an object, without the version. */

@@ -27,6 +27,8 @@ export const CaseMeta = z.object({
   top: z.array(z.string()).default([]),
   /** What must appear somewhere in the comment. */
   contains: z.array(z.string()).default([]),
+  /** Real-helm cases (test/fixtures/diff-helm): helm 3.17 and helm 4.1 render this case differently. */
+  helmOutputsDiffer: z.boolean().default(false),
   /** What must not appear anywhere in the comment. */
   absent: z.array(z.string()).default([]),
 });

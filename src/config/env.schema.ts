@@ -225,6 +225,13 @@ export const EnvSchema = z.object({
     .describe(
       'How kustomize and helm are kept off the network and away from every file but their checkout. `namespace`: new user, network and mount namespaces with only the checkout and the tool binaries visible (the container must allow user namespaces; see docs/operations.md). `proxy`: a fallback where they are forbidden: every proxy variable points at a closed port and the tool runs on a private copy of its checkout; it does not stop loopback fetches or absolute paths (docs/operations.md lists its gaps). When the mode does not work on the worker, every render is refused. @default namespace',
     ),
+  ESCALATOR_HELM_PATH: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'The helm binary renders use (a file, or a directory holding `helm`), instead of the first `helm` on PATH; helm 3 and 4 both work. When it is not an executable, charts are not rendered and each chart says why. @default the helm on PATH',
+    ),
   ESCALATOR_MAX_BODY_BYTES: z.coerce
     .number()
     .int()

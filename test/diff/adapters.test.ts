@@ -443,6 +443,22 @@ describe('findTools', () => {
     expect(tools.helm).toEqual({ command: join(bin, 'helm'), version: 'helm v3.99.0+fake' });
     expect(findTools({ path: '/nonexistent' })).toEqual({});
   });
+
+  it('uses the helm ESCALATOR_HELM_PATH names (a file or a directory) instead of the one on PATH', () => {
+    const bin = join(scratch, `bin-${counter++}`);
+    mkdirSync(bin);
+    symlinkSync(FAKE_HELM, join(bin, 'helm'));
+    const named = join(scratch, `named-${counter++}`);
+    mkdirSync(named);
+    symlinkSync(FAKE_HELM, join(named, 'helm-3.17'));
+    const onPath = `${bin}:${process.env.PATH ?? ''}`;
+    expect(findTools({ path: onPath, helmPath: join(named, 'helm-3.17') }).helm?.command).toBe(
+      join(named, 'helm-3.17'),
+    );
+    expect(findTools({ path: '/nonexistent', helmPath: bin }).helm?.command).toBe(join(bin, 'helm'));
+    // Named but not there: helm counts as missing, never the one on PATH by surprise.
+    expect(findTools({ path: onPath, helmPath: join(named, 'missing') }).helm).toBeUndefined();
+  });
 });
 
 describe('cleanToolError', () => {

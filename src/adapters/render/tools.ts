@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
 import { findExecutable } from './exec.js';
 
 /** The renderers found on this machine. */
@@ -11,6 +12,8 @@ export interface Tools {
 export interface ToolPaths {
   /** Search this PATH. @default process.env.PATH */
   path?: string;
+  /** The helm binary to use instead of the one on PATH. @default process.env.ESCALATOR_HELM_PATH */
+  helmPath?: string;
   /** Explicit binaries (tests); `null` forces "not installed". */
   kustomize?: string | null;
   kubectl?: string | null;
@@ -38,7 +41,8 @@ function versionOf(command: string, args: string[]): string {
 /** Find kustomize (else kubectl) and helm once per process and PATH; versions go into render cache keys. */
 export function findTools(paths: ToolPaths = {}): Tools {
   const path = paths.path ?? process.env.PATH;
-  const key = JSON.stringify([path, paths.kustomize, paths.kubectl, paths.helm]);
+  const helmPath = paths.helmPath ?? process.env.ESCALATOR_HELM_PATH;
+  const key = JSON.stringify([path, paths.kustomize, paths.kubectl, paths.helm, helmPath]);
   const known = cache.get(key);
   if (known) return known;
   const tools: Tools = {};
@@ -56,8 +60,20 @@ export function findTools(paths: ToolPaths = {}): Tools {
       args: ['kustomize'],
       version: `kubectl ${versionOf(kubectl, ['version', '--client'])}`,
     };
-  const helm = paths.helm === null ? undefined : (paths.helm ?? findExecutable('helm', path));
+  // ESCALATOR_HELM_PATH names one binary (a directory holding `helm` works too); when it is not an
+  // executable, helm counts as missing and each chart's section says helm is not installed.
+  const named = helmPath ? (findExecutable('helm', helmPath) ?? executableFile(helmPath)) : undefined;
+  const helm = paths.helm === null ? undefined : (paths.helm ?? (helmPath ? named : findExecutable('helm', path)));
   if (helm) tools.helm = { command: helm, version: `helm ${versionOf(helm, ['version', '--short'])}` };
   cache.set(key, tools);
   return tools;
+}
+
+function executableFile(file: string): string | undefined {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile() ? file : undefined;
+  } catch {
+    return undefined;
+  }
 }

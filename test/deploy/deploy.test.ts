@@ -394,6 +394,7 @@ describe('deploy/overlays/production', () => {
       ESCALATOR_REGISTRY_TOKEN: 'registry-token',
       ESCALATOR_CI_TOKEN: 'ci-token',
       ESCALATOR_ADMIN_TOKEN: 'admin-token',
+      ESCALATOR_AGENT_TOKEN: 'agent-token',
     };
     for (const [name, key] of Object.entries(tokens)) {
       expect(envValue(container(web()), name)?.valueFrom?.secretKeyRef).toEqual({

@@ -6,7 +6,7 @@ import { agentNames, agentTable, type AgentName, type AgentReport } from '../eve
 import type { Logger } from '../observability/logger.js';
 import { agentReports } from '../observability/metrics.js';
 import type { HealthReport } from '../planners/health.js';
-import { githubRepoOf, mapAgentReport, type HealthTarget } from '../planners/health-map.js';
+import { githubRepoOf, mapAgentReport, type HealthTarget } from '../events/agents/health-map.js';
 import { enqueueHealth } from '../queue/enqueue.js';
 import { QueueUnavailableError, type Producer } from '../queue/producer.js';
 import { sendJson, type Handler } from '../web/server.js';

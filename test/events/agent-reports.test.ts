@@ -14,7 +14,7 @@ import {
   normalizeStatusEvent,
   type AgentReport,
 } from '../../src/events/agents/index.js';
-import { githubRepoOf, mapAgentReport } from '../../src/planners/health-map.js';
+import { githubRepoOf, mapAgentReport } from '../../src/events/agents/health-map.js';
 
 const root = join(import.meta.dirname, '../..');
 const fixture = (name: string): unknown =>
@@ -223,7 +223,7 @@ environments:
   - name: staging
     paths: ["apps/*/overlays/staging"]
     from: dev
-    health: { flux: "flux-system/apps-staging", tolerate: 2m }
+    health: { flux: "flux-system/apps-staging" }
   - name: prod
     paths: ["apps/*/overlays/prod"]
     from: staging
@@ -244,21 +244,21 @@ environments:
 
   it('binds {app} to the app whose name fits, in the namespace the pattern names', () => {
     expect(mapAgentReport(index, report('argocd', 'hello-dev', 'argocd'))).toEqual([
-      { environment: 'dev', app: 'hello', tolerateMs: 60_000 },
+      { environment: 'dev', app: 'hello' },
     ]);
     expect(mapAgentReport(index, report('argocd', 'hello-dev', 'other'))).toEqual([]);
   });
 
   it('takes one Kustomization for the whole environment: every app of it', () => {
     expect(mapAgentReport(index, report('flux', 'apps-staging', 'flux-system'))).toEqual([
-      { environment: 'staging', app: 'hello', tolerateMs: 120_000 },
-      { environment: 'staging', app: 'world', tolerateMs: 120_000 },
+      { environment: 'staging', app: 'hello' },
+      { environment: 'staging', app: 'world' },
     ]);
   });
 
   it('matches status contexts with * for the provider uid', () => {
     expect(mapAgentReport(index, report('status', 'kustomization/world-prod/2f1e4c3b'))).toEqual([
-      { environment: 'prod', app: 'world', tolerateMs: 60_000 },
+      { environment: 'prod', app: 'world' },
     ]);
   });
 

@@ -2,7 +2,7 @@ import type { HealthState, SyncState } from '../../planners/health.js';
 
 /**
  * One report from an agent, in its own terms, before it is mapped to an environment and app of a
- * repository (src/planners/health-map.ts). Normalized from Flux events, Argo CD notifications and
+ * repository (./health-map.ts). Normalized from Flux events, Argo CD notifications and
  * GitHub commit statuses, check runs and deployment statuses.
  */
 export interface AgentReport {

@@ -1,16 +1,21 @@
-import { parseDuration, type RepoConfig } from '../config/repo-config.schema.js';
-import type { AgentReport } from '../events/agents/report.js';
+import type { AgentReport } from './report.js';
 
-/** An (environment, app) of a repository that an agent report is about, and the environment's tolerance. */
+/** An (environment, app) of a repository that an agent report is about. */
 export interface HealthTarget {
   environment: string;
   app: string;
-  tolerateMs: number;
 }
 
-/** What the mapping reads of a repository's index: its config, and the apps each environment's files bind. */
+/** The agent objects an environment listens to (`environments[].health` of the repository config). */
+export interface HealthListen {
+  argocd?: string | undefined;
+  flux?: string | undefined;
+  statuses: readonly string[];
+}
+
+/** What the mapping reads of a repository's index: its environments' health settings, and the apps each environment's files bind. */
 export interface HealthMapIndex {
-  config: RepoConfig | null;
+  config: { environments: ReadonlyArray<{ name: string; health?: HealthListen | undefined }> } | null;
   files: ReadonlyArray<{ environment: string; app: string }>;
 }
 
@@ -28,7 +33,7 @@ function compile(pattern: string, app: string): RegExp {
 }
 
 /** The patterns of an environment's health setting that listen to this agent. */
-function patternsFor(health: NonNullable<RepoConfig['environments'][number]['health']>, agent: AgentReport['agent']) {
+function patternsFor(health: HealthListen, agent: AgentReport['agent']): readonly string[] {
   if (agent === 'argocd') return health.argocd ? [health.argocd] : [];
   if (agent === 'flux') return health.flux ? [health.flux] : [];
   return health.statuses;
@@ -57,7 +62,6 @@ export function mapAgentReport(index: HealthMapIndex, report: AgentReport): Heal
     const apps = [
       ...new Set(index.files.filter((file) => file.environment === environment.name).map((file) => file.app)),
     ].sort();
-    const tolerateMs = parseDuration(environment.health.tolerate);
     const matched = new Set<string>();
     for (const pattern of patternsFor(environment.health, report.agent)) {
       const subject = subjectFor(report, pattern);
@@ -65,7 +69,7 @@ export function mapAgentReport(index: HealthMapIndex, report: AgentReport): Heal
         for (const app of apps) if (compile(pattern, app).test(subject)) matched.add(app);
       } else if (compile(pattern, '').test(subject)) for (const app of apps) matched.add(app);
     }
-    for (const app of [...matched].sort()) targets.push({ environment: environment.name, app, tolerateMs });
+    for (const app of [...matched].sort()) targets.push({ environment: environment.name, app });
   }
   return targets;
 }

@@ -2,7 +2,15 @@ import { createHmac } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RepoState } from '../adapters/store/repo-state.js';
 import type { RepoIndex } from '../adapters/store/subscriptions.js';
-import { agentNames, agentTable, type AgentName, type AgentReport } from '../events/agents/index.js';
+import {
+  agentNames,
+  agentTable,
+  MAX_OBJECT_CHARS,
+  MAX_URL_CHARS,
+  reportTime,
+  type AgentName,
+  type AgentReport,
+} from '../events/agents/index.js';
 import type { Logger } from '../observability/logger.js';
 import { agentReports } from '../observability/metrics.js';
 import type { HealthReport } from '../planners/health.js';
@@ -68,7 +76,10 @@ export async function enqueueAgentReport(
   receivedAt: string,
 ): Promise<AgentIntake> {
   const intake: AgentIntake = { targets: [], jobs: [], duplicates: 0 };
-  const object = report.object.namespace ? `${report.object.namespace}/${report.object.name}` : report.object.name;
+  const object = (
+    report.object.namespace ? `${report.object.namespace}/${report.object.name}` : report.object.name
+  ).slice(0, MAX_OBJECT_CHARS);
+  const url = report.url && report.url.length <= MAX_URL_CHARS ? report.url : undefined;
   for (const target of mapAgentReport(index, report)) {
     const health: HealthReport = {
       owner: index.owner,
@@ -78,8 +89,8 @@ export async function enqueueAgentReport(
       revision: report.revision,
       sync: report.sync,
       health: report.health,
-      at: report.at ?? receivedAt,
-      source: { agent: report.agent, object, ...(report.url ? { url: report.url } : {}) },
+      at: reportTime(report.at, receivedAt),
+      source: { agent: report.agent, object, ...(url ? { url } : {}) },
       ...(report.message ? { message: report.message } : {}),
     };
     const added = await enqueueHealth(producer, {

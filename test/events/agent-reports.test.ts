@@ -12,6 +12,7 @@ import {
   normalizeDeploymentStatusEvent,
   normalizeFluxEvent,
   normalizeStatusEvent,
+  reportTime,
   type AgentReport,
 } from '../../src/events/agents/index.js';
 import { githubRepoOf, mapAgentReport } from '../../src/events/agents/health-map.js';
@@ -38,7 +39,7 @@ describe('normalizeFluxEvent (test/fixtures/agents, see its README)', () => {
         revision: SHA,
         sync: 'synced',
         health: 'healthy',
-        at: '2026-12-05T10:00:00.000Z',
+        at: '2026-11-20T10:00:00.000Z',
         message: 'Reconciliation finished in 2.418s, next run in 10m0s',
       },
     });
@@ -106,7 +107,7 @@ describe('normalizeArgoCdBody (the template of deploy/agents/argocd-notification
         revision: SHA,
         sync: 'synced',
         health: 'healthy',
-        at: '2026-12-05T10:00:42.000Z',
+        at: '2026-11-20T10:00:42.000Z',
         url: 'https://argocd.example.com/applications/hello-staging',
         message: 'successfully synced (all tasks run)',
         repoURL: 'https://github.com/example/gitops.git',
@@ -116,7 +117,7 @@ describe('normalizeArgoCdBody (the template of deploy/agents/argocd-notification
 
   it('reads Degraded as degraded since the health changed', () => {
     expect(normalizeArgoCdBody(fixture('argocd-health-degraded.json'))).toMatchObject({
-      report: { health: 'degraded', sync: 'synced', at: '2026-12-05T10:20:13.000Z' },
+      report: { health: 'degraded', sync: 'synced', at: '2026-11-20T10:20:13.000Z' },
     });
   });
 
@@ -125,7 +126,7 @@ describe('normalizeArgoCdBody (the template of deploy/agents/argocd-notification
       report: {
         sync: 'failed',
         revision: '9b8a7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b',
-        at: '2026-12-05T11:00:09.000Z',
+        at: '2026-11-20T11:00:09.000Z',
         message: expect.stringContaining('failed to apply') as string,
       },
     });
@@ -278,5 +279,13 @@ describe('githubRepoOf', () => {
     ['https://charts.example.com/stable', undefined],
   ])('reads %s', (url, expected) => {
     expect(githubRepoOf(url)).toEqual(expected);
+  });
+});
+
+describe('reportTime', () => {
+  it('keeps the agent time, never later than when the report was received', () => {
+    expect(reportTime('2026-11-20T10:00:00.000Z', '2026-11-20T10:00:01.000Z')).toBe('2026-11-20T10:00:00.000Z');
+    expect(reportTime('2026-11-20T12:00:00.000Z', '2026-11-20T10:00:01.000Z')).toBe('2026-11-20T10:00:01.000Z');
+    expect(reportTime(undefined, '2026-11-20T10:00:01.000Z')).toBe('2026-11-20T10:00:01.000Z');
   });
 });

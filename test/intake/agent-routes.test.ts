@@ -120,12 +120,12 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
         targets: ['staging/hello', 'staging/world'],
       });
       for (const app of ['hello', 'world'])
-        expect(await recorded('staging', app, '2026-12-05T10:00:00.000Z')).toEqual({
+        expect(await recorded('staging', app, '2026-11-20T10:00:00.000Z')).toEqual({
           revision: '4f9a2c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39',
           sync: 'synced',
           health: 'healthy',
-          healthySince: '2026-12-05T10:00:00.000Z',
-          reportedAt: '2026-12-05T10:00:00.000Z',
+          healthySince: '2026-11-20T10:00:00.000Z',
+          reportedAt: '2026-11-20T10:00:00.000Z',
           source: { agent: 'flux', object: 'flux-system/apps-staging' },
           message: 'Reconciliation finished in 2.418s, next run in 10m0s',
         });
@@ -138,14 +138,14 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
     });
 
     it('accepts the plain route when exactly one repository listens to the object', async () => {
-      const body = fluxBody({ timestamp: '2026-12-05T10:01:00Z' });
+      const body = fluxBody({ timestamp: '2026-11-20T10:01:00Z' });
       expect((await postFlux(body, '/agents/flux')).status).toBe(202);
-      await recorded('staging', 'hello', '2026-12-05T10:01:00.000Z');
+      await recorded('staging', 'hello', '2026-11-20T10:01:00.000Z');
     });
 
     it('refuses a bad signature with 401 and records nothing', async () => {
       const before = await jobsAdded();
-      const body = fluxBody({ timestamp: '2026-12-05T10:30:00Z', severity: 'error', reason: 'HealthCheckFailed' });
+      const body = fluxBody({ timestamp: '2026-11-20T10:30:00Z', severity: 'error', reason: 'HealthCheckFailed' });
       for (const signature of [sign(body, 'not-the-token-at-all'), sign(`${body} `), 'sha1=abc', '']) {
         const res = await postFlux(body, `/agents/flux/${owner}/${repo}`, signature);
         expect(res.status, signature).toBe(401);
@@ -181,7 +181,7 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
       const res = await postArgo(argoBody());
       expect(res.status).toBe(202);
       expect(await res.json()).toMatchObject({ repository: `${owner}/${repo}`, targets: ['dev/hello'] });
-      expect(await recorded('dev', 'hello', '2026-12-05T10:00:42.000Z')).toMatchObject({
+      expect(await recorded('dev', 'hello', '2026-11-20T10:00:42.000Z')).toMatchObject({
         health: 'healthy',
         source: {
           agent: 'argocd',
@@ -260,13 +260,13 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
         context: 'kustomization/apps-dev/2f1e4c3b',
         state: 'failure',
         description: 'health check failed',
-        updated_at: '2026-12-05T11:00:00+00:00',
+        updated_at: '2026-11-20T11:00:00+00:00',
       });
       for (const app of ['hello', 'world'])
-        expect(await recorded('dev', app, '2026-12-05T11:00:00.000Z')).toMatchObject({
+        expect(await recorded('dev', app, '2026-11-20T11:00:00.000Z')).toMatchObject({
           revision: sha('c'),
           health: 'degraded',
-          degradedSince: '2026-12-05T11:00:00.000Z',
+          degradedSince: '2026-11-20T11:00:00.000Z',
           source: { agent: 'status', object: 'kustomization/apps-dev/2f1e4c3b' },
         });
     });
@@ -277,12 +277,12 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
         name: 'kustomization/apps-dev/2f1e4c3b',
         head_sha: sha('c'),
         conclusion: 'success',
-        completed_at: '2026-12-05T12:00:00Z',
+        completed_at: '2026-11-20T12:00:00Z',
       });
       await deliver('check_run', payload);
-      expect(await recorded('dev', 'world', '2026-12-05T12:00:00.000Z')).toMatchObject({
+      expect(await recorded('dev', 'world', '2026-11-20T12:00:00.000Z')).toMatchObject({
         health: 'healthy',
-        healthySince: '2026-12-05T12:00:00.000Z',
+        healthySince: '2026-11-20T12:00:00.000Z',
       });
     });
 
@@ -295,10 +295,10 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
       Object.assign(payload.deployment_status, {
         environment: 'argocd-dev',
         state: 'success',
-        updated_at: '2026-12-05T13:00:00Z',
+        updated_at: '2026-11-20T13:00:00Z',
       });
       await deliver('deployment_status', payload);
-      expect(await recorded('dev', 'hello', '2026-12-05T13:00:00.000Z')).toMatchObject({
+      expect(await recorded('dev', 'hello', '2026-11-20T13:00:00.000Z')).toMatchObject({
         revision: sha('d'),
         health: 'healthy',
         source: { agent: 'status', object: 'argocd-dev' },

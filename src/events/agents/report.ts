@@ -50,3 +50,17 @@ export function isoOf(text: unknown): string | undefined {
   const ms = Date.parse(text);
   return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }
+
+/**
+ * When a report happened, for the record: the agent's time, but never later than when Escalator
+ * received it. A cluster whose clock runs ahead would otherwise date its reports in the future,
+ * and every later report (dated correctly) would look older than the recorded one and be ignored.
+ */
+export function reportTime(at: string | undefined, receivedAt: string): string {
+  if (!at || Date.parse(at) > Date.parse(receivedAt)) return receivedAt;
+  return at;
+}
+
+/** The longest URL and object name kept in a report (longer ones are cut or dropped, never refused). */
+export const MAX_URL_CHARS = 2_000;
+export const MAX_OBJECT_CHARS = 600;

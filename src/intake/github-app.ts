@@ -25,6 +25,8 @@ export interface GitHubAppDeps {
   log: Logger;
   producer?: Producer;
   store?: RepoState;
+  /** This App's id: deployment statuses of the Deployments it created itself are not agent reports. */
+  appId?: number | string;
   now?: () => Date;
 }
 
@@ -247,7 +249,7 @@ export function createGitHubApp(deps: GitHubAppDeps) {
     app.on('deployment_status', async (context) => {
       const { deployment } = context.payload;
       // Escalator's own Deployments follow the reports; they are not reports themselves.
-      if (deployment.creator?.type === 'Bot' && deployment.creator.login === (await ownLogin())) return;
+      if (deps.appId !== undefined && String(deployment.performed_via_github_app?.id) === String(deps.appId)) return;
       await healthEvent(
         'deployment_status',
         context.id,

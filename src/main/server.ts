@@ -134,7 +134,7 @@ export async function startEscalator(
         log: log.child({ name: 'probot' }),
       });
       const store = new RepoState(producerRedis, prefix);
-      await probot.load(createGitHubApp({ log, producer, store }));
+      await probot.load(createGitHubApp({ log, producer, store, appId: env.APP_ID }));
       const handlers: Handler[] = [
         health,
         metrics,

@@ -19,6 +19,9 @@ export interface HealthMapIndex {
   files: ReadonlyArray<{ environment: string; app: string }>;
 }
 
+/** The longest object (namespace and name, or a status context) matched against patterns. */
+const MAX_SUBJECT_CHARS = 600;
+
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -57,6 +60,9 @@ function subjectFor(report: AgentReport, pattern: string): string {
  */
 export function mapAgentReport(index: HealthMapIndex, report: AgentReport): HealthTarget[] {
   const targets: HealthTarget[] = [];
+  // Kubernetes names and GitHub contexts are far shorter; a longer one is no object of any config
+  // (and never meets a pattern's backtracking).
+  if (report.object.name.length + (report.object.namespace?.length ?? 0) > MAX_SUBJECT_CHARS) return targets;
   for (const environment of index.config?.environments ?? []) {
     if (!environment.health) continue;
     const apps = [

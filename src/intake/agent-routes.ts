@@ -117,10 +117,8 @@ function requireSignature(req: IncomingMessage, body: Buffer, token: string): vo
     );
   const [algorithm, hex = ''] = given.split('=', 2);
   if (algorithm !== 'sha256')
-    throw new HttpError(
-      401,
-      `X-Signature uses ${String(algorithm).slice(0, 20)}; Escalator verifies sha256=<hex> only`,
-    );
+    // The header is not echoed: a misconfigured sender may have put the token itself there.
+    throw new HttpError(401, 'X-Signature is not of the form sha256=<hex>; Escalator verifies HMAC-SHA256 only');
   const expected = createHmac('sha256', token).update(body).digest('hex');
   if (!secretsEqual(hex.toLowerCase(), expected))
     throw new HttpError(

@@ -191,6 +191,18 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
       });
     });
 
+    it('plans the promotions out of the environment whose health changed', async () => {
+      const promote = new Queue('promote', { connection: redis, prefix: stack.prefix });
+      try {
+        const jobs = await promote.getJobs(['waiting', 'active', 'delayed', 'completed', 'failed']);
+        expect(jobs.map((job) => job.data as { environment: string; app: string; reason: string })).toContainEqual(
+          expect.objectContaining({ environment: 'staging', app: 'hello', reason: 'health' }),
+        );
+      } finally {
+        await promote.close();
+      }
+    });
+
     it('refuses a wrong token with 401 and records nothing', async () => {
       const before = await jobsAdded();
       const res = await postArgo(argoBody({ healthStatus: 'Degraded' }), '/agents/argocd', `${token}x`);

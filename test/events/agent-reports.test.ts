@@ -289,3 +289,18 @@ describe('reportTime', () => {
     expect(reportTime(undefined, '2026-11-20T10:00:01.000Z')).toBe('2026-11-20T10:00:01.000Z');
   });
 });
+
+describe('normalizeArgoCdBody with a multi-source Application', () => {
+  it('takes the commit and repository of its Git source, not the chart version', () => {
+    const body = {
+      ...(JSON.parse(readFileSync(join(root, 'test/fixtures/agents/argocd-deployed.json'), 'utf8')) as object),
+      revision: null,
+      repoURL: null,
+      sources: ['https://charts.example.com/stable', 'https://github.com/example/gitops.git'],
+      revisions: ['1.4.2', SHA],
+    };
+    expect(normalizeArgoCdBody(body)).toMatchObject({
+      report: { revision: SHA, repoURL: 'https://github.com/example/gitops.git' },
+    });
+  });
+});

@@ -26,6 +26,9 @@ export const ArgoCdBody = z.object({
   namespace: text,
   repoURL: text,
   revision: text,
+  /** A multi-source Application's `spec.sources[].repoURL` and `status.sync.revisions`, in the same order. */
+  sources: z.array(z.string()).nullish(),
+  revisions: z.array(z.string()).nullish(),
   syncStatus: z.string().min(1),
   healthStatus: z.string().min(1),
   healthChangedAt: text,
@@ -48,6 +51,23 @@ const HEALTH: Record<string, HealthState> = {
   Missing: 'missing',
   Unknown: 'unknown',
 };
+
+/**
+ * The Git commit and repository of the report. A single-source Application has `revision` and
+ * `repoURL`; a multi-source one has `sources` and `revisions`, and its Git source is the one whose
+ * revision is a commit (a Helm chart source's revision is a chart version): the first such.
+ */
+function sourceOf(body: ArgoCdBody): { revision?: string; repoURL?: string } {
+  const revision = commitOf(body.revision);
+  if (revision) return { revision, ...(body.repoURL ? { repoURL: body.repoURL } : {}) };
+  const sources = body.sources ?? [];
+  const revisions = body.revisions ?? [];
+  for (let i = 0; i < Math.min(sources.length, revisions.length); i++) {
+    const commit = commitOf(revisions[i]);
+    if (commit) return { revision: commit, repoURL: sources[i]! };
+  }
+  return body.repoURL ? { repoURL: body.repoURL } : {};
+}
 
 /** The later of two ISO times (either may be absent). */
 function later(a: string | undefined, b: string | undefined): string | undefined {
@@ -84,7 +104,7 @@ export function normalizeArgoCdBody(payload: unknown): AgentResult {
       message: `syncStatus "${body.syncStatus.slice(0, 40)}" or healthStatus "${body.healthStatus.slice(0, 40)}" is not an Argo CD status; the template renders .app.status.sync.status and .app.status.health.status`,
     };
   const failed = body.operationPhase === 'Failed' || body.operationPhase === 'Error';
-  const revision = commitOf(body.revision);
+  const { revision, repoURL } = sourceOf(body);
   const at = later(isoOf(body.healthChangedAt), isoOf(body.finishedAt));
   const message = boundMessage(body.operationMessage);
   return {
@@ -96,9 +116,9 @@ export function normalizeArgoCdBody(payload: unknown): AgentResult {
       sync: failed ? 'failed' : sync,
       health,
       ...(at ? { at } : {}),
-      ...(body.url ? { url: body.url } : {}),
+      ...(body.url && /^https?:\/\//.test(body.url) ? { url: body.url } : {}),
       ...(message ? { message } : {}),
-      ...(body.repoURL ? { repoURL: body.repoURL } : {}),
+      ...(repoURL ? { repoURL } : {}),
     },
   };
 }

@@ -106,7 +106,13 @@ export async function enqueueAgentReport(
   return intake;
 }
 
-/** `X-Signature: sha256=<hex>` over the raw body, keyed with the token (Flux generic-hmac, internal/notifier/forwarder.go). */
+/**
+ * The hash functions notification-controller's docs name for `X-Signature: <hash>=<hex>`
+ * (docs/spec/v1beta3/providers.md, "Generic webhook with HMAC": sha256 today, "which may change").
+ */
+const SIGNATURE_HASHES = new Set(['sha224', 'sha256', 'sha384', 'sha512']);
+
+/** `X-Signature: <hash>=<hex HMAC of the raw body>`, keyed with the token (Flux generic-hmac, internal/notifier/forwarder.go). */
 function requireSignature(req: IncomingMessage, body: Buffer, token: string): void {
   const header = req.headers['x-signature'];
   const given = Array.isArray(header) ? header[0] : header;
@@ -115,11 +121,11 @@ function requireSignature(req: IncomingMessage, body: Buffer, token: string): vo
       401,
       'missing X-Signature header; point a Flux Provider of type generic-hmac at this route, with ESCALATOR_AGENT_TOKEN as its token (docs/health.md)',
     );
-  const [algorithm, hex = ''] = given.split('=', 2);
-  if (algorithm !== 'sha256')
+  const [algorithm = '', hex = ''] = given.split('=', 2);
+  if (!SIGNATURE_HASHES.has(algorithm))
     // The header is not echoed: a misconfigured sender may have put the token itself there.
-    throw new HttpError(401, 'X-Signature is not of the form sha256=<hex>; Escalator verifies HMAC-SHA256 only');
-  const expected = createHmac('sha256', token).update(body).digest('hex');
+    throw new HttpError(401, 'X-Signature is not of the form sha256=<hex> (or sha224, sha384, sha512)');
+  const expected = createHmac(algorithm, token).update(body).digest('hex');
   if (!secretsEqual(hex.toLowerCase(), expected))
     throw new HttpError(
       401,

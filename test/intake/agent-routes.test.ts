@@ -131,6 +131,13 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
         });
     });
 
+    it('verifies the other hash functions Flux documents for X-Signature', async () => {
+      const body = fluxBody({ timestamp: '2026-11-20T10:00:30Z' });
+      const signature = `sha512=${createHmac('sha512', token).update(body).digest('hex')}`;
+      expect((await postFlux(body, `/agents/flux/${owner}/${repo}`, signature)).status).toBe(202);
+      await recorded('staging', 'hello', '2026-11-20T10:00:30.000Z');
+    });
+
     it('answers a redelivery of the same event 200 with no new work', async () => {
       const res = await postFlux(fluxBody());
       expect(res.status).toBe(200);

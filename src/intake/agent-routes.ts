@@ -194,7 +194,10 @@ export function agentRoutes(options: AgentRouteOptions): Handler {
         .filter((entry) => entry.targets.length > 0);
       if (listening.length === 0) {
         count(agent, 'unknown');
-        const reason = `no repository${match[2] ? ` ${match[2]}/${match[3]}` : ''} listens to ${agent} object ${object}: add it to an environment's health setting in .github/escalator.yml (docs/health.md)`;
+        const reason =
+          match[2] && indexes.length === 0
+            ? `Escalator does not know ${match[2]}/${match[3]}: install the App on it, or wait until it is indexed`
+            : `no repository${match[2] ? ` ${match[2]}/${match[3]}` : ''} listens to ${agent} object ${object}: add it to an environment's health setting in .github/escalator.yml (docs/health.md)`;
         log.debug({ object, revision: report.revision, reason }, 'Agent report about an unknown application');
         return sendJson(res, 202, { unknown: reason });
       }
@@ -231,7 +234,9 @@ export function agentRoutes(options: AgentRouteOptions): Handler {
       }
       if (error instanceof HttpError) {
         count(agent, outcomeOf(error));
-        options.log.info({ agent, status: error.status, reason: error.message }, 'Agent report refused');
+        // Authenticated senders' mistakes at info; anyone's knocking (401, 404, 413…) at debug, counted.
+        const level = error.status === 400 ? 'info' : 'debug';
+        options.log[level]({ agent, status: error.status, reason: error.message }, 'Agent report refused');
         if (!bodyRead) req.resume();
         return sendJson(
           res,

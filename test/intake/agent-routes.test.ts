@@ -150,6 +150,16 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
       await recorded('staging', 'hello', '2026-11-20T10:01:00.000Z');
     });
 
+    it('answers 202 unknown, recording nothing, for a repository Escalator does not know', async () => {
+      const before = await jobsAdded();
+      const res = await postFlux(fluxBody({ timestamp: '2026-11-20T10:02:00Z' }), `/agents/flux/${owner}/elsewhere`);
+      expect(res.status).toBe(202);
+      expect(((await res.json()) as { unknown: string }).unknown).toBe(
+        `Escalator does not know ${owner}/elsewhere: install the App on it, or wait until it is indexed`,
+      );
+      expect(await jobsAdded()).toBe(before);
+    });
+
     it('refuses a bad signature with 401 and records nothing', async () => {
       const before = await jobsAdded();
       const body = fluxBody({ timestamp: '2026-11-20T10:30:00Z', severity: 'error', reason: 'HealthCheckFailed' });

@@ -206,7 +206,8 @@ export function createGitHubApp(deps: GitHubAppDeps) {
           )
         : undefined;
       if (!intake || intake.targets.length === 0) {
-        agentReports.inc({ agent: 'status', outcome: 'unknown' });
+        // Most statuses and check runs are CI's, not an agent's: not "unknown applications" but traffic to pass by.
+        agentReports.inc({ agent: 'status', outcome: 'ignored' });
         deps.log.debug(
           {
             deliveryId,

@@ -25,10 +25,13 @@ export const FluxEvent = z.object({
 export type FluxEvent = z.infer<typeof FluxEvent>;
 
 /**
- * What each Ready-condition reason says, from the controllers' own constants:
- * kustomize-controller api/v1beta2/condition_types.go (and `meta` reasons it uses:
- * ReconciliationSucceeded, ReconciliationFailed, Progressing, ProgressingWithRetry,
- * DependencyNotReady, HealthCheckCanceled) and helm-controller api/v2/condition_types.go.
+ * What each Ready-condition reason says (kustomize-controller sends the Ready condition's reason
+ * as the event's, internal/controller/kustomization_controller.go `event`), from the controllers'
+ * own constants: fluxcd/pkg apis/meta (ReconciliationSucceeded, ReconciliationFailed, Progressing,
+ * ProgressingWithRetry, DependencyNotReady, Suspended, HealthCheckFailed, HealthCheckCanceled,
+ * ArtifactFailed, BuildFailed, PruneFailed), kustomize-controller api/v1beta2/condition_types.go
+ * (ValidationFailed) and helm-controller api/v2/condition_types.go (Install…, Upgrade…, Test…,
+ * Rollback…). Another reason counts by severity: error is a failed sync.
  */
 const REASONS: Record<string, { sync: SyncState; health: HealthState }> = {
   ReconciliationSucceeded: { sync: 'synced', health: 'healthy' },
@@ -37,6 +40,7 @@ const REASONS: Record<string, { sync: SyncState; health: HealthState }> = {
   Progressing: { sync: 'out-of-sync', health: 'progressing' },
   ProgressingWithRetry: { sync: 'out-of-sync', health: 'progressing' },
   DependencyNotReady: { sync: 'out-of-sync', health: 'progressing' },
+  Suspended: { sync: 'unknown', health: 'suspended' },
   ReconciliationFailed: { sync: 'failed', health: 'unknown' },
   BuildFailed: { sync: 'failed', health: 'unknown' },
   ValidationFailed: { sync: 'failed', health: 'unknown' },

@@ -53,8 +53,8 @@ export interface GitHubCall {
 
 export type CallerJob = 'bump' | 'promote' | 'diff' | 'index' | 'command' | 'recover' | 'relay' | 'other';
 
-/** The queues whose jobs talk to GitHub or lead to jobs that do (recover runs on a schedule). */
-export const workQueues: QueueName[] = ['image', 'bump', 'promote', 'index', 'command', 'diff', 'relay'];
+/** The queues whose jobs talk to GitHub or lead to jobs that do (health enqueues promotions; recover runs on a schedule). */
+export const workQueues: QueueName[] = ['image', 'bump', 'promote', 'index', 'command', 'diff', 'relay', 'health'];
 
 /** Job files in the order that decides a call's job when several are on the stack. */
 const jobFiles: Array<[CallerJob, RegExp]> = [

@@ -204,6 +204,13 @@ export const EnvSchema = z.object({
     .describe(
       'Bearer token for operator endpoints (`/admin/relay/deliveries`, the queue dashboard). They answer 404 while unset.',
     ),
+  ESCALATOR_AGENT_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters: it is the only thing that authenticates agent reports')
+    .optional()
+    .describe(
+      'Secret shared with the in-cluster agents that report sync and health (docs/health.md): the HMAC key of the Flux `generic-hmac` Provider on `POST /agents/flux`, and the bearer token of the Argo CD Notifications webhook on `POST /agents/argocd`. Both routes answer 404 while unset.',
+    ),
   ESCALATOR_RECOVER_EVERY_MS: z.coerce
     .number()
     .int()

@@ -276,9 +276,9 @@ export const HealthConfig = z
      */
     flux: checkedString(checkAgentObject, AGENT_OBJECT_PATTERN).optional(),
     /**
-     * Commit-status contexts and check-run names the agents post on the commit they synced, `*`
-     * matching any run: `["kustomization/apps-staging/*"]`. A success counts as synced and healthy,
-     * a failure or error as degraded.
+     * Commit-status contexts, check-run names and deployment environments the agents post on the
+     * commit they synced, `*` matching any run: `["kustomization/apps-staging/*"]`. A success
+     * counts as synced and healthy, a failure or error as degraded.
      * @default []
      */
     statuses: z.array(checkedString(checkAgentObject, AGENT_OBJECT_PATTERN)).default([]),

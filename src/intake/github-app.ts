@@ -1,6 +1,14 @@
 import type { Probot } from 'probot';
 import type { RepoState } from '../adapters/store/repo-state.js';
+import {
+  normalizeCheckRunEvent,
+  normalizeDeploymentStatusEvent,
+  normalizeStatusEvent,
+  type AgentResult,
+} from '../events/agents/index.js';
 import { normalizeGithub } from '../events/index.js';
+import { agentReports } from '../observability/metrics.js';
+import { enqueueAgentReport } from './agent-routes.js';
 import type { Logger } from '../observability/logger.js';
 import { escalatorMarker } from '../planners/pull-marker.js';
 import { COMMAND_MEMORY_SECONDS, enqueueCommand, enqueueDiff, enqueueImage, enqueueIndex } from '../queue/enqueue.js';
@@ -17,6 +25,8 @@ export interface GitHubAppDeps {
   log: Logger;
   producer?: Producer;
   store?: RepoState;
+  /** This App's id: deployment statuses of the Deployments it created itself are not agent reports. */
+  appId?: number | string;
   now?: () => Date;
 }
 
@@ -155,6 +165,97 @@ export function createGitHubApp(deps: GitHubAppDeps) {
           ...(issue.pull_request && issue.body ? { prBody: issue.body.slice(0, 262_144) } : {}),
         },
         comment.id,
+      );
+    });
+
+    /**
+     * Sync and health as the agents post them to GitHub (docs/health.md): a commit status, a check
+     * run or a deployment status about a commit of an indexed repository whose config listens to
+     * its context, name or environment becomes one `health` job per (environment, app). Escalator's
+     * own checks, statuses and Deployments are not reports.
+     */
+    const healthEvent = async (
+      event: string,
+      deliveryId: string,
+      payload: { repository: { name: string; owner: { login: string } }; installation?: { id: number } },
+      result: AgentResult,
+    ): Promise<void> => {
+      const repo = `${payload.repository.owner.login}/${payload.repository.name}`;
+      if (result.kind !== 'report' || !result.report.revision) {
+        agentReports.inc({ agent: 'status', outcome: 'ignored' });
+        deps.log.debug(
+          {
+            deliveryId,
+            event,
+            repo,
+            reason:
+              result.kind === 'invalid' ? result.message : result.kind === 'ignored' ? result.reason : 'no commit',
+          },
+          'GitHub event not a health report',
+        );
+        return;
+      }
+      if (result.report.object.name.startsWith('escalator/')) return; // Escalator's own check or status.
+      const index = await deps.store?.subscriptions.loadRepo(payload.repository.owner.login, payload.repository.name);
+      const intake = index
+        ? await enqueueAgentReport(
+            producer,
+            index,
+            { ...result.report, revision: result.report.revision },
+            now().toISOString(),
+          )
+        : undefined;
+      if (!intake || intake.targets.length === 0) {
+        // Most statuses and check runs are CI's, not an agent's: not "unknown applications" but traffic to pass by.
+        agentReports.inc({ agent: 'status', outcome: 'ignored' });
+        deps.log.debug(
+          {
+            deliveryId,
+            event,
+            repo,
+            object: result.report.object.name,
+            reason: index ? 'no environment listens to it' : 'repository not indexed',
+          },
+          'GitHub event about an unknown application',
+        );
+        return;
+      }
+      agentReports.inc({
+        agent: 'status',
+        outcome: intake.duplicates === intake.jobs.length ? 'duplicate' : 'accepted',
+      });
+      deps.log.info(
+        {
+          deliveryId,
+          event,
+          repo,
+          object: result.report.object.name,
+          revision: result.report.revision,
+          sync: result.report.sync,
+          health: result.report.health,
+          targets: intake.targets.map((target) => `${target.environment}/${target.app || '*'}`),
+        },
+        'Health report from GitHub accepted',
+      );
+    };
+
+    app.on('status', async (context) => {
+      await healthEvent('status', context.id, context.payload, normalizeStatusEvent(context.payload));
+    });
+
+    app.on(['check_run.created', 'check_run.completed'], async (context) => {
+      await healthEvent('check_run', context.id, context.payload, normalizeCheckRunEvent(context.payload));
+    });
+
+    app.on('deployment_status', async (context) => {
+      const { deployment } = context.payload;
+      // Escalator's own Deployments follow the reports; they are not reports themselves.
+      if (deps.appId !== undefined && String(deployment.performed_via_github_app?.id) === String(deps.appId)) return;
+      await healthEvent(
+        'deployment_status',
+        context.id,
+        context.payload,
+        normalizeDeploymentStatusEvent(context.payload),
       );
     });
 

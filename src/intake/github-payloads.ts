@@ -61,7 +61,48 @@ const schemas: Record<string, z.ZodType> = {
     check_run: z.object({
       name: z.string(),
       head_sha: z.string(),
+      status: z.string(),
+      conclusion: z.string().nullable().optional(),
+      started_at: z.string().nullable().optional(),
+      completed_at: z.string().nullable().optional(),
+      details_url: z.string().nullable().optional(),
+      html_url: z.string().nullable().optional(),
+      output: z
+        .object({ title: z.string().nullable().optional(), summary: z.string().nullable().optional() })
+        .nullable()
+        .optional(),
       pull_requests: z.array(z.object({ number: z.number() })),
+    }),
+    repository: repository.extend({ owner: z.object({ login: z.string() }) }),
+    installation: installation.optional(),
+  }),
+  // Agents' reports as GitHub carries them (src/events/agents/github.ts reads these fields).
+  status: z.object({
+    sha: z.string(),
+    context: z.string(),
+    state: z.string(),
+    description: z.string().nullable().optional(),
+    target_url: z.string().nullable().optional(),
+    created_at: z.string().optional(),
+    updated_at: z.string().optional(),
+    repository: repository.extend({ owner: z.object({ login: z.string() }) }),
+    installation: installation.optional(),
+  }),
+  deployment_status: z.object({
+    deployment_status: z.object({
+      state: z.string(),
+      description: z.string().nullable().optional(),
+      environment: z.string().optional(),
+      target_url: z.string().nullable().optional(),
+      log_url: z.string().nullable().optional(),
+      environment_url: z.string().nullable().optional(),
+      created_at: z.string().optional(),
+      updated_at: z.string().optional(),
+    }),
+    deployment: z.object({
+      sha: z.string(),
+      environment: z.string(),
+      performed_via_github_app: z.object({ id: z.number() }).nullable().optional(),
     }),
     repository: repository.extend({ owner: z.object({ login: z.string() }) }),
     installation: installation.optional(),

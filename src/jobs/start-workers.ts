@@ -8,12 +8,23 @@ import { RepoState } from '../adapters/store/repo-state.js';
 import type { Env } from '../config/env.js';
 import type { Logger } from '../observability/logger.js';
 import { clusterSafePrefix, createRedis, waitForRedis } from '../queue/connection.js';
-import { BumpJob, CommandJob, DiffJob, ImageJob, IndexJob, PromoteJob, RelayJob, ResyncJob } from '../queue/jobs.js';
+import {
+  BumpJob,
+  CommandJob,
+  DiffJob,
+  HealthJob,
+  ImageJob,
+  IndexJob,
+  PromoteJob,
+  RelayJob,
+  ResyncJob,
+} from '../queue/jobs.js';
 import { Producer } from '../queue/producer.js';
 import { createWorker } from '../queue/worker.js';
 import { z } from 'zod';
 import { processBumpJob } from './bump.js';
 import { processDiffJob } from './diff.js';
+import { processHealthJob } from './health.js';
 import { processRecoverJob } from './recover.js';
 import { createRelayDeps, processRelayJob } from './relay.js';
 import type { RelayTarget } from '../config/relay-targets.js';
@@ -140,6 +151,11 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
         'owner' in data ? processIndexJob(deps, data, context) : processResyncJob(deps, data, context),
       { ...common, concurrency: 2 },
     ),
+    // Agent reports: one Redis fold each, then at most a few promote jobs enqueued.
+    createWorker('health', HealthJob, (data, context) => processHealthJob(deps, data, context), {
+      ...common,
+      concurrency: 4,
+    }),
   ];
   workers.push(
     createWorker(

@@ -11,6 +11,7 @@ import { relayDelivery } from '../intake/relay-intake.js';
 import { loadRelayTargets } from '../config/relay-targets.js';
 import { RelayStore } from '../queue/relay-store.js';
 import { relayLogRoute } from '../web/relay-log-route.js';
+import { agentRouteList, agentRoutes } from '../intake/agent-routes.js';
 import { registryRoutes } from '../intake/registry-routes.js';
 import { Producer } from '../queue/producer.js';
 import { startWorkers, type WorkerDeps } from '../jobs/start-workers.js';
@@ -132,7 +133,8 @@ export async function startEscalator(
         baseUrl: env.GITHUB_API_URL,
         log: log.child({ name: 'probot' }),
       });
-      await probot.load(createGitHubApp({ log, producer, store: new RepoState(producerRedis, prefix) }));
+      const store = new RepoState(producerRedis, prefix);
+      await probot.load(createGitHubApp({ log, producer, store, appId: env.APP_ID }));
       const handlers: Handler[] = [
         health,
         metrics,
@@ -153,6 +155,13 @@ export async function startEscalator(
                 }),
               }
             : {}),
+        }),
+        agentRoutes({
+          producer,
+          store,
+          log,
+          token: env.ESCALATOR_AGENT_TOKEN,
+          githubHost: githubWebHost(env.GITHUB_API_URL),
         }),
         dashboardRoute({
           queues: queueNames.map((name) => producer.queue(name)),
@@ -181,6 +190,7 @@ export async function startEscalator(
         ...registrySources.map((source) =>
           registryOf(source)?.auth === 'path-token' ? `POST /registry/${source}/<token>` : `POST /registry/${source}`,
         ),
+        ...agentRouteList,
         `GET ${dashboardPath}`,
         'GET /admin/relay/deliveries',
       ];
@@ -209,4 +219,11 @@ export async function startEscalator(
       log.info('Escalator stopped');
     },
   };
+}
+
+/** The host of GitHub's web URLs (repository URLs): github.com for api.github.com, else the API's own host (Enterprise). */
+function githubWebHost(apiUrl: string | undefined): string {
+  if (!apiUrl) return 'github.com';
+  const host = new URL(apiUrl).hostname;
+  return host === 'api.github.com' ? 'github.com' : host;
 }

@@ -18,6 +18,13 @@ export const intakeRequests = new Counter({
   registers: [metricsRegistry],
 });
 
+export const agentReports = new Counter({
+  name: 'escalator_agent_reports_total',
+  help: 'Agent reports (Argo CD, Flux, GitHub statuses) by agent and outcome (accepted, duplicate, unknown: no repository listens to the object, ignored, invalid, unauthorized, …).',
+  labelNames: ['agent', 'outcome'] as const,
+  registers: [metricsRegistry],
+});
+
 export const jobDuration = new Histogram({
   name: 'escalator_job_duration_seconds',
   help: 'Job processing time by queue and outcome (completed, failed, delayed).',
@@ -79,6 +86,7 @@ export function httpRouteLabel(target: string | undefined): string {
   if (fixedRoutes.has(path)) return path;
   if (/^\/registry(?:\/|$)/.test(path)) return '/registry/:source';
   if (/^\/admin(?:\/|$)/.test(path)) return '/admin/*';
+  if (/^\/agents(?:\/|$)/.test(path)) return '/agents/:agent';
   return 'other';
 }
 

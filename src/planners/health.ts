@@ -41,7 +41,13 @@ export interface AppHealth {
   revision: string;
   sync: SyncState;
   health: HealthState;
-  /** Since when the app has been synced and healthy at `revision` without a degraded spell longer than `tolerate` (ISO); undefined: not healthy now. */
+  /**
+   * Since when the app has been synced and healthy at `revision` without a degraded spell longer
+   * than `tolerate` (ISO); undefined: not healthy at this revision. Kept through a degraded spell
+   * until the spell proves longer than `tolerate` (at a later report, or at the reader's `now`:
+   * read it through `healthySinceAt`), and through progressing or out-of-sync reports of the same
+   * revision.
+   */
   healthySince?: string;
   /** Since when it has been degraded (or its sync failed) without pause (ISO); undefined: not degraded now. */
   degradedSince?: string;
@@ -51,4 +57,66 @@ export interface AppHealth {
   reportedAt: string;
   source: HealthSource;
   message?: string;
+}
+
+/** The states that stop a promotion: the app went degraded or its sync failed. */
+export function isDegraded(report: Pick<HealthReport, 'sync' | 'health'>): boolean {
+  return report.health === 'degraded' || report.sync === 'failed';
+}
+
+/** The state that counts as running the revision well: synced and healthy. */
+export function isHealthy(report: Pick<HealthReport, 'sync' | 'health'>): boolean {
+  return report.sync === 'synced' && report.health === 'healthy';
+}
+
+/**
+ * Fold one report into what is recorded for its (repository, environment, app).
+ *
+ * 1. A report older than the recorded one (`at` earlier than `reportedAt`) changes nothing.
+ * 2. A report about another revision starts afresh: healthy-since is its time when it says synced
+ *    and healthy, and undefined otherwise (the gate compares `revision` with the merge commit).
+ * 3. At the same revision, a degraded or failed report starts a degraded spell (`degradedSince`)
+ *    or continues it; healthy-since survives the spell while it is shorter than `tolerateMs`.
+ * 4. A healthy report ends the spell; healthy-since is kept when the spell was shorter than
+ *    `tolerateMs` (or there was none), and starts at this report otherwise.
+ * 5. Other states (progressing, out of sync, suspended, missing, unknown) end a degraded spell the
+ *    same way but start no healthy-since.
+ */
+export function foldReport(previous: AppHealth | undefined, report: HealthReport, tolerateMs: number): AppHealth {
+  const at = Date.parse(report.at);
+  if (previous && at < Date.parse(previous.reportedAt)) return previous;
+  const same = previous?.revision === report.revision ? previous : undefined;
+  const spellLasted = (since: string | undefined): boolean =>
+    since !== undefined && at - Date.parse(since) >= tolerateMs;
+  const next: AppHealth = {
+    revision: report.revision,
+    sync: report.sync,
+    health: report.health,
+    reportedAt: report.at,
+    source: report.source,
+  };
+  if (report.message !== undefined) next.message = report.message;
+  const kept = same?.healthySince !== undefined && !spellLasted(same.degradedSince) ? same.healthySince : undefined;
+  let lastDegradedAt = previous?.lastDegradedAt;
+  if (isDegraded(report)) {
+    const degradedSince = same?.degradedSince ?? report.at;
+    next.degradedSince = degradedSince;
+    lastDegradedAt = report.at;
+    if (same?.healthySince !== undefined && !spellLasted(degradedSince)) next.healthySince = same.healthySince;
+  } else if (isHealthy(report)) {
+    next.healthySince = kept ?? report.at;
+  } else if (kept !== undefined) {
+    next.healthySince = kept;
+  }
+  if (lastDegradedAt !== undefined) next.lastDegradedAt = lastDegradedAt;
+  return next;
+}
+
+/**
+ * Since when `health` counts as healthy at `now`: its healthy-since, unless a degraded spell has
+ * by now lasted `tolerateMs` or longer (no report may come while an app stays degraded).
+ */
+export function healthySinceAt(health: AppHealth, now: number, tolerateMs: number): string | undefined {
+  if (health.degradedSince !== undefined && now - Date.parse(health.degradedSince) >= tolerateMs) return undefined;
+  return health.healthySince;
 }

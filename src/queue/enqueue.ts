@@ -5,7 +5,17 @@
 import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import { eventKey, scopeKey, type EventScope } from '../events/image-published.js';
-import { BumpJob, CommandJob, DiffJob, ImageJob, IndexJob, PromoteJob, RelayJob, ResyncJob } from './jobs.js';
+import {
+  BumpJob,
+  CommandJob,
+  DiffJob,
+  HealthJob,
+  ImageJob,
+  IndexJob,
+  PromoteJob,
+  RelayJob,
+  ResyncJob,
+} from './jobs.js';
 import { jobId } from './names.js';
 import type { DuplicateJob, Producer } from './producer.js';
 
@@ -38,6 +48,7 @@ export const JOB_OPTIONS = {
   index: { attempts: 5, backoff: exponential(2_000), removeOnComplete: { age: 3_600 }, removeOnFail: { age: WEEK } },
   // One resync at a time (a fixed id), forgotten as soon as it ends so the next loss can start one.
   resync: { attempts: 5, backoff: exponential(5_000), removeOnComplete: true, removeOnFail: true },
+  health: { attempts: 5, backoff: exponential(1_000), removeOnComplete: { age: 3_600 }, removeOnFail: { age: WEEK } },
   relay: { removeOnComplete: { age: 3_600, count: 1_000 }, removeOnFail: { age: WEEK, count: 5_000 } },
 } as const satisfies Record<string, JobsOptions>;
 
@@ -149,4 +160,34 @@ export async function enqueueRelayJob(
     attempts: options.attempts,
     backoff: exponential(options.backoffMs),
   });
+}
+
+/**
+ * Record one agent report for one (environment, app). The id is the report itself (who, about
+ * what, which state, when): an agent retrying a delivery records it once.
+ */
+export async function enqueueHealth(producer: Producer, data: HealthJob): Promise<{ id: string; duplicate: boolean }> {
+  const { report } = data;
+  const key = createHash('sha256')
+    .update(
+      JSON.stringify([
+        report.source.agent,
+        report.source.object,
+        report.revision,
+        report.sync,
+        report.health,
+        report.at,
+      ]),
+    )
+    .digest('hex')
+    .slice(0, 32);
+  const id = jobId('health', data.owner, data.repo, report.environment, report.app || '_', key);
+  const added = await producer.enqueue(
+    'health',
+    HealthJob,
+    data,
+    { ...JOB_OPTIONS.health, jobId: id },
+    { reportDuplicate: true },
+  );
+  return { id: added.id, duplicate: Boolean(added.duplicate) };
 }

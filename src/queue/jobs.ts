@@ -90,3 +90,27 @@ export const RelayJob = z.object({
   window: z.string().min(1),
 });
 export type RelayJob = z.infer<typeof RelayJob>;
+
+const HealthSourceSchema = z.object({
+  agent: z.enum(['argocd', 'flux', 'status']),
+  object: z.string().min(1).max(600),
+  url: z.string().max(2_000).optional(),
+});
+
+/** One agent report, already mapped to an (environment, app) of a repository: record it, follow a change. */
+export const HealthJob = z.object({
+  ...RepoRef,
+  report: z.object({
+    owner: z.string().min(1),
+    repo: z.string().min(1),
+    environment: z.string().min(1),
+    app: z.string(),
+    revision: z.string().regex(/^[0-9a-f]{40}$/),
+    sync: z.enum(['synced', 'out-of-sync', 'failed', 'unknown']),
+    health: z.enum(['healthy', 'progressing', 'degraded', 'missing', 'suspended', 'unknown']),
+    at: z.string().datetime({ offset: true }),
+    source: HealthSourceSchema,
+    message: z.string().max(1_000).optional(),
+  }),
+});
+export type HealthJob = z.infer<typeof HealthJob>;

@@ -139,9 +139,6 @@ const outsideSchema = {
   // Read by src/main/index.ts (and set by the Dockerfile): production mode stops a process
   // without App credentials instead of opening the setup page.
   NODE_ENV: 'read by src/main/index.ts',
-  // The health reports' token (POST /agents/*); the chart passes it only when
-  // secrets.keys.agentToken names a key, until env.schema.ts declares it.
-  ESCALATOR_AGENT_TOKEN: 'opt-in',
 } as const;
 
 type PodSpecWithUsers = Deployment['spec']['template']['spec'] & {
@@ -320,15 +317,15 @@ describe.each(VERSIONS)('helm %s', (v) => {
     const web = (objects: K8sObject[]): Deployment => find<Deployment>(objects, 'Deployment', 'escalator-web');
     const worker = (objects: K8sObject[]): Deployment => find<Deployment>(objects, 'Deployment', 'escalator-worker');
 
-    it('passes ESCALATOR_AGENT_TOKEN to the web role only, as an optional Secret reference, when secrets.keys.agentToken names a key', () => {
-      expect(envValue(container(web(render(v))), 'ESCALATOR_AGENT_TOKEN')).toBeUndefined();
-      const objects = render(v, ['--set', 'secrets.keys.agentToken=agent-token']);
-      expect(envValue(container(web(objects)), 'ESCALATOR_AGENT_TOKEN')?.valueFrom?.secretKeyRef).toEqual({
+    it('passes ESCALATOR_AGENT_TOKEN to the web role only, as an optional Secret reference, unless its key is ""', () => {
+      expect(envValue(container(web(render(v))), 'ESCALATOR_AGENT_TOKEN')?.valueFrom?.secretKeyRef).toEqual({
         name: 'escalator',
         key: 'agent-token',
         optional: true,
       });
-      expect(envValue(container(worker(objects)), 'ESCALATOR_AGENT_TOKEN')).toBeUndefined();
+      expect(envValue(container(worker(render(v))), 'ESCALATOR_AGENT_TOKEN')).toBeUndefined();
+      const off = render(v, ['--set', 'secrets.keys.agentToken=']);
+      expect(envValue(container(web(off)), 'ESCALATOR_AGENT_TOKEN')).toBeUndefined();
     });
 
     it('leaves out an optional token whose key is empty, and reads every key from the Secret named', () => {
@@ -534,11 +531,8 @@ describe.each(VERSIONS)('helm %s', (v) => {
       for (const deployment of deployments(objects))
         for (const name of envNames(objects, deployment)) if (!(name in EnvSchema.shape)) outside.add(name);
       for (const name of outside) expect(Object.keys(outsideSchema), name).toContain(name);
-      // Each exception holds for its reason: NODE_ENV is read by the code, and the agent token
-      // is only passed on request while env.schema.ts does not declare it yet.
+      // The exception holds for its reason: NODE_ENV is read by the code.
       expect(sourceText()).toContain('process.env.NODE_ENV');
-      if (!('ESCALATOR_AGENT_TOKEN' in EnvSchema.shape))
-        expect(envValue(container(web(render(v))), 'ESCALATOR_AGENT_TOKEN')).toBeUndefined();
     });
   });
 });

@@ -387,6 +387,7 @@ export function checkInstall(objects: () => K8sObject[], expected: InstallExpect
       ESCALATOR_REGISTRY_TOKEN: 'registry-token',
       ESCALATOR_CI_TOKEN: 'ci-token',
       ESCALATOR_ADMIN_TOKEN: 'admin-token',
+      ESCALATOR_AGENT_TOKEN: 'agent-token',
     };
     for (const [name, key] of Object.entries(tokens)) {
       expect(envValue(container(web()), name)?.valueFrom?.secretKeyRef).toEqual({

@@ -57,6 +57,7 @@ describe('HTTP fuzz against the web role', () => {
       // The fuzz must reach past authentication, or it proves little about what lies behind it.
       if (
         endpoint.startsWith('registry/') ||
+        endpoint.startsWith('agents/') ||
         endpoint === 'ci' ||
         endpoint === 'github-webhook' ||
         endpoint === 'admin/relay'
@@ -260,6 +261,25 @@ describe('HTTP fuzz against the web role', () => {
           pull_request: { number: 1, head: { sha: 'a' } },
           repository: { name: 'r', owner: { login: 'o' } },
           installation: { id: 1 },
+        },
+      ],
+      // Agents' reports as GitHub carries them: what src/events/agents/github.ts reads must be there.
+      ['status', { sha: 5, context: 'c', state: 'success', repository: { name: 'r', owner: { login: 'o' } } }],
+      [
+        'deployment_status',
+        {
+          deployment_status: { state: 'success' },
+          deployment: null,
+          repository: { name: 'r', owner: { login: 'o' } },
+          installation: { id: 1 },
+        },
+      ],
+      [
+        'check_run',
+        {
+          action: 'completed',
+          check_run: { name: 'n', head_sha: 'a', pull_requests: [], output: 'text' },
+          repository: { name: 'r', owner: { login: 'o' } },
         },
       ],
     ])('answers %s with 400 and the path of the field, and enqueues nothing', async (event, payload) => {

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendRaw } from './support/raw-http.js';
+import { agentNames, agentTable } from '../../src/events/agents/index.js';
 import { registries } from '../../src/events/index.js';
 import {
+  agentFixtures,
   endpointCases,
   fuzzEndpoint,
   githubDeliveries,
@@ -22,6 +24,7 @@ const runs: Record<string, number> = {
   'github-webhook': 150,
   ...Object.fromEntries(registries.map(({ source }) => [`registry/${source}`, 40])),
   ci: 60,
+  ...Object.fromEntries(agentNames.map((agent) => [`agents/${agent}`, 40])),
   healthz: 20,
   metrics: 20,
   unknown: 40,
@@ -67,6 +70,27 @@ describe('HTTP fuzz with Redis down', () => {
         expect((JSON.parse(outcome.response.body) as { error: string }).error).toMatch(
           /^cannot accept the event now: .*retry shortly$/,
         );
+    }
+  });
+
+  it('answers 503 with Retry-After to a real report of every agent', async () => {
+    for (const agent of agentNames) {
+      const body = agentFixtures[agent]![0]!;
+      const outcome = await sendRaw(stack.url, {
+        method: 'POST',
+        path: `/agents/${agent}`,
+        framing: 'length',
+        body,
+        headers: [
+          ['content-type', 'application/json'],
+          agentTable[agent].auth === 'hmac'
+            ? ['x-signature', githubSignature(stack.secrets.agentToken, body)]
+            : ['authorization', `Bearer ${stack.secrets.agentToken}`],
+        ],
+      });
+      expect(
+        outcome.kind === 'response' && [agent, outcome.response.status, outcome.response.headers['retry-after']],
+      ).toEqual([agent, 503, '5']);
     }
   });
 

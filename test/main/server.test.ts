@@ -2,6 +2,7 @@ import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatEnvProblems, loadEnv, needsAppSetup } from '../../src/config/env.js';
 import { registryOf, registrySources } from '../../src/events/index.js';
+import { agentNames } from '../../src/events/agents/index.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { EnvError, startEscalator, type RunningEscalator } from '../../src/main/server.js';
 
@@ -160,6 +161,7 @@ describe('the web role', () => {
       ...registrySources.map((source) =>
         registryOf(source)?.auth === 'path-token' ? `POST /registry/${source}/<token>` : `POST /registry/${source}`,
       ),
+      ...agentNames.flatMap((agent) => [`POST /agents/${agent}`, `POST /agents/${agent}/<owner>/<repo>`]),
       'GET /admin/queues',
       'GET /admin/relay/deliveries',
     ]);
@@ -211,7 +213,7 @@ describe('the queue dashboard', () => {
       });
       expect(api.status).toBe(200);
       const names = ((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort();
-      expect(names).toEqual(['bump', 'command', 'diff', 'image', 'index', 'promote', 'recover', 'relay']);
+      expect(names).toEqual(['bump', 'command', 'diff', 'health', 'image', 'index', 'promote', 'recover', 'relay']);
     } finally {
       await off.close();
       await on.close();

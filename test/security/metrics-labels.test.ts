@@ -17,7 +17,7 @@ const log = createLogger({ level: 'silent' });
 function routeSeries(text: string): string[] {
   return text
     .split('\n')
-    .filter((line) => /^escalator_(github|http)_requests_total\{/.test(line))
+    .filter((line) => /^escalator_((github|http)_requests|agent_reports)_total\{/.test(line))
     .map((line) => line.replace(/ [^ ]+$/, ''));
 }
 
@@ -69,6 +69,7 @@ describe('/metrics route labels (real server, sandbox GitHub)', () => {
         ESCALATOR_ROLE: 'web',
         ESCALATOR_REGISTRY_TOKEN: registryToken,
         ESCALATOR_ADMIN_TOKEN: `admin-${randomUUID()}`,
+        ESCALATOR_AGENT_TOKEN: `agent-${randomUUID()}`,
       },
       { log, prefix: `leaks-${randomUUID().slice(0, 8)}` },
     );
@@ -103,6 +104,9 @@ describe('/metrics route labels (real server, sandbox GitHub)', () => {
       `/api/v1/images?n=${n}`,
       `/api/github/webhooks?n=${n}`,
       `/x${n}/${owner}`,
+      `/agents/flux/${owner}/${repos[0]!.repo}`,
+      `/agents/argocd/${owner}/repo-${n}`,
+      `/agents/agent${n}?n=${n}`,
     ];
     for (const path of paths) {
       for (const method of ['GET', 'POST', `M${n}`]) {

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { CandidateStore } from './candidates.js';
+import { HealthStore } from './health.js';
 import { HoldStore } from './holds.js';
 import { LivingStore } from './living.js';
 import { ProvenanceStore } from './provenance.js';
@@ -19,6 +20,8 @@ export class RepoState {
   readonly holds: HoldStore;
   readonly refusals: RefusalStore;
   readonly living: LivingStore;
+  /** What the agents (Argo CD, Flux, commit statuses) report about each environment and app. */
+  readonly health: HealthStore;
 
   constructor(
     readonly redis: Redis,
@@ -31,5 +34,6 @@ export class RepoState {
     this.holds = new HoldStore(redis, prefix);
     this.refusals = new RefusalStore(redis, prefix);
     this.living = new LivingStore(redis, prefix);
+    this.health = new HealthStore(redis, prefix);
   }
 }

@@ -12,7 +12,9 @@
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
+import { agentNames, agentTable } from '../../../src/events/agents/index.js';
 import { registries } from '../../../src/events/index.js';
+import { AGENT_MAX_BODY_BYTES } from '../../../src/intake/agent-routes.js';
 import { fixtureBytes, loadRegistryFixtures } from '../../support/registry-fixtures.js';
 import { sendRaw, type RawOutcome, type RawRequest } from './raw-http.js';
 import { githubSignature, sourcesBy, type FuzzStack, type Secrets } from './stack.js';
@@ -238,6 +240,22 @@ export const registryFixtures: Record<string, { files: Buffer[]; contentType: st
 };
 
 /**
+ * Real bodies per agent of the table (src/events/agents/index.ts), from test/fixtures/agents
+ * (its README cites each one's source).
+ */
+export const agentFixtures: Record<string, Buffer[]> = {
+  flux: [
+    'flux-kustomization-succeeded.json',
+    'flux-kustomization-health-failed.json',
+    'flux-validation-failed-legacy.json',
+    'flux-helmrelease-upgraded.json',
+  ].map((file) => readFileSync(new URL(`../../fixtures/agents/${file}`, import.meta.url))),
+  argocd: ['argocd-deployed.json', 'argocd-health-degraded.json', 'argocd-sync-failed.json'].map((file) =>
+    readFileSync(new URL(`../../fixtures/agents/${file}`, import.meta.url)),
+  ),
+};
+
+/**
  * Where a real payload of `source` (a registry of the table, or `ci`) is accepted, and the bearer
  * token that goes with it: the path token is in the path, Google's OIDC token for `google-oidc`.
  */
@@ -269,6 +287,9 @@ export const githubDeliveries: Array<{ event: string; body: Buffer }> = [
   ['package', 'published'],
   ['installation', 'created'],
   ['installation_repositories', 'added'],
+  ['status', undefined],
+  ['check_run', 'completed'],
+  ['deployment_status', undefined],
   ['star', 'created'],
 ].map(([event, action]) => {
   const examples = webhookExamples.find((entry) => entry.name === event)?.examples ?? [];
@@ -772,6 +793,7 @@ export const defaultRuns: Record<string, number> = {
   healthz: 100,
   readyz: 100,
   metrics: 60,
+  ...Object.fromEntries(agentNames.map((agent) => [`agents/${agent}`, 200])),
   unknown: 300,
   'malformed-http': 300,
 };
@@ -845,12 +867,76 @@ export function endpointCases(secrets: Secrets): Record<string, fc.Arbitrary<Fuz
     cap,
     cap - 2048,
   );
+  for (const agent of agentNames) cases[`agents/${agent}`] = agentCases(agent, secrets);
   cases['github-webhook'] = webhookCases(secrets);
   cases['admin/relay'] = adminCases(secrets);
   for (const path of ['healthz', 'readyz', 'metrics']) cases[path] = publicCases(path);
   cases.unknown = unknownCases();
   cases['malformed-http'] = malformedCases();
   return cases;
+}
+
+/**
+ * Agent reports: real bodies and fuzzed ones, to the plain route and to one naming a repository,
+ * authenticated as the agent's row of the table says: Flux signed right, with another key, over
+ * other bytes, malformed or not at all; Argo CD with the bearer token or anything else.
+ */
+function agentCases(agent: (typeof agentNames)[number], secrets: Secrets): fc.Arbitrary<FuzzCase> {
+  const endpoint = `agents/${agent}`;
+  const paths = fc.constantFrom(`/agents/${agent}`, `/agents/${agent}/`, `/agents/${agent}/fuzz/gitops`);
+  if (agentTable[agent].auth === 'bearer')
+    return intakeCases(
+      endpoint,
+      paths.map((path) => ({ path })),
+      bearer(secrets.agentToken, [secrets.registryToken, secrets.adminToken, secrets.webhookSecret]),
+      agentFixtures[agent]!,
+      'application/json',
+      AGENT_MAX_BODY_BYTES,
+      AGENT_MAX_BODY_BYTES - 2048,
+    );
+  type Signing = 'right' | 'wrong-key' | 'other-bytes' | 'missing' | 'malformed';
+  return fc
+    .record({
+      method: methods('POST'),
+      type: contentTypes('application/json'),
+      path: paths,
+      signing: fc.constantFrom<Signing>('right', 'right', 'right', 'wrong-key', 'other-bytes', 'missing', 'malformed'),
+      malformed: fc.constantFrom(
+        'sha256=',
+        'sha256=zz',
+        `sha256=${'0'.repeat(64)}`,
+        'SHA256=abc',
+        'sha512=1',
+        '='.repeat(100),
+      ),
+      body: bodies(agentFixtures[agent]!, AGENT_MAX_BODY_BYTES, { hugeLength: AGENT_MAX_BODY_BYTES - 2048 }),
+      odd: oddHeaders,
+    })
+    .chain((parts) => framings(parts.body.body.length).map((framing) => ({ ...parts, framing })))
+    .map(({ method, type, path, signing, malformed, body, odd, framing }) => {
+      const signature = {
+        right: githubSignature(secrets.agentToken, body.body),
+        'wrong-key': githubSignature(secrets.webhookSecret, body.body),
+        'other-bytes': githubSignature(secrets.agentToken, Buffer.concat([body.body, Buffer.from(' ')])),
+        missing: undefined,
+        malformed,
+      }[signing];
+      const headers: Array<[string, string]> = [
+        ...(type === undefined ? [] : [['content-type', type] as [string, string]]),
+        ...(signature === undefined ? [] : [['x-signature', signature] as [string, string]]),
+        ...odd,
+      ];
+      return build(
+        endpoint,
+        method,
+        path,
+        headers,
+        body,
+        framing,
+        signing === 'right',
+        `${method} sig=${signing} ct=${type ?? '-'}`,
+      );
+    });
 }
 
 /**
@@ -1217,6 +1303,33 @@ export function sweepCases(secrets: Secrets): FuzzCase[] {
               headers: [
                 ['content-type', contentType],
                 ['authorization', `Bearer ${token}`],
+              ],
+            },
+            authentic: true,
+            shape: `sweep ${at.join('.')}=${raw.slice(0, 6)}…`,
+          });
+        }
+      });
+    }
+  }
+  for (const agent of agentNames) {
+    for (const file of agentFixtures[agent]!) {
+      const document = JSON.parse(file.toString('utf8')) as unknown;
+      everyPath(document).forEach((at, pick) => {
+        for (const raw of [...deep, JSON.stringify('x'.repeat(AGENT_MAX_BODY_BYTES - file.length - 64))]) {
+          const body = mutate(file, pick + 1, undefined, raw);
+          cases.push({
+            endpoint: `agents/${agent}`,
+            request: {
+              method: 'POST',
+              path: `/agents/${agent}`,
+              framing: 'length',
+              body,
+              headers: [
+                ['content-type', 'application/json'],
+                agentTable[agent].auth === 'hmac'
+                  ? ['x-signature', githubSignature(secrets.agentToken, body)]
+                  : ['authorization', `Bearer ${secrets.agentToken}`],
               ],
             },
             authentic: true,

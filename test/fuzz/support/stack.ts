@@ -17,6 +17,8 @@ export interface Secrets {
   registryToken: string;
   ciToken: string;
   adminToken: string;
+  /** ESCALATOR_AGENT_TOKEN: the Flux HMAC key and the Argo CD bearer token. */
+  agentToken: string;
   garAudience: string;
   garServiceAccount: string;
   maxBodyBytes: number;
@@ -67,6 +69,7 @@ export async function startFuzzStack(
     registryToken: `registry-${randomUUID()}`,
     ciToken: `ci-${randomUUID()}`,
     adminToken: `admin-${randomUUID()}`,
+    agentToken: `agent-${randomUUID()}`,
     garAudience: 'https://escalator.example.com/registry/gar',
     garServiceAccount: 'pubsub@proj.iam.gserviceaccount.com',
     maxBodyBytes: 256 * 1024,
@@ -141,6 +144,7 @@ export async function startFuzzStack(
           }
         : { ESCALATOR_REGISTRY_TOKEN: secrets.registryToken, ESCALATOR_CI_TOKEN: secrets.ciToken }),
       ESCALATOR_ADMIN_TOKEN: secrets.adminToken,
+      ESCALATOR_AGENT_TOKEN: secrets.agentToken,
       ESCALATOR_GAR_AUDIENCE: secrets.garAudience,
       ESCALATOR_GAR_SERVICE_ACCOUNT: secrets.garServiceAccount,
       ESCALATOR_GAR_JWKS_URL: join(dir, 'jwks.json'),

@@ -1,0 +1,313 @@
+import { createHmac } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RepoState } from '../adapters/store/repo-state.js';
+import type { RepoIndex } from '../adapters/store/subscriptions.js';
+import {
+  agentNames,
+  agentTable,
+  MAX_OBJECT_CHARS,
+  MAX_URL_CHARS,
+  reportTime,
+  type AgentName,
+  type AgentReport,
+} from '../events/agents/index.js';
+import type { Logger } from '../observability/logger.js';
+import { agentReports } from '../observability/metrics.js';
+import type { HealthReport } from '../planners/health.js';
+import { githubRepoOf, mapAgentReport, type HealthTarget } from '../events/agents/health-map.js';
+import { enqueueHealth } from '../queue/enqueue.js';
+import { QueueUnavailableError, type Producer } from '../queue/producer.js';
+import { sendJson, type Handler } from '../web/server.js';
+import { secretsEqual } from '../web/secrets.js';
+import { HttpError, parseJson, readBody, requireAuthorization, requireContentType, requireMethod } from './http.js';
+
+/**
+ * The largest agent report accepted. A Flux event's message may hold 39,000 characters
+ * (fluxcd/pkg apis/event/v1beta1), which Go's JSON encoder may escape up to six bytes each.
+ */
+export const AGENT_MAX_BODY_BYTES = 256 * 1024;
+
+export type AgentOutcome =
+  | 'accepted'
+  | 'duplicate'
+  | 'unknown'
+  | 'ignored'
+  | 'invalid'
+  | 'ambiguous'
+  | 'unauthorized'
+  | 'too-large'
+  | 'unsupported-media'
+  | 'unavailable'
+  | 'method'
+  | 'not-found';
+
+/** The routes in the 404 list: one pair per agent of the table. */
+export const agentRouteList = agentNames.flatMap((name) => [
+  `POST /agents/${name}`,
+  `POST /agents/${name}/<owner>/<repo>`,
+]);
+
+export interface AgentRouteOptions {
+  producer: Producer;
+  store: RepoState;
+  log: Logger;
+  /** ESCALATOR_AGENT_TOKEN: the HMAC key (Flux) and bearer token (Argo CD). The routes answer 404 without it. */
+  token?: string;
+  /** GitHub's host, to read an Argo CD `repoURL` as `owner/repo` (github.com, or the Enterprise host). */
+  githubHost?: string;
+  now?: () => Date;
+}
+
+/** What became of one report: the jobs that record it, or why nothing is recorded. */
+export interface AgentIntake {
+  targets: Array<HealthTarget & { owner: string; repo: string }>;
+  jobs: string[];
+  duplicates: number;
+}
+
+/**
+ * Enqueue one `health` job per (environment, app) of `index` the report is about. Shared by the
+ * agent routes and the GitHub status, check run and deployment status events.
+ */
+export async function enqueueAgentReport(
+  producer: Producer,
+  index: RepoIndex,
+  report: AgentReport & { revision: string },
+  receivedAt: string,
+): Promise<AgentIntake> {
+  const intake: AgentIntake = { targets: [], jobs: [], duplicates: 0 };
+  const object = (
+    report.object.namespace ? `${report.object.namespace}/${report.object.name}` : report.object.name
+  ).slice(0, MAX_OBJECT_CHARS);
+  const url = report.url && report.url.length <= MAX_URL_CHARS ? report.url : undefined;
+  for (const target of mapAgentReport(index, report)) {
+    const health: HealthReport = {
+      owner: index.owner,
+      repo: index.repo,
+      environment: target.environment,
+      app: target.app,
+      revision: report.revision,
+      sync: report.sync,
+      health: report.health,
+      at: reportTime(report.at, receivedAt),
+      source: { agent: report.agent, object, ...(url ? { url } : {}) },
+      ...(report.message ? { message: report.message } : {}),
+    };
+    const added = await enqueueHealth(producer, {
+      installationId: index.installationId,
+      owner: index.owner,
+      repo: index.repo,
+      report: health,
+    });
+    intake.targets.push({ ...target, owner: index.owner, repo: index.repo });
+    intake.jobs.push(added.id);
+    if (added.duplicate) intake.duplicates++;
+  }
+  return intake;
+}
+
+/**
+ * The hash functions notification-controller's docs name for `X-Signature: <hash>=<hex>`
+ * (docs/spec/v1beta3/providers.md, "Generic webhook with HMAC": sha256 today, "which may change").
+ */
+const SIGNATURE_HASHES = new Set(['sha224', 'sha256', 'sha384', 'sha512']);
+
+/** `X-Signature: <hash>=<hex HMAC of the raw body>`, keyed with the token (Flux generic-hmac, internal/notifier/forwarder.go). */
+function requireSignature(req: IncomingMessage, body: Buffer, token: string): void {
+  const header = req.headers['x-signature'];
+  const given = Array.isArray(header) ? header[0] : header;
+  if (!given)
+    throw new HttpError(
+      401,
+      'missing X-Signature header; point a Flux Provider of type generic-hmac at this route, with ESCALATOR_AGENT_TOKEN as its token (docs/health.md)',
+    );
+  const [algorithm = '', hex = ''] = given.split('=', 2);
+  if (!SIGNATURE_HASHES.has(algorithm))
+    // The header is not echoed: a misconfigured sender may have put the token itself there.
+    throw new HttpError(401, 'X-Signature is not of the form sha256=<hex> (or sha224, sha384, sha512)');
+  const expected = createHmac(algorithm, token).update(body).digest('hex');
+  if (!secretsEqual(hex.toLowerCase(), expected))
+    throw new HttpError(
+      401,
+      'X-Signature does not match the body; the Provider secret token must equal ESCALATOR_AGENT_TOKEN',
+    );
+}
+
+/**
+ * `POST /agents/<agent>` and `POST /agents/<agent>/<owner>/<repo>`: sync and health reports from
+ * Flux (`generic-hmac` Provider) and Argo CD (Notifications `webhook` service). Steps:
+ * method (405) → content type (415) → bearer token before the body (Argo CD; 401) → body size
+ * (413) → HMAC signature over the raw body (Flux; 401) → parse and validate (400) → which
+ * repository (the path names it; else an Argo CD `repoURL` on GitHub; else the one repository
+ * whose config listens to the object, 400 when several do) → which environments and apps (none:
+ * 202 `unknown`, counted, nothing recorded) → one `health` job each (503 when Redis cannot take
+ * them) → 202 once Redis holds them all; 200 when every one was taken before.
+ * Nothing is recorded for a request refused at any step.
+ */
+export function agentRoutes(options: AgentRouteOptions): Handler {
+  const now = options.now ?? (() => new Date());
+  const count = (agent: string, outcome: AgentOutcome): void => {
+    agentReports.inc({ agent: agent in agentTable ? agent : 'other', outcome });
+  };
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    if (!/^\/agents(?:\/|$)/.test(path)) return false;
+    const match = /^\/agents\/([a-z]+)(?:\/([^/]+)\/([^/]+))?\/?$/.exec(path);
+    const agent = match?.[1] ?? '';
+    let bodyRead = false;
+    try {
+      if (!match || !(agent in agentTable))
+        throw new HttpError(404, `no agent route ${path.slice(0, 100)}; use one of ${agentRouteList.join(', ')}`);
+      const descriptor = agentTable[agent as AgentName];
+      if (!options.token)
+        throw new HttpError(
+          404,
+          `agent reports are off; set ESCALATOR_AGENT_TOKEN on the web role and give the same secret to ${agent === 'flux' ? 'the Flux Provider' : 'Argo CD Notifications'} to enable them (docs/health.md)`,
+        );
+      requireMethod(req, 'POST');
+      requireContentType(req, ['application/json']);
+      if (descriptor.auth === 'bearer') requireAuthorization(req, options.token, 'ESCALATOR_AGENT_TOKEN');
+      const body = await readBody(req, AGENT_MAX_BODY_BYTES, '');
+      bodyRead = true;
+      if (descriptor.auth === 'hmac') requireSignature(req, body, options.token);
+      const result = descriptor.normalize(parseJson(body));
+      if (result.kind === 'invalid') throw new HttpError(400, result.message);
+      const receivedAt = now().toISOString();
+      const log = options.log.child({ agent });
+      if (result.kind === 'ignored') {
+        count(agent, 'ignored');
+        log.info({ reason: result.reason }, 'Agent report not recorded');
+        return sendJson(res, 200, { ignored: result.reason });
+      }
+      const { report } = result;
+      const object = report.object.namespace ? `${report.object.namespace}/${report.object.name}` : report.object.name;
+      if (!report.revision) {
+        const reason = `the report about ${object} names no Git commit (a chart version or an OCI digest): nothing to compare with a merge`;
+        count(agent, 'ignored');
+        log.info({ object, reason }, 'Agent report not recorded');
+        return sendJson(res, 200, { ignored: reason });
+      }
+      const withRevision = { ...report, revision: report.revision };
+      const indexes = await repositoriesFor(options, withRevision, match[2], match[3]);
+      const listening = indexes
+        .map((index) => ({ index, targets: mapAgentReport(index, withRevision) }))
+        .filter((entry) => entry.targets.length > 0);
+      if (listening.length === 0) {
+        count(agent, 'unknown');
+        const reason =
+          match[2] && indexes.length === 0
+            ? `Escalator does not know ${match[2]}/${match[3]}: install the App on it, or wait until it is indexed`
+            : `no repository${match[2] ? ` ${match[2]}/${match[3]}` : ''} listens to ${agent} object ${object}: add it to an environment's health setting in .github/escalator.yml (docs/health.md)`;
+        log.debug({ object, revision: report.revision, reason }, 'Agent report about an unknown application');
+        return sendJson(res, 202, { unknown: reason });
+      }
+      if (listening.length > 1)
+        throw new AmbiguousReport(
+          `${agent} object ${object} is configured in several repositories (${listening
+            .map((entry) => `${entry.index.owner}/${entry.index.repo}`)
+            .slice(0, 5)
+            .join(', ')}); post to /agents/${agent}/<owner>/<repo> to say which`,
+        );
+      const index = listening[0]!.index;
+      const intake = await enqueueAgentReport(options.producer, index, withRevision, receivedAt);
+      const answer = {
+        repository: `${index.owner}/${index.repo}`,
+        revision: report.revision,
+        targets: intake.targets.map((target) => `${target.environment}/${target.app || '*'}`),
+        jobs: intake.jobs,
+        ...(intake.duplicates ? { duplicate: intake.duplicates } : {}),
+      };
+      const fields = { object, repo: answer.repository, revision: report.revision, targets: answer.targets };
+      if (intake.duplicates === intake.jobs.length) {
+        count(agent, 'duplicate');
+        log.info(fields, 'Agent report taken before: no new work');
+        return sendJson(res, 200, answer);
+      }
+      count(agent, 'accepted');
+      log.info({ ...fields, sync: report.sync, health: report.health }, 'Agent report accepted');
+      return sendJson(res, 202, answer);
+    } catch (error) {
+      if (error instanceof QueueUnavailableError) {
+        count(agent, 'unavailable');
+        options.log.warn({ agent, err: { message: error.message } }, 'Agent report not accepted: queue unavailable');
+        return sendJson(res, 503, { error: `cannot accept the report now: ${error.message}` }, { 'retry-after': '5' });
+      }
+      if (error instanceof HttpError) {
+        count(agent, outcomeOf(error));
+        // Authenticated senders' mistakes at info; anyone's knocking (401, 404, 413…) at debug, counted.
+        const level = error.status === 400 ? 'info' : 'debug';
+        options.log[level]({ agent, status: error.status, reason: error.message }, 'Agent report refused');
+        if (!bodyRead) req.resume();
+        return sendJson(
+          res,
+          error.status,
+          { error: error.message },
+          bodyRead ? error.headers : { ...error.headers, connection: 'close' },
+        );
+      }
+      throw error;
+    }
+  };
+}
+
+/**
+ * The repositories a report may be about: the one the path names; else the GitHub repository of
+ * an Argo CD `repoURL`; else every indexed repository (the caller keeps those that listen). A
+ * path and a `repoURL` on GitHub that disagree are refused: the report was sent to the wrong URL.
+ */
+async function repositoriesFor(
+  options: AgentRouteOptions,
+  report: AgentReport,
+  owner: string | undefined,
+  repo: string | undefined,
+): Promise<RepoIndex[]> {
+  const fromBody = report.repoURL ? githubRepoOf(report.repoURL, options.githubHost) : undefined;
+  if (owner && repo) {
+    if (fromBody && `${fromBody.owner}/${fromBody.repo}`.toLowerCase() !== `${owner}/${repo}`.toLowerCase())
+      throw new HttpError(
+        400,
+        `the report's repoURL ${report.repoURL} is not ${owner}/${repo}, the repository in the URL; post it to /agents/${report.agent}/${fromBody.owner}/${fromBody.repo}`,
+      );
+    const index = await options.store.subscriptions.loadRepo(owner, repo);
+    return index ? [index] : [];
+  }
+  if (fromBody) {
+    const index = await options.store.subscriptions.loadRepo(fromBody.owner, fromBody.repo);
+    return index ? [index] : [];
+  }
+  const indexes: RepoIndex[] = [];
+  for (const key of await options.store.subscriptions.listRepos()) {
+    const index = await options.store.subscriptions.loadRepo(key.owner, key.repo);
+    if (index?.config?.environments.some((env) => env.health)) indexes.push(index);
+  }
+  return indexes;
+}
+
+/** Several repositories listen to the object and the URL names none: 400. */
+class AmbiguousReport extends HttpError {
+  constructor(message: string) {
+    super(400, message);
+  }
+}
+
+function outcomeOf(error: HttpError): AgentOutcome {
+  if (error instanceof AmbiguousReport) return 'ambiguous';
+  switch (error.status) {
+    case 400:
+      return 'invalid';
+    case 401:
+      return 'unauthorized';
+    case 404:
+      return 'not-found';
+    case 405:
+      return 'method';
+    case 413:
+      return 'too-large';
+    case 415:
+      return 'unsupported-media';
+    case 503:
+      return 'unavailable';
+    default:
+      return 'invalid';
+  }
+}

@@ -1,0 +1,63 @@
+import { parseDuration } from '../config/repo-config.schema.js';
+import type { HealthJob } from '../queue/jobs.js';
+import type { ProcessorContext } from '../queue/worker.js';
+import { followHealth } from './shared/health-follow.js';
+import type { JobDeps } from './shared/deps.js';
+
+/**
+ * Record one agent report for one (environment, app):
+ * 1. load the repository's index (its config says the environment's `tolerate`)
+ * 2. fold the report into what is recorded (`store.health.record`, atomic per app)
+ * 3. when that changed, follow the change (`followHealth`: the promotions out of the environment plan again)
+ * Every outcome is logged with its reason.
+ */
+export async function processHealthJob(deps: JobDeps, data: HealthJob, { log }: ProcessorContext): Promise<string> {
+  const { report } = data;
+  const context = {
+    repo: `${data.owner}/${data.repo}`,
+    environment: report.environment,
+    app: report.app,
+    agent: report.source.agent,
+    object: report.source.object,
+    revision: report.revision,
+    sync: report.sync,
+    health: report.health,
+    at: report.at,
+  };
+  const index = await deps.store.subscriptions.loadRepo(data.owner, data.repo);
+  const environment = index?.config?.environments.find((env) => env.name === report.environment);
+  if (!index || !environment?.health) {
+    log.info(context, 'Health report not recorded: the environment no longer listens to agents (config changed)');
+    return 'not-listening';
+  }
+  const tolerateMs = parseDuration(environment.health.tolerate);
+  const recorded = await deps.store.health.record(data, report, tolerateMs);
+  if (!recorded.changed) {
+    log.info(
+      { ...context, reportedAt: recorded.current.reportedAt },
+      recorded.current.reportedAt === report.at
+        ? 'Health report recorded already: nothing changed'
+        : 'Health report older than the recorded one: ignored',
+    );
+    return 'unchanged';
+  }
+  log.info(
+    {
+      ...context,
+      healthySince: recorded.current.healthySince,
+      degradedSince: recorded.current.degradedSince,
+      previous: recorded.previous
+        ? { revision: recorded.previous.revision, sync: recorded.previous.sync, health: recorded.previous.health }
+        : undefined,
+    },
+    'Health report recorded',
+  );
+  await followHealth(deps, {
+    index,
+    environment: report.environment,
+    app: report.app,
+    previous: recorded.previous,
+    current: recorded.current,
+  });
+  return 'recorded';
+}

@@ -80,6 +80,8 @@ export interface Simulator {
   context: SandboxContext;
   /** How many requests the secondary limits refused (0 when they are off). */
   secondaryRefused(): number;
+  /** Whether the REST API has a route for `method` and `path` (without `/api/v3` and the query). */
+  serves(method: string, path: string): boolean;
   setWebhookUrl(url: string | null): void;
   /** Calls `listener` after every handled request; returns an unsubscribe function. */
   onExchange(listener: (exchange: Exchange) => void): () => void;
@@ -182,6 +184,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     user: { login: developer.login, token: userToken },
     context,
     secondaryRefused: () => [...(secondary?.refused.values() ?? [])].reduce((sum, n) => sum + n, 0),
+    serves: (method, path) => api.match(method.toUpperCase(), path) !== null,
     setWebhookUrl(url) {
       state.requireApp().webhookUrl = url;
     },

@@ -4,6 +4,7 @@ import type {
   SandboxCheckRun,
   SandboxComment,
   SandboxInstallation,
+  SandboxIssue,
   SandboxLabel,
   SandboxPull,
   SandboxRepo,
@@ -11,7 +12,7 @@ import type {
 } from './model.js';
 import { describePull } from './pull-view.js';
 import { checkRunShape } from './shapes/checks.js';
-import { commentShape, labelShape, pullIssueShape } from './shapes/issues.js';
+import { commentShape, issueShape, labelShape, pullIssueShape } from './shapes/issues.js';
 import { repoShape } from './shapes/repos.js';
 import { installationShape, teamShape, userShape } from './shapes/users.js';
 import { isoTime, nodeId } from './urls.js';
@@ -19,8 +20,8 @@ import { isoTime, nodeId } from './urls.js';
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
 /**
- * Sends a repository event to the App when the App is installed on the repository;
- * GitHub sends nothing otherwise.
+ * Sends a repository event to the App when the App is installed on the repository and
+ * subscribes to the event; GitHub sends nothing otherwise.
  */
 function emitForRepo(
   context: SandboxContext,
@@ -29,7 +30,7 @@ function emitForRepo(
   payload: Record<string, unknown>,
 ): void {
   const installation = context.state.installationForRepo(repo);
-  if (!installation) return;
+  if (!installation || !context.state.requireApp().events.includes(event)) return;
   context.webhooks.send(event, {
     ...payload,
     installation: { id: installation.id, node_id: nodeId('Installation', installation.id) },
@@ -136,8 +137,14 @@ export async function emitPullRequest(
   });
 }
 
-export function labelPayload(context: SandboxContext, repo: SandboxRepo, label: SandboxLabel): Record<string, unknown> {
-  return { label: labelShape(context.urls, fullName(repo), label) };
+/** The `label` of a `labeled`/`unlabeled` event; pull request events type its description as a string. */
+export function labelPayload(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  label: SandboxLabel,
+  inPull = true,
+): Record<string, unknown> {
+  return { label: labelShape(context.urls, fullName(repo), label, inPull) };
 }
 
 export function reviewerPayload(
@@ -146,6 +153,26 @@ export function reviewerPayload(
 ): Record<string, unknown> {
   if (request.user) return { requested_reviewer: userShape(context.urls, request.user) };
   return request.team ? { requested_team: teamShape(context.urls, request.team, 'webhook') } : {};
+}
+
+/** `issues` (opened, edited with `changes`, closed, reopened, labeled, unlabeled, locked, unlocked). */
+export function emitIssues(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  issue: SandboxIssue,
+  action: string,
+  sender: SandboxUser,
+  extra: Record<string, unknown> = {},
+): void {
+  const comments = [...context.state.comments.values()].filter(
+    (c) => c.repoId === repo.id && c.issueNumber === issue.number,
+  ).length;
+  emitForRepo(context, repo, 'issues', {
+    action,
+    ...extra,
+    issue: issueShape(context.urls, repo, issue, comments, 'webhook'),
+    ...common(context, repo, sender),
+  });
 }
 
 /** `issue_comment` (created, edited with `changes`, deleted) on a pull request. */

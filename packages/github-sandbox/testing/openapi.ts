@@ -57,8 +57,14 @@ const operations: Operation[] = Object.entries(spec.paths as Record<string, Reco
       }),
 );
 
-/** The spec operation for a request path under `/api/v3` (most literal characters wins). */
+/**
+ * The spec operation for a request path under `/api/v3` (most literal characters wins).
+ * `/repositories/{id}/…`, GitHub's undocumented id-based alias of `/repos/{owner}/{repo}/…`
+ * (where renamed repositories redirect and pagination links point, as the rename-repository and
+ * paginate-issues recordings of @octokit/fixtures show), is judged as the route it aliases.
+ */
 export function findOperation(method: string, path: string): Operation | undefined {
+  path = path.replace(/^\/repositories\/\d+(?=\/|$)/, '/repos/owner/repo');
   return operations
     .filter((op) => op.method === method && op.regex.test(path))
     .sort((a, b) => b.literal - a.literal)[0];

@@ -142,6 +142,8 @@ const operationCache = new WeakMap<Json, { method: string; regex: RegExp; litera
 
 /** The operation of a description for a method and path (most literal characters wins). */
 function findOperation(spec: Json, method: string, path: string): Json | undefined {
+  // `/repositories/{id}/…` is GitHub's undocumented id-based alias of `/repos/{owner}/{repo}/…`.
+  path = path.replace(/^\/repositories\/\d+(?=\/|$)/, '/repos/owner/repo');
   let operations = operationCache.get(spec);
   if (!operations) {
     operations = Object.entries(spec.paths as Record<string, Record<string, Json>>).flatMap(([template, item]) =>

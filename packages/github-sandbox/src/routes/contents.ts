@@ -42,8 +42,10 @@ export function registerContentRoutes(router: Router, context: SandboxContext): 
     if (entry.type === 'tree') return json(200, await listing(entry.sha, path));
     const type = contentType(entry);
     const content = type === 'submodule' ? undefined : await repo.git.readBlob(entry.sha);
-    if (content && /application\/vnd\.github(\.v3)?\.raw/.test(String(request.headers.accept ?? ''))) {
-      return { status: 200, raw: content, headers: { 'content-type': 'application/vnd.github.raw; charset=utf-8' } };
+    const raw = /application\/vnd\.github(\.v3)?\.raw/.exec(String(request.headers.accept ?? ''));
+    if (content && raw) {
+      // The media type echoes the one asked for (`vnd.github.v3.raw` in the get-content recording).
+      return { status: 200, raw: content, headers: { 'content-type': `${raw[0]}; charset=utf-8` } };
     }
     const shape = contentShape(
       urls,
@@ -57,5 +59,6 @@ export function registerContentRoutes(router: Router, context: SandboxContext): 
     return json(200, shape);
   };
   router.add('GET', '/repos/:owner/:repo/contents', handler);
+  router.add('GET', '/repos/:owner/:repo/contents/', handler);
   router.add('GET', '/repos/:owner/:repo/contents/*path', handler);
 }

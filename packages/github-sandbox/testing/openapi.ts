@@ -125,9 +125,21 @@ function convert(node: unknown, refs: Set<string>): unknown {
 /**
  * Known mistakes in GitHub's description, corrected so the check stays strict elsewhere:
  * `GET /app/installations` inlines `account` as `allOf [Simple User, Enterprise]`, which no
- * account can satisfy; the `installation` component (and GitHub) say `anyOf`.
+ * account can satisfy; the `installation` component (and GitHub) say `anyOf`. A 409 of
+ * `PUT /contents/{path}` is `oneOf [basic-error, repository-rule-violation-error]`, and every
+ * basic error matches both (neither requires a key): GitHub means either, so `anyOf`.
  */
 function fixErrata(schema: Json): void {
+  const choices = schema.oneOf as Json[] | undefined;
+  const refs = choices?.map((choice) => choice.$ref);
+  if (
+    refs?.length === 2 &&
+    refs.includes('#/definitions/basic-error') &&
+    refs.includes('#/definitions/repository-rule-violation-error')
+  ) {
+    schema.anyOf = choices;
+    delete schema.oneOf;
+  }
   const parts = schema.allOf as Json[] | undefined;
   const titles = parts?.map((part) => part.title);
   if (titles?.length === 2 && titles.includes('Simple User') && titles.includes('Enterprise')) {

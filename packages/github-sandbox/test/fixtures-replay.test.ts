@@ -34,7 +34,6 @@ const load = (name: string) =>
 /** Scenarios on routes the simulator does not serve (yet), and why. Only ever shrinks. */
 const NOT_SERVED: Record<string, string> = {
   'add-and-remove-repository-collaborator': 'collaborator invitations: Escalator never invites people',
-  'git-refs': 'GET /git/refs/ (all refs): GitHub no longer documents it; Escalator lists matching-refs',
   'get-organization': 'organizations: Escalator never reads them',
   'mark-notifications-as-read': 'notifications: a person’s inbox, not an App’s',
   markdown: 'markdown rendering: Escalator renders its own comments',

@@ -65,6 +65,8 @@ const operations: Operation[] = Object.entries(spec.paths as Record<string, Reco
  */
 export function findOperation(method: string, path: string): Operation | undefined {
   path = path.replace(/^\/repositories\/\d+(?=\/|$)/, '/repos/owner/repo');
+  // `GET /git/refs` (every ref, the git-refs recording) is matching-refs with an empty prefix.
+  if (method === 'GET') path = path.replace(/^(\/repos\/[^/]+\/[^/]+)\/git\/refs\/?$/, '$1/git/matching-refs/');
   return operations
     .filter((op) => op.method === method && op.regex.test(path))
     .sort((a, b) => b.literal - a.literal)[0];

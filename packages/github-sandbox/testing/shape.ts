@@ -144,6 +144,9 @@ const operationCache = new WeakMap<Json, { method: string; regex: RegExp; litera
 function findOperation(spec: Json, method: string, path: string): Json | undefined {
   // `/repositories/{id}/…` is GitHub's undocumented id-based alias of `/repos/{owner}/{repo}/…`.
   path = path.replace(/^\/repositories\/\d+(?=\/|$)/, '/repos/owner/repo');
+  // `GET /git/refs` (every ref, the git-refs recording) is matching-refs with an empty prefix.
+  if (method.toUpperCase() === 'GET')
+    path = path.replace(/^(\/repos\/[^/]+\/[^/]+)\/git\/refs\/?$/, '$1/git/matching-refs/');
   let operations = operationCache.get(spec);
   if (!operations) {
     operations = Object.entries(spec.paths as Record<string, Record<string, Json>>).flatMap(([template, item]) =>

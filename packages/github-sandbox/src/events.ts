@@ -1,14 +1,16 @@
 import { fullName, type SandboxContext } from './context.js';
 import { ZERO_SHA, type CommitObject, type GitIdentity } from './git.js';
-import type {
-  SandboxCheckRun,
-  SandboxComment,
-  SandboxInstallation,
-  SandboxIssue,
-  SandboxLabel,
-  SandboxPull,
-  SandboxRepo,
-  SandboxUser,
+import {
+  isPull,
+  type IssueRecord,
+  type SandboxCheckRun,
+  type SandboxComment,
+  type SandboxInstallation,
+  type SandboxIssue,
+  type SandboxLabel,
+  type SandboxPull,
+  type SandboxRepo,
+  type SandboxUser,
 } from './model.js';
 import { describePull } from './pull-view.js';
 import { checkRunShape } from './shapes/checks.js';
@@ -175,24 +177,27 @@ export function emitIssues(
   });
 }
 
-/** `issue_comment` (created, edited with `changes`, deleted) on a pull request. */
+/** `issue_comment` (created, edited with `changes`, deleted) on an issue or a pull request. */
 export function emitIssueComment(
   context: SandboxContext,
   repo: SandboxRepo,
-  pull: SandboxPull,
+  record: IssueRecord,
   comment: SandboxComment,
   action: 'created' | 'edited' | 'deleted',
   sender: SandboxUser,
   changes?: { body: { from: string } },
 ): void {
   const comments = [...context.state.comments.values()].filter(
-    (c) => c.repoId === repo.id && c.issueNumber === pull.number,
+    (c) => c.repoId === repo.id && c.issueNumber === record.number,
   ).length;
+  const onPull = isPull(record);
   emitForRepo(context, repo, 'issue_comment', {
     action,
     ...(changes ? { changes } : {}),
-    issue: pullIssueShape(context.urls, repo, pull, comments),
-    comment: commentShape(context.urls, repo, context.state.app, comment),
+    issue: onPull
+      ? pullIssueShape(context.urls, repo, record, comments)
+      : issueShape(context.urls, repo, record, comments, 'webhook'),
+    comment: commentShape(context.urls, repo, context.state.app, comment, onPull),
     ...common(context, repo, sender),
   });
 }

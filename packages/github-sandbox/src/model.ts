@@ -56,6 +56,14 @@ export interface SandboxLabel {
   default: boolean;
 }
 
+/** What an issue number names: an issue, or a pull request (its issue side). */
+export type IssueRecord = SandboxIssue | SandboxPull;
+
+/** Whether an issue number names a pull request. */
+export function isPull(record: IssueRecord): record is SandboxPull {
+  return 'headRef' in record;
+}
+
 /** Why a conversation was locked (`PUT /issues/{n}/lock`). */
 export type LockReason = 'off-topic' | 'too heated' | 'resolved' | 'spam';
 

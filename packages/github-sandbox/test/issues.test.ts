@@ -51,6 +51,26 @@ describe('issues', () => {
     ]);
   });
 
+  it('takes comments on an issue, with issue_comment events carrying the issue', async () => {
+    const { data: issue } = await octokit.rest.issues.create({ ...repo, title: 'Talk' });
+    const { data: comment } = await octokit.rest.issues.createComment({
+      ...repo,
+      issue_number: issue.number,
+      body: 'hi',
+    });
+    expect(comment.html_url).toContain(`/issues/${issue.number}#issuecomment-${comment.id}`);
+    await octokit.rest.issues.updateComment({ ...repo, comment_id: comment.id, body: 'hello' });
+    const { data: listed } = await octokit.rest.issues.listComments({ ...repo, issue_number: issue.number });
+    expect(listed.map((c) => c.body)).toEqual(['hello']);
+    await octokit.rest.issues.deleteComment({ ...repo, comment_id: comment.id });
+    await h.client.deliveries();
+    const events = h.received
+      .filter((w) => w.headers['x-github-event'] === 'issue_comment')
+      .filter((w) => (w.payload.issue as { number: number }).number === issue.number);
+    expect(events.map((w) => w.payload.action)).toEqual(['created', 'edited', 'deleted']);
+    expect(events[0]?.payload.issue).not.toHaveProperty('pull_request');
+  });
+
   it('lists issues and pull requests page by page through /repositories/{id} links', async () => {
     for (let i = 1; i <= 4; i += 1) await octokit.rest.issues.create({ ...repo, title: `Page ${i}` });
     const first = await octokit.rest.issues.listForRepo({ ...repo, state: 'all', per_page: 2 });
@@ -58,7 +78,7 @@ describe('issues', () => {
     expect(first.headers.link).toContain(`/repositories/${meta.id}/issues?`);
     expect(first.headers['last-modified']).toBeUndefined();
     const all = await octokit.paginate(octokit.rest.issues.listForRepo, { ...repo, state: 'all', per_page: 2 });
-    expect(all.map((issue) => issue.title)).toEqual(['Page 4', 'Page 3', 'Page 2', 'Page 1', 'Dashboard']);
+    expect(all.map((issue) => issue.title)).toEqual(['Page 4', 'Page 3', 'Page 2', 'Page 1', 'Talk', 'Dashboard']);
     const open = await octokit.paginate(octokit.rest.issues.listForRepo, { ...repo, labels: 'escalator' });
     expect(open).toEqual([]);
   });

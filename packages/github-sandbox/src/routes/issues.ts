@@ -21,14 +21,14 @@ import {
   updateIssue,
   type IssueTarget,
 } from '../issues.js';
-import type { SandboxComment, SandboxIssue, SandboxRepo } from '../model.js';
+import { isPull, type IssueRecord, type SandboxComment, type SandboxIssue, type SandboxRepo } from '../model.js';
 import { addLabels, removeLabel, updatePull } from '../pulls.js';
 import { commentShape, issueShape, labelsShape, pullIssueShape } from '../shapes/issues.js';
-import { listField, permissionOf, requireAppPermission, requirePull, requireRepo } from './common.js';
+import { listField, permissionOf, requireAppPermission, requireRepo } from './common.js';
 
 /**
  * Issues (create, list, edit, lock), their labels, and comments. `/issues/{n}` names an issue or
- * the issue side of a pull request; comments are served on pull requests only.
+ * the issue side of a pull request.
  */
 export function registerIssueRoutes(router: Router, context: SandboxContext): void {
   const { state, urls } = context;
@@ -41,11 +41,22 @@ export function registerIssueRoutes(router: Router, context: SandboxContext): vo
     if (!comment || comment.repoId !== repo.id) throw notFound();
     return comment;
   };
-  const shape = (repo: SandboxRepo, comment: SandboxComment) => commentShape(urls, repo, state.app, comment);
+  const recordOf = (repo: SandboxRepo, number: number): IssueRecord | undefined => {
+    const target = findIssueTarget(context, repo, number);
+    return target?.kind === 'issue' ? target.issue : target?.pull;
+  };
+  const shape = (repo: SandboxRepo, comment: SandboxComment) => {
+    const record = recordOf(repo, comment.issueNumber);
+    return commentShape(urls, repo, state.app, comment, !record || isPull(record));
+  };
   const requireTarget = (repo: SandboxRepo, request: ApiRequest): IssueTarget => {
     const target = findIssueTarget(context, repo, Number(request.params.issue_number));
     if (!target) throw notFound();
     return target;
+  };
+  const requireRecord = (repo: SandboxRepo, request: ApiRequest): IssueRecord => {
+    const target = requireTarget(repo, request);
+    return target.kind === 'issue' ? target.issue : target.pull;
   };
   const assigneesOf = (repo: SandboxRepo, body: Record<string, unknown>) =>
     listField(body, 'assignees').map((login) => {
@@ -65,9 +76,9 @@ export function registerIssueRoutes(router: Router, context: SandboxContext): vo
 
   router.add('GET', '/repos/:owner/:repo/issues/:issue_number/comments', (request) => {
     const repo = requireRepo(context, request, 'read');
-    const pull = requirePull(context, repo, request, 'issue_number');
+    const record = requireRecord(repo, request);
     const since = request.url.searchParams.get('since');
-    const all = commentsOn(repo, pull.number).filter((c) => !since || c.updatedAt >= new Date(since));
+    const all = commentsOn(repo, record.number).filter((c) => !since || c.updatedAt >= new Date(since));
     const page = paginate(request, all);
     return json(
       200,
@@ -78,10 +89,10 @@ export function registerIssueRoutes(router: Router, context: SandboxContext): vo
 
   router.add('POST', '/repos/:owner/:repo/issues/:issue_number/comments', (request) => {
     const repo = requireRepo(context, request, 'read');
-    const pull = requirePull(context, repo, request, 'issue_number');
+    const record = requireRecord(repo, request);
     const body = field(request.body, 'body', { required: true });
     const actor = actorOf(context, request.principal);
-    const comment = createComment(context, repo, pull, actor, body, request.principal?.kind === 'installation');
+    const comment = createComment(context, repo, record, actor, body, request.principal?.kind === 'installation');
     return json(201, shape(repo, comment), {
       location: urls.repoApi(fullName(repo), `/issues/comments/${comment.id}`),
     });
@@ -101,8 +112,8 @@ export function registerIssueRoutes(router: Router, context: SandboxContext): vo
     const from = comment.body;
     comment.body = body;
     comment.updatedAt = state.clock();
-    const pull = state.pull(repo, comment.issueNumber);
-    if (pull && from !== body) emitIssueComment(context, repo, pull, comment, 'edited', actor, { body: { from } });
+    const record = recordOf(repo, comment.issueNumber);
+    if (record && from !== body) emitIssueComment(context, repo, record, comment, 'edited', actor, { body: { from } });
     return json(200, shape(repo, comment));
   });
 
@@ -112,8 +123,8 @@ export function registerIssueRoutes(router: Router, context: SandboxContext): vo
     const actor = actorOf(context, request.principal);
     if (comment.user.id !== actor.id) throw new HttpError(403, 'Only the author of a comment can delete it.');
     state.comments.delete(comment.id);
-    const pull = state.pull(repo, comment.issueNumber);
-    if (pull) emitIssueComment(context, repo, pull, comment, 'deleted', actor);
+    const record = recordOf(repo, comment.issueNumber);
+    if (record) emitIssueComment(context, repo, record, comment, 'deleted', actor);
     return { status: 204 };
   });
 

@@ -100,12 +100,14 @@ export function commentShape(
   repo: SandboxRepo,
   app: SandboxApp | null,
   comment: SandboxComment,
+  onPull = true,
 ): Record<string, unknown> {
   const full = `${repo.owner.login}/${repo.name}`;
   const url = urls.repoApi(full, `/issues/comments/${comment.id}`);
+  const page = onPull ? 'pull' : 'issues';
   return {
     url,
-    html_url: urls.repoHtml(full, `/pull/${comment.issueNumber}#issuecomment-${comment.id}`),
+    html_url: urls.repoHtml(full, `/${page}/${comment.issueNumber}#issuecomment-${comment.id}`),
     issue_url: urls.repoApi(full, `/issues/${comment.issueNumber}`),
     id: comment.id,
     node_id: nodeId('IssueComment', comment.id),

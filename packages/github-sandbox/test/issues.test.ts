@@ -103,7 +103,7 @@ describe('labels', () => {
     const { data: issue } = await octokit.rest.issues.create({ ...repo, title: 'Labelled', labels: ['env:dev'] });
     await octokit.rest.issues.updateLabel({ ...repo, name: 'env:dev', new_name: 'env:development', color: 'BADA55' });
     const { data: renamed } = await octokit.rest.issues.get({ ...repo, issue_number: issue.number });
-    expect(renamed.labels).toMatchObject([{ name: 'env:development' }]);
+    expect(renamed.labels).toMatchObject([{ name: 'env:development', color: 'BADA55' }]);
     await octokit.rest.issues.deleteLabel({ ...repo, name: 'env:development' });
     const { data: bare } = await octokit.rest.issues.get({ ...repo, issue_number: issue.number });
     expect(bare.labels).toEqual([]);

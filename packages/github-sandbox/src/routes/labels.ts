@@ -89,11 +89,14 @@ export function registerLabelRoutes(router: Router, context: SandboxContext): vo
   });
 }
 
-/** A label color: six hex digits, stored lower case; GitHub refuses anything else (the errors recording). */
+/**
+ * A label color: six hex digits, kept as given (`BADA55` stays upper case in the labels
+ * recording); GitHub refuses anything else (the errors recording).
+ */
 function colorOf(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (!/^[0-9a-fA-F]{6}$/.test(value)) throw validationFailed([{ resource: 'Label', code: 'invalid', field: 'color' }]);
-  return value.toLowerCase();
+  return value;
 }
 
 /** Issues and pull requests name their labels; a renamed label follows. */

@@ -32,6 +32,8 @@ export interface CreateRepoInput {
   collaborators?: Record<string, 'admin' | 'maintain' | 'write' | 'triage' | 'read'>;
   /** Team slugs of the owning organization, e.g. `release-managers`. */
   teams?: string[];
+  /** Repository topics. */
+  topics?: string[];
 }
 
 export type RateLimitMode = 'secondary' | 'secondary-429' | 'primary';
@@ -99,6 +101,7 @@ export class SandboxClient {
       install: input.install,
       collaborators: input.collaborators,
       teams: input.teams,
+      topics: input.topics,
     });
   }
 

@@ -1,12 +1,12 @@
 import type { SandboxContext } from './context.js';
 import { emitIssueComment } from './events.js';
-import type { SandboxComment, SandboxPull, SandboxRepo, SandboxUser } from './model.js';
+import type { IssueRecord, SandboxComment, SandboxRepo, SandboxUser } from './model.js';
 
-/** Adds a comment to a pull request's conversation and sends `issue_comment` created. */
+/** Adds a comment to an issue's or pull request's conversation and sends `issue_comment` created. */
 export function createComment(
   context: SandboxContext,
   repo: SandboxRepo,
-  pull: SandboxPull,
+  record: IssueRecord,
   author: SandboxUser,
   body: string,
   viaApp: boolean,
@@ -15,7 +15,7 @@ export function createComment(
   const comment: SandboxComment = {
     id: context.state.nextId(),
     repoId: repo.id,
-    issueNumber: pull.number,
+    issueNumber: record.number,
     body,
     user: author,
     viaApp,
@@ -23,6 +23,6 @@ export function createComment(
     updatedAt: now,
   };
   context.state.comments.set(comment.id, comment);
-  emitIssueComment(context, repo, pull, comment, 'created', author);
+  emitIssueComment(context, repo, record, comment, 'created', author);
   return comment;
 }

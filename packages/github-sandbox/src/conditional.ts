@@ -36,14 +36,17 @@ export class ConditionalRequests {
     contentType: string,
     caller: string,
     request: IncomingHttpHeaders,
+    lastModified = true,
   ): { headers: Record<string, string>; notModified: boolean } {
     if (payload === undefined || status < 200 || status >= 300) return { headers: {}, notModified: false };
     const etag = this.etag(payload, contentType, caller);
     const headers: Record<string, string> = { etag, 'cache-control': 'private, max-age=60, s-maxage=60' };
     if (method !== 'GET' && method !== 'HEAD') return { headers, notModified: false };
-    const modified = this.#modifiedAt(etag);
-    headers['last-modified'] = new Date(modified).toUTCString();
     headers.vary = 'Accept, Authorization, Cookie, X-GitHub-OTP';
+    // Lists and the root index carry no Last-Modified on GitHub (labels, issues, collaborators,
+    // statuses in the recordings), so If-Modified-Since cannot match them.
+    const modified = lastModified ? this.#modifiedAt(etag) : Number.NaN;
+    if (lastModified) headers['last-modified'] = new Date(modified).toUTCString();
     return { headers, notModified: status === 200 && this.#fresh(request, etag, modified) };
   }
 

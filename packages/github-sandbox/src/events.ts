@@ -1,17 +1,20 @@
 import { fullName, type SandboxContext } from './context.js';
 import { ZERO_SHA, type CommitObject, type GitIdentity } from './git.js';
-import type {
-  SandboxCheckRun,
-  SandboxComment,
-  SandboxInstallation,
-  SandboxLabel,
-  SandboxPull,
-  SandboxRepo,
-  SandboxUser,
+import {
+  isPull,
+  type IssueRecord,
+  type SandboxCheckRun,
+  type SandboxComment,
+  type SandboxInstallation,
+  type SandboxIssue,
+  type SandboxLabel,
+  type SandboxPull,
+  type SandboxRepo,
+  type SandboxUser,
 } from './model.js';
 import { describePull } from './pull-view.js';
 import { checkRunShape } from './shapes/checks.js';
-import { commentShape, labelShape, pullIssueShape } from './shapes/issues.js';
+import { commentShape, issueShape, labelShape, pullIssueShape } from './shapes/issues.js';
 import { repoShape } from './shapes/repos.js';
 import { installationShape, teamShape, userShape } from './shapes/users.js';
 import { isoTime, nodeId } from './urls.js';
@@ -19,8 +22,8 @@ import { isoTime, nodeId } from './urls.js';
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
 /**
- * Sends a repository event to the App when the App is installed on the repository;
- * GitHub sends nothing otherwise.
+ * Sends a repository event to the App when the App is installed on the repository and
+ * subscribes to the event; GitHub sends nothing otherwise.
  */
 function emitForRepo(
   context: SandboxContext,
@@ -29,7 +32,7 @@ function emitForRepo(
   payload: Record<string, unknown>,
 ): void {
   const installation = context.state.installationForRepo(repo);
-  if (!installation) return;
+  if (!installation || !context.state.requireApp().events.includes(event)) return;
   context.webhooks.send(event, {
     ...payload,
     installation: { id: installation.id, node_id: nodeId('Installation', installation.id) },
@@ -136,8 +139,14 @@ export async function emitPullRequest(
   });
 }
 
-export function labelPayload(context: SandboxContext, repo: SandboxRepo, label: SandboxLabel): Record<string, unknown> {
-  return { label: labelShape(context.urls, fullName(repo), label) };
+/** The `label` of a `labeled`/`unlabeled` event; pull request events type its description as a string. */
+export function labelPayload(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  label: SandboxLabel,
+  inPull = true,
+): Record<string, unknown> {
+  return { label: labelShape(context.urls, fullName(repo), label, inPull) };
 }
 
 export function reviewerPayload(
@@ -148,24 +157,47 @@ export function reviewerPayload(
   return request.team ? { requested_team: teamShape(context.urls, request.team, 'webhook') } : {};
 }
 
-/** `issue_comment` (created, edited with `changes`, deleted) on a pull request. */
+/** `issues` (opened, edited with `changes`, closed, reopened, labeled, unlabeled, locked, unlocked). */
+export function emitIssues(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  issue: SandboxIssue,
+  action: string,
+  sender: SandboxUser,
+  extra: Record<string, unknown> = {},
+): void {
+  const comments = [...context.state.comments.values()].filter(
+    (c) => c.repoId === repo.id && c.issueNumber === issue.number,
+  ).length;
+  emitForRepo(context, repo, 'issues', {
+    action,
+    ...extra,
+    issue: issueShape(context.urls, repo, issue, comments, 'webhook'),
+    ...common(context, repo, sender),
+  });
+}
+
+/** `issue_comment` (created, edited with `changes`, deleted) on an issue or a pull request. */
 export function emitIssueComment(
   context: SandboxContext,
   repo: SandboxRepo,
-  pull: SandboxPull,
+  record: IssueRecord,
   comment: SandboxComment,
   action: 'created' | 'edited' | 'deleted',
   sender: SandboxUser,
   changes?: { body: { from: string } },
 ): void {
   const comments = [...context.state.comments.values()].filter(
-    (c) => c.repoId === repo.id && c.issueNumber === pull.number,
+    (c) => c.repoId === repo.id && c.issueNumber === record.number,
   ).length;
+  const onPull = isPull(record);
   emitForRepo(context, repo, 'issue_comment', {
     action,
     ...(changes ? { changes } : {}),
-    issue: pullIssueShape(context.urls, repo, pull, comments),
-    comment: commentShape(context.urls, repo, context.state.app, comment),
+    issue: onPull
+      ? pullIssueShape(context.urls, repo, record, comments)
+      : issueShape(context.urls, repo, record, comments, 'webhook'),
+    comment: commentShape(context.urls, repo, context.state.app, comment, onPull),
     ...common(context, repo, sender),
   });
 }

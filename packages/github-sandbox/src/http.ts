@@ -12,6 +12,8 @@ export interface ApiRequest {
   body: unknown;
   params: Record<string, string>;
   principal: Principal | null;
+  /** Set by `paginate`: GitHub sends lists without `Last-Modified`. */
+  paginated?: boolean;
 }
 
 /** What a handler answers: JSON `body`, or `raw` bytes/text with its own content type. */
@@ -20,6 +22,8 @@ export interface ApiResponse {
   body?: unknown;
   raw?: Buffer | string;
   headers?: Record<string, string>;
+  /** false: answer without `Last-Modified`, as GitHub answers lists and the root index. */
+  lastModified?: boolean;
 }
 
 export type Handler = (request: ApiRequest) => Promise<ApiResponse> | ApiResponse;
@@ -105,14 +109,21 @@ export class Router {
 
 /**
  * Slices a list by `page`/`per_page` (default 30, at most 100) and builds GitHub's `Link`
- * header with `prev`, `next`, `first` and `last`.
+ * header with `prev`, `next`, `first` and `last`. `linkBase` is the URL the links point at
+ * when it is not the request's (GitHub's `/repositories/{id}/…` form).
  */
-export function paginate<T>(request: ApiRequest, items: T[]): { items: T[]; headers: Record<string, string> } {
+export function paginate<T>(
+  request: ApiRequest,
+  items: T[],
+  linkBase?: string,
+): { items: T[]; headers: Record<string, string> } {
+  request.paginated = true;
   const perPage = Math.min(Math.max(Number(request.url.searchParams.get('per_page')) || 30, 1), 100);
   const page = Math.max(Number(request.url.searchParams.get('page')) || 1, 1);
   const last = Math.max(Math.ceil(items.length / perPage), 1);
   const link = (n: number, rel: string) => {
     const url = new URL(request.url);
+    if (linkBase !== undefined) url.pathname = new URL(linkBase).pathname;
     url.searchParams.set('per_page', String(perPage));
     url.searchParams.set('page', String(n));
     return `<${url.toString()}>; rel="${rel}"`;

@@ -52,6 +52,39 @@ export interface SandboxLabel {
   name: string;
   color: string;
   description: string | null;
+  /** One of the labels GitHub gives every new repository (`bug`, `documentation`, …). */
+  default: boolean;
+}
+
+/** What an issue number names: an issue, or a pull request (its issue side). */
+export type IssueRecord = SandboxIssue | SandboxPull;
+
+/** Whether an issue number names a pull request. */
+export function isPull(record: IssueRecord): record is SandboxPull {
+  return 'headRef' in record;
+}
+
+/** Why a conversation was locked (`PUT /issues/{n}/lock`). */
+export type LockReason = 'off-topic' | 'too heated' | 'resolved' | 'spam';
+
+/** An issue that is not a pull request (pull requests keep their issue side in `SandboxPull`). */
+export interface SandboxIssue {
+  id: number;
+  number: number;
+  repoId: number;
+  title: string;
+  body: string | null;
+  state: 'open' | 'closed';
+  stateReason: 'completed' | 'not_planned' | 'reopened' | 'duplicate' | null;
+  user: SandboxUser;
+  labels: string[];
+  assignees: SandboxUser[];
+  locked: boolean;
+  activeLockReason: LockReason | null;
+  createdAt: Date;
+  updatedAt: Date;
+  closedAt: Date | null;
+  closedBy: SandboxUser | null;
 }
 
 export interface SandboxRepo {
@@ -68,6 +101,8 @@ export interface SandboxRepo {
   labels: Map<string, SandboxLabel>;
   /** Issues and pull requests share one number sequence, as on GitHub. */
   nextNumber: number;
+  /** Repository topics (`topics` of the repository object). */
+  topics: string[];
   /** The repository setting "Allow auto-merge" (`allow_auto_merge`), off by default as on GitHub. */
   allowAutoMerge: boolean;
   /** Classic branch protection by exact branch name. */
@@ -145,6 +180,9 @@ export interface SandboxPull {
   /** The test merge commit while open; the real merge commit once merged. */
   mergeCommitSha: string | null;
   labels: string[];
+  /** `PUT /issues/{n}/lock` on the pull request's issue side. */
+  locked: boolean;
+  activeLockReason: LockReason | null;
   requestedReviewers: string[];
   requestedTeams: string[];
   maintainerCanModify: boolean;

@@ -66,6 +66,8 @@ export async function openPull(
     mergedBy: null,
     mergeCommitSha: null,
     labels: [],
+    locked: false,
+    activeLockReason: null,
     requestedReviewers: [],
     requestedTeams: [],
     maintainerCanModify: input.maintainerCanModify ?? false,
@@ -206,8 +208,7 @@ export async function addLabels(
     const key = name.toLowerCase();
     let label = repo.labels.get(key);
     if (!label) {
-      // GitHub's pull request schema types a label's description as a string: new labels get an empty one.
-      label = { id: context.state.nextId(), name, color: 'ededed', description: '' };
+      label = { id: context.state.nextId(), name, color: 'ededed', description: null, default: false };
       repo.labels.set(key, label);
     }
     if (pull.labels.some((existing) => existing.toLowerCase() === key)) continue;

@@ -3,7 +3,7 @@ import { join, relative, sep } from 'node:path';
 import { withRepoLock, type SandboxContext } from './context.js';
 import { emitInstallation, emitInstallationRepositories } from './events.js';
 import { ZERO_SHA } from './git.js';
-import { HttpError } from './http.js';
+import { HttpError, validationFailed } from './http.js';
 import type { Permission, SandboxRepo, SandboxUser } from './model.js';
 import { afterRefUpdate } from './refs.js';
 import { buildTree, type TreeChange } from './trees.js';
@@ -25,6 +25,7 @@ export interface NewRepository {
   collaborators?: Record<string, Permission>;
   /** Teams of the owning organization that can be requested as reviewers. */
   teams?: string[];
+  topics?: string[];
 }
 
 /** Reads every file below `folder` (skipping `.git`), with `/`-separated relative paths. */
@@ -61,12 +62,29 @@ export async function createRepository(
     repo.collaborators.set(state.createUser(login).login.toLowerCase(), permission);
   }
   for (const slug of input.teams ?? []) state.createTeam(owner.login, slug);
+  repo.topics = [...(input.topics ?? [])];
   const files = { ...(input.folder ? await readFolder(input.folder) : {}), ...input.files };
   if (Object.keys(files).length) {
     await commitFiles(context, repo, creator, { branch: repo.defaultBranch, message: 'Initial commit', files });
   }
   if (input.install !== false) installApp(context, repo, creator);
   return repo;
+}
+
+/**
+ * Renames a repository as `PATCH /repos/{owner}/{repo}` with `name` does. The former name keeps
+ * answering with redirects to `/repositories/{id}` (the rename-repository recording).
+ */
+export function renameRepository(context: SandboxContext, repo: SandboxRepo, name: string): void {
+  if (name === repo.name) return;
+  if (!/^[A-Za-z0-9._-]{1,100}$/.test(name) || name === '.' || name === '..')
+    throw validationFailed([{ resource: 'Repository', code: 'custom', field: 'name', message: 'name is invalid' }]);
+  const taken = context.state.repo(repo.owner.login, name);
+  if (taken && taken.id !== repo.id)
+    throw validationFailed([
+      { resource: 'Repository', code: 'custom', field: 'name', message: 'name already exists on this account' },
+    ]);
+  context.state.renameRepo(repo, name);
 }
 
 /** Adds a repository to the App's installation on its owner, creating the installation if needed. */

@@ -1,4 +1,4 @@
-import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +19,8 @@ import { registerGateRoutes } from './routes/gates.js';
 import { registerGitDataRoutes } from './routes/git-data.js';
 import { registerGraphqlRoutes } from './routes/graphql.js';
 import { registerIssueRoutes } from './routes/issues.js';
+import { registerLabelRoutes } from './routes/labels.js';
+import { registerMetaRoutes } from './routes/meta.js';
 import { registerPullRoutes } from './routes/pulls.js';
 import { registerRepoRoutes } from './routes/repos.js';
 import { SandboxState } from './state.js';
@@ -41,6 +43,8 @@ export interface SimulatorOptions {
     webhookSecret?: string;
     /** The App's permissions (default: what Escalator's app.yml asks for). */
     permissions?: Record<string, 'read' | 'write'>;
+    /** Repository events the App subscribes to (default: those of Escalator's app.yml the simulator sends). */
+    events?: string[];
   };
   /** Login of the human user whose token drives the control API (default `developer`). */
   user?: string;
@@ -80,6 +84,8 @@ export interface Simulator {
   context: SandboxContext;
   /** How many requests the secondary limits refused (0 when they are off). */
   secondaryRefused(): number;
+  /** Whether the REST API has a route for `method` and `path` (without `/api/v3` and the query). */
+  serves(method: string, path: string): boolean;
   setWebhookUrl(url: string | null): void;
   /** Calls `listener` after every handled request; returns an unsubscribe function. */
   onExchange(listener: (exchange: Exchange) => void): () => void;
@@ -120,7 +126,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       pull_requests: 'write',
       statuses: 'read',
     },
-    events: ['check_run', 'issue_comment', 'pull_request', 'push'],
+    events: options.app?.events ?? ['check_run', 'issue_comment', 'pull_request', 'push'],
     createdAt: state.clock(),
   };
 
@@ -149,6 +155,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   registerGitDataRoutes(api, context);
   registerPullRoutes(api, context);
   registerIssueRoutes(api, context);
+  registerLabelRoutes(api, context);
+  registerMetaRoutes(api, context);
   const control = new Router();
   registerControlRoutes(control, context);
   const graphql = new Router();
@@ -182,6 +190,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     user: { login: developer.login, token: userToken },
     context,
     secondaryRefused: () => [...(secondary?.refused.values() ?? [])].reduce((sum, n) => sum + n, 0),
+    serves: (method, path) =>
+      api.match(method.toUpperCase(), path.replace(/^\/repositories\/\d+(?=\/|$)/, '/repos/owner/repo')) !== null,
     setWebhookUrl(url) {
       state.requireApp().webhookUrl = url;
     },
@@ -218,6 +228,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
   let body: unknown;
   let response: ApiResponse;
   let principal: Principal | null = null;
+  let request: ApiRequest | undefined;
   let release: (() => void) | undefined;
   try {
     body = await readJson(req);
@@ -231,9 +242,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
       if (handling.secondary && principal?.kind === 'installation' && (surface === 'api' || surface === 'graphql'))
         release = handling.secondary.enter(callerKey(principal), createsContent(surface, req.method, body), requestId);
       const router = surface === 'api' ? handling.api : surface === 'graphql' ? handling.graphql : handling.control;
-      const match = router.match(req.method ?? 'GET', path);
+      const match = router.match(req.method ?? 'GET', surface === 'api' ? repositoryAlias(context, path) : path);
       if (!match) throw new HttpError(404, 'Not Found');
-      const request: ApiRequest = {
+      request = {
         method: req.method ?? 'GET',
         url,
         headers: req.headers,
@@ -265,6 +276,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
           headers['content-type'] ?? '',
           callerKey(principal),
           req.headers,
+          response.lastModified !== false && request?.paginated !== true,
         )
       : { headers: {}, notModified: false };
   // GitHub points at what a 201 created (issues, statuses, refs, labels in the recordings).
@@ -304,6 +316,19 @@ async function handle(req: IncomingMessage, res: ServerResponse, handling: Handl
       responseBody: response.body,
     });
   }
+}
+
+/**
+ * `/repositories/{id}/…` is GitHub's id-based alias of `/repos/{owner}/{repo}/…`: where renamed
+ * repositories redirect and where pagination links point (rename-repository and paginate-issues
+ * recordings of @octokit/fixtures).
+ */
+function repositoryAlias(context: SandboxContext, path: string): string {
+  const match = /^\/repositories\/(\d+)(\/.*)?$/.exec(path);
+  if (!match) return path;
+  const repo = context.state.repoById(Number(match[1]));
+  if (!repo) throw new HttpError(404, 'Not Found');
+  return `/repos/${repo.owner.login}/${repo.name}${match[2] ?? ''}`;
 }
 
 /** GitHub counts POST, PATCH, PUT and DELETE (and GraphQL mutations) as content-creating. */
@@ -363,12 +388,14 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 
 /** `codeload`: where `/tarball` and `/zipball` redirect; serves `git archive` of a commit. */
 async function serveArchive(context: SandboxContext, method: string, path: string): Promise<ApiResponse> {
-  const match = /^\/_codeload\/([^/]+)\/([^/]+)\/legacy\.(tar\.gz|zip)\/([0-9a-f]{40})$/.exec(path);
+  const match = /^\/_codeload\/([^/]+)\/([^/]+)\/legacy\.(tar\.gz|zip)\/([0-9a-f]{40}|refs\/heads\/.+)$/.exec(path);
   const repo = match && context.state.repo(match[1] ?? '', match[2] ?? '');
   if (method !== 'GET' || !match || !repo) throw new HttpError(404, 'Not Found');
   const format = match[3] === 'zip' ? 'zip' : 'tar.gz';
-  const sha = match[4] ?? '';
-  if ((await repo.git.objectType(sha)) !== 'commit') throw new HttpError(404, 'Not Found');
+  const sha = /^[0-9a-f]{40}$/.test(match[4] ?? '')
+    ? (match[4] ?? '')
+    : ((await repo.git.readRef(match[4] ?? '')) ?? '');
+  if (!sha || (await repo.git.objectType(sha)) !== 'commit') throw new HttpError(404, 'Not Found');
   const prefix = `${repo.owner.login}-${repo.name}-${sha.slice(0, 7)}`;
   return {
     status: 200,
@@ -376,6 +403,8 @@ async function serveArchive(context: SandboxContext, method: string, path: strin
     headers: {
       'content-type': format === 'zip' ? 'application/zip' : 'application/x-gzip',
       'content-disposition': `attachment; filename=${prefix}.${format}`,
+      // codeload tags archives too (get-archive recording); one commit always packs the same way.
+      etag: `"${createHash('sha256').update(`${format}:${sha}`).digest('hex').slice(0, 32)}"`,
     },
   };
 }

@@ -7,6 +7,7 @@ import type {
   SandboxComment,
   SandboxCommitStatus,
   SandboxInstallation,
+  SandboxIssue,
   SandboxPull,
   SandboxRepo,
   SandboxTeam,
@@ -32,6 +33,10 @@ export class SandboxState {
   readonly installations = new Map<number, SandboxInstallation>();
   readonly installationTokens = new Map<string, InstallationToken>();
   readonly pulls = new Map<number, SandboxPull[]>();
+  /** Issues that are not pull requests, by repository id. */
+  readonly issues = new Map<number, SandboxIssue[]>();
+  /** Former full names (lower case) of renamed repositories → repository id, for GitHub's redirects. */
+  readonly formerNames = new Map<string, number>();
   readonly comments = new Map<number, SandboxComment>();
   readonly checkRuns = new Map<number, SandboxCheckRun>();
   readonly statuses = new Map<number, SandboxCommitStatus>();
@@ -105,8 +110,14 @@ export class SandboxState {
       createdAt: now,
       pushedAt: now,
       collaborators: new Map(),
-      labels: new Map(),
+      labels: new Map(
+        DEFAULT_LABELS.map(([name, color, description]) => [
+          name,
+          { id: this.nextId(), name, color, description, default: true },
+        ]),
+      ),
       nextNumber: 1,
+      topics: [],
       allowAutoMerge: false,
       protections: new Map(),
       rulesets: [],
@@ -118,6 +129,26 @@ export class SandboxState {
 
   repo(owner: string, name: string): SandboxRepo | undefined {
     return this.repos.get(`${owner}/${name}`.toLowerCase());
+  }
+
+  /** Renames a repository; its former name keeps answering with redirects, as on GitHub. */
+  renameRepo(repo: SandboxRepo, name: string): void {
+    const former = `${repo.owner.login}/${repo.name}`.toLowerCase();
+    this.repos.delete(former);
+    this.formerNames.set(former, repo.id);
+    repo.name = name;
+    const current = `${repo.owner.login}/${name}`.toLowerCase();
+    this.formerNames.delete(current);
+    this.repos.set(current, repo);
+  }
+
+  issuesOf(repo: SandboxRepo): SandboxIssue[] {
+    let issues = this.issues.get(repo.id);
+    if (!issues) {
+      issues = [];
+      this.issues.set(repo.id, issues);
+    }
+    return issues;
   }
 
   repoById(id: number): SandboxRepo | undefined {
@@ -168,6 +199,19 @@ export class SandboxState {
     return this.pullsOf(repo).find((pull) => pull.number === number);
   }
 }
+
+/** The labels GitHub gives every new repository (as the labels recording of @octokit/fixtures lists them). */
+const DEFAULT_LABELS: [string, string, string][] = [
+  ['bug', 'd73a4a', "Something isn't working"],
+  ['documentation', '0075ca', 'Improvements or additions to documentation'],
+  ['duplicate', 'cfd3d7', 'This issue or pull request already exists'],
+  ['enhancement', 'a2eeef', 'New feature or request'],
+  ['good first issue', '7057ff', 'Good for newcomers'],
+  ['help wanted', '008672', 'Extra attention is needed'],
+  ['invalid', 'e4e669', "This doesn't seem right"],
+  ['question', 'd876e3', 'Further information is requested'],
+  ['wontfix', 'ffffff', 'This will not be worked on'],
+];
 
 /** 36 characters from [A-Za-z0-9], the length GitHub's tokens carry after their prefix. */
 function randomToken(): string {

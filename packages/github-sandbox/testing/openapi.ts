@@ -57,8 +57,16 @@ const operations: Operation[] = Object.entries(spec.paths as Record<string, Reco
       }),
 );
 
-/** The spec operation for a request path under `/api/v3` (most literal characters wins). */
+/**
+ * The spec operation for a request path under `/api/v3` (most literal characters wins).
+ * `/repositories/{id}/…`, GitHub's undocumented id-based alias of `/repos/{owner}/{repo}/…`
+ * (where renamed repositories redirect and pagination links point, as the rename-repository and
+ * paginate-issues recordings of @octokit/fixtures show), is judged as the route it aliases.
+ */
 export function findOperation(method: string, path: string): Operation | undefined {
+  path = path.replace(/^\/repositories\/\d+(?=\/|$)/, '/repos/owner/repo');
+  // `GET /git/refs` (every ref, the git-refs recording) is matching-refs with an empty prefix.
+  if (method === 'GET') path = path.replace(/^(\/repos\/[^/]+\/[^/]+)\/git\/refs\/?$/, '$1/git/matching-refs/');
   return operations
     .filter((op) => op.method === method && op.regex.test(path))
     .sort((a, b) => b.literal - a.literal)[0];
@@ -119,9 +127,21 @@ function convert(node: unknown, refs: Set<string>): unknown {
 /**
  * Known mistakes in GitHub's description, corrected so the check stays strict elsewhere:
  * `GET /app/installations` inlines `account` as `allOf [Simple User, Enterprise]`, which no
- * account can satisfy; the `installation` component (and GitHub) say `anyOf`.
+ * account can satisfy; the `installation` component (and GitHub) say `anyOf`. A 409 of
+ * `PUT /contents/{path}` is `oneOf [basic-error, repository-rule-violation-error]`, and every
+ * basic error matches both (neither requires a key): GitHub means either, so `anyOf`.
  */
 function fixErrata(schema: Json): void {
+  const choices = schema.oneOf as Json[] | undefined;
+  const refs = choices?.map((choice) => choice.$ref);
+  if (
+    refs?.length === 2 &&
+    refs.includes('#/definitions/basic-error') &&
+    refs.includes('#/definitions/repository-rule-violation-error')
+  ) {
+    schema.anyOf = choices;
+    delete schema.oneOf;
+  }
   const parts = schema.allOf as Json[] | undefined;
   const titles = parts?.map((part) => part.title);
   if (titles?.length === 2 && titles.includes('Simple User') && titles.includes('Enterprise')) {

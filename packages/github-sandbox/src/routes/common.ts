@@ -25,7 +25,7 @@ export function requireRepo(context: SandboxContext, request: ApiRequest, access
       'This endpoint needs an installation access token; the App JWT only works for /app endpoints and installation lookups.',
     );
   }
-  if (!repo) throw notFound();
+  if (!repo) throw movedOrNotFound(context, request);
   if (principal.kind === 'installation') {
     const token = context.state.installationTokens.get(principal.token);
     const covered =
@@ -37,6 +37,28 @@ export function requireRepo(context: SandboxContext, request: ApiRequest, access
     throw new HttpError(403, `Must have push access to ${repo.owner.login}/${repo.name}.`);
   }
   return repo;
+}
+
+/**
+ * A renamed repository's former name answers with a redirect to `/repositories/{id}`: 301 for
+ * GET, 307 for other methods (the rename-repository recording of @octokit/fixtures).
+ */
+function movedOrNotFound(context: SandboxContext, request: ApiRequest): HttpError {
+  const former = `${request.params.owner ?? ''}/${request.params.repo ?? ''}`.toLowerCase();
+  const id = context.state.formerNames.get(former);
+  if (id === undefined || !context.state.repoById(id)) return notFound();
+  const rest = request.url.pathname.replace(/^\/api\/v3\/repos\/[^/]+\/[^/]+/, '');
+  const url = context.urls.api(`/repositories/${id}${rest}`) + request.url.search;
+  const status = request.method === 'GET' || request.method === 'HEAD' ? 301 : 307;
+  return new HttpError(
+    status,
+    'Moved Permanently',
+    {
+      url,
+      documentation_url: 'https://docs.github.com/rest/guides/best-practices-for-using-the-rest-api#follow-redirects',
+    },
+    { location: url },
+  );
 }
 
 /** Only the App (JWT) may call `/app/...` endpoints. */

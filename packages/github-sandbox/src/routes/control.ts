@@ -68,6 +68,7 @@ export function registerControlRoutes(router: Router, context: SandboxContext): 
       install: body.install !== false,
       collaborators: (body.collaborators as Record<string, Permission> | undefined) ?? {},
       teams: Array.isArray(body.teams) ? body.teams.map(String) : [],
+      topics: Array.isArray(body.topics) ? body.topics.map(String) : [],
     });
     const installation = state.installationForRepo(repo);
     return json(201, { ...repoShape(urls, repo, 'rest'), installation_id: installation?.id ?? null });

@@ -20,11 +20,12 @@ import type {
   SandboxRepo,
   SandboxRuleset,
 } from '../model.js';
+import { renameRepository } from '../repositories.js';
 import { repoShape } from '../shapes/repos.js';
 import { userShape } from '../shapes/users.js';
 import { isoTime, nodeId } from '../urls.js';
 import { requireAdmin, requireAppPermission, requireRepo } from './common.js';
-import { commitResource, resolveOrFail } from './repos.js';
+import { commitResource, fullRepository, resolveOrFail } from './repos.js';
 
 const COMMIT_STATES: CommitState[] = ['error', 'failure', 'pending', 'success'];
 
@@ -432,19 +433,20 @@ export function registerGateRoutes(router: Router, context: SandboxContext): voi
     const repo = requireRepo(context, request, 'read');
     requireAdmin(context, request, repo, 'write');
     const body = bodyOf(request);
-    const unsupported = Object.keys(body).filter((name) => !['allow_auto_merge', 'description'].includes(name));
+    const unsupported = Object.keys(body).filter((name) => !['allow_auto_merge', 'description', 'name'].includes(name));
     if (unsupported.length)
       throw validationFailed(
         [],
-        `The sandbox changes only allow_auto_merge and description of a repository, not ${unsupported.join(', ')}.`,
+        `The sandbox changes only allow_auto_merge, description and name of a repository, not ${unsupported.join(', ')}.`,
       );
+    const name = field(body, 'name');
+    if (name !== undefined) renameRepository(context, repo, name);
     if (body.allow_auto_merge !== undefined) {
       if (typeof body.allow_auto_merge !== 'boolean')
         throw invalid(`For 'allow_auto_merge', ${JSON.stringify(body.allow_auto_merge)} is not a boolean.`);
       repo.allowAutoMerge = body.allow_auto_merge;
     }
     if (body.description !== undefined) repo.description = field(body, 'description') ?? null;
-    const open = state.pullsOf(repo).filter((pull) => pull.state === 'open').length;
-    return json(200, repoShape(urls, repo, 'rest', open));
+    return json(200, fullRepository(context, repo, request));
   });
 }

@@ -146,10 +146,10 @@ function registerRefRoutes(router: Router, context: SandboxContext): void {
     json(200, await describe(request, `refs/${request.params.ref}`)),
   );
 
-  router.add('GET', '/repos/:owner/:repo/git/matching-refs/*ref', async (request) => {
+  const matchingRefs = async (request: ApiRequest) => {
     const repo = requireRepo(context, request, 'read');
     const refs = await repo.git.listRefs('refs/');
-    const prefix = `refs/${request.params.ref}`;
+    const prefix = `refs/${request.params.ref ?? ''}`;
     return json(
       200,
       await Promise.all(
@@ -160,7 +160,12 @@ function registerRefRoutes(router: Router, context: SandboxContext): void {
           ),
       ),
     );
-  });
+  };
+  router.add('GET', '/repos/:owner/:repo/git/matching-refs/*ref', matchingRefs);
+  // Every ref: GitHub still answers it (the git-refs recording of @octokit/fixtures), though its
+  // description now only documents matching-refs, of which this is the empty prefix.
+  router.add('GET', '/repos/:owner/:repo/git/refs', matchingRefs);
+  router.add('GET', '/repos/:owner/:repo/git/refs/', matchingRefs);
 
   router.add('POST', '/repos/:owner/:repo/git/refs', async (request) => {
     const repo = requireRepo(context, request, 'write');

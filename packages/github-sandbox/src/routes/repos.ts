@@ -36,6 +36,34 @@ export async function commitResource(
 
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
+/**
+ * `full-repository` as GET and PATCH answer it: with `organization` for an organization's
+ * repository, and the caller's `permissions` for a person (get-repository and rename-repository
+ * recordings).
+ */
+export function fullRepository(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  request: ApiRequest,
+): Record<string, unknown> {
+  const { state, urls } = context;
+  const open = state.pullsOf(repo).filter((pull) => pull.state === 'open').length;
+  const shape = repoShape(urls, repo, 'rest', open);
+  if (request.principal?.kind === 'user') {
+    const permission = permissionOf(repo, request.principal.user);
+    const write = ['admin', 'maintain', 'write'].includes(permission);
+    shape.permissions = {
+      admin: permission === 'admin',
+      maintain: write && permission !== 'write',
+      push: write,
+      triage: write,
+      pull: true,
+    };
+  }
+  if (repo.owner.type === 'Organization') shape.organization = userShape(urls, repo.owner);
+  return shape;
+}
+
 /** Repository metadata, collaborators, commits, compare, and archive downloads. */
 export function registerRepoRoutes(router: Router, context: SandboxContext): void {
   const { state, urls } = context;
@@ -44,19 +72,9 @@ export function registerRepoRoutes(router: Router, context: SandboxContext): voi
 
   router.add('GET', '/repos/:owner/:repo', (request) => {
     const repo = requireRepo(context, request, 'read');
-    const open = state.pullsOf(repo).filter((pull) => pull.state === 'open').length;
-    const shape = repoShape(urls, repo, 'rest', open);
-    if (request.principal?.kind === 'user') {
-      const permission = permissionOf(repo, request.principal.user);
-      const write = ['admin', 'maintain', 'write'].includes(permission);
-      shape.permissions = {
-        admin: permission === 'admin',
-        maintain: write && permission !== 'write',
-        push: write,
-        triage: write,
-        pull: true,
-      };
-    }
+    const shape = fullRepository(context, repo, request);
+    // GitHub adds a clone token for people (empty for public repositories; get-repository recording).
+    if (request.principal?.kind === 'user') shape.temp_clone_token = '';
     return json(200, shape);
   });
 
@@ -115,7 +133,17 @@ export function registerRepoRoutes(router: Router, context: SandboxContext): voi
     const ref = request.params.ref || repo.defaultBranch;
     const sha = await resolveOrFail(repo, ref);
     const kind = format === 'tarball' ? 'legacy.tar.gz' : 'legacy.zip';
-    return { status: 302, headers: { location: urls.html(`/_codeload/${fullName(repo)}/${kind}/${sha}`) } };
+    // GitHub redirects a branch to codeload by its full ref name, anything else by SHA (get-archive recording).
+    const target = (await repo.git.readRef(`refs/heads/${ref}`)) ? `refs/heads/${ref}` : sha;
+    return {
+      status: 302,
+      raw: '',
+      headers: {
+        location: urls.html(`/_codeload/${fullName(repo)}/${kind}/${target}`),
+        'content-type': 'text/html;charset=utf-8',
+        'cache-control': 'public, must-revalidate, max-age=0',
+      },
+    };
   };
   router.add('GET', '/repos/:owner/:repo/tarball/*ref', archive('tarball'));
   router.add('GET', '/repos/:owner/:repo/tarball', archive('tarball'));

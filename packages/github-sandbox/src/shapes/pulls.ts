@@ -1,6 +1,6 @@
 import type { SandboxPull, SandboxRepo, SandboxTeam, SandboxUser } from '../model.js';
 import { isoTime, nodeId, type Urls } from '../urls.js';
-import { authorAssociation, labelShape } from './issues.js';
+import { authorAssociation, labelsShape } from './issues.js';
 import { repoShape } from './repos.js';
 import { teamShape, userShape } from './users.js';
 
@@ -50,7 +50,7 @@ export function pullShape(
     issue_url: issue,
     number: pull.number,
     state: pull.state,
-    locked: false,
+    locked: pull.locked,
     title: pull.title,
     user: userShape(urls, pull.user),
     body: pull.body,
@@ -63,10 +63,7 @@ export function pullShape(
     assignees: [],
     requested_reviewers: people.reviewers.map((user) => userShape(urls, user)),
     requested_teams: people.teams.map((team) => teamShape(urls, team, target)),
-    labels: pull.labels.flatMap((name) => {
-      const label = repo.labels.get(name.toLowerCase());
-      return label ? [labelShape(urls, full, label)] : [];
-    }),
+    labels: labelsShape(urls, repo, pull.labels, true),
     milestone: null,
     draft: pull.draft,
     commits_url: `${api}/commits`,

@@ -95,7 +95,7 @@ export function repoShape(
     allow_forking: true,
     is_template: false,
     web_commit_signoff_required: false,
-    topics: [],
+    topics: repo.topics,
     visibility: 'public',
     forks: 0,
     open_issues: openIssues,

@@ -26,6 +26,11 @@ const CaseMeta = z.strictObject({
   expect: z.enum(['changed', 'unchanged', 'refused', 'ignored']),
   /** Substring of one refusal reason (refused cases only), compared case-insensitively. */
   reason: z.string().min(1).optional(),
+  /**
+   * Changed cases that leave entries as they were: one substring per entry left (its reason),
+   * compared case-insensitively, in the order the editor reports them (by line).
+   */
+  left: z.array(z.string().min(1)).optional(),
   /** File kind the editor must report, when the case asserts one. */
   kind: z.enum(['kustomize', 'helm-values', 'manifest', 'argocd-application', 'argocd-source', 'unknown']).optional(),
   /** Which edge case this proves. */
@@ -100,6 +105,7 @@ describe('golden corpus layout', () => {
     const hasExpected = existsSync(join(c.dir, 'expected'));
     expect(hasExpected).toBe(c.expect === 'changed');
     expect(c.reason !== undefined).toBe(c.expect === 'refused');
+    if (c.left !== undefined) expect(c.expect).toBe('changed');
     if (c.expect === 'changed') {
       const input = readFileSync(join(c.dir, 'input', c.file));
       const expected = readFileSync(join(c.dir, 'expected', c.file));
@@ -138,6 +144,12 @@ describe('editImages golden cases', () => {
         expect(result.mentions).toBe(true);
         expect(result.unchanged).toBe(false);
         expect(result.changed.length).toBeGreaterThan(0);
+        const left = result.left.map((l) => `${l.line ?? '?'}: ${l.reason}`);
+        expect(left.length, `left: ${left.join(' | ')}`).toBe(c.left?.length ?? 0);
+        (c.left ?? []).forEach((reason, i) => {
+          expect(left[i]?.toLowerCase()).toContain(reason.toLowerCase());
+          expect(result.left[i]?.line).toBeGreaterThan(0);
+        });
         if (c.kind !== undefined) expect(result.kind).toBe(c.kind);
         return;
       }
@@ -146,6 +158,7 @@ describe('editImages golden cases', () => {
       expect(JSON.stringify(result.text)).toBe(JSON.stringify(input));
       expect(Buffer.from(result.text, 'utf8').equals(inputBytes)).toBe(true);
       expect(result.changed).toEqual([]);
+      expect(result.left).toEqual([]);
 
       if (c.expect === 'refused') {
         expect(result.refused.length).toBeGreaterThan(0);

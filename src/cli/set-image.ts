@@ -17,7 +17,8 @@ every other byte of each file stays as it was.
   <path…>        files, or directories searched recursively for .yaml/.yml and Kustomization
                  (Helm chart templates/ are skipped)
   --dry-run      print a unified diff instead of writing files
-  --json         print {changed:[{path,field,line,from,to}], unchanged:[path], refused:[{path,reason,line}]}
+  --json         print {changed:[{path,field,line,from,to}], unchanged:[path], refused:[{path,reason,line}],
+                 left:[{path,reason,line}]}
   --no-new-pins  with repo:tag@sha256:…, write the digest only where a file already pins one
   --pin-digest   accepted for compatibility: a digest given is written everywhere by default
 
@@ -26,13 +27,19 @@ does not (Kustomize digest:, tag@digest in strings and Helm tags). With repo:tag
 that pins a digest is refused: its pin cannot be kept true without the digest.
 Files that do not mention the image are left alone. An image that no file mentions (as it
 renders: a Kustomize newName rename counts) is an error, so a misspelled name cannot pass.
-Exit status: 0 nothing refused, 2 something refused, no file mentions the image, or bad
-arguments, 1 unexpected failure.`;
+One bad entry does not hold back a file: the other entries are written and the bad one is
+printed as "left" with its line and reason (so are template documents of a multi-document file
+that may hold the image).
+Exit status: 0 every mention written or already current; 2 something refused or left (the files
+and entries that could be edited are still written), no file mentions the image, or bad
+arguments; 1 unexpected failure.`;
 
 export interface SetImageReport {
   changed: Array<{ path: string; field: string; line: number; from: string; to: string }>;
   unchanged: string[];
   refused: Array<{ path: string; reason: string; line?: number }>;
+  /** Entries left as they were in files that were otherwise written. */
+  left: Array<{ path: string; reason: string; line?: number }>;
 }
 
 export function runSetImage(argv: string[], io: CliIo): ExitCode {
@@ -59,7 +66,7 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
 
   const { files, missing } = collectYamlFiles(paths, io.cwd);
   if (missing.length > 0) throw new UsageError(`no such file or directory: ${missing.join(', ')}`);
-  const report: SetImageReport = { changed: [], unchanged: [], refused: [] };
+  const report: SetImageReport = { changed: [], unchanged: [], refused: [], left: [] };
   const patches: string[] = [];
   const read = files.map((path) => {
     const absolute = isAbsolute(path) ? path : join(io.cwd, path);
@@ -87,6 +94,8 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
       report.unchanged.push(path);
       continue;
     }
+    for (const left of result.left)
+      report.left.push({ path, reason: left.reason, ...(left.line ? { line: left.line } : {}) });
     for (const change of result.changed)
       report.changed.push({ path, field: change.path, line: change.line, from: change.from, to: change.to });
     if (args.flags.has('dry-run'))
@@ -99,9 +108,13 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
   if (args.flags.has('json')) io.stdout(`${terminalJson(JSON.stringify(report, null, 2))}\n`);
   else if (args.flags.has('dry-run')) io.stdout(patches.map(stripIndexLine).join(''));
   else io.stdout(renderReport(report, files.length));
-  if (report.refused.length > 0 && !args.flags.has('json')) {
+  if (!args.flags.has('json')) {
     for (const refusal of report.refused)
       io.stderr(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}: refused: ${refusal.reason}\n`);
+    for (const left of report.left)
+      io.stderr(
+        `${left.path}${left.line ? `:${left.line}` : ''}: left: ${left.reason} (the rest of the file was written)\n`,
+      );
   }
   if (mentioned === 0) {
     io.stderr(
@@ -109,7 +122,7 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
     );
     return 2;
   }
-  return report.refused.length > 0 ? 2 : 0;
+  return report.refused.length > 0 || report.left.length > 0 ? 2 : 0;
 }
 
 /** `diff` starts each patch with a `===` rule (and `Index:` for single-file patches); git-style output has neither. */
@@ -122,7 +135,7 @@ function renderReport(report: SetImageReport, scanned: number): string {
   for (const path of report.unchanged) lines.push(`current   ${path}`);
   const files = new Set(report.changed.map((c) => c.path)).size;
   lines.push(
-    `${files} file${files === 1 ? '' : 's'} changed, ${report.unchanged.length} already current, ${report.refused.length} refused (${scanned} YAML file${scanned === 1 ? '' : 's'} scanned)`,
+    `${files} file${files === 1 ? '' : 's'} changed, ${report.unchanged.length} already current, ${report.refused.length} refused${report.left.length > 0 ? `, ${report.left.length} entr${report.left.length === 1 ? 'y' : 'ies'} left` : ''} (${scanned} YAML file${scanned === 1 ? '' : 's'} scanned)`,
   );
   return `${lines.join('\n')}\n`;
 }

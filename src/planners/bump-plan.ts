@@ -101,6 +101,9 @@ export function planBump(input: BumpInput): BumpPlan {
         current.add(path);
         continue;
       }
+      // Entries left beside the ones written: the pull request body says which and why.
+      for (const left of result.left)
+        refused.push({ path, reason: left.reason, ...(left.line ? { line: left.line } : {}), left: true });
       texts.set(path, result.text);
       changed.add(path);
       wrote = true;

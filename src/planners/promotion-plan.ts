@@ -111,6 +111,13 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
             refused.push({ path: file.path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
           continue;
         }
+        for (const left of result.left)
+          refused.push({
+            path: file.path,
+            reason: left.reason,
+            ...(left.line ? { line: left.line } : {}),
+            left: true,
+          });
         if (result.changed.length > 0) text = result.text;
       }
       if (text !== file.text) updates.push({ path: file.path, content: text });

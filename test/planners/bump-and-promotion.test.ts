@@ -164,6 +164,32 @@ describe('planBump', () => {
     expect(plan.body).toContain('`kustomization.yaml:3`');
   });
 
+  it('writes the good entries of a file beside a bad one and says in the body which entry was left and why', () => {
+    const values = {
+      path: 'values.yaml',
+      text: `image:\n  repository: ghcr.io/example/hello\n  tag: 1.0.0\nworker:\n  image:\n    repository: ghcr.io/example/hello\n    tag: 1.0.0\n    digest: ${digestA}\n`,
+    };
+    const plan = planBump({
+      environment: 'dev',
+      app: '',
+      files: [values],
+      images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.1.0' }, policy: newest }],
+    });
+    expect(plan.updates).toEqual([{ path: 'values.yaml', content: values.text.replace('tag: 1.0.0', 'tag: 1.1.0') }]);
+    expect(plan.refused).toEqual([
+      {
+        path: 'values.yaml',
+        line: 7,
+        left: true,
+        reason:
+          'worker.image pins a digest but the event carries none; send the digest with the event (or remove the pin)',
+      },
+    ]);
+    expect(plan.body).toContain(
+      '> Some entries could not be updated safely and were left as they were; the rest of their files was updated:\n> - `values.yaml:7`: left as it was (the rest of the file was updated): worker\\.image pins a digest',
+    );
+  });
+
   it('re-pins a digest when the same tag was pushed again', () => {
     const pinned = {
       path: 'kustomization.yaml',

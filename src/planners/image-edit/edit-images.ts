@@ -157,6 +157,7 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
     changed: [],
     unchanged: mentions && refused.length === 0,
     refused: dedupe(refused),
+    left: [],
   });
   const problems = eventProblems(event);
   const parsedEvent = parseImageRef(event.repository);
@@ -189,7 +190,7 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
     describe,
   );
   const sites = editSharedAnchorsOnce(rendered.sites);
-  const mentions = sites.length > 0 || rendered.refusals.length > 0;
+  const mentions = sites.length > 0 || rendered.refusals.length > 0 || loaded.templates.length > 0;
   if (problems.length > 0) return untouched(kind, mentions, problems);
 
   const noDigest =
@@ -197,27 +198,34 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
       ? `the image given has none; give it as ${event.repository}:${event.tag}@sha256:… (or remove the pin)`
       : 'the event carries none; send the digest with the event (or remove the pin)';
   const context = { text, event, pinDigest: options.pinDigest === true, noDigest, describe };
-  const planned: Edit[] = [];
-  const refusals: Array<{ reason: string; at?: number }> = [...rendered.refusals];
+  // Refusals about the whole file (kustomize cannot build it, which entry is meant is a guess)
+  // leave it untouched; refusals about one entry leave that entry and let the others be edited.
+  const fileRefusals: Array<{ reason: string; at?: number }> = [];
+  const entryRefusals: Array<{ reason: string; at?: number }> = [...rendered.refusals];
   if (mentions) {
-    pushAll(refusals, ambiguousAliases(sites, context.describe));
+    pushAll(fileRefusals, ambiguousAliases(sites, context.describe));
     for (const site of allSites) {
       const numeric = site.name !== eventName ? numericNewTag(site) : undefined;
       if (numeric)
-        refusals.push({
+        fileRefusals.push({
           reason: `kustomize cannot build this file: ${context.describe(site.docIndex, numeric.path)} is written ${numeric.value ?? ''} without quotes, which YAML reads as a ${numberOrBoolean(numeric.value ?? '')} ("cannot unmarshal … newTag of type string"); quote it ("${numeric.value ?? ''}")`,
           at: numeric.start,
         });
     }
   }
+  const planned: Edit[] = [];
   for (const site of sites) {
     const plan = planSite(site, context);
-    pushAll(planned, plan.edits);
-    pushAll(refusals, plan.refusals);
+    // A site with any refusal is left whole: none of its edits are kept.
+    if (plan.refusals.length > 0) pushAll(entryRefusals, plan.refusals);
+    else pushAll(planned, plan.edits);
   }
   const toRefusal = ({ reason, at }: { reason: string; at?: number }): EditRefusal =>
     at === undefined ? { reason } : { reason, line: linesAt(text, [at])[0] ?? 1 };
-  if (refusals.length > 0) return untouched(kind, mentions, refusals.map(toRefusal));
+  const byPlace = (a: { at?: number }, b: { at?: number }) => (a.at ?? -1) - (b.at ?? -1);
+  const leftAlone = [...loaded.templates, ...entryRefusals.sort(byPlace).map(toRefusal)];
+  if (fileRefusals.length > 0)
+    return untouched(kind, mentions, [...fileRefusals.map(toRefusal), ...entryRefusals.map(toRefusal)]);
   const { edits, conflict } = mergeEdits(planned);
   if (conflict) {
     return untouched(kind, mentions, [
@@ -227,7 +235,10 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
       }),
     ]);
   }
-  if (edits.length === 0) return untouched(kind, mentions, []);
+  // Nothing to write: the entries left are the file's refusals, and so are template documents
+  // when no other document names the image (the image may be set only there).
+  if (edits.length === 0)
+    return untouched(kind, mentions, entryRefusals.length > 0 || sites.length === 0 ? leftAlone : []);
 
   const spliced = applySplices(text, edits);
   const problem = verifyEdits(loaded, spliced.text, edits);
@@ -236,6 +247,7 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
       {
         reason: `internal error: the edit did not verify (${problem}); the file was left untouched, please report this`,
       },
+      ...leftAlone,
     ]);
   }
   const lines = linesAt(
@@ -252,7 +264,7 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
     }))
     .sort((a, b) => a.order - b.order || a.line - b.line)
     .map(({ path, line, from, to }) => ({ path, line, from, to }));
-  return { text: spliced.text, kind, mentions, changed, unchanged: false, refused: [] };
+  return { text: spliced.text, kind, mentions, changed, unchanged: false, refused: [], left: dedupe(leftAlone) };
 }
 
 /**
@@ -470,6 +482,7 @@ export function listImages(text: string, options: { path: string }): { uses: Ima
   if (pathKind === 'unknown') return { uses: [], refused: [] };
   const loaded = loadFile(text);
   if (loaded.refusals.length > 0) return { uses: [], refused: dedupe(loaded.refusals) };
+  const templates = loaded.templates;
   const multiDocument = loaded.count > 1;
   const sites = readSites(loaded, pathKind, text);
   const found: Array<{ site: Site; use: NonNullable<ReturnType<typeof useOf>> }> = [];
@@ -512,5 +525,5 @@ export function listImages(text: string, options: { path: string }): { uses: Ima
       line: lines[found.length + templated.length + i] ?? 1,
     }),
   );
-  return { uses, refused: dedupe(refused) };
+  return { uses, refused: dedupe([...templates, ...refused]) };
 }

@@ -65,6 +65,13 @@ export interface EditResult {
   unchanged: boolean;
   /** Why the file was left untouched; empty when the edit went through. */
   refused: EditRefusal[];
+  /**
+   * Entries (and template documents) left as they were while the rest of the file was edited,
+   * each with its line and why: a bad entry does not hold back the good ones when the proof
+   * still shows only the intended values moved. Empty unless `changed` is non-empty; when nothing
+   * could be edited the same reasons are in `refused` instead.
+   */
+  left: EditRefusal[];
 }
 
 /** One image reference found in a file. */

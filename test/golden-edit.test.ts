@@ -33,6 +33,10 @@ const CaseMeta = z.strictObject({
   left: z.array(z.string().min(1)).optional(),
   /** File kind the editor must report, when the case asserts one. */
   kind: z.enum(['kustomize', 'helm-values', 'manifest', 'argocd-application', 'argocd-source', 'unknown']).optional(),
+  /** Flux policies the configuration maps to images (`images[].fluxPolicies`), passed as `options.fluxPolicies`. */
+  fluxPolicies: z.record(z.string(), z.string()).optional(),
+  /** `images[].helmDottedKeys` of the pushed image, passed as `options.dottedKeys`. */
+  dottedKeys: z.boolean().optional(),
   /** Which edge case this proves. */
   about: z.string().min(1),
   /** The peer test the case is taken from or modelled on: repository, file and test name. */
@@ -133,7 +137,13 @@ describe('editImages golden cases', () => {
       // The case's resources/ are the other files of the checkout: kustomizations among them decide
       // what the edited file renders as.
       const views = kustomizeViews([{ path: c.file, text: input }, ...resourceFiles(c.dir)]).get(c.file) ?? [];
-      const result = editImages(input, toEvent(c.image), { path: c.file, pinDigest: c.pinDigest, views });
+      const result = editImages(input, toEvent(c.image), {
+        path: c.file,
+        pinDigest: c.pinDigest,
+        views,
+        ...(c.fluxPolicies ? { fluxPolicies: c.fluxPolicies } : {}),
+        ...(c.dottedKeys !== undefined ? { dottedKeys: c.dottedKeys } : {}),
+      });
 
       if (c.expect === 'changed') {
         const expectedBytes = readFileSync(join(c.dir, 'expected', c.file));

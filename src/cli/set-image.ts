@@ -1,13 +1,15 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, isAbsolute } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { editImages, kustomizeViews } from '../planners/image-edit/index.js';
+import { FLUX_POLICY_PATTERN } from '../config/repo-config.schema.js';
+import { editImages, editOptionsFor, editSettingsFrom, kustomizeViews } from '../planners/image-edit/index.js';
 import { formatImageRef, parseImageRef } from '../planners/image-ref.js';
 import { decodeUtf8 } from '../planners/yaml-guard.js';
 import { collectYamlFiles } from './files.js';
 import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
 
 export const setImageHelp = `Usage: escalator set-image <image> <path…> [--dry-run] [--json] [--no-new-pins]
+                         [--flux-policy <ns:name>[,…]] [--helm-dotted-keys]
 
 Set the tag (and digest) of <image> in every YAML file under <path…>: Kustomize images:,
 Helm values, plain manifests, Argo CD Applications. Only the changed values are rewritten;
@@ -21,6 +23,11 @@ every other byte of each file stays as it was.
                  left:[{path,reason,line}]}
   --no-new-pins  with repo:tag@sha256:…, write the digest only where a file already pins one
   --pin-digest   accepted for compatibility: a digest given is written everywhere by default
+  --flux-policy  Flux image policies whose setter markers set <image> (images[].fluxPolicies):
+                 fields marked for them are written, a :name field and a full reference with
+                 <image>'s name; fields marked for other policies are left alone
+  --helm-dotted-keys  edit literal dotted keys (image.tag: as one key) the chart reads as they are
+                 (images[].helmDottedKeys); without it they are refused with their line
 
 Digests: with repo:tag@sha256:… the digest is written where a file pins one and added where it
 does not (Kustomize digest:, tag@digest in strings and Helm tags). With repo:tag alone, a file
@@ -43,7 +50,10 @@ export interface SetImageReport {
 }
 
 export function runSetImage(argv: string[], io: CliIo): ExitCode {
-  const args = parseArgs(argv, { flags: ['dry-run', 'json', 'pin-digest', 'no-new-pins', 'help'] });
+  const args = parseArgs(argv, {
+    flags: ['dry-run', 'json', 'pin-digest', 'no-new-pins', 'helm-dotted-keys', 'help'],
+    options: ['flux-policy'],
+  });
   if (args.flags.has('help')) {
     io.stdout(`${setImageHelp}\n`);
     return 0;
@@ -61,6 +71,18 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
     tag: parsed.ref.tag,
     ...(parsed.ref.digest ? { digest: parsed.ref.digest } : {}),
   };
+  const policies = (args.options.get('flux-policy') ?? '').split(',').filter((policy) => policy !== '');
+  const badPolicy = policies.find((policy) => !FLUX_POLICY_PATTERN.test(policy));
+  if (badPolicy !== undefined)
+    throw new UsageError(
+      `--flux-policy ${JSON.stringify(badPolicy)} is not <namespace>:<name>; write it as the markers name it, e.g. flux-system:hello (without :tag, :name or :digest)`,
+    );
+  const settings = editOptionsFor(
+    editSettingsFrom([
+      { name: repository, fluxPolicies: policies, helmDottedKeys: args.flags.has('helm-dotted-keys') },
+    ]),
+    repository,
+  );
   // A digest given on the command line is meant to be written: everywhere, unless --no-new-pins.
   const pinDigest = parsed.ref.digest !== undefined && !args.flags.has('no-new-pins');
 
@@ -78,7 +100,13 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
   const views = kustomizeViews(read.filter(({ decoded }) => 'text' in decoded));
   let mentioned = 0;
   for (const { path, absolute, decoded, text } of read) {
-    const result = editImages(text, event, { path, pinDigest, views: views.get(path) ?? [], origin: 'command-line' });
+    const result = editImages(text, event, {
+      path,
+      pinDigest,
+      views: views.get(path) ?? [],
+      origin: 'command-line',
+      ...settings,
+    });
     if (!result.mentions) continue;
     mentioned += 1;
     if ('problem' in decoded) {

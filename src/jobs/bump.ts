@@ -5,6 +5,7 @@ import type { RepoIndex } from '../adapters/store/subscriptions.js';
 import { ConfigError } from '../observability/errors.js';
 import { bumpBranch, planBump } from '../planners/bump-plan.js';
 import { refusalList } from '../planners/markdown.js';
+import { editSettingsFrom } from '../planners/image-edit/index.js';
 import { normalizeName } from '../planners/image-ref.js';
 import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../planners/tag-policy.js';
 import type { BumpJob } from '../queue/jobs.js';
@@ -74,7 +75,14 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
         const text = await loadFile(octokit, id, path, base.sha);
         if (text !== null) files.push({ path, text });
       }
-      return planBump({ environment: data.environment, app: data.app, files, images: chosen, existing: marker });
+      return planBump({
+        environment: data.environment,
+        app: data.app,
+        files,
+        images: chosen,
+        existing: marker,
+        editing: editSettingsFrom(index.config?.images ?? []),
+      });
     },
   });
   const { plan, pull } = result;

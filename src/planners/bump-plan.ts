@@ -1,4 +1,4 @@
-import { editImages, kustomizeViews, listImages } from './image-edit/index.js';
+import { editImages, editOptionsFor, kustomizeViews, listImages, type EditSettings } from './image-edit/index.js';
 import { sameRepository } from './image-ref.js';
 import { cell, code, escapeText, refusalLines, type Refusal } from './markdown.js';
 import { renderMarker, type PullMarker } from './pull-marker.js';
@@ -24,6 +24,8 @@ export interface BumpInput {
   images: Array<{ image: BumpImage; policy: TagPolicy }>;
   /** The marker of the living pull request, when one exists: images set by earlier bumps. */
   existing?: PullMarker | null;
+  /** The configuration's editor settings (Flux policies, dotted Helm keys); see `editSettingsFrom`. */
+  editing?: EditSettings;
 }
 
 export interface BumpChange {
@@ -90,7 +92,12 @@ export function planBump(input: BumpInput): BumpPlan {
         continue;
       }
       // The editor judges every file that mentions the image, including ones it must refuse.
-      const result = editImages(text, event, { path, pinDigest: policy.pinDigest, views: views.get(path) ?? [] });
+      const result = editImages(text, event, {
+        path,
+        pinDigest: policy.pinDigest,
+        views: views.get(path) ?? [],
+        ...editOptionsFor(input.editing, image.repository),
+      });
       if (!result.mentions) continue;
       if (result.refused.length > 0) {
         for (const refusal of result.refused)

@@ -1,4 +1,4 @@
-import { editImages, listImages } from './image-edit/index.js';
+import { editImages, editOptionsFor, listImages, type EditSettings } from './image-edit/index.js';
 import { cell, code, escapeText, refusalLines, refusalList, type Refusal } from './markdown.js';
 import type { GateEnforcement } from './promotion-gates.js';
 import { renderMarker, type PullMarker } from './pull-marker.js';
@@ -55,6 +55,8 @@ export interface PromotionInput {
   gates?: Array<{ name: string; state: 'passed' | 'pending' | 'failed'; detail: string }>;
   /** Whether the base branch requires the gate checks; a note on the pull request when it does not. */
   enforcement?: GateEnforcement;
+  /** The configuration's editor settings (Flux policies, dotted Helm keys); see `editSettingsFrom`. */
+  editing?: EditSettings;
 }
 
 export interface PromotionPlan {
@@ -104,7 +106,11 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
         const result = editImages(
           text,
           { repository: version.repository, tag: version.tag, ...(version.digest ? { digest: version.digest } : {}) },
-          { path: file.path, pinDigest: version.digest !== undefined },
+          {
+            path: file.path,
+            pinDigest: version.digest !== undefined,
+            ...editOptionsFor(input.editing, version.repository),
+          },
         );
         if (result.refused.length > 0) {
           for (const refusal of result.refused)

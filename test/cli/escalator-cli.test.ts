@@ -108,6 +108,39 @@ describe('escalator set-image', () => {
     );
   });
 
+  it('with --flux-policy writes the fields marked for that policy, renaming them, and leaves other policies alone', async () => {
+    const marked =
+      'apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - image: docker.io/example/hello:1.0.0 # {"$imagepolicy": "flux-system:hello"}\n      - image: ghcr.io/example/hello:1.0.0 # {"$imagepolicy": "flux-system:canary"}\n';
+    writeFileSync(join(dir, 'marked.yaml'), marked);
+    const result = await cli(
+      ['set-image', 'ghcr.io/example/hello:1.2.3', 'marked.yaml', '--flux-policy', 'flux-system:hello'],
+      dir,
+    );
+    expect(result.code).toBe(0);
+    expect(readFileSync(join(dir, 'marked.yaml'), 'utf8')).toBe(
+      marked.replace('docker.io/example/hello:1.0.0', 'ghcr.io/example/hello:1.2.3'),
+    );
+    const bad = await cli(
+      ['set-image', 'ghcr.io/example/hello:1.2.3', '.', '--flux-policy', 'flux-system:hello:tag'],
+      dir,
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--flux-policy "flux-system:hello:tag" is not <namespace>:<name>');
+  });
+
+  it('refuses literal dotted keys with their line, and edits them with --helm-dotted-keys', async () => {
+    writeFileSync(join(dir, 'chart/values.yaml'), 'image.name: ghcr.io/example/hello\nimage.tag: 1.0.0\n');
+    const refused = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'chart'], dir);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('chart/values.yaml:2: refused: cannot edit the top level: "image.tag" is one key');
+    expect(refused.stderr).toContain('set helmDottedKeys: true on the image');
+    const edited = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'chart', '--helm-dotted-keys'], dir);
+    expect(edited.code).toBe(0);
+    expect(readFileSync(join(dir, 'chart/values.yaml'), 'utf8')).toBe(
+      'image.name: ghcr.io/example/hello\nimage.tag: 1.2.3\n',
+    );
+  });
+
   it('exits 2 and says so when no file sets the image', async () => {
     const result = await cli(['set-image', 'ghcr.io/example/helo:1.2.3', '.'], dir);
     expect(result.code).toBe(2);

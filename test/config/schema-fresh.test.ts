@@ -58,6 +58,8 @@ describe('generated files', () => {
       'images[].policy',
       'images[].range',
       'images[].pinDigest',
+      'images[].fluxPolicies',
+      'images[].helmDottedKeys',
       'dryRun',
       'diff',
       'diff.enabled',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planBump, renderBumpTitle } from '../../src/planners/bump-plan.js';
+import { editSettingsFrom } from '../../src/planners/image-edit/index.js';
 import { planEnvironmentFiles } from '../../src/planners/environment-files.js';
 import { cell, code, escapeText } from '../../src/planners/markdown.js';
 import { planPromotion, readVersions } from '../../src/planners/promotion-plan.js';
@@ -188,6 +189,31 @@ describe('planBump', () => {
     expect(plan.body).toContain(
       '> Some entries could not be updated safely and were left as they were; the rest of their files was updated:\n> - `values.yaml:7`: left as it was (the rest of the file was updated): worker\\.image pins a digest',
     );
+  });
+
+  it('passes the editor settings of the configuration to the editor: Flux policies and dotted Helm keys', () => {
+    const marked = {
+      path: 'deploy.yaml',
+      text: 'apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: docker.io/example/hello:1.0.0 # {"$imagepolicy": "flux-system:hello"}\n',
+    };
+    const dotted = { path: 'values.yaml', text: 'image.name: ghcr.io/example/hello\nimage.tag: 1.0.0\n' };
+    const plan = planBump({
+      environment: 'dev',
+      app: '',
+      files: [marked, dotted],
+      images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.1.0' }, policy: newest }],
+      editing: editSettingsFrom([
+        { name: 'ghcr.io/example/hello', fluxPolicies: ['flux-system:hello'], helmDottedKeys: true },
+      ]),
+    });
+    expect(plan.refused).toEqual([]);
+    expect(plan.updates).toEqual([
+      {
+        path: 'deploy.yaml',
+        content: marked.text.replace('docker.io/example/hello:1.0.0', 'ghcr.io/example/hello:1.1.0'),
+      },
+      { path: 'values.yaml', content: dotted.text.replace('1.0.0', '1.1.0') },
+    ]);
   });
 
   it('re-pins a digest when the same tag was pushed again', () => {

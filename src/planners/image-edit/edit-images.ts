@@ -20,7 +20,7 @@ import { readManifest } from './manifest.js';
 import { renameFor, renamesAway, type KustomizeRename, type RenderView } from './renders.js';
 import { loadFile, type LoadedFile } from './parse.js';
 import { planSite, type Edit } from './plan.js';
-import { DocumentReader, pushAll, type Field, type PathSegment, type Shared, type Site } from './site.js';
+import { DocumentReader, markersOf, pushAll, type Field, type PathSegment, type Shared, type Site } from './site.js';
 import { isPlainStringInYaml12 } from './scalar.js';
 import { applySplices } from './source.js';
 import type { EditChange, EditOptions, EditRefusal, EditResult, FileKind, ImageEvent, ImageUse } from './types.js';
@@ -163,12 +163,16 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
   const parsedEvent = parseImageRef(event.repository);
   if (!parsedEvent.ok) return untouched(fileKindFromText(pathKind, text), false, problems);
   const eventName = normalizedName(parsedEvent.ref);
+  const policies = fluxPolicyImages(options.fluxPolicies);
+  const eventPolicies = [...policies].filter(([, image]) => image.name === eventName).map(([policy]) => policy);
+  const marked = eventPolicies.some((policy) => text.includes(`"${policy}`));
   const needle = parsedEvent.ref.path.slice(parsedEvent.ref.path.lastIndexOf('/') + 1);
-  // Every spelling of a repository ends with its last path component: a file without it cannot mention the image.
-  if (pathKind === 'unknown' || !text.includes(needle))
+  // Every spelling of a repository ends with its last path component: a file without it cannot
+  // mention the image, unless a Flux marker of a policy that sets the image is in it.
+  if (pathKind === 'unknown' || (!text.includes(needle) && !marked))
     return untouched(fileKindFromText(pathKind, text), false, problems);
 
-  const loaded = loadFile(text, needle);
+  const loaded = loadFile(text, marked ? undefined : needle);
   const kind =
     loaded.mode === 'whole'
       ? fileKind(
@@ -182,8 +186,13 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
   const allSites = readSites(loaded, pathKind, text);
   const describe = (docIndex: number, path: readonly PathSegment[]) => formatPath(docIndex, path, multiDocument);
   const rendered = renderedAs(
-    allSites.filter(
-      (site) => site.name === eventName || (site.name === undefined && site.placeholder && site.raw.includes(needle)),
+    selectSites(allSites, eventName, policies, eventPolicies.length > 0, (site) =>
+      options.dottedKeys === true ? unblockDottedKey(site) : site,
+    ).filter(
+      (site) =>
+        site.name === eventName ||
+        site.renameTo !== undefined ||
+        (site.name === undefined && site.placeholder && site.raw.includes(needle)),
     ),
     eventName,
     options.views ?? [],
@@ -265,6 +274,51 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
     .sort((a, b) => a.order - b.order || a.line - b.line)
     .map(({ path, line, from, to }) => ({ path, line, from, to }));
   return { text: spliced.text, kind, mentions, changed, unchanged: false, refused: [], left: dedupe(leftAlone) };
+}
+
+/** `images[].fluxPolicies` as policy → image (normalized name and the spelling to write). */
+function fluxPolicyImages(
+  mapping: Readonly<Record<string, string>> | undefined,
+): Map<string, { name: string; written: string }> {
+  const images = new Map<string, { name: string; written: string }>();
+  for (const [policy, image] of Object.entries(mapping ?? {})) {
+    const parsed = parseImageRef(image);
+    if (parsed.ok) images.set(policy, { name: normalizedName(parsed.ref), written: image });
+  }
+  return images;
+}
+
+/**
+ * The sites that may be the event's image, by Flux marker first: a site marked for a policy the
+ * configuration maps is the event's site exactly when that policy sets the event's image (named
+ * otherwise in the file: renamed to it); one marked for another policy is left alone when some
+ * policy is configured for the event's image (the markers then say which fields are its). Every
+ * other site is the event's site when it names the event's repository.
+ */
+function selectSites(
+  sites: Site[],
+  eventName: string,
+  policies: ReadonlyMap<string, { name: string; written: string }>,
+  eventIsMarked: boolean,
+  adjust: (site: Site) => Site,
+): Site[] {
+  const selected: Site[] = [];
+  for (const site of sites) {
+    const policy = markersOf(site)[0]?.policy;
+    const mapped = policy === undefined ? undefined : policies.get(policy);
+    if (mapped) {
+      if (mapped.name !== eventName) continue;
+      if (site.name !== eventName) site.renameTo = mapped.written;
+    } else if (policy !== undefined && eventIsMarked) continue;
+    selected.push(adjust(site));
+  }
+  return selected;
+}
+
+/** A literal dotted-key site (`image.tag`) made editable, when the configuration says the chart reads such keys. */
+function unblockDottedKey(site: Site): Site {
+  if (site.form === 'split' && site.dotted !== undefined && site.blocked === site.dotted) delete site.blocked;
+  return site;
 }
 
 /**

@@ -2,14 +2,24 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, isAbsolute } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { FLUX_POLICY_PATTERN } from '../config/repo-config.schema.js';
-import { editImages, editOptionsFor, editSettingsFrom, kustomizeViews } from '../planners/image-edit/index.js';
-import { formatImageRef, parseImageRef } from '../planners/image-ref.js';
+import {
+  addImageEntry,
+  editImages,
+  editOptionsFor,
+  editSettingsFrom,
+  kustomizationPaths,
+  kustomizationRefs,
+  kustomizeViews,
+  listImages,
+  missingImageEntries,
+} from '../planners/image-edit/index.js';
+import { formatImageRef, normalizedName, parseImageRef } from '../planners/image-ref.js';
 import { decodeUtf8 } from '../planners/yaml-guard.js';
 import { collectYamlFiles } from './files.js';
 import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
 
 export const setImageHelp = `Usage: escalator set-image <image> <path…> [--dry-run] [--json] [--no-new-pins]
-                         [--flux-policy <ns:name>[,…]] [--helm-dotted-keys]
+                         [--flux-policy <ns:name>[,…]] [--helm-dotted-keys] [--add-entries]
 
 Set the tag (and digest) of <image> in every YAML file under <path…>: Kustomize images:,
 Helm values, plain manifests, Argo CD Applications. Only the changed values are rewritten;
@@ -28,6 +38,9 @@ every other byte of each file stays as it was.
                  <image>'s name; fields marked for other policies are left alone
   --helm-dotted-keys  edit literal dotted keys (image.tag: as one key) the chart reads as they are
                  (images[].helmDottedKeys); without it they are refused with their line
+  --add-entries  add an images: entry, as kustomize edit set image does, to kustomizations under
+                 <path…> that render <image> through the files under <path…> but have no entry
+                 for it (environments[].addImages), in the file's own style
 
 Digests: with repo:tag@sha256:… the digest is written where a file pins one and added where it
 does not (Kustomize digest:, tag@digest in strings and Helm tags). With repo:tag alone, a file
@@ -51,7 +64,7 @@ export interface SetImageReport {
 
 export function runSetImage(argv: string[], io: CliIo): ExitCode {
   const args = parseArgs(argv, {
-    flags: ['dry-run', 'json', 'pin-digest', 'no-new-pins', 'helm-dotted-keys', 'help'],
+    flags: ['dry-run', 'json', 'pin-digest', 'no-new-pins', 'helm-dotted-keys', 'add-entries', 'help'],
     options: ['flux-policy'],
   });
   if (args.flags.has('help')) {
@@ -99,6 +112,8 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
   // Which kustomizations among the files rename which images (an image is set where it renders as itself).
   const views = kustomizeViews(read.filter(({ decoded }) => 'text' in decoded));
   let mentioned = 0;
+  const mentioning = new Set<string>();
+  const written = new Map<string, string>();
   for (const { path, absolute, decoded, text } of read) {
     const result = editImages(text, event, {
       path,
@@ -109,6 +124,7 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
     });
     if (!result.mentions) continue;
     mentioned += 1;
+    mentioning.add(path);
     if ('problem' in decoded) {
       report.refused.push({ path, reason: decoded.problem }); // writing it back would replace its invalid bytes
       continue;
@@ -126,11 +142,48 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
       report.left.push({ path, reason: left.reason, ...(left.line ? { line: left.line } : {}) });
     for (const change of result.changed)
       report.changed.push({ path, field: change.path, line: change.line, from: change.from, to: change.to });
+    written.set(path, result.text);
     if (args.flags.has('dry-run'))
       patches.push(
         createTwoFilesPatch(`a/${path}`, `b/${path}`, text, result.text, undefined, undefined, { context: 3 }),
       );
     else writeFileSync(absolute, result.text);
+  }
+  if (args.flags.has('add-entries')) {
+    // Kustomizations that render the image through the files read, with no entry for it, get one.
+    const readable = read.flatMap(({ path, decoded }) =>
+      'text' in decoded ? [{ path, text: written.get(path) ?? decoded.text }] : [],
+    );
+    // The bases they list outside <path…> are read too, to know what they render (never written).
+    const around = readRendered(readable, io.cwd);
+    // Only the roots (overlays): a base another kustomization lists is left to its overlays.
+    const listed = new Set(
+      readable.flatMap((file) =>
+        kustomizationRefs(file.path, file.text).flatMap((ref) => [ref, ...kustomizationPaths(ref)]),
+      ),
+    );
+    const missing = missingImageEntries(
+      [...readable, ...around],
+      readable.map((file) => file.path).filter((path) => !mentioning.has(path) && !listed.has(path)),
+      normalizedName(parsed.ref),
+      (file) => listImages(file.text, { path: file.path }).uses.map((use) => use.written),
+    );
+    for (const [path, name] of missing) {
+      const file = read.find((candidate) => candidate.path === path);
+      if (!file) continue;
+      mentioned += 1;
+      const result = addImageEntry(file.text, event, { path, name, pinDigest });
+      for (const refusal of result.refused)
+        report.refused.push({ path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
+      if (result.changed.length === 0) continue;
+      for (const change of result.changed)
+        report.changed.push({ path, field: change.path, line: change.line, from: change.from, to: change.to });
+      if (args.flags.has('dry-run'))
+        patches.push(
+          createTwoFilesPatch(`a/${path}`, `b/${path}`, file.text, result.text, undefined, undefined, { context: 3 }),
+        );
+      else writeFileSync(file.absolute, result.text);
+    }
   }
 
   if (args.flags.has('json')) io.stdout(`${terminalJson(JSON.stringify(report, null, 2))}\n`);
@@ -153,13 +206,47 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
   return report.refused.length > 0 || report.left.length > 0 ? 2 : 0;
 }
 
+/** Files the kustomizations among `files` reach (resources, bases, components) that are not among them, read from disk. */
+function readRendered(
+  files: ReadonlyArray<{ path: string; text: string }>,
+  cwd: string,
+): Array<{ path: string; text: string }> {
+  const known = new Set(files.map((file) => file.path));
+  const found: Array<{ path: string; text: string }> = [];
+  const queue = files.flatMap((file) => kustomizationRefs(file.path, file.text));
+  const readText = (path: string): string | undefined => {
+    try {
+      const decoded = decodeUtf8(readFileSync(join(cwd, path)));
+      return 'text' in decoded ? decoded.text : undefined;
+    } catch {
+      return undefined; // a directory, or missing: tried as a directory's kustomization next
+    }
+  };
+  while (queue.length > 0 && found.length < 500) {
+    const target = queue.shift() as string;
+    if (known.has(target) || kustomizationPaths(target).some((path) => known.has(path))) continue;
+    known.add(target);
+    for (const path of [target, ...kustomizationPaths(target)]) {
+      const text = readText(path);
+      if (text === undefined) continue;
+      known.add(path);
+      found.push({ path, text });
+      queue.push(...kustomizationRefs(path, text));
+      break;
+    }
+  }
+  return found;
+}
+
 /** `diff` starts each patch with a `===` rule (and `Index:` for single-file patches); git-style output has neither. */
 function stripIndexLine(patch: string): string {
   return patch.replace(/^(Index: .*\n)?=+\n/, '');
 }
 
 function renderReport(report: SetImageReport, scanned: number): string {
-  const lines = report.changed.map((c) => `changed   ${c.path}:${c.line}  ${c.field}  ${c.from} → ${c.to}`);
+  const lines = report.changed.map(
+    (c) => `changed   ${c.path}:${c.line}  ${c.field}  ${c.from || '(unset)'} → ${c.to}`,
+  );
   for (const path of report.unchanged) lines.push(`current   ${path}`);
   const files = new Set(report.changed.map((c) => c.path)).size;
   lines.push(

@@ -346,6 +346,14 @@ export const EnvironmentConfig = z.strictObject({
    */
   group: z.boolean().default(false),
   /**
+   * Add an `images:` entry, as `kustomize edit set image` does, to this environment's
+   * kustomizations that render a pushed image (through their resources and bases) but have no
+   * entry for it, written in the file's own style. Without it a file that does not mention the
+   * image is left alone.
+   * @default false
+   */
+  addImages: z.boolean().optional(),
+  /**
    * Where the cluster reports this environment's sync and health (docs/health.md). With it,
    * promotions out of this environment wait until it runs the version healthy, and soak counts
    * from healthy-since.

@@ -141,6 +141,34 @@ describe('escalator set-image', () => {
     );
   });
 
+  it('with --add-entries adds an images: entry to the overlay that renders the image through its base', async () => {
+    mkdirSync(join(dir, 'app/base'), { recursive: true });
+    mkdirSync(join(dir, 'app/overlays/prod'), { recursive: true });
+    writeFileSync(join(dir, 'app/base/kustomization.yaml'), 'resources:\n- deployment.yaml\n');
+    writeFileSync(
+      join(dir, 'app/base/deployment.yaml'),
+      'apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - image: ghcr.io/example/hello:1.0.0\n',
+    );
+    writeFileSync(join(dir, 'app/overlays/prod/kustomization.yaml'), 'resources:\n  - ../../base\n');
+    const without = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'app/overlays'], dir);
+    expect(without.code).toBe(2);
+    expect(without.stderr).toContain('no file under app/overlays sets ghcr.io/example/hello');
+    const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'app/overlays', '--add-entries'], dir);
+    expect(result.code).toBe(0);
+    // The base is read to know what the overlay renders, and left as it is.
+    expect(readFileSync(join(dir, 'app/base/deployment.yaml'), 'utf8')).toContain('hello:1.0.0');
+    expect(readFileSync(join(dir, 'app/overlays/prod/kustomization.yaml'), 'utf8')).toBe(
+      'resources:\n  - ../../base\nimages:\n  - name: ghcr.io/example/hello\n    newTag: 1.2.3\n',
+    );
+    expect(result.stdout).toBe(
+      'changed   app/overlays/prod/kustomization.yaml:4  images[0].name  (unset) → ghcr.io/example/hello\nchanged   app/overlays/prod/kustomization.yaml:5  images[0].newTag  (unset) → 1.2.3\n1 file changed, 0 already current, 0 refused (1 YAML file scanned)\n',
+    );
+    // Run again: the entry is there and current.
+    const again = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'app/overlays', '--add-entries'], dir);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('0 files changed, 1 already current');
+  });
+
   it('exits 2 and says so when no file sets the image', async () => {
     const result = await cli(['set-image', 'ghcr.io/example/helo:1.2.3', '.'], dir);
     expect(result.code).toBe(2);

@@ -44,6 +44,7 @@ describe('generated files', () => {
       'environments[].soak',
       'environments[].reviewers',
       'environments[].group',
+      'environments[].addImages',
       'environments[].health',
       'environments[].health.argocd',
       'environments[].health.flux',

@@ -216,6 +216,48 @@ describe('planBump', () => {
     ]);
   });
 
+  it('with addImages adds an images: entry to an overlay that renders the image through its base, and only then', () => {
+    const overlay = { path: 'apps/hello/overlays/dev/kustomization.yaml', text: 'resources:\n- ../../base\n' };
+    const rendered = [
+      { path: 'apps/hello/base/kustomization.yaml', text: 'resources:\n- deployment.yaml\n' },
+      {
+        path: 'apps/hello/base/deployment.yaml',
+        text: 'apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - image: ghcr.io/example/hello:1.0.0\n',
+      },
+    ];
+    const input = {
+      environment: 'dev',
+      app: 'hello',
+      files: [overlay],
+      images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.1.0' }, policy: newest }],
+    };
+    expect(planBump(input).updates).toEqual([]);
+    const plan = planBump({ ...input, addImages: { rendered } });
+    expect(plan.refused).toEqual([]);
+    expect(plan.updates).toEqual([
+      { path: overlay.path, content: `${overlay.text}images:\n- name: ghcr.io/example/hello\n  newTag: 1.1.0\n` },
+    ]);
+    expect(plan.changes.map((change) => `${change.field}:${change.line}`)).toEqual([
+      'images[0].name:4',
+      'images[0].newTag:5',
+    ]);
+    // The next bump finds the entry and edits it.
+    const next = planBump({
+      ...input,
+      files: [{ path: overlay.path, text: plan.updates[0]?.content ?? '' }],
+      images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.2.0' }, policy: newest }],
+      addImages: { rendered },
+    });
+    expect(next.updates[0]?.content).toBe(`${overlay.text}images:\n- name: ghcr.io/example/hello\n  newTag: 1.2.0\n`);
+    // An image the overlay does not render gets no entry.
+    const other = planBump({
+      ...input,
+      images: [{ image: { repository: 'ghcr.io/example/world', tag: '1.1.0' }, policy: newest }],
+      addImages: { rendered },
+    });
+    expect(other.updates).toEqual([]);
+  });
+
   it('re-pins a digest when the same tag was pushed again', () => {
     const pinned = {
       path: 'kustomization.yaml',

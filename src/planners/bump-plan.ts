@@ -97,7 +97,9 @@ export function planBump(input: BumpInput): BumpPlan {
     let wrote = false;
     const mentioned = new Set<string>();
     for (const [path, text] of texts) {
-      const uses = listImages(text, { path }).uses.filter((use) => sameRepository(use.name, image.repository));
+      const uses = listImages(text, { path, views: views.get(path) ?? [] }).uses.filter((use) =>
+        sameRepository(use.name, image.repository),
+      );
       // Same tag: current unless the file pins another digest (the tag was pushed again).
       // Other tag: current when moving to it would go backwards under the policy.
       const isCurrent = (use: (typeof uses)[number]): boolean =>

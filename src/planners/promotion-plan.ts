@@ -1,4 +1,4 @@
-import { editImages, editOptionsFor, listImages, type EditSettings } from './image-edit/index.js';
+import { editImages, editOptionsFor, kustomizeViews, listImages, type EditSettings } from './image-edit/index.js';
 import { cell, code, escapeText, refusalLines, refusalList, type Refusal } from './markdown.js';
 import type { GateEnforcement } from './promotion-gates.js';
 import { renderMarker, type PullMarker } from './pull-marker.js';
@@ -20,8 +20,10 @@ export interface RunningVersion {
 /** What an environment's files run, image by image (the first use of each image wins). */
 export function readVersions(files: readonly EnvFile[]): Map<string, RunningVersion> {
   const versions = new Map<string, RunningVersion>();
+  // An image the environment's kustomizations rename to a mirror on every render runs as the mirror.
+  const views = kustomizeViews(files);
   for (const file of files) {
-    for (const use of listImages(file.text, { path: file.path }).uses) {
+    for (const use of listImages(file.text, { path: file.path, views: views.get(file.path) ?? [] }).uses) {
       if (!use.tag || versions.has(use.name)) continue;
       versions.set(use.name, {
         name: use.name,
@@ -98,6 +100,8 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
     // A rollback passes the versions to restore instead of reading the source environment.
     const versions = app.versions ?? readVersions(app.sourceFiles);
     const before = readVersions(app.targetFiles);
+    // The editor decides per rendered image: renames among the target's kustomizations count.
+    const views = kustomizeViews(app.targetFiles);
     for (const file of app.targetFiles) {
       let text = file.text;
       for (const version of versions.values()) {
@@ -109,6 +113,7 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
           {
             path: file.path,
             pinDigest: version.digest !== undefined,
+            views: views.get(file.path) ?? [],
             ...editOptionsFor(input.editing, version.repository),
           },
         );

@@ -311,6 +311,37 @@ describe('planPromotion', () => {
     ]);
   });
 
+  it('reads and promotes an image every render renames to a mirror as the mirror', () => {
+    const files = (env: string, tag: string) => [
+      {
+        path: `apps/a/overlays/${env}/kustomization.yaml`,
+        text: 'resources:\n- deploy.yaml\nimages:\n- name: alpine\n  newName: my.mirror/alpine\n',
+      },
+      {
+        path: `apps/a/overlays/${env}/deploy.yaml`,
+        text: `apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - image: alpine:${tag}\n`,
+      },
+    ];
+    expect([...readVersions(files('dev', '1.9.0')).values()]).toEqual([
+      { name: 'my.mirror/alpine', repository: 'my.mirror/alpine', tag: '1.9.0' },
+    ]);
+    const plan = planPromotion({
+      source: 'dev',
+      target: 'staging',
+      app: 'a',
+      apps: [{ app: 'a', sourceFiles: files('dev', '1.9.0'), targetFiles: files('staging', '1.8.0') }],
+    });
+    expect(plan.refused).toEqual([]);
+    expect(plan.rows).toEqual([{ app: 'a', image: 'my.mirror/alpine', from: '1.8.0', to: '1.9.0' }]);
+    // What renders as the mirror is set where kustomize takes the mirror's version from: the renaming entry.
+    expect(plan.updates).toEqual([
+      {
+        path: 'apps/a/overlays/staging/kustomization.yaml',
+        content: 'resources:\n- deploy.yaml\nimages:\n- name: alpine\n  newName: my.mirror/alpine\n  newTag: 1.9.0\n',
+      },
+    ]);
+  });
+
   it('has nothing to do when the target already runs the version', () => {
     const plan = planPromotion({
       source: 'dev',

@@ -10,7 +10,7 @@
  * 5. splice the new scalars into the text
  * 6. re-parse and prove that only the intended values changed
  */
-import { isDigest, isValidTag, normalizedName, parseImageRef } from '../image-ref.js';
+import { isDigest, isValidTag, normalizeName, normalizedName, parseImageRef, splitReference } from '../image-ref.js';
 import { readApplication, readArgoSourceFile } from './argocd.js';
 import { documentKind, fileKind, fileKindFromText, kindFromPath, type PathKind } from './detect.js';
 import { readFluxMarkers } from './flux.js';
@@ -517,6 +517,25 @@ function useOf(
 }
 
 /**
+ * What a manifest image renders as when every way the file is rendered renames it to one mirror
+ * (`name: alpine`, `newName: my.mirror/alpine`): the mirror, at the manifest's version when the
+ * entries leave the version to it, or nothing when they set it (the entries are read as uses of
+ * their own). Renamed on some renders only, or to different mirrors, it is read as written.
+ */
+function renderedUse(use: ImageUse, site: Site, views: readonly RenderView[]): ImageUse[] {
+  if (views.length === 0 || site.kind !== 'manifest' || site.form !== 'string') return [use];
+  const renames = views.map((view) => renameFor(view, site.written));
+  if (renames.some((rename) => rename === undefined || !renamesAway(rename, use.name))) return [use];
+  const targets = new Set(renames.map((rename) => splitReference(rename?.newName ?? '').name));
+  if (targets.size !== 1) return [use];
+  if (renames.every((rename) => rename?.setsVersion)) return [];
+  if (renames.some((rename) => rename?.setsVersion)) return [use];
+  const written = [...targets][0] as string;
+  const name = normalizeName(written);
+  return name === undefined ? [use] : [{ ...use, name, written }];
+}
+
+/**
  * The version of what listImages finds in a text. Indexes record it beside the blobs they read;
  * an index written by another version reads every file again. Bump it whenever the same text
  * would yield other images, tags or digests.
@@ -531,7 +550,19 @@ export const IMAGE_READER_VERSION = 3;
  * Every image reference the file uses, for discovering which images an environment runs and
  * for copying versions between environments. Templated values are reported as refusals.
  */
-export function listImages(text: string, options: { path: string }): { uses: ImageUse[]; refused: EditRefusal[] } {
+export function listImages(
+  text: string,
+  options: {
+    path: string;
+    /**
+     * The ways kustomize renders the file (see `kustomizeViews`): a manifest image that every
+     * render renames to a mirror is read as the mirror (with the version the renaming entry leaves
+     * to it), or left out when the renaming entries set the version themselves (those entries are
+     * the uses then).
+     */
+    views?: readonly RenderView[];
+  },
+): { uses: ImageUse[]; refused: EditRefusal[] } {
   const pathKind = kindFromPath(options.path);
   if (pathKind === 'unknown') return { uses: [], refused: [] };
   const loaded = loadFile(text);
@@ -562,9 +593,15 @@ export function listImages(text: string, options: { path: string }): { uses: Ima
     ...templated.map(({ offset }) => offset),
     ...unbuildable.map(({ field }) => field.start),
   ]);
-  const uses = found.map(({ site, use }, i): ImageUse => {
+  const uses = found.flatMap(({ site, use }, i): ImageUse[] => {
     const { offset: _offset, at, ...rest } = use;
-    return { ...rest, path: formatPath(site.docIndex, at, multiDocument), line: lines[i] ?? 1, kind: site.kind };
+    const read: ImageUse = {
+      ...rest,
+      path: formatPath(site.docIndex, at, multiDocument),
+      line: lines[i] ?? 1,
+      kind: site.kind,
+    };
+    return renderedUse(read, site, options.views ?? []);
   });
   const refused = templated.map(({ site, malformed }, i): EditRefusal => ({
     reason:

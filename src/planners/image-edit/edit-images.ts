@@ -574,6 +574,8 @@ export function listImages(
   const templated: Array<{ site: Site; offset: number; malformed?: string }> = [];
   const unbuildable: Array<{ field: Field; docIndex: number }> = [];
   for (const site of sites) {
+    // A Flux-marked tag or digest with no :name beside it names no image until configured.
+    if (site.name === undefined && !site.placeholder) continue;
     const use = useOf(site);
     const numeric = numericNewTag(site);
     const malformed = site.malformed ?? splitMalformed(site);

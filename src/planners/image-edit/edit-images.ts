@@ -543,8 +543,10 @@ function renderedUse(use: ImageUse, site: Site, views: readonly RenderView[]): I
  * - 3: a Kustomize newName carrying a version is read as the image; an unquoted numeric newTag and
  *   malformed versions are reported instead of read; name/tag image maps, keys ending in `image`,
  *   `image.name` parameters and Flux-marked fields are read.
+ * - 4: the plain documents of a multi-document file that holds Go/Helm template documents are
+ *   read (the templates are reported), where the whole file was refused.
  */
-export const IMAGE_READER_VERSION = 3;
+export const IMAGE_READER_VERSION = 4;
 
 /**
  * Every image reference the file uses, for discovering which images an environment runs and

@@ -349,7 +349,8 @@ export const EnvironmentConfig = z.strictObject({
    * Add an `images:` entry, as `kustomize edit set image` does, to this environment's
    * kustomizations that render a pushed image (through their resources and bases) but have no
    * entry for it, written in the file's own style. Without it a file that does not mention the
-   * image is left alone.
+   * image is left alone. Entries are added by bumps of images pushed to the registry; promotions
+   * into the environment set the entries that exist.
    * @default false
    */
   addImages: z.boolean().optional(),

@@ -608,6 +608,19 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
     }
   }
 
+  // addImages adds entries in bumps, which only environments fed by the registry get.
+  const rawEnvironments = field(config, 'environments');
+  if (Array.isArray(rawEnvironments))
+    rawEnvironments.forEach((environment: unknown, index) => {
+      const from = stringField(environment, 'from');
+      if (field(environment, 'addImages') !== true || from === undefined || from === REGISTRY_SOURCE) return;
+      add(
+        ['environments', index, 'addImages'],
+        `addImages applies to environments that take images from "${REGISTRY_SOURCE}", not from ${quoteValue(from)}`,
+        `remove it here: promotions set the images: entries that exist; set it on the environment that takes from "${REGISTRY_SOURCE}"`,
+      );
+    });
+
   // `from` names the registry or another environment.
   const names = [...byName.keys()];
   for (const environment of environments) {

@@ -926,6 +926,25 @@ describe('parseRepoConfig', () => {
         ],
       ],
       [
+        'addImages on an environment fed by another',
+        lines(
+          ...ok,
+          '  - name: prod',
+          '    paths: ["apps/*/overlays/prod"]',
+          '    from: dev',
+          '    addImages: true',
+        ),
+        [
+          {
+            line: 8,
+            col: 16,
+            path: 'environments[1].addImages',
+            message: 'addImages applies to environments that take images from "registry", not from "dev"',
+            hint: 'remove it here: promotions set the images: entries that exist; set it on the environment that takes from "registry"',
+          },
+        ],
+      ],
+      [
         'image not a mapping',
         lines(...ok, 'images:', '  - ghcr.io/example/hello'),
         [

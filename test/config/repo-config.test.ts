@@ -927,13 +927,7 @@ describe('parseRepoConfig', () => {
       ],
       [
         'addImages on an environment fed by another',
-        lines(
-          ...ok,
-          '  - name: prod',
-          '    paths: ["apps/*/overlays/prod"]',
-          '    from: dev',
-          '    addImages: true',
-        ),
+        lines(...ok, '  - name: prod', '    paths: ["apps/*/overlays/prod"]', '    from: dev', '    addImages: true'),
         [
           {
             line: 8,

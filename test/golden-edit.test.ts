@@ -11,7 +11,14 @@ import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { editImages, kustomizeViews } from '../src/planners/image-edit/index.js';
+import {
+  addImageEntry,
+  editImages,
+  kustomizeViews,
+  listImages,
+  missingImageEntries,
+} from '../src/planners/image-edit/index.js';
+import { normalizeName } from '../src/planners/image-ref.js';
 import type { ImageEvent } from '../src/planners/image-edit/index.js';
 
 const CORPUS = fileURLToPath(new URL('./golden/edit/', import.meta.url));
@@ -26,8 +33,23 @@ const CaseMeta = z.strictObject({
   expect: z.enum(['changed', 'unchanged', 'refused', 'ignored']),
   /** Substring of one refusal reason (refused cases only), compared case-insensitively. */
   reason: z.string().min(1).optional(),
+  /**
+   * Changed cases that leave entries as they were: one substring per entry left (its reason),
+   * compared case-insensitively, in the order the editor reports them (by line).
+   */
+  left: z.array(z.string().min(1)).optional(),
   /** File kind the editor must report, when the case asserts one. */
   kind: z.enum(['kustomize', 'helm-values', 'manifest', 'argocd-application', 'argocd-source', 'unknown']).optional(),
+  /** Flux policies the configuration maps to images (`images[].fluxPolicies`), passed as `options.fluxPolicies`. */
+  fluxPolicies: z.record(z.string(), z.string()).optional(),
+  /**
+   * `environments[].addImages` cases: the name the new `images:` entry takes. The case asserts
+   * that the file renders the image (with its resources/) without an entry, under that name, and
+   * that `addImageEntry` writes expected/.
+   */
+  addEntry: z.string().min(1).optional(),
+  /** `images[].helmDottedKeys` of the pushed image, passed as `options.dottedKeys`. */
+  dottedKeys: z.boolean().optional(),
   /** Which edge case this proves. */
   about: z.string().min(1),
   /** The peer test the case is taken from or modelled on: repository, file and test name. */
@@ -100,6 +122,7 @@ describe('golden corpus layout', () => {
     const hasExpected = existsSync(join(c.dir, 'expected'));
     expect(hasExpected).toBe(c.expect === 'changed');
     expect(c.reason !== undefined).toBe(c.expect === 'refused');
+    if (c.left !== undefined) expect(c.expect).toBe('changed');
     if (c.expect === 'changed') {
       const input = readFileSync(join(c.dir, 'input', c.file));
       const expected = readFileSync(join(c.dir, 'expected', c.file));
@@ -116,8 +139,41 @@ describe('golden corpus layout', () => {
   });
 });
 
+describe('addImageEntry golden cases (environments[].addImages)', () => {
+  describe.each(cases.filter((c) => c.addEntry !== undefined))('$name', (c) => {
+    it(`${c.expect}: ${c.about}`, () => {
+      const inputBytes = readFileSync(join(c.dir, 'input', c.file));
+      const input = inputBytes.toString('utf8');
+      const event = toEvent(c.image);
+      const files = [{ path: c.file, text: input }, ...resourceFiles(c.dir)];
+      // The file names no entry for the image, and renders it under the entry's name.
+      expect(editImages(input, event, { path: c.file, pinDigest: c.pinDigest }).mentions).toBe(false);
+      const missing = missingImageEntries(files, [c.file], normalizeName(event.repository) ?? '', (file) =>
+        listImages(file.text, { path: file.path }).uses.map((use) => use.written),
+      );
+      expect(missing.get(c.file)).toBe(c.addEntry);
+      const result = addImageEntry(input, event, { path: c.file, name: c.addEntry ?? '', pinDigest: c.pinDigest });
+      if (c.expect === 'refused') {
+        expect(result.text).toBe(input);
+        expect(
+          result.refused
+            .map((r) => r.reason)
+            .join(' | ')
+            .toLowerCase(),
+        ).toContain((c.reason ?? '').toLowerCase());
+        return;
+      }
+      const expectedBytes = readFileSync(join(c.dir, 'expected', c.file));
+      expect(result.refused).toEqual([]);
+      expect(JSON.stringify(result.text)).toBe(JSON.stringify(expectedBytes.toString('utf8')));
+      expect(Buffer.from(result.text, 'utf8').equals(expectedBytes)).toBe(true);
+      expect(result.changed.map((change) => change.path)).toContain(`${result.changed[0]?.path.split('.')[0]}.newTag`);
+    });
+  });
+});
+
 describe('editImages golden cases', () => {
-  describe.each(cases)('$name', (c) => {
+  describe.each(cases.filter((c) => c.addEntry === undefined))('$name', (c) => {
     const inputPath = join(c.dir, 'input', c.file);
 
     it(`${c.expect}: ${c.about}`, () => {
@@ -127,7 +183,13 @@ describe('editImages golden cases', () => {
       // The case's resources/ are the other files of the checkout: kustomizations among them decide
       // what the edited file renders as.
       const views = kustomizeViews([{ path: c.file, text: input }, ...resourceFiles(c.dir)]).get(c.file) ?? [];
-      const result = editImages(input, toEvent(c.image), { path: c.file, pinDigest: c.pinDigest, views });
+      const result = editImages(input, toEvent(c.image), {
+        path: c.file,
+        pinDigest: c.pinDigest,
+        views,
+        ...(c.fluxPolicies ? { fluxPolicies: c.fluxPolicies } : {}),
+        ...(c.dottedKeys !== undefined ? { dottedKeys: c.dottedKeys } : {}),
+      });
 
       if (c.expect === 'changed') {
         const expectedBytes = readFileSync(join(c.dir, 'expected', c.file));
@@ -138,6 +200,12 @@ describe('editImages golden cases', () => {
         expect(result.mentions).toBe(true);
         expect(result.unchanged).toBe(false);
         expect(result.changed.length).toBeGreaterThan(0);
+        const left = result.left.map((l) => `${l.line ?? '?'}: ${l.reason}`);
+        expect(left.length, `left: ${left.join(' | ')}`).toBe(c.left?.length ?? 0);
+        (c.left ?? []).forEach((reason, i) => {
+          expect(left[i]?.toLowerCase()).toContain(reason.toLowerCase());
+          expect(result.left[i]?.line).toBeGreaterThan(0);
+        });
         if (c.kind !== undefined) expect(result.kind).toBe(c.kind);
         return;
       }
@@ -146,6 +214,7 @@ describe('editImages golden cases', () => {
       expect(JSON.stringify(result.text)).toBe(JSON.stringify(input));
       expect(Buffer.from(result.text, 'utf8').equals(inputBytes)).toBe(true);
       expect(result.changed).toEqual([]);
+      expect(result.left).toEqual([]);
 
       if (c.expect === 'refused') {
         expect(result.refused.length).toBeGreaterThan(0);

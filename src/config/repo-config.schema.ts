@@ -346,6 +346,15 @@ export const EnvironmentConfig = z.strictObject({
    */
   group: z.boolean().default(false),
   /**
+   * Add an `images:` entry, as `kustomize edit set image` does, to this environment's
+   * kustomizations that render a pushed image (through their resources and bases) but have no
+   * entry for it, written in the file's own style. Without it a file that does not mention the
+   * image is left alone. Entries are added by bumps of images pushed to the registry; promotions
+   * into the environment set the entries that exist.
+   * @default false
+   */
+  addImages: z.boolean().optional(),
+  /**
    * Where the cluster reports this environment's sync and health (docs/health.md). With it,
    * promotions out of this environment wait until it runs the version healthy, and soak counts
    * from healthy-since.
@@ -361,6 +370,21 @@ export const EnvironmentConfig = z.strictObject({
   rollback: z.enum(['manual', 'auto']).default('manual'),
 });
 export type EnvironmentConfig = z.infer<typeof EnvironmentConfig>;
+
+/** A Flux ImagePolicy as setter markers name it: `<namespace>:<name>`, both Kubernetes names. */
+export const FLUX_POLICY_PATTERN = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?:[a-z0-9](?:[-.a-z0-9]*[a-z0-9])?$/;
+
+function checkFluxPolicy(text: string): ValueProblem | undefined {
+  if (FLUX_POLICY_PATTERN.test(text)) return undefined;
+  const role = /^(.+:.+):(?:tag|name|digest)$/.exec(text)?.[1];
+  return {
+    message: `Flux policy ${quoteValue(text)} is not <namespace>:<name>`,
+    hint:
+      role !== undefined
+        ? `write ${quoteValue(role)}: the :tag, :name and :digest suffixes belong to markers, not to the policy`
+        : 'write it as the markers name it, e.g. "flux-system:hello"',
+  };
+}
 
 /** Image policy. Which tags of one image Escalator proposes, and how it writes them. */
 export const ImageConfig = z
@@ -391,6 +415,23 @@ export const ImageConfig = z
      * @default false
      */
     pinDigest: z.boolean().default(false),
+    /**
+     * Flux image policies (`<namespace>:<name>`) whose setter markers
+     * (`# {"$imagepolicy": "flux-system:hello:tag"}`) set this image. A field marked for one of
+     * them is this image's edit site whatever repository it names (a `:name` field and a full
+     * reference are rewritten to this name, as Flux does); once an image lists policies, a field
+     * marked for any other policy is left alone even when it names this repository. Without it,
+     * a marked field is the image it names.
+     * @default []
+     */
+    fluxPolicies: z.array(checkedString(checkFluxPolicy, FLUX_POLICY_PATTERN)).optional(),
+    /**
+     * The charts read literal dotted keys (`image.tag: 1.2.3` as one key beside `image.name` or
+     * `image.repository`) as they are, so Escalator edits them. Without it such keys are reported
+     * with their line and left alone, because Helm reads them as keys with a dot, not as `image.tag`.
+     * @default false
+     */
+    helmDottedKeys: z.boolean().optional(),
   })
   .superRefine(checkImagePolicy, { when: () => true })
   .meta({
@@ -567,6 +608,19 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
     }
   }
 
+  // addImages adds entries in bumps, which only environments fed by the registry get.
+  const rawEnvironments = field(config, 'environments');
+  if (Array.isArray(rawEnvironments))
+    rawEnvironments.forEach((environment: unknown, index) => {
+      const from = stringField(environment, 'from');
+      if (field(environment, 'addImages') !== true || from === undefined || from === REGISTRY_SOURCE) return;
+      add(
+        ['environments', index, 'addImages'],
+        `addImages applies to environments that take images from "${REGISTRY_SOURCE}", not from ${quoteValue(from)}`,
+        `remove it here: promotions set the images: entries that exist; set it on the environment that takes from "${REGISTRY_SOURCE}"`,
+      );
+    });
+
   // `from` names the registry or another environment.
   const names = [...byName.keys()];
   for (const environment of environments) {
@@ -665,6 +719,23 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
           `images[${first}] already configures it; merge the two entries`,
         );
       }
+    });
+    // A Flux policy sets one image: listed under two, a marked field would belong to both.
+    const policyOwner = new Map<string, number>();
+    images.forEach((image: unknown, index) => {
+      const policies = field(image, 'fluxPolicies');
+      if (!Array.isArray(policies)) return;
+      policies.forEach((policy: unknown, policyIndex) => {
+        if (typeof policy !== 'string') return;
+        const owner = policyOwner.get(policy);
+        if (owner === undefined) policyOwner.set(policy, index);
+        else if (owner !== index)
+          add(
+            ['images', index, 'fluxPolicies', policyIndex],
+            `Flux policy ${quoteValue(policy)} is listed for two images`,
+            `images[${owner}] already lists it; a policy sets one image, keep it under that one`,
+          );
+      });
     });
   }
 }

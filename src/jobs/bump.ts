@@ -5,6 +5,8 @@ import type { RepoIndex } from '../adapters/store/subscriptions.js';
 import { ConfigError } from '../observability/errors.js';
 import { bumpBranch, planBump } from '../planners/bump-plan.js';
 import { refusalList } from '../planners/markdown.js';
+import { editSettingsFrom } from '../planners/image-edit/index.js';
+import { loadRenderedFiles } from './shared/rendered-files.js';
 import { normalizeName } from '../planners/image-ref.js';
 import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../planners/tag-policy.js';
 import type { BumpJob } from '../queue/jobs.js';
@@ -58,6 +60,7 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
         file.environment === data.environment && file.app === data.app && file.images.some((name) => names.has(name)),
     )
     .map((file) => file.path);
+  const addImages = environment.addImages === true;
 
   const result = await ensureLivingPull({
     octokit,
@@ -74,7 +77,16 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
         const text = await loadFile(octokit, id, path, base.sha);
         if (text !== null) files.push({ path, text });
       }
-      return planBump({ environment: data.environment, app: data.app, files, images: chosen, existing: marker });
+      return planBump({
+        environment: data.environment,
+        app: data.app,
+        files,
+        images: chosen,
+        existing: marker,
+        editing: editSettingsFrom(index.config?.images ?? []),
+        // addImages: the bases the kustomizations reach say which images they render.
+        ...(addImages ? { addImages: { rendered: await loadRenderedFiles(octokit, id, base.sha, files) } } : {}),
+      });
     },
   });
   const { plan, pull } = result;

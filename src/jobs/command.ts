@@ -10,6 +10,7 @@ import {
 import { decideGates, loadEnvFiles } from './shared/promotion-inputs.js';
 import { commandHelp, parseCommand, type Command } from '../planners/commands.js';
 import { code, escapeText } from '../planners/markdown.js';
+import { editSettingsFrom } from '../planners/image-edit/index.js';
 import { parseMarker } from '../planners/pull-marker.js';
 import type { CommandJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
@@ -261,7 +262,13 @@ async function planAll(
           sourceFiles: await loadEnvFiles(octokit, id, index, source, app, head.sha),
           targetFiles: await loadEnvFiles(octokit, id, index, target.name, app, head.sha),
         });
-      const plan = planPromotion({ source, target: target.name, app: group.app, apps: entries });
+      const plan = planPromotion({
+        source,
+        target: target.name,
+        app: group.app,
+        apps: entries,
+        editing: editSettingsFrom(index.config?.images ?? []),
+      });
       if (plan.rows.length === 0 && plan.refused.length === 0 && plan.missing.length === 0) continue;
       const { gates } = await decideGates(deps, index, target, group.app, entries, { rollback: false, now });
       planned.push({ source, target: target.name, app: group.app, plan, gates });

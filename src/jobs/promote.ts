@@ -7,6 +7,7 @@ import {
   type PullSummary,
 } from '../adapters/github/repo.js';
 import { escapeText, refusalList } from '../planners/markdown.js';
+import { editSettingsFrom } from '../planners/image-edit/index.js';
 import type { RepoIndex } from '../adapters/store/subscriptions.js';
 import { ConfigError } from '../observability/errors.js';
 import { parseMarker } from '../planners/pull-marker.js';
@@ -122,6 +123,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         sources: provenance.length ? provenance : sources,
         gates,
         enforcement: gateEnforcement(required, index.defaultBranch, gates),
+        editing: editSettingsFrom(index.config?.images ?? []),
       };
       const plan = planPromotion({ ...input, apps: entries });
       return {

@@ -1,11 +1,22 @@
 import { listInstalledRepos } from '../adapters/github/app.js';
-import { ensureCheckRun, loadBranch, loadDefaultBranch, loadFile, loadTree } from '../adapters/github/repo.js';
+import {
+  ensureCheckRun,
+  loadBranch,
+  loadDefaultBranch,
+  loadFile,
+  loadTree,
+  type RepoId,
+} from '../adapters/github/repo.js';
 import type { IndexedFile, RepoIndex } from '../adapters/store/subscriptions.js';
 import { configPath, formatProblems, parseRepoConfig } from '../config/repo-config.js';
 import { ConfigError } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { planEnvironmentFiles } from '../planners/environment-files.js';
-import { IMAGE_READER_VERSION, listImages } from '../planners/image-edit/index.js';
+import { IMAGE_READER_VERSION, imagesWithoutEntry, listImages } from '../planners/image-edit/index.js';
+import { kindFromPath } from '../planners/image-edit/detect.js';
+import { normalizeName } from '../planners/image-ref.js';
+import { loadRenderedFiles } from './shared/rendered-files.js';
+import type { Octokit } from '../adapters/github/client.js';
 import { parseTargetKey, versionId, versionsByTarget } from '../planners/versions.js';
 import type { IndexJob, ResyncJob } from '../queue/jobs.js';
 import { enqueuePromote } from '../queue/enqueue.js';
@@ -52,6 +63,24 @@ async function readImages(
     return { name, tag: use?.tag ?? '', ...(use?.digest ? { digest: use.digest } : {}) };
   });
   return { images, versions };
+}
+
+/** Images (normalized) a kustomization renders through its bases with no `images:` entry for them. */
+async function renderedWithoutEntry(octokit: Octokit, id: RepoId, sha: string, path: string): Promise<string[]> {
+  const text = await loadFile(octokit, id, path, sha).catch((error: unknown) => {
+    if (error instanceof ConfigError) return null;
+    throw error;
+  });
+  if (text === null) return [];
+  const root = { path, text };
+  const files = [root, ...(await loadRenderedFiles(octokit, id, sha, [root]))];
+  const names = imagesWithoutEntry(files, [path], (file) =>
+    listImages(file.text, { path: file.path }).uses.map((use) => use.written),
+  ).get(path);
+  return (names ?? []).flatMap((name) => {
+    const normalized = normalizeName(name);
+    return normalized === undefined ? [] : [normalized];
+  });
 }
 
 /** What the previous index read from files whose blob is still the one in `tree`, by path. */
@@ -102,6 +131,7 @@ export async function processIndexJob(
     const tree = await loadTree(octokit, id, head.treeSha);
     const reads = unchangedReads(previous, tree);
     const blobs: Record<string, string> = {};
+    const adding = new Set(parsed.config.environments.filter((env) => env.addImages === true).map((env) => env.name));
     for (const file of planEnvironmentFiles(parsed.config, [...tree.keys()])) {
       let read = reads.get(file.path);
       if (read === undefined) {
@@ -109,6 +139,14 @@ export async function processIndexJob(
         reads.set(file.path, read);
       }
       if (read === null) continue;
+      if (adding.has(file.environment) && kindFromPath(file.path) === 'kustomize') {
+        // addImages: a kustomization is subscribed to the images it renders without an entry too
+        // (read every time: its bases may change while it does not).
+        const rendered = await renderedWithoutEntry(octokit, id, head.sha, file.path);
+        const images = [...new Set([...read.images, ...rendered])];
+        if (images.length > 0) index.files.push({ ...file, ...read, images });
+        continue;
+      }
       blobs[file.path] = tree.get(file.path) as string;
       if (read.images.length > 0) index.files.push({ ...file, ...read });
     }

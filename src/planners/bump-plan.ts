@@ -1,5 +1,15 @@
-import { editImages, kustomizeViews, listImages } from './image-edit/index.js';
-import { sameRepository } from './image-ref.js';
+import {
+  addImageEntry,
+  editImages,
+  editOptionsFor,
+  kustomizationPaths,
+  kustomizationRefs,
+  kustomizeViews,
+  listImages,
+  missingImageEntries,
+  type EditSettings,
+} from './image-edit/index.js';
+import { normalizeName, sameRepository } from './image-ref.js';
 import { cell, code, escapeText, refusalLines, type Refusal } from './markdown.js';
 import { renderMarker, type PullMarker } from './pull-marker.js';
 import { isUpgrade, type TagPolicy } from './tag-policy.js';
@@ -24,6 +34,14 @@ export interface BumpInput {
   images: Array<{ image: BumpImage; policy: TagPolicy }>;
   /** The marker of the living pull request, when one exists: images set by earlier bumps. */
   existing?: PullMarker | null;
+  /** The configuration's editor settings (Flux policies, dotted Helm keys); see `editSettingsFrom`. */
+  editing?: EditSettings;
+  /**
+   * `environments[].addImages`: add an `images:` entry to the target's kustomizations that render
+   * an image but have none for it. `rendered` holds the files they reach outside the target
+   * (bases), read only to decide what they render.
+   */
+  addImages?: { rendered: BumpFile[] };
 }
 
 export interface BumpChange {
@@ -77,21 +95,31 @@ export function planBump(input: BumpInput): BumpPlan {
   for (const { image, policy } of input.images) {
     const event = { repository: image.repository, tag: image.tag, ...(image.digest ? { digest: image.digest } : {}) };
     let wrote = false;
+    const mentioned = new Set<string>();
     for (const [path, text] of texts) {
-      const uses = listImages(text, { path }).uses.filter((use) => sameRepository(use.name, image.repository));
+      const uses = listImages(text, { path, views: views.get(path) ?? [] }).uses.filter((use) =>
+        sameRepository(use.name, image.repository),
+      );
       // Same tag: current unless the file pins another digest (the tag was pushed again).
       // Other tag: current when moving to it would go backwards under the policy.
       const isCurrent = (use: (typeof uses)[number]): boolean =>
         use.tag === image.tag
           ? !(image.digest && use.digest && use.digest !== image.digest)
           : !isUpgrade(policy, use.tag, image.tag);
+      if (uses.length > 0) mentioned.add(path);
       if (uses.length > 0 && uses.every(isCurrent)) {
         current.add(path);
         continue;
       }
       // The editor judges every file that mentions the image, including ones it must refuse.
-      const result = editImages(text, event, { path, pinDigest: policy.pinDigest, views: views.get(path) ?? [] });
+      const result = editImages(text, event, {
+        path,
+        pinDigest: policy.pinDigest,
+        views: views.get(path) ?? [],
+        ...editOptionsFor(input.editing, image.repository),
+      });
       if (!result.mentions) continue;
+      mentioned.add(path);
       if (result.refused.length > 0) {
         for (const refusal of result.refused)
           refused.push({ path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
@@ -101,11 +129,46 @@ export function planBump(input: BumpInput): BumpPlan {
         current.add(path);
         continue;
       }
+      // Entries left beside the ones written: the pull request body says which and why.
+      for (const left of result.left)
+        refused.push({ path, reason: left.reason, ...(left.line ? { line: left.line } : {}), left: true });
       texts.set(path, result.text);
       changed.add(path);
       wrote = true;
       for (const change of result.changed)
         changes.push({ path, field: change.path, line: change.line, from: change.from, to: change.to });
+    }
+    if (input.addImages) {
+      // Kustomizations of the target that render the image without an entry for it get one.
+      const name = normalizeName(image.repository) ?? image.repository;
+      // Only the roots among the target's kustomizations: one another lists renders through it.
+      const listed = new Set(
+        [...texts].flatMap(([path, text]) =>
+          kustomizationRefs(path, text).flatMap((ref) => [ref, ...kustomizationPaths(ref)]),
+        ),
+      );
+      const candidates = [...texts.keys()].filter((path) => !mentioned.has(path) && !listed.has(path));
+      const missing = missingImageEntries(
+        [...[...texts].map(([path, text]) => ({ path, text })), ...input.addImages.rendered],
+        candidates,
+        name,
+        (file) => listImages(file.text, { path: file.path }).uses.map((use) => use.written),
+      );
+      for (const [path, written] of missing) {
+        const result = addImageEntry(texts.get(path) as string, event, {
+          path,
+          name: written,
+          pinDigest: policy.pinDigest,
+        });
+        for (const refusal of result.refused)
+          refused.push({ path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
+        if (result.changed.length === 0) continue;
+        texts.set(path, result.text);
+        changed.add(path);
+        wrote = true;
+        for (const change of result.changed)
+          changes.push({ path, field: change.path, line: change.line, from: change.from, to: change.to });
+      }
     }
     if (wrote) {
       images = images.filter((entry) => !sameRepository(entry.repository, image.repository));

@@ -1,4 +1,4 @@
-import { listImages } from './image-edit/index.js';
+import { kustomizeViews, listImages } from './image-edit/index.js';
 import { cell, code, escapeText } from './markdown.js';
 
 export interface DriftVersion {
@@ -36,8 +36,10 @@ export function planDrift(targets: readonly DriftTarget[]): DriftRow[] {
   const rows: DriftRow[] = [];
   for (const target of targets) {
     const seen = new Set<string>();
+    // An image the target's kustomizations rename to a mirror is read as the mirror.
+    const views = kustomizeViews(target.files);
     for (const file of target.files) {
-      for (const use of listImages(file.text, { path: file.path }).uses) {
+      for (const use of listImages(file.text, { path: file.path, views: views.get(file.path) ?? [] }).uses) {
         if (!use.tag || seen.has(use.name)) continue;
         seen.add(use.name);
         const version = { name: use.name, tag: use.tag, ...(use.digest ? { digest: use.digest } : {}) };

@@ -32,27 +32,33 @@ export function cell(markdown: string): string {
   );
 }
 
-/** A file the editor refused, with why. */
+/** A file the editor refused, or one entry of a file it edited otherwise, with why. */
 export interface Refusal {
   path: string;
   reason: string;
   line?: number;
+  /** True when only this entry was left as it was and the rest of the file was updated. */
+  left?: boolean;
 }
 
-/** One list item per refused file: its path (and line) as code, its reason as escaped text. */
+/** One list item per refusal: its path (and line) as code, its reason as escaped text. */
 export function refusalList(refused: readonly Refusal[]): string[] {
   return refused.map(
-    (refusal) => `- ${code(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}`)}: ${escapeText(refusal.reason)}`,
+    (refusal) =>
+      `- ${code(`${refusal.path}${refusal.line ? `:${refusal.line}` : ''}`)}: ${refusal.left ? 'left as it was (the rest of the file was updated): ' : ''}${escapeText(refusal.reason)}`,
   );
 }
 
-/** The warning block Escalator's pull requests carry for files it would not edit (empty when none). */
+/** The warning block Escalator's pull requests carry for files and entries it would not edit (empty when none). */
 export function refusalLines(refused: readonly Refusal[]): string[] {
   if (refused.length === 0) return [];
-  return [
-    '',
-    '> [!WARNING]',
-    '> Some files could not be updated safely and were left untouched:',
-    ...refusalList(refused).map((line) => `> ${line}`),
-  ];
+  const files = refused.some((refusal) => !refusal.left);
+  const entries = refused.some((refusal) => refusal.left);
+  const what =
+    files && entries
+      ? 'Some files, and some entries of files that were updated, could not be updated safely and were left as they were:'
+      : entries
+        ? 'Some entries could not be updated safely and were left as they were; the rest of their files was updated:'
+        : 'Some files could not be updated safely and were left untouched:';
+  return ['', '> [!WARNING]', `> ${what}`, ...refusalList(refused).map((line) => `> ${line}`)];
 }

@@ -1,4 +1,4 @@
-import { editImages, listImages } from './image-edit/index.js';
+import { editImages, editOptionsFor, kustomizeViews, listImages, type EditSettings } from './image-edit/index.js';
 import { cell, code, escapeText, refusalLines, refusalList, type Refusal } from './markdown.js';
 import type { GateEnforcement } from './promotion-gates.js';
 import { renderMarker, type PullMarker } from './pull-marker.js';
@@ -20,8 +20,10 @@ export interface RunningVersion {
 /** What an environment's files run, image by image (the first use of each image wins). */
 export function readVersions(files: readonly EnvFile[]): Map<string, RunningVersion> {
   const versions = new Map<string, RunningVersion>();
+  // An image the environment's kustomizations rename to a mirror on every render runs as the mirror.
+  const views = kustomizeViews(files);
   for (const file of files) {
-    for (const use of listImages(file.text, { path: file.path }).uses) {
+    for (const use of listImages(file.text, { path: file.path, views: views.get(file.path) ?? [] }).uses) {
       if (!use.tag || versions.has(use.name)) continue;
       versions.set(use.name, {
         name: use.name,
@@ -55,6 +57,8 @@ export interface PromotionInput {
   gates?: Array<{ name: string; state: 'passed' | 'pending' | 'failed'; detail: string }>;
   /** Whether the base branch requires the gate checks; a note on the pull request when it does not. */
   enforcement?: GateEnforcement;
+  /** The configuration's editor settings (Flux policies, dotted Helm keys); see `editSettingsFrom`. */
+  editing?: EditSettings;
 }
 
 export interface PromotionPlan {
@@ -96,6 +100,8 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
     // A rollback passes the versions to restore instead of reading the source environment.
     const versions = app.versions ?? readVersions(app.sourceFiles);
     const before = readVersions(app.targetFiles);
+    // The editor decides per rendered image: renames among the target's kustomizations count.
+    const views = kustomizeViews(app.targetFiles);
     for (const file of app.targetFiles) {
       let text = file.text;
       for (const version of versions.values()) {
@@ -104,13 +110,25 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
         const result = editImages(
           text,
           { repository: version.repository, tag: version.tag, ...(version.digest ? { digest: version.digest } : {}) },
-          { path: file.path, pinDigest: version.digest !== undefined },
+          {
+            path: file.path,
+            pinDigest: version.digest !== undefined,
+            views: views.get(file.path) ?? [],
+            ...editOptionsFor(input.editing, version.repository),
+          },
         );
         if (result.refused.length > 0) {
           for (const refusal of result.refused)
             refused.push({ path: file.path, reason: refusal.reason, ...(refusal.line ? { line: refusal.line } : {}) });
           continue;
         }
+        for (const left of result.left)
+          refused.push({
+            path: file.path,
+            reason: left.reason,
+            ...(left.line ? { line: left.line } : {}),
+            left: true,
+          });
         if (result.changed.length > 0) text = result.text;
       }
       if (text !== file.text) updates.push({ path: file.path, content: text });

@@ -68,6 +68,107 @@ describe('escalator set-image', () => {
     expect(result.stderr).not.toContain('event');
   });
 
+  it('writes the good entries beside a bad one, prints the one left with its line and reason, and exits 2', async () => {
+    const twoMaps = `image:\n  repository: ghcr.io/example/hello\n  tag: 1.0.0\nworker:\n  image:\n    repository: ghcr.io/example/hello\n    tag: 1.0.0\n    digest: sha256:${'cd'.repeat(32)}\n`;
+    writeFileSync(join(dir, 'chart/values.yaml'), twoMaps);
+    const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'chart'], dir);
+    expect(result.code).toBe(2);
+    expect(readFileSync(join(dir, 'chart/values.yaml'), 'utf8')).toBe(twoMaps.replace('tag: 1.0.0', 'tag: 1.2.3'));
+    expect(result.stdout).toBe(
+      'changed   chart/values.yaml:3  image.tag  1.0.0 → 1.2.3\n1 file changed, 0 already current, 0 refused, 1 entry left (2 YAML files scanned)\n',
+    );
+    expect(result.stderr).toBe(
+      'chart/values.yaml:7: left: worker.image pins a digest but the image given has none; give it as ghcr.io/example/hello:1.2.3@sha256:… (or remove the pin) (the rest of the file was written)\n',
+    );
+    const json = await cli(['set-image', 'ghcr.io/example/hello:1.2.4', 'chart', '--json'], dir);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      changed: [{ path: 'chart/values.yaml', field: 'image.tag', line: 3, from: '1.2.3', to: '1.2.4' }],
+      refused: [],
+      left: [{ path: 'chart/values.yaml', line: 7 }],
+    });
+  });
+
+  it('skips the template documents of a multi-document file with one line each and edits the rest', async () => {
+    const stream =
+      'apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: ghcr.io/example/hello:1.0.0\n---\n{{- if .Values.worker }}\napiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: ghcr.io/example/hello:{{ .Values.tag }}\n{{- end }}\n';
+    writeFileSync(join(dir, 'stream.yaml'), stream);
+    const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'stream.yaml'], dir);
+    expect(result.code).toBe(2);
+    expect(readFileSync(join(dir, 'stream.yaml'), 'utf8')).toBe(stream.replace('hello:1.0.0', 'hello:1.2.3'));
+    expect(result.stderr).toBe(
+      'stream.yaml:7: left: document 2 is a Go/Helm template ({{ … }} at line 7), not YAML data, so it was skipped and the other documents were read; edit the values the template reads (the rest of the file was written)\n',
+    );
+    // Only template documents name the image: nothing can be edited, and that is a refusal.
+    writeFileSync(join(dir, 'only.yaml'), `apiVersion: v1\nkind: ConfigMap\n${stream.slice(stream.indexOf('---'))}`);
+    const only = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'only.yaml'], dir);
+    expect(only.code).toBe(2);
+    expect(only.stderr).toBe(
+      'only.yaml:4: refused: document 2 is a Go/Helm template ({{ … }} at line 4), not YAML data, so it was skipped and the other documents were read; edit the values the template reads\n',
+    );
+  });
+
+  it('with --flux-policy writes the fields marked for that policy, renaming them, and leaves other policies alone', async () => {
+    const marked =
+      'apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - image: docker.io/example/hello:1.0.0 # {"$imagepolicy": "flux-system:hello"}\n      - image: ghcr.io/example/hello:1.0.0 # {"$imagepolicy": "flux-system:canary"}\n';
+    writeFileSync(join(dir, 'marked.yaml'), marked);
+    const result = await cli(
+      ['set-image', 'ghcr.io/example/hello:1.2.3', 'marked.yaml', '--flux-policy', 'flux-system:hello'],
+      dir,
+    );
+    expect(result.code).toBe(0);
+    expect(readFileSync(join(dir, 'marked.yaml'), 'utf8')).toBe(
+      marked.replace('docker.io/example/hello:1.0.0', 'ghcr.io/example/hello:1.2.3'),
+    );
+    const bad = await cli(
+      ['set-image', 'ghcr.io/example/hello:1.2.3', '.', '--flux-policy', 'flux-system:hello:tag'],
+      dir,
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--flux-policy "flux-system:hello:tag" is not <namespace>:<name>');
+  });
+
+  it('refuses literal dotted keys with their line, and edits them with --helm-dotted-keys', async () => {
+    writeFileSync(join(dir, 'chart/values.yaml'), 'image.name: ghcr.io/example/hello\nimage.tag: 1.0.0\n');
+    const refused = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'chart'], dir);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('chart/values.yaml:2: refused: cannot edit the top level: "image.tag" is one key');
+    expect(refused.stderr).toContain('set helmDottedKeys: true on the image');
+    const edited = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'chart', '--helm-dotted-keys'], dir);
+    expect(edited.code).toBe(0);
+    expect(readFileSync(join(dir, 'chart/values.yaml'), 'utf8')).toBe(
+      'image.name: ghcr.io/example/hello\nimage.tag: 1.2.3\n',
+    );
+  });
+
+  it('with --add-entries adds an images: entry to the overlay that renders the image through its base', async () => {
+    mkdirSync(join(dir, 'app/base'), { recursive: true });
+    mkdirSync(join(dir, 'app/overlays/prod'), { recursive: true });
+    writeFileSync(join(dir, 'app/base/kustomization.yaml'), 'resources:\n- deployment.yaml\n');
+    writeFileSync(
+      join(dir, 'app/base/deployment.yaml'),
+      'apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - image: ghcr.io/example/hello:1.0.0\n',
+    );
+    writeFileSync(join(dir, 'app/overlays/prod/kustomization.yaml'), 'resources:\n  - ../../base\n');
+    const without = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'app/overlays'], dir);
+    expect(without.code).toBe(2);
+    expect(without.stderr).toContain('no file under app/overlays sets ghcr.io/example/hello');
+    const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'app/overlays', '--add-entries'], dir);
+    expect(result.code).toBe(0);
+    // The base is read to know what the overlay renders, and left as it is.
+    expect(readFileSync(join(dir, 'app/base/deployment.yaml'), 'utf8')).toContain('hello:1.0.0');
+    expect(readFileSync(join(dir, 'app/overlays/prod/kustomization.yaml'), 'utf8')).toBe(
+      'resources:\n  - ../../base\nimages:\n  - name: ghcr.io/example/hello\n    newTag: 1.2.3\n',
+    );
+    expect(result.stdout).toBe(
+      'changed   app/overlays/prod/kustomization.yaml:4  images[0].name  (unset) → ghcr.io/example/hello\nchanged   app/overlays/prod/kustomization.yaml:5  images[0].newTag  (unset) → 1.2.3\n1 file changed, 0 already current, 0 refused (1 YAML file scanned)\n',
+    );
+    // Run again: the entry is there and current.
+    const again = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'app/overlays', '--add-entries'], dir);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('0 files changed, 1 already current');
+  });
+
   it('exits 2 and says so when no file sets the image', async () => {
     const result = await cli(['set-image', 'ghcr.io/example/helo:1.2.3', '.'], dir);
     expect(result.code).toBe(2);

@@ -899,6 +899,46 @@ describe('parseRepoConfig', () => {
         ],
       ],
       [
+        'flux policy with a marker suffix, and one policy under two images',
+        lines(
+          ...ok,
+          'images:',
+          '  - name: ghcr.io/example/hello',
+          '    fluxPolicies: ["flux-system:hello:tag", "flux-system:shared"]',
+          '  - name: ghcr.io/example/world',
+          '    fluxPolicies: ["flux-system:shared"]',
+        ),
+        [
+          {
+            line: 7,
+            col: 20,
+            path: 'images[0].fluxPolicies[0]',
+            message: 'Flux policy "flux-system:hello:tag" is not <namespace>:<name>',
+            hint: 'write "flux-system:hello": the :tag, :name and :digest suffixes belong to markers, not to the policy',
+          },
+          {
+            line: 9,
+            col: 20,
+            path: 'images[1].fluxPolicies[0]',
+            message: 'Flux policy "flux-system:shared" is listed for two images',
+            hint: 'images[0] already lists it; a policy sets one image, keep it under that one',
+          },
+        ],
+      ],
+      [
+        'addImages on an environment fed by another',
+        lines(...ok, '  - name: prod', '    paths: ["apps/*/overlays/prod"]', '    from: dev', '    addImages: true'),
+        [
+          {
+            line: 8,
+            col: 16,
+            path: 'environments[1].addImages',
+            message: 'addImages applies to environments that take images from "registry", not from "dev"',
+            hint: 'remove it here: promotions set the images: entries that exist; set it on the environment that takes from "registry"',
+          },
+        ],
+      ],
+      [
         'image not a mapping',
         lines(...ok, 'images:', '  - ghcr.io/example/hello'),
         [

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planBump, renderBumpTitle } from '../../src/planners/bump-plan.js';
+import { editSettingsFrom } from '../../src/planners/image-edit/index.js';
 import { planEnvironmentFiles } from '../../src/planners/environment-files.js';
 import { cell, code, escapeText } from '../../src/planners/markdown.js';
 import { planPromotion, readVersions } from '../../src/planners/promotion-plan.js';
@@ -164,6 +165,99 @@ describe('planBump', () => {
     expect(plan.body).toContain('`kustomization.yaml:3`');
   });
 
+  it('writes the good entries of a file beside a bad one and says in the body which entry was left and why', () => {
+    const values = {
+      path: 'values.yaml',
+      text: `image:\n  repository: ghcr.io/example/hello\n  tag: 1.0.0\nworker:\n  image:\n    repository: ghcr.io/example/hello\n    tag: 1.0.0\n    digest: ${digestA}\n`,
+    };
+    const plan = planBump({
+      environment: 'dev',
+      app: '',
+      files: [values],
+      images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.1.0' }, policy: newest }],
+    });
+    expect(plan.updates).toEqual([{ path: 'values.yaml', content: values.text.replace('tag: 1.0.0', 'tag: 1.1.0') }]);
+    expect(plan.refused).toEqual([
+      {
+        path: 'values.yaml',
+        line: 7,
+        left: true,
+        reason:
+          'worker.image pins a digest but the event carries none; send the digest with the event (or remove the pin)',
+      },
+    ]);
+    expect(plan.body).toContain(
+      '> Some entries could not be updated safely and were left as they were; the rest of their files was updated:\n> - `values.yaml:7`: left as it was (the rest of the file was updated): worker\\.image pins a digest',
+    );
+  });
+
+  it('passes the editor settings of the configuration to the editor: Flux policies and dotted Helm keys', () => {
+    const marked = {
+      path: 'deploy.yaml',
+      text: 'apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: docker.io/example/hello:1.0.0 # {"$imagepolicy": "flux-system:hello"}\n',
+    };
+    const dotted = { path: 'values.yaml', text: 'image.name: ghcr.io/example/hello\nimage.tag: 1.0.0\n' };
+    const plan = planBump({
+      environment: 'dev',
+      app: '',
+      files: [marked, dotted],
+      images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.1.0' }, policy: newest }],
+      editing: editSettingsFrom([
+        { name: 'ghcr.io/example/hello', fluxPolicies: ['flux-system:hello'], helmDottedKeys: true },
+      ]),
+    });
+    expect(plan.refused).toEqual([]);
+    expect(plan.updates).toEqual([
+      {
+        path: 'deploy.yaml',
+        content: marked.text.replace('docker.io/example/hello:1.0.0', 'ghcr.io/example/hello:1.1.0'),
+      },
+      { path: 'values.yaml', content: dotted.text.replace('1.0.0', '1.1.0') },
+    ]);
+  });
+
+  it('with addImages adds an images: entry to an overlay that renders the image through its base, and only then', () => {
+    const overlay = { path: 'apps/hello/overlays/dev/kustomization.yaml', text: 'resources:\n- ../../base\n' };
+    const rendered = [
+      { path: 'apps/hello/base/kustomization.yaml', text: 'resources:\n- deployment.yaml\n' },
+      {
+        path: 'apps/hello/base/deployment.yaml',
+        text: 'apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - image: ghcr.io/example/hello:1.0.0\n',
+      },
+    ];
+    const input = {
+      environment: 'dev',
+      app: 'hello',
+      files: [overlay],
+      images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.1.0' }, policy: newest }],
+    };
+    expect(planBump(input).updates).toEqual([]);
+    const plan = planBump({ ...input, addImages: { rendered } });
+    expect(plan.refused).toEqual([]);
+    expect(plan.updates).toEqual([
+      { path: overlay.path, content: `${overlay.text}images:\n- name: ghcr.io/example/hello\n  newTag: 1.1.0\n` },
+    ]);
+    expect(plan.changes.map((change) => `${change.field}:${change.line}`)).toEqual([
+      'images[0].name:4',
+      'images[0].newTag:5',
+    ]);
+    // The next bump finds the entry and edits it.
+    const next = planBump({
+      ...input,
+      files: [{ path: overlay.path, text: plan.updates[0]?.content ?? '' }],
+      images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.2.0' }, policy: newest }],
+      addImages: { rendered },
+    });
+    expect(next.updates[0]?.content).toBe(`${overlay.text}images:\n- name: ghcr.io/example/hello\n  newTag: 1.2.0\n`);
+    // An image the overlay does not render gets no entry.
+    const other = planBump({
+      ...input,
+      images: [{ image: { repository: 'ghcr.io/example/world', tag: '1.1.0' }, policy: newest }],
+      addImages: { rendered },
+    });
+    expect(other.updates).toEqual([]);
+  });
+
   it('re-pins a digest when the same tag was pushed again', () => {
     const pinned = {
       path: 'kustomization.yaml',
@@ -214,6 +308,37 @@ describe('planPromotion', () => {
     expect(plan.branch).toBe('escalator/promote/staging/hello');
     expect(plan.rows).toEqual([
       { app: 'hello', image: 'ghcr.io/example/hello', from: '1.1.0', to: '1.2.0', digest: digestB },
+    ]);
+  });
+
+  it('reads and promotes an image every render renames to a mirror as the mirror', () => {
+    const files = (env: string, tag: string) => [
+      {
+        path: `apps/a/overlays/${env}/kustomization.yaml`,
+        text: 'resources:\n- deploy.yaml\nimages:\n- name: alpine\n  newName: my.mirror/alpine\n',
+      },
+      {
+        path: `apps/a/overlays/${env}/deploy.yaml`,
+        text: `apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - image: alpine:${tag}\n`,
+      },
+    ];
+    expect([...readVersions(files('dev', '1.9.0')).values()]).toEqual([
+      { name: 'my.mirror/alpine', repository: 'my.mirror/alpine', tag: '1.9.0' },
+    ]);
+    const plan = planPromotion({
+      source: 'dev',
+      target: 'staging',
+      app: 'a',
+      apps: [{ app: 'a', sourceFiles: files('dev', '1.9.0'), targetFiles: files('staging', '1.8.0') }],
+    });
+    expect(plan.refused).toEqual([]);
+    expect(plan.rows).toEqual([{ app: 'a', image: 'my.mirror/alpine', from: '1.8.0', to: '1.9.0' }]);
+    // What renders as the mirror is set where kustomize takes the mirror's version from: the renaming entry.
+    expect(plan.updates).toEqual([
+      {
+        path: 'apps/a/overlays/staging/kustomization.yaml',
+        content: 'resources:\n- deploy.yaml\nimages:\n- name: alpine\n  newName: my.mirror/alpine\n  newTag: 1.9.0\n',
+      },
     ]);
   });
 

@@ -10,7 +10,7 @@
  * 5. splice the new scalars into the text
  * 6. re-parse and prove that only the intended values changed
  */
-import { isDigest, isValidTag, normalizedName, parseImageRef } from '../image-ref.js';
+import { isDigest, isValidTag, normalizeName, normalizedName, parseImageRef, splitReference } from '../image-ref.js';
 import { readApplication, readArgoSourceFile } from './argocd.js';
 import { documentKind, fileKind, fileKindFromText, kindFromPath, type PathKind } from './detect.js';
 import { readFluxMarkers } from './flux.js';
@@ -20,7 +20,7 @@ import { readManifest } from './manifest.js';
 import { renameFor, renamesAway, type KustomizeRename, type RenderView } from './renders.js';
 import { loadFile, type LoadedFile } from './parse.js';
 import { planSite, type Edit } from './plan.js';
-import { DocumentReader, pushAll, type Field, type PathSegment, type Shared, type Site } from './site.js';
+import { DocumentReader, markersOf, pushAll, type Field, type PathSegment, type Shared, type Site } from './site.js';
 import { isPlainStringInYaml12 } from './scalar.js';
 import { applySplices } from './source.js';
 import type { EditChange, EditOptions, EditRefusal, EditResult, FileKind, ImageEvent, ImageUse } from './types.js';
@@ -157,17 +157,22 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
     changed: [],
     unchanged: mentions && refused.length === 0,
     refused: dedupe(refused),
+    left: [],
   });
   const problems = eventProblems(event);
   const parsedEvent = parseImageRef(event.repository);
   if (!parsedEvent.ok) return untouched(fileKindFromText(pathKind, text), false, problems);
   const eventName = normalizedName(parsedEvent.ref);
+  const policies = fluxPolicyImages(options.fluxPolicies);
+  const eventPolicies = [...policies].filter(([, image]) => image.name === eventName).map(([policy]) => policy);
+  const marked = eventPolicies.some((policy) => text.includes(`"${policy}`));
   const needle = parsedEvent.ref.path.slice(parsedEvent.ref.path.lastIndexOf('/') + 1);
-  // Every spelling of a repository ends with its last path component: a file without it cannot mention the image.
-  if (pathKind === 'unknown' || !text.includes(needle))
+  // Every spelling of a repository ends with its last path component: a file without it cannot
+  // mention the image, unless a Flux marker of a policy that sets the image is in it.
+  if (pathKind === 'unknown' || (!text.includes(needle) && !marked))
     return untouched(fileKindFromText(pathKind, text), false, problems);
 
-  const loaded = loadFile(text, needle);
+  const loaded = loadFile(text, marked ? undefined : needle);
   const kind =
     loaded.mode === 'whole'
       ? fileKind(
@@ -181,15 +186,20 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
   const allSites = readSites(loaded, pathKind, text);
   const describe = (docIndex: number, path: readonly PathSegment[]) => formatPath(docIndex, path, multiDocument);
   const rendered = renderedAs(
-    allSites.filter(
-      (site) => site.name === eventName || (site.name === undefined && site.placeholder && site.raw.includes(needle)),
+    selectSites(allSites, eventName, policies, eventPolicies.length > 0, (site) =>
+      options.dottedKeys === true ? unblockDottedKey(site) : site,
+    ).filter(
+      (site) =>
+        site.name === eventName ||
+        site.renameTo !== undefined ||
+        (site.name === undefined && site.placeholder && site.raw.includes(needle)),
     ),
     eventName,
     options.views ?? [],
     describe,
   );
   const sites = editSharedAnchorsOnce(rendered.sites);
-  const mentions = sites.length > 0 || rendered.refusals.length > 0;
+  const mentions = sites.length > 0 || rendered.refusals.length > 0 || loaded.templates.length > 0;
   if (problems.length > 0) return untouched(kind, mentions, problems);
 
   const noDigest =
@@ -197,27 +207,34 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
       ? `the image given has none; give it as ${event.repository}:${event.tag}@sha256:… (or remove the pin)`
       : 'the event carries none; send the digest with the event (or remove the pin)';
   const context = { text, event, pinDigest: options.pinDigest === true, noDigest, describe };
-  const planned: Edit[] = [];
-  const refusals: Array<{ reason: string; at?: number }> = [...rendered.refusals];
+  // Refusals about the whole file (kustomize cannot build it, which entry is meant is a guess)
+  // leave it untouched; refusals about one entry leave that entry and let the others be edited.
+  const fileRefusals: Array<{ reason: string; at?: number }> = [];
+  const entryRefusals: Array<{ reason: string; at?: number }> = [...rendered.refusals];
   if (mentions) {
-    pushAll(refusals, ambiguousAliases(sites, context.describe));
+    pushAll(fileRefusals, ambiguousAliases(sites, context.describe));
     for (const site of allSites) {
       const numeric = site.name !== eventName ? numericNewTag(site) : undefined;
       if (numeric)
-        refusals.push({
+        fileRefusals.push({
           reason: `kustomize cannot build this file: ${context.describe(site.docIndex, numeric.path)} is written ${numeric.value ?? ''} without quotes, which YAML reads as a ${numberOrBoolean(numeric.value ?? '')} ("cannot unmarshal … newTag of type string"); quote it ("${numeric.value ?? ''}")`,
           at: numeric.start,
         });
     }
   }
+  const planned: Edit[] = [];
   for (const site of sites) {
     const plan = planSite(site, context);
-    pushAll(planned, plan.edits);
-    pushAll(refusals, plan.refusals);
+    // A site with any refusal is left whole: none of its edits are kept.
+    if (plan.refusals.length > 0) pushAll(entryRefusals, plan.refusals);
+    else pushAll(planned, plan.edits);
   }
   const toRefusal = ({ reason, at }: { reason: string; at?: number }): EditRefusal =>
     at === undefined ? { reason } : { reason, line: linesAt(text, [at])[0] ?? 1 };
-  if (refusals.length > 0) return untouched(kind, mentions, refusals.map(toRefusal));
+  const byPlace = (a: { at?: number }, b: { at?: number }) => (a.at ?? -1) - (b.at ?? -1);
+  const leftAlone = [...loaded.templates, ...entryRefusals.sort(byPlace).map(toRefusal)];
+  if (fileRefusals.length > 0)
+    return untouched(kind, mentions, [...fileRefusals.map(toRefusal), ...entryRefusals.map(toRefusal)]);
   const { edits, conflict } = mergeEdits(planned);
   if (conflict) {
     return untouched(kind, mentions, [
@@ -227,7 +244,10 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
       }),
     ]);
   }
-  if (edits.length === 0) return untouched(kind, mentions, []);
+  // Nothing to write: the entries left are the file's refusals, and so are template documents
+  // when no other document names the image (the image may be set only there).
+  if (edits.length === 0)
+    return untouched(kind, mentions, entryRefusals.length > 0 || sites.length === 0 ? leftAlone : []);
 
   const spliced = applySplices(text, edits);
   const problem = verifyEdits(loaded, spliced.text, edits);
@@ -236,6 +256,7 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
       {
         reason: `internal error: the edit did not verify (${problem}); the file was left untouched, please report this`,
       },
+      ...leftAlone,
     ]);
   }
   const lines = linesAt(
@@ -252,7 +273,52 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
     }))
     .sort((a, b) => a.order - b.order || a.line - b.line)
     .map(({ path, line, from, to }) => ({ path, line, from, to }));
-  return { text: spliced.text, kind, mentions, changed, unchanged: false, refused: [] };
+  return { text: spliced.text, kind, mentions, changed, unchanged: false, refused: [], left: dedupe(leftAlone) };
+}
+
+/** `images[].fluxPolicies` as policy → image (normalized name and the spelling to write). */
+function fluxPolicyImages(
+  mapping: Readonly<Record<string, string>> | undefined,
+): Map<string, { name: string; written: string }> {
+  const images = new Map<string, { name: string; written: string }>();
+  for (const [policy, image] of Object.entries(mapping ?? {})) {
+    const parsed = parseImageRef(image);
+    if (parsed.ok) images.set(policy, { name: normalizedName(parsed.ref), written: image });
+  }
+  return images;
+}
+
+/**
+ * The sites that may be the event's image, by Flux marker first: a site marked for a policy the
+ * configuration maps is the event's site exactly when that policy sets the event's image (named
+ * otherwise in the file: renamed to it); one marked for another policy is left alone when some
+ * policy is configured for the event's image (the markers then say which fields are its). Every
+ * other site is the event's site when it names the event's repository.
+ */
+function selectSites(
+  sites: Site[],
+  eventName: string,
+  policies: ReadonlyMap<string, { name: string; written: string }>,
+  eventIsMarked: boolean,
+  adjust: (site: Site) => Site,
+): Site[] {
+  const selected: Site[] = [];
+  for (const site of sites) {
+    const policy = markersOf(site)[0]?.policy;
+    const mapped = policy === undefined ? undefined : policies.get(policy);
+    if (mapped) {
+      if (mapped.name !== eventName) continue;
+      if (site.name !== eventName) site.renameTo = mapped.written;
+    } else if (policy !== undefined && eventIsMarked) continue;
+    selected.push(adjust(site));
+  }
+  return selected;
+}
+
+/** A literal dotted-key site (`image.tag`) made editable, when the configuration says the chart reads such keys. */
+function unblockDottedKey(site: Site): Site {
+  if (site.form === 'split' && site.dotted !== undefined && site.blocked === site.dotted) delete site.blocked;
+  return site;
 }
 
 /**
@@ -451,6 +517,25 @@ function useOf(
 }
 
 /**
+ * What a manifest image renders as when every way the file is rendered renames it to one mirror
+ * (`name: alpine`, `newName: my.mirror/alpine`): the mirror, at the manifest's version when the
+ * entries leave the version to it, or nothing when they set it (the entries are read as uses of
+ * their own). Renamed on some renders only, or to different mirrors, it is read as written.
+ */
+function renderedUse(use: ImageUse, site: Site, views: readonly RenderView[]): ImageUse[] {
+  if (views.length === 0 || site.kind !== 'manifest' || site.form !== 'string') return [use];
+  const renames = views.map((view) => renameFor(view, site.written));
+  if (renames.some((rename) => rename === undefined || !renamesAway(rename, use.name))) return [use];
+  const targets = new Set(renames.map((rename) => splitReference(rename?.newName ?? '').name));
+  if (targets.size !== 1) return [use];
+  if (renames.every((rename) => rename?.setsVersion)) return [];
+  if (renames.some((rename) => rename?.setsVersion)) return [use];
+  const written = [...targets][0] as string;
+  const name = normalizeName(written);
+  return name === undefined ? [use] : [{ ...use, name, written }];
+}
+
+/**
  * The version of what listImages finds in a text. Indexes record it beside the blobs they read;
  * an index written by another version reads every file again. Bump it whenever the same text
  * would yield other images, tags or digests.
@@ -458,24 +543,41 @@ function useOf(
  * - 3: a Kustomize newName carrying a version is read as the image; an unquoted numeric newTag and
  *   malformed versions are reported instead of read; name/tag image maps, keys ending in `image`,
  *   `image.name` parameters and Flux-marked fields are read.
+ * - 4: the plain documents of a multi-document file that holds Go/Helm template documents are
+ *   read (the templates are reported), where the whole file was refused.
  */
-export const IMAGE_READER_VERSION = 3;
+export const IMAGE_READER_VERSION = 4;
 
 /**
  * Every image reference the file uses, for discovering which images an environment runs and
  * for copying versions between environments. Templated values are reported as refusals.
  */
-export function listImages(text: string, options: { path: string }): { uses: ImageUse[]; refused: EditRefusal[] } {
+export function listImages(
+  text: string,
+  options: {
+    path: string;
+    /**
+     * The ways kustomize renders the file (see `kustomizeViews`): a manifest image that every
+     * render renames to a mirror is read as the mirror (with the version the renaming entry leaves
+     * to it), or left out when the renaming entries set the version themselves (those entries are
+     * the uses then).
+     */
+    views?: readonly RenderView[];
+  },
+): { uses: ImageUse[]; refused: EditRefusal[] } {
   const pathKind = kindFromPath(options.path);
   if (pathKind === 'unknown') return { uses: [], refused: [] };
   const loaded = loadFile(text);
   if (loaded.refusals.length > 0) return { uses: [], refused: dedupe(loaded.refusals) };
+  const templates = loaded.templates;
   const multiDocument = loaded.count > 1;
   const sites = readSites(loaded, pathKind, text);
   const found: Array<{ site: Site; use: NonNullable<ReturnType<typeof useOf>> }> = [];
   const templated: Array<{ site: Site; offset: number; malformed?: string }> = [];
   const unbuildable: Array<{ field: Field; docIndex: number }> = [];
   for (const site of sites) {
+    // A Flux-marked tag or digest with no :name beside it names no image until configured.
+    if (site.name === undefined && !site.placeholder) continue;
     const use = useOf(site);
     const numeric = numericNewTag(site);
     const malformed = site.malformed ?? splitMalformed(site);
@@ -495,9 +597,15 @@ export function listImages(text: string, options: { path: string }): { uses: Ima
     ...templated.map(({ offset }) => offset),
     ...unbuildable.map(({ field }) => field.start),
   ]);
-  const uses = found.map(({ site, use }, i): ImageUse => {
+  const uses = found.flatMap(({ site, use }, i): ImageUse[] => {
     const { offset: _offset, at, ...rest } = use;
-    return { ...rest, path: formatPath(site.docIndex, at, multiDocument), line: lines[i] ?? 1, kind: site.kind };
+    const read: ImageUse = {
+      ...rest,
+      path: formatPath(site.docIndex, at, multiDocument),
+      line: lines[i] ?? 1,
+      kind: site.kind,
+    };
+    return renderedUse(read, site, options.views ?? []);
   });
   const refused = templated.map(({ site, malformed }, i): EditRefusal => ({
     reason:
@@ -512,5 +620,5 @@ export function listImages(text: string, options: { path: string }): { uses: Ima
       line: lines[found.length + templated.length + i] ?? 1,
     }),
   );
-  return { uses, refused: dedupe(refused) };
+  return { uses, refused: dedupe([...templates, ...refused]) };
 }

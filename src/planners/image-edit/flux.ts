@@ -11,7 +11,8 @@
  * A marked field is an edit site even where the format readers look for no image (a custom
  * resource's `spec.imageTag`, a patch target, a `newDigest`-style key): a full marker names its
  * image itself; `:tag` and `:digest` fields take the image of the `:name` field of the same policy
- * in the same document. Fields the readers already see are left to them.
+ * in the same document, or the image `images[].fluxPolicies` maps the policy to. Fields the readers
+ * already see are left to them.
  */
 import { isMap, isSeq, type YAMLMap } from 'yaml';
 import { normalizeName } from '../image-ref.js';
@@ -54,19 +55,17 @@ export function readFluxMarkers(reader: DocumentReader, seen: ReadonlySet<number
     const nameItem = items.find((item) => item.field.marker?.role === 'name');
     const tagItem = items.find((item) => item.field.marker?.role === 'tag');
     const digestItem = items.find((item) => item.field.marker?.role === 'digest');
-    const written = nameItem?.field.value;
     const anchor = tagItem ?? digestItem;
-    if (!written || !anchor) continue;
-    const name = normalizeName(written);
-    if (name === undefined) continue;
+    if (!anchor) continue;
+    // Without a :name field the image is known only from the configuration (`images[].fluxPolicies`).
+    const written = nameItem?.field.value ?? '';
     const site: SplitSite = {
       form: 'split',
-      // Like Helm values: a missing or empty tag is not pinned, and no key is ever added.
-      flavor: 'helm',
+      flavor: 'flux',
       docIndex: reader.segment.index,
       kind: reader.kind,
       written,
-      name,
+      name: written === '' ? undefined : normalizeName(written),
       raw: written,
       placeholder: false,
       entry: { map: anchor.map, path: anchor.mapPath, offset: reader.segment.offset },
@@ -74,6 +73,7 @@ export function readFluxMarkers(reader: DocumentReader, seen: ReadonlySet<number
     };
     if (tagItem) site.tag = tagItem.field;
     if (digestItem) site.digest = digestItem.field;
+    if (nameItem) site.nameField = nameItem.field;
     sites.push(site);
   }
   return sites;

@@ -157,6 +157,10 @@ function readImageMap(reader: DocumentReader, map: YAMLMap, state: WalkState): S
   const digest = reader.fieldIn(map, 'digest', state);
   if (tag) site.tag = tag;
   if (digest) site.digest = digest;
+  if (!registry) {
+    const nameField = reader.fieldIn(map, reader.pairIn(map, 'repository') ? 'repository' : 'name', state);
+    if (nameField) site.nameField = nameField;
+  }
   if (state.blocked) site.blocked = state.blocked;
   return site;
 }
@@ -165,7 +169,8 @@ function readImageMap(reader: DocumentReader, map: YAMLMap, state: WalkState): S
  * Literal dotted keys (`image.name: nginx`, `image.tag: v1.0.0`), as argocd-image-updater's
  * `helmvalues` write-back has written them (its `marshalParamsOverride` test "Valid Helm source
  * with Helm values file"). Helm reads such a key as one key with a dot in it, not as `image.tag`,
- * so whether the chart uses it is unknown: the site is reported, never edited.
+ * so whether the chart uses it is unknown: the site is reported with its line, and edited only
+ * when the configuration says the chart reads such keys (`images[].helmDottedKeys`).
  */
 function readDottedKeys(reader: DocumentReader, map: YAMLMap, state: WalkState): Site[] {
   const sites: Site[] = [];
@@ -177,6 +182,7 @@ function readDottedKeys(reader: DocumentReader, map: YAMLMap, state: WalkState):
     const name = written ? normalizeName(written) : undefined;
     if (!written || name === undefined) continue;
     const tag = reader.fieldIn(map, key, state);
+    const dotted = `"${key}" is one key with a dot in it, which Helm does not read as ${prefix}tag (a "${prefix.slice(0, -1)}" map with a "tag" key); write it as nested keys or set it through helm.parameters, or, when the chart reads this key as it is, set helmDottedKeys: true on the image in .github/escalator.yml`;
     const site: SplitSite = {
       form: 'split',
       flavor: 'helm',
@@ -188,7 +194,8 @@ function readDottedKeys(reader: DocumentReader, map: YAMLMap, state: WalkState):
       placeholder: false,
       entry: { map, path: state.path, offset: reader.segment.offset },
       tagKey: key,
-      blocked: `"${key}" is one key with a dot in it, which Helm does not read as ${prefix}tag (a "${prefix.slice(0, -1)}" map with a "tag" key); write it as nested keys, or set it through helm.parameters`,
+      blocked: state.blocked ?? dotted,
+      dotted,
     };
     if (tag) site.tag = tag;
     sites.push(site);

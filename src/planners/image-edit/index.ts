@@ -1,2 +1,12 @@
 export * from './edit-images.js';
-export { kustomizeViews, type KustomizeRename, type RenderView } from './renders.js';
+export {
+  kustomizationPaths,
+  kustomizationRefs,
+  kustomizeViews,
+  imagesWithoutEntry,
+  missingImageEntries,
+  type KustomizeRename,
+  type RenderView,
+} from './renders.js';
+export { editOptionsFor, editSettingsFrom, type EditSettings } from './settings.js';
+export { addImageEntry, type AddEntryOptions, type AddEntryResult } from './add-entry.js';

@@ -79,8 +79,10 @@ function readEntry(reader: DocumentReader, entry: unknown, state: WalkState): Si
   };
   const tag = reader.fieldIn(entry, 'newTag', state);
   const digest = reader.fieldIn(entry, 'digest', state);
+  const newName = reader.fieldIn(entry, 'newName', state);
   if (tag) site.tag = tag;
   if (digest) site.digest = digest;
+  if (newName) site.nameField = newName;
   if (state.blocked) site.blocked = state.blocked;
   // `newTag: {GENERATED_TAG}` without quotes is a YAML map, which kustomize cannot read as a tag.
   const notScalar = (['newTag', 'digest'] as const).find(

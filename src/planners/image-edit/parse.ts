@@ -13,7 +13,7 @@ import {
   type AliasTargets,
   type YamlLimits,
 } from '../yaml-guard.js';
-import { lineAt, splitDocuments } from './source.js';
+import { lineAt, splitDocuments, type Chunk } from './source.js';
 import type { EditRefusal } from './types.js';
 
 /** One parsed document and where its text sits in the file. */
@@ -38,6 +38,11 @@ export interface LoadedFile {
   mode: 'whole' | 'chunked';
   /** Parse errors, as refusals. */
   refusals: EditRefusal[];
+  /**
+   * Documents of a multi-document stream that are Go/Helm templates (`{{ … }}` that is not YAML
+   * data) and may mention the image: skipped, one line each, while the other documents are read.
+   */
+  templates: EditRefusal[];
 }
 
 /** Files above this size are cut into documents before parsing. */
@@ -135,7 +140,7 @@ function checkDocument(
 
 function parseWhole(text: string, limits: YamlLimits): LoadedFile {
   const tooMuch = checkYamlShape(text, limits);
-  if (tooMuch) return { segments: [], count: 0, mode: 'whole', refusals: [tooMuch] };
+  if (tooMuch) return { segments: [], count: 0, mode: 'whole', refusals: [tooMuch], templates: [] };
   const docs = parseYamlDocuments(text, PARSE_OPTIONS);
   const list = Array.isArray(docs) ? docs : [];
   const refusals: EditRefusal[] = [];
@@ -147,7 +152,7 @@ function parseWhole(text: string, limits: YamlLimits): LoadedFile {
     doc,
     aliases: checkDocument(doc, text, 0, hints, limits, refusals),
   }));
-  return { segments, count: list.length, mode: 'whole', refusals };
+  return { segments, count: list.length, mode: 'whole', refusals, templates: [] };
 }
 
 /**
@@ -157,22 +162,65 @@ function parseWhole(text: string, limits: YamlLimits): LoadedFile {
  */
 export function loadFile(text: string, needle?: string, limits: YamlLimits = DEFAULT_YAML_LIMITS): LoadedFile {
   const tooLarge = checkYamlSize(text, limits);
-  if (tooLarge) return { segments: [], count: 0, mode: 'whole', refusals: [tooLarge] };
-  if (text.length <= CHUNKED_PARSE_THRESHOLD) return parseWhole(text, limits);
+  if (tooLarge) return { segments: [], count: 0, mode: 'whole', refusals: [tooLarge], templates: [] };
+  if (text.length <= CHUNKED_PARSE_THRESHOLD) {
+    const whole = parseWhole(text, limits);
+    if (whole.refusals.length === 0 || !text.includes('{{')) return whole;
+    // A stream with template documents: read it document by document and skip the templates.
+    const chunks = splitDocuments(text);
+    if (!chunks || chunks.length < 2) return whole;
+    return parseChunks(text, chunks, needle, limits, true) ?? whole;
+  }
   const chunks = splitDocuments(text);
   if (!chunks) return parseWhole(text, limits);
+  return parseChunks(text, chunks, needle, limits, text.includes('{{')) ?? parseWhole(text, limits);
+}
+
+/**
+ * Parses the chunks that can mention `needle` (all without one), each on its own. With
+ * `skipTemplates`, a chunk that is not plain YAML and holds `{{` is a Go/Helm template document:
+ * it is listed in `templates` and left out. Undefined when a chunk does not parse as exactly one
+ * document (the cut was not exact: parse the whole text instead).
+ */
+function parseChunks(
+  text: string,
+  chunks: readonly Chunk[],
+  needle: string | undefined,
+  limits: YamlLimits,
+  skipTemplates: boolean,
+): LoadedFile | undefined {
   const segments: Segment[] = [];
   const refusals: EditRefusal[] = [];
+  const templates: EditRefusal[] = [];
   for (const chunk of chunks) {
     const chunkText = text.slice(chunk.start, chunk.end);
     if (needle !== undefined && !chunkText.includes(needle)) continue;
     const tooMuch = checkYamlShape(chunkText, limits, text, chunk.start);
-    if (tooMuch) return { segments: [], count: chunks.length, mode: 'chunked', refusals: [tooMuch] };
+    if (tooMuch) return { segments: [], count: chunks.length, mode: 'chunked', refusals: [tooMuch], templates: [] };
     const docs = parseYamlDocuments(chunkText, PARSE_OPTIONS);
-    if (!Array.isArray(docs) || docs.length !== 1) return parseWhole(text, limits);
+    const template = skipTemplates ? chunkText.indexOf('{{') : -1;
+    if (!Array.isArray(docs) || docs.length !== 1) {
+      if (template === -1) return undefined;
+      templates.push(templateDocument(text, chunk, template));
+      continue;
+    }
     const doc = docs[0] as Document.Parsed;
-    const aliases = checkDocument(doc, text, chunk.start, mayHave(chunkText), limits, refusals);
+    const problems: EditRefusal[] = [];
+    const aliases = checkDocument(doc, text, chunk.start, mayHave(chunkText), limits, problems);
+    if (problems.length > 0 && template !== -1) {
+      templates.push(templateDocument(text, chunk, template));
+      continue;
+    }
+    for (const problem of problems) refusals.push(problem);
     segments.push({ index: chunk.index, offset: chunk.start, text: chunkText, doc, aliases });
   }
-  return { segments, count: chunks.length, mode: 'chunked', refusals };
+  return { segments, count: chunks.length, mode: 'chunked', refusals, templates };
+}
+
+function templateDocument(text: string, chunk: Chunk, template: number): EditRefusal {
+  const line = lineAt(text, chunk.start + template);
+  return {
+    reason: `document ${chunk.index + 1} is a Go/Helm template ({{ … }} at line ${line}), not YAML data, so it was skipped and the other documents were read; edit the values the template reads`,
+    line,
+  };
 }

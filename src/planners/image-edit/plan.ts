@@ -128,7 +128,7 @@ function planString(site: StringSite, context: PlanContext): SitePlan {
   const digest = pinned || (pinDigest && event.digest) ? event.digest : undefined;
   // A digest-only reference stays digest-only: the digest is what runs.
   const tagPart = site.tag === undefined && pinned ? '' : `:${event.tag}`;
-  const to = `${site.prefix}${site.written}${tagPart}${digest ? `@${digest}` : ''}`;
+  const to = `${site.prefix}${site.renameTo ?? site.written}${tagPart}${digest ? `@${digest}` : ''}`;
   if (to === site.field.value) return plan;
   const edit = replace(site, site.field, to, context);
   if ('reason' in edit) plan.refusals.push(edit);
@@ -229,7 +229,9 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   const tagValue = tagField?.value;
   // Helm (values or Argo CD parameters): no tag, or an empty one, means the chart's appVersion;
   // nothing is pinned there, so nothing is written. Kustomize: the tag is written (or added).
-  if ((tagField === undefined || tagValue === null || tagValue === '') && site.flavor !== 'kustomize') return plan;
+  // Flux-marked fields: a :digest field alone is a site of its own (the digest is written).
+  const tagEmpty = tagField === undefined || tagValue === null || tagValue === '';
+  if (tagEmpty && site.flavor !== 'kustomize' && !(site.flavor === 'flux' && site.digest)) return plan;
   const entryAt = site.tag?.start ?? site.digest?.start ?? site.entry.offset + (site.entry.map.range?.[0] ?? 0);
   if (site.placeholder) {
     plan.refusals.push({
@@ -274,8 +276,7 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   const digestField = site.digest;
   // Kustomize renders an entry with a digest and no newTag as `name@digest`: a digest-only
   // reference stays digest-only, as strings do, so no newTag is added to it.
-  const digestOnly =
-    site.flavor === 'kustomize' && digestPinned && (tagValue === undefined || tagValue === null || tagValue === '');
+  const digestOnly = (site.flavor === 'kustomize' && digestPinned && tagEmpty) || (site.flavor === 'flux' && tagEmpty);
   let newTagText = event.tag;
   if (tagDigest !== undefined) newTagText = `${event.tag}@${event.digest}`;
   // Helm without a digest key: charts render `repository:tag`, so the pin travels in the tag.
@@ -326,12 +327,29 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   } else if (addPin && site.flavor === 'kustomize' && digestField === undefined) {
     inserts.push(['digest', event.digest ?? '']);
   }
+  const rename = planRename(site, context);
+  if (rename && 'reason' in rename) plan.refusals.push(rename);
+  else if (rename) plan.edits.push(rename);
   if (inserts.length > 0 && plan.refusals.length === 0) {
     const inserted = insertKeys(site, inserts, context);
     if ('reason' in inserted) plan.refusals.push(inserted);
     else plan.edits.push(...inserted);
   }
   return plan;
+}
+
+/**
+ * The new repository name of a split site whose Flux policy is configured to set another image
+ * than the one it names, written where a `:name` marker of that policy says the name lives (as
+ * Flux's setters write it). Without such a field only the version is written, as Flux does.
+ */
+function planRename(site: SplitSite, context: PlanContext): Edit | { reason: string; at: number } | undefined {
+  const field = site.nameField;
+  if (site.renameTo === undefined || field?.marker?.role !== 'name') return undefined;
+  const policy = (site.tag ?? site.digest)?.marker?.policy;
+  if (policy !== undefined && field.marker.policy !== policy) return undefined;
+  if (field.value === site.renameTo) return undefined;
+  return replace(site, field, site.renameTo, context);
 }
 
 /** `; it looks like a placeholder …` for `{GENERATED_TAG}`-style text, else nothing. */

@@ -24,6 +24,8 @@ interface Kustomization {
   path: string;
   refs: string[];
   renames: KustomizeRename[];
+  /** The `name` of every `images:` entry (what kustomize matches an image's text against). */
+  entryNames: string[];
 }
 
 const KUSTOMIZATION_NAMES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
@@ -67,12 +69,14 @@ function readKustomization(path: string, source: string): Kustomization | undefi
       if (patchPath !== undefined) refs.push(patchPath);
     }
   const renames: KustomizeRename[] = [];
+  const entryNames: string[] = [];
   for (const listKey of ['images', 'imageTags']) {
     const list = pairOf(root, listKey)?.value;
     if (!isSeq(list)) continue;
     list.items.forEach((entry, index) => {
       if (!isMap(entry)) return;
       const name = text(entry, 'name');
+      if (name !== undefined) entryNames.push(name);
       const newName = text(entry, 'newName');
       if (name === undefined || newName === undefined || newName === '') return;
       const inside = splitReference(newName);
@@ -84,15 +88,15 @@ function readKustomization(path: string, source: string): Kustomization | undefi
       renames.push({ kustomization: path, entry: `${listKey}[${index}]`, name, newName, setsVersion });
     });
   }
-  return { path, refs, renames };
+  return { path, refs, renames, entryNames };
 }
 
-/**
- * For every file among `files` that some kustomization among them renders, the ways it is
- * rendered (one per root kustomization). Files no kustomization lists are absent: they render
- * as written.
- */
-export function kustomizeViews(files: ReadonlyArray<{ path: string; text: string }>): Map<string, RenderView[]> {
+/** The kustomizations among `files`, what each lists (resolved to files among them), and which are listed. */
+function graphOf(files: ReadonlyArray<{ path: string; text: string }>): {
+  kustomizations: Map<string, Kustomization>;
+  edges: Map<string, string[]>;
+  listed: Set<string>;
+} {
   const paths = new Set(files.map((file) => file.path));
   const kustomizations = new Map<string, Kustomization>();
   for (const file of files) {
@@ -118,6 +122,108 @@ export function kustomizeViews(files: ReadonlyArray<{ path: string; text: string
     }
     edges.set(kustomization.path, targets);
   }
+  return { kustomizations, edges, listed };
+}
+
+/**
+ * The local paths a kustomization lists (`resources`, `bases`, `components`, patches), resolved
+ * against its directory: each is a file or a directory holding a kustomization. Remote and
+ * absolute references are left out.
+ */
+export function kustomizationRefs(path: string, source: string): string[] {
+  const read = readKustomization(path, source);
+  if (!read) return [];
+  return read.refs.flatMap((ref) => {
+    const target = resolve(dirname(path), ref);
+    return target === undefined ? [] : [target];
+  });
+}
+
+/** The paths a directory's kustomization may have, in kustomize's order. */
+export function kustomizationPaths(dir: string): string[] {
+  return KUSTOMIZATION_NAMES.map((name) => (dir === '' ? name : `${dir}/${name}`));
+}
+
+/**
+ * The container images each kustomization among `roots` renders (through the manifests it reaches
+ * among `files`) with no `images:` entry of its own for them, as kustomize sees their names there:
+ * after the renames of the kustomizations below it, which is what an entry's `name` is matched
+ * against. For `kustomize edit set image`-style additions (`environments[].addImages`).
+ */
+export function imagesWithoutEntry(
+  files: ReadonlyArray<{ path: string; text: string }>,
+  roots: readonly string[],
+  readImages: (file: { path: string; text: string }) => string[],
+): Map<string, string[]> {
+  const { kustomizations, edges } = graphOf(files);
+  const texts = new Map(files.map((file) => [file.path, file.text]));
+  const imagesOf = new Map<string, string[]>();
+  const result = new Map<string, string[]>();
+  for (const root of roots) {
+    const own = kustomizations.get(root);
+    if (!own) continue;
+    const names = new Set<string>();
+    // Depth-first, carrying the kustomizations between the root and the file (innermost last).
+    const stack: Array<{ path: string; chain: Kustomization[] }> = [{ path: root, chain: [] }];
+    const seen = new Set<string>([root]);
+    while (stack.length > 0) {
+      const { path, chain } = stack.pop() as { path: string; chain: Kustomization[] };
+      for (const target of edges.get(path) ?? []) {
+        if (seen.has(target)) continue;
+        seen.add(target);
+        const inner = kustomizations.get(target);
+        if (inner) {
+          stack.push({ path: target, chain: [...chain, inner] });
+          continue;
+        }
+        const text = texts.get(target);
+        if (text === undefined) continue;
+        let images = imagesOf.get(target);
+        if (!images) {
+          images = readImages({ path: target, text });
+          imagesOf.set(target, images);
+        }
+        for (const written of images) {
+          // Kustomize applies the innermost kustomization's entries first.
+          let name = written;
+          for (let i = chain.length - 1; i >= 0; i -= 1) {
+            const rename = chain[i]?.renames.find((entry) => entry.name === name);
+            if (rename) name = splitReference(rename.newName).name;
+          }
+          if (!own.entryNames.includes(name)) names.add(name);
+        }
+      }
+    }
+    result.set(root, [...names]);
+  }
+  return result;
+}
+
+/**
+ * The kustomizations among `candidates` that render an image of `eventName` without an entry for
+ * it, each with the name to give the new entry (see {@link imagesWithoutEntry}).
+ */
+export function missingImageEntries(
+  files: ReadonlyArray<{ path: string; text: string }>,
+  candidates: readonly string[],
+  eventName: string,
+  readImages: (file: { path: string; text: string }) => string[],
+): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const [root, names] of imagesWithoutEntry(files, candidates, readImages)) {
+    const name = names.find((written) => normalizeName(written) === eventName);
+    if (name !== undefined) found.set(root, name);
+  }
+  return found;
+}
+
+/**
+ * For every file among `files` that some kustomization among them renders, the ways it is
+ * rendered (one per root kustomization). Files no kustomization lists are absent: they render
+ * as written.
+ */
+export function kustomizeViews(files: ReadonlyArray<{ path: string; text: string }>): Map<string, RenderView[]> {
+  const { kustomizations, edges, listed } = graphOf(files);
   const views = new Map<string, RenderView[]>();
   for (const root of kustomizations.keys()) {
     if (listed.has(root)) continue;

@@ -94,6 +94,12 @@ interface SiteBase {
   frozen?: string;
   /** Why the reference names an image but is not a valid reference (a `{GENERATED_TAG}` tag, a short digest). */
   malformed?: string;
+  /**
+   * The repository to write in place of the one the file names: set when a Flux marker's policy
+   * is configured to set the event's image and the file names another repository (Flux's setters
+   * write the policy's image name there too).
+   */
+  renameTo?: string;
 }
 
 /** An image written as one string: `image: ghcr.io/example/app:1.2@sha256:…`. */
@@ -109,13 +115,18 @@ export interface StringSite extends SiteBase {
 /** An image whose version lives in separate fields of a map. */
 export interface SplitSite extends SiteBase {
   form: 'split';
-  flavor: 'kustomize' | 'helm' | 'parameters';
+  /** `flux`: fields only Flux setter markers make a site of; no key is ever added to them. */
+  flavor: 'kustomize' | 'helm' | 'parameters' | 'flux';
   /** The map holding the fields (where new keys go). */
   entry: EntryMap;
   /** The tag key's name (`newTag`, `tag`, `version`, or `value` of a `*.tag` parameter). */
   tagKey: string;
   tag?: Field;
   digest?: Field;
+  /** The field that holds the repository (Kustomize newName, Helm repository, a `:name`-marked field), for renames. */
+  nameField?: Field;
+  /** Set on literal dotted keys (`image.tag` as one key): the reason they are not edited unless configured. */
+  dotted?: string;
 }
 
 export type Site = StringSite | SplitSite;
@@ -396,4 +407,10 @@ export function stringSite(reader: DocumentReader, field: Field, prefix = ''): S
   if (parts.digest !== undefined) site.digest = parts.digest;
   if (parsed && !parsed.ok) site.malformed = parsed.reason;
   return site;
+}
+
+/** The Flux setter markers on a site's own fields. */
+export function markersOf(site: Site): FluxMarker[] {
+  const fields = site.form === 'string' ? [site.field] : [site.tag, site.digest, site.nameField];
+  return fields.flatMap((field) => (field?.marker ? [field.marker] : []));
 }

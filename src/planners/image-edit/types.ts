@@ -26,6 +26,21 @@ export interface EditOptions {
    * the `command-line` (`escalator set-image`). @default 'event'
    */
   origin?: 'event' | 'command-line';
+  /**
+   * Flux image policies (`<namespace>:<name>`, as setter markers name them) and the image each one
+   * sets (`images[].fluxPolicies`). A marked field whose policy is listed is the event's site when
+   * the policy's image is the event's image, whatever repository its text names (a `:name` field
+   * and a full reference are rewritten to that image); a marked field of another policy is left
+   * alone even when it names the event's repository. Policies not listed: the image in the field.
+   */
+  fluxPolicies?: Readonly<Record<string, string>>;
+  /**
+   * Edit literal dotted keys (`image.tag: 1.2.3` as one key, with `image.repository` or
+   * `image.name` beside it) of the event's image, for charts that read such keys
+   * (`images[].helmDottedKeys`). Otherwise they are reported with their line, never edited.
+   * @default false
+   */
+  dottedKeys?: boolean;
 }
 
 /** One value written into the file. */
@@ -65,6 +80,13 @@ export interface EditResult {
   unchanged: boolean;
   /** Why the file was left untouched; empty when the edit went through. */
   refused: EditRefusal[];
+  /**
+   * Entries (and template documents) left as they were while the rest of the file was edited,
+   * each with its line and why: a bad entry does not hold back the good ones when the proof
+   * still shows only the intended values moved. Empty unless `changed` is non-empty; when nothing
+   * could be edited the same reasons are in `refused` instead.
+   */
+  left: EditRefusal[];
 }
 
 /** One image reference found in a file. */

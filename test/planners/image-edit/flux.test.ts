@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { editImages } from '../../../src/planners/image-edit/index.js';
-import { NEW_DIGEST, OLD_DIGEST, TAG_ONLY, expectEdit, expectRefusal, lines } from './helpers.js';
+import { EVENT, NEW_DIGEST, OLD_DIGEST, TAG_ONLY, expectEdit, expectRefusal, lines } from './helpers.js';
 
 const TAG_MARKER = '# {"$imagepolicy": "flux-system:hello:tag"}';
 const NAME_MARKER = '# {"$imagepolicy": "flux-system:hello:name"}';
@@ -137,5 +137,57 @@ describe('flux setter markers as edit sites', () => {
       '  repo: ghcr.io/example/hello',
     );
     expect(editImages(text, TAG_ONLY, { path: 'podinfo.yaml' })).toMatchObject({ text, mentions: false, changed: [] });
+  });
+});
+
+describe('flux policies from the configuration (images[].fluxPolicies)', () => {
+  const policies = { 'flux-system:hello': 'ghcr.io/example/hello', 'flux-system:world': 'ghcr.io/example/world' };
+  const edit = (text: string, path = 'values.yaml', event = EVENT) =>
+    editImages(text, event, { path, fluxPolicies: policies });
+
+  it('renames a :name-marked Helm repository of a policy that sets the event image, and writes its :tag field', () => {
+    const text = lines('image:', `  repository: docker.io/example/hello ${NAME_MARKER}`, `  tag: 1.2.3 ${TAG_MARKER}`);
+    const result = edit(text, 'values.yaml', TAG_ONLY);
+    expect(result.refused).toEqual([]);
+    expect(result.text).toBe(
+      text.replace('docker.io/example/hello', 'ghcr.io/example/hello').replace('1.2.3', '1.4.0'),
+    );
+    expect(result.changed.map((change) => change.path)).toEqual(['image.repository', 'image.tag']);
+  });
+
+  it('leaves a field whose policy sets another image, although its text names the event image', () => {
+    const text = lines(
+      'image:',
+      '  repository: ghcr.io/example/hello',
+      '  tag: 1.2.3 # {"$imagepolicy": "flux-system:world:tag"}',
+    );
+    const result = edit(text, 'values.yaml', TAG_ONLY);
+    expect(result).toMatchObject({ text, changed: [], refused: [], left: [] });
+  });
+
+  it('writes only the tag of a :tag marker without a :name field, as Flux does', () => {
+    const text = lines('apiVersion: example.com/v1', 'kind: App', 'spec:', `  imageTag: 1.2.3 ${TAG_MARKER}`);
+    const result = edit(text, 'app.yaml', TAG_ONLY);
+    expect(result.refused).toEqual([]);
+    expect(result.text).toBe(text.replace('1.2.3', '1.4.0'));
+  });
+
+  it('refuses a :digest-only field when the event carries no digest', () => {
+    const text = lines(
+      'apiVersion: example.com/v1',
+      'kind: App',
+      'spec:',
+      `  newDigest: ${OLD_DIGEST} ${DIGEST_MARKER}`,
+    );
+    const result = edit(text, 'app.yaml', TAG_ONLY);
+    expect(result.text).toBe(text);
+    expect(result.refused.map((refusal) => refusal.reason).join('\n')).toMatch(
+      /pins a digest but the event carries none/,
+    );
+  });
+
+  it('without configured policies, a marked field is the image it names (no rename)', () => {
+    const text = lines('image:', `  repository: docker.io/example/hello ${NAME_MARKER}`, `  tag: 1.2.3 ${TAG_MARKER}`);
+    expect(editImages(text, TAG_ONLY, { path: 'values.yaml' })).toMatchObject({ text, mentions: false, changed: [] });
   });
 });

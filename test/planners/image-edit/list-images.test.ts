@@ -208,3 +208,30 @@ describe('listImages', () => {
     });
   });
 });
+
+describe('listImages on a multi-document file with Go/Helm template documents', () => {
+  it('reads the plain documents and reports each template document with its line', () => {
+    const text = [
+      'apiVersion: v1',
+      'kind: Pod',
+      'spec:',
+      '  containers:',
+      '  - image: ghcr.io/example/hello:1.0.0',
+      '---',
+      '{{- if .Values.worker }}',
+      'apiVersion: v1',
+      'kind: Pod',
+      '{{- end }}',
+      '',
+    ].join('\n');
+    const { uses, refused } = listImages(text, { path: 'all.yaml' });
+    expect(uses.map((use) => `${use.name}:${use.tag ?? ''}@${use.line}`)).toEqual(['ghcr.io/example/hello:1.0.0@5']);
+    expect(refused).toEqual([
+      {
+        line: 7,
+        reason:
+          'document 2 is a Go/Helm template ({{ … }} at line 7), not YAML data, so it was skipped and the other documents were read; edit the values the template reads',
+      },
+    ]);
+  });
+});

@@ -122,6 +122,7 @@ describe('refusals leave the file byte-identical', () => {
       changed: [],
       unchanged: false,
       refused: [],
+      left: [],
     });
   });
 });

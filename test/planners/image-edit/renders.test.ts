@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { editImages, kustomizeViews } from '../../../src/planners/image-edit/index.js';
+import { editImages, kustomizeViews, listImages } from '../../../src/planners/image-edit/index.js';
 import { planBump } from '../../../src/planners/bump-plan.js';
 import { lines } from './helpers.js';
 
@@ -125,6 +125,39 @@ describe('editing with views', () => {
         reason:
           'spec.template.spec.containers[0].image renders as alpine in some renders but as my.mirror/alpine through overlays/mirror/kustomization.yaml (images[0] renames alpine and leaves the version to this file), so a new tag here would be asked from my.mirror/alpine, where it was not pushed; set newTag or digest in that entry, or give the renders separate files',
       },
+    ]);
+  });
+});
+
+describe('listImages with the render views (an image renamed to a mirror is read as the mirror)', () => {
+  const base = { path: 'base/kustomization.yaml', text: lines('resources:', '- deployment.yaml') };
+  const manifest = { path: 'base/deployment.yaml', text: deployment };
+  const read = (overlays: Array<{ path: string; text: string }>) => {
+    const views = kustomizeViews([base, manifest, ...overlays]).get(manifest.path) ?? [];
+    return listImages(manifest.text, { path: manifest.path, views }).uses.map(
+      (use) => `${use.name}:${use.tag ?? ''} (${use.written})`,
+    );
+  };
+
+  it('reads the manifest image as the mirror, at its own tag, when every render renames it and leaves the version', () => {
+    expect(read([{ path: 'overlays/mirror/kustomization.yaml', text: rename }])).toEqual([
+      'my.mirror/alpine:1.8.0 (my.mirror/alpine)',
+    ]);
+  });
+
+  it('leaves it out when the renaming entry sets the version (the entry is the use)', () => {
+    expect(read([{ path: 'overlays/mirror/kustomization.yaml', text: `${rename}  newTag: 2.0.0\n` }])).toEqual([]);
+  });
+
+  it('reads it as written when only some renders rename it, or without views', () => {
+    expect(
+      read([
+        { path: 'overlays/mirror/kustomization.yaml', text: rename },
+        { path: 'overlays/upstream/kustomization.yaml', text: lines('resources:', '- ../../base') },
+      ]),
+    ).toEqual(['docker.io/library/alpine:1.8.0 (alpine)']);
+    expect(listImages(manifest.text, { path: manifest.path }).uses.map((use) => use.name)).toEqual([
+      'docker.io/library/alpine',
     ]);
   });
 });

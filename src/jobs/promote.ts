@@ -20,6 +20,7 @@ import {
   type RunningVersion,
 } from '../planners/promotion-plan.js';
 import { enqueuePromote } from '../queue/enqueue.js';
+import { versionId } from '../planners/versions.js';
 import type { PromoteJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './shared/deps.js';
@@ -42,10 +43,12 @@ export interface PromoteOutcome {
  * Promote what environment X runs into Y (Y.from = X), app by app or grouped:
  * 1. take the repository's write lease
  * 2. read X's versions at the default branch (or, for a rollback, Y's previous versions)
- * 3. evaluate the gates: soak (how long X has run them) and hold
+ * 3. evaluate the gates: health (X runs them synced and healthy, when X reports it), soak (how
+ *    long X has run them, healthy when it reports health) and hold
  * 4. plan Y's files and keep the one living promotion PR current (CAS, re-plan on conflict)
  * 5. a PR that became unnecessary is closed with a comment
- * 6. check runs for the gates; a pending soak schedules this job again when it elapses;
+ * 6. check runs for the gates; a pending soak or health gate schedules this job again when it
+ *    elapses or times out;
  *    reviewers on a new PR; auto-merge when every gate passed
  */
 export async function processPromoteJob(
@@ -109,10 +112,17 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
           by: `@${data.requestedBy}`,
           versions: promotedVersions(entries),
         });
-      const { gates, readyAt } = await decideGates(deps, index, target, data.app, entries, {
-        rollback: rollback !== null,
-        now,
-      });
+      const { gates, readyAt, healthRecheckAt, healthLines } = await decideGates(
+        deps,
+        index,
+        target,
+        data.app,
+        entries,
+        {
+          rollback: rollback !== null,
+          now,
+        },
+      );
       const sources = marker?.sources ?? [];
       const provenance = data.app ? await deps.store.provenance.loadProvenance(index, source, data.app) : [];
       const input = {
@@ -122,6 +132,8 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         sources: provenance.length ? provenance : sources,
         gates,
         enforcement: gateEnforcement(required, index.defaultBranch, gates),
+        ...(healthLines ? { health: healthLines } : {}),
+        ...(data.because ? { because: data.because } : {}),
       };
       const plan = planPromotion({ ...input, apps: entries });
       return {
@@ -129,12 +141,13 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         updates: base.sha === defaultHead.sha ? plan.updates : planPromotion({ ...input, apps: onBranch }).updates,
         gates,
         readyAt,
+        healthRecheckAt,
       };
     },
   });
 
   const { plan } = result;
-  const { gates, readyAt } = plan;
+  const { gates, readyAt, healthRecheckAt } = plan;
   const pull: PullSummary | null = result.pull;
   const outcome: PromoteOutcome = { rows: plan.rows.length, gates, missing: plan.missing };
   // The person whose command asked for this run hears what it did, whatever it did.
@@ -223,7 +236,23 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   }
   await reply({ kind: result.created ? 'opened' : 'updated', pull: pull.number });
   const soak = gates.find((gate) => gate.name === 'soak');
-  if (soak?.state === 'pending') {
+  const health = gates.find((gate) => gate.name === 'health');
+  if (health?.state === 'pending' && healthRecheckAt !== undefined) {
+    // Nothing new may be reported: the timeout (or a degraded spell outlasting `tolerate`) decides then.
+    const { replyTo: _replyTo, skipSoak: _skipSoak, ...again } = data;
+    await enqueuePromote(
+      deps.producer,
+      { ...again, reason: 'health' },
+      `${pull.headSha}-${healthRecheckAt}`,
+      Math.max(0, healthRecheckAt - now) + 50,
+    );
+    log.info(
+      { pr: pull.number, recheckAt: new Date(healthRecheckAt).toISOString() },
+      'Health pending; re-check scheduled at its timeout',
+    );
+  }
+  // While health is not passed, soak has no start yet: the report that makes it healthy re-plans.
+  if (soak?.state === 'pending' && (!health || health.state === 'passed')) {
     // A delayed job, not a polling loop: it lives in Redis and survives restarts. It answers no one.
     const { replyTo: _replyTo, skipSoak: _skipSoak, ...again } = data;
     await enqueuePromote(
@@ -258,7 +287,10 @@ function appsOf(index: RepoIndex, environments: string[]): string[] {
   ].sort();
 }
 
-/** The versions each app ran before its current ones, from the recorded history. */
+/**
+ * The versions each app goes back to: the newest ones the environment ran healthy (when its agent
+ * reports health) other than its current ones, else the ones it ran before its current ones.
+ */
 async function rollbackVersions(
   deps: JobDeps,
   index: RepoIndex,
@@ -266,9 +298,18 @@ async function rollbackVersions(
   apps: string[],
 ): Promise<Map<string, Map<string, RunningVersion>>> {
   const result = new Map<string, Map<string, RunningVersion>>();
+  const ids = (versions: ReadonlyArray<{ name: string; tag: string; digest?: string }>): string =>
+    versions
+      .map((v) => versionId(v))
+      .sort()
+      .join('\n');
   for (const app of apps) {
     const history = await deps.store.versions.loadHistory(index, environment, app);
-    const previous = history[1];
+    const current = history[0] ? ids(history[0].versions) : '';
+    const healthy = (await deps.store.healthGate.loadHealthy(index, environment, app)).find(
+      (entry) => ids(entry.versions) !== current,
+    );
+    const previous = healthy ?? history[1];
     if (!previous)
       throw new ConfigError(
         `no earlier version of ${app || environment} in ${environment} is recorded; nothing to roll back to`,

@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
 import { CandidateStore } from './candidates.js';
+import { HealthStore } from './health.js';
+import { HealthGateStore } from './healthy-versions.js';
 import { HoldStore } from './holds.js';
 import { LivingStore } from './living.js';
 import { ProvenanceStore } from './provenance.js';
@@ -19,6 +21,8 @@ export class RepoState {
   readonly holds: HoldStore;
   readonly refusals: RefusalStore;
   readonly living: LivingStore;
+  readonly health: HealthStore;
+  readonly healthGate: HealthGateStore;
 
   constructor(
     readonly redis: Redis,
@@ -31,5 +35,7 @@ export class RepoState {
     this.holds = new HoldStore(redis, prefix);
     this.refusals = new RefusalStore(redis, prefix);
     this.living = new LivingStore(redis, prefix);
+    this.health = new HealthStore(redis, prefix);
+    this.healthGate = new HealthGateStore(redis, prefix);
   }
 }

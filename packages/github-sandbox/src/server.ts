@@ -14,6 +14,7 @@ import { registerAppRoutes } from './routes/apps.js';
 import { registerCheckRoutes } from './routes/checks.js';
 import { registerContentRoutes } from './routes/contents.js';
 import { registerControlRoutes } from './routes/control.js';
+import { registerDeploymentRoutes } from './routes/deployments.js';
 import { registerGateRoutes } from './routes/gates.js';
 import { registerGitDataRoutes } from './routes/git-data.js';
 import { registerGraphqlRoutes } from './routes/graphql.js';
@@ -106,6 +107,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     permissions: options.app?.permissions ?? {
       checks: 'write',
       contents: 'write',
+      deployments: 'write',
       issues: 'write',
       metadata: 'read',
       pull_requests: 'write',
@@ -135,6 +137,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   registerAppRoutes(api, context);
   registerCheckRoutes(api, context);
   registerGateRoutes(api, context);
+  registerDeploymentRoutes(api, context);
   registerRepoRoutes(api, context);
   registerContentRoutes(api, context);
   registerGitDataRoutes(api, context);

@@ -20,7 +20,8 @@ import {
   type RunningVersion,
 } from '../planners/promotion-plan.js';
 import { enqueuePromote } from '../queue/enqueue.js';
-import { versionId } from '../planners/versions.js';
+import { rollbackReason } from '../planners/health-gate.js';
+import { chooseRollback, loadHealth, runningText } from './shared/health-inputs.js';
 import type { PromoteJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './shared/deps.js';
@@ -75,8 +76,21 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
   const apps = data.app ? [data.app] : appsOf(index, [source, target.name]);
-  const rollback = data.reason === 'rollback' ? await rollbackVersions(deps, index, target.name, apps) : null;
   const now = deps.now().getTime();
+  let because = data.because;
+  if (data.reason === 'rollback' && data.spell) {
+    const automatic = await automaticRollback(deps, index, target.name, data.app, data.spell, now);
+    if ('over' in automatic) {
+      log.info(
+        { environment: target.name, app: data.app, spell: data.spell, reason: automatic.over },
+        'No automatic rollback',
+      );
+      return { rows: 0, gates: [], missing: [] };
+    }
+    because = automatic.because;
+    log.warn({ environment: target.name, app: data.app, because }, 'Automatic rollback');
+  }
+  const rollback = data.reason === 'rollback' ? await rollbackVersions(deps, index, target.name, apps) : null;
   // Whether GitHub holds a merge to Escalator's gates: said on the pull request when it does not.
   const required = await loadRequiredChecks(octokit, id, index.defaultBranch);
 
@@ -133,7 +147,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         gates,
         enforcement: gateEnforcement(required, index.defaultBranch, gates),
         ...(healthLines ? { health: healthLines } : {}),
-        ...(data.because ? { because: data.because } : {}),
+        ...(because ? { because } : {}),
       };
       const plan = planPromotion({ ...input, apps: entries });
       return {
@@ -287,10 +301,7 @@ function appsOf(index: RepoIndex, environments: string[]): string[] {
   ].sort();
 }
 
-/**
- * The versions each app goes back to: the newest ones the environment ran healthy (when its agent
- * reports health) other than its current ones, else the ones it ran before its current ones.
- */
+/** The versions each app goes back to (`chooseRollback`: the last ones recorded healthy there, else the previous ones). */
 async function rollbackVersions(
   deps: JobDeps,
   index: RepoIndex,
@@ -298,26 +309,16 @@ async function rollbackVersions(
   apps: string[],
 ): Promise<Map<string, Map<string, RunningVersion>>> {
   const result = new Map<string, Map<string, RunningVersion>>();
-  const ids = (versions: ReadonlyArray<{ name: string; tag: string; digest?: string }>): string =>
-    versions
-      .map((v) => versionId(v))
-      .sort()
-      .join('\n');
   for (const app of apps) {
-    const history = await deps.store.versions.loadHistory(index, environment, app);
-    const current = history[0] ? ids(history[0].versions) : '';
-    const healthy = (await deps.store.healthGate.loadHealthy(index, environment, app)).find(
-      (entry) => ids(entry.versions) !== current,
-    );
-    const previous = healthy ?? history[1];
-    if (!previous)
+    const choice = await chooseRollback(deps, index, environment, app);
+    if (!choice)
       throw new ConfigError(
         `no earlier version of ${app || environment} in ${environment} is recorded; nothing to roll back to`,
       );
     result.set(
       app,
       new Map(
-        previous.versions.map((v) => [
+        choice.target.map((v) => [
           v.name,
           { name: v.name, repository: v.name, tag: v.tag, ...(v.digest ? { digest: v.digest } : {}) },
         ]),
@@ -325,4 +326,33 @@ async function rollbackVersions(
     );
   }
   return result;
+}
+
+/**
+ * `rollback: auto`: whether the degraded spell the job answers still goes on (else no rollback),
+ * and the sentence the pull request opens with.
+ */
+async function automaticRollback(
+  deps: JobDeps,
+  index: RepoIndex,
+  environment: string,
+  app: string,
+  spell: string,
+  now: number,
+): Promise<{ because: string } | { over: string }> {
+  const health = await loadHealth(deps, index, environment, app);
+  const bad = health && (health.sync === 'failed' || health.health === 'degraded');
+  if (!health || !bad || (health.degradedSince ?? health.reportedAt) !== spell)
+    return { over: `the degraded spell of ${app} in ${environment} since ${spell} is over` };
+  const choice = await chooseRollback(deps, index, environment, app);
+  if (!choice) return { over: `no earlier version of ${app} in ${environment} is recorded` };
+  return {
+    because: rollbackReason({
+      environment,
+      running: runningText(app, choice.current ?? []),
+      health,
+      target: { tags: [...new Set(choice.target.map((v) => v.tag))], until: choice.healthyUntil },
+      now,
+    }),
+  };
 }

@@ -187,3 +187,55 @@ export function planHealthGate(input: HealthGateInput): HealthGateDecision {
     lines,
   };
 }
+
+/** `12:03` (UTC) of an ISO time, for sentences a reviewer reads next to the agent's own times. */
+function clock(iso: string): string {
+  return new Date(iso).toISOString().slice(11, 16);
+}
+
+/**
+ * Why Escalator rolls an environment back on its own (`rollback: auto`), for the pull request:
+ * "hello 1.4.2 went Degraded in staging at 12:03 for 5m (Argo CD app hello-staging: …); rolling
+ * back to 1.4.1, healthy there until 12:01".
+ */
+export function rollbackReason(input: {
+  environment: string;
+  running: string;
+  health: AppHealth;
+  target: { tags: string[]; until?: string | undefined };
+  now: number;
+}): string {
+  const { health } = input;
+  const since = health.degradedSince ?? health.reportedAt;
+  const what = health.sync === 'failed' ? 'failed to sync' : 'went Degraded';
+  const words = health.message ? `: ${health.message}` : '';
+  const until = input.target.until ? `, healthy there until ${clock(input.target.until)}` : '';
+  return `${input.running} ${what} in ${input.environment} at ${clock(since)} for ${formatSpan(input.now - Date.parse(since))} (${describeSource(health.source)}${words}); rolling back to ${input.target.tags.join(', ')}${until}`;
+}
+
+/** Whether an app's recorded health is bad enough to act on: a failed sync, or degraded for `tolerate` or longer. */
+export function sustainedBad(health: AppHealth, tolerateMs: number, now: number): boolean {
+  if (health.sync === 'failed') return true;
+  if (health.health !== 'degraded') return false;
+  return now - Date.parse(health.degradedSince ?? health.reportedAt) >= tolerateMs;
+}
+
+/**
+ * The state of a Deployment whose commit the agent's revision contains: success when synced and
+ * healthy, failure on a failed sync or a degraded spell past `tolerate`, in progress otherwise.
+ */
+export function deploymentState(
+  health: AppHealth,
+  tolerateMs: number,
+  now: number,
+): { state: 'in_progress' | 'success' | 'failure'; description: string } {
+  const where = `${describeSource(health.source)} at ${short(health.revision)}`;
+  if (health.sync === 'synced' && health.health === 'healthy')
+    return { state: 'success', description: `synced and healthy (${where})` };
+  if (sustainedBad(health, tolerateMs, now))
+    return {
+      state: 'failure',
+      description: `${health.sync === 'failed' ? 'sync failed' : 'degraded'} (${where})`,
+    };
+  return { state: 'in_progress', description: `${health.sync}/${health.health} (${where})` };
+}

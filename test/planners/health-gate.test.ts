@@ -266,3 +266,42 @@ describe('formatSpan', () => {
     [(26 * 60 + 5) * min, '1d 2h'],
   ])('%d ms → %s', (ms, text) => expect(formatSpan(ms)).toBe(text));
 });
+
+describe('rollback and deployments', () => {
+  const spell = '2026-12-04T12:03:00.000Z';
+  const at = Date.parse('2026-12-04T12:08:00.000Z');
+  const bad: AppHealth = { ...degraded(spell), message: 'Deployment hello: 0/3 ready' };
+
+  it('says why an automatic rollback happens, as the pull request opens with it', () => {
+    expect(
+      rollbackReason({
+        environment: 'staging',
+        running: 'hello 1.4.2',
+        health: bad,
+        target: { tags: ['1.4.1'], until: '2026-12-04T12:01:00.000Z' },
+        now: at,
+      }),
+    ).toBe(
+      'hello 1.4.2 went Degraded in staging at 12:03 for 5m (Argo CD app hello-staging: Deployment hello: 0/3 ready); rolling back to 1.4.1, healthy there until 12:01',
+    );
+  });
+
+  it('acts on a failed sync at once and on a degraded spell once it outlasts tolerate', () => {
+    expect(sustainedBad(bad, 60_000, Date.parse(spell) + 30_000)).toBe(false);
+    expect(sustainedBad(bad, 60_000, Date.parse(spell) + 60_000)).toBe(true);
+    expect(sustainedBad({ ...healthy(spell), sync: 'failed' }, 60_000, Date.parse(spell))).toBe(true);
+    expect(sustainedBad(healthy(spell), 60_000, at)).toBe(false);
+  });
+
+  it('maps health onto deployment states', () => {
+    expect(deploymentState(healthy(spell), 60_000, at)).toEqual({
+      state: 'success',
+      description: 'synced and healthy (Argo CD app hello-staging at bbbbbbb)',
+    });
+    expect(deploymentState(bad, 60_000, Date.parse(spell) + 10_000).state).toBe('in_progress');
+    expect(deploymentState(bad, 60_000, at)).toEqual({
+      state: 'failure',
+      description: 'degraded (Argo CD app hello-staging at bbbbbbb)',
+    });
+  });
+});

@@ -62,7 +62,7 @@ export class HealthGateStore {
     return text ? (JSON.parse(text) as HealthyVersions[]) : [];
   }
 
-  /** The Deployments created for an (environment, app), newest first. */
+  /** The Deployments created for an (environment, app), newest first (the last 10). */
   async loadDeployments(key: RepoKey, environment: string, app: string): Promise<DeploymentRecord[]> {
     const text = await this.redis.get(`${this.prefix}:deployments:${this.repo(key)}:${environment}:${app}`);
     return text ? (JSON.parse(text) as DeploymentRecord[]) : [];
@@ -70,7 +70,8 @@ export class HealthGateStore {
 
   async saveDeployment(key: RepoKey, environment: string, app: string, record: DeploymentRecord): Promise<void> {
     const list = await this.loadDeployments(key, environment, app);
-    const next = [record, ...list.filter((item) => item.id !== record.id)].slice(0, 10);
+    // Newest first by id; a known one is updated where it stands.
+    const next = [record, ...list.filter((item) => item.id !== record.id)].sort((a, b) => b.id - a.id).slice(0, 10);
     await this.redis.set(`${this.prefix}:deployments:${this.repo(key)}:${environment}:${app}`, JSON.stringify(next));
   }
 }

@@ -111,3 +111,54 @@ export async function decideHealth(
     now,
   });
 }
+
+type Versions = Array<{ name: string; tag: string; digest?: string }>;
+
+const idsOf = (versions: Versions): string =>
+  versions
+    .map((version) => versionId(version))
+    .sort()
+    .join('\n');
+
+/**
+ * What an (environment, app) goes back to on a rollback: the newest versions it ran healthy (its
+ * agent reported them synced and healthy) other than its current ones, else the ones it ran before
+ * its current ones; undefined when neither is recorded.
+ */
+export async function chooseRollback(
+  deps: JobDeps,
+  key: RepoKey,
+  environment: string,
+  app: string,
+): Promise<
+  { current: Versions | undefined; target: Versions; healthyUntil?: string | undefined; sha: string } | undefined
+> {
+  const history = await deps.store.versions.loadHistory(key, environment, app);
+  const current = history[0]?.versions;
+  const now = current ? idsOf(current) : '';
+  const healthy = (await deps.store.healthGate.loadHealthy(key, environment, app)).find(
+    (entry) => idsOf(entry.versions) !== now,
+  );
+  if (healthy) return { current, target: healthy.versions, healthyUntil: healthy.until, sha: healthy.sha };
+  const previous = history[1];
+  return previous ? { current, target: previous.versions, sha: previous.sha } : undefined;
+}
+
+/**
+ * The versions an (environment, app) runs at `revision`: the newest history entry whose commit
+ * `revision` contains (a report for commit X means the version of the latest commit ≤ X that
+ * changed the app's files).
+ */
+export async function versionsAt(
+  deps: JobDeps,
+  key: RepoIndex,
+  environment: string,
+  app: string,
+  revision: string,
+): Promise<{ sha: string; versions: Versions } | undefined> {
+  const octokit = deps.github.forInstallation(key.installationId);
+  for (const entry of await deps.store.versions.loadHistory(key, environment, app))
+    if (await revisionContains(deps, octokit, key, entry.sha, revision))
+      return { sha: entry.sha, versions: entry.versions };
+  return undefined;
+}

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  deploymentState,
   formatSpan,
+  rollbackReason,
+  sustainedBad,
   planHealthGate,
   type HealthGateApp,
   type HealthGateInput,

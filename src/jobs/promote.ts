@@ -248,6 +248,14 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
       summary: gate.detail,
     });
   }
+  if (!gates.some((gate) => gate.name === 'health') && required.contexts.includes('escalator/health'))
+    // A required check that never reports holds a merge forever: no health to wait for is a pass.
+    await ensureCheckRun(octokit, id, pull.headSha, 'escalator/health', {
+      status: 'completed',
+      conclusion: 'success',
+      title: 'health: not reported',
+      summary: `${rollback ? `${target.name} (history)` : source} has no \`health\` setting, so there is no agent report to wait for (docs/health.md).`,
+    });
   await reply({ kind: result.created ? 'opened' : 'updated', pull: pull.number });
   const soak = gates.find((gate) => gate.name === 'soak');
   const health = gates.find((gate) => gate.name === 'health');

@@ -19,7 +19,10 @@ export interface HealthIntake {
   close(): Promise<void>;
 }
 
-export function healthIntake(stack: Stack): HealthIntake {
+export function healthIntake(
+  stack: Pick<Stack, 'sim' | 'prefix'>,
+  onRequest?: ConstructorParameters<typeof GitHubClients>[0]['onRequest'],
+): HealthIntake {
   const redis = new Redis(redisUrl);
   const producerRedis = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   const log = createLogger({ level: process.env.E2E_LOG_LEVEL ?? 'silent' });
@@ -30,6 +33,7 @@ export function healthIntake(stack: Stack): HealthIntake {
       privateKey: stack.sim.app.privateKey,
       baseUrl: stack.sim.apiUrl,
       log,
+      ...(onRequest ? { onRequest } : {}),
     }),
     store: new RepoState(redis, stack.prefix),
     producer: new Producer(producerRedis, stack.prefix),

@@ -4,7 +4,6 @@
  * health, whether its revision contains that commit (the job asks GitHub's compare API) and `now`
  * come in as data.
  */
-import type { Gate } from './promotion-gates.js';
 import type { AppHealth, HealthSource } from './health.js';
 
 /** What the gate knows about one app of the promotion. */
@@ -39,8 +38,15 @@ export type AppVerdict =
   | { state: 'pending'; recheckAt: number; line: string }
   | { state: 'failed'; line: string; degraded: boolean };
 
+/** The `health` gate (a `Gate` of promotion-gates.ts, which imports this module). */
+export interface HealthGate {
+  name: 'health';
+  state: 'passed' | 'pending' | 'failed';
+  detail: string;
+}
+
 export interface HealthGateDecision {
-  gate: Gate;
+  gate: HealthGate;
   /** Per app (same order as the input): since when it ran the promoted versions healthy, when it does. Soak counts from here. */
   healthySince: Array<string | undefined>;
   /** The earliest time the gate may change without a new report (a timeout, a degraded spell outlasting `tolerate`). */

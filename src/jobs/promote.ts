@@ -21,6 +21,7 @@ import {
 } from '../planners/promotion-plan.js';
 import { enqueuePromote } from '../queue/enqueue.js';
 import { rollbackReason } from '../planners/health-gate.js';
+import { versionId } from '../planners/versions.js';
 import { chooseRollback, loadHealth, runningText } from './shared/health-inputs.js';
 import type { PromoteJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
@@ -91,6 +92,11 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     log.warn({ environment: target.name, app: data.app, because }, 'Automatic rollback');
   }
   const rollback = data.reason === 'rollback' ? await rollbackVersions(deps, index, target.name, apps) : null;
+  if (because && rollback && data.spell)
+    await deps.store.healthGate.saveRollbackReason(index, target.name, data.app, {
+      because,
+      versions: idsOf([...rollback.values()].flatMap((versions) => [...versions.values()])),
+    });
   // Whether GitHub holds a merge to Escalator's gates: said on the pull request when it does not.
   const required = await loadRequiredChecks(octokit, id, index.defaultBranch);
 
@@ -137,6 +143,15 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
           now,
         },
       );
+      // An automatic rollback's reason stays on the pull request while it proposes those versions.
+      let why = because;
+      if (!why && data.app) {
+        const stored = await deps.store.healthGate.loadRollbackReason(index, target.name, data.app);
+        const planned = rollback
+          ? idsOf([...rollback.values()].flatMap((versions) => [...versions.values()]))
+          : promotedVersions(entries);
+        if (stored && stored.versions.join('\n') === planned.join('\n')) why = stored.because;
+      }
       const sources = marker?.sources ?? [];
       const provenance = data.app ? await deps.store.provenance.loadProvenance(index, source, data.app) : [];
       const input = {
@@ -147,7 +162,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         gates,
         enforcement: gateEnforcement(required, index.defaultBranch, gates),
         ...(healthLines ? { health: healthLines } : {}),
-        ...(because ? { because } : {}),
+        ...(why ? { because: why } : {}),
       };
       const plan = planPromotion({ ...input, apps: entries });
       return {
@@ -307,6 +322,11 @@ function appsOf(index: RepoIndex, environments: string[]): string[] {
   return [
     ...new Set(index.files.filter((file) => environments.includes(file.environment)).map((file) => file.app)),
   ].sort();
+}
+
+/** Sorted version ids of running versions (what a rollback reason is about). */
+function idsOf(versions: RunningVersion[]): string[] {
+  return versions.map((v) => versionId({ name: v.name, tag: v.tag, ...(v.digest ? { digest: v.digest } : {}) })).sort();
 }
 
 /** The versions each app goes back to (`chooseRollback`: the last ones recorded healthy there, else the previous ones). */

@@ -35,7 +35,7 @@ export interface HealthGateInput {
 
 export type AppVerdict =
   | { state: 'passed'; healthySince: string; line: string }
-  | { state: 'pending'; recheckAt: number; line: string }
+  | { state: 'pending'; recheckAt: number; line: string; healthySince?: string }
   | { state: 'failed'; line: string; degraded: boolean };
 
 /** The `health` gate (a `Gate` of promotion-gates.ts, which imports this module). */
@@ -47,7 +47,10 @@ export interface HealthGate {
 
 export interface HealthGateDecision {
   gate: HealthGate;
-  /** Per app (same order as the input): since when it ran the promoted versions healthy, when it does. Soak counts from here. */
+  /**
+   * Per app (same order as the input): since when it ran the promoted versions healthy, when it
+   * does (kept through a degraded spell shorter than `tolerate`). Soak counts from here.
+   */
   healthySince: Array<string | undefined>;
   /** The earliest time the gate may change without a new report (a timeout, a degraded spell outlasting `tolerate`). */
   recheckAt?: number;
@@ -99,6 +102,11 @@ export function formatSpan(ms: number): string {
 
 const short = (sha: string): string => sha.slice(0, 7);
 
+/** Healthy since before the merge means healthy at an older revision that carried on: soak counts from the merge. */
+function soakStart(healthySince: string, app: HealthGateApp): string {
+  return new Date(Math.max(Date.parse(healthySince), app.merge ? Date.parse(app.merge.at) : 0)).toISOString();
+}
+
 /** The verdict for one app. */
 export function judgeApp(input: HealthGateInput, app: HealthGateApp): AppVerdict {
   const { source, now } = input;
@@ -140,19 +148,21 @@ export function judgeApp(input: HealthGateInput, app: HealthGateApp): AppVerdict
         degraded: true,
         line: `${source} runs ${app.running} Degraded for ${formatSpan(now - since)}, longer than the ${input.tolerateText} tolerated (${where}${words}); promotion halts until it reports healthy`,
       };
+    // A spell shorter than `tolerate` keeps healthy-since (the soak goes on), but nothing merges during it.
+    const kept = health.healthySince ? soakStart(health.healthySince, app) : undefined;
     return {
       state: 'pending',
       recheckAt: since + input.tolerateMs,
       line: `${source} runs ${app.running} Degraded for ${formatSpan(now - since)}, within the ${input.tolerateText} tolerated (${where})`,
+      ...(kept ? { healthySince: kept } : {}),
     };
   }
   if (health.sync === 'synced' && health.health === 'healthy' && health.healthySince) {
-    // Healthy since before the merge means healthy at an older revision that carried on: count from the merge.
-    const from = Math.max(Date.parse(health.healthySince), app.merge ? Date.parse(app.merge.at) : 0);
+    const from = soakStart(health.healthySince, app);
     return {
       state: 'passed',
-      healthySince: new Date(from).toISOString(),
-      line: `${source} runs ${app.running}, healthy for ${formatSpan(now - from)} (${where})`,
+      healthySince: from,
+      line: `${source} runs ${app.running}, healthy for ${formatSpan(now - Date.parse(from))} (${where})`,
     };
   }
   const state = `${health.sync}/${health.health}`;
@@ -175,7 +185,7 @@ export function planHealthGate(input: HealthGateInput): HealthGateDecision {
   const lines = verdicts.map((verdict) => verdict.line);
   const failed = verdicts.filter((verdict) => verdict.state === 'failed');
   const pending = verdicts.filter((verdict) => verdict.state === 'pending');
-  const healthySince = verdicts.map((verdict) => (verdict.state === 'passed' ? verdict.healthySince : undefined));
+  const healthySince = verdicts.map((verdict) => (verdict.state === 'failed' ? undefined : verdict.healthySince));
   const recheck = pending.map((verdict) => verdict.recheckAt);
   const recheckAt = recheck.length > 0 ? Math.min(...recheck) : undefined;
   if (input.apps.length === 0)

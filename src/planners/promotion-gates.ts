@@ -64,7 +64,7 @@ export function planGates(input: GateInput): GateDecision {
     gates.push(
       readyAt <= input.now
         ? { name: 'soak', state: 'passed', detail: `ran${healthy} in ${input.source} for at least ${input.soakText}` }
-        : health && health.gate.state !== 'passed'
+        : health && health.healthySince.some((since) => since === undefined)
           ? {
               name: 'soak',
               state: 'pending',

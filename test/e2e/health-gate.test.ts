@@ -173,7 +173,8 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
       // Degraded for five minutes: the gate fails and says why; healthy again: it recovers on its own.
       await intake.report(owner, repo, 'dev', 'hello', degraded(merge, Date.now() - 300_000, 'hello-dev'));
       const failed = await checkRun(repo, pull.head.sha, 'escalator/health', (run) => run.conclusion === 'failure');
-      expect(failed.output.summary).toContain('Degraded for 5m, longer than the 60s tolerated');
+      // Five minutes and the seconds the run took since.
+      expect(failed.output.summary).toMatch(/Degraded for 5m( \d+s)?, longer than the 60s tolerated/);
       await bodyOf(repo, pull.number, 'promotion halts until it reports healthy');
       await intake.report(owner, repo, 'dev', 'hello', healthy(merge, Date.now()));
       await checkRun(repo, pull.head.sha, 'escalator/health', (run) => run.conclusion === 'success');
@@ -228,7 +229,11 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
     async () => {
       const repo = 'halt';
       await seed(repo, stagingReports('manual'));
-      const merge = await commit(repo, { 'apps/hello/overlays/staging/kustomization.yaml': overlay('1.1.0') });
+      // Dev moves too, as after a promotion from it.
+      const merge = await commit(repo, {
+        'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0'),
+        'apps/hello/overlays/staging/kustomization.yaml': overlay('1.1.0'),
+      });
       const prod = await pullOn(repo, 'escalator/promote/prod/hello');
       await checkRun(repo, prod.head.sha, 'escalator/health', (run) => run.status === 'in_progress');
       const followed = await intake.report(
@@ -262,7 +267,11 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
         healthy(seeded, Date.now() - 600_000, 'hello-staging'),
       );
       expect(before.healthy).toEqual(['ghcr.io/example/hello:1.0.0']);
-      const merge = await commit(repo, { 'apps/hello/overlays/staging/kustomization.yaml': overlay('1.1.0') });
+      // Dev moves too, so no promotion from dev proposes 1.0.0 to staging: the rollback is the only one.
+      const merge = await commit(repo, {
+        'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0'),
+        'apps/hello/overlays/staging/kustomization.yaml': overlay('1.1.0'),
+      });
       await pullOn(repo, 'escalator/promote/prod/hello');
 
       const bad = degraded(merge, Date.now() - 300_000, 'hello-staging');
@@ -273,7 +282,7 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
 
       const rollback = await pullOn(repo, 'escalator/promote/staging/hello', (title) => title.includes('1.0.0'), 'all');
       expect(rollback.body?.replaceAll('\\', '')).toMatch(
-        /hello 1\.1\.0 went Degraded in staging at \d\d:\d\d for 5m \(Argo CD app hello-staging: Deployment hello: 0\/3 replicas ready\); rolling back to 1\.0\.0, healthy there until \d\d:\d\d/,
+        /hello 1\.1\.0 went Degraded in staging at \d\d:\d\d for 5m( \d+s)? \(Argo CD app hello-staging: Deployment hello: 0\/3 replicas ready\); rolling back to 1\.0\.0, healthy there until \d\d:\d\d/,
       );
       // autoMerge: the rollback lands in staging.
       await eventually(

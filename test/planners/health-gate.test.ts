@@ -250,6 +250,20 @@ describe('planGates with health', () => {
     expect(decision.healthRecheckAt).toBe(now + 14 * min);
   });
 
+  it('a 30 s Degraded spell after running healthy keeps healthy-since: the soak is not reset, nothing merges during it', () => {
+    // As recorded by the fold: healthy-since survives a spell shorter than tolerate.
+    const blip: AppHealth = { ...degraded(ago(30_000)), healthySince: ago(4 * min) };
+    const health = planHealthGate(input([app({ health: blip, containsMerge: true })]));
+    expect(health.gate.state).toBe('pending');
+    expect(health.healthySince).toEqual([ago(4 * min)]);
+    const decision = planGates({ ...base, health });
+    expect(decision.readyAt).toBe(now + 26 * min);
+    expect(decision.gates[1]?.detail).toBe(
+      'staging must run these versions healthy for 30m; ready at 2026-12-04T12:26:00.000Z',
+    );
+    expect(decision.healthRecheckAt).toBe(now + 30_000);
+  });
+
   it('a rollback waits for no health gate', () => {
     const decision = planGates({
       ...base,

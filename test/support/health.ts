@@ -10,8 +10,9 @@ import { redisUrl, type Stack } from './stack.js';
 
 /**
  * What the report-taking side does once it has folded an agent's report into an app's health:
- * record it (`store.health.record`) and call `followHealth`. Until that side is merged, tests put
- * health in through this one function; afterwards it becomes a POST to /agents/argocd.
+ * record it (where `HealthStore.record` writes) and call `followHealth`. Tests put health in
+ * through this one function, the folded record as given, so each case states exactly what is
+ * recorded; a report through /agents/argocd goes through the fold instead.
  */
 export interface HealthIntake {
   report(owner: string, repo: string, environment: string, app: string, health: AppHealth): Promise<HealthFollowed>;
@@ -48,7 +49,12 @@ export function healthIntake(
       const index = await deps.store.subscriptions.loadRepo(owner, repo);
       if (!index) throw new Error(`${owner}/${repo} is not indexed`);
       const previous = await deps.store.health.load(index, environment, app);
-      await deps.store.health.record(index, environment, app, health);
+      // What HealthStore.record leaves after folding a report: the app's field in the repository's hash.
+      await redis.hset(
+        `${stack.prefix}:health:${owner.toLowerCase()}/${repo.toLowerCase()}`,
+        `${environment}|${app}`,
+        JSON.stringify(health),
+      );
       return followHealth(deps, { index, environment, app, previous, current: health });
     },
     async close() {

@@ -3,11 +3,11 @@ import type { AppHealth } from '../../planners/health.js';
 import type { RepoKey } from './subscriptions.js';
 
 /**
- * The recorded health of each (repository, environment, app): the fold of the agents' reports.
+ * The recorded health of each (repository, environment, app): the fold of the agents' reports,
+ * one hash per repository, one field per `environment|app`.
  *
- * Minimal stand-in on the gating branch so the promotion job and its tests run: `load` is the API
- * the gate reads; the branch that takes reports in ships the real store (folding reports into
- * `AppHealth`), which replaces this file when both merge.
+ * Stand-in on the gating branch: only `load`, the API the health gate reads. The branch that takes
+ * reports in ships the full store (same keys; `record` folds a report), which replaces this file.
  */
 export class HealthStore {
   constructor(
@@ -15,17 +15,12 @@ export class HealthStore {
     readonly prefix = 'escalator',
   ) {}
 
-  private key(key: RepoKey, environment: string, app: string): string {
-    return `${this.prefix}:health:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}`;
-  }
-
-  async load(key: RepoKey, environment: string, app: string): Promise<AppHealth | undefined> {
-    const text = await this.redis.get(this.key(key, environment, app));
+  /** What is recorded for the app in the environment, if any agent reported on it. */
+  async load(key: Pick<RepoKey, 'owner' | 'repo'>, environment: string, app: string): Promise<AppHealth | undefined> {
+    const text = await this.redis.hget(
+      `${this.prefix}:health:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}`,
+      `${environment}|${app}`,
+    );
     return text ? (JSON.parse(text) as AppHealth) : undefined;
-  }
-
-  /** Replace the recorded health of one app (the fold is the caller's). */
-  async record(key: RepoKey, environment: string, app: string, health: AppHealth): Promise<void> {
-    await this.redis.set(this.key(key, environment, app), JSON.stringify(health));
   }
 }

@@ -48,7 +48,7 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
     await stack?.close();
   });
 
-  async function seed(repo: string, config: string) {
+  async function seed(repo: string, config: string, extra: Record<string, string> = {}) {
     await stack.client.createRepo({
       name: repo,
       files: {
@@ -56,6 +56,7 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
         'apps/hello/overlays/dev/kustomization.yaml': overlay('1.0.0'),
         'apps/hello/overlays/staging/kustomization.yaml': overlay('1.0.0'),
         'apps/hello/overlays/prod/kustomization.yaml': overlay('1.0.0'),
+        ...extra,
       },
     });
     await waitIndexed(stack, owner, repo);
@@ -178,6 +179,46 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
       await bodyOf(repo, pull.number, 'promotion halts until it reports healthy');
       await intake.report(owner, repo, 'dev', 'hello', healthy(merge, Date.now()));
       await checkRun(repo, pull.head.sha, 'escalator/health', (run) => run.conclusion === 'success');
+    },
+  );
+
+  it(
+    'two apps in one commit, promoted together: the gate waits for each app and names the one still missing',
+    { timeout: 120_000 },
+    async () => {
+      const repo = 'two-apps';
+      const world = (tag: string) => `images:\n  - name: ghcr.io/example/world\n    newTag: ${tag}\n`;
+      await seed(
+        repo,
+        `environments:
+  - name: dev
+    paths: ["apps/*/overlays/dev"]
+    from: registry
+    health: { argocd: "{app}-dev", deployments: false }
+  - name: staging
+    paths: ["apps/*/overlays/staging"]
+    from: dev
+    group: true
+`,
+        {
+          'apps/world/overlays/dev/kustomization.yaml': world('2.0.0'),
+          'apps/world/overlays/staging/kustomization.yaml': world('2.0.0'),
+        },
+      );
+      const merge = await commit(repo, {
+        'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0'),
+        'apps/world/overlays/dev/kustomization.yaml': world('2.1.0'),
+      });
+      const pull = await pullOn(repo, 'escalator/promote/staging');
+      await intake.report(owner, repo, 'dev', 'hello', healthy(merge, Date.now() - 1_000));
+      await bodyOf(repo, pull.number, 'dev runs hello 1.1.0, healthy for');
+      const waiting = await checkRun(repo, pull.head.sha, 'escalator/health', (run) => run.status === 'in_progress');
+      expect(waiting.output.summary).toBe(
+        `dev runs world 2.1.0: waiting for Argo CD app world-dev to report merge ${merge.slice(0, 7)} synced and healthy (no report from Argo CD app world-dev yet)`,
+      );
+      await intake.report(owner, repo, 'dev', 'world', healthy(merge, Date.now() - 1_000, 'world-dev'));
+      await checkRun(repo, pull.head.sha, 'escalator/health', (run) => run.conclusion === 'success');
+      await bodyOf(repo, pull.number, 'dev runs world 2.1.0, healthy for');
     },
   );
 

@@ -21,6 +21,9 @@ import {
   type RunningVersion,
 } from '../planners/promotion-plan.js';
 import { enqueuePromote } from '../queue/enqueue.js';
+import { rollbackReason } from '../planners/health-gate.js';
+import { versionId } from '../planners/versions.js';
+import { chooseRollback, loadHealth, runningText } from './shared/health-inputs.js';
 import type { PromoteJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './shared/deps.js';
@@ -43,10 +46,12 @@ export interface PromoteOutcome {
  * Promote what environment X runs into Y (Y.from = X), app by app or grouped:
  * 1. take the repository's write lease
  * 2. read X's versions at the default branch (or, for a rollback, Y's previous versions)
- * 3. evaluate the gates: soak (how long X has run them) and hold
+ * 3. evaluate the gates: health (X runs them synced and healthy, when X reports it), soak (how
+ *    long X has run them, healthy when it reports health) and hold
  * 4. plan Y's files and keep the one living promotion PR current (CAS, re-plan on conflict)
  * 5. a PR that became unnecessary is closed with a comment
- * 6. check runs for the gates; a pending soak schedules this job again when it elapses;
+ * 6. check runs for the gates; a pending soak or health gate schedules this job again when it
+ *    elapses or times out;
  *    reviewers on a new PR; auto-merge when every gate passed
  */
 export async function processPromoteJob(
@@ -73,8 +78,26 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
   const apps = data.app ? [data.app] : appsOf(index, [source, target.name]);
-  const rollback = data.reason === 'rollback' ? await rollbackVersions(deps, index, target.name, apps) : null;
   const now = deps.now().getTime();
+  let because = data.because;
+  if (data.reason === 'rollback' && data.spell) {
+    const automatic = await automaticRollback(deps, index, target.name, data.app, data.spell, now);
+    if ('over' in automatic) {
+      log.info(
+        { environment: target.name, app: data.app, spell: data.spell, reason: automatic.over },
+        'No automatic rollback',
+      );
+      return { rows: 0, gates: [], missing: [] };
+    }
+    because = automatic.because;
+    log.warn({ environment: target.name, app: data.app, because }, 'Automatic rollback');
+  }
+  const rollback = data.reason === 'rollback' ? await rollbackVersions(deps, index, target.name, apps) : null;
+  if (because && rollback && data.spell)
+    await deps.store.healthGate.saveRollbackReason(index, target.name, data.app, {
+      because,
+      versions: idsOf([...rollback.values()].flatMap((versions) => [...versions.values()])),
+    });
   // Whether GitHub holds a merge to Escalator's gates: said on the pull request when it does not.
   const required = await loadRequiredChecks(octokit, id, index.defaultBranch);
 
@@ -110,10 +133,26 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
           by: `@${data.requestedBy}`,
           versions: promotedVersions(entries),
         });
-      const { gates, readyAt } = await decideGates(deps, index, target, data.app, entries, {
-        rollback: rollback !== null,
-        now,
-      });
+      const { gates, readyAt, healthRecheckAt, healthLines } = await decideGates(
+        deps,
+        index,
+        target,
+        data.app,
+        entries,
+        {
+          rollback: rollback !== null,
+          now,
+        },
+      );
+      // An automatic rollback's reason stays on the pull request while it proposes those versions.
+      let why = because;
+      if (!why && data.app) {
+        const stored = await deps.store.healthGate.loadRollbackReason(index, target.name, data.app);
+        const planned = rollback
+          ? idsOf([...rollback.values()].flatMap((versions) => [...versions.values()]))
+          : promotedVersions(entries);
+        if (stored && stored.versions.join('\n') === planned.join('\n')) why = stored.because;
+      }
       const sources = marker?.sources ?? [];
       const provenance = data.app ? await deps.store.provenance.loadProvenance(index, source, data.app) : [];
       const input = {
@@ -124,6 +163,8 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         gates,
         enforcement: gateEnforcement(required, index.defaultBranch, gates),
         editing: editSettingsFrom(index.config?.images ?? []),
+        ...(healthLines ? { health: healthLines } : {}),
+        ...(why ? { because: why } : {}),
       };
       const plan = planPromotion({ ...input, apps: entries });
       return {
@@ -131,12 +172,13 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         updates: base.sha === defaultHead.sha ? plan.updates : planPromotion({ ...input, apps: onBranch }).updates,
         gates,
         readyAt,
+        healthRecheckAt,
       };
     },
   });
 
   const { plan } = result;
-  const { gates, readyAt } = plan;
+  const { gates, readyAt, healthRecheckAt } = plan;
   const pull: PullSummary | null = result.pull;
   const outcome: PromoteOutcome = { rows: plan.rows.length, gates, missing: plan.missing };
   // The person whose command asked for this run hears what it did, whatever it did.
@@ -223,9 +265,33 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
       summary: gate.detail,
     });
   }
+  if (!gates.some((gate) => gate.name === 'health') && required.contexts.includes('escalator/health'))
+    // A required check that never reports holds a merge forever: no health to wait for is a pass.
+    await ensureCheckRun(octokit, id, pull.headSha, 'escalator/health', {
+      status: 'completed',
+      conclusion: 'success',
+      title: 'health: not reported',
+      summary: `${rollback ? `${target.name} (history)` : source} has no \`health\` setting, so there is no agent report to wait for (docs/health.md).`,
+    });
   await reply({ kind: result.created ? 'opened' : 'updated', pull: pull.number });
   const soak = gates.find((gate) => gate.name === 'soak');
-  if (soak?.state === 'pending') {
+  const health = gates.find((gate) => gate.name === 'health');
+  if (health?.state === 'pending' && healthRecheckAt !== undefined) {
+    // Nothing new may be reported: the timeout (or a degraded spell outlasting `tolerate`) decides then.
+    const { replyTo: _replyTo, skipSoak: _skipSoak, ...again } = data;
+    await enqueuePromote(
+      deps.producer,
+      { ...again, reason: 'health' },
+      `${pull.headSha}-${healthRecheckAt}`,
+      Math.max(0, healthRecheckAt - now) + 50,
+    );
+    log.info(
+      { pr: pull.number, recheckAt: new Date(healthRecheckAt).toISOString() },
+      'Health pending; re-check scheduled at its timeout',
+    );
+  }
+  // While health is not passed, soak has no start yet: the report that makes it healthy re-plans.
+  if (soak?.state === 'pending' && (!health || health.state === 'passed')) {
     // A delayed job, not a polling loop: it lives in Redis and survives restarts. It answers no one.
     const { replyTo: _replyTo, skipSoak: _skipSoak, ...again } = data;
     await enqueuePromote(
@@ -260,7 +326,12 @@ function appsOf(index: RepoIndex, environments: string[]): string[] {
   ].sort();
 }
 
-/** The versions each app ran before its current ones, from the recorded history. */
+/** Sorted version ids of running versions (what a rollback reason is about). */
+function idsOf(versions: RunningVersion[]): string[] {
+  return versions.map((v) => versionId({ name: v.name, tag: v.tag, ...(v.digest ? { digest: v.digest } : {}) })).sort();
+}
+
+/** The versions each app goes back to (`chooseRollback`: the last ones recorded healthy there, else the previous ones). */
 async function rollbackVersions(
   deps: JobDeps,
   index: RepoIndex,
@@ -269,16 +340,15 @@ async function rollbackVersions(
 ): Promise<Map<string, Map<string, RunningVersion>>> {
   const result = new Map<string, Map<string, RunningVersion>>();
   for (const app of apps) {
-    const history = await deps.store.versions.loadHistory(index, environment, app);
-    const previous = history[1];
-    if (!previous)
+    const choice = await chooseRollback(deps, index, environment, app);
+    if (!choice)
       throw new ConfigError(
         `no earlier version of ${app || environment} in ${environment} is recorded; nothing to roll back to`,
       );
     result.set(
       app,
       new Map(
-        previous.versions.map((v) => [
+        choice.target.map((v) => [
           v.name,
           { name: v.name, repository: v.name, tag: v.tag, ...(v.digest ? { digest: v.digest } : {}) },
         ]),
@@ -286,4 +356,33 @@ async function rollbackVersions(
     );
   }
   return result;
+}
+
+/**
+ * `rollback: auto`: whether the degraded spell the job answers still goes on (else no rollback),
+ * and the sentence the pull request opens with.
+ */
+async function automaticRollback(
+  deps: JobDeps,
+  index: RepoIndex,
+  environment: string,
+  app: string,
+  spell: string,
+  now: number,
+): Promise<{ because: string } | { over: string }> {
+  const health = await loadHealth(deps, index, environment, app);
+  const bad = health && (health.sync === 'failed' || health.health === 'degraded');
+  if (!health || !bad || (health.degradedSince ?? health.reportedAt) !== spell)
+    return { over: `the degraded spell of ${app} in ${environment} since ${spell} is over` };
+  const choice = await chooseRollback(deps, index, environment, app);
+  if (!choice) return { over: `no earlier version of ${app} in ${environment} is recorded` };
+  return {
+    because: rollbackReason({
+      environment,
+      running: runningText(app, choice.current ?? []),
+      health,
+      target: { tags: [...new Set(choice.target.map((v) => v.tag))], until: choice.healthyUntil },
+      now,
+    }),
+  };
 }

@@ -21,6 +21,7 @@ import { parseTargetKey, versionId, versionsByTarget } from '../planners/version
 import type { IndexJob, ResyncJob } from '../queue/jobs.js';
 import { enqueuePromote } from '../queue/enqueue.js';
 import type { ProcessorContext } from '../queue/worker.js';
+import { keepsDeployments, startDeployment } from './shared/deployments.js';
 import type { JobDeps } from './shared/deps.js';
 
 /** What the index records of one environment file. */
@@ -189,6 +190,7 @@ async function afterIndex(
   const now = deps.now().toISOString();
   const config = index.config!;
   const changed = new Set<string>();
+  const landings: Array<{ environment: string; app: string; versions: IndexedFile['versions'] }> = [];
   const earlier = previous ? versionsByTarget(previous.files) : undefined;
   for (const [key, versions] of versionsByTarget(index.files)) {
     const before = earlier?.get(key);
@@ -198,6 +200,7 @@ async function afterIndex(
     if (previous && JSON.stringify(before ?? []) !== JSON.stringify(versions)) {
       changed.add(environment);
       await deps.store.versions.pushHistory(index, environment, app, { at: now, sha: index.sha, versions });
+      landings.push({ environment, app, versions });
       for (const target of config.environments.filter((env) => env.from === environment)) {
         await enqueuePromote(
           deps.producer,
@@ -232,6 +235,13 @@ async function afterIndex(
     }
   }
   if (changed.size > 0) log.info({ environments: [...changed] }, 'Environment versions changed');
+  // Where the agent reports health, each merge gets its GitHub Deployment (docs/health.md); after
+  // the promotions are planned, so a GitHub error here never costs one.
+  for (const landing of landings) {
+    const landedIn = config.environments.find((env) => env.name === landing.environment);
+    if (keepsDeployments(landedIn))
+      await startDeployment(deps, index, landedIn, landing.app, index.sha, landing.versions);
+  }
 }
 
 /**

@@ -2,16 +2,20 @@
  * `npm run sandbox`: the whole product on one machine, with only Redis.
  * 1. parse the options
  * 2. start the simulated GitHub, seed the GitOps repository, start Escalator (@escalator/github-sandbox/launch)
- * 3. print `SANDBOX_READY {json}` and the next steps
+ * 3. print `SANDBOX_READY {json}` and the next steps; start the simulated agent (Argo CD by
+ *    default) that reports sync and health after each push, and print `AGENT_READY {json}`
  * 4. stop everything on Ctrl-C (SIGINT) or SIGTERM, or when Escalator exits, and remove this
  *    run's Redis keys (each run has its own prefix)
  */
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { renderNextSteps, runSandbox } from '@escalator/github-sandbox/launch';
 import type { Redis } from 'ioredis';
 import { parseDuration } from '../config/repo-config.schema.js';
+import { SimulatedAgent, type SimulatedAgentKind } from './sandbox-agent.js';
+import { withAgentHealth } from './sandbox-agent-seed.js';
 import { clusterSafePrefix, createRedis, waitForRedis } from '../queue/connection.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -24,6 +28,10 @@ const usage = `Usage: npm run sandbox -- [options]
                            to watch a soak end; your folder is not changed (default: its own soaks)
   --registry-token <token> token registries send to Escalator (default: random)
   --app-command <command>  how to start Escalator (default: node dist/main/index.js, or the sources via tsx)
+  --agent <argocd|flux|none>
+                           the simulated agent reporting sync and health a few seconds after each
+                           push (default argocd); the seeded .github/escalator.yml gets the matching
+                           health: on every environment (your folder is not changed)
 `;
 
 function fail(message: string): never {
@@ -49,6 +57,7 @@ try {
       'registry-token': { type: 'string' },
       soak: { type: 'string' },
       'app-command': { type: 'string' },
+      agent: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   }));
@@ -70,6 +79,10 @@ if (soak !== undefined) {
     fail(`--soak: ${(error as Error).message}\n\n${usage}`);
   }
 }
+
+const agentKind = str('agent') ?? 'argocd';
+if (!['argocd', 'flux', 'none'].includes(agentKind))
+  fail(`--agent must be argocd, flux or none, not "${agentKind}".\n\n${usage}`);
 
 /** Removes every key of one sandbox run (its queues, index and leases) from a shared Redis. */
 async function forgetRedisKeys(url: string, prefix: string): Promise<void> {
@@ -96,12 +109,15 @@ async function forgetRedisKeys(url: string, prefix: string): Promise<void> {
 }
 
 try {
+  const repoDir = resolve(str('repo') ?? resolve(root, 'examples/gitops-repo'));
+  const agentToken = randomBytes(24).toString('hex');
+  const seeded = agentKind === 'none' ? null : withAgentHealth(repoDir, agentKind as SimulatedAgentKind);
   const sandbox = await runSandbox({
-    repoDir: resolve(str('repo') ?? resolve(root, 'examples/gitops-repo')),
+    repoDir: seeded?.dir ?? repoDir,
     githubPort: port(str('github-port'), 0, 'github-port'),
     appPort: port(str('app-port'), 3000, 'app-port'),
     root,
-    env: process.env,
+    env: agentKind === 'none' ? process.env : { ...process.env, ESCALATOR_AGENT_TOKEN: agentToken },
     ...(str('registry-token') ? { registryToken: str('registry-token') } : {}),
     ...(appCommand ? { appCommand } : {}),
     ...(soak !== undefined ? { soak } : {}),
@@ -111,11 +127,37 @@ try {
     ? 'The steps below are written for the shipped example (examples/gitops-repo); with --repo, adapt the image and pull request numbers.\n'
     : '';
   process.stdout.write(`SANDBOX_READY ${JSON.stringify(sandbox.ready)}\n${renderNextSteps(sandbox.ready)}${note}`);
+  seeded?.remove();
+  let agent: SimulatedAgent | undefined;
+  if (seeded) {
+    const [owner = '', repo = ''] = sandbox.ready.repository.split('/');
+    agent = new SimulatedAgent({
+      agent: agentKind as SimulatedAgentKind,
+      escalatorUrl: sandbox.ready.app_url,
+      token: agentToken,
+      owner,
+      repo,
+      branch: 'main',
+      githubApiUrl: sandbox.ready.api_url,
+      githubToken: sandbox.ready.user.token,
+      repoURL: `${sandbox.ready.repository_url}.git`,
+      objects: seeded.objects,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    const control = await agent.start();
+    const first = seeded.objects[0]?.object ?? '';
+    process.stdout.write(
+      `AGENT_READY ${JSON.stringify({ agent: agentKind, control_url: control, objects: seeded.objects })}\n` +
+        `The simulated ${agentKind === 'argocd' ? 'Argo CD' : 'Flux'} reports every object synced and healthy a few seconds after each push.\n` +
+        `  Make one go Degraded:  curl -X POST '${control}/degrade?object=${encodeURIComponent(first)}'\n` +
+        `  and recover:           curl -X POST '${control}/recover?object=${encodeURIComponent(first)}'\n`,
+    );
+  }
   let stopping = false;
   const stop = (code: number) => {
     if (stopping) return;
     stopping = true;
-    void sandbox.close().then(() => process.exit(code));
+    void (agent?.close() ?? Promise.resolve()).then(() => sandbox.close()).then(() => process.exit(code));
   };
   process.once('SIGINT', () => stop(0));
   process.once('SIGTERM', () => stop(0));

@@ -1,12 +1,14 @@
 /**
- * The gates of one promotion, decided from data: how long the source environment has run each
- * version (soak) and whether a person put the target on hold. Pure: time comes in as `now`.
+ * The gates of one promotion, decided from data: whether the source environment runs the versions
+ * healthy (health, when it reports it), how long it has run them (soak) and whether a person put
+ * the target on hold. Pure: time comes in as `now`.
  */
+import type { HealthGateDecision } from './health-gate.js';
 
 export type GateState = 'passed' | 'pending' | 'failed';
 
 export interface Gate {
-  name: 'soak' | 'hold';
+  name: 'health' | 'soak' | 'hold';
   state: GateState;
   detail: string;
 }
@@ -27,6 +29,12 @@ export interface GateInput {
   hold: string | undefined;
   /** Who skipped the soak of exactly these versions (`/escalator promote <env> --now`), if someone did. */
   soakSkippedBy?: string | undefined;
+  /**
+   * The health gate, when the source reports its health (`planHealthGate`): then soak counts from
+   * when the source ran each app healthy (its `healthySince`, in the order of the apps), not from
+   * `firstSeen`.
+   */
+  health?: HealthGateDecision | undefined;
   now: number;
 }
 
@@ -34,11 +42,15 @@ export interface GateDecision {
   gates: Gate[];
   /** When the soak gate passes (`now` when it already has, or there is none). */
   readyAt: number;
+  /** When a pending health gate is to be looked at again without a new report (its timeout, or a degraded spell outlasting `tolerate`). */
+  healthRecheckAt?: number;
 }
 
 export function planGates(input: GateInput): GateDecision {
   const gates: Gate[] = [];
   let readyAt = input.now;
+  const health = input.rollback ? undefined : input.health;
+  if (health) gates.push(health.gate);
   if (input.soakMs > 0 && !input.rollback && input.soakSkippedBy) {
     gates.push({
       name: 'soak',
@@ -46,16 +58,23 @@ export function planGates(input: GateInput): GateDecision {
       detail: `skipped by ${input.soakSkippedBy} with /escalator promote ${input.target} --now (the ${input.soakText} soak in ${input.source} was not waited for)`,
     });
   } else if (input.soakMs > 0 && !input.rollback) {
-    for (const seen of input.firstSeen)
-      readyAt = Math.max(readyAt, (seen ? Date.parse(seen) : input.now) + input.soakMs);
+    const from = health ? health.healthySince : input.firstSeen;
+    for (const seen of from) readyAt = Math.max(readyAt, (seen ? Date.parse(seen) : input.now) + input.soakMs);
+    const healthy = health ? ' healthy' : '';
     gates.push(
       readyAt <= input.now
-        ? { name: 'soak', state: 'passed', detail: `ran in ${input.source} for at least ${input.soakText}` }
-        : {
-            name: 'soak',
-            state: 'pending',
-            detail: `${input.source} must run these versions for ${input.soakText}; ready at ${new Date(readyAt).toISOString()}`,
-          },
+        ? { name: 'soak', state: 'passed', detail: `ran${healthy} in ${input.source} for at least ${input.soakText}` }
+        : health && health.healthySince.some((since) => since === undefined)
+          ? {
+              name: 'soak',
+              state: 'pending',
+              detail: `${input.source} must run these versions healthy for ${input.soakText}, counted from when it reports them healthy`,
+            }
+          : {
+              name: 'soak',
+              state: 'pending',
+              detail: `${input.source} must run these versions${healthy} for ${input.soakText}; ready at ${new Date(readyAt).toISOString()}`,
+            },
     );
   }
   gates.push(
@@ -67,7 +86,11 @@ export function planGates(input: GateInput): GateDecision {
         }
       : { name: 'hold', state: 'passed', detail: 'no hold' },
   );
-  return { gates, readyAt };
+  return {
+    gates,
+    readyAt,
+    ...(health?.recheckAt !== undefined ? { healthRecheckAt: health.recheckAt } : {}),
+  };
 }
 
 /** Whether GitHub holds a merge to the gates: the gate checks the base branch does not require. */

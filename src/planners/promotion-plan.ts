@@ -59,6 +59,10 @@ export interface PromotionInput {
   enforcement?: GateEnforcement;
   /** The configuration's editor settings (Flux policies, dotted Helm keys); see `editSettingsFrom`. */
   editing?: EditSettings;
+  /** What the source runs and how healthy, one line per app (when the source reports health): `staging runs hello 1.4.2, healthy for 2h 10m (…)`. */
+  health?: string[];
+  /** Why this pull request was opened, when Escalator opened it on its own for a reason a reviewer must read (an automatic rollback). */
+  because?: string;
 }
 
 export interface PromotionPlan {
@@ -203,6 +207,11 @@ function renderPromotionBody(
       '',
       `**Provenance:** ${input.sources.map((source) => (/^#\d{1,9}$/.test(source) ? source : escapeText(source))).join(' → ')} → this pull request`,
     );
+  }
+  if (input.because) lines.push('', `**Why:** ${escapeText(input.because)}`);
+  if (input.health?.length) {
+    lines.push('', '**Health**', '');
+    for (const line of input.health) lines.push(`- ${escapeText(line)}`);
   }
   if (input.gates?.length) {
     lines.push('', '**Gates**', '');

@@ -52,6 +52,10 @@ export const PromoteJob = z.object({
   replyTo: z.number().int().positive().optional(),
   /** `/escalator promote <env> --now`: skip the soak of the versions promoted now (a writer's command). */
   skipSoak: z.boolean().optional(),
+  /** Why Escalator opened this promotion on its own (`rollback: auto`), shown in the pull request body. */
+  because: z.string().max(1000).optional(),
+  /** `rollback: auto`: the degraded spell (its start, ISO) this rollback answers; the job does nothing when the spell is over. */
+  spell: z.string().max(40).optional(),
 });
 export type PromoteJob = z.infer<typeof PromoteJob>;
 

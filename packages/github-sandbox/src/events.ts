@@ -5,6 +5,7 @@ import {
   type IssueRecord,
   type SandboxCheckRun,
   type SandboxComment,
+  type SandboxCommitStatus,
   type SandboxInstallation,
   type SandboxIssue,
   type SandboxLabel,
@@ -258,5 +259,90 @@ export function emitInstallationRepositories(
     repositories_removed: change.removed.map((repo) => repoLite(context, repo)),
     requester: null,
     sender: userShape(context.urls, sender),
+  });
+}
+
+/** Up to 10 branches whose history contains `sha`, as the `status` event lists them. */
+async function branchesContaining(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  sha: string,
+): Promise<Record<string, unknown>[]> {
+  const branches: Record<string, unknown>[] = [];
+  for (const { ref, sha: head } of await repo.git.listRefs('refs/heads/')) {
+    if (branches.length === 10) break;
+    if (head !== sha && !(await repo.git.isAncestor(sha, head))) continue;
+    const name = ref.slice('refs/heads/'.length);
+    branches.push({
+      name,
+      commit: { sha: head, url: context.urls.repoApi(fullName(repo), `/commits/${head}`) },
+      protected: repo.protections.has(name),
+    });
+  }
+  return branches;
+}
+
+/** The `status` event's commit carries `verification` without `verified_at` (@octokit/webhooks-schemas). */
+function withoutVerifiedAt(commit: Record<string, unknown>): Record<string, unknown> {
+  const inner = commit.commit as Record<string, unknown> | undefined;
+  const verification = inner?.verification as Record<string, unknown> | undefined;
+  if (!inner || !verification) return commit;
+  const { verified_at: _verifiedAt, ...rest } = verification;
+  return { ...commit, commit: { ...inner, verification: rest } };
+}
+
+/** `status`: a commit status was created (the event has no action). */
+export async function emitStatus(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  status: SandboxCommitStatus,
+  commit: Record<string, unknown>,
+  sender: SandboxUser,
+): Promise<void> {
+  emitForRepo(context, repo, 'status', {
+    id: status.id,
+    sha: status.sha,
+    name: fullName(repo),
+    target_url: status.targetUrl,
+    avatar_url: userShape(context.urls, status.creator).avatar_url,
+    context: status.context,
+    description: status.description,
+    state: status.state,
+    commit: withoutVerifiedAt(commit),
+    branches: await branchesContaining(context, repo, status.sha),
+    created_at: isoTime(status.createdAt),
+    updated_at: isoTime(status.createdAt),
+    ...common(context, repo, sender),
+  });
+}
+
+/** `deployment` created, and `deployment_status` created with the deployment it belongs to. */
+export function emitDeployment(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  deployment: Record<string, unknown>,
+  sender: SandboxUser,
+): void {
+  emitForRepo(context, repo, 'deployment', {
+    action: 'created',
+    deployment,
+    workflow: null,
+    workflow_run: null,
+    ...common(context, repo, sender),
+  });
+}
+
+export function emitDeploymentStatus(
+  context: SandboxContext,
+  repo: SandboxRepo,
+  deployment: Record<string, unknown>,
+  status: Record<string, unknown>,
+  sender: SandboxUser,
+): void {
+  emitForRepo(context, repo, 'deployment_status', {
+    action: 'created',
+    deployment_status: status,
+    deployment,
+    ...common(context, repo, sender),
   });
 }

@@ -156,6 +156,42 @@ export interface SandboxCommitStatus {
   createdAt: Date;
 }
 
+/** A deployment (`POST /repos/{owner}/{repo}/deployments`). */
+export interface SandboxDeployment {
+  id: number;
+  repoId: number;
+  sha: string;
+  ref: string;
+  task: string;
+  payload: Record<string, unknown>;
+  environment: string;
+  originalEnvironment: string;
+  description: string | null;
+  transient: boolean;
+  production: boolean;
+  creator: SandboxUser;
+  viaApp: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type DeploymentState = 'error' | 'failure' | 'inactive' | 'in_progress' | 'queued' | 'pending' | 'success';
+
+/** One status of a deployment, newest last. */
+export interface SandboxDeploymentStatus {
+  id: number;
+  deploymentId: number;
+  state: DeploymentState;
+  description: string;
+  environment: string;
+  targetUrl: string;
+  logUrl: string;
+  environmentUrl: string;
+  creator: SandboxUser;
+  viaApp: boolean;
+  createdAt: Date;
+}
+
 export interface SandboxPull {
   id: number;
   /** Every pull request is also an issue, with its own id. */

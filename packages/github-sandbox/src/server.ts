@@ -15,6 +15,7 @@ import { registerAppRoutes } from './routes/apps.js';
 import { registerCheckRoutes } from './routes/checks.js';
 import { registerContentRoutes } from './routes/contents.js';
 import { registerControlRoutes } from './routes/control.js';
+import { registerDeploymentRoutes } from './routes/deployments.js';
 import { registerGateRoutes } from './routes/gates.js';
 import { registerGitDataRoutes } from './routes/git-data.js';
 import { registerGraphqlRoutes } from './routes/graphql.js';
@@ -121,12 +122,20 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     permissions: options.app?.permissions ?? {
       checks: 'write',
       contents: 'write',
+      deployments: 'write',
       issues: 'write',
       metadata: 'read',
       pull_requests: 'write',
       statuses: 'read',
     },
-    events: options.app?.events ?? ['check_run', 'issue_comment', 'pull_request', 'push'],
+    events: options.app?.events ?? [
+      'check_run',
+      'deployment_status',
+      'issue_comment',
+      'pull_request',
+      'push',
+      'status',
+    ],
     createdAt: state.clock(),
   };
 
@@ -150,6 +159,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   registerAppRoutes(api, context);
   registerCheckRoutes(api, context);
   registerGateRoutes(api, context);
+  registerDeploymentRoutes(api, context);
   registerRepoRoutes(api, context);
   registerContentRoutes(api, context);
   registerGitDataRoutes(api, context);

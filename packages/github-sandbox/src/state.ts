@@ -6,6 +6,8 @@ import type {
   SandboxCheckRun,
   SandboxComment,
   SandboxCommitStatus,
+  SandboxDeployment,
+  SandboxDeploymentStatus,
   SandboxInstallation,
   SandboxIssue,
   SandboxPull,
@@ -40,6 +42,8 @@ export class SandboxState {
   readonly comments = new Map<number, SandboxComment>();
   readonly checkRuns = new Map<number, SandboxCheckRun>();
   readonly statuses = new Map<number, SandboxCommitStatus>();
+  readonly deployments = new Map<number, SandboxDeployment>();
+  readonly deploymentStatuses = new Map<number, SandboxDeploymentStatus>();
 
   constructor(
     readonly dataDir: string,

@@ -50,8 +50,6 @@ const NOT_SERVED: Record<string, string> = {
 const DIFFERS: Record<string, string> = {
   'branch-protection':
     'protection with required reviews and push restrictions is refused with 422 (src/routes/gates.ts, merge-gates work)',
-  'create-status':
-    'GET /commits/{sha}/statuses is not served (the commits/{ref} route answers it as a commit); commit statuses are the merge-gates work (src/routes/gates.ts)',
 };
 
 /** What each scenario's `record.js` set up before its recorded requests (those it marked ignored). */
@@ -276,10 +274,13 @@ function apiPath(url: string, origin?: string): string {
 
 /** Ids and SHAs differ between servers; compare the paths around them. */
 function normalizePath(path: string): string {
-  return path
-    .split('/')
-    .map((segment) => (/^\d+$/.test(segment) ? '{id}' : /^[0-9a-f]{40}$/.test(segment) ? '{sha}' : segment))
-    .join('/');
+  return (
+    path
+      .split('/')
+      // A SHA first: a normalized recording's SHA (`000…001`) is all digits.
+      .map((segment) => (/^[0-9a-f]{40}$/.test(segment) ? '{sha}' : /^\d+$/.test(segment) ? '{id}' : segment))
+      .join('/')
+  );
 }
 
 function translatePath(path: string, learned: Map<string, string>): string {

@@ -29,7 +29,8 @@ export const examples = JSON.parse(readFileSync(require.resolve('@octokit/webhoo
 const compiled = new Map<string, ValidateFunction>();
 
 export function definitionName(event: string, action: string | null): string {
-  return event === 'push' ? 'push$event' : `${event}$${action ?? ''}`;
+  // Events without actions (`push`, `status`) have one definition, `<event>$event`.
+  return event === 'push' || action === null ? `${event}$event` : `${event}$${action}`;
 }
 
 /** Returns problems with a payload; an empty list means it matches GitHub's schema. */

@@ -488,3 +488,23 @@ export async function loadPermission(octokit: Octokit, id: RepoId, username: str
     throw error;
   }
 }
+
+/**
+ * Whether commit `head` contains commit `base` (the compare API says `ahead` or `identical`).
+ * A commit GitHub does not know (404) contains nothing; the answer never changes, so callers cache it.
+ */
+export async function commitContains(octokit: Octokit, id: RepoId, base: string, head: string): Promise<boolean> {
+  if (base === head) return true;
+  try {
+    const { data } = await octokit.rest.repos.compareCommitsWithBasehead({
+      owner: id.owner,
+      repo: id.repo,
+      basehead: `${base}...${head}`,
+      per_page: 1,
+    });
+    return data.status === 'ahead' || data.status === 'identical';
+  } catch (error) {
+    if (error instanceof RequestError && (error.status === 404 || error.status === 422)) return false;
+    throw error;
+  }
+}

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { CandidateStore } from './candidates.js';
 import { HealthStore } from './health.js';
+import { HealthGateStore } from './healthy-versions.js';
 import { HoldStore } from './holds.js';
 import { LivingStore } from './living.js';
 import { ProvenanceStore } from './provenance.js';
@@ -22,6 +23,7 @@ export class RepoState {
   readonly living: LivingStore;
   /** What the agents (Argo CD, Flux, commit statuses) report about each environment and app. */
   readonly health: HealthStore;
+  readonly healthGate: HealthGateStore;
 
   constructor(
     readonly redis: Redis,
@@ -35,5 +37,6 @@ export class RepoState {
     this.refusals = new RefusalStore(redis, prefix);
     this.living = new LivingStore(redis, prefix);
     this.health = new HealthStore(redis, prefix);
+    this.healthGate = new HealthGateStore(redis, prefix);
   }
 }

@@ -5,6 +5,7 @@ import { planGates, type GateDecision } from '../../planners/promotion-gates.js'
 import { readVersions, type EnvFile, type PromotionInput } from '../../planners/promotion-plan.js';
 import { versionId } from '../../planners/versions.js';
 import type { JobDeps } from './deps.js';
+import { decideHealth } from './health-inputs.js';
 
 type Octokit = Parameters<typeof loadFile>[0];
 type Environment = NonNullable<RepoIndex['config']>['environments'][number];
@@ -38,8 +39,9 @@ export function promotedVersions(entries: PromotionInput['apps']): string[] {
 }
 
 /**
- * The gates of promoting `entries` from `target.from` into `target` (app `''`: grouped): when the
- * source first ran each version (soak), a hold, a skipped soak; decided by `planGates`.
+ * The gates of promoting `entries` from `target.from` into `target` (app `''`: grouped): whether
+ * the source runs them healthy (when it reports health), when it first ran or ran healthy each
+ * version (soak), a hold, a skipped soak; decided by `planHealthGate` and `planGates`.
  */
 export async function decideGates(
   deps: JobDeps,
@@ -48,7 +50,7 @@ export async function decideGates(
   app: string,
   entries: PromotionInput['apps'],
   options: { rollback: boolean; now: number },
-): Promise<GateDecision> {
+): Promise<GateDecision & { healthLines?: string[] }> {
   const source = target.from;
   const soakMs = parseDuration(target.soak);
   const firstSeen: Array<string | undefined> = [];
@@ -68,7 +70,17 @@ export async function decideGates(
       (await deps.store.holds.loadSoakSkip(index, target.name, app, promotedVersions(entries))) ?? undefined;
   }
   const hold = (await deps.store.holds.loadHold(index, target.name, app)) ?? undefined;
-  return planGates({
+  // Health of the source (when it reports it): a gate of its own, and soak counted from healthy-since.
+  const health = options.rollback
+    ? undefined
+    : await decideHealth(
+        deps,
+        index,
+        index.config?.environments.find((env) => env.name === source),
+        entries,
+        options.now,
+      );
+  const decision = planGates({
     source,
     target: target.name,
     soakMs,
@@ -77,6 +89,8 @@ export async function decideGates(
     firstSeen,
     hold,
     soakSkippedBy,
+    health,
     now: options.now,
   });
+  return health ? { ...decision, healthLines: health.lines } : decision;
 }

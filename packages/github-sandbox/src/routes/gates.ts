@@ -1,5 +1,6 @@
 import { settleAutoMerges } from '../auto-merge.js';
 import { fullName, type SandboxContext } from '../context.js';
+import { emitStatus } from '../events.js';
 import { activeRulesets, protectionOf } from '../gates.js';
 import {
   bodyOf,
@@ -396,6 +397,7 @@ export function registerGateRoutes(router: Router, context: SandboxContext): voi
       createdAt: state.clock(),
     };
     state.statuses.set(status.id, status);
+    await emitStatus(context, repo, status, await commitResource(context, repo, sha, false), status.creator);
     await settleAutoMerges(context, repo);
     return json(201, { ...statusShape(repo, status), creator: userShape(urls, status.creator) });
   });
@@ -407,7 +409,11 @@ export function registerGateRoutes(router: Router, context: SandboxContext): voi
     const all = [...state.statuses.values()]
       .filter((status) => status.repoId === repo.id && status.sha === sha)
       .sort((a, b) => b.id - a.id);
-    const latest = all.filter((status, index) => all.findIndex((other) => other.context === status.context) === index);
+    // The latest status per context, oldest first, as GitHub's recorded exchange lists them
+    // (octokit/fixtures scenarios/api.github.com/create-status/normalized-fixture.json).
+    const latest = all
+      .filter((status, index) => all.findIndex((other) => other.context === status.context) === index)
+      .reverse();
     const combined = latest.some((status) => status.state === 'error' || status.state === 'failure')
       ? 'failure'
       : latest.length === 0 || latest.some((status) => status.state === 'pending')
@@ -425,6 +431,22 @@ export function registerGateRoutes(router: Router, context: SandboxContext): voi
         commit_url: urls.repoApi(fullName(repo), `/commits/${sha}`),
         url: urls.repoApi(fullName(repo), `/commits/${sha}/status`),
       },
+      page.headers,
+    );
+  });
+
+  // Every status of a ref, newest first (the same recorded exchange).
+  router.add('GET', '/repos/:owner/:repo/commits/*ref/statuses', async (request: ApiRequest) => {
+    const repo = requireRepo(context, request, 'read');
+    requireAppPermission(context, request, 'statuses', 'read');
+    const sha = await resolveOrFail(repo, request.params.ref ?? '');
+    const all = [...state.statuses.values()]
+      .filter((status) => status.repoId === repo.id && status.sha === sha)
+      .sort((a, b) => b.id - a.id);
+    const page = paginate(request, all);
+    return json(
+      200,
+      page.items.map((status) => ({ ...statusShape(repo, status), creator: userShape(urls, status.creator) })),
       page.headers,
     );
   });

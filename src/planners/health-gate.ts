@@ -1,0 +1,257 @@
+/**
+ * The health gate of one promotion: the source environment must run the promoted versions synced
+ * and healthy, on a revision that contains the commit where they landed there. Pure: the recorded
+ * health, whether its revision contains that commit (the job asks GitHub's compare API) and `now`
+ * come in as data.
+ */
+import type { AppHealth, HealthSource } from './health.js';
+
+/** What the gate knows about one app of the promotion. */
+export interface HealthGateApp {
+  app: string;
+  /** The promoted versions as a reader says them: `hello 1.4.2`. */
+  running: string;
+  /** The commit where these versions landed in the source environment, and when it was seen; undefined: not recorded. */
+  merge?: { sha: string; at: string };
+  /** What the source's agent last said about this app; undefined: nothing yet. */
+  health?: AppHealth;
+  /** Whether `health.revision` contains `merge.sha` (compare status `ahead` or `identical`); undefined: not asked. */
+  containsMerge?: boolean;
+  /** The agent object expected to report this app (from the environment's `health`). */
+  expected: Pick<HealthSource, 'agent' | 'object'>;
+}
+
+export interface HealthGateInput {
+  source: string;
+  apps: HealthGateApp[];
+  /** A degraded spell shorter than this does not fail the gate. */
+  tolerateMs: number;
+  tolerateText: string;
+  /** How long after the merge the agent has to report it synced and healthy. */
+  timeoutMs: number;
+  timeoutText: string;
+  now: number;
+}
+
+export type AppVerdict =
+  | { state: 'passed'; healthySince: string; line: string }
+  | { state: 'pending'; recheckAt: number; line: string; healthySince?: string }
+  | { state: 'failed'; line: string; degraded: boolean };
+
+/** The `health` gate (a `Gate` of promotion-gates.ts, which imports this module). */
+export interface HealthGate {
+  name: 'health';
+  state: 'passed' | 'pending' | 'failed';
+  detail: string;
+}
+
+export interface HealthGateDecision {
+  gate: HealthGate;
+  /**
+   * Per app (same order as the input): since when it ran the promoted versions healthy, when it
+   * does (kept through a degraded spell shorter than `tolerate`). Soak counts from here.
+   */
+  healthySince: Array<string | undefined>;
+  /** The earliest time the gate may change without a new report (a timeout, a degraded spell outlasting `tolerate`). */
+  recheckAt?: number;
+  /** One line per app for the pull request body: what the source runs and how it is. */
+  lines: string[];
+}
+
+/** `Argo CD app hello-staging`, `Flux Kustomization flux-system/apps-staging`, `commit status kustomization/apps/1a2b`. */
+export function describeSource(source: Pick<HealthSource, 'agent' | 'object'>): string {
+  switch (source.agent) {
+    case 'argocd':
+      return `Argo CD app ${source.object}`;
+    case 'flux':
+      return `Flux object ${source.object}`;
+    default:
+      return `commit status ${source.object}`;
+  }
+}
+
+/** Where a person looks when an agent is silent. */
+function configureHint(agent: HealthSource['agent']): string {
+  switch (agent) {
+    case 'argocd':
+      return 'check the Argo CD notifications subscription of that app (docs/health.md)';
+    case 'flux':
+      return 'check the Flux Alert and its generic-hmac Provider for that object (docs/health.md)';
+    default:
+      return 'check that the agent posts that commit status on the commits it syncs (docs/health.md)';
+  }
+}
+
+/** `2h 10m`, `45s`, `3d 4h`: the two largest units. */
+export function formatSpan(ms: number): string {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  const units: Array<[string, number]> = [
+    ['d', Math.floor(seconds / 86_400)],
+    ['h', Math.floor((seconds % 86_400) / 3600)],
+    ['m', Math.floor((seconds % 3600) / 60)],
+    ['s', seconds % 60],
+  ];
+  const first = units.findIndex(([, value]) => value > 0);
+  if (first < 0) return '0s';
+  return units
+    .slice(first, first + 2)
+    .filter(([, value]) => value > 0)
+    .map(([unit, value]) => `${value}${unit}`)
+    .join(' ');
+}
+
+const short = (sha: string): string => sha.slice(0, 7);
+
+/** Healthy since before the merge means healthy at an older revision that carried on: soak counts from the merge. */
+function soakStart(healthySince: string, app: HealthGateApp): string {
+  return new Date(Math.max(Date.parse(healthySince), app.merge ? Date.parse(app.merge.at) : 0)).toISOString();
+}
+
+/** The verdict for one app. */
+export function judgeApp(input: HealthGateInput, app: HealthGateApp): AppVerdict {
+  const { source, now } = input;
+  const expected = describeSource(app.expected);
+  const deadline = app.merge ? Date.parse(app.merge.at) + input.timeoutMs : undefined;
+  const health = app.health;
+  const reportedBy = health ? describeSource(health.source) : expected;
+  const words = health?.message ? `: ${health.message}` : '';
+  // A report about a revision older than the merge never counts (the merge is not running yet).
+  const current = health !== undefined && (app.merge === undefined || app.containsMerge === true);
+  if (!current) {
+    const about = health
+      ? `the last report (${short(health.revision)}, ${health.sync}/${health.health}) is about a revision older than merge ${short(app.merge?.sha ?? '')}`
+      : `no report from ${expected} yet`;
+    if (deadline !== undefined && now >= deadline)
+      return {
+        state: 'failed',
+        degraded: false,
+        line: `no report from ${expected} on ${app.running} within ${input.timeoutText} of merge ${short(app.merge?.sha ?? '')} (${about}); ${configureHint(app.expected.agent)}`,
+      };
+    return {
+      state: 'pending',
+      recheckAt: deadline ?? now + input.timeoutMs,
+      line: `${source} runs ${app.running}: waiting for ${expected} to report ${app.merge ? `merge ${short(app.merge.sha)}` : 'it'} synced and healthy (${about})`,
+    };
+  }
+  const where = `${reportedBy}, synced to ${short(health.revision)}`;
+  if (health.sync === 'failed')
+    return {
+      state: 'failed',
+      degraded: true,
+      line: `${source} failed to sync ${app.running} (${where}${words}); promotion halts until it syncs and reports healthy`,
+    };
+  if (health.health === 'degraded') {
+    const since = Date.parse(health.degradedSince ?? health.reportedAt);
+    if (now - since >= input.tolerateMs)
+      return {
+        state: 'failed',
+        degraded: true,
+        line: `${source} runs ${app.running} Degraded for ${formatSpan(now - since)}, longer than the ${input.tolerateText} tolerated (${where}${words}); promotion halts until it reports healthy`,
+      };
+    // A spell shorter than `tolerate` keeps healthy-since (the soak goes on), but nothing merges during it.
+    const kept = health.healthySince ? soakStart(health.healthySince, app) : undefined;
+    return {
+      state: 'pending',
+      recheckAt: since + input.tolerateMs,
+      line: `${source} runs ${app.running} Degraded for ${formatSpan(now - since)}, within the ${input.tolerateText} tolerated (${where})`,
+      ...(kept ? { healthySince: kept } : {}),
+    };
+  }
+  if (health.sync === 'synced' && health.health === 'healthy' && health.healthySince) {
+    const from = soakStart(health.healthySince, app);
+    return {
+      state: 'passed',
+      healthySince: from,
+      line: `${source} runs ${app.running}, healthy for ${formatSpan(now - Date.parse(from))} (${where})`,
+    };
+  }
+  const state = `${health.sync}/${health.health}`;
+  if (deadline !== undefined && now >= deadline)
+    return {
+      state: 'failed',
+      degraded: false,
+      line: `${app.running} is not synced and healthy in ${source} within ${input.timeoutText} of merge ${short(app.merge?.sha ?? '')}: ${reportedBy} last said ${state}${words}`,
+    };
+  return {
+    state: 'pending',
+    recheckAt: deadline ?? now + input.timeoutMs,
+    line: `${source} runs ${app.running}, ${state} (${where}); waiting for synced and healthy`,
+  };
+}
+
+/** The `health` gate of a promotion out of an environment whose health is configured. */
+export function planHealthGate(input: HealthGateInput): HealthGateDecision {
+  const verdicts = input.apps.map((app) => judgeApp(input, app));
+  const lines = verdicts.map((verdict) => verdict.line);
+  const failed = verdicts.filter((verdict) => verdict.state === 'failed');
+  const pending = verdicts.filter((verdict) => verdict.state === 'pending');
+  const healthySince = verdicts.map((verdict) => (verdict.state === 'failed' ? undefined : verdict.healthySince));
+  const recheck = pending.map((verdict) => verdict.recheckAt);
+  const recheckAt = recheck.length > 0 ? Math.min(...recheck) : undefined;
+  if (input.apps.length === 0)
+    return {
+      gate: { name: 'health', state: 'passed', detail: `nothing of ${input.source} to wait for` },
+      healthySince,
+      lines,
+    };
+  const state = failed.length > 0 ? 'failed' : pending.length > 0 ? 'pending' : 'passed';
+  const shown = state === 'failed' ? failed : state === 'pending' ? pending : verdicts;
+  return {
+    gate: { name: 'health', state, detail: shown.map((verdict) => verdict.line).join('; ') },
+    healthySince,
+    ...(recheckAt !== undefined && state === 'pending' ? { recheckAt } : {}),
+    lines,
+  };
+}
+
+/** `12:03` (UTC) of an ISO time, for sentences a reviewer reads next to the agent's own times. */
+function clock(iso: string): string {
+  return new Date(iso).toISOString().slice(11, 16);
+}
+
+/**
+ * Why Escalator rolls an environment back on its own (`rollback: auto`), for the pull request:
+ * "hello 1.4.2 went Degraded in staging at 12:03 for 5m (Argo CD app hello-staging: …); rolling
+ * back to 1.4.1, healthy there until 12:01".
+ */
+export function rollbackReason(input: {
+  environment: string;
+  running: string;
+  health: AppHealth;
+  target: { tags: string[]; until?: string | undefined };
+  now: number;
+}): string {
+  const { health } = input;
+  const since = health.degradedSince ?? health.reportedAt;
+  const what = health.sync === 'failed' ? 'failed to sync' : 'went Degraded';
+  const words = health.message ? `: ${health.message}` : '';
+  const until = input.target.until ? `, healthy there until ${clock(input.target.until)}` : '';
+  return `${input.running} ${what} in ${input.environment} at ${clock(since)} for ${formatSpan(input.now - Date.parse(since))} (${describeSource(health.source)}${words}); rolling back to ${input.target.tags.join(', ')}${until}`;
+}
+
+/** Whether an app's recorded health is bad enough to act on: a failed sync, or degraded for `tolerate` or longer. */
+export function sustainedBad(health: AppHealth, tolerateMs: number, now: number): boolean {
+  if (health.sync === 'failed') return true;
+  if (health.health !== 'degraded') return false;
+  return now - Date.parse(health.degradedSince ?? health.reportedAt) >= tolerateMs;
+}
+
+/**
+ * The state of a Deployment whose commit the agent's revision contains: success when synced and
+ * healthy, failure on a failed sync or a degraded spell past `tolerate`, in progress otherwise.
+ */
+export function deploymentState(
+  health: AppHealth,
+  tolerateMs: number,
+  now: number,
+): { state: 'in_progress' | 'success' | 'failure'; description: string } {
+  const where = `${describeSource(health.source)} at ${short(health.revision)}`;
+  if (health.sync === 'synced' && health.health === 'healthy')
+    return { state: 'success', description: `synced and healthy (${where})` };
+  if (sustainedBad(health, tolerateMs, now))
+    return {
+      state: 'failure',
+      description: `${health.sync === 'failed' ? 'sync failed' : 'degraded'} (${where})`,
+    };
+  return { state: 'in_progress', description: `${health.sync}/${health.health} (${where})` };
+}

@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SimulatedAgent } from '../../src/main/sandbox-agent.js';
+import { eventually, startStack, waitIndexed, type Stack } from '../support/stack.js';
+
+/**
+ * The whole loop with the agents' wire formats: the simulated Argo CD (or Flux) reports each push
+ * to Escalator's /agents route; the promotion out of dev waits for it, and a Degraded object
+ * halts it until it recovers.
+ */
+const owner = 'developer';
+const token = 'agent-token-for-the-loop-0123456789';
+const overlay = (tag: string) => `images:\n  - name: ghcr.io/example/hello\n    newTag: ${tag}\n`;
+
+describe.each(['argocd', 'flux'] as const)('agent loop through %s (sandbox GitHub, real Redis)', (agent) => {
+  let stack: Stack;
+  let sim: SimulatedAgent;
+  beforeAll(async () => {
+    stack = await startStack({ ESCALATOR_AGENT_TOKEN: token }, { name: `loop-${agent}` });
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await stack?.close();
+  });
+
+  it('waits for the agent to report the merge healthy, halts on Degraded, recovers', { timeout: 180_000 }, async () => {
+    const repo = `loop-${agent}`;
+    const health = agent === 'argocd' ? '{ argocd: "{app}-dev" }' : '{ flux: "flux-system/apps-dev" }';
+    const object = agent === 'argocd' ? 'hello-dev' : 'flux-system/apps-dev';
+    await stack.client.createRepo({
+      name: repo,
+      files: {
+        '.github/escalator.yml': `environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n    health: ${health}\n  - name: staging\n    paths: ["apps/*/overlays/staging"]\n    from: dev\n`,
+        'apps/hello/overlays/dev/kustomization.yaml': overlay('1.0.0'),
+        'apps/hello/overlays/staging/kustomization.yaml': overlay('1.0.0'),
+      },
+    });
+    await waitIndexed(stack, owner, repo);
+    sim = new SimulatedAgent({
+      agent,
+      escalatorUrl: stack.app.url,
+      token,
+      owner,
+      repo,
+      branch: 'main',
+      githubApiUrl: stack.sim.apiUrl,
+      githubToken: stack.sim.user.token,
+      repoURL: `${stack.sim.url}/${owner}/${repo}.git`,
+      objects: [{ object, environment: 'dev' }],
+      delayMs: 500,
+      pollMs: 200,
+    });
+    const control = await sim.start();
+    await stack.client.commit(`${owner}/${repo}`, {
+      branch: 'main',
+      files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0') },
+    });
+    const pull = await eventually(
+      async () =>
+        (await stack.user.rest.pulls.list({ owner, repo, state: 'open' })).data.find(
+          (p) => p.head.ref === 'escalator/promote/staging/hello',
+        ),
+      { what: 'the staging promotion', timeoutMs: 60_000 },
+    );
+    const conclusion = (wanted: string) =>
+      eventually(
+        async () => {
+          const run = (
+            await stack.user.rest.checks.listForRef({ owner, repo, ref: pull.head.sha, check_name: 'escalator/health' })
+          ).data.check_runs[0];
+          return run?.conclusion === wanted ? run : undefined;
+        },
+        { what: `escalator/health ${wanted}`, timeoutMs: 60_000 },
+      );
+    await conclusion('success');
+    expect(sim.sent.every((report) => report.status === 202)).toBe(true);
+    await fetch(`${control}/degrade?object=${encodeURIComponent(object)}`, { method: 'POST' });
+    // Degraded is tolerated for 60 s by default: the gate waits, then fails at the re-check.
+    const run = await eventually(
+      async () => {
+        const r = (
+          await stack.user.rest.checks.listForRef({ owner, repo, ref: pull.head.sha, check_name: 'escalator/health' })
+        ).data.check_runs[0];
+        return r?.status === 'in_progress' ? r : undefined;
+      },
+      { what: 'escalator/health waiting', timeoutMs: 60_000 },
+    );
+    expect(run.output.summary).toContain('within the 60s tolerated');
+    await fetch(`${control}/recover?object=${encodeURIComponent(object)}`, { method: 'POST' });
+    await conclusion('success');
+  });
+});

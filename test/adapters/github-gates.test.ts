@@ -27,6 +27,8 @@ let user: Octokit;
 let app: Octokit;
 let counter = 0;
 const owner = 'example';
+/** The gates docs/gates.md tells a repository to require, in the order GitHub lists them back. */
+const GATES = ['escalator/health', 'escalator/hold', 'escalator/soak'];
 
 function clientsFor(simulator: Simulator, installationId: number): Octokit {
   return new GitHubClients({
@@ -159,7 +161,7 @@ describe('the API calls docs/gates.md gives', () => {
     );
   }
 
-  it('make both gates required, pinned to the App, and Escalator reads them back', async () => {
+  it('make every gate required, pinned to the App, and Escalator reads them back', async () => {
     const [ruleset, protection] = await documentedBodies();
     expect(ruleset).toBeDefined();
     expect(protection).toBeDefined();
@@ -176,17 +178,17 @@ describe('the API calls docs/gates.md gives', () => {
     } as never);
     for (const repo of ['documented-ruleset', 'documented-protection']) {
       const required = await loadRequiredChecks(app, { owner, repo }, 'main');
-      expect(required.contexts).toEqual(['escalator/hold', 'escalator/soak']);
-      expect(required.checks.map((check) => check.appId)).toEqual([sim.app.id, sim.app.id]);
+      expect(required.contexts).toEqual(GATES);
+      expect(required.checks.map((check) => check.appId)).toEqual(GATES.map(() => sim.app.id));
       expect(required.adminsExempt).toBe(false);
       // A commit status of the same name posted by a person does not satisfy a check pinned to the App.
       const pull = await openPull(repo);
-      for (const context of ['escalator/soak', 'escalator/hold'])
+      for (const context of GATES)
         await user.rest.repos.createCommitStatus({ owner, repo, sha: pull.sha, state: 'success', context });
       await expect(user.rest.pulls.merge({ owner, repo, pull_number: pull.number })).rejects.toMatchObject({
         status: 405,
       });
-      for (const name of ['escalator/soak', 'escalator/hold'])
+      for (const name of GATES)
         await app.rest.checks.create({
           owner,
           repo,

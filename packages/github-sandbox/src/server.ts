@@ -20,6 +20,7 @@ import { registerGitDataRoutes } from './routes/git-data.js';
 import { registerGraphqlRoutes } from './routes/graphql.js';
 import { registerIssueRoutes } from './routes/issues.js';
 import { registerPullRoutes } from './routes/pulls.js';
+import { registerReleaseRoutes } from './routes/releases.js';
 import { registerRepoRoutes } from './routes/repos.js';
 import { SandboxState } from './state.js';
 import { Urls } from './urls.js';
@@ -144,6 +145,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   registerAppRoutes(api, context);
   registerCheckRoutes(api, context);
   registerGateRoutes(api, context);
+  registerReleaseRoutes(api, context); // before the repository routes: `commits/*ref` would take `…/pulls`
   registerRepoRoutes(api, context);
   registerContentRoutes(api, context);
   registerGitDataRoutes(api, context);

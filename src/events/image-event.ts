@@ -31,6 +31,17 @@ export function imageEventSchema<S extends z.ZodType<string>>(source: S) {
       tag: z.string().regex(TAG_PATTERN, 'must match the Docker tag grammar [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}'),
       /** Manifest digest the tag points at, when the sender says (`sha256:<64 hex>`). */
       digest: z.string().refine(isDigest, 'must be an OCI digest such as sha256:<64 lowercase hex>').optional(),
+      /** The repository the image was built from, when the sender says (CI API `source`): its URL. */
+      sourceUrl: z
+        .string()
+        .max(2048)
+        .regex(/^(?:https?:\/\/|git\+https?:\/\/|ssh:\/\/|git@)[^\s]+$/, 'must be a repository URL')
+        .optional(),
+      /** The commit the image was built from, when the sender says (CI API `revision`). */
+      revision: z
+        .string()
+        .regex(/^[0-9a-f]{7,64}$/, 'must be a commit SHA (7 to 64 lowercase hex characters)')
+        .optional(),
       /** Which normalizer produced the event. */
       source,
       /** Delivery id of the request that carried the event (sender's id or one minted at intake). */

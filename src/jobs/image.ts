@@ -76,6 +76,8 @@ export async function processImageJob(deps: JobDeps, data: ImageJob, { log }: Pr
         ...(event.digest ? { digest: event.digest } : {}),
         receivedAt: event.receivedAt,
         deliveryId: event.deliveryId,
+        ...(event.sourceUrl ? { sourceUrl: event.sourceUrl } : {}),
+        ...(event.revision ? { revision: event.revision } : {}),
       });
       await enqueueBump(deps.producer, { ...key, ...target }, event, deps.debounceMs);
       scheduled++;

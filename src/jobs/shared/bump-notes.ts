@@ -1,0 +1,72 @@
+import { loadFile } from '../../adapters/github/repo.js';
+import type { Candidate } from '../../adapters/store/candidates.js';
+import type { Logger } from '../../observability/logger.js';
+import { normalizeName } from '../../planners/image-ref.js';
+import type { PullMarker } from '../../planners/pull-marker.js';
+import type { EnvFile, RunningVersion } from '../../planners/promotion-plan.js';
+import type { BumpJob } from '../../queue/jobs.js';
+import type { JobDeps } from './deps.js';
+import { loadReleaseNotes, type NotedImage } from './release-notes.js';
+
+type Octokit = Parameters<typeof loadFile>[0];
+
+/** The files of `paths` at `sha` (those that exist). */
+export async function loadFiles(
+  octokit: Octokit,
+  id: { owner: string; repo: string },
+  paths: readonly string[],
+  sha: string,
+): Promise<EnvFile[]> {
+  const files: EnvFile[] = [];
+  for (const path of paths) {
+    const text = await loadFile(octokit, id, path, sha);
+    if (text !== null) files.push({ path, text });
+  }
+  return files;
+}
+
+/**
+ * The "What changed" section of a bump pull request: each image it sets, from the version the
+ * environment runs (`running`, read from the default branch) to the proposed one, with what the
+ * image's sender said of its source (the waiting candidates). Read once per job, whatever the
+ * number of re-plans.
+ */
+export async function bumpNotes(
+  deps: JobDeps,
+  data: BumpJob,
+  log: Logger,
+  images: PullMarker['images'],
+  running: Map<string, RunningVersion>,
+  waiting: readonly Candidate[],
+): Promise<string> {
+  if (!deps.notes) return '';
+  const noted: NotedImage[] = images.map((image) => {
+    const name = normalizeName(image.repository) ?? image.repository;
+    const now = running.get(name);
+    const sent = waiting.find((c) => c.repository === image.repository && c.tag === image.tag);
+    return {
+      repository: name,
+      ...(now && (now.tag !== image.tag || now.digest !== image.digest)
+        ? { from: { tag: now.tag, ...(now.digest ? { digest: now.digest } : {}) } }
+        : {}),
+      to: { tag: image.tag, ...(image.digest ? { digest: image.digest } : {}) },
+      ...(sent?.sourceUrl ? { sourceUrl: sent.sourceUrl } : {}),
+      ...(sent?.revision ? { revision: sent.revision } : {}),
+    };
+  });
+  const key = JSON.stringify([data.installationId, noted]);
+  const now = deps.now().getTime();
+  const cached = memo.get(key);
+  if (cached && cached.until > now) return cached.text;
+  const text = await loadReleaseNotes(deps.github, deps.notes, noted, { installationId: data.installationId, log });
+  memo.set(key, { text, until: now + MEMO_MS });
+  if (memo.size > 100) memo.delete(memo.keys().next().value as string);
+  return text;
+}
+
+/**
+ * Notes by what they describe, for a few minutes: a re-plan after a conflict, or the next bump of
+ * the same versions, reads nothing again; a label or installation added later shows soon after.
+ */
+const memo = new Map<string, { text: string; until: number }>();
+const MEMO_MS = 5 * 60_000;

@@ -5,7 +5,7 @@ import type { RepoIndex } from '../adapters/store/subscriptions.js';
 import { ConfigError } from '../observability/errors.js';
 import { bumpBranch, planBump, renderBumpBody } from '../planners/bump-plan.js';
 import { readVersions } from '../planners/promotion-plan.js';
-import { bumpNotes, loadFiles } from './shared/bump-notes.js';
+import { bumpNotes, loadFiles } from './shared/pull-notes.js';
 import { refusalList } from '../planners/markdown.js';
 import { normalizeName } from '../planners/image-ref.js';
 import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../planners/tag-policy.js';

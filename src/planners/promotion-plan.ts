@@ -55,6 +55,8 @@ export interface PromotionInput {
   gates?: Array<{ name: string; state: 'passed' | 'pending' | 'failed'; detail: string }>;
   /** Whether the base branch requires the gate checks; a note on the pull request when it does not. */
   enforcement?: GateEnforcement;
+  /** The "What changed" section (src/planners/release-notes.ts), rendered by the job. */
+  notes?: string;
 }
 
 export interface PromotionPlan {
@@ -202,6 +204,7 @@ function renderPromotionBody(
     );
   }
   lines.push(...refusalLines(refused));
+  if (input.notes) lines.push('', input.notes);
   lines.push(
     '',
     `<sub>Merging this pull request deploys these versions to ${escapeText(input.target)}. A newer version in ${escapeText(input.source)} updates it.</sub>`,

@@ -3,7 +3,7 @@ import type { Candidate } from '../../adapters/store/candidates.js';
 import type { Logger } from '../../observability/logger.js';
 import { normalizeName } from '../../planners/image-ref.js';
 import type { PullMarker } from '../../planners/pull-marker.js';
-import type { EnvFile, RunningVersion } from '../../planners/promotion-plan.js';
+import type { EnvFile, PromotionRow, RunningVersion } from '../../planners/promotion-plan.js';
 import type { BumpJob } from '../../queue/jobs.js';
 import type { JobDeps } from './deps.js';
 import { loadReleaseNotes, type NotedImage } from './release-notes.js';
@@ -29,7 +29,7 @@ export async function loadFiles(
  * The "What changed" section of a bump pull request: each image it sets, from the version the
  * environment runs (`running`, read from the default branch) to the proposed one, with what the
  * image's sender said of its source (the waiting candidates). Read once per job, whatever the
- * number of re-plans.
+ * number of re-plans (and, for a few minutes, of jobs).
  */
 export async function bumpNotes(
   deps: JobDeps,
@@ -54,11 +54,43 @@ export async function bumpNotes(
       ...(sent?.revision ? { revision: sent.revision } : {}),
     };
   });
-  const key = JSON.stringify([data.installationId, noted]);
+  return remembered(deps, data.installationId, noted, log);
+}
+
+/**
+ * The "What changed" section of a promotion pull request: each row, from the version the target
+ * environment runs to the one the source environment runs (the range covers every version in
+ * between, shown once).
+ */
+export async function promotionNotes(
+  deps: JobDeps,
+  installationId: number,
+  log: Logger,
+  rows: readonly PromotionRow[],
+): Promise<string> {
+  if (!deps.notes || rows.length === 0) return '';
+  const seen = new Set<string>();
+  const noted: NotedImage[] = [];
+  for (const row of rows) {
+    const key = `${row.image}\n${row.from ?? ''}\n${row.to}\n${row.digest ?? ''}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    noted.push({
+      repository: row.image,
+      ...(row.from ? { from: { tag: row.from } } : {}),
+      to: { tag: row.to, ...(row.digest ? { digest: row.digest } : {}) },
+    });
+  }
+  return remembered(deps, installationId, noted, log);
+}
+
+async function remembered(deps: JobDeps, installationId: number, noted: NotedImage[], log: Logger): Promise<string> {
+  if (!deps.notes) return '';
+  const key = JSON.stringify([installationId, noted]);
   const now = deps.now().getTime();
   const cached = memo.get(key);
   if (cached && cached.until > now) return cached.text;
-  const text = await loadReleaseNotes(deps.github, deps.notes, noted, { installationId: data.installationId, log });
+  const text = await loadReleaseNotes(deps.github, deps.notes, noted, { installationId, log });
   memo.set(key, { text, until: now + MEMO_MS });
   if (memo.size > 100) memo.delete(memo.keys().next().value as string);
   return text;

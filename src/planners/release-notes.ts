@@ -82,16 +82,15 @@ export const PR_BODY_LIMIT = 65_536;
 const WORD_JOINER = '&#8288;';
 
 /** Escaped, single-line, inert text: no markdown, no HTML, no mention, no reference. */
-export function inertText(text: string, webHost = 'github.com'): string {
-  return escapeText(redirectIssueLinks(text, webHost))
+export function inertText(text: string): string {
+  return escapeText(redirectIssueLinks(text))
     .replace(/#(?=\d)/g, `#${WORD_JOINER}`)
     .replace(/@/g, `@${WORD_JOINER}`)
     .replace(/\b(GH)(\\?-)(?=\d)/gi, `$1$2${WORD_JOINER}`);
 }
 
 /** `https://github.com/o/r/issues/1` → `https://redirect.github.com/o/r/issues/1`: a link GitHub does not backlink. */
-export function redirectIssueLinks(text: string, webHost = 'github.com'): string {
-  if (webHost !== 'github.com') return text;
+export function redirectIssueLinks(text: string): string {
   return text.replace(
     /\b(?:https?:\/\/)?(?:www\.)?github\.com\/([\w.-]+\/[\w.-]+\/(?:issues|pull|discussions)\/\d+)/gi,
     'https://redirect.github.com/$1',
@@ -197,7 +196,7 @@ function renderImage(notes: ImageNotes, detail: Detail, webHost: string, shown: 
     : undefined;
   if (!range) return lines;
   if (range.kind === 'unavailable') {
-    lines.push('', `${inertText(range.reason, webHost)}${compareLink ? ` ${compareLink}` : ''}`);
+    lines.push('', `${inertText(range.reason)}${compareLink ? ` ${compareLink}` : ''}`);
     return lines;
   }
   const key = `${repo ? `${repo.owner}/${repo.repo}` : ''} ${range.base} ${range.head}`;
@@ -222,7 +221,7 @@ function renderImage(notes: ImageNotes, detail: Detail, webHost: string, shown: 
       const tag = TAG.test(release.tag) ? release.tag : '';
       const url =
         repo && tag ? `https://${webHost}/${repo.owner}/${repo.repo}/releases/tag/${encodeURIComponent(tag)}` : '';
-      const title = `${escapeText(release.tag)}${release.name && release.name !== release.tag ? `: ${inertText(release.name, webHost)}` : ''}${release.prerelease ? ' (pre-release)' : ''}`;
+      const title = `${escapeText(release.tag)}${release.name && release.name !== release.tag ? `: ${inertText(release.name)}` : ''}${release.prerelease ? ' (pre-release)' : ''}`;
       const body = (release.body ?? '').trim();
       if (detail.releaseBody > 0 && body) {
         const cut = body.length > detail.releaseBody ? `${body.slice(0, detail.releaseBody)}\n…` : body;
@@ -250,7 +249,7 @@ function renderImage(notes: ImageNotes, detail: Detail, webHost: string, shown: 
         const link = repo
           ? `[#${WORD_JOINER}${pull.number}](${pullUrl(repo, pull.number, webHost)})`
           : `#${WORD_JOINER}${pull.number}`;
-        return `- ${link} ${inertText(pull.title, webHost)}${pull.author ? ` (${code(pull.author)})` : ''}`;
+        return `- ${link} ${inertText(pull.title)}${pull.author ? ` (${code(pull.author)})` : ''}`;
       }),
       range.pulls.length,
     ),
@@ -270,7 +269,7 @@ function renderImage(notes: ImageNotes, detail: Detail, webHost: string, shown: 
         const pulls = (commit.pulls ?? [])
           .filter((n) => Number.isInteger(n) && n > 0)
           .map((n) => (repo ? `[#${WORD_JOINER}${n}](${pullUrl(repo, n, webHost)})` : `#${WORD_JOINER}${n}`));
-        return `- ${shaText} ${inertText(first, webHost)}${commit.author ? ` (${code(commit.author)})` : ''}${pulls.length ? ` ${pulls.join(', ')}` : ''}`;
+        return `- ${shaText} ${inertText(first)}${commit.author ? ` (${code(commit.author)})` : ''}${pulls.length ? ` ${pulls.join(', ')}` : ''}`;
       }),
       range.totalCommits,
     ),

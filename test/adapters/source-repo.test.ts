@@ -69,7 +69,9 @@ function live(markdown: string): string[] {
     .replace(/(`+)[^`]*?\1/g, '')
     .replace(/\]\(https?:\/\/[^)\s]+\)/g, ']');
   return [
-    ...outside.matchAll(/@[A-Za-z0-9]|#\d|<(?!\/?(details|summary)>)[^ ]|github\.com\/[^ ]*\/(issues|pull)\//g),
+    ...outside.matchAll(
+      /@[A-Za-z0-9]|#\d|<(?!\/?(details|summary)>)[^ ]|(?<!redirect\\?\.)github\\?\.com\/[^ ]*\/(issues|pull)\//g,
+    ),
   ].map((m) => m[0]);
 }
 

@@ -59,7 +59,7 @@ function live(markdown: string): string[] {
     .replace(/\]\(https:\/\/[^)\s]+\)/g, ']');
   const found: string[] = [];
   for (const match of outside.matchAll(
-    /@[A-Za-z0-9]|#\d|<(?!\/?(details|summary)>)[^ ]|github\.com\/[^ ]*\/(issues|pull)\//g,
+    /@[A-Za-z0-9]|#\d|<(?!\/?(details|summary)>)[^ ]|(?<!redirect\\?\.)github\\?\.com\/[^ ]*\/(issues|pull)\//g,
   ))
     found.push(match[0]);
   return found;

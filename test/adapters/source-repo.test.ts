@@ -89,13 +89,11 @@ describe('loadSourceRange', () => {
     expect(read.commits[1]?.pulls).toEqual([1]);
     expect(read.pulls.map((p) => p.title)).toEqual([HOSTILE[1]]);
     expect(read.releases.map((r) => r.tag)).toEqual(['v1.1.0']);
-    // installation, token, compare, 3 commit lookups, releases, tags.
+    // installation, (token), compare, closed pull requests, releases, tags.
     expect(calls.filter((route) => !route.includes('access_tokens'))).toEqual([
       'GET /repos/{owner}/{repo}/installation',
       'GET /repos/{owner}/{repo}/compare/{basehead}',
-      'GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls',
-      'GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls',
-      'GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls',
+      'GET /repos/{owner}/{repo}/pulls',
       'GET /repos/{owner}/{repo}/releases',
       'GET /repos/{owner}/{repo}/tags',
     ]);

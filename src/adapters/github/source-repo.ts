@@ -9,7 +9,7 @@ import type { GitHubClients } from './client.js';
  *    read only through the installation of the GitOps repository asking: the code of one account
  *    never shows in another account's pull requests, whoever labelled the image
  * 2. the commits (`GET /compare/{base}...{head}`, one page)
- * 3. the merged pull requests of the newest commits (`GET /commits/{sha}/pulls`, a few)
+ * 3. the merged pull requests whose merge commit is in the range (`GET /pulls?state=closed`, one page)
  * 4. the releases (`GET /releases`, one page) and, when there are any, the tags
  *    (`GET /tags`, one page) to tell which fall in the range
  * A source that cannot be read is a sentence, never an error: notes never block a pull request.
@@ -20,8 +20,6 @@ export interface SourceReadOptions {
   installationId: number;
   /** Commits read from the compare (one page). @default 100 */
   maxCommits?: number;
-  /** Newest commits whose pull requests are looked up, one call each. @default 10 */
-  maxPullLookups?: number;
 }
 
 export async function loadSourceRange(
@@ -80,21 +78,24 @@ export async function loadSourceRange(
         : {}),
   }));
 
-  // Merged pull requests of the newest commits: one call each, so a few.
+  // Merged pull requests in the range: one page of the recently closed ones, matched by the commit
+  // their merge made (a merge commit, the squashed commit, or the last rebased one): one call,
+  // where asking per commit (`GET /commits/{sha}/pulls`) would cost one call for each.
   const pulls = new Map<number, SourcePull>();
-  const lookups = commits.slice(-(options.maxPullLookups ?? 10)).reverse();
-  for (const commit of lookups) {
-    const found = (await octokit.rest.repos.listPullRequestsAssociatedWithCommit({ ...id, commit_sha: commit.sha }))
-      .data;
-    const merged = found.filter((pull) => pull.merged_at);
-    commit.pulls = merged.map((pull) => pull.number);
-    for (const pull of merged)
-      pulls.set(pull.number, {
-        number: pull.number,
-        title: pull.title,
-        ...(pull.user?.login ? { author: pull.user.login } : {}),
-        ...(pull.merged_at ? { mergedAt: pull.merged_at } : {}),
-      });
+  const bySha = new Map(commits.map((commit) => [commit.sha, commit]));
+  const closed = (
+    await octokit.rest.pulls.list({ ...id, state: 'closed', sort: 'updated', direction: 'desc', per_page: 100 })
+  ).data;
+  for (const pull of closed) {
+    const commit = pull.merged_at && pull.merge_commit_sha ? bySha.get(pull.merge_commit_sha) : undefined;
+    if (!commit) continue;
+    commit.pulls = [...(commit.pulls ?? []), pull.number];
+    pulls.set(pull.number, {
+      number: pull.number,
+      title: pull.title,
+      ...(pull.user?.login ? { author: pull.user.login } : {}),
+      ...(pull.merged_at ? { mergedAt: pull.merged_at } : {}),
+    });
   }
 
   const releases: SourceRelease[] = [];

@@ -155,4 +155,52 @@ describe('release notes and verified images in bump pull requests', () => {
     expect(body).toContain(`/developer/hello/compare/${base}...${head})`);
     expect(live(body)).toEqual([]);
   });
+
+  it('shows a promotion over three versions as one range, each release once', { timeout: 120_000 }, async () => {
+    const repo = { owner: 'developer', repo: 'hello' };
+    const newest = (
+      await stack.client.commit('developer/hello', { branch: 'main', files: { d: '4\n' }, message: 'Even faster' })
+    ).sha;
+    await stack.user.rest.repos.createRelease({ ...repo, tag_name: 'v1.2.0', body: '- even faster' });
+    const source = `http://${new URL(stack.sim.apiUrl).host}/developer/hello`;
+    await registry.push('team/app', '1.2.0', {
+      labels: { 'org.opencontainers.image.source': source, 'org.opencontainers.image.revision': newest },
+      seed: 3,
+    });
+    const overlay = (tag: string) => `images:\n- name: ${registry.host}/team/app\n  newTag: ${tag}\n`;
+    await stack.client.createRepo({
+      name: 'promo',
+      files: {
+        '.github/escalator.yml':
+          'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n  - name: prod\n    paths: ["apps/*/overlays/prod"]\n    from: dev\n',
+        'apps/app/overlays/dev/kustomization.yaml': overlay('1.0.0'),
+        'apps/app/overlays/prod/kustomization.yaml': overlay('1.0.0'),
+      },
+    });
+    // dev went through 1.1.0 to 1.2.0 while prod stayed at 1.0.0.
+    await stack.client.commit('developer/promo', {
+      branch: 'main',
+      files: { 'apps/app/overlays/dev/kustomization.yaml': overlay('1.1.0') },
+    });
+    await stack.client.commit('developer/promo', {
+      branch: 'main',
+      files: { 'apps/app/overlays/dev/kustomization.yaml': overlay('1.2.0') },
+    });
+    const pull = await eventually(
+      async () =>
+        (await stack.user.rest.pulls.list({ owner: 'developer', repo: 'promo', state: 'open' })).data.find(
+          (p) => p.title === 'Promote app 1.2.0 to prod' && p.body?.includes('What changed'),
+        ),
+      { what: 'the promotion PR with its notes', timeoutMs: 90_000 },
+    );
+    const body = pull.body ?? '';
+    expect(body).toContain('#### `' + registry.host + '/team/app` `1.0.0` → `1.2.0`');
+    expect(body).toContain(`| Revisions | \`${base.slice(0, 7)}\` → \`${newest.slice(0, 7)}\` |`);
+    expect(body).toContain('**Commits (4)**');
+    expect(body).toContain('**Releases** (2)');
+    expect(body.match(/<summary>v1\\.1\\.0/g)).toHaveLength(1);
+    expect(body.match(/<summary>v1\\.2\\.0/g)).toHaveLength(1);
+    expect(body).not.toContain('the running version');
+    expect(live(body)).toEqual([]);
+  });
 });

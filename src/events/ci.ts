@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseImageRef } from '../planners/image-ref.js';
+import { REVISION_PATTERN, SOURCE_URL_PATTERN } from './image-event.js';
 import { isDigest } from './image-published.js';
 import type { NormalizeContext, NormalizeResult } from './image-published.js';
 import { classifyTag, describeIssues, imageOutcome, invalid, single } from './outcome.js';
@@ -42,11 +43,11 @@ function withOrigin(
 ): NormalizeResult {
   if (result.kind !== 'images') return result;
   const { source, revision } = origin;
-  if (source && !/^(?:https?:\/\/|git\+https?:\/\/|ssh:\/\/|git@)[^\s]+$/.test(source))
+  if (source && (source.length > 2048 || !SOURCE_URL_PATTERN.test(source)))
     return invalid(
       `ci: source "${source.slice(0, 80)}" is not a repository URL; send it as https://github.com/<owner>/<repo>. ${ORIGIN_HINT}`,
     );
-  if (revision && !/^[0-9a-f]{7,64}$/.test(revision))
+  if (revision && !REVISION_PATTERN.test(revision))
     return invalid(
       `ci: revision "${revision}" is not a commit SHA; send the full lowercase SHA (GITHUB_SHA in GitHub Actions). ${ORIGIN_HINT}`,
     );

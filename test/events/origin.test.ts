@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeCiImage } from '../../src/events/index.js';
+import { normalizeGithub } from '../../src/events/registries/github.js';
+import { fixtureJson } from '../support/registry-fixtures.js';
 
 const ctx = { deliveryId: 'delivery-1', receivedAt: '2026-01-02T03:04:05.000Z' };
 const SHA = 'a'.repeat(40);
@@ -36,5 +38,33 @@ describe('ci: source and revision', () => {
     const result = normalizeCiImage({ repository: 'ghcr.io/example/hello', tag: '1.2.3', ...extra }, ctx);
     expect(result.kind).toBe('invalid');
     expect(result.kind === 'invalid' && result.message).toMatch(message);
+  });
+});
+
+describe('github: the source and revision labels GitHub read from the image', () => {
+  const payload = (labels: Record<string, string>) => {
+    const body = fixtureJson('github/package-published-multiarch.json') as {
+      package: { package_version: { container_metadata: { labels: Record<string, unknown> } } };
+    };
+    Object.assign(body.package.package_version.container_metadata.labels, labels);
+    return body;
+  };
+
+  it('carries them into the event when they are well formed', () => {
+    const result = normalizeGithub(payload({ source: 'https://github.com/theryangeary/www', revision: SHA }), ctx);
+    expect(result.kind === 'images' && result.events[0]).toMatchObject({
+      repository: 'ghcr.io/theryangeary/www',
+      sourceUrl: 'https://github.com/theryangeary/www',
+      revision: SHA,
+    });
+  });
+
+  it('leaves them out when GitHub sends them empty or malformed', () => {
+    for (const labels of [{}, { source: 'not a url', revision: 'main' }]) {
+      const result = normalizeGithub(payload(labels), ctx);
+      expect(result.kind).toBe('images');
+      expect(result.kind === 'images' && result.events[0]).not.toHaveProperty('sourceUrl');
+      expect(result.kind === 'images' && result.events[0]).not.toHaveProperty('revision');
+    }
   });
 });

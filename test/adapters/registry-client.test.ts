@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -140,7 +141,7 @@ describe('RegistryClient with a token realm', () => {
       seen.push(
         `${req.method} ${req.url} ${req.headers.authorization ? req.headers.authorization.split(' ')[0] : '-'}`,
       );
-      if (req.url?.startsWith('/token')) {
+      if (req.url?.startsWith('/token') && req.method === 'GET') {
         const url = new URL(req.url, 'http://x');
         if (req.headers.authorization !== `Basic ${Buffer.from('bot:tok-pass').toString('base64')}`) {
           res.writeHead(401).end();
@@ -148,6 +149,24 @@ describe('RegistryClient with a token realm', () => {
         }
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ token: `T-${url.searchParams.get('scope')}`, expires_in: 300 }));
+        return;
+      }
+      if (req.url === '/token' && req.method === 'POST') {
+        let form = '';
+        req.on('data', (chunk: Buffer) => (form += chunk.toString()));
+        req.on('end', () => {
+          const params = new URLSearchParams(form);
+          const ok = params.get('grant_type') === 'refresh_token' && params.get('refresh_token') === 'refresh-me';
+          res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
+          res.end(ok ? JSON.stringify({ access_token: `T-${params.get('scope')}` }) : '');
+        });
+        return;
+      }
+      if (
+        req.url?.startsWith('/v2/team/app/blobs/') &&
+        req.headers.authorization === 'Bearer T-repository:team/app:pull'
+      ) {
+        res.writeHead(307, { location: `http://${store}/blob` }).end();
         return;
       }
       if (req.headers.authorization !== 'Bearer T-repository:team/app:pull') {
@@ -171,6 +190,21 @@ describe('RegistryClient with a token realm', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
+  // A blob store on another origin, as S3 behind a registry: it must never see the registry's credentials.
+  let blobServer: Server;
+  let store = '';
+  const blobAuth: Array<string | undefined> = [];
+  const BLOB = Buffer.from('{"config":{"Labels":{}}}');
+  const BLOB_DIGEST = `sha256:${createHash('sha256').update(BLOB).digest('hex')}`;
+  beforeAll(async () => {
+    blobServer = createServer((req, res) => {
+      blobAuth.push(req.headers.authorization);
+      res.writeHead(200).end(BLOB);
+    });
+    await new Promise<void>((resolve) => blobServer.listen(0, '127.0.0.1', resolve));
+    store = `127.0.0.1:${(blobServer.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => blobServer.close(() => resolve())));
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('gets a token with the basic credential, keeps it, and retries a 429 after Retry-After', async () => {
@@ -190,6 +224,26 @@ describe('RegistryClient with a token realm', () => {
       'HEAD /v2/team/app/manifests/1.1 Bearer',
       'HEAD /v2/team/app/manifests/1.1 Bearer',
     ]);
+  });
+
+  it('follows a blob redirect to another origin without the Authorization header', async () => {
+    const client = new RegistryClient({
+      credentials: new Map([[host, { kind: 'basic', username: 'bot', password: 'tok-pass' }]]),
+    });
+    expect((await client.blob(`${host}/team/app`, BLOB_DIGEST)).equals(BLOB)).toBe(true);
+    expect(blobAuth).toEqual([undefined]);
+  });
+
+  it('exchanges an identity token at the realm as an OAuth2 refresh token', async () => {
+    const client = new RegistryClient({
+      credentials: new Map([[host, { kind: 'identity-token', username: '', token: 'refresh-me' }]]),
+    });
+    expect((await client.resolve(`${host}/team/app`, '1.0'))?.digest).toBe(`sha256:${'2'.repeat(64)}`);
+    await expect(
+      new RegistryClient({
+        credentials: new Map([[host, { kind: 'identity-token', username: '', token: 'stale' }]]),
+      }).resolve(`${host}/team/app`, '1.0'),
+    ).rejects.toThrow(/refused the credential of ESCALATOR_REGISTRY_AUTH_FILE for repository:team\/app:pull with 401/);
   });
 
   it('spaces calls to one host by its token bucket', async () => {

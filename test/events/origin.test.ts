@@ -60,7 +60,7 @@ describe('github: the source and revision labels GitHub read from the image', ()
   });
 
   it('leaves them out when GitHub sends them empty or malformed', () => {
-    for (const labels of [{}, { source: 'not a url', revision: 'main' }]) {
+    for (const labels of [{}, { source: 'not a url', revision: 'main' }] as Array<Record<string, string>>) {
       const result = normalizeGithub(payload(labels), ctx);
       expect(result.kind).toBe('images');
       expect(result.kind === 'images' && result.events[0]).not.toHaveProperty('sourceUrl');

@@ -348,28 +348,46 @@ export class RegistryClient {
     body?: string,
   ): Promise<Response> {
     await this.#take(host);
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method,
-        headers: { 'user-agent': 'escalator', ...headers },
-        ...(body !== undefined ? { body } : {}),
-        signal: AbortSignal.timeout(this.#options.timeoutMs),
-        redirect: 'follow',
-      });
-    } catch (error) {
-      const reason =
-        (error as Error).name === 'TimeoutError'
-          ? `no answer within ${this.#options.timeoutMs} ms`
-          : (error as Error).message;
-      this.options.onRequest?.({ host, method, kind, status: 0 });
-      throw new RegistryError(
-        `cannot reach ${host} (${reason}); check the registry host and the network`,
-        'unavailable',
-      );
+    // Redirects are followed here, not by fetch: blob stores (S3, GCS, a CDN) get the request
+    // without Escalator's Authorization header, which is meant for the registry alone.
+    let target = new URL(url);
+    let sent = { 'user-agent': 'escalator', ...headers };
+    const signal = AbortSignal.timeout(this.#options.timeoutMs);
+    for (let hop = 0; ; hop++) {
+      let response: Response;
+      try {
+        response = await fetch(target, {
+          method,
+          headers: sent,
+          ...(body !== undefined ? { body } : {}),
+          signal,
+          redirect: 'manual',
+        });
+      } catch (error) {
+        const reason =
+          (error as Error).name === 'TimeoutError'
+            ? `no answer within ${this.#options.timeoutMs} ms`
+            : (error as Error).message;
+        this.options.onRequest?.({ host, method, kind, status: 0 });
+        throw new RegistryError(
+          `cannot reach ${host} (${reason}); check the registry host and the network`,
+          'unavailable',
+        );
+      }
+      this.options.onRequest?.({ host, method, kind, status: response.status });
+      const location = response.headers.get('location');
+      if (![301, 302, 303, 307, 308].includes(response.status) || !location || body !== undefined) return response;
+      await response.body?.cancel();
+      if (hop >= 3) throw new RegistryError(`${host} redirected the ${kind} request more than 3 times`, 'invalid');
+      const next = new URL(location, target);
+      if (next.protocol !== 'https:' && !(next.protocol === 'http:' && target.protocol === 'http:'))
+        throw new RegistryError(`${host} redirected to a URL that is not HTTPS (${next.host})`, 'invalid');
+      if (next.origin !== target.origin) {
+        const { authorization: _dropped, ...rest } = sent as Record<string, string>;
+        sent = rest as typeof sent;
+      }
+      target = next;
     }
-    this.options.onRequest?.({ host, method, kind, status: response.status });
-    return response;
   }
 
   /** Waits for a token of the host's bucket (in process; one worker's calls to one registry). */

@@ -122,6 +122,26 @@ describe('release notes and verified images in bump pull requests', () => {
     expect(open.data).toEqual([]);
   });
 
+  it('refuses an event whose tag has moved on to another digest', { timeout: 90_000 }, async () => {
+    const other = await registry.push('team/other', '2.0.0', { seed: 9 });
+    await registry.push('team/other', '2.0.0', { seed: 10 });
+    const stale = { repository: `${registry.host}/team/other`, tag: '2.0.0', digest: other };
+    expect((await post(stale)).status).toBe(202);
+    const answer = await eventually(
+      async () => {
+        const again = (await (await post(stale)).json()) as { duplicates?: Array<{ outcome: string }> };
+        const outcome = again.duplicates?.[0]?.outcome;
+        return outcome?.startsWith('it was refused') ? outcome : undefined;
+      },
+      { what: 'the stale event to be refused' },
+    );
+    expect(answer).toMatch(
+      new RegExp(
+        `^it was refused: the tag 2\\.0\\.0 of .*/team/other now points at sha256:[0-9a-f]{64}, not at the announced ${other}: it moved on since`,
+      ),
+    );
+  });
+
   it('shows digest, created time, platforms and the source range, inert', { timeout: 90_000 }, async () => {
     const digest = await registry.push('team/app', '1.1.0', {
       platforms: ['linux/amd64', 'linux/arm64'],

@@ -80,7 +80,7 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
       if (!deps.notes || plan.marker.images.length === 0) return plan;
       // What changed since what the environment runs now (its files on the default branch).
       const running = base.sha === defaultHead.sha ? files : await loadFiles(octokit, id, paths, defaultHead.sha);
-      const notes = await bumpNotes(deps, data, log, plan.marker.images, readVersions(running), waiting);
+      const notes = await bumpNotes(deps, data, log, plan.marker.images, readVersions(running), waiting, plan.body);
       return { ...plan, body: renderBumpBody(plan.marker, plan.refused, notes) };
     },
   });

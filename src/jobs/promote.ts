@@ -125,12 +125,8 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         enforcement: gateEnforcement(required, index.defaultBranch, gates),
       };
       // What changed between what the target runs and what it would run: never blocks the promotion.
-      const notes = await promotionNotes(
-        deps,
-        data.installationId,
-        log,
-        planPromotion({ ...input, apps: entries }).rows,
-      );
+      const bare = planPromotion({ ...input, apps: entries });
+      const notes = await promotionNotes(deps, data.installationId, log, bare.rows, bare.body);
       const plan = planPromotion({ ...input, apps: entries, ...(notes ? { notes } : {}) });
       return {
         ...plan,

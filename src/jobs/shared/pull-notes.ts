@@ -6,7 +6,8 @@ import type { PullMarker } from '../../planners/pull-marker.js';
 import type { EnvFile, PromotionRow, RunningVersion } from '../../planners/promotion-plan.js';
 import type { BumpJob } from '../../queue/jobs.js';
 import type { JobDeps } from './deps.js';
-import { loadReleaseNotes, type NotedImage } from './release-notes.js';
+import { PR_BODY_LIMIT } from '../../planners/release-notes.js';
+import { loadReleaseNotes, NOTES_BUDGET, type NotedImage } from './release-notes.js';
 
 type Octokit = Parameters<typeof loadFile>[0];
 
@@ -38,6 +39,8 @@ export async function bumpNotes(
   images: PullMarker['images'],
   running: Map<string, RunningVersion>,
   waiting: readonly Candidate[],
+  /** The body without notes: the notes take what GitHub's limit leaves of it. */
+  body: string,
 ): Promise<string> {
   if (!deps.notes) return '';
   const noted: NotedImage[] = images.map((image) => {
@@ -54,7 +57,7 @@ export async function bumpNotes(
       ...(sent?.revision ? { revision: sent.revision } : {}),
     };
   });
-  return remembered(deps, data.installationId, noted, log);
+  return remembered(deps, data.installationId, noted, log, body);
 }
 
 /**
@@ -67,6 +70,8 @@ export async function promotionNotes(
   installationId: number,
   log: Logger,
   rows: readonly PromotionRow[],
+  /** The body without notes: the notes take what GitHub's limit leaves of it. */
+  body: string,
 ): Promise<string> {
   if (!deps.notes || rows.length === 0) return '';
   const seen = new Set<string>();
@@ -81,16 +86,24 @@ export async function promotionNotes(
       to: { tag: row.to, ...(row.digest ? { digest: row.digest } : {}) },
     });
   }
-  return remembered(deps, installationId, noted, log);
+  return remembered(deps, installationId, noted, log, body);
 }
 
-async function remembered(deps: JobDeps, installationId: number, noted: NotedImage[], log: Logger): Promise<string> {
+async function remembered(
+  deps: JobDeps,
+  installationId: number,
+  noted: NotedImage[],
+  log: Logger,
+  body: string,
+): Promise<string> {
   if (!deps.notes) return '';
-  const key = JSON.stringify([installationId, noted]);
+  // At most NOTES_BUDGET, and never past GitHub's limit with the rest of the body (and a margin).
+  const budget = Math.max(0, Math.min(NOTES_BUDGET, PR_BODY_LIMIT - body.length - 1_000));
+  const key = JSON.stringify([installationId, noted, budget]);
   const now = deps.now().getTime();
   const cached = memo.get(key);
   if (cached && cached.until > now) return cached.text;
-  const text = await loadReleaseNotes(deps.github, deps.notes, noted, { installationId, log });
+  const text = await loadReleaseNotes(deps.github, deps.notes, noted, { installationId, log, budget });
   memo.set(key, { text, until: now + MEMO_MS });
   if (memo.size > 100) memo.delete(memo.keys().next().value as string);
   return text;

@@ -147,5 +147,15 @@ async function range(
       reason: `The running version ${image.from.tag} names no source revision (org.opencontainers.image.revision), so there is no range to show.`,
     };
   if (base === head) return { kind: 'read', base, head, commits: [], totalCommits: 0, pulls: [], releases: [] };
-  return loadSourceRange(github, repository, base, head, { installationId });
+  try {
+    return await loadSourceRange(github, repository, base, head, { installationId });
+  } catch (error) {
+    // The image's facts stay; only the range is missing, with why.
+    return {
+      kind: 'unavailable',
+      base,
+      head,
+      reason: `Escalator could not read the changes of ${repository.owner}/${repository.repo} from GitHub (${(error as Error).message}).`,
+    };
+  }
 }

@@ -83,7 +83,8 @@ const WORD_JOINER = '&#8288;';
 
 /** Escaped, single-line, inert text: no markdown, no HTML, no mention, no reference. */
 export function inertText(text: string): string {
-  return escapeText(redirectIssueLinks(text))
+  // Bidirectional controls would let a commit line display in another order than it reads.
+  return escapeText(redirectIssueLinks(text.replace(/[\u202A-\u202E\u2066-\u2069]/g, '')))
     .replace(/#(?=\d)/g, `#${WORD_JOINER}`)
     .replace(/@/g, `@${WORD_JOINER}`)
     .replace(/\b(GH)(\\?-)(?=\d)/gi, `$1$2${WORD_JOINER}`);

@@ -226,6 +226,12 @@ describe('inertText', () => {
   });
 });
 
+describe('inertText with bidirectional controls', () => {
+  it('drops them', () => {
+    expect(inertText('admin\u202E\u2066 txt.exe')).toBe('admin txt\\.exe');
+  });
+});
+
 describe('literalBlock', () => {
   it('uses a fence longer than the text holds', () => {
     expect(literalBlock('a ```` b')).toBe('`````text\na ```` b\n`````');

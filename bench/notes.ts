@@ -13,7 +13,10 @@
  *    the GitHub calls of the bump job and the registry requests while it ran
  * Figures only; it stops by itself. Keys live under a random prefix and are removed at the end.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startRegistry } from '../test/support/oci-images.js';
 import { freePort } from '../test/support/net.js';
@@ -71,7 +74,11 @@ const proxy = await countingProxy(registry.host);
 const nowhere = `127.0.0.1:${await freePort()}`;
 // One installation holds every repository here; its write budget (72 a minute, GitHub's limit) would
 // make later samples wait for the minute to turn, which measures the budget, not the notes.
+// A registry on the loopback is read only when the credentials name it; this one takes any.
+const authFile = join(mkdtempSync(join(tmpdir(), 'escalator-bench-notes-')), 'config.json');
+writeFileSync(authFile, JSON.stringify({ auths: { [proxy.host]: { username: 'bench', password: 'unused' } } }));
 const stack: BenchStack = await startBenchStack({
+  ESCALATOR_REGISTRY_AUTH_FILE: authFile,
   ESCALATOR_DEBOUNCE_MS: '0',
   ESCALATOR_GITHUB_WRITES_PER_MINUTE: '5000',
   ESCALATOR_GITHUB_WRITES_PER_HOUR: '50000',

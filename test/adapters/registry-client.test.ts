@@ -33,7 +33,8 @@ describe('RegistryClient', () => {
         created: '2026-11-30T10:00:00Z',
         layerBytes: 1000,
       });
-      const client = new RegistryClient({ onRequest: (info) => calls.push(info) });
+      // A loopback registry is read over plain HTTP only when asked for (or when the credentials name it).
+      const client = new RegistryClient({ onRequest: (info) => calls.push(info), plainHttp: () => true });
       const facts = await client.inspect(`${open.host}/team/app`, '1.0.0');
       expect(facts).toMatchObject({
         repository: `${open.host}/team/app`,
@@ -69,7 +70,7 @@ describe('RegistryClient', () => {
           'org.opencontainers.image.created': '2026-12-01T08:30:00Z',
         },
       });
-      const facts = await new RegistryClient().inspect(`${open.host}/team/multi`, '2.0.0');
+      const facts = await new RegistryClient({ plainHttp: () => true }).inspect(`${open.host}/team/multi`, '2.0.0');
       expect(facts).toMatchObject({
         digest,
         mediaType: 'application/vnd.oci.image.index.v1+json',
@@ -85,10 +86,18 @@ describe('RegistryClient', () => {
 
   describe('when the tag or digest is unknown', () => {
     it('answers null', { timeout: 30_000 }, async () => {
-      const client = new RegistryClient();
+      const client = new RegistryClient({ plainHttp: () => true });
       expect(await client.resolve(`${open.host}/team/app`, 'no-such-tag')).toBeNull();
       expect(await client.resolve(`${open.host}/team/app`, `sha256:${'1'.repeat(64)}`)).toBeNull();
       expect(await client.inspect(`${open.host}/team/none`, '1.0.0')).toBeNull();
+    });
+  });
+
+  describe('when a loopback registry is not named in the credentials', () => {
+    it('is not called, and says how to allow it', async () => {
+      await expect(new RegistryClient().resolve(`${open.host}/team/app`, '1.0.0')).rejects.toThrow(
+        `Escalator reads a registry on this machine's loopback (${open.host}) only when ESCALATOR_REGISTRY_AUTH_FILE names it`,
+      );
     });
   });
 
@@ -108,7 +117,7 @@ describe('RegistryClient', () => {
     });
 
     it('says what to do without a credential, and never shows the password', { timeout: 30_000 }, async () => {
-      const anonymous = new RegistryClient();
+      const anonymous = new RegistryClient({ plainHttp: () => true });
       await expect(anonymous.resolve(`${locked.host}/team/private`, '3.1.0')).rejects.toThrow(
         /refused to serve the manifest team\/private:3\.1\.0 \(401\); add a credential for 127\.0\.0\.1:\d+ to ESCALATOR_REGISTRY_AUTH_FILE/,
       );

@@ -47,7 +47,12 @@ export interface RegistryClientOptions {
   retries?: number;
   /** Longest wait Escalator accepts from a `Retry-After`; longer ones fail the read. @default 30000 */
   maxRetryWaitMs?: number;
-  /** Hosts spoken to over plain HTTP: by default loopback ones, as Docker treats 127.0.0.0/8. */
+  /**
+   * Hosts spoken to over plain HTTP. By default: loopback hosts (as Docker treats 127.0.0.0/8)
+   * that the credentials name. Image names come from repository files, so without that consent a
+   * repository could make workers call services listening on their own loopback; other loopback
+   * hosts are refused with a reason.
+   */
   plainHttp?: (host: string) => boolean;
   /** Called once per HTTP request to a registry (metrics, the call budget of benches). */
   onRequest?: (info: {
@@ -299,6 +304,11 @@ export class RegistryClient {
     headers: Record<string, string>,
   ): Promise<Response> {
     const scope = `repository:${name}:pull`;
+    if (isLoopback(host) && this.#scheme(host) === 'https' && !this.options.plainHttp)
+      throw new RegistryError(
+        `Escalator reads a registry on this machine's loopback (${host}) only when ESCALATOR_REGISTRY_AUTH_FILE names it`,
+        'invalid',
+      );
     const url = `${this.#scheme(host)}://${apiHost(host)}${path}`;
     let authorization = this.#cachedAuthorization(host, scope);
     let challenged = false;
@@ -398,6 +408,7 @@ export class RegistryClient {
       const bucket = this.#buckets.get(host) ?? { tokens: burst, at: now };
       bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * ratePerSecond);
       bucket.at = now;
+      if (!this.#buckets.has(host)) forgetOldest(this.#buckets);
       this.#buckets.set(host, bucket);
       if (bucket.tokens >= 1) {
         bucket.tokens -= 1;
@@ -408,7 +419,8 @@ export class RegistryClient {
   }
 
   #scheme(host: string): 'http' | 'https' {
-    return (this.options.plainHttp ?? isLoopback)(host) ? 'http' : 'https';
+    const plain = this.options.plainHttp ?? ((name: string) => isLoopback(name) && this.#credentials.has(name));
+    return plain(host) ? 'http' : 'https';
   }
 
   #cachedAuthorization(host: string, scope: string): string | undefined {
@@ -495,9 +507,15 @@ export class RegistryClient {
       throw new RegistryError(`the token server of ${host} answered without a token`, 'invalid');
     // The spec's default lifetime is 60 s; a token is dropped 10 s early so it never expires in flight.
     const lifetime = typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in : 60;
+    forgetOldest(this.#tokens);
     this.#tokens.set(`${host} ${scope}`, { token, expiresAt: this.#now() + Math.max(0, lifetime - 10) * 1000 });
     return `Bearer ${token}`;
   }
+}
+
+/** Hosts and scopes come from repository files: a map keyed by them keeps its newest 1,000 entries. */
+function forgetOldest(map: Map<string, unknown>): void {
+  if (map.size >= 1000) map.delete(map.keys().next().value as string);
 }
 
 /** `registry.example.com:5000/team/app` → host and repository name. */

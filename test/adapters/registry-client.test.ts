@@ -84,6 +84,26 @@ describe('RegistryClient', () => {
     });
   });
 
+  describe('when the images are Docker schema 2 (a manifest list)', () => {
+    it('reads them as it reads OCI ones', { timeout: 60_000 }, async () => {
+      const digest = await open.push('team/docker', '3.0.0', {
+        format: 'docker',
+        platforms: ['linux/amd64', 'linux/arm/v7'],
+        labels: { 'org.opencontainers.image.source': SOURCE, 'org.opencontainers.image.revision': REVISION },
+        created: '2026-10-01T12:00:00Z',
+      });
+      const facts = await new RegistryClient({ plainHttp: () => true }).inspect(`${open.host}/team/docker`, '3.0.0');
+      expect(facts).toMatchObject({
+        digest,
+        mediaType: 'application/vnd.docker.distribution.manifest.list.v2+json',
+        platforms: ['linux/amd64', 'linux/arm/v7'],
+        created: '2026-10-01T12:00:00Z',
+        source: SOURCE,
+        revision: REVISION,
+      });
+    });
+  });
+
   describe('when the tag or digest is unknown', () => {
     it('answers null', { timeout: 30_000 }, async () => {
       const client = new RegistryClient({ plainHttp: () => true });

@@ -25,6 +25,8 @@ export interface ImageSpec {
   layerBytes?: number;
   /** Fills the layer, so two images of one size differ. */
   seed?: number;
+  /** `docker`: pushed as Docker schema 2 (manifest list and manifests), converted by skopeo. */
+  format?: 'oci' | 'docker';
 }
 
 function writeBlob(dir: string, buf: Buffer): { digest: string; size: number } {
@@ -151,7 +153,7 @@ export async function startRegistry(auth?: { username: string; password: string 
         'copy',
         '--quiet',
         '--all',
-        '--preserve-digests',
+        ...(spec.format === 'docker' ? ['--format', 'v2s2'] : ['--preserve-digests']),
         '--dest-tls-verify=false',
         ...creds,
         `oci:${layout}:${tag}`,
@@ -160,7 +162,8 @@ export async function startRegistry(auth?: { username: string; password: string 
       const head = await fetch(`http://${host}/v2/${repository}/manifests/${tag}`, {
         method: 'HEAD',
         headers: {
-          accept: 'application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json',
+          accept:
+            'application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.list.v2+json, application/vnd.docker.distribution.manifest.v2+json',
           ...(auth
             ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` }
             : {}),

@@ -3,6 +3,7 @@ import { RegistryClient, type RegistryClientOptions } from '../../adapters/regis
 import type { Env } from '../../config/env.js';
 import { ConfigError } from '../../observability/errors.js';
 import type { Logger } from '../../observability/logger.js';
+import { registryRequests } from '../../observability/metrics.js';
 import { webHostOf, type NotesDeps } from './release-notes.js';
 
 /**
@@ -18,7 +19,14 @@ export function createNotesDeps(env: Env, log: Logger, onRequest?: RegistryClien
       'Registry credentials loaded; events for these hosts are verified',
     );
   return {
-    registry: new RegistryClient({ credentials: auth.credentials, log, ...(onRequest ? { onRequest } : {}) }),
+    registry: new RegistryClient({
+      credentials: auth.credentials,
+      log,
+      onRequest: (info) => {
+        registryRequests.inc({ kind: info.kind, status: String(info.status) });
+        onRequest?.(info);
+      },
+    }),
     webHost: webHostOf(env.GITHUB_API_URL),
   };
 }

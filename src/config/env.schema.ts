@@ -77,6 +77,13 @@ export const EnvSchema = z.object({
     .describe(
       'Path of a YAML or JSON file of scoped intake tokens (the same list); set at most one of ESCALATOR_INTAKE_TOKENS and this.',
     ),
+  ESCALATOR_REGISTRY_AUTH_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Path of a Docker `config.json` (`{"auths": {"<host>": {"auth": "<base64 user:password>"}}}`, or `identitytoken`; what `docker login` writes) with credentials to read images from registries: the digest, created time, platforms, size and source labels shown in pull requests, and the check that an announced tag resolves to the announced digest (an event the registry contradicts is refused). Unset: registries are read anonymously and events are not verified. See docs/registries.md.',
+    ),
   ESCALATOR_CI_OIDC_AUDIENCE: z
     .string()
     .min(1)

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseImageRef } from '../planners/image-ref.js';
+import { REVISION_PATTERN, SOURCE_URL_PATTERN } from './image-event.js';
 import { isDigest } from './image-published.js';
 import type { NormalizeContext, NormalizeResult } from './image-published.js';
 import { classifyTag, describeIssues, imageOutcome, invalid, single } from './outcome.js';
@@ -12,15 +13,53 @@ import { classifyTag, describeIssues, imageOutcome, invalid, single } from './ou
  * digest-shaped and signature tags are still ignored like everywhere else.
  */
 
-const ImageBody = z.object({ image: z.string().min(1) });
+/** Where the image was built from (optional): shown in pull requests as the source range. */
+const Origin = {
+  source: z.string().min(1).max(2048).nullish(),
+  revision: z.string().min(1).max(64).nullish(),
+};
+const ImageBody = z.object({ image: z.string().min(1), ...Origin });
 const PartsBody = z.object({
   repository: z.string().min(1),
   tag: z.string().min(1),
   digest: z.string().min(1).nullish(),
+  ...Origin,
 });
 
 const HINT =
   'Send {"image": "registry.example.com/team/app:1.2.3@sha256:<64 hex>"} or {"repository": "registry.example.com/team/app", "tag": "1.2.3", "digest": "sha256:<64 hex>"} (the digest is optional).';
+
+/** Said of a malformed `source` or `revision`: what they are for. */
+const ORIGIN_HINT =
+  '"source" and "revision" are optional: the repository and the commit the image was built from, shown in pull requests as the changes between versions.';
+
+/**
+ * Adds `source` and `revision` to the events of a result, or makes it invalid when they are
+ * malformed: a pipeline can fix them, and a pull request must never show a range that was guessed.
+ */
+function withOrigin(
+  result: NormalizeResult,
+  origin: { source?: string | null; revision?: string | null },
+): NormalizeResult {
+  if (result.kind !== 'images') return result;
+  const { source, revision } = origin;
+  if (source && (source.length > 2048 || !SOURCE_URL_PATTERN.test(source)))
+    return invalid(
+      `ci: source "${source.slice(0, 80)}" is not a repository URL; send it as https://github.com/<owner>/<repo>. ${ORIGIN_HINT}`,
+    );
+  if (revision && !REVISION_PATTERN.test(revision))
+    return invalid(
+      `ci: revision "${revision}" is not a commit SHA; send the full lowercase SHA (GITHUB_SHA in GitHub Actions). ${ORIGIN_HINT}`,
+    );
+  return {
+    ...result,
+    events: result.events.map((event) => ({
+      ...event,
+      ...(source ? { sourceUrl: source } : {}),
+      ...(revision ? { revision } : {}),
+    })),
+  };
+}
 
 function fromReference(text: string, field: string, ctx: NormalizeContext): NormalizeResult {
   const parsed = parseImageRef(text);
@@ -47,11 +86,20 @@ export function normalizeCiImage(body: unknown, ctx: NormalizeContext): Normaliz
   if (typeof body === 'object' && body !== null && 'image' in body) {
     const parsed = ImageBody.safeParse(body);
     if (!parsed.success) return { kind: 'invalid', message: describeIssues('ci', body, parsed.error, HINT) };
-    return fromReference(parsed.data.image, 'image', ctx);
+    return withOrigin(fromReference(parsed.data.image, 'image', ctx), parsed.data);
   }
   const parsed = PartsBody.safeParse(body);
   if (!parsed.success) return { kind: 'invalid', message: describeIssues('ci', body, parsed.error, HINT) };
   const { repository, tag, digest } = parsed.data;
+  return withOrigin(normalizeParts(repository, tag, digest, ctx), parsed.data);
+}
+
+function normalizeParts(
+  repository: string,
+  tag: string,
+  digest: string | null | undefined,
+  ctx: NormalizeContext,
+): NormalizeResult {
   const name = parseImageRef(repository);
   if (!name.ok) return single(invalid(`ci: repository: ${name.reason}. ${HINT}`));
   if (name.ref.tag !== undefined || name.ref.digest !== undefined) {

@@ -13,6 +13,11 @@ import { isDigest, isRepositoryPath, TAG_PATTERN } from '../planners/image-ref.j
 const DOMAIN_PATTERN =
   /^(?:(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9])(?:\.(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9]))*|\[[a-f0-9:]+\])(?::[0-9]+)?$/;
 
+/** A repository URL as image labels and the CI API give it (`https://github.com/o/r`, `git@github.com:o/r.git`). */
+export const SOURCE_URL_PATTERN = /^(?:https?:\/\/|git\+https?:\/\/|ssh:\/\/|git@)[^\s]+$/;
+/** A git commit SHA, lowercase (7 to 64 hex characters: abbreviated, SHA-1 or SHA-256). */
+export const REVISION_PATTERN = /^[0-9a-f]{7,64}$/;
+
 /**
  * An image published to a registry, normalized, with `source` checked by `source`.
  *
@@ -31,6 +36,13 @@ export function imageEventSchema<S extends z.ZodType<string>>(source: S) {
       tag: z.string().regex(TAG_PATTERN, 'must match the Docker tag grammar [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}'),
       /** Manifest digest the tag points at, when the sender says (`sha256:<64 hex>`). */
       digest: z.string().refine(isDigest, 'must be an OCI digest such as sha256:<64 lowercase hex>').optional(),
+      /** The repository the image was built from, when the sender says (CI API `source`): its URL. */
+      sourceUrl: z.string().max(2048).regex(SOURCE_URL_PATTERN, 'must be a repository URL').optional(),
+      /** The commit the image was built from, when the sender says (CI API `revision`). */
+      revision: z
+        .string()
+        .regex(REVISION_PATTERN, 'must be a commit SHA (7 to 64 lowercase hex characters)')
+        .optional(),
       /** Which normalizer produced the event. */
       source,
       /** Delivery id of the request that carried the event (sender's id or one minted at intake). */

@@ -203,6 +203,7 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
 function duplicateOutcome(duplicate: DuplicateJob): string {
   switch (duplicate.state) {
     case 'completed':
+      if (isRefusal(duplicate.result)) return `it was refused: ${duplicate.result.refused}`;
       return typeof duplicate.result === 'number'
         ? duplicate.result === 0
           ? "it changed nothing: no environment in the credential's scope takes this image with this tag (the log of that delivery says why)"
@@ -213,6 +214,11 @@ function duplicateOutcome(duplicate: DuplicateJob): string {
     default:
       return `it is ${duplicate.state}, not processed yet`;
   }
+}
+
+/** An image job's answer when the registry contradicted the event (src/jobs/shared/verify-image.ts). */
+function isRefusal(result: unknown): result is { refused: string } {
+  return typeof result === 'object' && result !== null && typeof (result as { refused?: unknown }).refused === 'string';
 }
 
 /** The mechanism behind each {@link RegistryAuth} a registry descriptor names (the CI API: `bearer`, or GitHub Actions OIDC). */

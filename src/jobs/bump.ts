@@ -3,7 +3,9 @@ import { autoMerge } from './shared/auto-merge.js';
 import type { Candidate } from '../adapters/store/candidates.js';
 import type { RepoIndex } from '../adapters/store/subscriptions.js';
 import { ConfigError } from '../observability/errors.js';
-import { bumpBranch, planBump } from '../planners/bump-plan.js';
+import { bumpBranch, planBump, renderBumpBody } from '../planners/bump-plan.js';
+import { readVersions } from '../planners/promotion-plan.js';
+import { bumpNotes, loadFiles } from './shared/pull-notes.js';
 import { refusalList } from '../planners/markdown.js';
 import { editSettingsFrom } from '../planners/image-edit/index.js';
 import { loadRenderedFiles } from './shared/rendered-files.js';
@@ -71,13 +73,13 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
     labels: ['escalator', `env:${data.environment}`, ...index.config.labels],
     log,
     dryRun: index.config.dryRun,
-    plan: async (base, _open, _defaultHead, marker) => {
+    plan: async (base, _open, defaultHead, marker) => {
       const files = [];
       for (const path of paths) {
         const text = await loadFile(octokit, id, path, base.sha);
         if (text !== null) files.push({ path, text });
       }
-      return planBump({
+      const plan = planBump({
         environment: data.environment,
         app: data.app,
         files,
@@ -87,6 +89,11 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
         // addImages: the bases the kustomizations reach say which images they render.
         ...(addImages ? { addImages: { rendered: await loadRenderedFiles(octokit, id, base.sha, files) } } : {}),
       });
+      if (!deps.notes || plan.marker.images.length === 0) return plan;
+      // What changed since what the environment runs now (its files on the default branch).
+      const running = base.sha === defaultHead.sha ? files : await loadFiles(octokit, id, paths, defaultHead.sha);
+      const notes = await bumpNotes(deps, data, log, plan.marker.images, readVersions(running), waiting, plan.body);
+      return { ...plan, body: renderBumpBody(plan.marker, plan.refused, notes) };
     },
   });
   const { plan, pull } = result;

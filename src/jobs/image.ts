@@ -7,9 +7,12 @@ import { enqueueBump, enqueueResync } from '../queue/enqueue.js';
 import type { ImageJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './shared/deps.js';
+import { verifyAnnouncedImage } from './shared/verify-image.js';
 
 /**
  * Fan one published image out to the targets that use it:
+ * 0. with credentials for its registry, check that the tag resolves to the announced digest there;
+ *    an event the registry contradicts is refused (logged with the reason) and bumps nothing
  * 1. look up the repositories whose environment files reference the image (one SMEMBERS), and
  *    keep those the event's scope allows: an event from one installation's credential never writes
  *    into another's repositories; each refused repository is logged with the reason
@@ -18,9 +21,22 @@ import type { JobDeps } from './shared/deps.js';
  * 3. record the image as a candidate for the target and (re)schedule the target's bump job:
  *    a burst of pushes becomes one job, debounced; a push during a running job gets a new one
  */
-export async function processImageJob(deps: JobDeps, data: ImageJob, { log }: ProcessorContext): Promise<number> {
+export async function processImageJob(
+  deps: JobDeps,
+  data: ImageJob,
+  { log }: ProcessorContext,
+): Promise<number | { refused: string }> {
   const { event, scope } = data;
   const name = normalizeName(event.repository) ?? event.repository;
+  // With credentials for the registry, an event it contradicts is refused before anything is written.
+  const refused = await verifyAnnouncedImage(deps, event);
+  if (refused) {
+    log.warn(
+      { image: name, tag: event.tag, digest: event.digest, by: scope.by, reason: refused },
+      'Image event refused: the registry does not hold what it announces',
+    );
+    return { refused };
+  }
   const using = await deps.store.subscriptions.reposUsing(name);
   if (using.length === 0) {
     if (!(await deps.store.subscriptions.isBuilt())) {
@@ -76,6 +92,8 @@ export async function processImageJob(deps: JobDeps, data: ImageJob, { log }: Pr
         ...(event.digest ? { digest: event.digest } : {}),
         receivedAt: event.receivedAt,
         deliveryId: event.deliveryId,
+        ...(event.sourceUrl ? { sourceUrl: event.sourceUrl } : {}),
+        ...(event.revision ? { revision: event.revision } : {}),
       });
       await enqueueBump(deps.producer, { ...key, ...target }, event, deps.debounceMs);
       scheduled++;

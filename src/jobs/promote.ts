@@ -33,6 +33,7 @@ import { autoMerge } from './shared/auto-merge.js';
 import { loadRequiredChecks } from '../adapters/github/gates.js';
 import { gateEnforcement } from '../planners/promotion-gates.js';
 import { decideGates, loadEnvFiles, promotedVersions } from './shared/promotion-inputs.js';
+import { promotionNotes } from './shared/pull-notes.js';
 
 export interface PromoteOutcome {
   pull?: number;
@@ -166,7 +167,10 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         ...(healthLines ? { health: healthLines } : {}),
         ...(why ? { because: why } : {}),
       };
-      const plan = planPromotion({ ...input, apps: entries });
+      // What changed between what the target runs and what it would run: never blocks the promotion.
+      const bare = planPromotion({ ...input, apps: entries });
+      const notes = await promotionNotes(deps, data.installationId, log, bare.rows, bare.body);
+      const plan = planPromotion({ ...input, apps: entries, ...(notes ? { notes } : {}) });
       return {
         ...plan,
         updates: base.sha === defaultHead.sha ? plan.updates : planPromotion({ ...input, apps: onBranch }).updates,

@@ -5,6 +5,7 @@ import { withWritePriority, WriteBudget, writeLimits } from '../adapters/github/
 import { GitHubClients } from '../adapters/github/client.js';
 import { warnIfRenderIsolationUnavailable } from '../adapters/render/index.js';
 import { RepoState } from '../adapters/store/repo-state.js';
+import type { RegistryClientOptions } from '../adapters/registry/client.js';
 import type { Env } from '../config/env.js';
 import type { Logger } from '../observability/logger.js';
 import { clusterSafePrefix, createRedis, waitForRedis } from '../queue/connection.js';
@@ -33,6 +34,7 @@ import { processCommandJob, reportCommandFailure } from './command.js';
 import { processPromoteJob, reportPromoteFailure } from './promote.js';
 import type { JobDeps } from './shared/deps.js';
 import { processImageJob } from './image.js';
+import { createNotesDeps } from './shared/notes-deps.js';
 import { processIndexJob, processResyncJob } from './subscription-index.js';
 
 export interface WorkerDeps {
@@ -43,6 +45,8 @@ export interface WorkerDeps {
   /** Overrides for tests: another key prefix, a GitHub call counter, a clock. */
   prefix?: string;
   onGitHubRequest?: ConstructorParameters<typeof GitHubClients>[0]['onRequest'];
+  /** Called once per HTTP request to a registry (the call budget of tests and benches). */
+  onRegistryRequest?: RegistryClientOptions['onRequest'];
   /** Argo CD / Flux targets from server configuration; no relay worker runs without any. */
   relayTargets?: RelayTarget[];
 }
@@ -85,6 +89,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
     debounceMs: env.ESCALATOR_DEBOUNCE_MS,
     leaseMs: env.ESCALATOR_LOCK_MS,
     now: () => new Date(),
+    notes: createNotesDeps(env, log, options.onRegistryRequest),
   };
   // A SIGKILLed worker's jobs are picked up again after the lock expires (BullMQ stalled-job check).
   const common = {

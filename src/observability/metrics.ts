@@ -171,6 +171,14 @@ export const githubRequests = new Counter({
   registers: [metricsRegistry],
 });
 
+/** Requests to container registries (release notes, verification); no host label: hosts come from repository files. */
+export const registryRequests = new Counter({
+  name: 'escalator_registry_requests_total',
+  help: 'Requests to container registries by kind (manifest, blob, token) and status (0: no answer).',
+  labelNames: ['kind', 'status'] as const,
+  registers: [metricsRegistry],
+});
+
 export const githubRateLimitRemaining = new Gauge({
   name: 'escalator_github_rate_limit_remaining',
   help: 'x-ratelimit-remaining of the last GitHub response.',

@@ -219,8 +219,11 @@ export function registryLink(repository: string): string | undefined {
   return undefined;
 }
 
-/** The pull request body; a function of the marker and refusals only, so it is stable across runs. */
-export function renderBumpBody(marker: PullMarker, refused: BumpPlan['refused']): string {
+/**
+ * The pull request body; a function of the marker, refusals and release notes only, so it is
+ * stable across runs. `notes` is the "What changed" section (src/planners/release-notes.ts).
+ */
+export function renderBumpBody(marker: PullMarker, refused: BumpPlan['refused'], notes = ''): string {
   const rows = marker.images.map((entry) => {
     const link = registryLink(entry.repository);
     const name = link ? `[${code(entry.repository)}](${link})` : code(entry.repository);
@@ -234,6 +237,7 @@ export function renderBumpBody(marker: PullMarker, refused: BumpPlan['refused'])
     ...rows,
   ];
   lines.push(...refusalLines(refused));
+  if (notes) lines.push('', notes);
   lines.push(
     '',
     '<sub>A newer image updates this pull request. Close it to skip these versions.</sub>',

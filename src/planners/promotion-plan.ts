@@ -63,6 +63,8 @@ export interface PromotionInput {
   health?: string[];
   /** Why this pull request was opened, when Escalator opened it on its own for a reason a reviewer must read (an automatic rollback). */
   because?: string;
+  /** The "What changed" section (src/planners/release-notes.ts), rendered by the job. */
+  notes?: string;
 }
 
 export interface PromotionPlan {
@@ -229,6 +231,7 @@ function renderPromotionBody(
     );
   }
   lines.push(...refusalLines(refused));
+  if (input.notes) lines.push('', input.notes);
   lines.push(
     '',
     `<sub>Merging this pull request deploys these versions to ${escapeText(input.target)}. A newer version in ${escapeText(input.source)} updates it.</sub>`,

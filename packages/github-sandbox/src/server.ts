@@ -23,6 +23,7 @@ import { registerIssueRoutes } from './routes/issues.js';
 import { registerLabelRoutes } from './routes/labels.js';
 import { registerMetaRoutes } from './routes/meta.js';
 import { registerPullRoutes } from './routes/pulls.js';
+import { registerReleaseRoutes } from './routes/releases.js';
 import { registerRepoRoutes } from './routes/repos.js';
 import { SandboxState } from './state.js';
 import { Urls } from './urls.js';
@@ -159,6 +160,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   registerAppRoutes(api, context);
   registerCheckRoutes(api, context);
   registerGateRoutes(api, context);
+  registerReleaseRoutes(api, context); // before the repository routes: `commits/*ref` would take `…/pulls`
   registerDeploymentRoutes(api, context);
   registerRepoRoutes(api, context);
   registerContentRoutes(api, context);

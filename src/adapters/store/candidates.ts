@@ -8,6 +8,9 @@ export interface Candidate {
   digest?: string;
   receivedAt: string;
   deliveryId: string;
+  /** Where the image was built from, when its sender said (CI API `source`, `revision`). */
+  sourceUrl?: string;
+  revision?: string;
 }
 
 /** Images waiting to be bumped into each target, until a bump job has written them. */

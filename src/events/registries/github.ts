@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { NormalizeContext, SourceResult } from '../image-event.js';
+import { REVISION_PATTERN, SOURCE_URL_PATTERN, type NormalizeContext, type SourceResult } from '../image-event.js';
 import { describeIssues, ignore, imageOutcome, single } from '../outcome.js';
 import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
@@ -18,6 +18,8 @@ const PackageVersion = z.object({
   container_metadata: z
     .object({
       tag: z.object({ name: z.string().nullish(), digest: z.string().nullish() }).nullish(),
+      // The image's org.opencontainers.image.source and .revision labels, as GitHub reads them ("" when absent).
+      labels: z.object({ source: z.string().nullish(), revision: z.string().nullish() }).nullish(),
     })
     .nullish(),
 });
@@ -61,7 +63,7 @@ export function normalizeGithub(payload: unknown, ctx: NormalizeContext): Source
     return single(ignore('not-a-container', `${key}.package_type "${pkg.package_type}"${legacy}`));
   }
   const tag = pkg.package_version.container_metadata?.tag;
-  return single(
+  const result = single<'github'>(
     imageOutcome(
       {
         source: 'github',
@@ -79,6 +81,31 @@ export function normalizeGithub(payload: unknown, ctx: NormalizeContext): Source
       ctx,
     ),
   );
+  return withLabels(result, pkg.package_version.container_metadata?.labels);
+}
+
+/**
+ * The source repository and revision GitHub read from the image's labels, when they are there and
+ * well formed (GitHub sends "" for absent ones): pull requests show the changes between versions.
+ */
+function withLabels(
+  result: SourceResult<'github'>,
+  labels: { source?: string | null; revision?: string | null } | null | undefined,
+): SourceResult<'github'> {
+  const source =
+    labels?.source && labels.source.length <= 2048 && SOURCE_URL_PATTERN.test(labels.source)
+      ? labels.source
+      : undefined;
+  const revision = labels?.revision && REVISION_PATTERN.test(labels.revision) ? labels.revision : undefined;
+  if (result.kind !== 'images' || (!source && !revision)) return result;
+  return {
+    ...result,
+    events: result.events.map((event) => ({
+      ...event,
+      ...(source ? { sourceUrl: source } : {}),
+      ...(revision ? { revision } : {}),
+    })),
+  };
 }
 
 /** GitHub Packages (ghcr.io): `registry_package`/`package` payloads forwarded to `/registry/github` with a token; the App's own deliveries reach `src/intake/github-app.ts`. */

@@ -1,0 +1,161 @@
+import { loadSourceRange } from '../../adapters/github/source-repo.js';
+import { RegistryError, type RegistryClient } from '../../adapters/registry/client.js';
+import type { GitHubClients } from '../../adapters/github/client.js';
+import type { Logger } from '../../observability/logger.js';
+import { parseSourceRepository, type ImageFacts } from '../../planners/image-facts.js';
+import { renderReleaseNotes, type ImageNotes, type SourceRange } from '../../planners/release-notes.js';
+
+/** What the notes of a pull request need: the registry client and the GitHub web host of sources. */
+export interface NotesDeps {
+  registry: RegistryClient;
+  /** `github.com`, or the GitHub Enterprise host: source URLs on it are read through the App. */
+  webHost: string;
+}
+
+/** One image of a pull request: what the environment runs, what is proposed, and what its sender said of its source. */
+export interface NotedImage {
+  repository: string;
+  from?: { tag: string; digest?: string };
+  to: { tag: string; digest?: string };
+  /** From the event (CI API `source`, `revision`); the image's labels are read when absent. */
+  sourceUrl?: string;
+  revision?: string;
+}
+
+/** The body may hold 65,536 characters; the table, warnings and marker take the rest. */
+export const NOTES_BUDGET = 45_000;
+
+/** The GitHub web host of an API URL: `https://api.github.com` → `github.com`; GHES `https://host/api/v3` → `host`. */
+export function webHostOf(apiUrl: string): string {
+  const host = new URL(apiUrl).host;
+  return host === 'api.github.com' ? 'github.com' : host;
+}
+
+/**
+ * The "What changed" section of a bump or promotion pull request:
+ * 1. per image, the registry's facts of the proposed version and the revision of the running one
+ * 2. the source repository (the sender's `source`, else the image's label) and its range, read
+ *    through the App's installation of this repository
+ * 3. rendered within the budget
+ * Reading notes never fails the job: what could not be read is one sentence in the section.
+ */
+export async function loadReleaseNotes(
+  github: GitHubClients,
+  notes: NotesDeps,
+  images: readonly NotedImage[],
+  options: { installationId: number; log: Logger; budget?: number },
+): Promise<string> {
+  const entries: ImageNotes[] = [];
+  for (const image of images) {
+    try {
+      entries.push(await noteImage(github, notes, image, options.installationId));
+    } catch (error) {
+      options.log.warn(
+        { image: image.repository, tag: image.to.tag, err: { message: (error as Error).message } },
+        'Release notes not read; the pull request says why',
+      );
+      entries.push({
+        image: image.repository,
+        ...(image.from ? { from: image.from } : {}),
+        to: image.to,
+        factsMissing: `Escalator could not read what changed: ${(error as Error).message}.`,
+      });
+    }
+  }
+  return renderReleaseNotes(entries, { budget: options.budget ?? NOTES_BUDGET, webHost: notes.webHost });
+}
+
+async function inspect(
+  registry: RegistryClient,
+  repository: string,
+  tag: string,
+): Promise<{ facts?: ImageFacts; missing?: string }> {
+  try {
+    const facts = await registry.inspect(repository, tag);
+    return facts ? { facts } : { missing: `The registry has no tag ${tag} of ${repository}.` };
+  } catch (error) {
+    if (error instanceof RegistryError) return { missing: `Escalator could not read the image: ${error.message}.` };
+    throw error;
+  }
+}
+
+async function noteImage(
+  github: GitHubClients,
+  notes: NotesDeps,
+  image: NotedImage,
+  installationId: number,
+): Promise<ImageNotes> {
+  const entry: ImageNotes = { image: image.repository, to: image.to, ...(image.from ? { from: image.from } : {}) };
+  const proposed = await inspect(notes.registry, image.repository, image.to.tag);
+  if (proposed.facts) entry.facts = proposed.facts;
+  else if (proposed.missing) entry.factsMissing = proposed.missing;
+  const url = image.sourceUrl ?? proposed.facts?.source;
+  const head = image.revision ?? proposed.facts?.revision;
+  if (!url) {
+    if (proposed.facts)
+      entry.range = {
+        kind: 'unavailable',
+        reason:
+          'The image names no source repository: label it org.opencontainers.image.source (docs/registries.md) to see its changes here.',
+      };
+    return entry;
+  }
+  const repository = parseSourceRepository(url, notes.webHost);
+  entry.source = { url, ...(repository ? { repository } : {}) };
+  if (!repository) {
+    entry.range = {
+      kind: 'unavailable',
+      reason: `Its source ${url} is not a repository on ${notes.webHost}, so Escalator cannot list its changes.`,
+    };
+    return entry;
+  }
+  // The running version's revision: from its own labels (one more image read).
+  let base: string | undefined;
+  if (image.from && image.from.tag !== image.to.tag) {
+    const running = await inspect(notes.registry, image.repository, image.from.tag);
+    base = running.facts?.revision;
+  }
+  entry.range = await range(github, repository, base, head, installationId, image);
+  return entry;
+}
+
+async function range(
+  github: GitHubClients,
+  repository: NonNullable<ReturnType<typeof parseSourceRepository>>,
+  base: string | undefined,
+  head: string | undefined,
+  installationId: number,
+  image: NotedImage,
+): Promise<SourceRange> {
+  const ends = { ...(base ? { base } : {}), ...(head ? { head } : {}) };
+  if (!head)
+    return {
+      kind: 'unavailable',
+      ...ends,
+      reason: `The image ${image.to.tag} names no source revision: label it org.opencontainers.image.revision (docs/registries.md) to see its changes here.`,
+    };
+  if (!image.from)
+    return {
+      kind: 'unavailable',
+      ...ends,
+      reason: 'The environment runs no earlier version of this image to compare with.',
+    };
+  if (!base)
+    return {
+      kind: 'unavailable',
+      ...ends,
+      reason: `The running version ${image.from.tag} names no source revision (org.opencontainers.image.revision), so there is no range to show.`,
+    };
+  if (base === head) return { kind: 'read', base, head, commits: [], totalCommits: 0, pulls: [], releases: [] };
+  try {
+    return await loadSourceRange(github, repository, base, head, { installationId });
+  } catch (error) {
+    // The image's facts stay; only the range is missing, with why.
+    return {
+      kind: 'unavailable',
+      base,
+      head,
+      reason: `Escalator could not read the changes of ${repository.owner}/${repository.repo} from GitHub (${(error as Error).message}).`,
+    };
+  }
+}

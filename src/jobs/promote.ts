@@ -86,8 +86,8 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     labels: ['promotion', `env:${target.name}`, ...index.config.labels],
     log,
     dryRun: index.config.dryRun,
-    // A hold or release re-checks the open promotion pull request; it never opens one.
-    openNew: data.reason !== 'hold',
+    // A hold or release (a freeze, an unfreeze, a freeze's end) re-checks the open promotion pull request; it never opens one.
+    openNew: data.reason !== 'hold' && data.reason !== 'freeze',
     plan: async (base, _open, defaultHead, marker) => {
       // What the PR changes is judged against the default branch; the edits go on the PR's branch.
       const entries: PromotionInput['apps'] = [];
@@ -109,9 +109,10 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
           by: `@${data.requestedBy}`,
           versions: promotedVersions(entries),
         });
-      const { gates, readyAt } = await decideGates(deps, index, target, data.app, entries, {
+      const { gates, readyAt, opensAt, freezeEndsAt } = await decideGates(deps, index, target, data.app, entries, {
         rollback: rollback !== null,
         now,
+        freezeLifted: data.reason === 'freeze',
       });
       const sources = marker?.sources ?? [];
       const provenance = data.app ? await deps.store.provenance.loadProvenance(index, source, data.app) : [];
@@ -129,12 +130,14 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         updates: base.sha === defaultHead.sha ? plan.updates : planPromotion({ ...input, apps: onBranch }).updates,
         gates,
         readyAt,
+        opensAt,
+        freezeEndsAt,
       };
     },
   });
 
   const { plan } = result;
-  const { gates, readyAt } = plan;
+  const { gates, readyAt, opensAt, freezeEndsAt } = plan;
   const pull: PullSummary | null = result.pull;
   const outcome: PromoteOutcome = { rows: plan.rows.length, gates, missing: plan.missing };
   // The person whose command asked for this run hears what it did, whatever it did.
@@ -182,7 +185,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     }
   }
   if (!pull) {
-    if (data.reason === 'hold') {
+    if (data.reason === 'hold' || data.reason === 'freeze') {
       // A hold or release re-checks the open promotion; it never opens one.
       log.info({ environment: target.name, app: data.app }, 'Hold changed; no open promotion to re-check');
       return outcome;
@@ -234,10 +237,49 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     );
     log.info({ pr: pull.number, readyAt: new Date(readyAt).toISOString() }, 'Soak pending; re-check scheduled');
   }
+  await scheduleControls(deps, data, pull.headSha, gates, { now, opensAt, freezeEndsAt }, log);
   if (target.autoMerge && gates.every((gate) => gate.state === 'passed')) {
     await autoMerge(octokit, id, pull, { baseBranch: index.defaultBranch, method: 'merge', log, required });
   }
   return outcome;
+}
+
+/**
+ * A closed window and a freeze with an end each re-plan this promotion when they change: delayed
+ * jobs in Redis, so a restart loses neither (docs/controls.md). They answer no one.
+ */
+async function scheduleControls(
+  deps: JobDeps,
+  data: PromoteJob,
+  headSha: string,
+  gates: PromoteOutcome['gates'],
+  times: { now: number; opensAt: number | undefined; freezeEndsAt: number | undefined },
+  log: ProcessorContext['log'],
+): Promise<void> {
+  const { replyTo: _replyTo, skipSoak: _skipSoak, ...again } = data;
+  const window = gates.find((gate) => gate.name === 'window');
+  if (window?.state === 'pending' && times.opensAt !== undefined) {
+    await enqueuePromote(
+      deps.producer,
+      { ...again, reason: 'window' },
+      `${headSha}-${times.opensAt}`,
+      Math.max(0, times.opensAt - times.now) + 50,
+    );
+    log.info({ opensAt: new Date(times.opensAt).toISOString() }, 'Window closed; re-check scheduled at its opening');
+  }
+  const freeze = gates.find((gate) => gate.name === 'freeze');
+  if (freeze?.state === 'failed' && times.freezeEndsAt !== undefined) {
+    await enqueuePromote(
+      deps.producer,
+      { ...again, reason: 'freeze' },
+      `${headSha}-${times.freezeEndsAt}`,
+      Math.max(0, times.freezeEndsAt - times.now) + 50,
+    );
+    log.info(
+      { endsAt: new Date(times.freezeEndsAt).toISOString() },
+      'Frozen; re-check scheduled at the end of the freeze',
+    );
+  }
 }
 
 /** A promotion a command asked for failed for good: the person who asked hears why. */

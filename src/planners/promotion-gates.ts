@@ -2,11 +2,13 @@
  * The gates of one promotion, decided from data: how long the source environment has run each
  * version (soak) and whether a person put the target on hold. Pure: time comes in as `now`.
  */
+import { freezeEndsAt, planFreezeGate, type Freeze } from './freeze.js';
+import { planWindowGate, type WindowsSpec } from './windows.js';
 
 export type GateState = 'passed' | 'pending' | 'failed';
 
 export interface Gate {
-  name: 'soak' | 'hold';
+  name: 'soak' | 'hold' | 'window' | 'freeze';
   state: GateState;
   detail: string;
 }
@@ -27,6 +29,12 @@ export interface GateInput {
   hold: string | undefined;
   /** Who skipped the soak of exactly these versions (`/escalator promote <env> --now`), if someone did. */
   soakSkippedBy?: string | undefined;
+  /** The target's promotion windows (src/planners/windows.ts); undefined: none configured. */
+  windows?: WindowsSpec | undefined;
+  /** Freezes recorded on the repository (src/planners/freeze.ts), in force or not. */
+  freezes?: readonly Freeze[];
+  /** A re-plan after an unfreeze or a freeze's end: the freeze gate reports "passed" even when none is left. */
+  freezeLifted?: boolean;
   now: number;
 }
 
@@ -34,6 +42,10 @@ export interface GateDecision {
   gates: Gate[];
   /** When the soak gate passes (`now` when it already has, or there is none). */
   readyAt: number;
+  /** When a closed window opens (the window gate is pending until then). */
+  opensAt?: number;
+  /** When the freezes in force on the target end on their own, if they all do. */
+  freezeEndsAt?: number;
 }
 
 export function planGates(input: GateInput): GateDecision {
@@ -67,7 +79,31 @@ export function planGates(input: GateInput): GateDecision {
         }
       : { name: 'hold', state: 'passed', detail: 'no hold' },
   );
-  return { gates, readyAt };
+  // Windows and freezes (docs/controls.md): each adds its gate only where it applies.
+  const window = planWindowGate({
+    target: input.target,
+    windows: input.windows,
+    rollback: input.rollback,
+    now: input.now,
+  });
+  const freezes = input.freezes ?? [];
+  gates.push(
+    ...window.gates,
+    ...planFreezeGate({
+      target: input.target,
+      freezes,
+      rollback: input.rollback,
+      lifted: input.freezeLifted ?? false,
+      now: input.now,
+    }),
+  );
+  const freezeEnd = freezeEndsAt(freezes, input.target, input.now);
+  return {
+    gates,
+    readyAt,
+    ...(window.opensAt !== undefined ? { opensAt: window.opensAt } : {}),
+    ...(freezeEnd !== undefined ? { freezeEndsAt: freezeEnd } : {}),
+  };
 }
 
 /** Whether GitHub holds a merge to the gates: the gate checks the base branch does not require. */

@@ -45,7 +45,7 @@ export const PromoteJob = z.object({
   ...RepoRef,
   environment: z.string().min(1),
   app: z.string(),
-  reason: z.enum(['push', 'command', 'soak', 'hold', 'rollback', 'health']),
+  reason: z.enum(['push', 'command', 'soak', 'hold', 'rollback', 'health', 'window', 'freeze']),
   /** Who asked, for commands (shown in replies and logs). */
   requestedBy: z.string().optional(),
   /** The issue or pull request whose command asked for this run: it gets a reply with what the run did. */

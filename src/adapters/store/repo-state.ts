@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { CandidateStore } from './candidates.js';
+import { FreezeStore } from './freezes.js';
 import { HoldStore } from './holds.js';
 import { LivingStore } from './living.js';
 import { ProvenanceStore } from './provenance.js';
@@ -17,6 +18,7 @@ export class RepoState {
   readonly versions: VersionStore;
   readonly provenance: ProvenanceStore;
   readonly holds: HoldStore;
+  readonly freezes: FreezeStore;
   readonly refusals: RefusalStore;
   readonly living: LivingStore;
 
@@ -29,6 +31,7 @@ export class RepoState {
     this.versions = new VersionStore(redis, prefix);
     this.provenance = new ProvenanceStore(redis, prefix);
     this.holds = new HoldStore(redis, prefix);
+    this.freezes = new FreezeStore(redis, prefix);
     this.refusals = new RefusalStore(redis, prefix);
     this.living = new LivingStore(redis, prefix);
   }

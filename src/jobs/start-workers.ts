@@ -34,6 +34,8 @@ export interface WorkerDeps {
   onGitHubRequest?: ConstructorParameters<typeof GitHubClients>[0]['onRequest'];
   /** Argo CD / Flux targets from server configuration; no relay worker runs without any. */
   relayTargets?: RelayTarget[];
+  /** The jobs' clock (tests move it to open a window or end a freeze); default the system's. */
+  now?: () => Date;
 }
 
 export interface RunningWorkers {
@@ -73,7 +75,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
     redis,
     debounceMs: env.ESCALATOR_DEBOUNCE_MS,
     leaseMs: env.ESCALATOR_LOCK_MS,
-    now: () => new Date(),
+    now: options.now ?? (() => new Date()),
   };
   // A SIGKILLed worker's jobs are picked up again after the lock expires (BullMQ stalled-job check).
   const common = {

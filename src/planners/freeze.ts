@@ -120,7 +120,8 @@ export function freezeEndsAt(freezes: readonly Freeze[], environment: string, no
 
 /** `the repository` or `prod`, frozen by @alice on 2026-12-05 10:00 UTC until 2027-01-04 00:00 UTC: winter holidays. */
 export function describeFreeze(freeze: Freeze): string {
-  const when = (iso: string): string => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+  const when = (iso: string): string =>
+    `${iso.slice(0, 10)} ${iso.slice(11, iso.slice(17, 19) === '00' ? 16 : 19)} UTC`;
   const where = freeze.scope === '*' ? 'the repository' : freeze.scope;
   return `${where} frozen by ${freeze.by} on ${when(freeze.at)}${freeze.until ? ` until ${when(freeze.until)}` : ' until /escalator unfreeze'}${freeze.reason ? `: ${freeze.reason}` : ''}`;
 }

@@ -315,14 +315,19 @@ export function renderDashboard(input: DashboardInput, limit = ISSUE_BODY_LIMIT)
       footer,
     ].join('\n');
   };
-  // Cut the largest sections first, a few rows at a time, until the body fits.
+  // Cut the largest sections first, down to the next largest, until the body fits: what is left
+  // is spread over the sections rather than spent on one.
   let body = assemble();
   for (let guard = 0; body.length > limit && guard < 10_000; guard++) {
-    const largest = sections.reduce((a, b) => (sectionText(b).length > sectionText(a).length ? b : a));
+    const sizes = sections.map((section) => sectionText(section).length);
+    const order = sections.map((_, i) => i).sort((a, b) => sizes[b]! - sizes[a]!);
+    const largest = sections[order[0]!]!;
     if (largest.shown === 0) break;
     const over = body.length - limit;
+    const cuttable = sections.filter((section) => section.shown > 0).length;
+    const share = Math.max(sizes[order[0]!]! - (sizes[order[1]!] ?? 0), Math.ceil(over / cuttable));
     const average = Math.max(1, Math.ceil(largest.lines.slice(0, largest.shown).join('\n').length / largest.shown));
-    largest.shown = Math.max(0, largest.shown - Math.max(1, Math.ceil(over / average)));
+    largest.shown = Math.max(0, largest.shown - Math.max(1, Math.ceil(Math.min(over, share) / average)));
     body = assemble();
   }
   return body;

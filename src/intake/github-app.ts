@@ -3,7 +3,16 @@ import type { RepoState } from '../adapters/store/repo-state.js';
 import { normalizeGithub } from '../events/index.js';
 import type { Logger } from '../observability/logger.js';
 import { escalatorMarker } from '../planners/pull-marker.js';
-import { COMMAND_MEMORY_SECONDS, enqueueCommand, enqueueDiff, enqueueImage, enqueueIndex } from '../queue/enqueue.js';
+import { actionCommand, DASHBOARD_MARKER, tickedActions } from '../planners/dashboard.js';
+import {
+  COMMAND_MEMORY_SECONDS,
+  enqueueCommand,
+  enqueueDashboard,
+  enqueueDashboardCommand,
+  enqueueDiff,
+  enqueueImage,
+  enqueueIndex,
+} from '../queue/enqueue.js';
 import type { Producer } from '../queue/producer.js';
 
 /**
@@ -155,6 +164,31 @@ export function createGitHubApp(deps: GitHubAppDeps) {
           ...(issue.pull_request && issue.body ? { prBody: issue.body.slice(0, 262_144) } : {}),
         },
         comment.id,
+      );
+    });
+
+    // A person ticked a box on the dashboard issue: each box runs as the command it stands for (the
+    // command job checks the sender's permission through the API and answers on the issue), then
+    // the dashboard is rendered again, which unticks it.
+    app.on('issues.edited', async (context) => {
+      const { issue, changes, sender, repository, installation } = context.payload;
+      const before = changes.body?.from;
+      if (!installation || sender.type === 'Bot' || before === undefined || !issue.body?.startsWith(DASHBOARD_MARKER))
+        return;
+      if (issue.user?.login !== (await ownLogin())) return;
+      const actions = tickedActions(before, issue.body);
+      if (actions.length === 0) return;
+      const ref = { installationId: installation.id, owner: repository.owner.login, repo: repository.name };
+      for (const action of actions)
+        await enqueueDashboardCommand(
+          producer,
+          { ...ref, issueNumber: issue.number, isPull: false, author: sender.login, body: actionCommand(action) },
+          issue.updated_at,
+        );
+      await enqueueDashboard(producer, { ...ref, force: true }, context.id);
+      deps.log.info(
+        { deliveryId: context.id, issue: issue.number, actions: actions.length },
+        'Dashboard boxes ticked; running them as commands',
       );
     });
 

@@ -9,6 +9,7 @@ import { normalizeName } from '../planners/image-ref.js';
 import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../planners/tag-policy.js';
 import type { BumpJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
+import { refreshDashboard } from './shared/dashboard-refresh.js';
 import type { JobDeps } from './shared/deps.js';
 import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
 import { ensureLivingPull } from './shared/living-pull.js';
@@ -30,7 +31,9 @@ export interface BumpOutcome {
  * 6. forget the candidates handled; ones that arrived meanwhile wait for the next run
  */
 export async function processBumpJob(deps: JobDeps, data: BumpJob, context: ProcessorContext): Promise<BumpOutcome> {
-  return withRepoLease(deps, data, () => bump(deps, data, context));
+  const outcome = await withRepoLease(deps, data, () => bump(deps, data, context));
+  await refreshDashboard(deps, data);
+  return outcome;
 }
 
 async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Promise<BumpOutcome> {

@@ -15,6 +15,7 @@ import { parseMarker } from '../planners/pull-marker.js';
 import type { CommandJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './shared/deps.js';
+import { refreshDashboard } from './shared/dashboard-refresh.js';
 import { isEscalatorPull } from './shared/living-pull.js';
 import { enqueueDiff, enqueuePromote } from '../queue/enqueue.js';
 
@@ -112,6 +113,7 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
     const answer = await freezeCommand(deps, data, index, command);
     // Open promotion pull requests into each environment concerned get their freeze check again; none is opened.
     for (const name of answer.environments) await promoteAll(name, 'freeze');
+    await refreshDashboard(deps, data, { index });
     return reply(answer.text);
   }
   const environment =
@@ -135,6 +137,7 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
       );
       // Open promotion pull requests into the environment get their hold check again; none is opened.
       await promoteAll(env!.name, 'hold', { app: command.app });
+      await refreshDashboard(deps, data, { index });
       return reply(
         command.name === 'hold'
           ? `Promotion into **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} is on hold (by @${data.author}): an open promotion pull request gets a failing \`escalator/hold\` check, and none merges until \`/escalator release\`.`

@@ -26,6 +26,7 @@ import type { JobDeps } from './shared/deps.js';
 import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
 import { ensureLivingPull } from './shared/living-pull.js';
 import { autoMerge } from './shared/auto-merge.js';
+import { noteFailure, notePromotion, refreshDashboard } from './shared/dashboard-refresh.js';
 import { loadRequiredChecks } from '../adapters/github/gates.js';
 import { gateEnforcement } from '../planners/promotion-gates.js';
 import { decideGates, loadEnvFiles, promotedVersions } from './shared/promotion-inputs.js';
@@ -53,7 +54,9 @@ export async function processPromoteJob(
   data: PromoteJob,
   context: ProcessorContext,
 ): Promise<PromoteOutcome> {
-  return withRepoLease(deps, data, () => promote(deps, data, context));
+  const outcome = await withRepoLease(deps, data, () => promote(deps, data, context));
+  await refreshDashboard(deps, data);
+  return outcome;
 }
 
 async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContext): Promise<PromoteOutcome> {
@@ -140,6 +143,14 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const { gates, readyAt, opensAt, freezeEndsAt } = plan;
   const pull: PullSummary | null = result.pull;
   const outcome: PromoteOutcome = { rows: plan.rows.length, gates, missing: plan.missing };
+  await notePromotion(deps, index, {
+    branch: promotionBranch(target.name, data.app),
+    environment: target.name,
+    app: data.app,
+    pull: pull && !index.config.dryRun ? { number: pull.number, title: plan.title } : null,
+    gates,
+    refused: plan.refused,
+  });
   // The person whose command asked for this run hears what it did, whatever it did.
   const reply = async (kind: PromotionResult): Promise<void> => {
     if (!data.replyTo) return;
@@ -282,8 +293,17 @@ async function scheduleControls(
   }
 }
 
-/** A promotion a command asked for failed for good: the person who asked hears why. */
+/** A promotion failed for good: the dashboard lists it, and the person whose command asked hears why. */
 export async function reportPromoteFailure(deps: JobDeps, data: PromoteJob, error: Error): Promise<void> {
+  await noteFailure(
+    deps,
+    data,
+    {
+      id: `promote:${data.environment}:${data.app}`,
+      text: `promotion into ${data.environment}${data.app ? ` (${data.app})` : ''}`,
+    },
+    error,
+  );
   if (!data.replyTo) return;
   await createComment(
     deps.github.forInstallation(data.installationId),

@@ -8,11 +8,22 @@ import { RepoState } from '../adapters/store/repo-state.js';
 import type { Env } from '../config/env.js';
 import type { Logger } from '../observability/logger.js';
 import { clusterSafePrefix, createRedis, waitForRedis } from '../queue/connection.js';
-import { BumpJob, CommandJob, DiffJob, ImageJob, IndexJob, PromoteJob, RelayJob, ResyncJob } from '../queue/jobs.js';
+import {
+  BumpJob,
+  CommandJob,
+  DashboardJob,
+  DiffJob,
+  ImageJob,
+  IndexJob,
+  PromoteJob,
+  RelayJob,
+  ResyncJob,
+} from '../queue/jobs.js';
 import { Producer } from '../queue/producer.js';
 import { createWorker } from '../queue/worker.js';
 import { z } from 'zod';
 import { processBumpJob } from './bump.js';
+import { processDashboardJob } from './dashboard.js';
 import { processDiffJob } from './diff.js';
 import { processRecoverJob } from './recover.js';
 import { createRelayDeps, processRelayJob } from './relay.js';
@@ -143,6 +154,13 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
       { ...common, concurrency: 2 },
     ),
   ];
+  // The dashboard issue (docs/controls.md); its health column reads no store until one is wired here.
+  workers.push(
+    createWorker('dashboard', DashboardJob, (data, context) => processDashboardJob(deps, data, context), {
+      ...common,
+      concurrency: 2,
+    }),
+  );
   workers.push(
     createWorker(
       'recover',

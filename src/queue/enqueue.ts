@@ -5,7 +5,17 @@
 import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import { eventKey, scopeKey, type EventScope } from '../events/image-published.js';
-import { BumpJob, CommandJob, DiffJob, ImageJob, IndexJob, PromoteJob, RelayJob, ResyncJob } from './jobs.js';
+import {
+  BumpJob,
+  CommandJob,
+  DashboardJob,
+  DiffJob,
+  ImageJob,
+  IndexJob,
+  PromoteJob,
+  RelayJob,
+  ResyncJob,
+} from './jobs.js';
 import { jobId } from './names.js';
 import type { DuplicateJob, Producer } from './producer.js';
 
@@ -39,6 +49,12 @@ export const JOB_OPTIONS = {
   // One resync at a time (a fixed id), forgotten as soon as it ends so the next loss can start one.
   resync: { attempts: 5, backoff: exponential(5_000), removeOnComplete: true, removeOnFail: true },
   relay: { removeOnComplete: { age: 3_600, count: 1_000 }, removeOnFail: { age: WEEK, count: 5_000 } },
+  dashboard: {
+    attempts: 5,
+    backoff: exponential(2_000),
+    removeOnComplete: { count: 100 },
+    removeOnFail: { age: WEEK },
+  },
 } as const satisfies Record<string, JobsOptions>;
 
 /**
@@ -148,5 +164,41 @@ export async function enqueueRelayJob(
     deduplication: { id: data.window, keepLastIfActive: true },
     attempts: options.attempts,
     backoff: exponential(options.backoffMs),
+  });
+}
+
+/** How long changes to one repository gather before its dashboard is rendered again. */
+export const DASHBOARD_DEBOUNCE_MS = 2_000;
+
+/**
+ * Render one repository's dashboard within `DASHBOARD_DEBOUNCE_MS`: every change while one waits
+ * folds into it (BullMQ deduplication, not pushed back, so a steady stream still renders every
+ * couple of seconds), and a change while one runs schedules exactly one more. `key` only keeps job
+ * ids distinct (a timestamp); a forced render has a slot of its own.
+ */
+export async function enqueueDashboard(producer: Producer, data: DashboardJob, key: string): Promise<void> {
+  const slot = data.force ? 'force' : 'change';
+  await producer.enqueue('dashboard', DashboardJob, data, {
+    ...JOB_OPTIONS.dashboard,
+    jobId: jobId('dashboard', data.owner, data.repo, slot, key),
+    delay: DASHBOARD_DEBOUNCE_MS,
+    deduplication: { id: jobId('dashboard', data.owner, data.repo, slot), keepLastIfActive: true },
+  });
+}
+
+/**
+ * A box ticked on the dashboard issue, run as the command it stands for. The id hashes the
+ * issue's `updated_at` and the command, both inside the signed payload: a redelivery of the same
+ * edit runs nothing twice.
+ */
+export async function enqueueDashboardCommand(producer: Producer, data: CommandJob, editedAt: string): Promise<void> {
+  await producer.enqueue('command', CommandJob, data, {
+    ...JOB_OPTIONS.command,
+    jobId: jobId(
+      'command',
+      'dashboard',
+      data.issueNumber,
+      createHash('sha256').update(`${editedAt}\n${data.body}`).digest('hex').slice(0, 32),
+    ),
   });
 }

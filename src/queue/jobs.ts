@@ -90,3 +90,14 @@ export const RelayJob = z.object({
   window: z.string().min(1),
 });
 export type RelayJob = z.infer<typeof RelayJob>;
+
+/**
+ * Render the dashboard issue of one repository again. Coalesced: one waits at a time per
+ * repository (and one forced, after a person ticked a box, so the box is unticked).
+ */
+export const DashboardJob = z.object({
+  ...RepoRef,
+  /** Write the body even when it hashes as the last one written (a person edited the issue). */
+  force: z.boolean().optional(),
+});
+export type DashboardJob = z.infer<typeof DashboardJob>;

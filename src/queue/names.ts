@@ -2,7 +2,17 @@
  * Queues, one per kind of work, so each has its own concurrency, attempts and backoff.
  * Names carry no `:` (BullMQ uses it as its key separator).
  */
-export const queueNames = ['image', 'bump', 'promote', 'command', 'diff', 'relay', 'index', 'recover'] as const;
+export const queueNames = [
+  'image',
+  'bump',
+  'promote',
+  'command',
+  'diff',
+  'relay',
+  'index',
+  'recover',
+  'dashboard',
+] as const;
 export type QueueName = (typeof queueNames)[number];
 
 /** Redis key prefix for every queue of the product. */

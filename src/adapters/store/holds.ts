@@ -42,6 +42,16 @@ export class HoldStore {
     return `${this.prefix}:soak-skip:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app || '*'}`;
   }
 
+  /** Every hold on an environment: app `''` for the whole environment, with who put it. */
+  async listHolds(key: RepoKey, environment: string): Promise<Array<{ app: string; by: string }>> {
+    const holds = await this.redis.hgetall(
+      `${this.prefix}:hold:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}`,
+    );
+    return Object.entries(holds)
+      .map(([app, by]) => ({ app: app === '*' ? '' : app, by }))
+      .sort((a, b) => a.app.localeCompare(b.app));
+  }
+
   async loadHold(key: RepoKey, environment: string, app: string): Promise<string | null> {
     const holds = await this.redis.hgetall(
       `${this.prefix}:hold:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}`,

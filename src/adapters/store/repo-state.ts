@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { CandidateStore } from './candidates.js';
+import { DashboardStore } from './dashboard.js';
 import { FreezeStore } from './freezes.js';
 import { HoldStore } from './holds.js';
 import { LivingStore } from './living.js';
@@ -19,6 +20,7 @@ export class RepoState {
   readonly provenance: ProvenanceStore;
   readonly holds: HoldStore;
   readonly freezes: FreezeStore;
+  readonly dashboard: DashboardStore;
   readonly refusals: RefusalStore;
   readonly living: LivingStore;
 
@@ -32,6 +34,7 @@ export class RepoState {
     this.provenance = new ProvenanceStore(redis, prefix);
     this.holds = new HoldStore(redis, prefix);
     this.freezes = new FreezeStore(redis, prefix);
+    this.dashboard = new DashboardStore(redis, prefix);
     this.refusals = new RefusalStore(redis, prefix);
     this.living = new LivingStore(redis, prefix);
   }

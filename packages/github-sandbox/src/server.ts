@@ -19,6 +19,7 @@ import { registerGateRoutes } from './routes/gates.js';
 import { registerGitDataRoutes } from './routes/git-data.js';
 import { registerGraphqlRoutes } from './routes/graphql.js';
 import { registerIssueRoutes } from './routes/issues.js';
+import { registerDashboardIssueRoutes } from './routes/dashboard-issues.js';
 import { registerPullRoutes } from './routes/pulls.js';
 import { registerRepoRoutes } from './routes/repos.js';
 import { SandboxState } from './state.js';
@@ -148,6 +149,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   registerContentRoutes(api, context);
   registerGitDataRoutes(api, context);
   registerPullRoutes(api, context);
+  // Standalone issues (the dashboard issue) answer first and hand pull requests' issue routes on.
+  registerDashboardIssueRoutes(api, context, registerIssueRoutes(new Router(), context));
   registerIssueRoutes(api, context);
   const control = new Router();
   registerControlRoutes(control, context);

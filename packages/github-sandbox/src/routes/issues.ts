@@ -8,7 +8,7 @@ import { commentShape, labelShape, pullIssueShape } from '../shapes/issues.js';
 import { listField, requirePull, requireRepo } from './common.js';
 
 /** Issue comments and labels. Issues here are the issue side of pull requests. */
-export function registerIssueRoutes(router: Router, context: SandboxContext): void {
+export function registerIssueRoutes(router: Router, context: SandboxContext): Router {
   const { state, urls } = context;
   const commentsOn = (repo: SandboxRepo, number: number) =>
     [...state.comments.values()]
@@ -111,4 +111,5 @@ export function registerIssueRoutes(router: Router, context: SandboxContext): vo
     }
     return json(200, labelsOf(repo, pull.labels));
   });
+  return router;
 }

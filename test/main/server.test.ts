@@ -211,7 +211,7 @@ describe('the queue dashboard', () => {
       });
       expect(api.status).toBe(200);
       const names = ((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort();
-      expect(names).toEqual(['bump', 'command', 'diff', 'image', 'index', 'promote', 'recover', 'relay']);
+      expect(names).toEqual(['bump', 'command', 'dashboard', 'diff', 'image', 'index', 'promote', 'recover', 'relay']);
     } finally {
       await off.close();
       await on.close();

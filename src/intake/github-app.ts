@@ -127,6 +127,14 @@ export function createGitHubApp(deps: GitHubAppDeps) {
 
     app.on('pull_request.closed', async (context) => {
       const { pull_request: pull, repository, installation } = context.payload;
+      // One of Escalator's pull requests closed without a merge: the dashboard lists it no more (a
+      // merge re-renders it through the push). The dashboard job does nothing where it is off.
+      if (!pull.merged && installation && pull.head.ref.startsWith('escalator/'))
+        await enqueueDashboard(
+          producer,
+          { installationId: installation.id, owner: repository.owner.login, repo: repository.name },
+          context.id,
+        );
       if (!pull.merged || !installation || !deps.store || !pull.head.ref.startsWith('escalator/')) return;
       const marker = escalatorMarker(pull, repository.full_name, await ownLogin());
       if (!marker) return;

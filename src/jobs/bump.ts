@@ -10,6 +10,7 @@ import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../planners/
 import type { BumpJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import { refreshDashboard } from './shared/dashboard-refresh.js';
+import { autoMergeHeldBy } from './shared/merge-controls.js';
 import type { JobDeps } from './shared/deps.js';
 import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
 import { ensureLivingPull } from './shared/living-pull.js';
@@ -109,8 +110,23 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
     waiting.map((candidate) => candidate.field),
   );
 
-  if (environment.autoMerge && pull && !index.config.dryRun)
-    await autoMerge(octokit, id, pull, { baseBranch: index.defaultBranch, method: 'squash', log });
+  if (environment.autoMerge && pull && !index.config.dryRun) {
+    // A freeze or a closed window holds auto-merge back (docs/controls.md); the dashboard says so.
+    const held = await autoMergeHeldBy(deps, index, environment);
+    await deps.store.dashboard.recordAttention(
+      index,
+      `bump:${data.environment}:${data.app}`,
+      held
+        ? {
+            what: `bump #${pull.number} into ${data.environment}`,
+            reason: `not merged automatically: ${held}`,
+            at: deps.now().toISOString(),
+          }
+        : null,
+    );
+    if (held) log.info({ pr: pull.number, reason: held }, 'Auto-merge held back by a freeze or a window');
+    else await autoMerge(octokit, id, pull, { baseBranch: index.defaultBranch, method: 'squash', log });
+  }
   return {
     changes: plan.changes.length,
     refused: plan.refused.length,

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startStack, waitIndexed, type Stack } from '../support/stack.js';
+import { Redis } from 'ioredis';
+import { RepoState } from '../../src/adapters/store/repo-state.js';
+import { eventually, postImage, redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 const owner = 'developer';
 const overlay = (tag: string) => `images:\n  - name: ghcr.io/example/hello\n    newTag: ${tag}\n`;
@@ -144,6 +146,48 @@ describe('release controls (sandbox GitHub, real Redis)', () => {
       const done = await merged('freeze', pull.number);
       expect(Date.parse(done.merged_at!)).toBeGreaterThanOrEqual(Date.parse(until));
       await checkRun('freeze', pull.head.sha, 'escalator/freeze', (run) => run.conclusion === 'success');
+    },
+  );
+
+  it(
+    "holds a bump back from auto-merge during a freeze and says so on the dashboard's list",
+    { timeout: 120_000 },
+    async () => {
+      offset = 0;
+      const image = 'ghcr.io/example/frozen-bump';
+      await stack.client.createRepo({
+        name: 'frozen-bump',
+        files: {
+          '.github/escalator.yml':
+            'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n    autoMerge: true\n',
+          'apps/app/overlays/dev/kustomization.yaml': `images:\n  - name: ${image}\n    newTag: 1.0.0\n`,
+        },
+      });
+      await waitIndexed(stack, owner, 'frozen-bump');
+      const notes = await notesPull('frozen-bump');
+      await stack.client.comment(`${owner}/frozen-bump`, notes.number, '/escalator freeze dev for 1d');
+      await replyContaining('frozen-bump', notes.number, 'Frozen:');
+      expect((await postImage(stack, `${image}:1.1.0`)).status).toBe(202);
+      const redis = new Redis(redisUrl);
+      try {
+        const store = new RepoState(redis, stack.prefix);
+        const held = await eventually(
+          async () =>
+            (await store.dashboard.loadAttention({ installationId: 0, owner, repo: 'frozen-bump' })).find((a) =>
+              a.what.startsWith('bump #'),
+            ),
+          { what: 'the bump to be held back', timeoutMs: 60_000 },
+        );
+        expect(held.reason).toMatch(
+          /^not merged automatically: dev frozen by @developer on .* until .*\. Nothing merges into dev automatically/,
+        );
+        const number = Number(/#(\d+)/.exec(held.what)![1]);
+        const pull = (await stack.user.rest.pulls.get({ owner, repo: 'frozen-bump', pull_number: number })).data;
+        expect(pull.state).toBe('open');
+        expect(pull.merged_at).toBeNull();
+      } finally {
+        await redis.quit();
+      }
     },
   );
 });

@@ -1,6 +1,7 @@
 import type { RepoIndex } from '../../adapters/store/subscriptions.js';
 import type { AppHealth } from '../../planners/health.js';
 import { enqueuePromote } from '../../queue/enqueue.js';
+import { refreshDashboard } from './dashboard-refresh.js';
 import type { JobDeps } from './deps.js';
 
 /** One (repository, environment, app) whose recorded health changed. */
@@ -32,4 +33,6 @@ export async function followHealth(deps: JobDeps, change: HealthChange): Promise
       },
       key,
     );
+  // The dashboard's health column follows too (also for the last environment, which feeds no promotion).
+  await refreshDashboard(deps, index, { index });
 }

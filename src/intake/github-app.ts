@@ -129,7 +129,7 @@ export function createGitHubApp(deps: GitHubAppDeps) {
       const { pull_request: pull, repository, installation } = context.payload;
       // One of Escalator's pull requests closed without a merge: the dashboard lists it no more (a
       // merge re-renders it through the push). The dashboard job does nothing where it is off.
-      if (!pull.merged && installation && pull.head.ref.startsWith('escalator/'))
+      if (!pull.merged && installation && typeof pull.head.ref === 'string' && pull.head.ref.startsWith('escalator/'))
         await enqueueDashboard(
           producer,
           { installationId: installation.id, owner: repository.owner.login, repo: repository.name },
@@ -180,7 +180,7 @@ export function createGitHubApp(deps: GitHubAppDeps) {
     // the dashboard is rendered again, which unticks it.
     app.on('issues.edited', async (context) => {
       const { issue, changes, sender, repository, installation } = context.payload;
-      const before = changes.body?.from;
+      const before = (changes as typeof changes | undefined)?.body?.from;
       if (!installation || sender.type === 'Bot' || before === undefined || !issue.body?.startsWith(DASHBOARD_MARKER))
         return;
       if (issue.user?.login !== (await ownLogin())) return;

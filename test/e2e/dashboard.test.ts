@@ -1,6 +1,8 @@
 import { Octokit } from '@octokit/rest';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startStack, waitIndexed, type Stack } from '../support/stack.js';
+import { eventually, redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 const owner = 'developer';
 const repo = 'dash';
@@ -89,6 +91,30 @@ describe('the dashboard issue (sandbox GitHub, real Redis)', () => {
       .then(() => stack.client.openPull(`${owner}/${repo}`, { title: 'notes', head: 'notes' }));
     await stack.client.comment(`${owner}/${repo}`, notes.number, '/escalator hold prod');
     await dashboard('the hold', (body) => body.includes('- ✋ promotion into **prod** is on hold (by \\@developer)'));
+    // Asking again for what is already so renders the same body: no edit reaches GitHub.
+    const edits = () =>
+      stack.calls.filter(
+        (c) => c.route.startsWith('PATCH') && /\/issues\/\{issue_number\}$|\/issues\/\d+$/.test(c.route),
+      ).length;
+    const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue('dashboard', { connection, prefix: stack.prefix });
+    try {
+      const [before, rendered] = [edits(), (await queue.getJobCounts('completed')).completed ?? 0];
+      expect(before).toBeGreaterThan(0); // the bump, the promotion and the hold were edits
+      await stack.client.comment(`${owner}/${repo}`, notes.number, '/escalator hold prod');
+      await eventually(
+        async () => {
+          const counts = await queue.getJobCounts('completed', 'active', 'delayed', 'waiting');
+          const busy = (counts.active ?? 0) + (counts.delayed ?? 0) + (counts.waiting ?? 0);
+          return (counts.completed ?? 0) > rendered && busy === 0 ? true : undefined;
+        },
+        { what: 'the dashboard to render again', timeoutMs: 60_000 },
+      );
+      expect(edits()).toBe(before);
+    } finally {
+      await queue.close();
+      await connection.quit();
+    }
     await stack.client.comment(`${owner}/${repo}`, notes.number, '/escalator freeze staging for 1d release week');
     const frozen = await dashboard(
       'the freeze',

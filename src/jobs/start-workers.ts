@@ -22,7 +22,7 @@ import {
 import { Producer } from '../queue/producer.js';
 import { createWorker } from '../queue/worker.js';
 import { z } from 'zod';
-import { processBumpJob } from './bump.js';
+import { processBumpJob, reportBumpFailure } from './bump.js';
 import { processDashboardJob } from './dashboard.js';
 import { processDiffJob } from './diff.js';
 import { processRecoverJob } from './recover.js';
@@ -106,6 +106,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
       ...common,
       concurrency: 4,
       fairShare: true,
+      onFinalFailure: (data, error) => reportBumpFailure(deps, data, error),
     }),
     // A promotion someone asked for (a command) writes ahead of routine work.
     createWorker(

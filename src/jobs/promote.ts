@@ -295,6 +295,13 @@ async function scheduleControls(
 
 /** A promotion failed for good: the dashboard lists it, and the person whose command asked hears why. */
 export async function reportPromoteFailure(deps: JobDeps, data: PromoteJob, error: Error): Promise<void> {
+  if (data.replyTo)
+    await createComment(
+      deps.github.forInstallation(data.installationId),
+      { owner: data.owner, repo: data.repo },
+      data.replyTo,
+      `${data.requestedBy ? `@${data.requestedBy} ` : ''}${promotionSubject({ target: data.environment, app: data.app, rollback: data.reason === 'rollback' })} failed: ${escapeText(error.message)}.`,
+    );
   await noteFailure(
     deps,
     data,
@@ -303,13 +310,6 @@ export async function reportPromoteFailure(deps: JobDeps, data: PromoteJob, erro
       text: `promotion into ${data.environment}${data.app ? ` (${data.app})` : ''}`,
     },
     error,
-  );
-  if (!data.replyTo) return;
-  await createComment(
-    deps.github.forInstallation(data.installationId),
-    { owner: data.owner, repo: data.repo },
-    data.replyTo,
-    `${data.requestedBy ? `@${data.requestedBy} ` : ''}${promotionSubject({ target: data.environment, app: data.app, rollback: data.reason === 'rollback' })} failed: ${escapeText(error.message)}.`,
   );
 }
 

@@ -16,6 +16,7 @@ import { parseMarker } from '../planners/pull-marker.js';
 import { versionId } from '../planners/versions.js';
 import { planWindow, windowSentence } from '../planners/windows.js';
 import type { DashboardJob } from '../queue/jobs.js';
+import { withLease } from '../queue/lease.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './shared/deps.js';
 import { controlInputs } from './shared/promotion-inputs.js';
@@ -43,8 +44,19 @@ type Octokit = ReturnType<JobDeps['github']['forInstallation']>;
 export async function processDashboardJob(
   deps: DashboardDeps,
   data: DashboardJob,
-  { log }: ProcessorContext,
+  context: ProcessorContext,
 ): Promise<string> {
+  // One render per repository at a time (a forced one may overlap a coalesced one): two renders
+  // that both found no issue would open two.
+  return withLease(
+    deps.redis,
+    `${deps.store.prefix}:lease:dashboard:${data.owner.toLowerCase()}/${data.repo.toLowerCase()}`,
+    () => render(deps, data, context),
+    { ttlMs: deps.leaseMs, waitMs: deps.leaseMs * 2 },
+  );
+}
+
+async function render(deps: DashboardDeps, data: DashboardJob, { log }: ProcessorContext): Promise<string> {
   const index = await deps.store.subscriptions.loadRepo(data.owner, data.repo);
   if (!index?.config) {
     log.info({ repo: `${data.owner}/${data.repo}` }, 'Dashboard not rendered: no valid configuration indexed');

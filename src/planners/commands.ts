@@ -23,7 +23,7 @@ export type Command =
 export type ParsedCommand = { ok: true; command: Command } | { ok: false; message: string } | null;
 
 export const commandHelp = [
-  "`/escalator hold [env] [app]` — freeze promotion into an environment (default: this PR's)",
+  "`/escalator hold [env] [app]` — hold promotion into an environment (default: this PR's)",
   '`/escalator release [env] [app]` — lift a hold',
   '`/escalator promote <env> [app]` — open or refresh the promotion into `env` now',
   '`/escalator rollback <env> [app]` — open a PR restoring the versions `env` ran before',

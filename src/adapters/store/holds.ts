@@ -8,7 +8,7 @@ export class HoldStore {
     readonly prefix = 'escalator',
   ) {}
 
-  /** `/escalator hold [app]`: promotion into the environment (or one app) is frozen. */
+  /** `/escalator hold [app]`: promotion into the environment (or one app) is held. */
   async setHold(key: RepoKey, environment: string, app: string, by: string | null): Promise<void> {
     const redisKey = `${this.prefix}:hold:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}`;
     if (by === null) await this.redis.hdel(redisKey, app || '*');

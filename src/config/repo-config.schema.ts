@@ -361,7 +361,7 @@ export const WindowsConfig = z
 export type WindowsConfig = z.infer<typeof WindowsConfig>;
 
 /**
- * "Never opens" and "denials cover every allowed window" are judged over a fixed year so that the
+ * "Never opens" and "denials cover every allowed window" are judged from a fixed date so that the
  * same file always gets the same answer (config checks take no clock).
  */
 const WINDOW_CHECK_FROM = Date.UTC(2027, 0, 1);
@@ -414,7 +414,8 @@ function checkWindowSet(value: unknown, ctx: z.RefinementCtx): void {
     }
   }
   if (!readable) return;
-  for (const problem of checkWindows(specs, WINDOW_CHECK_FROM)) {
+  // Five years: a window on 29 February opens within them whatever the year it starts from.
+  for (const problem of checkWindows(specs, WINDOW_CHECK_FROM, 5 * 366 * 86_400_000)) {
     const at = /^(allow|deny)\[(\d+)\]/.exec(problem);
     ctx.addIssue({
       code: 'custom',

@@ -276,23 +276,26 @@ export function checkWindow(window: { cron: string; zone: string }): string | un
  * window that never opens (a date that does not exist, like 30 February), or denials that leave no
  * allowed moment at all.
  */
-export function checkWindows(spec: WindowsSpec, now: number): string[] {
+export function checkWindows(spec: WindowsSpec, now: number, horizonMs = WINDOW_HORIZON_MS): string[] {
   const problems: string[] = [];
   if ([...spec.allow, ...spec.deny].some((w) => checkWindow(w) !== undefined)) return problems;
   const occurs = (window: WindowSpec): boolean => {
-    for (let from = now; from < now + WINDOW_HORIZON_MS; from += 30 * DAY_MS)
+    for (let from = now; from < now + horizonMs; from += 30 * DAY_MS)
       if (occurrences([window], from, from + 30 * DAY_MS).length > 0) return true;
     return false;
   };
   for (const [i, window] of spec.allow.entries())
-    if (!occurs(window)) problems.push(`allow[${i}] (${window.cron}) never opens: no date in a year matches it`);
+    if (!occurs(window)) problems.push(`allow[${i}] (${window.cron}) never opens: no date matches it`);
   for (const [i, window] of spec.deny.entries())
-    if (!occurs(window))
-      problems.push(`deny[${i}] (${window.cron}) never closes anything: no date in a year matches it`);
+    if (!occurs(window)) problems.push(`deny[${i}] (${window.cron}) never closes anything: no date matches it`);
   if (problems.length === 0 && spec.allow.length > 0) {
-    const state = planWindow(spec, now);
-    if (!state.open && state.opensAt === undefined)
-      problems.push('the deny windows cover every allowed window: the environment never opens');
+    // Judged from `now` and from a year later, so that a window opening only on 29 February is
+    // seen within one of the two (each looks WINDOW_HORIZON_MS ahead).
+    const never = [now, now + 366 * DAY_MS].every((from) => {
+      const state = planWindow(spec, from);
+      return !state.open && state.opensAt === undefined;
+    });
+    if (never) problems.push('the deny windows cover every allowed window: the environment never opens');
   }
   return problems;
 }

@@ -31,6 +31,10 @@ describe('windows in .github/escalator.yml', () => {
     });
   });
 
+  it('accepts a window on 29 February, which opens in leap years only', () => {
+    expect(parseRepoConfig(config('      allow:', '        - { cron: "0 9 29 2 *", duration: 8h }')).ok).toBe(true);
+  });
+
   it('reports each problem with its line: unknown zone, bad cron, a window that never opens, a repeat, denials covering all', () => {
     const result = parseRepoConfig(
       config(
@@ -61,7 +65,7 @@ describe('windows in .github/escalator.yml', () => {
       ),
     );
     expect(!never.ok && never.problems.map((p) => `${p.line}: ${p.message}`)).toEqual([
-      '12: allow[1] (0 9 30 2 *) never opens: no date in a year matches it',
+      '12: allow[1] (0 9 30 2 *) never opens: no date matches it',
       '14: this window repeats allow[0]',
     ]);
     const covered = parseRepoConfig(

@@ -17,6 +17,8 @@ import { z } from 'zod';
 import {
   DiffConfig,
   HealthConfig,
+  WindowConfig,
+  WindowsConfig,
   EnvironmentConfig,
   ImageConfig,
   RepoConfig,
@@ -44,6 +46,8 @@ const OBJECTS = new Map<z.ZodType, string>([
   [ImageConfig, 'ImageConfig'],
   [DiffConfig, 'DiffConfig'],
   [HealthConfig, 'HealthConfig'],
+  [WindowsConfig, 'WindowsConfig'],
+  [WindowConfig, 'WindowConfig'],
 ]);
 
 interface FieldDoc {

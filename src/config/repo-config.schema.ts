@@ -17,6 +17,8 @@ import { parseImageRef } from '../planners/image-ref.js';
 import { checkPathPattern, PATH_PATTERN } from '../planners/path-pattern.js';
 import { clipValue, QUOTE_LIMIT, quoteValue } from '../planners/quote-value.js';
 import { compileTagPattern, TAG_POLICIES, type TagPolicyName } from '../planners/tag-policy.js';
+import { parseCron } from '../planners/cron.js';
+import { checkTimeZone, checkWindows, type WindowSpec } from '../planners/windows.js';
 
 export { clipValue, QUOTE_LIMIT, quoteValue };
 
@@ -304,6 +306,130 @@ export const HealthConfig = z
   .superRefine(checkHealthSource, { when: () => true });
 export type HealthConfig = z.infer<typeof HealthConfig>;
 
+// ── Windows ──────────────────────────────────────────────────────────────────────────────────
+
+function checkCron(text: string): ValueProblem | undefined {
+  const parsed = parseCron(text);
+  if (parsed.ok) return undefined;
+  return {
+    message: `invalid cron ${quoteValue(text)}: ${parsed.reason}`,
+    hint: 'write five fields, minute hour day-of-month month day-of-week, like "0 9 * * 1-5" (09:00 on weekdays)',
+  };
+}
+
+function checkZone(text: string): ValueProblem | undefined {
+  const problem = checkTimeZone(text);
+  return problem
+    ? { message: problem, hint: 'write an IANA time zone name like "Europe/Berlin", "America/New_York" or "UTC"' }
+    : undefined;
+}
+
+/** One window: it opens at the times of `cron`, read in `zone`, and stays open for `duration`. */
+export const WindowConfig = z.strictObject({
+  /** When the window opens: a five-field cron expression (`0 9 * * 1-5`: 09:00 Monday to Friday). */
+  cron: checkedString(checkCron),
+  /** How long it stays open once opened: `8h`, `30m`, `1d`, `9d`. */
+  duration: checkedString(checkDuration, DURATION_PATTERN),
+  /**
+   * The IANA time zone `cron` is read in (`Europe/Berlin`); daylight-saving changes move the
+   * window with the wall clock.
+   * @default "UTC"
+   */
+  zone: checkedString(checkZone).default('UTC'),
+});
+export type WindowConfig = z.infer<typeof WindowConfig>;
+
+/**
+ * Windows. When promotions merge into this environment automatically (docs/controls.md). With
+ * `allow`, only inside one of its windows; never inside a `deny` window (denials win). Outside,
+ * promotion pull requests show a pending `escalator/window` check saying when it opens.
+ */
+export const WindowsConfig = z
+  .strictObject({
+    /**
+     * Windows in which automatic merges may happen. Empty: any time not denied.
+     * @default []
+     */
+    allow: z.array(WindowConfig).default([]),
+    /**
+     * Windows in which nothing merges automatically, whatever `allow` says.
+     * @default []
+     */
+    deny: z.array(WindowConfig).default([]),
+  })
+  .superRefine(checkWindowSet, { when: () => true });
+export type WindowsConfig = z.infer<typeof WindowsConfig>;
+
+/**
+ * "Never opens" and "denials cover every allowed window" are judged from a fixed date so that the
+ * same file always gets the same answer (config checks take no clock).
+ */
+const WINDOW_CHECK_FROM = Date.UTC(2027, 0, 1);
+
+/** Windows that cannot work together: zero lengths, duplicates, a window that never opens. */
+function checkWindowSet(value: unknown, ctx: z.RefinementCtx): void {
+  const lists = { allow: field(value, 'allow'), deny: field(value, 'deny') };
+  const specs: Record<'allow' | 'deny', WindowSpec[]> = { allow: [], deny: [] };
+  let readable = true;
+  for (const kind of ['allow', 'deny'] as const) {
+    const list = lists[kind];
+    if (!Array.isArray(list)) continue;
+    const seen = new Map<string, number>();
+    for (const [i, window] of list.entries()) {
+      const cron = stringField(window, 'cron');
+      const duration = stringField(window, 'duration');
+      const zone = stringField(window, 'zone') ?? 'UTC';
+      if (
+        cron === undefined ||
+        duration === undefined ||
+        checkCron(cron) ||
+        checkZone(zone) ||
+        checkDuration(duration)
+      ) {
+        readable = false;
+        continue;
+      }
+      const durationMs = parseDuration(duration);
+      if (durationMs === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [kind, i, 'duration'],
+          message: `a window of length ${quoteValue(duration)} is never open`,
+          params: { hint: 'give it a length, like 8h' },
+        });
+        readable = false;
+        continue;
+      }
+      const key = `${cron.trim().split(/\s+/).join(' ')}|${durationMs}|${zone}`;
+      const first = seen.get(key);
+      if (first !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: [kind, i],
+          message: `this window repeats ${kind}[${first}]`,
+          params: { hint: 'remove one of the two' },
+        });
+      seen.set(key, i);
+      specs[kind].push({ cron, durationMs, zone });
+    }
+  }
+  if (!readable) return;
+  // Five years: a window on 29 February opens within them whatever the year it starts from.
+  for (const problem of checkWindows(specs, WINDOW_CHECK_FROM, 5 * 366 * 86_400_000)) {
+    const at = /^(allow|deny)\[(\d+)\]/.exec(problem);
+    ctx.addIssue({
+      code: 'custom',
+      path: at ? [at[1]!, Number(at[2]), 'cron'] : specs.deny.length > 0 ? ['deny'] : ['allow'],
+      message: problem,
+      params: {
+        hint: at
+          ? 'check the day of month and the month: a date like 30 February never comes'
+          : 'shorten or remove a deny window, or add an allow window outside them',
+      },
+    });
+  }
+}
+
 /**
  * Environment. The paths it owns in this repository, where its images come from, and the gates
  * a change passes before it lands.
@@ -368,6 +494,12 @@ export const EnvironmentConfig = z.strictObject({
    * @default "manual"
    */
   rollback: z.enum(['manual', 'auto']).default('manual'),
+  /**
+   * When promotions may merge into this environment automatically (docs/controls.md):
+   * `allow` and `deny` windows, each a cron expression, a duration and a time zone.
+   * @default none; any time
+   */
+  windows: WindowsConfig.optional(),
 });
 export type EnvironmentConfig = z.infer<typeof EnvironmentConfig>;
 
@@ -497,6 +629,14 @@ export const RepoConfig = z
      * @default []
      */
     labels: z.array(checkedString(checkLabel).meta({ pattern: String.raw`\S`, maxLength: 50 })).default([]),
+    /**
+     * Keep one pinned issue, `Escalator: environments`, showing what runs where, the open pull
+     * requests and their gates, holds, freezes and windows, with checkboxes that act like commands
+     * (docs/controls.md). Off unless asked for: it opens an issue and takes one of the
+     * repository's three pinned slots.
+     * @default false
+     */
+    dashboard: z.boolean().default(false),
   })
   .superRefine(checkRepoConfig, { when: () => true });
 export type RepoConfig = z.infer<typeof RepoConfig>;

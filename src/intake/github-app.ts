@@ -11,7 +11,16 @@ import { agentReports } from '../observability/metrics.js';
 import { enqueueAgentReport } from './agent-routes.js';
 import type { Logger } from '../observability/logger.js';
 import { escalatorMarker } from '../planners/pull-marker.js';
-import { COMMAND_MEMORY_SECONDS, enqueueCommand, enqueueDiff, enqueueImage, enqueueIndex } from '../queue/enqueue.js';
+import { actionCommand, DASHBOARD_MARKER, tickedActions } from '../planners/dashboard.js';
+import {
+  COMMAND_MEMORY_SECONDS,
+  enqueueCommand,
+  enqueueDashboard,
+  enqueueDashboardCommand,
+  enqueueDiff,
+  enqueueImage,
+  enqueueIndex,
+} from '../queue/enqueue.js';
 import type { Producer } from '../queue/producer.js';
 
 /**
@@ -128,6 +137,14 @@ export function createGitHubApp(deps: GitHubAppDeps) {
 
     app.on('pull_request.closed', async (context) => {
       const { pull_request: pull, repository, installation } = context.payload;
+      // One of Escalator's pull requests closed without a merge: the dashboard lists it no more (a
+      // merge re-renders it through the push). The dashboard job does nothing where it is off.
+      if (!pull.merged && installation && typeof pull.head.ref === 'string' && pull.head.ref.startsWith('escalator/'))
+        await enqueueDashboard(
+          producer,
+          { installationId: installation.id, owner: repository.owner.login, repo: repository.name },
+          context.id,
+        );
       if (!pull.merged || !installation || !deps.store || !pull.head.ref.startsWith('escalator/')) return;
       const marker = escalatorMarker(pull, repository.full_name, await ownLogin());
       if (!marker) return;
@@ -256,6 +273,31 @@ export function createGitHubApp(deps: GitHubAppDeps) {
         context.id,
         context.payload,
         normalizeDeploymentStatusEvent(context.payload),
+      );
+    });
+
+    // A person ticked a box on the dashboard issue: each box runs as the command it stands for (the
+    // command job checks the sender's permission through the API and answers on the issue), then
+    // the dashboard is rendered again, which unticks it.
+    app.on('issues.edited', async (context) => {
+      const { issue, changes, sender, repository, installation } = context.payload;
+      const before = (changes as typeof changes | undefined)?.body?.from;
+      if (!installation || sender.type === 'Bot' || before === undefined || !issue.body?.startsWith(DASHBOARD_MARKER))
+        return;
+      if (issue.user?.login !== (await ownLogin())) return;
+      const actions = tickedActions(before, issue.body);
+      if (actions.length === 0) return;
+      const ref = { installationId: installation.id, owner: repository.owner.login, repo: repository.name };
+      for (const action of actions)
+        await enqueueDashboardCommand(
+          producer,
+          { ...ref, issueNumber: issue.number, isPull: false, author: sender.login, body: actionCommand(action) },
+          issue.updated_at,
+        );
+      await enqueueDashboard(producer, { ...ref, force: true }, context.id);
+      deps.log.info(
+        { deliveryId: context.id, issue: issue.number, actions: actions.length },
+        'Dashboard boxes ticked; running them as commands',
       );
     });
 

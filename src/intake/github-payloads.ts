@@ -56,6 +56,20 @@ const schemas: Record<string, z.ZodType> = {
     repository: repository.extend({ owner: z.object({ login: z.string() }) }),
     installation: installation.optional(),
   }),
+  // A box ticked on the dashboard issue (docs/controls.md): `edited` with the body before the edit.
+  issues: z.object({
+    action: z.string(),
+    issue: z.object({
+      number: z.number(),
+      body: z.string().nullable().optional(),
+      updated_at: z.string(),
+      user: z.object({ login: z.string() }).nullable().optional(),
+    }),
+    changes: z.object({ body: z.object({ from: z.string() }).optional() }).optional(),
+    sender: z.object({ login: z.string(), type: z.string().optional() }),
+    repository: repository.extend({ owner: z.object({ login: z.string() }) }),
+    installation: installation.optional(),
+  }),
   check_run: z.object({
     action: z.string(),
     check_run: z.object({

@@ -13,6 +13,8 @@ import { normalizeName } from '../planners/image-ref.js';
 import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../planners/tag-policy.js';
 import type { BumpJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
+import { noteFailure, refreshDashboard } from './shared/dashboard-refresh.js';
+import { autoMergeHeldBy } from './shared/merge-controls.js';
 import type { JobDeps } from './shared/deps.js';
 import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
 import { ensureLivingPull } from './shared/living-pull.js';
@@ -34,7 +36,9 @@ export interface BumpOutcome {
  * 6. forget the candidates handled; ones that arrived meanwhile wait for the next run
  */
 export async function processBumpJob(deps: JobDeps, data: BumpJob, context: ProcessorContext): Promise<BumpOutcome> {
-  return withRepoLease(deps, data, () => bump(deps, data, context));
+  const outcome = await withRepoLease(deps, data, () => bump(deps, data, context));
+  await refreshDashboard(deps, data);
+  return outcome;
 }
 
 async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Promise<BumpOutcome> {
@@ -98,6 +102,18 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
   });
   const { plan, pull } = result;
   if (plan.refused.length > 0) log.warn({ refused: plan.refused }, 'Some files were refused by the editor');
+  // Files Escalator would not edit stay on the dashboard until a bump of this app edits cleanly.
+  await deps.store.dashboard.recordAttention(
+    index,
+    `bump-refused:${data.environment}:${data.app}`,
+    plan.refused.length > 0 && !index.config.dryRun
+      ? {
+          what: `bump into ${data.environment} (${data.app})`,
+          reason: `Escalator refused to edit ${plan.refused.map((r) => `${r.path}${r.line ? `:${r.line}` : ''} (${r.reason})`).join('; ')}`,
+          at: deps.now().toISOString(),
+        }
+      : null,
+  );
   if (index.config.dryRun) {
     // dryRun: the plan is posted as a check run on the default branch instead of a pull request.
     log.info({ branch, title: plan.title, changes: plan.changes }, 'Dry run: bump planned, nothing written');
@@ -125,14 +141,39 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
     waiting.map((candidate) => candidate.field),
   );
 
-  if (environment.autoMerge && pull && !index.config.dryRun)
-    await autoMerge(octokit, id, pull, { baseBranch: index.defaultBranch, method: 'squash', log });
+  if (environment.autoMerge && pull && !index.config.dryRun) {
+    // A freeze or a closed window holds auto-merge back (docs/controls.md); the dashboard says so.
+    const held = await autoMergeHeldBy(deps, index, environment);
+    await deps.store.dashboard.recordAttention(
+      index,
+      `bump:${data.environment}:${data.app}`,
+      held
+        ? {
+            what: `bump #${pull.number} into ${data.environment}`,
+            reason: `not merged automatically: ${held}`,
+            at: deps.now().toISOString(),
+          }
+        : null,
+    );
+    if (held) log.info({ pr: pull.number, reason: held }, 'Auto-merge held back by a freeze or a window');
+    else await autoMerge(octokit, id, pull, { baseBranch: index.defaultBranch, method: 'squash', log });
+  }
   return {
     changes: plan.changes.length,
     refused: plan.refused.length,
     ...(result.commit ? { commit: result.commit } : {}),
     ...(pull ? { pull: { number: pull.number, url: pull.htmlUrl } } : {}),
   };
+}
+
+/** A bump failed for good: the dashboard lists it until a bump of the same app succeeds. */
+export async function reportBumpFailure(deps: JobDeps, data: BumpJob, error: Error): Promise<void> {
+  await noteFailure(
+    deps,
+    data,
+    { id: `bump-refused:${data.environment}:${data.app}`, text: `bump into ${data.environment} (${data.app})` },
+    error,
+  );
 }
 
 /** Per image, the best waiting candidate its policy accepts (newest push for `newest`). */

@@ -11,10 +11,12 @@ import { decideGates, loadEnvFiles } from './shared/promotion-inputs.js';
 import { commandHelp, parseCommand, type Command } from '../planners/commands.js';
 import { code, escapeText } from '../planners/markdown.js';
 import { editSettingsFrom } from '../planners/image-edit/index.js';
+import { describeFreeze, freezesInForce, type Freeze } from '../planners/freeze.js';
 import { parseMarker } from '../planners/pull-marker.js';
 import type { CommandJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './shared/deps.js';
+import { refreshDashboard } from './shared/dashboard-refresh.js';
 import { isEscalatorPull } from './shared/living-pull.js';
 import { enqueueDiff, enqueuePromote } from '../queue/enqueue.js';
 
@@ -78,22 +80,12 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
       'Escalator has no valid `.github/escalator.yml` for this repository yet; fix it on the default branch first.',
     );
   const config = index.config;
-  const environment =
-    command.name === 'plan' || command.name === 'diff' ? undefined : await environmentOf(deps, command, data);
-  const env = environment ? config.environments.find((e) => e.name === environment) : undefined;
-  if (command.name !== 'plan' && command.name !== 'diff' && !env) {
-    return reply(
-      environment
-        ? `There is no environment ${code(environment)} in \`.github/escalator.yml\` (known: ${config.environments.map((e) => code(e.name)).join(', ')}).`
-        : 'Name the environment: `/escalator ' + command.name + ' <env> [app]`.',
-    );
-  }
   const appsOf = (name: string, app?: string): string[] =>
     app ? [app] : [...new Set(index.files.filter((f) => f.environment === name).map((f) => f.app))];
   /** One promotion job per app (one for a grouped environment); the job replies with what it did. */
   const promoteAll = async (
     name: string,
-    reason: 'command' | 'hold' | 'rollback',
+    reason: 'command' | 'hold' | 'rollback' | 'freeze',
     options: { app?: string | undefined; replyTo?: number; skipSoak?: boolean } = {},
   ): Promise<number> => {
     const target = config.environments.find((e) => e.name === name);
@@ -118,6 +110,23 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
     return apps.length;
   };
 
+  if (command.name === 'freeze' || command.name === 'unfreeze') {
+    const answer = await freezeCommand(deps, data, index, command);
+    // Open promotion pull requests into each environment concerned get their freeze check again; none is opened.
+    for (const name of answer.environments) await promoteAll(name, 'freeze');
+    await refreshDashboard(deps, data, { index });
+    return reply(answer.text);
+  }
+  const environment =
+    command.name === 'plan' || command.name === 'diff' ? undefined : await environmentOf(deps, command, data);
+  const env = environment ? config.environments.find((e) => e.name === environment) : undefined;
+  if (command.name !== 'plan' && command.name !== 'diff' && !env) {
+    return reply(
+      environment
+        ? `There is no environment ${code(environment)} in \`.github/escalator.yml\` (known: ${config.environments.map((e) => code(e.name)).join(', ')}).`
+        : 'Name the environment: `/escalator ' + command.name + ' <env> [app]`.',
+    );
+  }
   switch (command.name) {
     case 'hold':
     case 'release': {
@@ -129,6 +138,7 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
       );
       // Open promotion pull requests into the environment get their hold check again; none is opened.
       await promoteAll(env!.name, 'hold', { app: command.app });
+      await refreshDashboard(deps, data, { index });
       return reply(
         command.name === 'hold'
           ? `Promotion into **${escapeText(env!.name)}**${command.app ? ` for ${code(command.app)}` : ''} is on hold (by @${data.author}): an open promotion pull request gets a failing \`escalator/hold\` check, and none merges until \`/escalator release\`.`
@@ -140,6 +150,11 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
       if (env!.from === 'registry')
         return reply(
           `**${escapeText(env!.name)}** takes images from the registry; promotions go into environments with \`from: <env>\`.`,
+        );
+      const frozen = freezesInForce(await deps.store.freezes.loadFreezes(index), env!.name, deps.now().getTime());
+      if (command.name === 'promote' && frozen.length > 0)
+        return reply(
+          `Not promoting into **${escapeText(env!.name)}**: ${escapeText(frozen.map(describeFreeze).join('; '))}. Comment \`/escalator unfreeze ${frozen.some((f) => f.scope === '*') ? 'all' : escapeText(env!.name)}\` first; \`/escalator rollback\` stays allowed during a freeze.`,
         );
       if (command.now && env!.soak === '0s')
         return reply(
@@ -183,6 +198,57 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
       );
     }
   }
+}
+
+/**
+ * `/escalator freeze …` and `/escalator unfreeze …`: record or lift the freeze and say what it
+ * covers. Which environments' open promotions must be checked again comes back with the text.
+ */
+async function freezeCommand(
+  deps: JobDeps,
+  data: CommandJob,
+  index: RepoIndex,
+  command: Extract<Command, { name: 'freeze' | 'unfreeze' }>,
+): Promise<{ text: string; environments: string[] }> {
+  const config = index.config!;
+  const named = (command.name === 'freeze' ? command.request.environment : command.environment) ?? 'all';
+  const all = named === 'all';
+  const promoted = config.environments.filter((e) => e.from !== 'registry').map((e) => e.name);
+  if (!all && !config.environments.some((e) => e.name === named))
+    return {
+      text: `There is no environment ${code(named)} in \`.github/escalator.yml\` (known: ${config.environments.map((e) => code(e.name)).join(', ')}); write \`/escalator ${command.name} all\` for the whole repository.`,
+      environments: [],
+    };
+  const where = all ? 'the whole repository' : `**${escapeText(named)}**`;
+  const now = deps.now().getTime();
+  if (command.name === 'unfreeze') {
+    const lifted = await deps.store.freezes.liftFreeze(index, all ? '*' : named, { all });
+    if (lifted.length === 0) return { text: `Nothing to unfreeze: ${where} was not frozen.`, environments: [] };
+    const left = all ? [] : freezesInForce(await deps.store.freezes.loadFreezes(index, now), named, now);
+    return {
+      text: `Freeze lifted on ${where} (by @${data.author}): ${escapeText(lifted.map(describeFreeze).join('; '))}.${left.length > 0 ? ` ${escapeText(named)} stays frozen: ${escapeText(left.map(describeFreeze).join('; '))}.` : ' Open promotion pull requests are checked again and merge as their other gates allow.'}`,
+      environments: all ? promoted : promoted.filter((name) => name === named),
+    };
+  }
+  const { request } = command;
+  const until = request.until ?? (request.forMs ? new Date(now + request.forMs).toISOString() : undefined);
+  if (until && Date.parse(until) <= now)
+    return {
+      text: `Not frozen: ${escapeText(until)} has already passed; give a time to come, like \`until ${new Date(now + 86_400_000).toISOString().slice(0, 10)}\` or \`for 2d\`.`,
+      environments: [],
+    };
+  const freeze: Freeze = {
+    scope: all ? '*' : named,
+    by: `@${data.author}`,
+    at: new Date(now).toISOString(),
+    ...(request.reason ? { reason: request.reason } : {}),
+    ...(until ? { until } : {}),
+  };
+  await deps.store.freezes.setFreeze(index, freeze);
+  return {
+    text: `Frozen: ${escapeText(describeFreeze(freeze))}. Promotion pull requests ${all ? '' : `into ${escapeText(named)} `}get a failing \`escalator/freeze\` check, nothing merges automatically and \`/escalator promote\` is refused until ${until ? `it ends or ` : ''}\`/escalator unfreeze ${all ? 'all' : escapeText(named)}\`. Rollbacks stay allowed.`,
+    environments: all ? promoted : promoted.filter((name) => name === named),
+  };
 }
 
 /**

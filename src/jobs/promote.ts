@@ -30,6 +30,7 @@ import type { JobDeps } from './shared/deps.js';
 import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
 import { ensureLivingPull } from './shared/living-pull.js';
 import { autoMerge } from './shared/auto-merge.js';
+import { noteFailure, notePromotion, refreshDashboard } from './shared/dashboard-refresh.js';
 import { loadRequiredChecks } from '../adapters/github/gates.js';
 import { gateEnforcement } from '../planners/promotion-gates.js';
 import { decideGates, loadEnvFiles, promotedVersions } from './shared/promotion-inputs.js';
@@ -60,7 +61,9 @@ export async function processPromoteJob(
   data: PromoteJob,
   context: ProcessorContext,
 ): Promise<PromoteOutcome> {
-  return withRepoLease(deps, data, () => promote(deps, data, context));
+  const outcome = await withRepoLease(deps, data, () => promote(deps, data, context));
+  await refreshDashboard(deps, data);
+  return outcome;
 }
 
 async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContext): Promise<PromoteOutcome> {
@@ -111,8 +114,8 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     labels: ['promotion', `env:${target.name}`, ...index.config.labels],
     log,
     dryRun: index.config.dryRun,
-    // A hold or release re-checks the open promotion pull request; it never opens one.
-    openNew: data.reason !== 'hold',
+    // A hold or release (a freeze, an unfreeze, a freeze's end) re-checks the open promotion pull request; it never opens one.
+    openNew: data.reason !== 'hold' && data.reason !== 'freeze',
     plan: async (base, _open, defaultHead, marker) => {
       // What the PR changes is judged against the default branch; the edits go on the PR's branch.
       const entries: PromotionInput['apps'] = [];
@@ -134,7 +137,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
           by: `@${data.requestedBy}`,
           versions: promotedVersions(entries),
         });
-      const { gates, readyAt, healthRecheckAt, healthLines } = await decideGates(
+      const { gates, readyAt, healthRecheckAt, healthLines, opensAt, freezeEndsAt } = await decideGates(
         deps,
         index,
         target,
@@ -143,6 +146,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         {
           rollback: rollback !== null,
           now,
+          freezeLifted: data.reason === 'freeze',
         },
       );
       // An automatic rollback's reason stays on the pull request while it proposes those versions.
@@ -177,14 +181,24 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         gates,
         readyAt,
         healthRecheckAt,
+        opensAt,
+        freezeEndsAt,
       };
     },
   });
 
   const { plan } = result;
-  const { gates, readyAt, healthRecheckAt } = plan;
+  const { gates, readyAt, healthRecheckAt, opensAt, freezeEndsAt } = plan;
   const pull: PullSummary | null = result.pull;
   const outcome: PromoteOutcome = { rows: plan.rows.length, gates, missing: plan.missing };
+  await notePromotion(deps, index, {
+    branch: promotionBranch(target.name, data.app),
+    environment: target.name,
+    app: data.app,
+    pull: pull && !index.config.dryRun ? { number: pull.number, title: plan.title } : null,
+    gates,
+    refused: plan.refused,
+  });
   // The person whose command asked for this run hears what it did, whatever it did.
   const reply = async (kind: PromotionResult): Promise<void> => {
     if (!data.replyTo) return;
@@ -230,7 +244,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     }
   }
   if (!pull) {
-    if (data.reason === 'hold') {
+    if (data.reason === 'hold' || data.reason === 'freeze') {
       // A hold or release re-checks the open promotion; it never opens one.
       log.info({ environment: target.name, app: data.app }, 'Hold changed; no open promotion to re-check');
       return outcome;
@@ -306,20 +320,68 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     );
     log.info({ pr: pull.number, readyAt: new Date(readyAt).toISOString() }, 'Soak pending; re-check scheduled');
   }
+  await scheduleControls(deps, data, pull.headSha, gates, { now, opensAt, freezeEndsAt }, log);
   if (target.autoMerge && gates.every((gate) => gate.state === 'passed')) {
     await autoMerge(octokit, id, pull, { baseBranch: index.defaultBranch, method: 'merge', log, required });
   }
   return outcome;
 }
 
-/** A promotion a command asked for failed for good: the person who asked hears why. */
+/**
+ * A closed window and a freeze with an end each re-plan this promotion when they change: delayed
+ * jobs in Redis, so a restart loses neither (docs/controls.md). They answer no one.
+ */
+async function scheduleControls(
+  deps: JobDeps,
+  data: PromoteJob,
+  headSha: string,
+  gates: PromoteOutcome['gates'],
+  times: { now: number; opensAt: number | undefined; freezeEndsAt: number | undefined },
+  log: ProcessorContext['log'],
+): Promise<void> {
+  const { replyTo: _replyTo, skipSoak: _skipSoak, ...again } = data;
+  const window = gates.find((gate) => gate.name === 'window');
+  if (window?.state === 'pending' && times.opensAt !== undefined) {
+    await enqueuePromote(
+      deps.producer,
+      { ...again, reason: 'window' },
+      `${headSha}-${times.opensAt}`,
+      Math.max(0, times.opensAt - times.now) + 50,
+    );
+    log.info({ opensAt: new Date(times.opensAt).toISOString() }, 'Window closed; re-check scheduled at its opening');
+  }
+  const freeze = gates.find((gate) => gate.name === 'freeze');
+  if (freeze?.state === 'failed' && times.freezeEndsAt !== undefined) {
+    await enqueuePromote(
+      deps.producer,
+      { ...again, reason: 'freeze' },
+      `${headSha}-${times.freezeEndsAt}`,
+      Math.max(0, times.freezeEndsAt - times.now) + 50,
+    );
+    log.info(
+      { endsAt: new Date(times.freezeEndsAt).toISOString() },
+      'Frozen; re-check scheduled at the end of the freeze',
+    );
+  }
+}
+
+/** A promotion failed for good: the dashboard lists it, and the person whose command asked hears why. */
 export async function reportPromoteFailure(deps: JobDeps, data: PromoteJob, error: Error): Promise<void> {
-  if (!data.replyTo) return;
-  await createComment(
-    deps.github.forInstallation(data.installationId),
-    { owner: data.owner, repo: data.repo },
-    data.replyTo,
-    `${data.requestedBy ? `@${data.requestedBy} ` : ''}${promotionSubject({ target: data.environment, app: data.app, rollback: data.reason === 'rollback' })} failed: ${escapeText(error.message)}.`,
+  if (data.replyTo)
+    await createComment(
+      deps.github.forInstallation(data.installationId),
+      { owner: data.owner, repo: data.repo },
+      data.replyTo,
+      `${data.requestedBy ? `@${data.requestedBy} ` : ''}${promotionSubject({ target: data.environment, app: data.app, rollback: data.reason === 'rollback' })} failed: ${escapeText(error.message)}.`,
+    );
+  await noteFailure(
+    deps,
+    data,
+    {
+      id: `promote:${data.environment}:${data.app}`,
+      text: `promotion into ${data.environment}${data.app ? ` (${data.app})` : ''}`,
+    },
+    error,
   );
 }
 

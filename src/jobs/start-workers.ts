@@ -12,6 +12,7 @@ import { clusterSafePrefix, createRedis, waitForRedis } from '../queue/connectio
 import {
   BumpJob,
   CommandJob,
+  DashboardJob,
   DiffJob,
   HealthJob,
   ImageJob,
@@ -23,7 +24,8 @@ import {
 import { Producer } from '../queue/producer.js';
 import { createWorker } from '../queue/worker.js';
 import { z } from 'zod';
-import { processBumpJob } from './bump.js';
+import { processBumpJob, reportBumpFailure } from './bump.js';
+import { processDashboardJob } from './dashboard.js';
 import { processDiffJob } from './diff.js';
 import { processHealthJob } from './health.js';
 import { processRecoverJob } from './recover.js';
@@ -49,6 +51,8 @@ export interface WorkerDeps {
   onRegistryRequest?: RegistryClientOptions['onRequest'];
   /** Argo CD / Flux targets from server configuration; no relay worker runs without any. */
   relayTargets?: RelayTarget[];
+  /** The jobs' clock (tests move it to open a window or end a freeze); default the system's. */
+  now?: () => Date;
 }
 
 export interface RunningWorkers {
@@ -88,7 +92,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
     redis,
     debounceMs: env.ESCALATOR_DEBOUNCE_MS,
     leaseMs: env.ESCALATOR_LOCK_MS,
-    now: () => new Date(),
+    now: options.now ?? (() => new Date()),
     notes: createNotesDeps(env, log, options.onRegistryRequest),
   };
   // A SIGKILLed worker's jobs are picked up again after the lock expires (BullMQ stalled-job check).
@@ -109,6 +113,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
       ...common,
       concurrency: 4,
       fairShare: true,
+      onFinalFailure: (data, error) => reportBumpFailure(deps, data, error),
     }),
     // A promotion someone asked for (a command) writes ahead of routine work.
     createWorker(
@@ -162,6 +167,20 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
       concurrency: 4,
     }),
   ];
+  // The dashboard issue (docs/controls.md); its health column reads no store until one is wired here.
+  workers.push(
+    createWorker(
+      'dashboard',
+      DashboardJob,
+      (data, context) =>
+        processDashboardJob(
+          { ...deps, loadHealth: (key, environment, app) => deps.store.health.load(key, environment, app) },
+          data,
+          context,
+        ),
+      { ...common, concurrency: 2 },
+    ),
+  );
   workers.push(
     createWorker(
       'recover',

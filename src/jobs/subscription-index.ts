@@ -22,6 +22,7 @@ import type { IndexJob, ResyncJob } from '../queue/jobs.js';
 import { enqueuePromote } from '../queue/enqueue.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import { keepsDeployments, startDeployment } from './shared/deployments.js';
+import { refreshDashboard } from './shared/dashboard-refresh.js';
 import type { JobDeps } from './shared/deps.js';
 
 /** What the index records of one environment file. */
@@ -172,6 +173,7 @@ export async function processIndexJob(
   }
   await deps.store.subscriptions.saveRepo(index);
   if (index.config) await afterIndex(deps, previous, index, log);
+  await refreshDashboard(deps, index, { index });
   log.info({ repo: `${data.owner}/${data.repo}`, sha: head.sha, files: index.files.length }, 'Repository indexed');
   return index;
 }

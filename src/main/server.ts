@@ -50,6 +50,8 @@ export interface StartOptions {
   /** Redis key prefix of every queue and index key (tests isolate themselves with their own). */
   prefix?: string;
   onGitHubRequest?: WorkerDeps['onGitHubRequest'];
+  /** The jobs' clock, for tests that move time (windows, freezes). */
+  now?: WorkerDeps['now'];
 }
 
 export async function startEscalator(
@@ -108,6 +110,7 @@ export async function startEscalator(
         prefix,
         relayTargets: targets,
         ...(options.onGitHubRequest ? { onGitHubRequest: options.onGitHubRequest } : {}),
+        ...(options.now ? { now: options.now } : {}),
       });
       workers = running.workers;
       // Close workers first: they finish their current jobs (BullMQ graceful shutdown).

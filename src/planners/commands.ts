@@ -7,11 +7,15 @@
  * spans lines. The block rules follow CommonMark 0.31 (https://spec.commonmark.org/0.31.2/),
  * erring on the side of "hidden": a line that only might be code or HTML never runs a command.
  */
+import { parseFreezeWords, type FreezeRequest } from './freeze.js';
+
 export type Command =
   | { name: 'hold'; environment?: string; app?: string }
   | { name: 'release'; environment?: string; app?: string }
   | { name: 'promote'; environment: string; app?: string; now?: boolean }
   | { name: 'rollback'; environment: string; app?: string; now?: never }
+  | { name: 'freeze'; request: FreezeRequest }
+  | { name: 'unfreeze'; environment?: string }
   | { name: 'plan' }
   | { name: 'diff' }
   | { name: 'help' };
@@ -19,10 +23,12 @@ export type Command =
 export type ParsedCommand = { ok: true; command: Command } | { ok: false; message: string } | null;
 
 export const commandHelp = [
-  "`/escalator hold [env] [app]` — freeze promotion into an environment (default: this PR's)",
+  "`/escalator hold [env] [app]` — hold promotion into an environment (default: this PR's)",
   '`/escalator release [env] [app]` — lift a hold',
   '`/escalator promote <env> [app]` — open or refresh the promotion into `env` now',
   '`/escalator rollback <env> [app]` — open a PR restoring the versions `env` ran before',
+  '`/escalator freeze [env|all] [for 2d | until 2027-01-04] [reason]` — stop automatic merges and `promote` into an environment or all of them (rollbacks stay allowed)',
+  '`/escalator unfreeze [env|all]` — lift a freeze',
   '`/escalator plan` — answer with the promotion plan, changing nothing',
   '`/escalator diff` — render the manifest diff of this PR again',
 ].join('\n');
@@ -32,6 +38,11 @@ const word = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 export function parseCommand(body: string): ParsedCommand {
   for (const line of visibleCommandLines(body)) {
     const [, name = 'help', ...words] = line.split(/\s+/);
+    // A freeze carries a reason in free words; its grammar is its own (src/planners/freeze.ts).
+    if (name === 'freeze') {
+      const parsed = parseFreezeWords(words);
+      return parsed.ok ? { ok: true, command: { name, request: parsed.request } } : parsed;
+    }
     const flags = words.filter((w) => w.startsWith('--'));
     const args = words.filter((w) => !w.startsWith('--'));
     const shorten = (text: string): string => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
@@ -77,6 +88,9 @@ export function parseCommand(body: string): ParsedCommand {
                 }
               : { name, environment: args[0] as string, ...(args[1] ? { app: args[1] } : {}) },
         };
+      case 'unfreeze':
+        if (args.length > 1) return { ok: false, message: '/escalator unfreeze takes at most an environment (or all)' };
+        return { ok: true, command: { name, ...(args[0] ? { environment: args[0] } : {}) } };
       case 'plan':
       case 'diff':
       case 'help':

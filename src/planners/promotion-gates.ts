@@ -4,11 +4,13 @@
  * the target on hold. Pure: time comes in as `now`.
  */
 import type { HealthGateDecision } from './health-gate.js';
+import { freezeEndsAt, planFreezeGate, type Freeze } from './freeze.js';
+import { planWindowGate, type WindowsSpec } from './windows.js';
 
 export type GateState = 'passed' | 'pending' | 'failed';
 
 export interface Gate {
-  name: 'health' | 'soak' | 'hold';
+  name: 'health' | 'soak' | 'hold' | 'window' | 'freeze';
   state: GateState;
   detail: string;
 }
@@ -35,6 +37,12 @@ export interface GateInput {
    * `firstSeen`.
    */
   health?: HealthGateDecision | undefined;
+  /** The target's promotion windows (src/planners/windows.ts); undefined: none configured. */
+  windows?: WindowsSpec | undefined;
+  /** Freezes recorded on the repository (src/planners/freeze.ts), in force or not. */
+  freezes?: readonly Freeze[];
+  /** A re-plan after an unfreeze or a freeze's end: the freeze gate reports "passed" even when none is left. */
+  freezeLifted?: boolean;
   now: number;
 }
 
@@ -44,6 +52,10 @@ export interface GateDecision {
   readyAt: number;
   /** When a pending health gate is to be looked at again without a new report (its timeout, or a degraded spell outlasting `tolerate`). */
   healthRecheckAt?: number;
+  /** When a closed window opens (the window gate is pending until then). */
+  opensAt?: number;
+  /** When the freezes in force on the target end on their own, if they all do. */
+  freezeEndsAt?: number;
 }
 
 export function planGates(input: GateInput): GateDecision {
@@ -86,10 +98,31 @@ export function planGates(input: GateInput): GateDecision {
         }
       : { name: 'hold', state: 'passed', detail: 'no hold' },
   );
+  // Windows and freezes (docs/controls.md): each adds its gate only where it applies.
+  const window = planWindowGate({
+    target: input.target,
+    windows: input.windows,
+    rollback: input.rollback,
+    now: input.now,
+  });
+  const freezes = input.freezes ?? [];
+  gates.push(
+    ...window.gates,
+    ...planFreezeGate({
+      target: input.target,
+      freezes,
+      rollback: input.rollback,
+      lifted: input.freezeLifted ?? false,
+      now: input.now,
+    }),
+  );
+  const freezeEnd = freezeEndsAt(freezes, input.target, input.now);
   return {
     gates,
     readyAt,
     ...(health?.recheckAt !== undefined ? { healthRecheckAt: health.recheckAt } : {}),
+    ...(window.opensAt !== undefined ? { opensAt: window.opensAt } : {}),
+    ...(freezeEnd !== undefined ? { freezeEndsAt: freezeEnd } : {}),
   };
 }
 

@@ -8,6 +8,7 @@ import { eventKey, scopeKey, type EventScope } from '../events/image-published.j
 import {
   BumpJob,
   CommandJob,
+  DashboardJob,
   DiffJob,
   HealthJob,
   ImageJob,
@@ -50,6 +51,12 @@ export const JOB_OPTIONS = {
   resync: { attempts: 5, backoff: exponential(5_000), removeOnComplete: true, removeOnFail: true },
   health: { attempts: 5, backoff: exponential(1_000), removeOnComplete: { age: 3_600 }, removeOnFail: { age: WEEK } },
   relay: { removeOnComplete: { age: 3_600, count: 1_000 }, removeOnFail: { age: WEEK, count: 5_000 } },
+  dashboard: {
+    attempts: 5,
+    backoff: exponential(2_000),
+    removeOnComplete: { count: 100 },
+    removeOnFail: { age: WEEK },
+  },
 } as const satisfies Record<string, JobsOptions>;
 
 /**
@@ -190,4 +197,40 @@ export async function enqueueHealth(producer: Producer, data: HealthJob): Promis
     { reportDuplicate: true },
   );
   return { id: added.id, duplicate: Boolean(added.duplicate) };
+}
+
+/** How long changes to one repository gather before its dashboard is rendered again. */
+export const DASHBOARD_DEBOUNCE_MS = 2_000;
+
+/**
+ * Render one repository's dashboard within `DASHBOARD_DEBOUNCE_MS`: every change while one waits
+ * folds into it (BullMQ deduplication, not pushed back, so a steady stream still renders every
+ * couple of seconds), and a change while one runs schedules exactly one more. `key` only keeps job
+ * ids distinct (a timestamp); a forced render has a slot of its own.
+ */
+export async function enqueueDashboard(producer: Producer, data: DashboardJob, key: string): Promise<void> {
+  const slot = data.force ? 'force' : 'change';
+  await producer.enqueue('dashboard', DashboardJob, data, {
+    ...JOB_OPTIONS.dashboard,
+    jobId: jobId('dashboard', data.owner, data.repo, slot, key),
+    delay: DASHBOARD_DEBOUNCE_MS,
+    deduplication: { id: jobId('dashboard', data.owner, data.repo, slot), keepLastIfActive: true },
+  });
+}
+
+/**
+ * A box ticked on the dashboard issue, run as the command it stands for. The id hashes the
+ * issue's `updated_at` and the command, both inside the signed payload: a redelivery of the same
+ * edit runs nothing twice.
+ */
+export async function enqueueDashboardCommand(producer: Producer, data: CommandJob, editedAt: string): Promise<void> {
+  await producer.enqueue('command', CommandJob, data, {
+    ...JOB_OPTIONS.command,
+    jobId: jobId(
+      'command',
+      'dashboard',
+      data.issueNumber,
+      createHash('sha256').update(`${editedAt}\n${data.body}`).digest('hex').slice(0, 32),
+    ),
+  });
 }

@@ -45,7 +45,7 @@ export const PromoteJob = z.object({
   ...RepoRef,
   environment: z.string().min(1),
   app: z.string(),
-  reason: z.enum(['push', 'command', 'soak', 'hold', 'rollback', 'health']),
+  reason: z.enum(['push', 'command', 'soak', 'hold', 'rollback', 'health', 'window', 'freeze']),
   /** Who asked, for commands (shown in replies and logs). */
   requestedBy: z.string().optional(),
   /** The issue or pull request whose command asked for this run: it gets a reply with what the run did. */
@@ -118,3 +118,14 @@ export const HealthJob = z.object({
   }),
 });
 export type HealthJob = z.infer<typeof HealthJob>;
+
+/**
+ * Render the dashboard issue of one repository again. Coalesced: one waits at a time per
+ * repository (and one forced, after a person ticked a box, so the box is unticked).
+ */
+export const DashboardJob = z.object({
+  ...RepoRef,
+  /** Write the body even when it hashes as the last one written (a person edited the issue). */
+  force: z.boolean().optional(),
+});
+export type DashboardJob = z.infer<typeof DashboardJob>;

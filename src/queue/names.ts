@@ -12,6 +12,7 @@ export const queueNames = [
   'index',
   'recover',
   'health',
+  'dashboard',
 ] as const;
 export type QueueName = (typeof queueNames)[number];
 

@@ -20,6 +20,7 @@ describe('parseRepoConfig', () => {
       expect(result).toEqual({
         ok: true,
         config: {
+          dashboard: false,
           environments: [
             {
               name: 'dev',
@@ -76,6 +77,7 @@ describe('parseRepoConfig', () => {
         ok: true,
         config: {
           version: 1,
+          dashboard: false,
           environments: [
             {
               name: 'prod',
@@ -327,7 +329,7 @@ describe('parseRepoConfig', () => {
             col: 1,
             path: 'colour',
             message: 'unknown key "colour"',
-            hint: 'known keys: version, environments, images, dryRun, diff, labels',
+            hint: 'known keys: version, environments, images, dryRun, diff, labels, dashboard',
           },
         ],
       ],

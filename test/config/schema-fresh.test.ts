@@ -53,6 +53,15 @@ describe('generated files', () => {
       'environments[].health.timeout',
       'environments[].health.deployments',
       'environments[].rollback',
+      'environments[].windows',
+      'environments[].windows.allow',
+      'environments[].windows.allow[].cron',
+      'environments[].windows.allow[].duration',
+      'environments[].windows.allow[].zone',
+      'environments[].windows.deny',
+      'environments[].windows.deny[].cron',
+      'environments[].windows.deny[].duration',
+      'environments[].windows.deny[].zone',
       'images',
       'images[].name',
       'images[].tags',
@@ -67,6 +76,7 @@ describe('generated files', () => {
       'diff.forks',
       'diff.paths',
       'labels',
+      'dashboard',
     ]);
     expect(rows.every((row) => row.description.length > 0)).toBe(true);
   });

@@ -282,6 +282,18 @@ describe('HTTP fuzz against the web role', () => {
           repository: { name: 'r', owner: { login: 'o' } },
         },
       ],
+      // A ticked box on the dashboard issue is read from `changes.body.from` and the issue's body.
+      [
+        'issues',
+        {
+          action: 'edited',
+          issue: { number: 1, body: '<!-- escalator:dashboard v1 -->', updated_at: '2026-12-05T00:00:00Z' },
+          changes: { body: { from: 5 } },
+          sender: { login: 'u' },
+          repository: { name: 'r', owner: { login: 'o' } },
+          installation: { id: 1 },
+        },
+      ],
     ])('answers %s with 400 and the path of the field, and enqueues nothing', async (event, payload) => {
       const [jobs, keys] = [await stack.jobCount(), await stack.keyCount()];
       const body = Buffer.from(JSON.stringify(payload));

@@ -213,7 +213,18 @@ describe('the queue dashboard', () => {
       });
       expect(api.status).toBe(200);
       const names = ((await api.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort();
-      expect(names).toEqual(['bump', 'command', 'diff', 'health', 'image', 'index', 'promote', 'recover', 'relay']);
+      expect(names).toEqual([
+        'bump',
+        'command',
+        'dashboard',
+        'diff',
+        'health',
+        'image',
+        'index',
+        'promote',
+        'recover',
+        'relay',
+      ]);
     } finally {
       await off.close();
       await on.close();

@@ -93,6 +93,8 @@ export interface StackOptions {
   logLevel?: string;
   /** Also told of every request Escalator makes to GitHub, synchronously (inside the request's async call chain). */
   onGitHubRequest?: StartOptions['onGitHubRequest'];
+  /** The jobs' clock (windows, freezes, soaks read it); default the system's. */
+  now?: StartOptions['now'];
 }
 
 /**
@@ -124,6 +126,7 @@ export async function startStack(
     {
       prefix,
       log: createLogger({ level }),
+      ...(options.now ? { now: options.now } : {}),
       onGitHubRequest: (info) => {
         calls.push({ route: info.route, status: info.status, durationMs: Math.round(info.durationMs), at: Date.now() });
         options.onGitHubRequest?.(info);

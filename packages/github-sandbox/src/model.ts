@@ -85,6 +85,8 @@ export interface SandboxIssue {
   updatedAt: Date;
   closedAt: Date | null;
   closedBy: SandboxUser | null;
+  /** Pinned to the repository (GraphQL `pinIssue`); at most 3 per repository. */
+  pinned?: boolean;
 }
 
 export interface SandboxRepo {

@@ -133,6 +133,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       'check_run',
       'deployment_status',
       'issue_comment',
+      'issues',
       'pull_request',
       'push',
       'status',
@@ -166,6 +167,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   registerContentRoutes(api, context);
   registerGitDataRoutes(api, context);
   registerPullRoutes(api, context);
+  // Standalone issues (the dashboard issue) answer first and hand pull requests' issue routes on.
   registerIssueRoutes(api, context);
   registerLabelRoutes(api, context);
   registerMetaRoutes(api, context);

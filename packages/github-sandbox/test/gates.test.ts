@@ -436,7 +436,7 @@ describe('native auto-merge', () => {
       errors: [
         {
           message: expect.stringContaining(
-            'implements only the createCommitOnBranch, enablePullRequestAutoMerge and disablePullRequestAutoMerge',
+            'implements only the createCommitOnBranch, enablePullRequestAutoMerge, disablePullRequestAutoMerge and pinIssue',
           ),
         },
       ],

@@ -83,7 +83,7 @@ describe('createCommitOnBranch', () => {
       errors: [
         {
           message: expect.stringContaining(
-            'only the createCommitOnBranch, enablePullRequestAutoMerge and disablePullRequestAutoMerge',
+            'only the createCommitOnBranch, enablePullRequestAutoMerge, disablePullRequestAutoMerge and pinIssue',
           ),
         },
       ],

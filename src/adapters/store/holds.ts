@@ -8,7 +8,7 @@ export class HoldStore {
     readonly prefix = 'escalator',
   ) {}
 
-  /** `/escalator hold [app]`: promotion into the environment (or one app) is frozen. */
+  /** `/escalator hold [app]`: promotion into the environment (or one app) is held. */
   async setHold(key: RepoKey, environment: string, app: string, by: string | null): Promise<void> {
     const redisKey = `${this.prefix}:hold:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}`;
     if (by === null) await this.redis.hdel(redisKey, app || '*');
@@ -40,6 +40,16 @@ export class HoldStore {
 
   #skipKey(key: RepoKey, environment: string, app: string): string {
     return `${this.prefix}:soak-skip:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app || '*'}`;
+  }
+
+  /** Every hold on an environment: app `''` for the whole environment, with who put it. */
+  async listHolds(key: RepoKey, environment: string): Promise<Array<{ app: string; by: string }>> {
+    const holds = await this.redis.hgetall(
+      `${this.prefix}:hold:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}`,
+    );
+    return Object.entries(holds)
+      .map(([app, by]) => ({ app: app === '*' ? '' : app, by }))
+      .sort((a, b) => a.app.localeCompare(b.app));
   }
 
   async loadHold(key: RepoKey, environment: string, app: string): Promise<string | null> {

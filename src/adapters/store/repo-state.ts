@@ -2,6 +2,8 @@ import type { Redis } from 'ioredis';
 import { CandidateStore } from './candidates.js';
 import { HealthStore } from './health.js';
 import { HealthGateStore } from './healthy-versions.js';
+import { DashboardStore } from './dashboard.js';
+import { FreezeStore } from './freezes.js';
 import { HoldStore } from './holds.js';
 import { LivingStore } from './living.js';
 import { ProvenanceStore } from './provenance.js';
@@ -19,6 +21,8 @@ export class RepoState {
   readonly versions: VersionStore;
   readonly provenance: ProvenanceStore;
   readonly holds: HoldStore;
+  readonly freezes: FreezeStore;
+  readonly dashboard: DashboardStore;
   readonly refusals: RefusalStore;
   readonly living: LivingStore;
   /** What the agents (Argo CD, Flux, commit statuses) report about each environment and app. */
@@ -34,6 +38,8 @@ export class RepoState {
     this.versions = new VersionStore(redis, prefix);
     this.provenance = new ProvenanceStore(redis, prefix);
     this.holds = new HoldStore(redis, prefix);
+    this.freezes = new FreezeStore(redis, prefix);
+    this.dashboard = new DashboardStore(redis, prefix);
     this.refusals = new RefusalStore(redis, prefix);
     this.living = new LivingStore(redis, prefix);
     this.health = new HealthStore(redis, prefix);

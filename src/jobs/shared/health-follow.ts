@@ -3,6 +3,7 @@ import { parseDuration } from '../../config/repo-config.js';
 import type { AppHealth } from '../../planners/health.js';
 import { sustainedBad } from '../../planners/health-gate.js';
 import { enqueuePromote } from '../../queue/enqueue.js';
+import { refreshDashboard } from './dashboard-refresh.js';
 import type { JobDeps } from './deps.js';
 import { followDeployment, keepsDeployments } from './deployments.js';
 import { chooseRollback, versionsAt } from './health-inputs.js';
@@ -56,6 +57,8 @@ export async function followHealth(deps: JobDeps, change: HealthChange): Promise
     );
     followed.replanned.push(target.name);
   }
+  // The dashboard's health column follows too (also for the last environment, which feeds no promotion).
+  await refreshDashboard(deps, index, { index });
   const env = index.config?.environments.find((candidate) => candidate.name === environment);
   if (!env?.health) return followed;
   const log = deps.log.child({ repo: `${index.owner}/${index.repo}`, environment, app });

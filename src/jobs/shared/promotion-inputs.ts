@@ -1,7 +1,9 @@
 import { loadFile } from '../../adapters/github/repo.js';
 import type { RepoIndex } from '../../adapters/store/subscriptions.js';
 import { parseDuration } from '../../config/repo-config.js';
+import type { Freeze } from '../../planners/freeze.js';
 import { planGates, type GateDecision } from '../../planners/promotion-gates.js';
+import type { WindowsSpec } from '../../planners/windows.js';
 import { readVersions, type EnvFile, type PromotionInput } from '../../planners/promotion-plan.js';
 import { versionId } from '../../planners/versions.js';
 import type { JobDeps } from './deps.js';
@@ -49,7 +51,7 @@ export async function decideGates(
   target: Environment,
   app: string,
   entries: PromotionInput['apps'],
-  options: { rollback: boolean; now: number },
+  options: { rollback: boolean; now: number; freezeLifted?: boolean },
 ): Promise<GateDecision & { healthLines?: string[] }> {
   const source = target.from;
   const soakMs = parseDuration(target.soak);
@@ -90,7 +92,23 @@ export async function decideGates(
     hold,
     soakSkippedBy,
     health,
+    ...controlInputs(target, await deps.store.freezes.loadFreezes(index, options.now), options.freezeLifted),
     now: options.now,
   });
   return health ? { ...decision, healthLines: health.lines } : decision;
+}
+
+/** The windows and freezes of a target as the gate planner reads them (docs/controls.md). */
+export function controlInputs(
+  target: Environment,
+  freezes: Freeze[],
+  freezeLifted = false,
+): { windows?: WindowsSpec; freezes: Freeze[]; freezeLifted: boolean } {
+  const windows = target.windows
+    ? {
+        allow: target.windows.allow.map((w) => ({ cron: w.cron, durationMs: parseDuration(w.duration), zone: w.zone })),
+        deny: target.windows.deny.map((w) => ({ cron: w.cron, durationMs: parseDuration(w.duration), zone: w.zone })),
+      }
+    : undefined;
+  return { ...(windows ? { windows } : {}), freezes, freezeLifted };
 }

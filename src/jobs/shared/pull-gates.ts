@@ -5,7 +5,7 @@ import type { Logger } from '../../observability/logger.js';
 type Octokit = Parameters<typeof ensureCheckRun>[0];
 
 /** The checks of Escalator's gates; a promotion pull request gets them from the promotion job. */
-const GATE_CHECKS = ['escalator/health', 'escalator/soak', 'escalator/hold'];
+const GATE_CHECKS = ['escalator/health', 'escalator/soak', 'escalator/hold', 'escalator/window', 'escalator/freeze'];
 
 /**
  * A branch that requires Escalator's gates holds every pull request into it until they report,

@@ -1,3 +1,4 @@
+import { pinIssue } from './pins.js';
 import { AutoMergeRefused, disableAutoMerge, enableAutoMerge } from '../auto-merge.js';
 import { actorOf, fullName, type SandboxContext } from '../context.js';
 import { bodyOf, json, type ApiRequest, type ApiResponse, type Router } from '../http.js';
@@ -22,9 +23,9 @@ interface AutoMergeInput {
 }
 
 const UNSUPPORTED =
-  "The sandbox's GraphQL endpoint implements only the createCommitOnBranch, enablePullRequestAutoMerge and disablePullRequestAutoMerge mutations, with their input passed as a variable.";
+  "The sandbox's GraphQL endpoint implements only the createCommitOnBranch, enablePullRequestAutoMerge, disablePullRequestAutoMerge and pinIssue mutations, with their input passed as a variable.";
 
-type Mutation = 'createCommitOnBranch' | 'enablePullRequestAutoMerge' | 'disablePullRequestAutoMerge';
+type Mutation = 'createCommitOnBranch' | 'enablePullRequestAutoMerge' | 'disablePullRequestAutoMerge' | 'pinIssue';
 
 function graphqlErrorOf(mutation: Mutation, type: string | undefined, message: string): ApiResponse {
   return json(200, {
@@ -64,6 +65,15 @@ export function registerGraphqlRoutes(router: Router, context: SandboxContext): 
     if (mutation === 'enablePullRequestAutoMerge' || mutation === 'disablePullRequestAutoMerge') {
       const input = objects.find((value) => 'pullRequestId' in value);
       if (input) return autoMerge(context, request, mutation, input as AutoMergeInput);
+    }
+    if (mutation === 'pinIssue') {
+      const pin = objects.find((value) => 'issueId' in value);
+      if (pin) {
+        const pinned = pinIssue(context, String(pin.issueId));
+        return pinned.ok
+          ? json(200, { data: { pinIssue: { issue: { id: pinned.id } } } })
+          : graphqlErrorOf('pinIssue', 'NOT_FOUND', pinned.message);
+      }
     }
     const input = objects.find((value) => 'branch' in value) as CommitOnBranchInput | undefined;
     if (mutation !== 'createCommitOnBranch' || !input) {

@@ -2,6 +2,7 @@ import { Octokit } from '@octokit/rest';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { healthIntake } from '../support/health.js';
 import { eventually, redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 const owner = 'developer';
@@ -169,4 +170,38 @@ describe('the dashboard issue (sandbox GitHub, real Redis)', () => {
       await dashboard('every box unticked', (body) => !/- \[x\]/.test(body));
     },
   );
+
+  it('shows an environment the agent reports degraded, and healthy again', { timeout: 120_000 }, async () => {
+    const intake = healthIntake(stack);
+    try {
+      const { data: main } = await stack.user.rest.repos.getBranch({ owner, repo, branch: 'main' });
+      const since = new Date(Date.now() - 5 * 60_000).toISOString();
+      const source = { agent: 'argocd' as const, object: 'hello-staging' };
+      await intake.report(owner, repo, 'staging', 'hello', {
+        revision: main.commit.sha,
+        sync: 'synced',
+        health: 'degraded',
+        degradedSince: since,
+        lastDegradedAt: since,
+        reportedAt: since,
+        source,
+      });
+      await dashboard('staging degraded', (body) => /\*\*degraded\*\* for 5m/.test(body));
+      await intake.report(owner, repo, 'staging', 'hello', {
+        revision: main.commit.sha,
+        sync: 'synced',
+        health: 'healthy',
+        healthySince: new Date().toISOString(),
+        lastDegradedAt: since,
+        reportedAt: new Date().toISOString(),
+        source,
+      });
+      await dashboard(
+        'staging healthy again',
+        (body) => body.includes('healthy for') && !body.includes('**degraded**'),
+      );
+    } finally {
+      await intake.close();
+    }
+  });
 });

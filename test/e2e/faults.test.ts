@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
+import { healthIntake } from '../support/health.js';
 import { freePort } from '../support/net.js';
 import { appEnv, eventually, redisUrl, spawnEscalator, userOctokit } from '../support/stack.js';
 
@@ -221,4 +222,99 @@ describe('faults', () => {
     );
     expect(green.status).toBe('completed');
   });
+
+  it(
+    'a worker SIGKILLed while a soak counts from healthy-since still passes the health and soak checks on time',
+    { timeout: 120_000 },
+    async () => {
+      const sim = await startSimulator();
+      cleanups.push(() => sim.close());
+      const prefix = `faults-${randomUUID().slice(0, 8)}`;
+      const env = faultEnv(sim, redisUrl, prefix);
+      const web = await startEscalator({ ...env, ESCALATOR_ROLE: 'web' }, { log: createLogger({ level: 'silent' }) });
+      cleanups.push(() => web.close());
+      sim.setWebhookUrl(`${web.url}/api/github/webhooks`);
+      const client = new SandboxClient(sim.url, sim.user.token);
+      const user = userOctokit(sim);
+      const first = spawnWorker(env);
+      cleanups.push(() => first.kill('SIGKILL'));
+      await client.createRepo({
+        name: 'healthy-soak',
+        files: {
+          '.github/escalator.yml': `${config}    health: { argocd: "{app}-dev" }\n  - name: staging\n    paths: ["apps/*/overlays/staging"]\n    from: dev\n    soak: 8s\n`,
+          'apps/hello/overlays/dev/kustomization.yaml': overlay,
+          'apps/hello/overlays/staging/kustomization.yaml': overlay,
+        },
+      });
+      const redis = new Redis(redisUrl);
+      cleanups.push(() => redis.quit());
+      const indexedAt = async (sha?: string) =>
+        eventually(
+          async () => {
+            const text = await redis.get(`${prefix}:index:repo:developer/healthy-soak`);
+            return text && (!sha || (JSON.parse(text) as { sha: string }).sha === sha) ? true : undefined;
+          },
+          { what: 'the index', timeoutMs: 60_000 },
+        );
+      await indexedAt();
+      const merge = await client.commit('developer/healthy-soak', {
+        branch: 'main',
+        files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay.replace('1.0.0', '1.1.0') },
+      });
+      await indexedAt(merge.sha);
+      const check = async (name: string) => {
+        const pull = (
+          await user.rest.pulls.list({ owner: 'developer', repo: 'healthy-soak', state: 'open' })
+        ).data.find((p) => p.head.ref === 'escalator/promote/staging/hello');
+        return pull
+          ? (
+              await user.rest.checks.listForRef({
+                owner: 'developer',
+                repo: 'healthy-soak',
+                ref: pull.head.sha,
+                check_name: name,
+              })
+            ).data.check_runs[0]
+          : undefined;
+      };
+      // Argo CD reports dev synced and healthy on the merge: the soak starts now, not at the merge.
+      const intake = healthIntake({ sim, prefix });
+      cleanups.push(() => intake.close());
+      const healthySince = new Date().toISOString();
+      await intake.report('developer', 'healthy-soak', 'dev', 'hello', {
+        revision: merge.sha,
+        sync: 'synced',
+        health: 'healthy',
+        healthySince,
+        reportedAt: healthySince,
+        source: { agent: 'argocd', object: 'hello-dev' },
+      });
+      const healthy = await eventually(
+        async () => {
+          const run = await check('escalator/health');
+          return run?.conclusion === 'success' ? run : undefined;
+        },
+        { what: 'the health check to pass', timeoutMs: 60_000 },
+      );
+      expect(healthy.output.title).toBeTruthy();
+      const pending = await eventually(check.bind(null, 'escalator/soak'), {
+        what: 'the soak check',
+        timeoutMs: 60_000,
+      });
+      expect(pending.status).toBe('in_progress');
+      // The worker dies during the soak; the delayed re-check lives in Redis, not in the process.
+      first.kill('SIGKILL');
+      const second = spawnWorker(env);
+      cleanups.push(() => second.kill('SIGTERM'));
+      const green = await eventually(
+        async () => {
+          const run = await check('escalator/soak');
+          return run?.conclusion === 'success' ? run : undefined;
+        },
+        { what: 'the soak check to pass after the restart', timeoutMs: 60_000 },
+      );
+      // Not before the soak counted from healthy-since (8 s), whatever the merge time.
+      expect(Date.parse(green.completed_at!)).toBeGreaterThanOrEqual(Date.parse(healthySince) + 8_000);
+    },
+  );
 });

@@ -47,9 +47,14 @@ function markDuplicateKeys(doc: Document.Parsed, text: string): void {
   doc.errors.sort((a, b) => a.pos[0] - b.pos[0]);
 }
 
-/** Every document of `text`, as `parseAllDocuments(text, options)` returns them, in linear time for wide mappings. */
+/**
+ * Every document of `text`, as `parseAllDocuments(text, options)` returns them, in linear time for
+ * wide mappings. The `yaml` package's warnings are not printed (`logLevel: 'error'`): a Go or Helm
+ * template (`name: {{ .Release.Name }}`) reads as a map keyed by a map, and each `toJS` of it
+ * would put a process warning in the logs for a file Escalator only reads past.
+ */
 export function parseYamlDocuments(text: string, options: YamlParseOptions = {}): Document.Parsed[] {
-  const documents = parseAllDocuments(text, { ...options, uniqueKeys: false });
+  const documents = parseAllDocuments(text, { logLevel: 'error', ...options, uniqueKeys: false });
   if (options.uniqueKeys !== false) for (const doc of documents) markDuplicateKeys(doc, text);
   return documents;
 }

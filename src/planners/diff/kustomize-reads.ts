@@ -171,7 +171,13 @@ export function readYamlMappings(text: string): ReadOutcome<Record_[]> {
   const limit = checkYamlInput(text);
   if (limit) return { ok: false, problem: `: ${limit.reason}` };
   const mappings: Record_[] = [];
-  const documents = parseAllDocuments(text, { version: '1.1', merge: true, uniqueKeys: false, prettyErrors: false });
+  const documents = parseAllDocuments(text, {
+    version: '1.1',
+    merge: true,
+    uniqueKeys: false,
+    prettyErrors: false,
+    logLevel: 'error',
+  });
   for (const [index, doc] of documents.entries()) {
     const error = doc.errors[0];
     if (error) return { ok: false, problem: ` does not parse as YAML (line ${lineAt(text, error.pos[0])})` };

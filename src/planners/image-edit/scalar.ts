@@ -12,7 +12,7 @@ export type ScalarStyle = 'plain' | 'single' | 'double';
 const plainCache = new Map<string, boolean>();
 
 function readsBackAs(source: string, value: string, version: '1.1' | '1.2'): boolean {
-  const doc = parseDocument(source, { version, prettyErrors: false });
+  const doc = parseDocument(source, { version, prettyErrors: false, logLevel: 'error' });
   if (doc.errors.length > 0 || doc.warnings.length > 0) return false;
   const items: unknown = doc.toJS();
   return Array.isArray(items) && items.length === 1 && items[0] === value;

@@ -12,6 +12,7 @@
  * Environment: REDIS_URL (default redis://127.0.0.1:6379), BENCH_LOG_LEVEL. Keys live under a
  * random prefix and are removed at the end.
  */
+import { agentKey } from '../src/intake/agent-routes.js';
 import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -65,7 +66,7 @@ async function main(): Promise<number> {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          'x-signature': `sha256=${createHmac('sha256', token).update(body).digest('hex')}`,
+          'x-signature': `sha256=${createHmac('sha256', agentKey(token, owner)).update(body).digest('hex')}`,
         },
         body,
       });

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { agentKeyHelp, runAgentKey } from './agent-key.js';
 import { diffHelp, runDiff } from './diff.js';
 import { runSetImage, setImageHelp } from './set-image.js';
 import { runToken, tokenHelp } from './token.js';
@@ -26,6 +27,11 @@ const commands: Record<
     run: runToken,
     help: tokenHelp,
     summary: 'make a scoped intake token and its ESCALATOR_INTAKE_TOKENS entry',
+  },
+  'agent-key': {
+    run: (argv, io) => runAgentKey(argv, io),
+    help: agentKeyHelp,
+    summary: "print an owner's agent key for Argo CD and Flux health reports",
   },
 };
 

@@ -19,7 +19,7 @@ import { enqueueHealth } from '../queue/enqueue.js';
 import { QueueUnavailableError, type Producer } from '../queue/producer.js';
 import { sendJson, type Handler } from '../web/server.js';
 import { secretsEqual } from '../web/secrets.js';
-import { HttpError, parseJson, readBody, requireAuthorization, requireContentType, requireMethod } from './http.js';
+import { HttpError, parseJson, readBody, requireContentType, requireMethod } from './http.js';
 
 /**
  * The largest agent report accepted. A Flux event's message may hold 39,000 characters
@@ -112,37 +112,76 @@ export async function enqueueAgentReport(
  */
 const SIGNATURE_HASHES = new Set(['sha224', 'sha256', 'sha384', 'sha512']);
 
-/** `X-Signature: <hash>=<hex HMAC of the raw body>`, keyed with the token (Flux generic-hmac, internal/notifier/forwarder.go). */
-function requireSignature(req: IncomingMessage, body: Buffer, token: string): void {
+/**
+ * The key one owner's agents authenticate with: derived from ESCALATOR_AGENT_TOKEN and the owner
+ * (a user or organization, as GitHub spells it, case-folded). Reports are recorded only for
+ * repositories of the owner whose key signed them, so one tenant's agent can never report into
+ * another tenant's repositories. `npx escalator agent-key <owner>` prints it.
+ */
+export function agentKey(secret: string, owner: string): string {
+  return createHmac('sha256', secret).update(`escalator-agent-key:${owner.toLowerCase()}`).digest('hex');
+}
+
+/** What a request presents to prove who sent it, read before the body is parsed. */
+type Credential = { kind: 'bearer'; token: string } | { kind: 'hmac'; algorithm: string; hex: string };
+
+/** The bearer token (Argo CD) or the `X-Signature` (Flux generic-hmac, internal/notifier/forwarder.go). */
+function credentialOf(req: IncomingMessage, auth: 'bearer' | 'hmac'): Credential {
+  if (auth === 'bearer') {
+    const header = req.headers.authorization ?? '';
+    if (!header)
+      throw new HttpError(
+        401,
+        "missing Authorization header; send Authorization: Bearer <the owner's agent key> (npx escalator agent-key <owner>; docs/health.md)",
+        { 'www-authenticate': 'Bearer' },
+      );
+    return {
+      kind: 'bearer',
+      token: header.toLowerCase().startsWith('bearer ') ? header.slice(7).trim() : header.trim(),
+    };
+  }
   const header = req.headers['x-signature'];
   const given = Array.isArray(header) ? header[0] : header;
   if (!given)
     throw new HttpError(
       401,
-      'missing X-Signature header; point a Flux Provider of type generic-hmac at this route, with ESCALATOR_AGENT_TOKEN as its token (docs/health.md)',
+      "missing X-Signature header; point a Flux Provider of type generic-hmac at this route, with the owner's agent key as its token (npx escalator agent-key <owner>; docs/health.md)",
     );
   const [algorithm = '', hex = ''] = given.split('=', 2);
   if (!SIGNATURE_HASHES.has(algorithm))
     // The header is not echoed: a misconfigured sender may have put the token itself there.
     throw new HttpError(401, 'X-Signature is not of the form sha256=<hex> (or sha224, sha384, sha512)');
-  const expected = createHmac(algorithm, token).update(body).digest('hex');
-  if (!secretsEqual(hex.toLowerCase(), expected))
-    throw new HttpError(
-      401,
-      'X-Signature does not match the body; the Provider secret token must equal ESCALATOR_AGENT_TOKEN',
-    );
+  return { kind: 'hmac', algorithm, hex: hex.toLowerCase() };
+}
+
+/** Whether the credential is `owner`'s agent key (bearer), or a signature of the body with it (HMAC). */
+function signedBy(credential: Credential, body: Buffer, secret: string, owner: string): boolean {
+  const key = agentKey(secret, owner);
+  return credential.kind === 'bearer'
+    ? secretsEqual(credential.token, key)
+    : secretsEqual(credential.hex, createHmac(credential.algorithm, key).update(body).digest('hex'));
+}
+
+function notSignedBy(credential: Credential, owners: string): HttpError {
+  return new HttpError(
+    401,
+    `${credential.kind === 'bearer' ? 'the Authorization token is not' : 'X-Signature is not a signature of the body with'} the agent key of ${owners}; print it with npx escalator agent-key <owner> where ESCALATOR_AGENT_TOKEN is set (docs/health.md)`,
+    credential.kind === 'bearer' ? { 'www-authenticate': 'Bearer' } : {},
+  );
 }
 
 /**
  * `POST /agents/<agent>` and `POST /agents/<agent>/<owner>/<repo>`: sync and health reports from
  * Flux (`generic-hmac` Provider) and Argo CD (Notifications `webhook` service). Steps:
- * method (405) → content type (415) → bearer token before the body (Argo CD; 401) → body size
- * (413) → HMAC signature over the raw body (Flux; 401) → parse and validate (400) → which
- * repository (the path names it; else an Argo CD `repoURL` on GitHub; else the one repository
- * whose config listens to the object, 400 when several do) → which environments and apps (none:
- * 202 `unknown`, counted, nothing recorded) → one `health` job each (503 when Redis cannot take
- * them) → 202 once Redis holds them all; 200 when every one was taken before.
- * Nothing is recorded for a request refused at any step.
+ * method (405) → content type (415) → a bearer token (Argo CD) or an `X-Signature` (Flux) at all
+ * (401) → body size (413) → with an owner in the path, the token or signature must be that
+ * owner's agent key (`agentKey`, 401) before the body is parsed → parse and validate (400) →
+ * which repository (the path names it; else an Argo CD `repoURL` on GitHub; else the repositories
+ * whose config listens to the object, kept only where the key is their owner's: 401 when none,
+ * 400 when several) → which environments and apps (none: 202 `unknown`, counted, nothing
+ * recorded) → one `health` job each (503 when Redis cannot take them) → 202 once Redis holds
+ * them all; 200 when every one was taken before. Nothing is recorded for a request refused at any
+ * step, and one owner's key never records a report in another owner's repository.
  */
 export function agentRoutes(options: AgentRouteOptions): Handler {
   const now = options.now ?? (() => new Date());
@@ -166,12 +205,27 @@ export function agentRoutes(options: AgentRouteOptions): Handler {
         );
       requireMethod(req, 'POST');
       requireContentType(req, ['application/json']);
-      if (descriptor.auth === 'bearer') requireAuthorization(req, options.token, 'ESCALATOR_AGENT_TOKEN');
+      const credential = credentialOf(req, descriptor.auth);
       const body = await readBody(req, AGENT_MAX_BODY_BYTES, '');
       bodyRead = true;
-      if (descriptor.auth === 'hmac') requireSignature(req, body, options.token);
+      // The path names the owner: nothing of an unauthenticated body is read.
+      if (match[2] && !signedBy(credential, body, options.token, match[2])) throw notSignedBy(credential, match[2]);
       const result = descriptor.normalize(parseJson(body));
       if (result.kind === 'invalid') throw new HttpError(400, result.message);
+      // Without an owner in the path, an Argo CD report names its repository (repoURL): the key
+      // must be that owner's before anything else is looked at.
+      if (!match[2]) {
+        const named =
+          result.kind === 'report' && result.report.repoURL
+            ? githubRepoOf(result.report.repoURL, options.githubHost)
+            : undefined;
+        if (!named)
+          throw new HttpError(
+            400,
+            `name the repository in the URL, /agents/${agent}/<owner>/<repo>: each owner's agents authenticate with the owner's own key (docs/health.md)`,
+          );
+        if (!signedBy(credential, body, options.token, named.owner)) throw notSignedBy(credential, named.owner);
+      }
       const receivedAt = now().toISOString();
       const log = options.log.child({ agent });
       if (result.kind === 'ignored') {

@@ -92,7 +92,10 @@ async function render(deps: DashboardDeps, data: DashboardJob, { log }: Processo
 async function gather(deps: DashboardDeps, index: RepoIndex, octokit: Octokit): Promise<DashboardInput> {
   const config = index.config!;
   const now = deps.now().getTime();
-  const freezes = await deps.store.freezes.loadFreezes(index, now);
+  // The store keeps an ended freeze a while (for the record); the dashboard shows those in force.
+  const freezes = (await deps.store.freezes.loadFreezes(index, now)).filter(
+    (freeze) => !freeze.until || Date.parse(freeze.until) > now,
+  );
   const environments: DashboardEnvironment[] = [];
   for (const env of config.environments) {
     const apps = new Map<string, Array<{ name: string; tag: string; digest?: string }>>();

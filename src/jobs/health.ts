@@ -32,13 +32,25 @@ export async function processHealthJob(deps: JobDeps, data: HealthJob, { log }: 
   }
   const tolerateMs = parseDuration(environment.health.tolerate);
   const recorded = await deps.store.health.record(data, report, tolerateMs);
-  if (!recorded.changed) {
+  if (!recorded.changed && recorded.current.reportedAt !== report.at) {
     log.info(
       { ...context, reportedAt: recorded.current.reportedAt },
-      recorded.current.reportedAt === report.at
-        ? 'Health report recorded already: nothing changed'
-        : 'Health report older than the recorded one: ignored',
+      'Health report older than the recorded one: ignored',
     );
+    return 'unchanged';
+  }
+  if (!recorded.changed) {
+    // This very report is the one recorded: an earlier attempt of this job recorded it and then
+    // failed while following it. Follow it again; what follows is idempotent (deterministic job
+    // ids, deployment states posted once), so nothing it started is lost or done twice.
+    log.info(context, 'Health report recorded already by an earlier attempt; following it again');
+    await followHealth(deps, {
+      index,
+      environment: report.environment,
+      app: report.app,
+      previous: undefined,
+      current: recorded.current,
+    });
     return 'unchanged';
   }
   log.info(

@@ -7,6 +7,7 @@
  * 3. a control server (127.0.0.1, random port) turns an object Degraded and back:
  *    `POST /degrade?object=hello-staging[&message=…]`, `POST /recover?object=…`, `GET /` (the states)
  */
+import { agentKey } from '../intake/agent-routes.js';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { argoCdBody, fluxEvent, type AgentState, type SimulatedHealth } from './sandbox-agent-wire.js';
@@ -153,18 +154,20 @@ export class SimulatedAgent {
   private async post(state: AgentState): Promise<number> {
     const { agent, escalatorUrl, owner, repo, token } = this.options;
     const url = `${escalatorUrl}/agents/${agent}/${owner}/${repo}`;
+    // What the owner's agents are given: its key, derived from ESCALATOR_AGENT_TOKEN (npx escalator agent-key).
+    const key = agentKey(token, owner);
     let response: Response;
     if (agent === 'argocd') {
       response = await fetch(url, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: argoCdBody(state, {
           argocdUrl: this.options.argocdUrl ?? 'https://argocd.sandbox.invalid',
           repoURL: this.options.repoURL,
         }),
       });
     } else {
-      const { body, signature } = fluxEvent(state, token);
+      const { body, signature } = fluxEvent(state, key);
       response = await fetch(url, {
         method: 'POST',
         headers: { 'x-signature': signature, 'content-type': 'application/json' },

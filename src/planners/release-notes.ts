@@ -222,7 +222,7 @@ function renderImage(notes: ImageNotes, detail: Detail, webHost: string, shown: 
       const tag = TAG.test(release.tag) ? release.tag : '';
       const url =
         repo && tag ? `https://${webHost}/${repo.owner}/${repo.repo}/releases/tag/${encodeURIComponent(tag)}` : '';
-      const title = `${escapeText(release.tag)}${release.name && release.name !== release.tag ? `: ${inertText(release.name)}` : ''}${release.prerelease ? ' (pre-release)' : ''}`;
+      const title = `${inertText(release.tag)}${release.name && release.name !== release.tag ? `: ${inertText(release.name)}` : ''}${release.prerelease ? ' (pre-release)' : ''}`;
       const body = (release.body ?? '').trim();
       if (detail.releaseBody > 0 && body) {
         const cut = body.length > detail.releaseBody ? `${body.slice(0, detail.releaseBody)}\n…` : body;

@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendRaw } from './support/raw-http.js';
 import { agentNames, agentTable } from '../../src/events/agents/index.js';
+import { agentKey } from '../../src/intake/agent-routes.js';
 import { registries } from '../../src/events/index.js';
 import {
   agentFixtures,
   endpointCases,
+  FUZZ_OWNER,
   fuzzEndpoint,
   githubDeliveries,
   intakeTarget,
@@ -78,14 +80,14 @@ describe('HTTP fuzz with Redis down', () => {
       const body = agentFixtures[agent]![0]!;
       const outcome = await sendRaw(stack.url, {
         method: 'POST',
-        path: `/agents/${agent}`,
+        path: `/agents/${agent}/${FUZZ_OWNER}/gitops`,
         framing: 'length',
         body,
         headers: [
           ['content-type', 'application/json'],
           agentTable[agent].auth === 'hmac'
-            ? ['x-signature', githubSignature(stack.secrets.agentToken, body)]
-            : ['authorization', `Bearer ${stack.secrets.agentToken}`],
+            ? ['x-signature', githubSignature(agentKey(stack.secrets.agentToken, FUZZ_OWNER), body)]
+            : ['authorization', `Bearer ${agentKey(stack.secrets.agentToken, FUZZ_OWNER)}`],
         ],
       });
       expect(

@@ -1,3 +1,4 @@
+import { agentKey } from '../../src/intake/agent-routes.js';
 import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -45,7 +46,9 @@ images:
   - name: ghcr.io/example/${app}
     newTag: "1.0.0"
 `;
-const sign = (body: string, key = token) => `sha256=${createHmac('sha256', key).update(body).digest('hex')}`;
+/** The owner's agent key: what its Argo CD and Flux are given (npx escalator agent-key <owner>). */
+let key = '';
+const sign = (body: string, with_ = key) => `sha256=${createHmac('sha256', with_).update(body).digest('hex')}`;
 const sha = (c: string) => c.repeat(40);
 
 describe('agent reports in (real Redis, sandbox GitHub)', () => {
@@ -63,6 +66,7 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
       for (const env of ['dev', 'staging']) files[`apps/${app}/overlays/${env}/kustomization.yaml`] = overlay(app);
     const created = await stack.client.createRepo({ name: repo, files });
     owner = created.full_name.split('/')[0]!;
+    key = agentKey(token, owner);
     installationId = created.installation_id!;
     await waitIndexed(stack, owner, repo);
     redis = new Redis(redisUrl);
@@ -85,7 +89,7 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
       },
       { what: `${environment}/${app} health reported at ${at}` },
     );
-  const postFlux = (body: string, path = `/agents/flux/${owner}/${repo}`, signature = sign(body)) =>
+  const postFlux = (body: string, path = `/agents/flux/${owner}/${repo}`, signature = sign(body, key)) =>
     fetch(`${stack.app.url}${path}`, {
       method: 'POST',
       headers: {
@@ -95,7 +99,7 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
       },
       body,
     });
-  const postArgo = (body: unknown, path = '/agents/argocd', bearer = token) =>
+  const postArgo = (body: unknown, path = '/agents/argocd', bearer = key) =>
     fetch(`${stack.app.url}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
@@ -133,7 +137,7 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
 
     it('verifies the other hash functions Flux documents for X-Signature', async () => {
       const body = fluxBody({ timestamp: '2026-11-20T10:00:30Z' });
-      const signature = `sha512=${createHmac('sha512', token).update(body).digest('hex')}`;
+      const signature = `sha512=${createHmac('sha512', key).update(body).digest('hex')}`;
       expect((await postFlux(body, `/agents/flux/${owner}/${repo}`, signature)).status).toBe(202);
       await recorded('staging', 'hello', '2026-11-20T10:00:30.000Z');
     });
@@ -144,10 +148,14 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
       expect(await res.json()).toMatchObject({ duplicate: 2 });
     });
 
-    it('accepts the plain route when exactly one repository listens to the object', async () => {
-      const body = fluxBody({ timestamp: '2026-11-20T10:01:00Z' });
-      expect((await postFlux(body, '/agents/flux')).status).toBe(202);
-      await recorded('staging', 'hello', '2026-11-20T10:01:00.000Z');
+    it('asks for the repository in the URL on the plain route: a Flux event names none, so no owner key applies', async () => {
+      const before = await jobsAdded();
+      const res = await postFlux(fluxBody({ timestamp: '2026-11-20T10:01:00Z' }), '/agents/flux');
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toMatch(
+        /^name the repository in the URL, \/agents\/flux\/<owner>\/<repo>/,
+      );
+      expect(await jobsAdded()).toBe(before);
     });
 
     it('answers 202 unknown, recording nothing, for a repository Escalator does not know', async () => {
@@ -163,7 +171,14 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
     it('refuses a bad signature with 401 and records nothing', async () => {
       const before = await jobsAdded();
       const body = fluxBody({ timestamp: '2026-11-20T10:30:00Z', severity: 'error', reason: 'HealthCheckFailed' });
-      for (const signature of [sign(body, 'not-the-token-at-all'), sign(`${body} `), 'sha1=abc', '']) {
+      for (const signature of [
+        sign(body, 'not-the-token-at-all'),
+        sign(body, token),
+        sign(body, agentKey(token, 'intruder')),
+        sign(`${body} `),
+        'sha1=abc',
+        '',
+      ]) {
         const res = await postFlux(body, `/agents/flux/${owner}/${repo}`, signature);
         expect(res.status, signature).toBe(401);
         expect(((await res.json()) as { error: string }).error).toMatch(/X-Signature/);
@@ -222,9 +237,24 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
 
     it('refuses a wrong token with 401 and records nothing', async () => {
       const before = await jobsAdded();
-      const res = await postArgo(argoBody({ healthStatus: 'Degraded' }), '/agents/argocd', `${token}x`);
+      const res = await postArgo(argoBody({ healthStatus: 'Degraded' }), '/agents/argocd', `${key}x`);
       expect(res.status).toBe(401);
       expect(await jobsAdded()).toBe(before);
+    });
+
+    it("never records one owner's report in another owner's repository: only that owner's key counts", async () => {
+      const before = await jobsAdded();
+      const forged = argoBody({ healthStatus: 'Degraded' });
+      // Another tenant holds its own key (and the server's secret is never given to agents).
+      for (const bearer of [agentKey(token, 'intruder'), token])
+        for (const path of ['/agents/argocd', `/agents/argocd/${owner}/${repo}`]) {
+          const res = await postArgo(forged, path, bearer);
+          expect(res.status).toBe(401);
+          expect(((await res.json()) as { error: string }).error).toMatch(/agent key of/);
+        }
+      expect(await jobsAdded()).toBe(before);
+      const current = await store.health.load({ owner, repo }, 'dev', 'hello');
+      expect(current?.health).not.toBe('degraded');
     });
 
     it('refuses a body not of the shipped template with 400 and the reason', async () => {

@@ -127,7 +127,8 @@ describe('renderReleaseNotes', () => {
         pulls: hostile.map((title, i) => ({ number: i + 1, title, author: 'bot`name' })),
         releases: [
           {
-            tag: 'v1.4.2',
+            // git accepts this tag name (git check-ref-format): a tag must not ping a team either.
+            tag: '@acme/everyone',
             name: '@team #9 <b>',
             body: '```\n</details>\n@team #7\n````\n<script>x</script>\n[link](https://github.com/a/b/pull/1)',
           },

@@ -1,3 +1,4 @@
+import { agentKey } from '../../src/intake/agent-routes.js';
 import { createHmac } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -108,7 +109,7 @@ describe('npm run sandbox -- --agent', () => {
           async () => received.find((r) => r.url === '/agents/argocd/example/gitops' && r.body.includes(sha)),
           { what: 'an Argo CD report at the new commit' },
         );
-        expect(report.headers.authorization).toBe(`Bearer ${token}`);
+        expect(report.headers.authorization).toBe(`Bearer ${agentKey(token, 'example')}`);
         const body = JSON.parse(report.body) as Record<string, unknown>;
         expect(Object.keys(body)).toEqual([
           'format',
@@ -158,7 +159,7 @@ describe('npm run sandbox -- --agent', () => {
           { what: 'a Flux event at the new commit' },
         );
         expect(report.headers['x-signature']).toBe(
-          `sha256=${createHmac('sha256', token).update(report.body).digest('hex')}`,
+          `sha256=${createHmac('sha256', agentKey(token, 'example')).update(report.body).digest('hex')}`,
         );
         expect(JSON.parse(report.body)).toMatchObject({
           involvedObject: { kind: 'Kustomization', namespace: 'flux-system', name: 'apps-staging' },

@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { agentNames, agentTable } from '../../../src/events/agents/index.js';
+import { agentKey } from '../../../src/intake/agent-routes.js';
 import { registries } from '../../../src/events/index.js';
 import { AGENT_MAX_BODY_BYTES } from '../../../src/intake/agent-routes.js';
 import { fixtureBytes, loadRegistryFixtures } from '../../support/registry-fixtures.js';
@@ -876,6 +877,9 @@ export function endpointCases(secrets: Secrets): Record<string, fc.Arbitrary<Fuz
   return cases;
 }
 
+/** The owner the agent cases name, as the fixtures' repoURL does (https://github.com/example/gitops). */
+export const FUZZ_OWNER = 'example';
+
 /**
  * Agent reports: real bodies and fuzzed ones, to the plain route and to one naming a repository,
  * authenticated as the agent's row of the table says: Flux signed right, with another key, over
@@ -883,12 +887,18 @@ export function endpointCases(secrets: Secrets): Record<string, fc.Arbitrary<Fuz
  */
 function agentCases(agent: (typeof agentNames)[number], secrets: Secrets): fc.Arbitrary<FuzzCase> {
   const endpoint = `agents/${agent}`;
-  const paths = fc.constantFrom(`/agents/${agent}`, `/agents/${agent}/`, `/agents/${agent}/fuzz/gitops`);
+  const paths = fc.constantFrom(`/agents/${agent}`, `/agents/${agent}/`, `/agents/${agent}/${FUZZ_OWNER}/gitops`);
   if (agentTable[agent].auth === 'bearer')
     return intakeCases(
       endpoint,
       paths.map((path) => ({ path })),
-      bearer(secrets.agentToken, [secrets.registryToken, secrets.adminToken, secrets.webhookSecret]),
+      bearer(agentKey(secrets.agentToken, FUZZ_OWNER), [
+        secrets.agentToken,
+        agentKey(secrets.agentToken, 'intruder'),
+        secrets.registryToken,
+        secrets.adminToken,
+        secrets.webhookSecret,
+      ]),
       agentFixtures[agent]!,
       'application/json',
       AGENT_MAX_BODY_BYTES,
@@ -915,9 +925,12 @@ function agentCases(agent: (typeof agentNames)[number], secrets: Secrets): fc.Ar
     .chain((parts) => framings(parts.body.body.length).map((framing) => ({ ...parts, framing })))
     .map(({ method, type, path, signing, malformed, body, odd, framing }) => {
       const signature = {
-        right: githubSignature(secrets.agentToken, body.body),
+        right: githubSignature(agentKey(secrets.agentToken, FUZZ_OWNER), body.body),
         'wrong-key': githubSignature(secrets.webhookSecret, body.body),
-        'other-bytes': githubSignature(secrets.agentToken, Buffer.concat([body.body, Buffer.from(' ')])),
+        'other-bytes': githubSignature(
+          agentKey(secrets.agentToken, FUZZ_OWNER),
+          Buffer.concat([body.body, Buffer.from(' ')]),
+        ),
         missing: undefined,
         malformed,
       }[signing];
@@ -1322,14 +1335,14 @@ export function sweepCases(secrets: Secrets): FuzzCase[] {
             endpoint: `agents/${agent}`,
             request: {
               method: 'POST',
-              path: `/agents/${agent}`,
+              path: `/agents/${agent}/${FUZZ_OWNER}/gitops`,
               framing: 'length',
               body,
               headers: [
                 ['content-type', 'application/json'],
                 agentTable[agent].auth === 'hmac'
-                  ? ['x-signature', githubSignature(secrets.agentToken, body)]
-                  : ['authorization', `Bearer ${secrets.agentToken}`],
+                  ? ['x-signature', githubSignature(agentKey(secrets.agentToken, FUZZ_OWNER), body)]
+                  : ['authorization', `Bearer ${agentKey(secrets.agentToken, FUZZ_OWNER)}`],
               ],
             },
             authentic: true,

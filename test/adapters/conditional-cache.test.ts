@@ -98,6 +98,16 @@ describe('conditional GETs', () => {
       expect(await redis.get(key)).not.toContain('secret: 1');
   });
 
+  it('keys every answer by installation: the same URL stored for one is absent for another', async () => {
+    const cache = new RedisConditionalCache(redis, `${prefix}-keys`);
+    const key = `application/json ${sim.apiUrl}/repos/theirs/gitops/contents/a.yaml`;
+    await cache.set(1, key, { etag: '"e"', data: 'secret: 1\n', headers: {} });
+    expect(await cache.get(1, key)).toMatchObject({ data: 'secret: 1\n' });
+    expect(await cache.get(2, key)).toBeUndefined();
+    const keys = await redis.keys(`${prefix}-keys:*`);
+    await redis.del(...keys);
+  });
+
   it('keeps at most the configured number of answers per installation, and none too large', async () => {
     const small = new RedisConditionalCache(redis, `${prefix}-bounded`, { bytes: 2_000, entries: 2, ttl: 60 });
     const octokit = clients(small).forInstallation(ours);

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAuthFile } from '../../src/adapters/registry/auth-file.js';
-import { parseChallenge, RegistryClient } from '../../src/adapters/registry/client.js';
+import { isInternalHost, parseChallenge, RegistryClient } from '../../src/adapters/registry/client.js';
 import { startRegistry, type LocalRegistry } from '../support/oci-images.js';
 
 const SOURCE = 'https://github.com/example/hello';
@@ -116,8 +116,28 @@ describe('RegistryClient', () => {
   describe('when a loopback registry is not named in the credentials', () => {
     it('is not called, and says how to allow it', async () => {
       await expect(new RegistryClient().resolve(`${open.host}/team/app`, '1.0.0')).rejects.toThrow(
-        `Escalator reads a registry on this machine's loopback (${open.host}) only when ESCALATOR_REGISTRY_AUTH_FILE names it`,
+        `Escalator reads a registry on this machine or its private network (${open.host}) only when ESCALATOR_REGISTRY_AUTH_FILE names it`,
       );
+    });
+
+    it('reads every spelling of an internal address as internal, and public names as public', () => {
+      for (const host of [
+        '127.1:5000',
+        '0.0.0.0:5000',
+        '10.0.0.5:8443',
+        '172.16.3.4',
+        '192.168.1.1',
+        '169.254.169.254',
+        '100.64.0.1',
+        '[::1]:5000',
+        '[::ffff:7f00:1]:5000',
+        '[fd00::1]',
+        'localhost:5000',
+        'registry.localhost',
+      ])
+        expect(isInternalHost(host), host).toBe(true);
+      for (const host of ['ghcr.io', 'registry-1.docker.io', '8.8.8.8', '172.32.0.1', '[2001:db8::1]'])
+        expect(isInternalHost(host), host).toBe(false);
     });
   });
 

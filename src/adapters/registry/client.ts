@@ -124,6 +124,50 @@ function isLoopback(host: string): boolean {
   return name === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(name) || name === '[::1]';
 }
 
+/**
+ * Whether `host` (`name[:port]`, as a URL would read it: `127.1` is 127.0.0.1) is an address of
+ * this machine or its private network: loopback, unspecified, RFC 1918, carrier-grade NAT,
+ * link-local (cloud metadata services live there), IPv6 unique-local and link-local, and IPv4
+ * mapped into IPv6. Image names come from repository files, so without this a repository could
+ * make workers probe internal services and publish the answers in a pull request. Names are not
+ * resolved: a public name pointing inside is not caught here (docs/security.md says so).
+ */
+export function isInternalHost(host: string): boolean {
+  let name: string;
+  try {
+    name = new URL(`https://${host}`).hostname.toLowerCase();
+  } catch {
+    return true;
+  }
+  if (name === 'localhost' || name.endsWith('.localhost')) return true;
+  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(name);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return (
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 100 && b >= 64 && b <= 127) ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168)
+    );
+  }
+  if (name.startsWith('[')) {
+    const v6 = name.slice(1, -1);
+    if (v6 === '::1' || v6 === '::') return true;
+    if (/^f[cd]/.test(v6) || /^fe[89ab]/.test(v6)) return true;
+    const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(v6);
+    if (mapped) {
+      const high = Number.parseInt(mapped[1]!, 16);
+      const low = Number.parseInt(mapped[2]!, 16);
+      return isInternalHost(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`);
+    }
+    return /^::ffff:/.test(v6);
+  }
+  return false;
+}
+
 /** `Bearer realm="…",service="…"` → its parameters (quoted strings may hold commas). */
 export function parseChallenge(header: string): { scheme: string; params: Record<string, string> } | undefined {
   const match = /^\s*([A-Za-z]+)\s*(.*)$/s.exec(header);
@@ -304,9 +348,9 @@ export class RegistryClient {
     headers: Record<string, string>,
   ): Promise<Response> {
     const scope = `repository:${name}:pull`;
-    if (isLoopback(host) && this.#scheme(host) === 'https' && !this.options.plainHttp)
+    if (!this.#mayReach(host))
       throw new RegistryError(
-        `Escalator reads a registry on this machine's loopback (${host}) only when ESCALATOR_REGISTRY_AUTH_FILE names it`,
+        `Escalator reads a registry on this machine or its private network (${host}) only when ESCALATOR_REGISTRY_AUTH_FILE names it`,
         'invalid',
       );
     const url = `${this.#scheme(host)}://${apiHost(host)}${path}`;
@@ -317,7 +361,10 @@ export class RegistryClient {
         ...headers,
         ...(authorization ? { authorization } : {}),
       });
-      if (response.status === 401 && !challenged) {
+      // A 401 from where a redirect led (a blob store, a CDN) is not answered with this registry's
+      // credential: it would hand the credential to whatever realm that host names.
+      const sameOrigin = !response.url || new URL(response.url).origin === new URL(url).origin;
+      if (response.status === 401 && !challenged && sameOrigin) {
         // One answer to the challenge; a second 401 is the answer (expectOk words it).
         challenged = true;
         await response.body?.cancel();
@@ -390,6 +437,8 @@ export class RegistryClient {
       await response.body?.cancel();
       if (hop >= 3) throw new RegistryError(`${host} redirected the ${kind} request more than 3 times`, 'invalid');
       const next = new URL(location, target);
+      if (next.host !== target.host && !this.#credentials.has(host) && !this.#mayReach(next.host))
+        throw new RegistryError(`${host} redirected to an internal address (${next.host}); not followed`, 'invalid');
       if (next.protocol !== 'https:' && !(next.protocol === 'http:' && target.protocol === 'http:'))
         throw new RegistryError(`${host} redirected to a URL that is not HTTPS (${next.host})`, 'invalid');
       if (next.origin !== target.origin) {
@@ -416,6 +465,13 @@ export class RegistryClient {
       }
       await this.#sleep(Math.ceil(((1 - bucket.tokens) / ratePerSecond) * 1000));
     }
+  }
+
+  /** Internal addresses only where the operator named them (credentials file, or plain HTTP for tests). */
+  #mayReach(host: string): boolean {
+    return (
+      !isInternalHost(host) || this.#credentials.has(host) || this.#scheme(host) === 'http' || !!this.options.plainHttp
+    );
   }
 
   #scheme(host: string): 'http' | 'https' {
@@ -447,6 +503,11 @@ export class RegistryClient {
     } catch {
       throw new RegistryError(`${host} sent a token realm that is not a URL`, 'invalid');
     }
+    if (realm.host !== host && !this.#credentials.has(host) && !this.#mayReach(realm.host))
+      throw new RegistryError(
+        `${host} names a token realm at an internal address (${realm.host}); not asked`,
+        'invalid',
+      );
     if (realm.protocol !== 'https:' && !(realm.protocol === 'http:' && this.#scheme(host) === 'http'))
       throw new RegistryError(
         `${host} asks for credentials at a plain-HTTP token realm (${realm.host}); Escalator sends credentials over HTTPS only`,

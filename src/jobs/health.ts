@@ -2,13 +2,18 @@ import { parseDuration } from '../config/repo-config.schema.js';
 import type { HealthJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import { followHealth } from './shared/health-follow.js';
+import { versionsAt } from './shared/health-inputs.js';
 import type { JobDeps } from './shared/deps.js';
 
 /**
  * Record one agent report for one (environment, app):
  * 1. load the repository's index (its config says the environment's `tolerate`)
- * 2. fold the report into what is recorded (`store.health.record`, atomic per app)
- * 3. when that changed, follow the change (`followHealth`: the promotions out of the environment plan again)
+ * 2. read the report as about the commit where the app's versions last changed at or before the
+ *    reported one: a report for commit X means the app runs the version of the latest commit ≤ X
+ *    that changed its files, so a commit that changed only other apps (one Flux Kustomization for
+ *    a whole environment) neither restarts healthy-since nor counts as a new revision
+ * 3. fold it into what is recorded (`store.health.record`, atomic per app)
+ * 4. when that changed, follow the change (`followHealth`: the promotions out of the environment plan again)
  * Every outcome is logged with its reason.
  */
 export async function processHealthJob(deps: JobDeps, data: HealthJob, { log }: ProcessorContext): Promise<string> {
@@ -31,7 +36,14 @@ export async function processHealthJob(deps: JobDeps, data: HealthJob, { log }: 
     return 'not-listening';
   }
   const tolerateMs = parseDuration(environment.health.tolerate);
-  const recorded = await deps.store.health.record(data, report, tolerateMs);
+  const landed = report.app
+    ? await versionsAt(deps, index, report.environment, report.app, report.revision)
+    : undefined;
+  const recorded = await deps.store.health.record(
+    data,
+    landed ? { ...report, revision: landed.sha } : report,
+    tolerateMs,
+  );
   if (!recorded.changed && recorded.current.reportedAt !== report.at) {
     log.info(
       { ...context, reportedAt: recorded.current.reportedAt },

@@ -364,6 +364,38 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
       });
     });
   });
+
+  describe('a report for commit X means the version of the latest commit ≤ X that changed the app', () => {
+    it('keeps healthy-since of an app across commits that changed only another app of the Kustomization', async () => {
+      const changed = async (app: string, tag: string) => {
+        const commit = await stack.client.commit(`${owner}/${repo}`, {
+          branch: 'main',
+          files: { [`apps/${app}/overlays/staging/kustomization.yaml`]: overlay(app).replace('1.0.0', tag) },
+        });
+        await waitIndexed(stack, owner, repo, commit.sha);
+        return commit.sha;
+      };
+      const report = (sha: string, timestamp: string) =>
+        postFlux(fluxBody({ timestamp, metadata: { commit_status: 'update', revision: `main@sha1:${sha}` } }));
+      const helloAt = await changed('hello', '1.1.0');
+      expect((await report(helloAt, '2026-11-21T10:00:00Z')).status).toBe(202);
+      const first = await recorded('staging', 'hello', '2026-11-21T10:00:00.000Z');
+      expect(first).toMatchObject({ revision: helloAt, healthySince: '2026-11-21T10:00:00.000Z' });
+
+      const worldAt = await changed('world', '1.1.0');
+      expect((await report(worldAt, '2026-11-21T10:05:00Z')).status).toBe(202);
+      // hello still runs the version of helloAt: same revision, healthy since the first report.
+      expect(await recorded('staging', 'hello', '2026-11-21T10:05:00.000Z')).toMatchObject({
+        revision: helloAt,
+        healthySince: '2026-11-21T10:00:00.000Z',
+      });
+      // world's version changed at worldAt: healthy since this report.
+      expect(await recorded('staging', 'world', '2026-11-21T10:05:00.000Z')).toMatchObject({
+        revision: worldAt,
+        healthySince: '2026-11-21T10:05:00.000Z',
+      });
+    });
+  });
 });
 
 describe('agent routes without ESCALATOR_AGENT_TOKEN', () => {

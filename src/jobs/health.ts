@@ -1,4 +1,5 @@
 import { parseDuration } from '../config/repo-config.schema.js';
+import { enqueueHealth } from '../queue/enqueue.js';
 import type { HealthJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import { followHealth } from './shared/health-follow.js';
@@ -83,5 +84,25 @@ export async function processHealthJob(deps: JobDeps, data: HealthJob, { log }: 
     previous: recorded.previous,
     current: recorded.current,
   });
+  await recheckAtTolerate(deps, data, recorded.current.degradedSince, tolerateMs);
   return 'recorded';
+}
+
+/**
+ * A degraded spell shorter than `tolerate` is still "in progress" (the gate waits, the Deployment
+ * shows in_progress). Agents report a spell once, so nothing would look again when it outlasts
+ * `tolerate`: this report is followed again then (its own delayed job), which fails the gate and
+ * the Deployment, and schedules the rollback, when no healthy report came in between.
+ */
+async function recheckAtTolerate(
+  deps: JobDeps,
+  data: HealthJob,
+  degradedSince: string | undefined,
+  tolerateMs: number,
+): Promise<void> {
+  if (!degradedSince) return;
+  const at = Date.parse(degradedSince) + tolerateMs + 1_000;
+  const now = deps.now().getTime();
+  if (at <= now) return;
+  await enqueueHealth(deps.producer, data, { at, now });
 }

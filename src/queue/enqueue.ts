@@ -173,7 +173,12 @@ export async function enqueueRelayJob(
  * Record one agent report for one (environment, app). The id is the report itself (who, about
  * what, which state, when): an agent retrying a delivery records it once.
  */
-export async function enqueueHealth(producer: Producer, data: HealthJob): Promise<{ id: string; duplicate: boolean }> {
+export async function enqueueHealth(
+  producer: Producer,
+  data: HealthJob,
+  /** Look at the recorded report again at this time (a degraded spell reaching `tolerate`): a job of its own. */
+  recheck?: { at: number; now: number },
+): Promise<{ id: string; duplicate: boolean }> {
   const { report } = data;
   const key = createHash('sha256')
     .update(
@@ -188,12 +193,19 @@ export async function enqueueHealth(producer: Producer, data: HealthJob): Promis
     )
     .digest('hex')
     .slice(0, 32);
-  const id = jobId('health', data.owner, data.repo, report.environment, report.app || '_', key);
+  const id = jobId(
+    'health',
+    data.owner,
+    data.repo,
+    report.environment,
+    report.app || '_',
+    recheck ? `${key}-recheck` : key,
+  );
   const added = await producer.enqueue(
     'health',
     HealthJob,
     data,
-    { ...JOB_OPTIONS.health, jobId: id },
+    { ...JOB_OPTIONS.health, jobId: id, ...(recheck ? { delay: Math.max(0, recheck.at - recheck.now) } : {}) },
     { reportDuplicate: true },
   );
   return { id: added.id, duplicate: Boolean(added.duplicate) };

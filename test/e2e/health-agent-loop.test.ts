@@ -88,4 +88,63 @@ describe.each(['argocd', 'flux'] as const)('agent loop through %s (sandbox GitHu
     await fetch(`${control}/recover?object=${encodeURIComponent(object)}`, { method: 'POST' });
     await conclusion('success');
   });
+
+  it(
+    'fails the Deployment once a degraded spell outlasts tolerate, though the agent reported it only once',
+    { timeout: 120_000 },
+    async () => {
+      const repo = `spell-${agent}`;
+      const health =
+        agent === 'argocd' ? '{ argocd: "{app}-dev", tolerate: 2s }' : '{ flux: "flux-system/apps-dev", tolerate: 2s }';
+      const object = agent === 'argocd' ? 'hello-dev' : 'flux-system/apps-dev';
+      await stack.client.createRepo({
+        name: repo,
+        files: {
+          '.github/escalator.yml': `environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n    health: ${health}\n`,
+          'apps/hello/overlays/dev/kustomization.yaml': overlay('1.0.0'),
+        },
+      });
+      await waitIndexed(stack, owner, repo);
+      await sim?.close();
+      sim = new SimulatedAgent({
+        agent,
+        escalatorUrl: stack.app.url,
+        token,
+        owner,
+        repo,
+        branch: 'main',
+        githubApiUrl: stack.sim.apiUrl,
+        githubToken: stack.sim.user.token,
+        repoURL: `${stack.sim.url}/${owner}/${repo}.git`,
+        objects: [{ object, environment: 'dev' }],
+        delayMs: 200,
+        pollMs: 200,
+      });
+      const control = await sim.start();
+      await stack.client.commit(`${owner}/${repo}`, {
+        branch: 'main',
+        files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0') },
+      });
+      const latest = async () => {
+        const [deployment] = (await stack.user.rest.repos.listDeployments({ owner, repo, environment: 'dev' })).data;
+        if (!deployment) return undefined;
+        const [status] = (
+          await stack.user.rest.repos.listDeploymentStatuses({ owner, repo, deployment_id: deployment.id })
+        ).data;
+        return status?.state;
+      };
+      await eventually(async () => ((await latest()) === 'success' ? true : undefined), {
+        what: 'the Deployment to succeed',
+        timeoutMs: 60_000,
+      });
+      const sentBefore = sim.sent.length;
+      await fetch(`${control}/degrade?object=${encodeURIComponent(object)}`, { method: 'POST' });
+      await eventually(async () => ((await latest()) === 'failure' ? true : undefined), {
+        what: 'the Deployment to fail once the spell outlasts 2s',
+        timeoutMs: 60_000,
+      });
+      // One report of the spell, and no recovery: the failure came from looking again, not from the agent.
+      expect(sim.sent.slice(sentBefore).map((report) => report.health.toLowerCase())).toEqual(['degraded']);
+    },
+  );
 });

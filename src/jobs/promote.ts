@@ -114,8 +114,11 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     labels: ['promotion', `env:${target.name}`, ...index.config.labels],
     log,
     dryRun: index.config.dryRun,
-    // A hold or release (a freeze, an unfreeze, a freeze's end) re-checks the open promotion pull request; it never opens one.
-    openNew: data.reason !== 'hold' && data.reason !== 'freeze',
+    // A hold or release (a freeze, an unfreeze, a freeze's end) re-checks the open promotion pull
+    // request; it never opens one. Nor does a health report: promotions open when versions land
+    // (a push), and a report only moves their gates, so an agent reporting an environment healthy
+    // never proposes again versions a rollback just took back out.
+    openNew: data.reason !== 'hold' && data.reason !== 'freeze' && data.reason !== 'health',
     plan: async (base, _open, defaultHead, marker) => {
       // What the PR changes is judged against the default branch; the edits go on the PR's branch.
       const entries: PromotionInput['apps'] = [];

@@ -84,7 +84,7 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
     repo: string,
     sha: string,
     name: string,
-    ok: (run: { status: string; conclusion: string | null }) => boolean,
+    ok: (run: { status: string; conclusion: string | null; output: { summary: string | null } }) => boolean,
   ) =>
     eventually(
       async () => {
@@ -212,7 +212,13 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
       const pull = await pullOn(repo, 'escalator/promote/staging');
       await intake.report(owner, repo, 'dev', 'hello', healthy(merge, Date.now() - 1_000));
       await bodyOf(repo, pull.number, 'dev runs hello 1.1.0, healthy for');
-      const waiting = await checkRun(repo, pull.head.sha, 'escalator/health', (run) => run.status === 'in_progress');
+      // The body and the check are written by the same re-plan, one after the other: wait for the check too.
+      const waiting = await checkRun(
+        repo,
+        pull.head.sha,
+        'escalator/health',
+        (run) => run.status === 'in_progress' && !run.output.summary?.includes('hello-dev'),
+      );
       expect(waiting.output.summary).toBe(
         `dev runs world 2.1.0: waiting for Argo CD app world-dev to report merge ${merge.slice(0, 7)} synced and healthy (no report from Argo CD app world-dev yet)`,
       );

@@ -19,7 +19,7 @@ import { enqueueHealth } from '../queue/enqueue.js';
 import { QueueUnavailableError, type Producer } from '../queue/producer.js';
 import { sendJson, type Handler } from '../web/server.js';
 import { secretsEqual } from '../web/secrets.js';
-import { HttpError, parseJson, readBody, requireContentType, requireMethod } from './http.js';
+import { HttpError, parseJson, readBody, requireContentType, requireMethod, sendRefusal } from './http.js';
 
 /**
  * The largest agent report accepted. A Flux event's message may hold 39,000 characters
@@ -291,13 +291,7 @@ export function agentRoutes(options: AgentRouteOptions): Handler {
         // Authenticated senders' mistakes at info; anyone's knocking (401, 404, 413…) at debug, counted.
         const level = error.status === 400 ? 'info' : 'debug';
         options.log[level]({ agent, status: error.status, reason: error.message }, 'Agent report refused');
-        if (!bodyRead) req.resume();
-        return sendJson(
-          res,
-          error.status,
-          { error: error.message },
-          bodyRead ? error.headers : { ...error.headers, connection: 'close' },
-        );
+        return sendRefusal(req, res, error, bodyRead);
       }
       throw error;
     }

@@ -1,5 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { secretsEqual } from '../web/secrets.js';
-import type { IncomingMessage } from 'node:http';
+import { sendJson } from '../web/server.js';
 
 /**
  * The steps every intake route takes (octokit/webhooks.js does the same): method → content type
@@ -151,4 +152,18 @@ export function parseJson(body: Buffer): unknown {
   } catch (error) {
     throw new HttpError(400, `the body is not valid JSON (${(error as Error).message})`);
   }
+}
+
+/**
+ * Answer a refused request with the error's status, reason and headers. One refused before its
+ * body was read drops the rest of the body, and the connection with it.
+ */
+export function sendRefusal(req: IncomingMessage, res: ServerResponse, error: HttpError, bodyRead: boolean): true {
+  if (!bodyRead) req.resume();
+  return sendJson(
+    res,
+    error.status,
+    { error: error.message },
+    bodyRead ? error.headers : { ...error.headers, connection: 'close' },
+  );
 }

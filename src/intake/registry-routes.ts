@@ -15,7 +15,7 @@ import { enqueueImage } from '../queue/enqueue.js';
 import { QueueUnavailableError, type DuplicateJob, type Producer } from '../queue/producer.js';
 import { sendJson, type Handler } from '../web/server.js';
 import { imageAllowed, IntakeCredentials, type Authenticated } from './credentials.js';
-import { HttpError, parseJson, readBody, requireContentType, requireMethod } from './http.js';
+import { HttpError, parseJson, readBody, requireContentType, requireMethod, sendRefusal } from './http.js';
 import { bearerToken, looksLikeJwt } from './jwt.js';
 
 export type IntakeOutcome =
@@ -185,14 +185,7 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
       }
       if (error instanceof HttpError) {
         count(source, outcomeOf(error.status));
-        // Refused before its body was read: drop the rest of it and the connection with it.
-        if (!bodyRead) req.resume();
-        return sendJson(
-          res,
-          error.status,
-          { error: error.message },
-          bodyRead ? error.headers : { ...error.headers, connection: 'close' },
-        );
+        return sendRefusal(req, res, error, bodyRead);
       }
       throw error;
     }

@@ -24,6 +24,7 @@ import type { ProcessorContext } from '../queue/worker.js';
 import { keepsDeployments, startDeployment } from './shared/deployments.js';
 import { refreshDashboard } from './shared/dashboard-refresh.js';
 import type { JobDeps } from './shared/deps.js';
+import { enqueuePromotionsOutOf } from './shared/promotion-inputs.js';
 
 /** What the index records of one environment file. */
 type FileImages = Pick<IndexedFile, 'images' | 'versions'>;
@@ -203,20 +204,7 @@ async function afterIndex(
       changed.add(environment);
       await deps.store.versions.pushHistory(index, environment, app, { at: now, sha: index.sha, versions });
       landings.push({ environment, app, versions });
-      for (const target of config.environments.filter((env) => env.from === environment)) {
-        await enqueuePromote(
-          deps.producer,
-          {
-            installationId: index.installationId,
-            owner: index.owner,
-            repo: index.repo,
-            environment: target.name,
-            app: target.group ? '' : app,
-            reason: 'push',
-          },
-          index.sha,
-        );
-      }
+      await enqueuePromotionsOutOf(deps, index, environment, app, 'push', index.sha);
       const self = config.environments.find((env) => env.name === environment);
       if (self && self.from !== 'registry') {
         await enqueuePromote(

@@ -7,6 +7,7 @@ import { refreshDashboard } from './dashboard-refresh.js';
 import type { JobDeps } from './deps.js';
 import { followDeployment, keepsDeployments } from './deployments.js';
 import { chooseRollback, versionsAt } from './health-inputs.js';
+import { enqueuePromotionsOutOf } from './promotion-inputs.js';
 
 /** One (repository, environment, app) whose recorded health changed. */
 export interface HealthChange {
@@ -42,21 +43,7 @@ export async function followHealth(deps: JobDeps, change: HealthChange): Promise
   const { index, environment, app, current } = change;
   const followed: HealthFollowed = { replanned: [], deploymentStatuses: 0 };
   const key = `${current.revision}:${current.sync}:${current.health}:${current.reportedAt}`;
-  for (const target of index.config?.environments.filter((env) => env.from === environment) ?? []) {
-    await enqueuePromote(
-      deps.producer,
-      {
-        installationId: index.installationId,
-        owner: index.owner,
-        repo: index.repo,
-        environment: target.name,
-        app: target.group ? '' : app,
-        reason: 'health',
-      },
-      key,
-    );
-    followed.replanned.push(target.name);
-  }
+  followed.replanned.push(...(await enqueuePromotionsOutOf(deps, index, environment, app, 'health', key)));
   // The dashboard's health column follows too (also for the last environment, which feeds no promotion).
   await refreshDashboard(deps, index, { index });
   const env = index.config?.environments.find((candidate) => candidate.name === environment);

@@ -6,6 +6,8 @@ import { planGates, type GateDecision } from '../../planners/promotion-gates.js'
 import type { WindowsSpec } from '../../planners/windows.js';
 import { readVersions, type EnvFile, type PromotionInput } from '../../planners/promotion-plan.js';
 import { versionId } from '../../planners/versions.js';
+import { enqueuePromote } from '../../queue/enqueue.js';
+import type { PromoteJob } from '../../queue/jobs.js';
 import type { JobDeps } from './deps.js';
 import { decideHealth } from './health-inputs.js';
 
@@ -111,4 +113,34 @@ export function controlInputs(
       }
     : undefined;
   return { ...(windows ? { windows } : {}), freezes, freezeLifted };
+}
+
+/**
+ * Plan again every promotion out of `environment` for `app` (a grouped target plans all its apps
+ * at once), one job per cause `key`. Returns the target environments. Shared by the index (a
+ * merge changed what runs) and the health loop (what runs changed health).
+ */
+export async function enqueuePromotionsOutOf(
+  deps: Pick<JobDeps, 'producer'>,
+  index: RepoIndex,
+  environment: string,
+  app: string,
+  reason: PromoteJob['reason'],
+  key: string,
+): Promise<string[]> {
+  const targets = index.config?.environments.filter((env) => env.from === environment) ?? [];
+  for (const target of targets)
+    await enqueuePromote(
+      deps.producer,
+      {
+        installationId: index.installationId,
+        owner: index.owner,
+        repo: index.repo,
+        environment: target.name,
+        app: target.group ? '' : app,
+        reason,
+      },
+      key,
+    );
+  return targets.map((target) => target.name);
 }

@@ -2,6 +2,14 @@ import type { SandboxControls } from './context.js';
 import { HttpError } from './http.js';
 import type { Principal } from './model.js';
 
+/** Who a request counts against: its installation, user, the App, or nobody. Rate limits and ETags vary by it. */
+export function callerKey(principal: Principal | null): string {
+  if (principal === null) return 'anonymous';
+  if (principal.kind === 'installation') return `installation:${principal.installation.id}`;
+  if (principal.kind === 'user') return `user:${principal.user.id}`;
+  return 'app';
+}
+
 const LIMIT = 5000;
 const WINDOW_MS = 60 * 60 * 1000;
 const SECONDARY_DOCS =
@@ -39,17 +47,7 @@ export class RateLimiter {
         },
       );
     }
-    const message =
-      'You have exceeded a secondary rate limit. Please wait a few minutes before you try again. ' +
-      `If you reach out to GitHub Support for help, please include the request ID ${requestId}.`;
-    throw new HttpError(
-      rule.mode === 'secondary-429' ? 429 : 403,
-      message,
-      { documentation_url: SECONDARY_DOCS },
-      {
-        'retry-after': String(rule.retryAfter),
-      },
-    );
+    throw secondaryLimitError(rule.mode === 'secondary-429' ? 429 : 403, rule.retryAfter, requestId);
   }
 
   /**
@@ -57,14 +55,7 @@ export class RateLimiter {
    * `count: false` (a 304 answer) reads the bucket without spending from it.
    */
   headers(principal: Principal | null, count = true): Record<string, string> {
-    const key =
-      principal === null
-        ? 'anonymous'
-        : principal.kind === 'installation'
-          ? `installation:${principal.installation.id}`
-          : principal.kind === 'user'
-            ? `user:${principal.user.id}`
-            : 'app';
+    const key = callerKey(principal);
     const now = this.clock().getTime();
     let bucket = this.buckets.get(key);
     if (!bucket || bucket.resetAt <= now) {
@@ -132,12 +123,17 @@ export class SecondaryLimiter {
 
   #refuse(caller: string, retryAfter: number, requestId: string): never {
     this.refused.set(caller, (this.refused.get(caller) ?? 0) + 1);
-    throw new HttpError(
-      403,
-      'You have exceeded a secondary rate limit. Please wait a few minutes before you try again. ' +
-        `If you reach out to GitHub Support for help, please include the request ID ${requestId}.`,
-      { documentation_url: SECONDARY_DOCS },
-      { 'retry-after': String(Math.max(retryAfter, 1)) },
-    );
+    throw secondaryLimitError(403, Math.max(retryAfter, 1), requestId);
   }
+}
+
+/** GitHub's answer past a secondary limit: its documented message, the request id, and `retry-after`. */
+function secondaryLimitError(status: 403 | 429, retryAfter: number, requestId: string): HttpError {
+  return new HttpError(
+    status,
+    'You have exceeded a secondary rate limit. Please wait a few minutes before you try again. ' +
+      `If you reach out to GitHub Support for help, please include the request ID ${requestId}.`,
+    { documentation_url: SECONDARY_DOCS },
+    { 'retry-after': String(retryAfter) },
+  );
 }

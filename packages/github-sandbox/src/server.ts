@@ -10,7 +10,7 @@ import type { SandboxContext } from './context.js';
 import { HttpError, Router, type ApiRequest, type ApiResponse } from './http.js';
 import { KeyedLock } from './lock.js';
 import type { Principal } from './model.js';
-import { RateLimiter, SecondaryLimiter, type SecondaryLimits } from './rate-limit.js';
+import { callerKey, RateLimiter, SecondaryLimiter, type SecondaryLimits } from './rate-limit.js';
 import { registerAppRoutes } from './routes/apps.js';
 import { registerCheckRoutes } from './routes/checks.js';
 import { registerContentRoutes } from './routes/contents.js';
@@ -352,14 +352,6 @@ function createsContent(surface: Exchange['surface'], method: string | undefined
     return typeof query === 'string' && /^\s*mutation\b/.test(query);
   }
   return method !== 'GET' && method !== 'HEAD';
-}
-
-/** Who asked, for ETags that vary by caller. */
-function callerKey(principal: Principal | null): string {
-  if (principal === null) return 'anonymous';
-  if (principal.kind === 'installation') return `installation:${principal.installation.id}`;
-  if (principal.kind === 'user') return `user:${principal.user.id}`;
-  return 'app';
 }
 
 /** The API URL of what a 201 created, when its body names one. */

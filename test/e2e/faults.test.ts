@@ -162,7 +162,12 @@ describe('faults', () => {
     },
   );
 
-  it('a worker restarted during a soak still turns the soak check green on time', { timeout: 120_000 }, async () => {
+  /**
+   * Escalator (web in this process, one worker as a process of its own) with a repository whose
+   * staging soaks 8 s after dev, and dev moved to 1.1.0 by a merge; `check(name)` reads that
+   * check run on the staging promotion pull request.
+   */
+  async function soakingPromotion(repo: string, devSettings = '') {
     const sim = await startSimulator();
     cleanups.push(() => sim.close());
     const prefix = `faults-${randomUUID().slice(0, 8)}`;
@@ -175,51 +180,64 @@ describe('faults', () => {
     const first = spawnWorker(env);
     cleanups.push(() => first.kill('SIGKILL'));
     await client.createRepo({
-      name: 'soak',
+      name: repo,
       files: {
-        '.github/escalator.yml': `${config}  - name: staging\n    paths: ["apps/*/overlays/staging"]\n    from: dev\n    soak: 8s\n`,
+        '.github/escalator.yml': `${config}${devSettings}  - name: staging\n    paths: ["apps/*/overlays/staging"]\n    from: dev\n    soak: 8s\n`,
         'apps/hello/overlays/dev/kustomization.yaml': overlay,
         'apps/hello/overlays/staging/kustomization.yaml': overlay,
       },
     });
     const redis = new Redis(redisUrl);
     cleanups.push(() => redis.quit());
-    await eventually(
-      async () => ((await redis.exists(`${prefix}:index:repo:developer/soak`)) === 1 ? true : undefined),
-      { what: 'the index', timeoutMs: 60_000 },
-    );
-    await client.commit('developer/soak', {
+    const indexedAt = async (sha?: string) =>
+      eventually(
+        async () => {
+          const text = await redis.get(`${prefix}:index:repo:developer/${repo}`);
+          return text && (!sha || (JSON.parse(text) as { sha: string }).sha === sha) ? true : undefined;
+        },
+        { what: 'the index', timeoutMs: 60_000 },
+      );
+    await indexedAt();
+    const merge = await client.commit(`developer/${repo}`, {
       branch: 'main',
       files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay.replace('1.0.0', '1.1.0') },
     });
-    const soak = async () => {
-      const pull = (await user.rest.pulls.list({ owner: 'developer', repo: 'soak', state: 'open' })).data.find(
+    await indexedAt(merge.sha);
+    const check = async (name: string) => {
+      const pull = (await user.rest.pulls.list({ owner: 'developer', repo, state: 'open' })).data.find(
         (p) => p.head.ref === 'escalator/promote/staging/hello',
       );
       return pull
-        ? (
-            await user.rest.checks.listForRef({
-              owner: 'developer',
-              repo: 'soak',
-              ref: pull.head.sha,
-              check_name: 'escalator/soak',
-            })
-          ).data.check_runs[0]
+        ? (await user.rest.checks.listForRef({ owner: 'developer', repo, ref: pull.head.sha, check_name: name })).data
+            .check_runs[0]
         : undefined;
     };
-    const pending = await eventually(soak, { what: 'the pending soak check', timeoutMs: 60_000 });
+    const passes = (name: string, what: string) =>
+      eventually(
+        async () => {
+          const run = await check(name);
+          return run?.conclusion === 'success' ? run : undefined;
+        },
+        { what, timeoutMs: 60_000 },
+      );
+    /** The worker dies during the soak; the delayed re-check lives in Redis, not in the process. */
+    const killWorker = () => {
+      first.kill('SIGKILL');
+      const second = spawnWorker(env);
+      cleanups.push(() => second.kill('SIGTERM'));
+    };
+    return { sim, prefix, merge: merge.sha, check, passes, killWorker };
+  }
+
+  it('a worker restarted during a soak still turns the soak check green on time', { timeout: 120_000 }, async () => {
+    const { check, passes, killWorker } = await soakingPromotion('soak');
+    const pending = await eventually(check.bind(null, 'escalator/soak'), {
+      what: 'the pending soak check',
+      timeoutMs: 60_000,
+    });
     expect(pending.status).toBe('in_progress');
-    // The worker dies during the soak; the delayed re-check lives in Redis, not in the process.
-    first.kill('SIGKILL');
-    const second = spawnWorker(env);
-    cleanups.push(() => second.kill('SIGTERM'));
-    const green = await eventually(
-      async () => {
-        const run = await soak();
-        return run?.conclusion === 'success' ? run : undefined;
-      },
-      { what: 'the soak check to pass after the restart', timeoutMs: 60_000 },
-    );
+    killWorker();
+    const green = await passes('escalator/soak', 'the soak check to pass after the restart');
     expect(green.status).toBe('completed');
   });
 
@@ -227,92 +245,31 @@ describe('faults', () => {
     'a worker SIGKILLed while a soak counts from healthy-since still passes the health and soak checks on time',
     { timeout: 120_000 },
     async () => {
-      const sim = await startSimulator();
-      cleanups.push(() => sim.close());
-      const prefix = `faults-${randomUUID().slice(0, 8)}`;
-      const env = faultEnv(sim, redisUrl, prefix);
-      const web = await startEscalator({ ...env, ESCALATOR_ROLE: 'web' }, { log: createLogger({ level: 'silent' }) });
-      cleanups.push(() => web.close());
-      sim.setWebhookUrl(`${web.url}/api/github/webhooks`);
-      const client = new SandboxClient(sim.url, sim.user.token);
-      const user = userOctokit(sim);
-      const first = spawnWorker(env);
-      cleanups.push(() => first.kill('SIGKILL'));
-      await client.createRepo({
-        name: 'healthy-soak',
-        files: {
-          '.github/escalator.yml': `${config}    health: { argocd: "{app}-dev" }\n  - name: staging\n    paths: ["apps/*/overlays/staging"]\n    from: dev\n    soak: 8s\n`,
-          'apps/hello/overlays/dev/kustomization.yaml': overlay,
-          'apps/hello/overlays/staging/kustomization.yaml': overlay,
-        },
-      });
-      const redis = new Redis(redisUrl);
-      cleanups.push(() => redis.quit());
-      const indexedAt = async (sha?: string) =>
-        eventually(
-          async () => {
-            const text = await redis.get(`${prefix}:index:repo:developer/healthy-soak`);
-            return text && (!sha || (JSON.parse(text) as { sha: string }).sha === sha) ? true : undefined;
-          },
-          { what: 'the index', timeoutMs: 60_000 },
-        );
-      await indexedAt();
-      const merge = await client.commit('developer/healthy-soak', {
-        branch: 'main',
-        files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay.replace('1.0.0', '1.1.0') },
-      });
-      await indexedAt(merge.sha);
-      const check = async (name: string) => {
-        const pull = (
-          await user.rest.pulls.list({ owner: 'developer', repo: 'healthy-soak', state: 'open' })
-        ).data.find((p) => p.head.ref === 'escalator/promote/staging/hello');
-        return pull
-          ? (
-              await user.rest.checks.listForRef({
-                owner: 'developer',
-                repo: 'healthy-soak',
-                ref: pull.head.sha,
-                check_name: name,
-              })
-            ).data.check_runs[0]
-          : undefined;
-      };
+      const { sim, prefix, merge, check, passes, killWorker } = await soakingPromotion(
+        'healthy-soak',
+        '    health: { argocd: "{app}-dev" }\n',
+      );
       // Argo CD reports dev synced and healthy on the merge: the soak starts now, not at the merge.
       const intake = healthIntake({ sim, prefix });
       cleanups.push(() => intake.close());
       const healthySince = new Date().toISOString();
       await intake.report('developer', 'healthy-soak', 'dev', 'hello', {
-        revision: merge.sha,
+        revision: merge,
         sync: 'synced',
         health: 'healthy',
         healthySince,
         reportedAt: healthySince,
         source: { agent: 'argocd', object: 'hello-dev' },
       });
-      const healthy = await eventually(
-        async () => {
-          const run = await check('escalator/health');
-          return run?.conclusion === 'success' ? run : undefined;
-        },
-        { what: 'the health check to pass', timeoutMs: 60_000 },
-      );
+      const healthy = await passes('escalator/health', 'the health check to pass');
       expect(healthy.output.title).toBeTruthy();
       const pending = await eventually(check.bind(null, 'escalator/soak'), {
         what: 'the soak check',
         timeoutMs: 60_000,
       });
       expect(pending.status).toBe('in_progress');
-      // The worker dies during the soak; the delayed re-check lives in Redis, not in the process.
-      first.kill('SIGKILL');
-      const second = spawnWorker(env);
-      cleanups.push(() => second.kill('SIGTERM'));
-      const green = await eventually(
-        async () => {
-          const run = await check('escalator/soak');
-          return run?.conclusion === 'success' ? run : undefined;
-        },
-        { what: 'the soak check to pass after the restart', timeoutMs: 60_000 },
-      );
+      killWorker();
+      const green = await passes('escalator/soak', 'the soak check to pass after the restart');
       // Not before the soak counted from healthy-since (8 s), whatever the merge time (GitHub's
       // timestamps are whole seconds).
       expect(Date.parse(green.completed_at!)).toBeGreaterThanOrEqual(

@@ -21,6 +21,25 @@ describe.each(['argocd', 'flux'] as const)('agent loop through %s (sandbox GitHu
     await sim?.close();
     await stack?.close();
   });
+  /** The simulated agent of `repo` (the previous one stopped), reporting `object` for dev; returns its control URL. */
+  const startAgent = async (repo: string, object: string, delayMs: number): Promise<string> => {
+    await sim?.close();
+    sim = new SimulatedAgent({
+      agent,
+      escalatorUrl: stack.app.url,
+      token,
+      owner,
+      repo,
+      branch: 'main',
+      githubApiUrl: stack.sim.apiUrl,
+      githubToken: stack.sim.user.token,
+      repoURL: `${stack.sim.url}/${owner}/${repo}.git`,
+      objects: [{ object, environment: 'dev' }],
+      delayMs,
+      pollMs: 200,
+    });
+    return sim.start();
+  };
 
   it('waits for the agent to report the merge healthy, halts on Degraded, recovers', { timeout: 180_000 }, async () => {
     const repo = `loop-${agent}`;
@@ -35,21 +54,7 @@ describe.each(['argocd', 'flux'] as const)('agent loop through %s (sandbox GitHu
       },
     });
     await waitIndexed(stack, owner, repo);
-    sim = new SimulatedAgent({
-      agent,
-      escalatorUrl: stack.app.url,
-      token,
-      owner,
-      repo,
-      branch: 'main',
-      githubApiUrl: stack.sim.apiUrl,
-      githubToken: stack.sim.user.token,
-      repoURL: `${stack.sim.url}/${owner}/${repo}.git`,
-      objects: [{ object, environment: 'dev' }],
-      delayMs: 500,
-      pollMs: 200,
-    });
-    const control = await sim.start();
+    const control = await startAgent(repo, object, 500);
     await stack.client.commit(`${owner}/${repo}`, {
       branch: 'main',
       files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0') },
@@ -105,22 +110,7 @@ describe.each(['argocd', 'flux'] as const)('agent loop through %s (sandbox GitHu
         },
       });
       await waitIndexed(stack, owner, repo);
-      await sim?.close();
-      sim = new SimulatedAgent({
-        agent,
-        escalatorUrl: stack.app.url,
-        token,
-        owner,
-        repo,
-        branch: 'main',
-        githubApiUrl: stack.sim.apiUrl,
-        githubToken: stack.sim.user.token,
-        repoURL: `${stack.sim.url}/${owner}/${repo}.git`,
-        objects: [{ object, environment: 'dev' }],
-        delayMs: 200,
-        pollMs: 200,
-      });
-      const control = await sim.start();
+      const control = await startAgent(repo, object, 200);
       await stack.client.commit(`${owner}/${repo}`, {
         branch: 'main',
         files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0') },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseImageRef } from '../planners/image-ref.js';
-import { REVISION_PATTERN, SOURCE_URL_PATTERN } from './image-event.js';
+import { isSourceUrl, REVISION_PATTERN, withOriginOf } from './image-event.js';
 import { isDigest } from './image-published.js';
 import type { NormalizeContext, NormalizeResult } from './image-published.js';
 import { classifyTag, describeIssues, imageOutcome, invalid, single } from './outcome.js';
@@ -43,7 +43,7 @@ function withOrigin(
 ): NormalizeResult {
   if (result.kind !== 'images') return result;
   const { source, revision } = origin;
-  if (source && (source.length > 2048 || !SOURCE_URL_PATTERN.test(source)))
+  if (source && !isSourceUrl(source))
     return invalid(
       `ci: source "${source.slice(0, 80)}" is not a repository URL; send it as https://github.com/<owner>/<repo>. ${ORIGIN_HINT}`,
     );
@@ -53,11 +53,7 @@ function withOrigin(
     );
   return {
     ...result,
-    events: result.events.map((event) => ({
-      ...event,
-      ...(source ? { sourceUrl: source } : {}),
-      ...(revision ? { revision } : {}),
-    })),
+    events: withOriginOf(result.events, { source: source ?? undefined, revision: revision ?? undefined }),
   };
 }
 

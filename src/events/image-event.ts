@@ -18,6 +18,23 @@ export const SOURCE_URL_PATTERN = /^(?:https?:\/\/|git\+https?:\/\/|ssh:\/\/|git
 /** A git commit SHA, lowercase (7 to 64 hex characters: abbreviated, SHA-1 or SHA-256). */
 export const REVISION_PATTERN = /^[0-9a-f]{7,64}$/;
 
+/** Whether `text` is a repository URL an image may name as its source (at most 2,048 characters). */
+export function isSourceUrl(text: string): boolean {
+  return text.length <= 2048 && SOURCE_URL_PATTERN.test(text);
+}
+
+/** Each event with the repository and commit its image was built from, where they are known. */
+export function withOriginOf<E extends object>(
+  events: readonly E[],
+  origin: { source?: string | undefined; revision?: string | undefined },
+): E[] {
+  return events.map((event) => ({
+    ...event,
+    ...(origin.source ? { sourceUrl: origin.source } : {}),
+    ...(origin.revision ? { revision: origin.revision } : {}),
+  }));
+}
+
 /**
  * An image published to a registry, normalized, with `source` checked by `source`.
  *

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { REVISION_PATTERN, SOURCE_URL_PATTERN, type NormalizeContext, type SourceResult } from '../image-event.js';
+import {
+  isSourceUrl,
+  REVISION_PATTERN,
+  withOriginOf,
+  type NormalizeContext,
+  type SourceResult,
+} from '../image-event.js';
 import { describeIssues, ignore, imageOutcome, single } from '../outcome.js';
 import { JSON_CONTENT_TYPES, type RegistryDescriptor } from './descriptor.js';
 
@@ -92,20 +98,10 @@ function withLabels(
   result: SourceResult<'github'>,
   labels: { source?: string | null; revision?: string | null } | null | undefined,
 ): SourceResult<'github'> {
-  const source =
-    labels?.source && labels.source.length <= 2048 && SOURCE_URL_PATTERN.test(labels.source)
-      ? labels.source
-      : undefined;
+  const source = labels?.source && isSourceUrl(labels.source) ? labels.source : undefined;
   const revision = labels?.revision && REVISION_PATTERN.test(labels.revision) ? labels.revision : undefined;
   if (result.kind !== 'images' || (!source && !revision)) return result;
-  return {
-    ...result,
-    events: result.events.map((event) => ({
-      ...event,
-      ...(source ? { sourceUrl: source } : {}),
-      ...(revision ? { revision } : {}),
-    })),
-  };
+  return { ...result, events: withOriginOf(result.events, { source, revision }) };
 }
 
 /** GitHub Packages (ghcr.io): `registry_package`/`package` payloads forwarded to `/registry/github` with a token; the App's own deliveries reach `src/intake/github-app.ts`. */

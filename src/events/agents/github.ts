@@ -62,18 +62,7 @@ export function normalizeStatusEvent(payload: StatusPayload): AgentResult {
   if (!revision) return { kind: 'ignored', reason: 'the status names no commit' };
   const at = isoOf(payload.updated_at) ?? isoOf(payload.created_at);
   const message = boundMessage(payload.description);
-  return {
-    kind: 'report',
-    report: {
-      agent: 'status',
-      object: { name: payload.context },
-      revision,
-      ...state,
-      ...(at ? { at } : {}),
-      ...(payload.target_url ? { url: payload.target_url } : {}),
-      ...(message ? { message } : {}),
-    },
-  };
+  return statusReport(payload.context, revision, state, { at, url: payload.target_url, message });
 }
 
 /** A check run: completed success → healthy; failure, timed_out → degraded; queued, in progress → progressing. */
@@ -90,18 +79,7 @@ export function normalizeCheckRunEvent(payload: CheckRunPayload): AgentResult {
   const at = isoOf(run.completed_at) ?? isoOf(run.started_at);
   const url = run.details_url || run.html_url;
   const message = boundMessage(run.output?.title ?? run.output?.summary);
-  return {
-    kind: 'report',
-    report: {
-      agent: 'status',
-      object: { name: run.name },
-      revision,
-      ...state,
-      ...(at ? { at } : {}),
-      ...(url ? { url } : {}),
-      ...(message ? { message } : {}),
-    },
-  };
+  return statusReport(run.name, revision, state, { at, url, message });
 }
 
 /** A deployment status: success → healthy; failure, error → degraded; queued, pending, in_progress → progressing; inactive is ignored. */
@@ -122,16 +100,26 @@ export function normalizeDeploymentStatusEvent(payload: DeploymentStatusPayload)
   const at = isoOf(status.updated_at) ?? isoOf(status.created_at);
   const url = status.log_url || status.target_url || status.environment_url;
   const message = boundMessage(status.description);
+  return statusReport(status.environment || payload.deployment.environment, revision, state, { at, url, message });
+}
+
+/** The report a commit status, check run or deployment status makes, about the object `name`. */
+function statusReport(
+  name: string,
+  revision: string,
+  state: State,
+  extra: { at: string | undefined; url: string | null | undefined; message: string | undefined },
+): AgentResult {
   return {
     kind: 'report',
     report: {
       agent: 'status',
-      object: { name: status.environment || payload.deployment.environment },
+      object: { name },
       revision,
       ...state,
-      ...(at ? { at } : {}),
-      ...(url ? { url } : {}),
-      ...(message ? { message } : {}),
+      ...(extra.at ? { at: extra.at } : {}),
+      ...(extra.url ? { url: extra.url } : {}),
+      ...(extra.message ? { message: extra.message } : {}),
     },
   };
 }

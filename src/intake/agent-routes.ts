@@ -33,7 +33,6 @@ export type AgentOutcome =
   | 'unknown'
   | 'ignored'
   | 'invalid'
-  | 'ambiguous'
   | 'unauthorized'
   | 'too-large'
   | 'unsupported-media'
@@ -215,15 +214,13 @@ export function agentRoutes(options: AgentRouteOptions): Handler {
       // Without an owner in the path, an Argo CD report names its repository (repoURL): the key
       // must be that owner's before anything else is looked at.
       if (!match[2]) {
-        const named =
-          result.kind === 'report' && result.report.repoURL
-            ? githubRepoOf(result.report.repoURL, options.githubHost)
-            : undefined;
-        if (!named)
-          throw new HttpError(
-            400,
-            `name the repository in the URL, /agents/${agent}/<owner>/<repo>: each owner's agents authenticate with the owner's own key (docs/health.md)`,
-          );
+        const named = repositoryOf(
+          agent,
+          result.kind === 'report' ? result.report : undefined,
+          undefined,
+          undefined,
+          options,
+        );
         if (!signedBy(credential, body, options.token, named.owner)) throw notSignedBy(credential, named.owner);
       }
       const receivedAt = now().toISOString();
@@ -242,27 +239,18 @@ export function agentRoutes(options: AgentRouteOptions): Handler {
         return sendJson(res, 200, { ignored: reason });
       }
       const withRevision = { ...report, revision: report.revision };
-      const indexes = await repositoriesFor(options, withRevision, match[2], match[3]);
-      const listening = indexes
-        .map((index) => ({ index, targets: mapAgentReport(index, withRevision) }))
-        .filter((entry) => entry.targets.length > 0);
-      if (listening.length === 0) {
+      const named = repositoryOf(agent, withRevision, match[2], match[3], options);
+      const found = await options.store.subscriptions.loadRepo(named.owner, named.repo);
+      const targets = found ? mapAgentReport(found, withRevision) : [];
+      if (!found || targets.length === 0) {
         count(agent, 'unknown');
-        const reason =
-          match[2] && indexes.length === 0
-            ? `Escalator does not know ${match[2]}/${match[3]}: install the App on it, or wait until it is indexed`
-            : `no repository${match[2] ? ` ${match[2]}/${match[3]}` : ''} listens to ${agent} object ${object}: add it to an environment's health setting in .github/escalator.yml (docs/health.md)`;
+        const reason = !found
+          ? `Escalator does not know ${named.owner}/${named.repo}: install the App on it, or wait until it is indexed`
+          : `no repository ${named.owner}/${named.repo} listens to ${agent} object ${object}: add it to an environment's health setting in .github/escalator.yml (docs/health.md)`;
         log.debug({ object, revision: report.revision, reason }, 'Agent report about an unknown application');
         return sendJson(res, 202, { unknown: reason });
       }
-      if (listening.length > 1)
-        throw new AmbiguousReport(
-          `${agent} object ${object} is configured in several repositories (${listening
-            .map((entry) => `${entry.index.owner}/${entry.index.repo}`)
-            .slice(0, 5)
-            .join(', ')}); post to /agents/${agent}/<owner>/<repo> to say which`,
-        );
-      const index = listening[0]!.index;
+      const index = found;
       const intake = await enqueueAgentReport(options.producer, index, withRevision, receivedAt);
       const answer = {
         repository: `${index.owner}/${index.repo}`,
@@ -299,47 +287,34 @@ export function agentRoutes(options: AgentRouteOptions): Handler {
 }
 
 /**
- * The repositories a report may be about: the one the path names; else the GitHub repository of
- * an Argo CD `repoURL`; else every indexed repository (the caller keeps those that listen). A
- * path and a `repoURL` on GitHub that disagree are refused: the report was sent to the wrong URL.
+ * The repository a report is about: the one the path names; else the GitHub repository of an
+ * Argo CD `repoURL` (a Flux event names none: 400, asking for the path form). A path and a
+ * `repoURL` on GitHub that disagree are refused: the report was sent to the wrong URL.
  */
-async function repositoriesFor(
-  options: AgentRouteOptions,
-  report: AgentReport,
+function repositoryOf(
+  agent: string,
+  report: AgentReport | undefined,
   owner: string | undefined,
   repo: string | undefined,
-): Promise<RepoIndex[]> {
-  const fromBody = report.repoURL ? githubRepoOf(report.repoURL, options.githubHost) : undefined;
+  options: AgentRouteOptions,
+): { owner: string; repo: string } {
+  const fromBody = report?.repoURL ? githubRepoOf(report.repoURL, options.githubHost) : undefined;
   if (owner && repo) {
     if (fromBody && `${fromBody.owner}/${fromBody.repo}`.toLowerCase() !== `${owner}/${repo}`.toLowerCase())
       throw new HttpError(
         400,
-        `the report's repoURL ${report.repoURL} is not ${owner}/${repo}, the repository in the URL; post it to /agents/${report.agent}/${fromBody.owner}/${fromBody.repo}`,
+        `the report's repoURL ${report?.repoURL} is not ${owner}/${repo}, the repository in the URL; post it to /agents/${agent}/${fromBody.owner}/${fromBody.repo}`,
       );
-    const index = await options.store.subscriptions.loadRepo(owner, repo);
-    return index ? [index] : [];
+    return { owner, repo };
   }
-  if (fromBody) {
-    const index = await options.store.subscriptions.loadRepo(fromBody.owner, fromBody.repo);
-    return index ? [index] : [];
-  }
-  const indexes: RepoIndex[] = [];
-  for (const key of await options.store.subscriptions.listRepos()) {
-    const index = await options.store.subscriptions.loadRepo(key.owner, key.repo);
-    if (index?.config?.environments.some((env) => env.health)) indexes.push(index);
-  }
-  return indexes;
-}
-
-/** Several repositories listen to the object and the URL names none: 400. */
-class AmbiguousReport extends HttpError {
-  constructor(message: string) {
-    super(400, message);
-  }
+  if (fromBody) return fromBody;
+  throw new HttpError(
+    400,
+    `name the repository in the URL, /agents/${agent}/<owner>/<repo>: each owner's agents authenticate with the owner's own key (docs/health.md)`,
+  );
 }
 
 function outcomeOf(error: HttpError): AgentOutcome {
-  if (error instanceof AmbiguousReport) return 'ambiguous';
   switch (error.status) {
     case 400:
       return 'invalid';

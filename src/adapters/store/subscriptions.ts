@@ -94,16 +94,6 @@ export class SubscriptionStore {
     });
   }
 
-  /** Every indexed repository (for agent reports that do not name theirs). */
-  async listRepos(): Promise<RepoKey[]> {
-    const members = await this.redis.smembers(`${this.prefix}:index:repos`);
-    return members.map((member) => {
-      const [installationId, fullName] = member.split('|') as [string, string];
-      const [owner, repo] = fullName.split('/') as [string, string];
-      return { installationId: Number(installationId), owner, repo };
-    });
-  }
-
   /** Set once a full resync finished; its absence means Redis lost the index. */
   async isBuilt(): Promise<boolean> {
     return (await this.redis.exists(`${this.prefix}:index:built`)) === 1;

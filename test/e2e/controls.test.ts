@@ -127,7 +127,9 @@ describe('release controls (sandbox GitHub, real Redis)', () => {
       // Markdown-escaped (\@ mentions no one, \- is a hyphen).
       const text = answer.body!.replace(/\\/g, '');
       expect(text).toContain('the repository frozen by @developer on ');
-      expect(text).toContain(`until ${until.slice(0, 10)} ${until.slice(11, 19)} UTC: code freeze`);
+      // Times are written to the second, and to the minute when the seconds are 00.
+      const untilText = `${until.slice(0, 10)} ${until.slice(11, until.slice(17, 19) === '00' ? 16 : 19)} UTC`;
+      expect(text).toContain(`until ${untilText}: code freeze`);
       await commit('freeze', { 'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0') });
       const pull = await promotion('freeze');
       const failing = await checkRun(

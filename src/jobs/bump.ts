@@ -1,11 +1,12 @@
-import { ensureCheckRun, loadFile, reportCheck } from '../adapters/github/repo.js';
+import { ensureCheckRun, reportCheck } from '../adapters/github/repo.js';
 import { autoMerge } from './shared/auto-merge.js';
 import type { Candidate } from '../adapters/store/candidates.js';
 import type { RepoIndex } from '../adapters/store/subscriptions.js';
 import { ConfigError } from '../observability/errors.js';
 import { bumpBranch, planBump, renderBumpBody } from '../planners/bump-plan.js';
 import { readVersions } from '../planners/promotion-plan.js';
-import { bumpNotes, loadFiles } from './shared/pull-notes.js';
+import { bumpNotes } from './shared/pull-notes.js';
+import { loadFilesAt } from './shared/indexed-files.js';
 import { refusalList } from '../planners/markdown.js';
 import { editSettingsFrom } from '../planners/image-edit/index.js';
 import { loadRenderedFiles } from './shared/rendered-files.js';
@@ -78,11 +79,8 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
     log,
     dryRun: index.config.dryRun,
     plan: async (base, _open, defaultHead, marker) => {
-      const files = [];
-      for (const path of paths) {
-        const text = await loadFile(octokit, id, path, base.sha);
-        if (text !== null) files.push({ path, text });
-      }
+      const source = { octokit, index, blobs: deps.store.blobs };
+      const files = await loadFilesAt(source, paths, base.sha);
       const plan = planBump({
         environment: data.environment,
         app: data.app,
@@ -95,7 +93,7 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
       });
       if (!deps.notes || plan.marker.images.length === 0) return plan;
       // What changed since what the environment runs now (its files on the default branch).
-      const running = base.sha === defaultHead.sha ? files : await loadFiles(octokit, id, paths, defaultHead.sha);
+      const running = base.sha === defaultHead.sha ? files : await loadFilesAt(source, paths, defaultHead.sha);
       const notes = await bumpNotes(deps, data, log, plan.marker.images, readVersions(running), waiting, plan.body);
       return { ...plan, body: renderBumpBody(plan.marker, plan.refused, notes) };
     },

@@ -325,8 +325,8 @@ async function planAll(
       for (const app of group.apps)
         entries.push({
           app,
-          sourceFiles: await loadEnvFiles(octokit, id, index, source, app, head.sha),
-          targetFiles: await loadEnvFiles(octokit, id, index, target.name, app, head.sha),
+          sourceFiles: await loadEnvFiles({ octokit, index, blobs: deps.store.blobs }, source, app, head.sha),
+          targetFiles: await loadEnvFiles({ octokit, index, blobs: deps.store.blobs }, target.name, app, head.sha),
         });
       const plan = planPromotion({
         source,

@@ -120,18 +120,19 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     // never proposes again versions a rollback just took back out.
     openNew: data.reason !== 'hold' && data.reason !== 'freeze' && data.reason !== 'health',
     plan: async (base, _open, defaultHead, marker) => {
+      const files = { octokit, index, blobs: deps.store.blobs };
       // What the PR changes is judged against the default branch; the edits go on the PR's branch.
       const entries: PromotionInput['apps'] = [];
       const onBranch: PromotionInput['apps'] = [];
       for (const app of apps) {
-        const sourceFiles = rollback ? [] : await loadEnvFiles(octokit, id, index, source, app, defaultHead.sha);
-        const targetFiles = await loadEnvFiles(octokit, id, index, target.name, app, defaultHead.sha);
+        const sourceFiles = rollback ? [] : await loadEnvFiles(files, source, app, defaultHead.sha);
+        const targetFiles = await loadEnvFiles(files, target.name, app, defaultHead.sha);
         const versions = rollback?.get(app) ? { versions: rollback.get(app) as Map<string, RunningVersion> } : {};
         entries.push({ app, sourceFiles, targetFiles, ...versions });
         const branchFiles =
           base.sha === defaultHead.sha
             ? targetFiles
-            : await loadEnvFiles(octokit, id, index, target.name, app, base.sha);
+            : await loadEnvFiles(files, target.name, app, base.sha);
         onBranch.push({ app, sourceFiles, targetFiles: branchFiles, ...versions });
       }
       // Gates: what the source has run and for how long (soak), holds, a skipped soak; decided by planGates.

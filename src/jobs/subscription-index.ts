@@ -39,10 +39,13 @@ async function readImages(
   path: string,
   sha: string,
   log: Logger,
+  /** Keeps the text read (by its blob SHA, for the jobs that plan against this commit). */
+  keep: (text: string) => Promise<void>,
 ): Promise<FileImages | null> {
   let content: string | null;
   try {
     content = await loadFile(octokit, id, path, sha);
+    if (content !== null) await keep(content);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     log.warn(
@@ -138,7 +141,10 @@ export async function processIndexJob(
     for (const file of planEnvironmentFiles(parsed.config, [...tree.keys()])) {
       let read = reads.get(file.path);
       if (read === undefined) {
-        read = await readImages(octokit, id, file.path, head.sha, log);
+        const blob = tree.get(file.path) as string;
+        read = await readImages(octokit, id, file.path, head.sha, log, (text) =>
+          deps.store.blobs.set(data.installationId, blob, text),
+        );
         reads.set(file.path, read);
       }
       if (read === null) continue;

@@ -1,6 +1,6 @@
 import { RequestError } from '@octokit/request-error';
 import type { Octokit } from './client.js';
-import type { RepoId } from './repo.js';
+import { isGraphqlError, type RepoId } from './repo.js';
 
 /**
  * What GitHub itself holds a merge to: the status checks a branch requires (classic branch
@@ -163,18 +163,6 @@ const ENABLE_AUTO_MERGE = `mutation ($input: EnablePullRequestAutoMergeInput!) {
     pullRequest { number autoMergeRequest { enabledAt mergeMethod } }
   }
 }`;
-
-interface GraphqlErrorShape {
-  errors: Array<{ type?: string; message?: string }>;
-}
-
-function isGraphqlError(error: unknown): error is Error & GraphqlErrorShape {
-  return (
-    error instanceof Error &&
-    Array.isArray((error as Partial<GraphqlErrorShape>).errors) &&
-    !(error instanceof RequestError)
-  );
-}
 
 /**
  * GitHub's messages for a refused `enablePullRequestAutoMerge`, as the GraphQL API answers them

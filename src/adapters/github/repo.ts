@@ -137,29 +137,60 @@ export async function loadTree(octokit: Octokit, id: RepoId, treeSha: string): P
   );
 }
 
+const COMMIT_ON_BRANCH = `mutation ($input: CreateCommitOnBranchInput!) {
+  createCommitOnBranch(input: $input) { commit { oid } }
+}`;
+
+/** A GraphQL answer with errors, as Octokit throws it (not an HTTP error). */
+export interface GraphqlFailure extends Error {
+  errors: Array<{ type?: string; message?: string }>;
+}
+
+export function isGraphqlError(error: unknown): error is GraphqlFailure {
+  return (
+    error instanceof Error &&
+    Array.isArray((error as Partial<GraphqlFailure>).errors) &&
+    !(error instanceof RequestError)
+  );
+}
+
 /**
- * One commit with every file of a plan: a tree on top of the parent's tree (contents inline, so no
- * blob calls), then the commit. The ref is not moved here.
+ * One commit with every file of a plan on top of `branch`, and the branch moved to it, in one call:
+ * GraphQL `createCommitOnBranch` (https://docs.github.com/en/graphql/reference/mutations#createcommitonbranch).
+ * Compare-and-swap on `expectedHead`: GitHub refuses with `STALE_DATA` when the branch moved, and
+ * a branch deleted meanwhile is `NOT_FOUND`; both are a `ConflictError` (plan again from fresh
+ * state). GitHub signs the commit and attributes it to the App's bot, which is what lets a later
+ * run judge the branch as Escalator's (`src/jobs/shared/living-pull.ts`). The branch must exist.
  */
-export async function createCommit(
+export async function commitOnBranch(
   octokit: Octokit,
   id: RepoId,
-  parent: BranchHead,
+  branch: string,
+  expectedHead: string,
   files: FileWrite[],
   message: string,
 ): Promise<string> {
-  const tree = await octokit.rest.git.createTree({
-    ...id,
-    base_tree: parent.treeSha,
-    tree: files.map((file) => ({
-      path: file.path,
-      mode: '100644' as const,
-      type: 'blob' as const,
-      content: file.content,
-    })),
-  });
-  const commit = await octokit.rest.git.createCommit({ ...id, message, tree: tree.data.sha, parents: [parent.sha] });
-  return commit.data.sha;
+  const [headline = '', ...rest] = message.split('\n');
+  const body = rest.join('\n').trim();
+  try {
+    const answer = await octokit.graphql<{ createCommitOnBranch: { commit: { oid: string } } }>(COMMIT_ON_BRANCH, {
+      input: {
+        branch: { repositoryNameWithOwner: `${id.owner}/${id.repo}`, branchName: branch },
+        message: { headline, ...(body ? { body } : {}) },
+        fileChanges: {
+          additions: files.map((file) => ({ path: file.path, contents: Buffer.from(file.content).toString('base64') })),
+        },
+        expectedHeadOid: expectedHead,
+      },
+    });
+    return answer.createCommitOnBranch.commit.oid;
+  } catch (error) {
+    if (isGraphqlError(error) && error.errors.some((entry) => entry.type === 'STALE_DATA' || entry.type === 'NOT_FOUND'))
+      throw new ConflictError(
+        `branch ${branch} moved or went away while Escalator was writing it (${error.errors.map((entry) => entry.message ?? '').join('; ')})`,
+      );
+    throw error;
+  }
 }
 
 /** Create a branch; `ConflictError` when it exists (someone else got there first). */
@@ -168,19 +199,6 @@ export async function createBranch(octokit: Octokit, id: RepoId, branch: string,
     await octokit.rest.git.createRef({ ...id, ref: `refs/heads/${branch}`, sha });
   } catch (error) {
     if (isStatus(error, 422)) throw new ConflictError(`branch ${branch} already exists`);
-    throw error;
-  }
-}
-
-/**
- * Move a branch to a commit that descends from its current head: compare-and-swap through
- * `force: false`. `ConflictError` when the branch moved meanwhile — re-plan from fresh state.
- */
-export async function advanceBranch(octokit: Octokit, id: RepoId, branch: string, sha: string): Promise<void> {
-  try {
-    await octokit.rest.git.updateRef({ ...id, ref: `heads/${branch}`, sha, force: false });
-  } catch (error) {
-    if (isStatus(error, 409, 422)) throw new ConflictError(`branch ${branch} moved while Escalator was writing it`);
     throw error;
   }
 }

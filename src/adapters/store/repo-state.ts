@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { BlobStore } from './blobs.js';
 import { CandidateStore } from './candidates.js';
 import { HealthStore } from './health.js';
 import { HealthGateStore } from './healthy-versions.js';
@@ -28,6 +29,8 @@ export class RepoState {
   /** What the agents (Argo CD, Flux, commit statuses) report about each environment and app. */
   readonly health: HealthStore;
   readonly healthGate: HealthGateStore;
+  /** File texts by blob SHA, so plans against an indexed commit read no file from GitHub. */
+  readonly blobs: BlobStore;
 
   constructor(
     readonly redis: Redis,
@@ -44,5 +47,6 @@ export class RepoState {
     this.living = new LivingStore(redis, prefix);
     this.health = new HealthStore(redis, prefix);
     this.healthGate = new HealthGateStore(redis, prefix);
+    this.blobs = new BlobStore(redis, prefix);
   }
 }

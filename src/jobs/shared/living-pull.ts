@@ -1,8 +1,7 @@
 import {
-  advanceBranch,
+  commitOnBranch,
   createBranch,
   createComment,
-  createCommit,
   createPull,
   ensureLabels,
   ensurePullOpen,
@@ -160,7 +159,7 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
   const { octokit, store, id, branch, log } = input;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await once();
+      return await once(attempt);
     } catch (error) {
       if (!(error instanceof ConflictError) || attempt >= 4) throw error;
       log.info({ branch, attempt }, 'Branch moved meanwhile; planning again from fresh state');
@@ -216,9 +215,21 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
     await store.living.recordNoted(id, branch, number);
   }
 
-  async function once(): Promise<LivingPullResult<P>> {
+  async function once(attempt: number): Promise<LivingPullResult<P>> {
     const record = await store.living.loadLiving(id, branch);
-    const { name, head: branchHead, open } = await chooseBranch(record);
+    // Nothing recorded for these branches: Escalator never wrote them, or Redis lost the record.
+    // The branch is then taken to be absent, and creating it is the check (a 422 when it exists
+    // sends the next attempt through the reads of `chooseBranch`): two GitHub reads fewer per new PR.
+    const unknown =
+      attempt === 1 &&
+      input.openNew !== false &&
+      !input.dryRun &&
+      record.at === undefined &&
+      record.noted.length === 0 &&
+      Object.keys(record.branches).length === 0;
+    const { name, head: branchHead, open } = unknown
+      ? { name: branch, head: null, open: null }
+      : await chooseBranch(record);
     // The default branch is read after the PR: a PR merged meanwhile is then either still seen open
     // (its update below finds it merged, and the run plans again) or already in the default branch.
     // Read before it, a merge in between would be planned again on top of the old default branch.
@@ -250,13 +261,21 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
         branch: name,
       };
     }
-    const commit = await createCommit(octokit, id, base, plan.updates, plan.commitMessage);
-    // Recorded before the ref moves: a crash in between leaves a recorded commit that is not the
-    // head (judged again through GitHub), never an unrecorded head of Escalator's.
+    let commit: string;
+    if (open && branchHead) {
+      commit = await commitOnBranch(octokit, id, name, branchHead.sha, plan.updates, plan.commitMessage);
+    } else {
+      // A new branch, or a leftover one of a closed PR whose head Escalator wrote, starts at the
+      // commit the plan was made against. Recorded first: a crash before the commit leaves a branch
+      // at that commit which the next run may reset (nobody's work is on it).
+      await store.living.recordLiving(id, branch, name, { head: base.sha });
+      if (!branchHead) await createBranch(octokit, id, name, base.sha);
+      else await resetBranch(octokit, id, name, base.sha);
+      commit = await commitOnBranch(octokit, id, name, base.sha, plan.updates, plan.commitMessage);
+    }
+    // A crash before this line leaves a head Escalator wrote but did not record: GitHub signed it
+    // for the App's bot, so the next run judges it Escalator's through GitHub (see LivingTrust).
     await store.living.recordLiving(id, branch, name, { head: commit });
-    if (!branchHead) await createBranch(octokit, id, name, commit);
-    else if (open) await advanceBranch(octokit, id, name, commit);
-    else await resetBranch(octokit, id, name, commit); // leftover branch of a closed PR whose head Escalator wrote
     let pull: PullSummary;
     if (open) {
       // A person may merge or close the PR while this run writes it: the PATCH answers its state,

@@ -1,4 +1,3 @@
-import { loadFile } from '../../adapters/github/repo.js';
 import type { RepoIndex } from '../../adapters/store/subscriptions.js';
 import { parseDuration } from '../../config/repo-config.js';
 import type { Freeze } from '../../planners/freeze.js';
@@ -10,25 +9,19 @@ import { enqueuePromote } from '../../queue/enqueue.js';
 import type { PromoteJob } from '../../queue/jobs.js';
 import type { JobDeps } from './deps.js';
 import { decideHealth } from './health-inputs.js';
+import { loadFilesAt, type FileSource } from './indexed-files.js';
 
-type Octokit = Parameters<typeof loadFile>[0];
 type Environment = NonNullable<RepoIndex['config']>['environments'][number];
 
 /** What a promotion reads: the files of one environment and app at a commit, and its gates. Shared by the promotion job and `/escalator plan`. */
 export async function loadEnvFiles(
-  octokit: Octokit,
-  id: { owner: string; repo: string },
-  index: RepoIndex,
+  source: FileSource,
   environment: string,
   app: string,
   sha: string,
 ): Promise<EnvFile[]> {
-  const files: EnvFile[] = [];
-  for (const file of index.files.filter((f) => f.environment === environment && f.app === app)) {
-    const text = await loadFile(octokit, id, file.path, sha);
-    if (text !== null) files.push({ path: file.path, text });
-  }
-  return files;
+  const paths = source.index.files.filter((f) => f.environment === environment && f.app === app).map((f) => f.path);
+  return loadFilesAt(source, paths, sha);
 }
 
 /** The source versions a promotion carries (sorted version ids): what a soak is about, and what `--now` skips. */

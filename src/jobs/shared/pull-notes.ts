@@ -1,4 +1,3 @@
-import { loadFile } from '../../adapters/github/repo.js';
 import type { Candidate } from '../../adapters/store/candidates.js';
 import type { Logger } from '../../observability/logger.js';
 import { normalizeName } from '../../planners/image-ref.js';
@@ -8,23 +7,6 @@ import type { BumpJob } from '../../queue/jobs.js';
 import type { JobDeps } from './deps.js';
 import { PR_BODY_LIMIT } from '../../planners/release-notes.js';
 import { loadReleaseNotes, NOTES_BUDGET, type NotedImage } from './release-notes.js';
-
-type Octokit = Parameters<typeof loadFile>[0];
-
-/** The files of `paths` at `sha` (those that exist). */
-export async function loadFiles(
-  octokit: Octokit,
-  id: { owner: string; repo: string },
-  paths: readonly string[],
-  sha: string,
-): Promise<EnvFile[]> {
-  const files: EnvFile[] = [];
-  for (const path of paths) {
-    const text = await loadFile(octokit, id, path, sha);
-    if (text !== null) files.push({ path, text });
-  }
-  return files;
-}
 
 /**
  * The "What changed" section of a bump pull request: each image it sets, from the version the

@@ -42,7 +42,7 @@ const UPDATES = 5;
 const COLD = Math.min(3, REPOS);
 const BURST = 100;
 const BURST_EVERY_MS = 80;
-const CALL_BUDGET = 8;
+const CALL_BUDGET = 5;
 /** Wall-time budgets per phase (ms): on a loaded machine fewer samples are taken, never more time. */
 const BUDGET = { warm: 60_000, updates: 15_000, cold: 30_000 };
 const within = (start: number, budget: number) => Date.now() - start < budget;

@@ -75,7 +75,7 @@ export class GitHubClients {
     const cache = auth.installationId !== undefined ? this.options.conditional : undefined;
     const writes = auth.installationId !== undefined ? this.options.writes : undefined;
     octokit.hook.wrap('request', async (request, options) => {
-      const route = `${options.method} ${options.url}`;
+      const route = `${options.method} ${routeOf(options.url)}`;
       const started = performance.now();
       const cacheKey = cache ? conditionalKey(octokit.request.endpoint.parse(options)) : undefined;
       const cached = cacheKey !== undefined ? await cache!.get(auth.installationId!, cacheKey) : undefined;
@@ -154,6 +154,17 @@ export class GitHubClients {
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
+}
+
+/**
+ * The route a request is counted under: the URL template (`/repos/{owner}/{repo}/pulls`), or for
+ * GraphQL, which Octokit calls by full URL (`https://api.github.com/graphql`, `…/api/graphql` on
+ * GitHub Enterprise), `/graphql`: never a host or port in a metric label.
+ */
+function routeOf(url: string): string {
+  if (!/^https?:\/\//.test(url)) return url;
+  const path = new URL(url).pathname;
+  return path.endsWith('/graphql') ? '/graphql' : path;
 }
 
 /**

@@ -11,7 +11,8 @@ export interface RepoId {
 
 export interface BranchHead {
   sha: string;
-  treeSha: string;
+  /** Its tree (when read from the commit; a head known from a pull request has none). */
+  treeSha?: string;
   /** Who GitHub says wrote the head commit (when it was read from GitHub). */
   writer?: CommitWriter;
 }
@@ -62,7 +63,11 @@ export async function loadDefaultBranch(octokit: Octokit, id: RepoId): Promise<s
  * `GET /repos/{o}/{r}/commits/heads/{branch}` resolves the branch and returns the tree SHA the
  * next commit needs; GitHub answers 422 (or 404) for a ref that does not exist.
  */
-export async function loadBranch(octokit: Octokit, id: RepoId, branch: string): Promise<BranchHead | null> {
+export async function loadBranch(
+  octokit: Octokit,
+  id: RepoId,
+  branch: string,
+): Promise<(BranchHead & { treeSha: string }) | null> {
   try {
     const { data } = await octokit.rest.repos.getCommit({ ...id, ref: `heads/${branch}`, per_page: 1 });
     return { sha: data.sha, treeSha: data.commit.tree.sha, writer: writerOf(data) };
@@ -185,7 +190,10 @@ export async function commitOnBranch(
     });
     return answer.createCommitOnBranch.commit.oid;
   } catch (error) {
-    if (isGraphqlError(error) && error.errors.some((entry) => entry.type === 'STALE_DATA' || entry.type === 'NOT_FOUND'))
+    if (
+      isGraphqlError(error) &&
+      error.errors.some((entry) => entry.type === 'STALE_DATA' || entry.type === 'NOT_FOUND')
+    )
       throw new ConflictError(
         `branch ${branch} moved or went away while Escalator was writing it (${error.errors.map((entry) => entry.message ?? '').join('; ')})`,
       );
@@ -254,6 +262,26 @@ function summarize(pull: {
     nodeId: pull.node_id,
     labels: (pull.labels ?? []).map((label) => (typeof label === 'string' ? label : (label.name ?? ''))),
   };
+}
+
+/**
+ * Pull request `number` when it is open with its head on `branch` of this repository; null when it
+ * was merged, closed, or is not there. One conditional read (a 304 when nothing changed).
+ */
+export async function loadOpenPull(
+  octokit: Octokit,
+  id: RepoId,
+  number: number,
+  branch: string,
+): Promise<PullSummary | null> {
+  try {
+    const { data } = await octokit.rest.pulls.get({ ...id, pull_number: number });
+    const sameRepo = data.head.repo?.full_name.toLowerCase() === `${id.owner}/${id.repo}`.toLowerCase();
+    return data.state === 'open' && data.head.ref === branch && sameRepo ? summarize(data) : null;
+  } catch (error) {
+    if (isStatus(error, 404)) return null;
+    throw error;
+  }
 }
 
 export async function createPull(

@@ -10,6 +10,7 @@ import {
   hasComment,
   loadBotLogin,
   loadBranch,
+  loadOpenPull,
   loadPullCommits,
   resetBranch,
   type BranchHead,
@@ -208,6 +209,24 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
     );
   }
 
+  /**
+   * The open pull request Redis says Escalator opened on the branch in use, at the head it last
+   * wrote there: one read of that pull request instead of the branch and the list of pull requests.
+   * Its head is where GitHub says the branch is; if the branch moved since (a push GitHub has not
+   * moved the pull request to yet), the compare-and-swap of the commit fails and the next attempt
+   * reads everything. Null when the record names none or GitHub says otherwise.
+   */
+  async function recordedPull(
+    record: LivingRecord,
+  ): Promise<{ name: string; head: BranchHead; open: PullSummary } | null> {
+    const name = record.at ?? branch;
+    const own = record.branches[name];
+    if (own?.pull === undefined || own.head === undefined) return null;
+    const open = await loadOpenPull(octokit, id, own.pull, name);
+    if (!open || open.headSha !== own.head) return null;
+    return { name, head: { sha: open.headSha }, open };
+  }
+
   /** Say once on a pull request that Escalator leaves it alone (Redis remembers; the comment itself after Redis loss). */
   async function noteOnce(number: number, reason: ForeignReason): Promise<void> {
     if (!(await hasComment(octokit, id, number, LEFT_ALONE_MARKER, await loadBotLogin(octokit))))
@@ -227,9 +246,13 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
       record.at === undefined &&
       record.noted.length === 0 &&
       Object.keys(record.branches).length === 0;
-    const { name, head: branchHead, open } = unknown
+    const {
+      name,
+      head: branchHead,
+      open,
+    } = unknown
       ? { name: branch, head: null, open: null }
-      : await chooseBranch(record);
+      : ((attempt === 1 ? await recordedPull(record) : null) ?? (await chooseBranch(record)));
     // The default branch is read after the PR: a PR merged meanwhile is then either still seen open
     // (its update below finds it merged, and the run plans again) or already in the default branch.
     // Read before it, a merge in between would be planned again on top of the old default branch.

@@ -2,7 +2,7 @@ import type { Candidate } from '../../adapters/store/candidates.js';
 import type { Logger } from '../../observability/logger.js';
 import { normalizeName } from '../../planners/image-ref.js';
 import type { PullMarker } from '../../planners/pull-marker.js';
-import type { EnvFile, PromotionRow, RunningVersion } from '../../planners/promotion-plan.js';
+import type { PromotionRow, RunningVersion } from '../../planners/promotion-plan.js';
 import type { BumpJob } from '../../queue/jobs.js';
 import type { JobDeps } from './deps.js';
 import { PR_BODY_LIMIT } from '../../planners/release-notes.js';

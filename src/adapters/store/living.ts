@@ -41,9 +41,9 @@ export class LivingStore {
   }
 
   /**
-   * Record a commit Escalator wrote for `branch` (before the ref moves to it, so a crash between the
-   * two leaves nothing unrecorded), the pull request it opened there, the marker it last wrote in
-   * that pull request's body (people with write access can edit the body), and that `branch` is in use.
+   * Record the head Escalator wrote on `branch` (its commit, or the commit a new branch starts at),
+   * the pull request it opened there, the marker it last wrote in that pull request's body (people
+   * with write access can edit the body), and that `branch` is in use.
    */
   async recordLiving(
     key: { owner: string; repo: string },

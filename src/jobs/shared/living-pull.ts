@@ -60,7 +60,8 @@ export interface LivingPullResult<P extends BranchPlan> {
  * access can write; what Escalator builds on, edits or merges must be a pull request this App
  * opened whose every commit this App wrote. Two ways to know it:
  * - Redis (the normal path, no GitHub call): the pull request Escalator opened on each branch and
- *   the head commit it last wrote there, recorded before the ref moves. Head equal to that commit
+ *   the head commit it last wrote there (the commit and the ref move are one call, recorded right
+ *   after; a branch's starting commit before the branch is created). Head equal to that commit
  *   means every commit on the branch is Escalator's: each one was built on a head judged the same
  *   way, or on the default branch.
  * - GitHub (when Redis lost the record, or the head is not the one recorded): the pull request's

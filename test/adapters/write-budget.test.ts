@@ -43,14 +43,14 @@ afterAll(async () => {
   await sim?.close();
 });
 
-function worker(budget: WriteBudget) {
+function worker(budget: WriteBudget, installation = installationId) {
   return new GitHubClients({
     appId: sim.app.id,
     privateKey: sim.app.privateKey,
     baseUrl: sim.apiUrl,
     log,
     writes: budget,
-  }).forInstallation(installationId);
+  }).forInstallation(installation);
 }
 
 function createRef(octokit: ReturnType<typeof worker>): Promise<unknown> {
@@ -91,6 +91,34 @@ describe('the write budget', () => {
     expect((stopped as Error).message).toMatch(/budget of GitHub writes for installation \d+ \(routine work\)/);
     // A person's command still gets its write, on a second worker sharing the budget.
     await withWritePriority('person', () => createRef(worker(budget)));
+    expect(sim.secondaryRefused()).toBe(0);
+  });
+
+  it("writes a check run (a merge gate) from routine work with the people's share", async () => {
+    // An installation of its own: the simulator's secondary limits count the one above.
+    const client = new SandboxClient(sim.url, sim.user.token);
+    const gates = (await client.createRepo({ owner: 'gates', name: 'gitops', files: { 'a.yaml': 'a\n' } }))
+      .installation_id!;
+    const budget = new WriteBudget(redis, `${prefix}-gate`, writeLimits(6, 100)); // routine: 5 a minute
+    const octokit = worker(budget, gates);
+    const head = (await octokit.rest.git.getRef({ owner: 'gates', repo: 'gitops', ref: 'heads/main' })).data.object.sha;
+    const ref = (i: number) =>
+      octokit.rest.git.createRef({ owner: 'gates', repo: 'gitops', ref: `refs/heads/g${i}`, sha: head });
+    for (let i = 0; i < 5; i++) await ref(i);
+    await expect(ref(5)).rejects.toBeInstanceOf(RateLimitError);
+    const { data: check } = await octokit.rest.checks.create({
+      owner: 'gates',
+      repo: 'gitops',
+      name: 'escalator/health',
+      head_sha: head,
+      status: 'completed',
+      conclusion: 'success',
+    });
+    expect(check.name).toBe('escalator/health');
+    // The people's share is spent now too: the next write of any kind waits.
+    await expect(
+      octokit.rest.checks.update({ owner: 'gates', repo: 'gitops', check_run_id: check.id, conclusion: 'failure' }),
+    ).rejects.toBeInstanceOf(RateLimitError);
     expect(sim.secondaryRefused()).toBe(0);
   });
 });

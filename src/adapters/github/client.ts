@@ -4,7 +4,7 @@ import { RequestError } from '@octokit/request-error';
 import { RateLimitError } from '../../observability/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ConditionalCache } from './conditional-cache.js';
-import { currentWritePriority, type WriteBudget } from './write-budget.js';
+import { currentWritePriority, writePriorityOf, type WriteBudget } from './write-budget.js';
 import { githubRateLimitRemaining, githubRequests, githubRouteLabel } from '../../observability/metrics.js';
 
 export type { Octokit };
@@ -139,7 +139,7 @@ export class GitHubClients {
 
   /** Waits for a write slot briefly, or delays the job (no attempt spent) when the wait is long. */
   async #takeWrite(writes: WriteBudget, installationId: number, route: string, now: () => number): Promise<void> {
-    const level = currentWritePriority();
+    const level = writePriorityOf(route, currentWritePriority());
     for (;;) {
       const wait = await writes.take(installationId, level);
       if (wait === 0) return;

@@ -3,9 +3,19 @@ import type { Redis } from 'ioredis';
 
 /**
  * Who a GitHub write is for. A person waiting on an answer (a command, a promotion someone asked
- * for) may use the whole budget; routine work (bumps, diffs, relays) leaves a share for them.
+ * for) may use the whole budget, and so may a check that holds or frees a merge; routine work
+ * (bumps, diffs, relays) leaves a share for them.
  */
 export type WritePriority = 'person' | 'routine';
+
+/**
+ * The priority a write is taken at: check runs and commit statuses are what GitHub holds a merge
+ * to (the gates, the rendered diff's check), so they are written at the people's priority whatever
+ * job writes them; a flood of routine bumps never leaves a promotion's gate unreported.
+ */
+export function writePriorityOf(route: string, level: WritePriority): WritePriority {
+  return /^(POST|PATCH) \/repos\/\{owner\}\/\{repo\}\/(check-runs|statuses)(\/|$)/.test(route) ? 'person' : level;
+}
 
 const priority = new AsyncLocalStorage<WritePriority>();
 

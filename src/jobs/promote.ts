@@ -31,9 +31,9 @@ import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
 import { ensureLivingPull } from './shared/living-pull.js';
 import { autoMerge } from './shared/auto-merge.js';
 import { noteFailure, notePromotion, refreshDashboard } from './shared/dashboard-refresh.js';
-import { loadRequiredChecks } from '../adapters/github/gates.js';
 import { gateEnforcement } from '../planners/promotion-gates.js';
 import { decideGates, loadEnvFiles, promotedVersions } from './shared/promotion-inputs.js';
+import { requiredChecksOf } from './shared/required-checks.js';
 import { promotionNotes } from './shared/pull-notes.js';
 
 export interface PromoteOutcome {
@@ -103,7 +103,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
       versions: idsOf([...rollback.values()].flatMap((versions) => [...versions.values()])),
     });
   // Whether GitHub holds a merge to Escalator's gates: said on the pull request when it does not.
-  const required = await loadRequiredChecks(octokit, id, index.defaultBranch);
+  const required = await requiredChecksOf(deps, octokit, index, index.defaultBranch);
 
   const result = await ensureLivingPull({
     octokit,
@@ -130,9 +130,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         const versions = rollback?.get(app) ? { versions: rollback.get(app) as Map<string, RunningVersion> } : {};
         entries.push({ app, sourceFiles, targetFiles, ...versions });
         const branchFiles =
-          base.sha === defaultHead.sha
-            ? targetFiles
-            : await loadEnvFiles(files, target.name, app, base.sha);
+          base.sha === defaultHead.sha ? targetFiles : await loadEnvFiles(files, target.name, app, base.sha);
         onBranch.push({ app, sourceFiles, targetFiles: branchFiles, ...versions });
       }
       // Gates: what the source has run and for how long (soak), holds, a skipped soak; decided by planGates.
@@ -274,27 +272,43 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   outcome.pull = pull.number;
   if (result.created && target.reviewers.length > 0) await requestReviewers(octokit, id, pull.number, target.reviewers);
 
+  // A head this run just wrote carries no check run yet: each gate is created without looking first.
+  const fresh = { fresh: result.commit !== undefined && result.commit === pull.headSha };
   for (const gate of gates) {
-    await ensureCheckRun(octokit, id, pull.headSha, `escalator/${gate.name}`, {
-      status: gate.state === 'pending' ? 'in_progress' : 'completed',
-      ...(gate.state === 'pending' ? {} : { conclusion: gate.state === 'passed' ? 'success' : 'failure' }),
-      title:
-        gate.state === 'passed'
-          ? `${gate.name}: passed`
-          : gate.state === 'pending'
-            ? `${gate.name}: waiting`
-            : `${gate.name}: blocked`,
-      summary: gate.detail,
-    });
+    await ensureCheckRun(
+      octokit,
+      id,
+      pull.headSha,
+      `escalator/${gate.name}`,
+      {
+        status: gate.state === 'pending' ? 'in_progress' : 'completed',
+        ...(gate.state === 'pending' ? {} : { conclusion: gate.state === 'passed' ? 'success' : 'failure' }),
+        title:
+          gate.state === 'passed'
+            ? `${gate.name}: passed`
+            : gate.state === 'pending'
+              ? `${gate.name}: waiting`
+              : `${gate.name}: blocked`,
+        summary: gate.detail,
+      },
+      fresh,
+    );
   }
   if (!gates.some((gate) => gate.name === 'health') && required.contexts.includes('escalator/health'))
     // A required check that never reports holds a merge forever: no health to wait for is a pass.
-    await ensureCheckRun(octokit, id, pull.headSha, 'escalator/health', {
-      status: 'completed',
-      conclusion: 'success',
-      title: 'health: not reported',
-      summary: `${rollback ? `${target.name} (history)` : source} has no \`health\` setting, so there is no agent report to wait for (docs/health.md).`,
-    });
+    await ensureCheckRun(
+      octokit,
+      id,
+      pull.headSha,
+      'escalator/health',
+      {
+        status: 'completed',
+        conclusion: 'success',
+        title: 'health: not reported',
+        summary: `${rollback ? `${target.name} (history)` : source} has no \`health\` setting, so there is no agent report to wait for (docs/health.md).`,
+      },
+      fresh,
+    );
   await reply({ kind: result.created ? 'opened' : 'updated', pull: pull.number });
   const soak = gates.find((gate) => gate.name === 'soak');
   const health = gates.find((gate) => gate.name === 'health');

@@ -388,7 +388,8 @@ export interface CheckState {
 
 /**
  * One check run per (commit, name), updated in place and only when its state or text differs.
- * Re-evaluating a gate never piles up check runs.
+ * Re-evaluating a gate never piles up check runs. `fresh`: `sha` is a commit the caller has just
+ * written under its repository lease, so no check run of Escalator's is on it yet and none is looked for.
  */
 export async function ensureCheckRun(
   octokit: Octokit,
@@ -396,9 +397,13 @@ export async function ensureCheckRun(
   sha: string,
   name: string,
   state: CheckState,
+  options: { fresh?: boolean } = {},
 ): Promise<number> {
-  const { data } = await octokit.rest.checks.listForRef({ ...id, ref: sha, check_name: name, per_page: 10 });
-  const existing = data.check_runs.find((run) => run.name === name && run.head_sha === sha);
+  const existing = options.fresh
+    ? undefined
+    : (await octokit.rest.checks.listForRef({ ...id, ref: sha, check_name: name, per_page: 10 })).data.check_runs.find(
+        (run) => run.name === name && run.head_sha === sha,
+      );
   const output = { title: state.title.slice(0, 255), summary: state.summary.slice(0, 65_000) };
   const fields = {
     status: state.status,

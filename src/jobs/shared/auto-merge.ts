@@ -26,7 +26,13 @@ export async function autoMerge(
   octokit: Octokit,
   id: { owner: string; repo: string },
   pull: PullSummary,
-  options: { baseBranch: string; method: 'merge' | 'squash' | 'rebase'; log: Logger; required?: RequiredChecks },
+  options: {
+    baseBranch: string;
+    method: 'merge' | 'squash' | 'rebase';
+    log: Logger;
+    /** The base branch's required checks, or how to read them (only when Escalator merges itself). */
+    required?: RequiredChecks | (() => Promise<RequiredChecks>);
+  },
 ): Promise<AutoMergeResult> {
   const { log } = options;
   const native = await enableAutoMerge(octokit, {
@@ -46,7 +52,10 @@ export async function autoMerge(
     default:
       break;
   }
-  const required = options.required ?? (await loadRequiredChecks(octokit, id, options.baseBranch));
+  const required =
+    typeof options.required === 'function'
+      ? await options.required()
+      : (options.required ?? (await loadRequiredChecks(octokit, id, options.baseBranch)));
   if (required.contexts.length > 0) {
     const verdict = await requiredChecksPassed(octokit, id, pull.headSha, required.contexts);
     if (!verdict.passed) {

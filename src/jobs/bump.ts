@@ -19,7 +19,6 @@ import { autoMergeHeldBy } from './shared/merge-controls.js';
 import type { JobDeps } from './shared/deps.js';
 import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
 import { ensureLivingPull } from './shared/living-pull.js';
-import { requiredChecksOf } from './shared/required-checks.js';
 
 export interface BumpOutcome {
   pull?: { number: number; url: string };
@@ -155,13 +154,7 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
         : null,
     );
     if (held) log.info({ pr: pull.number, reason: held }, 'Auto-merge held back by a freeze or a window');
-    else
-      await autoMerge(octokit, id, pull, {
-        baseBranch: index.defaultBranch,
-        method: 'squash',
-        log,
-        required: () => requiredChecksOf(deps, octokit, index, index.defaultBranch),
-      });
+    else await autoMerge(octokit, id, pull, { baseBranch: index.defaultBranch, method: 'squash', log });
   }
   return {
     changes: plan.changes.length,

@@ -13,8 +13,7 @@ import type { RepoIndex } from '../adapters/store/subscriptions.js';
 import { planDrift, renderDrift, type DriftTarget } from '../planners/drift.js';
 import { planEnvironmentFiles } from '../planners/environment-files.js';
 import { configPath, parseDuration, parseRepoConfig } from '../config/repo-config.js';
-import type { RequiredChecks } from '../adapters/github/gates.js';
-import { requiredChecksOf } from './shared/required-checks.js';
+import { loadRequiredChecks, type RequiredChecks } from '../adapters/github/gates.js';
 import { gateEnforcement } from '../planners/promotion-gates.js';
 import { enforcementLines } from '../planners/promotion-plan.js';
 import { passGatesOfOtherPull } from './shared/pull-gates.js';
@@ -123,7 +122,7 @@ export async function processDiffJob(
   if (pull.head.sha !== data.headSha) return 'stale';
   // Whatever is rendered: a branch that requires Escalator's gates holds every pull request to them.
   const sameRepository = pull.head.repo?.full_name === pull.base.repo.full_name;
-  const required = await requiredChecksOf(deps, octokit, data, pull.base.ref);
+  const required = await loadRequiredChecks(octokit, id, pull.base.ref);
   await passGatesOfOtherPull(
     octokit,
     id,

@@ -32,8 +32,8 @@ import { ensureLivingPull } from './shared/living-pull.js';
 import { autoMerge } from './shared/auto-merge.js';
 import { noteFailure, notePromotion, refreshDashboard } from './shared/dashboard-refresh.js';
 import { gateEnforcement } from '../planners/promotion-gates.js';
+import { loadRequiredChecks } from '../adapters/github/gates.js';
 import { decideGates, loadEnvFiles, promotedVersions } from './shared/promotion-inputs.js';
-import { requiredChecksOf } from './shared/required-checks.js';
 import { promotionNotes } from './shared/pull-notes.js';
 
 export interface PromoteOutcome {
@@ -103,7 +103,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
       versions: idsOf([...rollback.values()].flatMap((versions) => [...versions.values()])),
     });
   // Whether GitHub holds a merge to Escalator's gates: said on the pull request when it does not.
-  const required = await requiredChecksOf(deps, octokit, index, index.defaultBranch);
+  const required = await loadRequiredChecks(octokit, id, index.defaultBranch);
 
   const result = await ensureLivingPull({
     octokit,

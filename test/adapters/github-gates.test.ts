@@ -1,9 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { SandboxClient, type Simulator, startSimulator } from '@escalator/github-sandbox';
 import { Octokit } from '@octokit/rest';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitHubClients } from '../../src/adapters/github/client.js';
 import {
@@ -12,10 +10,7 @@ import {
   loadRequiredChecks,
   requiredChecksPassed,
 } from '../../src/adapters/github/gates.js';
-import { RepoState } from '../../src/adapters/store/repo-state.js';
-import { requiredChecksOf } from '../../src/jobs/shared/required-checks.js';
 import { RateLimitError } from '../../src/observability/errors.js';
-import { redisUrl } from '../support/stack.js';
 import { createLogger } from '../../src/observability/logger.js';
 
 /**
@@ -349,44 +344,6 @@ describe('requiredChecksPassed', () => {
       expect(verdict.reason).toContain('Commit statuses read');
     } finally {
       await narrow.close();
-    }
-  });
-});
-
-describe('requiredChecksOf (shared by the workers through Redis)', () => {
-  it('reads a branch once for every job in the next minutes, and asks again what GitHub refused', async () => {
-    const redis = new Redis(redisUrl);
-    const store = new RepoState(redis, `test-required-${randomUUID().slice(0, 8)}`);
-    try {
-      const routes: string[] = [];
-      const installationId = (await client.createRepo({ owner, name: 'shared-read', files: { 'a.txt': 'a\n' } }))
-        .installation_id!;
-      const counted = new GitHubClients({
-        appId: sim.app.id,
-        privateKey: sim.app.privateKey,
-        baseUrl: sim.apiUrl,
-        log,
-        onRequest: (info) => routes.push(info.route),
-      }).forInstallation(installationId);
-      await requireInRuleset('shared-read', ['escalator/soak'], false);
-      const key = { installationId, owner, repo: 'shared-read' };
-      const first = await requiredChecksOf({ store }, counted, key, 'main');
-      const reads = routes.filter((route) => route.startsWith('GET ')).length;
-      expect(reads).toBe(2);
-      const again = await requiredChecksOf({ store }, counted, key, 'main');
-      expect(again).toEqual(first);
-      expect(again.contexts).toEqual(['escalator/soak']);
-      expect(routes.filter((route) => route.startsWith('GET '))).toHaveLength(reads);
-      // A branch GitHub does not show (404) is an unreadable reading: never kept, read again each time.
-      await requiredChecksOf({ store }, counted, key, 'gone');
-      await requiredChecksOf({ store }, counted, key, 'gone');
-      expect(routes.filter((route) => route.includes('/branches/{branch}') && !route.includes('rules'))).toHaveLength(
-        3,
-      );
-    } finally {
-      const keys = await redis.keys(`${store.prefix}:*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
     }
   });
 });

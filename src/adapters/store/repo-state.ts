@@ -9,7 +9,6 @@ import { HoldStore } from './holds.js';
 import { LivingStore } from './living.js';
 import { ProvenanceStore } from './provenance.js';
 import { RefusalStore } from './refusals.js';
-import { RequiredChecksStore } from './required-checks.js';
 import { SubscriptionStore } from './subscriptions.js';
 import { VersionStore } from './versions.js';
 
@@ -32,8 +31,6 @@ export class RepoState {
   readonly healthGate: HealthGateStore;
   /** File texts by blob SHA, so plans against an indexed commit read no file from GitHub. */
   readonly blobs: BlobStore;
-  /** The checks GitHub requires on a branch, for a short while. */
-  readonly requiredChecks: RequiredChecksStore;
 
   constructor(
     readonly redis: Redis,
@@ -51,6 +48,5 @@ export class RepoState {
     this.health = new HealthStore(redis, prefix);
     this.healthGate = new HealthGateStore(redis, prefix);
     this.blobs = new BlobStore(redis, prefix);
-    this.requiredChecks = new RequiredChecksStore(redis, prefix);
   }
 }

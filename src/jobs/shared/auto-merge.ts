@@ -26,13 +26,7 @@ export async function autoMerge(
   octokit: Octokit,
   id: { owner: string; repo: string },
   pull: PullSummary,
-  options: {
-    baseBranch: string;
-    method: 'merge' | 'squash' | 'rebase';
-    log: Logger;
-    /** The base branch's required checks, or how to read them (only when Escalator merges itself). */
-    required?: RequiredChecks | (() => Promise<RequiredChecks>);
-  },
+  options: { baseBranch: string; method: 'merge' | 'squash' | 'rebase'; log: Logger; required?: RequiredChecks },
 ): Promise<AutoMergeResult> {
   const { log } = options;
   const native = await enableAutoMerge(octokit, {
@@ -52,10 +46,7 @@ export async function autoMerge(
     default:
       break;
   }
-  const required =
-    typeof options.required === 'function'
-      ? await options.required()
-      : (options.required ?? (await loadRequiredChecks(octokit, id, options.baseBranch)));
+  const required = options.required ?? (await loadRequiredChecks(octokit, id, options.baseBranch));
   if (required.contexts.length > 0) {
     const verdict = await requiredChecksPassed(octokit, id, pull.headSha, required.contexts);
     if (!verdict.passed) {

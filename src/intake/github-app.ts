@@ -10,7 +10,7 @@ import { normalizeGithub } from '../events/index.js';
 import { agentReports } from '../observability/metrics.js';
 import { enqueueAgentReport } from './agent-routes.js';
 import type { Logger } from '../observability/logger.js';
-import { escalatorMarker } from '../planners/pull-marker.js';
+import { escalatorMarker, livingBranchBase } from '../planners/pull-marker.js';
 import { actionCommand, DASHBOARD_MARKER, tickedActions } from '../planners/dashboard.js';
 import {
   COMMAND_MEMORY_SECONDS,
@@ -144,6 +144,16 @@ export function createGitHubApp(deps: GitHubAppDeps) {
           producer,
           { installationId: installation.id, owner: repository.owner.login, repo: repository.name },
           context.id,
+        );
+      const own =
+        installation && deps.store && pull.head.ref.startsWith('escalator/') && pull.head.repo?.id === repository.id;
+      if (own)
+        // The branch is done with: its next run creates it afresh, or judges what is left of it (living-pull.ts).
+        await deps.store!.living.forgetClosed(
+          { owner: repository.owner.login, repo: repository.name },
+          livingBranchBase(pull.head.ref),
+          pull.head.ref,
+          pull.number,
         );
       if (!pull.merged || !installation || !deps.store || !pull.head.ref.startsWith('escalator/')) return;
       const marker = escalatorMarker(pull, repository.full_name, await ownLogin());

@@ -90,6 +90,51 @@ describe('image pushed → pull request (sandbox GitHub, real Redis)', () => {
     expect(commits.data).toHaveLength(2);
   });
 
+  it('after its PR is merged and the branch deleted, opens the next bump in five GitHub calls', async () => {
+    const [open] = (await stack.user.rest.pulls.list({ owner, repo, state: 'open' })).data;
+    const living = new Redis(redisUrl);
+    const record = `${stack.prefix}:living:${owner}/${repo}:escalator/dev/hello`;
+    expect(await living.hget(record, 'at')).toBe('escalator/dev/hello');
+    await stack.client.mergePull(`${owner}/${repo}`, open!.number);
+    await stack.user.rest.git.deleteRef({ owner, repo, ref: 'heads/escalator/dev/hello' });
+    // The pull_request.closed webhook makes Escalator forget the branch it wrote.
+    try {
+      await eventually(async () => ((await living.hget(record, 'at')) === null ? true : undefined), {
+        what: 'the closed pull request to be forgotten',
+      });
+    } finally {
+      await living.quit();
+    }
+    // The merge opens the staging promotion; its writes are done once its labels are on.
+    await eventually(
+      async () =>
+        (await stack.user.rest.pulls.list({ owner, repo, state: 'open' })).data.find(
+          (p) => p.head.ref === 'escalator/promote/staging/hello' && p.labels.length === 2,
+        ),
+      { what: 'the staging promotion' },
+    );
+    const from = stack.calls.length;
+    expect((await postImage(stack, 'ghcr.io/example/hello:1.2.5')).status).toBe(202);
+    const next = await eventually(
+      async () =>
+        (await stack.user.rest.pulls.list({ owner, repo, state: 'open' })).data.find(
+          (p) => p.title === 'Bump hello to 1.2.5 in dev' && p.labels.length === 2,
+        ),
+      { what: 'the next bump pull request' },
+    );
+    expect(next.number).not.toBe(open!.number);
+    // The bump's writes: the branch created at once (no read of it first), one commit, the PR, its labels.
+    const writes = stack.calls
+      .slice(from)
+      .filter((call) => /^POST .*(\/git\/refs|\/graphql|\/pulls|\/labels)$/.test(call.route));
+    expect(writes.map((call) => `${call.status} ${call.route}`)).toEqual([
+      '201 POST /repos/{owner}/{repo}/git/refs',
+      '200 POST /graphql',
+      '201 POST /repos/{owner}/{repo}/pulls',
+      '200 POST /repos/{owner}/{repo}/issues/{issue_number}/labels',
+    ]);
+  });
+
   it('ignores an image nobody uses: its image job finds no target', async () => {
     const res = await postImage(stack, 'ghcr.io/example/unused:9.9.9');
     expect(res.status).toBe(202);

@@ -143,6 +143,38 @@ describe('ensureLivingPull calls (App installation, sandbox GitHub)', () => {
     expect(await fileAt('escalator/dev/four@2')).toBe('1\n');
   });
 
+  it('after its pull request merged and its branch was deleted, opens the next one in five calls again', async () => {
+    const first = await run('escalator/dev/six', '1');
+    await client.mergePull(`${owner}/${repo}`, first.pull!.number);
+    await octokit.rest.git.deleteRef({ ...id, ref: 'heads/escalator/dev/six' });
+    // What the pull_request.closed webhook does (src/intake/github-app.ts).
+    await store.living.forgetClosed(id, 'escalator/dev/six', 'escalator/dev/six', first.pull!.number);
+    const next = await run('escalator/dev/six', '2');
+    expect(next).toMatchObject({ created: true, branch: 'escalator/dev/six' });
+    expect(routes()).toHaveLength(5);
+  });
+
+  it('after its pull request merged with the branch kept, reuses the branch it wrote, judged through GitHub', async () => {
+    const first = await run('escalator/dev/seven', '1');
+    await client.mergePull(`${owner}/${repo}`, first.pull!.number);
+    await store.living.forgetClosed(id, 'escalator/dev/seven', 'escalator/dev/seven', first.pull!.number);
+    const next = await run('escalator/dev/seven', '2');
+    expect(next).toMatchObject({ created: true, branch: 'escalator/dev/seven' });
+    expect(next.pull!.number).not.toBe(first.pull!.number);
+    expect(calls).toContain('422 POST /repos/{owner}/{repo}/git/refs');
+    expect(await fileAt('escalator/dev/seven')).toBe('2\n');
+    const { data: commits } = await octokit.rest.pulls.listCommits({ ...id, pull_number: next.pull!.number });
+    expect(commits.map((commit) => commit.commit.message.split('\n')[0])).toEqual(['Bump app to 2']);
+  });
+
+  it('forgets a closed pull request only when the record names that one', async () => {
+    const first = await run('escalator/dev/eight', '1');
+    await store.living.forgetClosed(id, 'escalator/dev/eight', 'escalator/dev/eight', first.pull!.number + 1000);
+    expect((await store.living.loadLiving(id, 'escalator/dev/eight')).branches['escalator/dev/eight']).toMatchObject({
+      pull: first.pull!.number,
+    });
+  });
+
   it('refuses to commit on a branch that moved: a ConflictError, and nothing written', async () => {
     const result = await run('escalator/dev/five', '1');
     const moved = await client.commit(`${owner}/${repo}`, {

@@ -59,6 +59,25 @@ export class LivingStore {
     await this.redis.multi().hset(redisKey, fields).expire(redisKey, LIVING_TTL_SECONDS).exec();
   }
 
+  /**
+   * Forget what Escalator wrote on `branch` once its pull request `number` there was merged or
+   * closed (nothing when the record names another pull request). The next run then takes the branch
+   * as unknown: it creates it (GitHub deleted it with the pull request) or, when GitHub answers that
+   * it exists, reads it and judges its head through GitHub before reusing it.
+   */
+  async forgetClosed(
+    key: { owner: string; repo: string },
+    base: string,
+    branch: string,
+    number: number,
+  ): Promise<void> {
+    const redisKey = this.#livingKey(key, base);
+    const [pull, at] = await this.redis.hmget(redisKey, `pull|${branch}`, 'at');
+    if (pull !== String(number)) return;
+    const fields = [`pull|${branch}`, `head|${branch}`, `marker|${branch}`, ...(at === branch ? ['at'] : [])];
+    await this.redis.hdel(redisKey, ...fields);
+  }
+
   /** Remember that Escalator said on pull request `number` that it leaves it alone. */
   async recordNoted(key: { owner: string; repo: string }, base: string, number: number): Promise<void> {
     const redisKey = this.#livingKey(key, base);

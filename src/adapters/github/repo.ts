@@ -520,9 +520,14 @@ export async function loadPull(octokit: Octokit, id: RepoId, number: number) {
   return data;
 }
 
-/** Every comment of an issue or pull request, oldest first. */
-export function listComments(octokit: Octokit, id: RepoId, number: number) {
-  return octokit.paginate(octokit.rest.issues.listComments, { ...id, issue_number: number, per_page: 100 });
+/** Every comment of an issue or pull request, oldest first (page by page: each request keeps its route template). */
+export async function listComments(octokit: Octokit, id: RepoId, number: number) {
+  const comments = [];
+  for (let page = 1; ; page++) {
+    const { data } = await octokit.rest.issues.listComments({ ...id, issue_number: number, per_page: 100, page });
+    comments.push(...data);
+    if (data.length < 100) return comments;
+  }
 }
 
 export async function updateComment(octokit: Octokit, id: RepoId, commentId: number, body: string): Promise<void> {

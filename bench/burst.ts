@@ -112,6 +112,8 @@ interface Probe {
   version: number;
   offsetMs: number;
   sentAt: number;
+  /** When intake answered 202. */
+  answeredAt?: number;
   shownAt?: number;
 }
 
@@ -151,7 +153,10 @@ try {
       accepted.set(event.image, Math.max(accepted.get(event.image) ?? 0, event.version));
   };
   const timeProbes = (probes: Probe[], result: SenderResult) => {
-    for (const probe of probes) probe.sentAt = result.startedAt + probe.offsetMs;
+    for (const probe of probes) {
+      probe.sentAt = result.startedAt + probe.offsetMs;
+      probe.answeredAt = result.accepted.find((e) => e.image === probe.image && e.version === probe.version)?.at;
+    }
   };
   const shown = (probe: Probe) =>
     observer.firstShown(probe.repo, `escalator/dev/${probe.app}`, probe.version, probe.sentAt);
@@ -256,6 +261,7 @@ try {
   // 5. Read what GitHub holds.
   const wrong: string[] = [];
   const perRepo = new Map<string, { pulls: number; open: number; commits: number }>();
+  const openTitle = new Map<string, string>();
   for (const repo of fixture.repos) {
     const owner = targets.find((t) => t.repo === repo)!.owner;
     const pulls = await stack.user.paginate(stack.user.rest.pulls.list, { owner, repo, state: 'all', per_page: 100 });
@@ -273,6 +279,7 @@ try {
     for (const target of targets.filter((t) => t.repo === repo)) {
       const version = accepted.get(target.image) ?? 0;
       const open = pulls.find((pull) => pull.state === 'open' && pull.head.ref === `escalator/dev/${target.app}`);
+      if (open) openTitle.set(target.image, `#${open.number} "${open.title}"`);
       let text: string | null = null;
       try {
         const { data } = await stack.user.rest.repos.getContent({
@@ -310,6 +317,14 @@ try {
   );
   const latencies = (probes: Probe[]) =>
     probes.filter((p) => p.shownAt !== undefined).map((p) => (p.shownAt as number) - p.sentAt);
+  const answered = (probes: Probe[]) =>
+    summarize(probes.filter((p) => p.answeredAt !== undefined).map((p) => (p.answeredAt as number) - p.sentAt));
+  const afterAnswer = (probes: Probe[]) =>
+    summarize(
+      probes
+        .filter((p) => p.shownAt !== undefined && p.answeredAt !== undefined)
+        .map((p) => (p.shownAt as number) - (p.answeredAt as number)),
+    );
   for (const owner of fixture.owners) {
     const q = summarize(latencies(quiet.filter((p) => p.owner === owner)));
     const ownDuring = during.filter((p) => p.owner === owner);
@@ -330,6 +345,11 @@ try {
   const fa = summarize(latencies(afterFlood));
   console.log(
     `    sent while A's events arrive (first ${SECONDS} s): n=${fi.n} p50 ${ms(fi.p50)} max ${ms(fi.max)};  while A's backlog drains (to ${PROBE_SECONDS} s): n=${fa.n} p50 ${ms(fa.p50)} max ${ms(fa.max)}`,
+  );
+  const othersQuiet = quiet.filter((p) => p.owner !== flooder);
+  const [qa, qb, da, db] = [answered(othersQuiet), afterAnswer(othersQuiet), answered(during), afterAnswer(during)];
+  console.log(
+    `    B, C, D split: sent → intake's 202 quiet p50 ${ms(qa.p50)} max ${ms(qa.max)}, flood p50 ${ms(da.p50)} max ${ms(da.max)};  202 → PR quiet p50 ${ms(qb.p50)} max ${ms(qb.max)}, flood p50 ${ms(db.p50)} max ${ms(db.max)}`,
   );
 
   const prWrites = (calls: ObservedCall[]) =>
@@ -416,6 +436,13 @@ try {
     `  ${wrong.length === 0 ? 'ok  ' : 'FAIL'} every image's dev overlay (open bump PR, else main) equals, byte for byte, the overlay at its newest accepted tag — ${targets.length} checked, ${wrong.length} wrong`,
   );
   for (const line of wrong.slice(0, 20)) console.log(`         ✗ ${line}`);
+  if (missing.length > 0) {
+    console.log(`  FAIL ${missing.length} images whose PR title never named their newest accepted tag:`);
+    for (const t of missing.slice(0, 20))
+      console.log(
+        `         ✗ ${t.owner}/${t.repo}/${t.app}: newest accepted ${tagOf(accepted.get(t.image) ?? 0)}, highest title seen ${tagOf(observer.highestShown(t.repo, `escalator/dev/${t.app}`))}; open PR now ${openTitle.get(t.image) ?? 'none'}`,
+      );
+  }
   if (wrong.length > 0 || missing.length > 0 || !drained.drained || failed + quietFailed > 0) exitCode = 1;
   console.log(
     `load average at start ${startLoad}, at the end ${loadavg()}; duration ${((Date.now() - startedAt) / 1000).toFixed(0)} s; run directory ${stack.runDir}${exitCode ? ' (kept)' : ''}`,

@@ -45,6 +45,7 @@ import { DEFAULT_WRITE_LIMITS } from '../src/adapters/github/write-budget.js';
 import { seededRandom } from './chaos/driver.js';
 import { drain } from './chaos/drain.js';
 import { overlayPath, overlayText, tagOf, targetsOf } from './load/fixture.js';
+import { bumpJobTimes, imageJobTimes } from './load/job-times.js';
 import { MemorySampler } from './load/memory.js';
 import type { ObservedCall } from './load/observe.js';
 import { SenderProcess, type ScheduledEvent, type SenderResult } from './load/sender.js';
@@ -115,7 +116,13 @@ interface Probe {
   /** When intake answered 202. */
   answeredAt?: number;
   shownAt?: number;
+  /** Where the time went (ms), from the job hashes: see `stages` below. */
+  stages?: Record<Stage, number>;
 }
+
+/** sent → 202; 202 → image job starts (below 0 when the job starts before the answer reaches the sender); image job ends → bump job starts (1.5 s debounce included); bump starts → PR shows the tag. */
+const STAGES = ['intake', 'image queue', 'to bump start', 'bump run'] as const;
+type Stage = (typeof STAGES)[number];
 
 try {
   const { fixture, observer } = stack;
@@ -255,6 +262,24 @@ try {
   memory.phase = 'after';
   await memory.stop();
   phase(`drained: ${drained.drained} (${(drained.tookMs / 1000).toFixed(1)} s)`);
+  const imageTimes = await imageJobTimes(
+    stack.probe,
+    stack.prefix,
+    new Set([...quiet, ...during].map((p) => `${p.image}:${tagOf(p.version)}`)),
+  );
+  for (const probe of [...quiet, ...during]) {
+    const image = imageTimes.get(`${probe.image}:${tagOf(probe.version)}`);
+    if (!image?.processedAt || !image.finishedAt || !probe.answeredAt || !probe.shownAt) continue;
+    const bumps = await bumpJobTimes(stack.probe, stack.prefix, { ...probe, environment: 'dev' });
+    const bump = bumps.find((job) => job.processedAt !== undefined && job.processedAt >= image.finishedAt!);
+    if (!bump?.processedAt) continue;
+    probe.stages = {
+      intake: probe.answeredAt - probe.sentAt,
+      'image queue': image.processedAt - probe.answeredAt,
+      'to bump start': bump.processedAt - image.finishedAt,
+      'bump run': probe.shownAt - bump.processedAt,
+    };
+  }
   const quietCalls = observer.log.filter((c) => c.at >= quietStart && c.at < floodStart);
   const floodCalls = observer.log.filter((c) => c.at >= floodStart && c.at <= drainedAt);
 
@@ -351,6 +376,17 @@ try {
   console.log(
     `    B, C, D split: sent → intake's 202 quiet p50 ${ms(qa.p50)} max ${ms(qa.max)}, flood p50 ${ms(da.p50)} max ${ms(da.max)};  202 → PR quiet p50 ${ms(qb.p50)} max ${ms(qb.max)}, flood p50 ${ms(db.p50)} max ${ms(db.max)}`,
   );
+  const staged = (probes: Probe[], stage: Stage) =>
+    summarize(probes.filter((p) => p.stages).map((p) => p.stages![stage]));
+  console.log(
+    `    B, C, D by stage (from the job hashes; n quiet ${othersQuiet.filter((p) => p.stages).length}, flood ${during.filter((p) => p.stages).length}), p50 / max:`,
+  );
+  for (const stage of STAGES) {
+    const [sq, sf] = [staged(othersQuiet, stage), staged(during, stage)];
+    console.log(
+      `      ${stage.padEnd(14)} quiet ${ms(sq.p50).padStart(9)} / ${ms(sq.max).padStart(9)}   flood ${ms(sf.p50).padStart(9)} / ${ms(sf.max).padStart(9)}`,
+    );
+  }
 
   const prWrites = (calls: ObservedCall[]) =>
     calls.filter(

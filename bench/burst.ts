@@ -366,7 +366,7 @@ try {
     const unseen = ownDuring.filter((p) => p.answeredAt !== undefined && p.shownAt === undefined).length;
     const refused = ownDuring.filter((p) => p.answeredAt === undefined).length;
     console.log(
-      `  ${label.get(owner)!.padEnd(22)} ${String(q.n).padStart(7)} ${ms(q.p50).padStart(9)} ${ms(q.max).padStart(9)}   ${owner === flooder ? '(floods)'.padStart(7) : String(f.n).padStart(7)} ${ms(f.p50).padStart(9)} ${ms(f.max).padStart(9)}   ${(f.p50 / q.p50).toFixed(2).padStart(6)} ${(f.max / q.max).toFixed(2).padStart(6)}${unseen > 0 ? `   ${unseen} accepted, NOT SHOWN within 120 s` : ''}${refused > 0 ? `   ${refused} not answered 202 (left out)` : ''}`,
+      `  ${label.get(owner)!.padEnd(22)} ${String(q.n).padStart(7)} ${ms(q.p50).padStart(9)} ${ms(q.max).padStart(9)}   ${owner === flooder ? '(floods)'.padStart(7) : String(f.n).padStart(7)} ${ms(f.p50).padStart(9)} ${ms(f.max).padStart(9)}   ${owner === flooder ? '' : `${(f.p50 / q.p50).toFixed(2).padStart(6)} ${(f.max / q.max).toFixed(2).padStart(6)}`}${unseen > 0 ? `   ${unseen} accepted, NOT SHOWN within 120 s` : ''}${refused > 0 ? `   ${refused} not answered 202 (left out)` : ''}`,
     );
   }
   const q = summarize(latencies(quiet.filter((p) => p.owner !== flooder)));

@@ -14,7 +14,13 @@ export { overlayText, tagOf, versionOf } from '../chaos/fixture.js';
 export type Environment = 'dev' | 'staging';
 
 export interface LoadFixture {
+  /** The first owner; the only one unless `owners` names several. */
   owner: string;
+  /**
+   * The owners (each its own App installation in the simulator), holding the repositories in
+   * contiguous blocks of equal size: with 4 owners and 20 repositories, owner 0 holds `load-00`…`load-04`.
+   */
+  owners: string[];
   repos: string[];
   apps: string[];
   /** `['dev']` (registry only) or `['dev', 'staging']` (staging promoted from dev). */
@@ -23,16 +29,27 @@ export interface LoadFixture {
 
 export function loadFixture(input: {
   owner: string;
+  /** More owners after `owner`, each an organization with its own installation of the App. */
+  moreOwners?: string[];
   repos: number;
   apps: number;
   environments: Environment[];
 }): LoadFixture {
   return {
     owner: input.owner,
+    owners: [input.owner, ...(input.moreOwners ?? [])],
     repos: Array.from({ length: input.repos }, (_, r) => `load-${String(r).padStart(2, '0')}`),
     apps: Array.from({ length: input.apps }, (_, a) => `app-${String(a).padStart(2, '0')}`),
     environments: input.environments,
   };
+}
+
+/** The owner of a repository of the fixture (repository names are unique across owners). */
+export function ownerOf(fixture: LoadFixture, repo: string): string {
+  const index = fixture.repos.indexOf(repo);
+  if (index < 0) throw new Error(`${repo} is not a repository of the load fixture`);
+  const perOwner = Math.ceil(fixture.repos.length / fixture.owners.length);
+  return fixture.owners[Math.floor(index / perOwner)]!;
 }
 
 export function imageOf(repo: string, app: string): string {
@@ -40,8 +57,10 @@ export function imageOf(repo: string, app: string): string {
 }
 
 /** Every (repository, app, image) of the fixture, in a stable order. */
-export function targetsOf(fixture: LoadFixture): Array<{ repo: string; app: string; image: string }> {
-  return fixture.repos.flatMap((repo) => fixture.apps.map((app) => ({ repo, app, image: imageOf(repo, app) })));
+export function targetsOf(fixture: LoadFixture): Array<{ owner: string; repo: string; app: string; image: string }> {
+  return fixture.repos.flatMap((repo) =>
+    fixture.apps.map((app) => ({ owner: ownerOf(fixture, repo), repo, app, image: imageOf(repo, app) })),
+  );
 }
 
 export function overlayPath(app: string, environment: Environment): string {

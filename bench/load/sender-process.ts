@@ -61,6 +61,7 @@ async function run(input: {
     latencies: { ci: sender.latencies.get('ci') ?? [], distribution: sender.latencies.get('distribution') ?? [] },
     failures: Object.fromEntries(sender.failures),
     accepted: sender.accepted,
+    unanswered: sender.unanswered,
     lateness: { p50: late.p50, p99: late.p99, max: late.max },
     // The histogram holds the timer's whole interval: the delay is what exceeds the resolution.
     lag: { p99: lag.percentile(99) / 1e6 - LAG_RESOLUTION_MS, max: lag.max / 1e6 - LAG_RESOLUTION_MS },

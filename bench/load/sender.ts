@@ -29,6 +29,8 @@ export class ImageSender {
   /** HTTP status (or the error's name) → count, for everything but 202. */
   readonly failures = new Map<string, number>();
   readonly accepted: Accepted[] = [];
+  /** Events whose answer never came (timeout, connection reset): Escalator may or may not have taken them. */
+  readonly unanswered: Array<{ image: string; version: number }> = [];
   /** Highest version accepted (202) per image. */
   readonly acceptedVersion = new Map<string, number>();
   sent = 0;
@@ -77,6 +79,7 @@ export class ImageSender {
       } else this.failures.set(`HTTP ${response.status}`, (this.failures.get(`HTTP ${response.status}`) ?? 0) + 1);
     } catch (error) {
       const name = `no answer (${(error as Error).name})`;
+      this.unanswered.push({ image, version });
       this.failures.set(name, (this.failures.get(name) ?? 0) + 1);
     }
   }
@@ -147,6 +150,8 @@ export interface SenderResult {
   latencies: Record<Source, number[]>;
   failures: Record<string, number>;
   accepted: Accepted[];
+  /** Events whose answer never came: their outcome is unknown to the sender. */
+  unanswered: Array<{ image: string; version: number }>;
   /** How late the sends left against their schedule (ms), p50 / p99 / max. */
   lateness: { p50: number; p99: number; max: number };
   /** Event-loop delay of the sender process (ms), p99 / max. */

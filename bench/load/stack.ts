@@ -21,7 +21,7 @@ import { WebhookLog } from '../chaos/driver.js';
 import { Fleet, killOnExit, waitUntil } from '../chaos/processes.js';
 import { appEnv, userOctokit } from '../../test/support/stack.js';
 import { deleteKeys, redisUrl } from '../support/stack.js';
-import { loadFixture, repoFiles, type Environment, type LoadFixture } from './fixture.js';
+import { loadFixture, ownerOf, repoFiles, type Environment, type LoadFixture } from './fixture.js';
 import type { Watched } from './memory.js';
 import { GitHubObserver } from './observe.js';
 
@@ -53,14 +53,19 @@ export async function startLoadStack(input: {
   repos: number;
   apps: number;
   environments: Environment[];
+  /** Organizations besides the simulator's user that hold repositories, each its own App installation. */
+  moreOwners?: string[];
   workers: number;
   env?: Record<string, string>;
+  /** Passed to the simulator: enforce GitHub's secondary rate limits per installation. */
+  secondaryLimits?: boolean;
   progress: (text: string) => void;
 }): Promise<LoadStack> {
   const runDir = mkdtempSync(join(tmpdir(), `escalator-${input.name}-`));
-  const sim = await startSimulator();
+  const sim = await startSimulator({ secondaryLimits: input.secondaryLimits ?? false });
   const fixture = loadFixture({
     owner: sim.user.login,
+    moreOwners: input.moreOwners,
     repos: input.repos,
     apps: input.apps,
     environments: input.environments,
@@ -95,9 +100,10 @@ export async function startLoadStack(input: {
   const client = new SandboxClient(sim.url, sim.user.token);
   const user = userOctokit(sim);
   const probe = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  for (const repo of fixture.repos) await client.createRepo({ name: repo, files: repoFiles(fixture, repo) });
+  for (const repo of fixture.repos)
+    await client.createRepo({ owner: ownerOf(fixture, repo), name: repo, files: repoFiles(fixture, repo) });
   input.progress(`${fixture.repos.length} repositories created`);
-  const indexKey = (repo: string) => `${prefix}:index:repo:${fixture.owner}/${repo}`;
+  const indexKey = (repo: string) => `${prefix}:index:repo:${ownerOf(fixture, repo)}/${repo}`;
   await waitUntil(
     async () => (await Promise.all(fixture.repos.map((repo) => probe.exists(indexKey(repo))))).every((n) => n === 1),
     'Escalator to index the seeded repositories',

@@ -95,6 +95,8 @@ export function planBump(input: BumpInput): BumpPlan {
   for (const { image, policy } of input.images) {
     const event = { repository: image.repository, tag: image.tag, ...(image.digest ? { digest: image.digest } : {}) };
     let wrote = false;
+    // A file already at this very tag: the branch holds the image even though this plan writes nothing.
+    let holds = false;
     const mentioned = new Set<string>();
     for (const [path, text] of texts) {
       const uses = listImages(text, { path, views: views.get(path) ?? [] }).uses.filter((use) =>
@@ -109,6 +111,7 @@ export function planBump(input: BumpInput): BumpPlan {
       if (uses.length > 0) mentioned.add(path);
       if (uses.length > 0 && uses.every(isCurrent)) {
         current.add(path);
+        if (uses.every((use) => use.tag === image.tag)) holds = true;
         continue;
       }
       // The editor judges every file that mentions the image, including ones it must refuse.
@@ -170,7 +173,12 @@ export function planBump(input: BumpInput): BumpPlan {
           changes.push({ path, field: change.path, line: change.line, from: change.from, to: change.to });
       }
     }
-    if (wrote) {
+    // A marker naming another tag of an image the files hold at this one is stale: a run that moved
+    // the branch and was stopped before it updated the pull request's text (its write budget spent,
+    // a crash) left it so. Title and body follow the files.
+    const stale =
+      holds && images.some((entry) => sameRepository(entry.repository, image.repository) && entry.tag !== image.tag);
+    if (wrote || stale) {
       images = images.filter((entry) => !sameRepository(entry.repository, image.repository));
       images.push(event);
     }

@@ -151,6 +151,43 @@ describe('planBump', () => {
     ]);
   });
 
+  describe('when the branch already holds the tag but the marker names an older one', () => {
+    // A run that moved the branch and was stopped before it updated the pull request's text (its
+    // write budget spent) runs again: nothing to write, and the title must follow the files.
+    const existing: PullMarker = {
+      kind: 'bump',
+      environment: 'dev',
+      app: 'hello',
+      images: [{ repository: 'ghcr.io/example/hello', tag: '1.0.0' }],
+    };
+    const moved = { ...file, text: file.text.replace('1.0.0', '1.3.0') };
+
+    it('writes nothing and names the tag the files hold in marker and title', () => {
+      const plan = planBump({
+        environment: 'dev',
+        app: 'hello',
+        files: [moved],
+        images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.3.0' }, policy: semver }],
+        existing,
+      });
+      expect(plan.updates).toEqual([]);
+      expect(plan.marker.images).toEqual([{ repository: 'ghcr.io/example/hello', tag: '1.3.0' }]);
+      expect(plan.title).toBe('Bump hello to 1.3.0 in dev');
+    });
+
+    it('keeps the marker when the event is older than what the files hold', () => {
+      const plan = planBump({
+        environment: 'dev',
+        app: 'hello',
+        files: [moved],
+        images: [{ image: { repository: 'ghcr.io/example/hello', tag: '1.2.0' }, policy: semver }],
+        existing,
+      });
+      expect(plan.updates).toEqual([]);
+      expect(plan.marker.images).toEqual(existing.images);
+    });
+  });
+
   it('reports a refusal with file and reason, and writes nothing', () => {
     const bad = { path: 'kustomization.yaml', text: 'images:\n  - name: ghcr.io/example/hello\n    newTag: ${TAG}\n' };
     const plan = planBump({

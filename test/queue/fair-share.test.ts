@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { createLogger } from '../../src/observability/logger.js';
 import { FairShare } from '../../src/queue/fair-share.js';
 import { createWorker } from '../../src/queue/worker.js';
+import { withRepoLease } from '../../src/jobs/shared/repo-lease.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const log = createLogger({ level: 'silent' });
@@ -79,6 +80,39 @@ describe('fair shares between installations (real Redis)', () => {
     expect(started.indexOf('2/1')).toBe(6);
   });
 
+  it("gives up the worker of a job whose repository is busy, so another installation's job runs meanwhile", async () => {
+    const started: string[] = [];
+    let prefix = '';
+    const {
+      queue,
+      events,
+      start,
+      prefix: queuePrefix,
+    } = await setup(true, async ({ installationId, n }) => {
+      started.push(`${installationId}/${n}`);
+      const deps = { redis: connection, leaseMs: 60_000, store: { prefix } };
+      return withRepoLease(
+        deps,
+        { owner: `owner-${installationId}`, repo: 'gitops' },
+        async () => `${installationId}/${n}`,
+      );
+    });
+    prefix = queuePrefix;
+    // Another writer holds installation 1's repository for the whole test.
+    await connection.set(`${prefix}:lease:owner-1/gitops`, 'someone', 'PX', 60_000);
+    for (let n = 1; n <= 4; n++) await queue.add('x', { installationId: 1, n }, { jobId: `a-${n}` });
+    start();
+    // Both workers are taken by jobs of installation 1 that find their repository busy.
+    await waitFor(() => started.filter((name) => name.startsWith('1/')).length >= 2);
+    const other = await queue.add('x', { installationId: 2, n: 1 }, { jobId: 'b-1' });
+    expect(await other.waitUntilFinished(events, 15_000)).toBe('2/1');
+    // Installation 1's jobs are still waiting for their repository, none of them failed or done.
+    const waiting = await Promise.all([1, 2, 3, 4].map((n) => queue.getJob(`a-${n}`)));
+    expect(waiting.map((job) => job?.finishedOn)).toEqual([undefined, undefined, undefined, undefined]);
+    expect(waiting.map((job) => job?.attemptsMade ?? 0).every((made) => made === 0)).toBe(true);
+    await connection.del(`${prefix}:lease:owner-1/gitops`);
+  });
+
   it('lets one installation alone use every worker', async () => {
     let running = 0;
     let most = 0;
@@ -113,3 +147,11 @@ describe('fair shares between installations (real Redis)', () => {
     expect(await connection.smembers(`${prefix}:diff:fair-slots`)).toEqual([]);
   });
 });
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

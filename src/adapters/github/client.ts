@@ -24,8 +24,11 @@ export interface GitHubClientOptions {
   writes?: WriteBudget;
 }
 
-/** A write waits in process for a free slot up to this long; longer, its job is delayed instead. */
-export const MAX_WRITE_WAIT_MS = 5_000;
+/**
+ * A write waits in process for a free slot up to this long; longer, its job is delayed instead
+ * (no attempt spent), so an installation whose budget is spent does not hold worker slots.
+ */
+export const MAX_WRITE_WAIT_MS = 1_000;
 
 /**
  * Octokit clients for the App and its installations. Installation tokens are minted in the worker

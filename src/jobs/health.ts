@@ -42,7 +42,7 @@ export async function processHealthJob(deps: JobDeps, data: HealthJob, { log }: 
     : undefined;
   const recorded = await deps.store.health.record(
     data,
-    landed ? { ...report, revision: landed.sha } : report,
+    landed ? { ...report, revision: landed.sha, reported: report.revision } : report,
     tolerateMs,
   );
   if (!recorded.changed && recorded.current.reportedAt !== report.at) {

@@ -34,11 +34,15 @@ export interface HealthReport {
   source: HealthSource;
   /** The agent's own words (Flux event message, Argo CD operation message), bounded, for the PR line. */
   message?: string;
+  /** The commit the agent named, when `revision` is the older landing it was counted as (see src/jobs/health.ts). */
+  reported?: string;
 }
 
 /** What the store keeps per (repository, environment, app): the fold of its reports. */
 export interface AppHealth {
   revision: string;
+  /** The commit the agent named, when `revision` is an older landing: the index had not recorded a newer one yet. */
+  reported?: string;
   sync: SyncState;
   health: HealthState;
   /**
@@ -96,6 +100,7 @@ export function foldReport(previous: AppHealth | undefined, report: HealthReport
     source: report.source,
   };
   if (report.message !== undefined) next.message = report.message;
+  if (report.reported !== undefined && report.reported !== report.revision) next.reported = report.reported;
   const kept = same?.healthySince !== undefined && !spellLasted(same.degradedSince) ? same.healthySince : undefined;
   let lastDegradedAt = previous?.lastDegradedAt;
   if (isDegraded(report)) {

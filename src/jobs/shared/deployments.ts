@@ -5,6 +5,7 @@ import { parseDuration } from '../../config/repo-config.js';
 import type { AppHealth } from '../../planners/health.js';
 import { deploymentState } from '../../planners/health-gate.js';
 import { versionId } from '../../planners/versions.js';
+import { enqueueHealth } from '../../queue/enqueue.js';
 import type { JobDeps } from './deps.js';
 import { runningText, revisionContains } from './health-inputs.js';
 
@@ -65,6 +66,41 @@ export async function startDeployment(
     { repo: `${index.owner}/${index.repo}`, environment: environment.name, app, deployment: deploymentId, sha },
     'Deployment created for the merge',
   );
+  // The agent may have reported the merge already, before the Deployment existed (the report's
+  // job found nothing to follow): the new Deployment follows what is recorded now. A report that
+  // came before this merge's landing was recorded was counted as the landing before it: it is
+  // looked at again now that this one is known (its own job, as any report).
+  const current = await deps.store.health.load(index, environment.name, app);
+  if (current?.reported !== undefined && current.revision !== sha) {
+    const {
+      reported,
+      revision: _counted,
+      healthySince: _h,
+      degradedSince: _d,
+      lastDegradedAt: _l,
+      reportedAt,
+      ...rest
+    } = current;
+    const now = deps.now().getTime();
+    await enqueueHealth(
+      deps.producer,
+      {
+        installationId: index.installationId,
+        owner: index.owner,
+        repo: index.repo,
+        report: {
+          ...rest,
+          owner: index.owner,
+          repo: index.repo,
+          environment: environment.name,
+          app,
+          revision: reported,
+          at: reportedAt,
+        },
+      },
+      { at: now, now },
+    );
+  } else if (current) await followDeployment(deps, index, environment, app, current);
   return deploymentId;
 }
 

@@ -37,14 +37,24 @@ export async function processHealthJob(deps: JobDeps, data: HealthJob, { log }: 
     return 'not-listening';
   }
   const tolerateMs = parseDuration(environment.health.tolerate);
-  const landed = report.app
-    ? await versionsAt(deps, index, report.environment, report.app, report.revision)
-    : undefined;
-  const recorded = await deps.store.health.record(
+  const countedAs = async () =>
+    report.app ? (await versionsAt(deps, index, report.environment, report.app, report.revision))?.sha : undefined;
+  const landed = await countedAs();
+  let recorded = await deps.store.health.record(
     data,
-    landed ? { ...report, revision: landed.sha, reported: report.revision } : report,
+    landed ? { ...report, revision: landed, reported: report.revision } : report,
     tolerateMs,
   );
+  // Counted as an older landing: the index job may be recording a newer one right now (the agent
+  // synced the merge before the index did). Looked at once more after recording; the index job
+  // looks at the record after its landing (src/jobs/shared/deployments.ts), so one of the two sees it.
+  const again = landed && landed !== report.revision ? await countedAs() : undefined;
+  if (again && again !== landed)
+    recorded = await deps.store.health.record(
+      data,
+      { ...report, revision: again, reported: report.revision },
+      tolerateMs,
+    );
   if (!recorded.changed && recorded.current.reportedAt !== report.at) {
     log.info(
       { ...context, reportedAt: recorded.current.reportedAt },

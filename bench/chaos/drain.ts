@@ -4,21 +4,28 @@
  * queue idle, and every failed webhook delivery either redelivered or given a recovery cycle.
  */
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import { sleep } from '../support/stats.js';
 import type { WebhookLog } from './driver.js';
 
 const busyStates = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'] as const;
 
-/** The queues that exist under a prefix (BullMQ writes `<prefix>:<queue>:meta` for each). */
+/**
+ * The queues that exist under a prefix (BullMQ writes `<prefix>:<queue>:meta` for each). On a
+ * Cluster, SCAN goes to one node: every master is scanned (the keys share one slot, but which
+ * master serves it changes with each failover).
+ */
 export async function queuesUnder(redis: Redis, prefix: string): Promise<string[]> {
   const names = new Set<string>();
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*:meta`, 'COUNT', 1000);
-    cursor = next;
-    for (const key of keys) names.add(key.slice(prefix.length + 1, -':meta'.length));
-  } while (cursor !== '0');
+  const nodes: Redis[] = (redis as unknown) instanceof Cluster ? (redis as unknown as Cluster).nodes('master') : [redis];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}:*:meta`, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) names.add(key.slice(prefix.length + 1, -':meta'.length));
+    } while (cursor !== '0');
+  }
   return [...names].sort();
 }
 

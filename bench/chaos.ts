@@ -17,7 +17,7 @@
  * 4. stop driving; retry what was refused (as a registry would); wait for every queue to drain
  * 5. check the invariants (bench/chaos/invariants.ts) and print the report
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -106,7 +106,15 @@ const sim = await startSimulator({ secondaryLimits: args.secondary });
 const webhooks = new WebhookLog(sim);
 // GitHub API answers the rate-limit switch gave to Escalator (installation tokens), to prove the fault bit.
 const rateLimited = { escalator: 0, others: 0 };
+// When Escalator wrote to GitHub (content-creating requests, as the secondary limits count them).
+const writesAt: number[] = [];
 sim.onExchange((exchange) => {
+  if (
+    /^(token|Bearer) ghs_/.test(exchange.requestHeaders.authorization ?? '') &&
+    ((exchange.surface === 'api' && exchange.method !== 'GET' && exchange.method !== 'HEAD') ||
+      (exchange.surface === 'graphql' && /^\s*mutation\b/.test(String((exchange.requestBody as { query?: unknown })?.query))))
+  )
+    writesAt.push(Date.now());
   if (exchange.surface !== 'api' || (exchange.status !== 403 && exchange.status !== 429)) return;
   if (
     exchange.responseHeaders['retry-after'] === undefined &&
@@ -354,6 +362,21 @@ console.log(
 );
 if (Object.keys(drained.undelivered).length > 0)
   console.log(`  never delivered: ${JSON.stringify(drained.undelivered)}`);
+let peakWrites = 0;
+for (let from = 0, to = 0; to < writesAt.length; to++) {
+  while ((writesAt[to] as number) - (writesAt[from] as number) >= 60_000) from++;
+  peakWrites = Math.max(peakWrites, to - from + 1);
+}
+const budgetDelays = readdirSync(runDir)
+  .filter((name) => name.endsWith('.log') && !name.startsWith('redis'))
+  .reduce(
+    (sum, name) =>
+      sum + readFileSync(join(runDir, name), 'utf8').split('\n').filter((line) => line.includes('Job delayed until the GitHub rate limit resets')).length,
+    0,
+  );
+console.log(
+  `GitHub writes by Escalator: ${writesAt.length}, at most ${peakWrites} in any 60 s (its budget: ${process.env.ESCALATOR_GITHUB_WRITES_PER_MINUTE ?? 72} a minute, routine work 5/6 of it; GitHub's secondary limit 80); jobs delayed ${budgetDelays} times by a spent budget or the rate-limit switch`,
+);
 console.log(`faults injected: ${faults.length} (${[...byKind].map(([kind, n]) => `${kind} ×${n}`).join(', ')})`);
 for (const fault of faults)
   console.log(

@@ -52,8 +52,7 @@ const onCluster: Partial<Record<FaultKind, FaultKind>> = {
 
 /** The Redis the run uses: one private server, or a private cluster and the key whose slot Escalator's keys share. */
 export type RedisUnderTest =
-  | { kind: 'single'; server: PrivateRedis }
-  | { kind: 'cluster'; cluster: LocalCluster; slotKey: string };
+  { kind: 'single'; server: PrivateRedis } | { kind: 'cluster'; cluster: LocalCluster; slotKey: string };
 const rateLimitModes = ['secondary', 'primary', 'secondary-429'] as const;
 
 export interface FaultOptions {

@@ -337,6 +337,20 @@ checks.push({
   notes: [`${rateLimited.escalator} rate-limited answers to Escalator, ${rateLimited.others} to the bench's people`],
 });
 
+if (redis.kind === 'cluster') {
+  const missing = (['master SIGKILL', 'master failover'] as const).filter(
+    (kind) => !faults.some((fault) => fault.kind === kind),
+  );
+  checks.push({
+    name: 'the Redis Cluster faults happened (a master SIGKILLed and back as a replica, a master failover)',
+    checked: faults.filter((fault) => fault.kind.startsWith('master ')).length,
+    violations: missing.map(
+      (kind) =>
+        `no ${kind} in this run: the drive (${(driveMs / 1000).toFixed(0)} s after a setup of ${(setupMs / 1000).toFixed(0)} s) was too short; give it more --minutes`,
+    ),
+    notes: [],
+  });
+}
 const secondaryRefused = sim.secondaryRefused();
 checks.push({
   name: "Escalator drew no answer of GitHub's secondary limits (its write budget kept it under them)",

@@ -4,21 +4,43 @@
  * queue idle, and every failed webhook delivery either redelivered or given a recovery cycle.
  */
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import { sleep } from '../support/stats.js';
 import type { WebhookLog } from './driver.js';
 
 const busyStates = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'] as const;
 
-/** The queues that exist under a prefix (BullMQ writes `<prefix>:<queue>:meta` for each). */
+/**
+ * The queues that exist under a prefix (BullMQ writes `<prefix>:<queue>:meta` for each).
+ *
+ * On a Cluster, SCAN goes to one node, and the client's idea of which node is a master is only
+ * refreshed when a connection closes or a keyed command is MOVED: refreshed while a failover is
+ * under way, it can name no master for Escalator's slot until the next keyed command, and a SCAN
+ * of "the masters" then finds no queue at all (a first cluster run ended its drain after 3 s with
+ * every bump still to do). So every node the client knows, replicas included, is scanned (a
+ * replica holds the same keys) and a node that does not answer is skipped.
+ */
 export async function queuesUnder(redis: Redis, prefix: string): Promise<string[]> {
   const names = new Set<string>();
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*:meta`, 'COUNT', 1000);
-    cursor = next;
-    for (const key of keys) names.add(key.slice(prefix.length + 1, -':meta'.length));
-  } while (cursor !== '0');
+  const cluster = (redis as unknown) instanceof Cluster ? (redis as unknown as Cluster) : undefined;
+  const nodes: Redis[] = cluster ? cluster.nodes('all') : [redis];
+  let answered = 0;
+  let lastError: unknown;
+  for (const node of nodes) {
+    try {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}:*:meta`, 'COUNT', 1000);
+        cursor = next;
+        for (const key of keys) names.add(key.slice(prefix.length + 1, -':meta'.length));
+      } while (cursor !== '0');
+      answered++;
+    } catch (error) {
+      if (!cluster) throw error;
+      lastError = error;
+    }
+  }
+  if (answered === 0) throw new Error('no Redis node answered SCAN; is the cluster up?', { cause: lastError });
   return [...names].sort();
 }
 
@@ -58,6 +80,12 @@ export async function drain(input: {
     }
     return found;
   };
+  // Queues are never deleted during a run: one seen once is looked at until the end.
+  const known = new Set<string>();
+  const queueNames = async (): Promise<string[]> => {
+    for (const name of await queuesUnder(input.redis, input.prefix)) known.add(name);
+    return [...known].sort();
+  };
   let busy: DrainResult['busy'];
   let quietSince: number | undefined;
   const timeline: string[] = [];
@@ -66,7 +94,7 @@ export async function drain(input: {
     for (;;) {
       await input.idle();
       busy = {};
-      for (const name of await queuesUnder(input.redis, input.prefix)) {
+      for (const name of await queueNames()) {
         const counts = await queue(name).getJobCounts(...busyStates);
         // The recovery scheduler always has its next run delayed: that is not pending work.
         if (name === 'recover') counts.delayed = 0;
@@ -77,7 +105,8 @@ export async function drain(input: {
       const waitingForRecovery = [...input.webhooks.unresolved().values()].some(
         (at) => Date.now() - at < input.recoverEveryMs * 2 + 5_000,
       );
-      const idle = Object.keys(busy).length === 0 && !waitingForRecovery;
+      // No queue found at all proves nothing (the run enqueued work): look again.
+      const idle = known.size > 0 && Object.keys(busy).length === 0 && !waitingForRecovery;
       if (idle) {
         quietSince ??= Date.now();
         if (Date.now() - quietSince >= 3_000) break;
@@ -90,12 +119,13 @@ export async function drain(input: {
         lastSample = Date.now();
         timeline.push(`+${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s pending ${JSON.stringify(busy)}`);
       }
-      if (Date.now() - started > input.timeoutMs) break;
+      // A quiet spell already under way when the time is up gets its 3 s (a run once timed out 1 s into it).
+      if (Date.now() - started > input.timeoutMs + (quietSince === undefined ? 0 : 3_500)) break;
       await sleep(500);
     }
     const failed: Record<string, number> = {};
     const reasons = new Map<string, string>();
-    for (const name of await queuesUnder(input.redis, input.prefix)) {
+    for (const name of await queueNames()) {
       const count = (await queue(name).getJobCounts('failed')).failed ?? 0;
       if (count === 0) continue;
       failed[name] = count;

@@ -4,9 +4,13 @@
  * - a web process restarted (alternately SIGTERM and SIGKILL), on the same port
  * - Redis shut down with `redis-cli shutdown` (AOF written), or SIGKILLed (no final flush), down
  *   for a few seconds, started again from its append-only file
+ * - on a Redis Cluster (`--cluster`) instead: the master serving Escalator's slot SIGKILLed, its
+ *   replica taking over, the killed node started again (it comes back as the new master's
+ *   replica); and, the next time round, a manual failover (`CLUSTER FAILOVER` on that replica)
  * - the sandbox's rate-limit switch turned on for the next N GitHub API requests
  */
 import type { SandboxClient } from '@escalator/github-sandbox';
+import type { LocalCluster } from '../../test/support/redis-cluster.js';
 import { sleep } from '../support/stats.js';
 import { pick } from './driver.js';
 import type { Fleet, PrivateRedis } from './processes.js';
@@ -17,6 +21,8 @@ export type FaultKind =
   | 'web restart (SIGKILL)'
   | 'redis restart'
   | 'redis SIGKILL'
+  | 'master SIGKILL'
+  | 'master failover'
   | 'rate limit';
 
 export interface FaultRecord {
@@ -38,11 +44,30 @@ const rotation: FaultKind[] = [
   'redis SIGKILL',
   'rate limit',
 ];
+/**
+ * On a cluster the whole-Redis faults become faults of the master serving Escalator's slot, early
+ * in the rotation: with the secondary limits on, the drive is short (bench/chaos.ts) and a slow
+ * setup on a loaded machine can leave room for six faults only; both master faults must be in.
+ */
+const clusterRotation: FaultKind[] = [
+  'worker SIGKILL',
+  'master SIGKILL',
+  'web restart (SIGTERM)',
+  'rate limit',
+  'master failover',
+  'worker SIGKILL',
+  'web restart (SIGKILL)',
+  'rate limit',
+];
+
+/** The Redis the run uses: one private server, or a private cluster and the key whose slot Escalator's keys share. */
+export type RedisUnderTest =
+  { kind: 'single'; server: PrivateRedis } | { kind: 'cluster'; cluster: LocalCluster; slotKey: string };
 const rateLimitModes = ['secondary', 'primary', 'secondary-429'] as const;
 
 export interface FaultOptions {
   fleet: Fleet;
-  redis: PrivateRedis;
+  redis: RedisUnderTest;
   client: SandboxClient;
   random: () => number;
   /** How long Redis stays down. */
@@ -62,7 +87,8 @@ export async function runFaults(
   for (let i = 0; ; i++) {
     if (next >= schedule.until) return records;
     await sleep(Math.max(0, next - Date.now()));
-    const kind = rotation[i % rotation.length] as FaultKind;
+    const faults = options.redis.kind === 'cluster' ? clusterRotation : rotation;
+    const kind = faults[i % faults.length] as FaultKind;
     const at = Date.now();
     const detail = await inject(options, kind, i);
     const record = { kind, at: at - schedule.startedAt, detail, tookMs: Date.now() - at };
@@ -90,10 +116,24 @@ async function inject(options: FaultOptions, kind: FaultKind, i: number): Promis
     }
     case 'redis restart':
     case 'redis SIGKILL': {
-      await (kind === 'redis restart' ? redis.shutdown() : redis.kill());
+      if (redis.kind !== 'single') throw new Error(`${kind} is a fault of a single Redis; this run uses a cluster`);
+      await (kind === 'redis restart' ? redis.server.shutdown() : redis.server.kill());
       await sleep(options.redisDownMs);
-      await redis.start();
+      await redis.server.start();
       return `${kind === 'redis restart' ? 'SHUTDOWN' : 'SIGKILL'}, down ${options.redisDownMs} ms, restarted from its append-only file`;
+    }
+    case 'master SIGKILL': {
+      if (redis.kind !== 'cluster') throw new Error(`${kind} is a fault of a Redis Cluster; this run uses one Redis`);
+      const started = Date.now();
+      const { killed, promoted } = await redis.cluster.failMasterOf(redis.slotKey);
+      const failedOverMs = Date.now() - started;
+      await redis.cluster.restart(killed);
+      return `master :${killed} SIGKILLed, replica :${promoted} took over in ${(failedOverMs / 1000).toFixed(1)} s; :${killed} restarted, now its synced replica`;
+    }
+    case 'master failover': {
+      if (redis.kind !== 'cluster') throw new Error(`${kind} is a fault of a Redis Cluster; this run uses one Redis`);
+      const { demoted, promoted } = await redis.cluster.failoverMasterOf(redis.slotKey);
+      return `CLUSTER FAILOVER: replica :${promoted} now the master, :${demoted} its synced replica`;
     }
     case 'rate limit': {
       const mode = pick(random, rateLimitModes);

@@ -21,7 +21,7 @@ import { parseTargetKey, versionId, versionsByTarget } from '../planners/version
 import type { IndexJob, ResyncJob } from '../queue/jobs.js';
 import { enqueuePromote } from '../queue/enqueue.js';
 import type { ProcessorContext } from '../queue/worker.js';
-import { keepsDeployments, startDeployment } from './shared/deployments.js';
+import { keepsDeployments, relookEarlyReport, startDeployment } from './shared/deployments.js';
 import { refreshDashboard } from './shared/dashboard-refresh.js';
 import type { JobDeps } from './shared/deps.js';
 import { enqueuePromotionsOutOf } from './shared/promotion-inputs.js';
@@ -235,6 +235,7 @@ async function afterIndex(
   // the promotions are planned, so a GitHub error here never costs one.
   for (const landing of landings) {
     const landedIn = config.environments.find((env) => env.name === landing.environment);
+    if (landedIn?.health) await relookEarlyReport(deps, index, landedIn.name, landing.app, index.sha);
     if (keepsDeployments(landedIn))
       await startDeployment(deps, index, landedIn, landing.app, index.sha, landing.versions);
   }

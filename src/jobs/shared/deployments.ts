@@ -67,41 +67,51 @@ export async function startDeployment(
     'Deployment created for the merge',
   );
   // The agent may have reported the merge already, before the Deployment existed (the report's
-  // job found nothing to follow): the new Deployment follows what is recorded now. A report that
-  // came before this merge's landing was recorded was counted as the landing before it: it is
-  // looked at again now that this one is known (its own job, as any report).
+  // job found nothing to follow): the new Deployment follows what is recorded now.
   const current = await deps.store.health.load(index, environment.name, app);
-  if (current?.reported !== undefined && current.revision !== sha) {
-    const {
-      reported,
-      revision: _counted,
-      healthySince: _h,
-      degradedSince: _d,
-      lastDegradedAt: _l,
-      reportedAt,
-      ...rest
-    } = current;
-    const now = deps.now().getTime();
-    await enqueueHealth(
-      deps.producer,
-      {
-        installationId: index.installationId,
+  if (current) await followDeployment(deps, index, environment, app, current);
+  return deploymentId;
+}
+
+/**
+ * A merge landed in an environment whose agent reports health (`sha`): a report the agent sent
+ * about it before this landing was recorded was counted as the landing before it (the health job
+ * maps a revision to the newest landing it contains). Such a report is looked at again, as a job of
+ * its own, now that this landing is known; the health job looks again after recording too, so one
+ * of the two always sees the other.
+ */
+export async function relookEarlyReport(
+  deps: JobDeps,
+  index: RepoIndex,
+  environment: string,
+  app: string,
+  sha: string,
+): Promise<void> {
+  const current = await deps.store.health.load(index, environment, app);
+  if (current?.reported === undefined || current.revision === sha) return;
+  const { reported, reportedAt, sync, health, source, message } = current;
+  const now = deps.now().getTime();
+  await enqueueHealth(
+    deps.producer,
+    {
+      installationId: index.installationId,
+      owner: index.owner,
+      repo: index.repo,
+      report: {
         owner: index.owner,
         repo: index.repo,
-        report: {
-          ...rest,
-          owner: index.owner,
-          repo: index.repo,
-          environment: environment.name,
-          app,
-          revision: reported,
-          at: reportedAt,
-        },
+        environment,
+        app,
+        revision: reported,
+        sync,
+        health,
+        at: reportedAt,
+        source,
+        ...(message !== undefined ? { message } : {}),
       },
-      { at: now, now },
-    );
-  } else if (current) await followDeployment(deps, index, environment, app, current);
-  return deploymentId;
+    },
+    { at: now, now },
+  );
 }
 
 /**

@@ -122,6 +122,22 @@ export class GitHubObserver {
           /secondary rate limit/i.test(typeof message === 'string' ? message : '')),
     });
     if (exchange.method === 'GET' || exchange.status >= 300) return;
+    if (exchange.surface === 'graphql') {
+      // A commit through `createCommitOnBranch`: its repository and headline are in the input.
+      const input = Object.values(
+        ((exchange.requestBody as { variables?: Record<string, unknown> } | undefined)?.variables ?? {}) as Record<
+          string,
+          { branch?: { repositoryNameWithOwner?: string }; message?: { headline?: string } }
+        >,
+      ).find((value) => value && typeof value === 'object' && value.branch?.repositoryNameWithOwner);
+      const repo = input?.branch?.repositoryNameWithOwner?.split('/')[1];
+      const ok = !(exchange.responseBody as { errors?: unknown } | undefined)?.errors;
+      if (repo && ok) {
+        if (input?.message?.headline?.startsWith('Bump ')) this.repoWrites(repo).bumpCommits++;
+        else this.repoWrites(repo).otherCommits++;
+      }
+      return;
+    }
     const match = repoPath.exec(exchange.path);
     if (!match) return;
     const [, repo = '', rest = ''] = match;

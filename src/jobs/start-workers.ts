@@ -39,6 +39,22 @@ import { processImageJob } from './image.js';
 import { createNotesDeps } from './shared/notes-deps.js';
 import { processIndexJob, processResyncJob } from './subscription-index.js';
 
+/** How long a stopping worker process waits for its running jobs (Kubernetes allows 30 s by default). */
+export const SHUTDOWN_GRACE_MS = 20_000;
+
+/** True when `work` settled within `ms`; false when the time ran out first (the work goes on unwatched). */
+async function within(ms: number, work: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export interface WorkerDeps {
   env: Env;
   log: Logger;
@@ -233,12 +249,27 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
     workers,
     deps,
     async close() {
-      await Promise.all(workers.map((worker) => worker.close()));
-      await deps.producer.close();
-      await Promise.all([
-        redis.quit().catch(() => redis.disconnect()),
-        producerRedis.quit().catch(() => producerRedis.disconnect()),
-      ]);
+      // Running jobs get a grace period to finish; one still stuck after it (a Redis node gone
+      // mid-failover, a hung call) is left to BullMQ, which runs it again once its lock expires.
+      if (!(await within(SHUTDOWN_GRACE_MS, Promise.all(workers.map((worker) => worker.close()))))) {
+        log.warn(
+          { graceMs: SHUTDOWN_GRACE_MS },
+          'Jobs still running when the shutdown grace period ended; stopping anyway (they run again once their locks expire)',
+        );
+        await within(SHUTDOWN_GRACE_MS, Promise.all(workers.map((worker) => worker.close(true))));
+      }
+      await within(SHUTDOWN_GRACE_MS, deps.producer.close());
+      await Promise.all(
+        [redis, producerRedis].map(async (connection) => {
+          if (
+            !(await within(
+              2_000,
+              connection.quit().catch(() => undefined),
+            ))
+          )
+            connection.disconnect();
+        }),
+      );
     },
   };
 }

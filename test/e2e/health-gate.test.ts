@@ -348,7 +348,8 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
       const staging = await eventually(
         async () => {
           const list = await deploymentStates(repo, 'staging');
-          return list.length === 2 ? list : undefined;
+          // A Deployment exists a moment before its first status is posted.
+          return list.length === 2 && list.every((d) => d.statuses.length > 0) ? list : undefined;
         },
         { what: "the rollback's Deployment" },
       );

@@ -83,7 +83,8 @@ describe('Escalator on a Redis Cluster', () => {
     ).toBe(overlay('1.2.3'));
   });
 
-  it('goes on after the master serving its slot fails over to its replica', async () => {
+  // Its own waits allow a minute for intake and a minute for the pull request: the test allows both.
+  it('goes on after the master serving its slot fails over to its replica', { timeout: 150_000 }, async () => {
     const { killed, promoted } = await cluster.failMasterOf(`{${stack.prefix}}`);
     expect(promoted).not.toBe(killed);
     await post('ghcr.io/example/hello:1.2.4');

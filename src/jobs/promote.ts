@@ -31,8 +31,8 @@ import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
 import { ensureLivingPull } from './shared/living-pull.js';
 import { autoMerge } from './shared/auto-merge.js';
 import { noteFailure, notePromotion, refreshDashboard } from './shared/dashboard-refresh.js';
-import { gateEnforcement } from '../planners/promotion-gates.js';
 import { loadRequiredChecks } from '../adapters/github/gates.js';
+import { gateEnforcement } from '../planners/promotion-gates.js';
 import { decideGates, loadEnvFiles, promotedVersions } from './shared/promotion-inputs.js';
 import { promotionNotes } from './shared/pull-notes.js';
 

@@ -1,4 +1,6 @@
 import { createComment, loadBranch, loadPermission, loadPull } from '../adapters/github/repo.js';
+import { withWritePriority } from '../adapters/github/write-budget.js';
+import { commandRefusals } from '../observability/metrics.js';
 import type { RepoIndex } from '../adapters/store/subscriptions.js';
 import { ConfigError } from '../observability/errors.js';
 import {
@@ -22,8 +24,18 @@ import { enqueueDiff, enqueuePromote } from '../queue/enqueue.js';
 
 const writers = new Set(['admin', 'maintain', 'write']);
 
-/** A refused author hears why once per issue or pull request within this time. */
+/** A refused author hears why once per repository within this time. */
 const REFUSAL_MEMORY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Replies to people without write access, per installation in any hour. Anyone who can comment can
+ * ask for one, so they are routine writes (never the share of the write budget kept for people)
+ * and few: a real person trying a command they may not run is rare, and 10 answers each of them
+ * in a busy hour, while a flood of issues and accounts spends at most 10 of the 383 routine writes
+ * an hour of the default budget (2%), where it used to spend them all, and the people's share with
+ * them. Beyond it, a refusal is a log line and `escalator_command_refusals_total{outcome="capped"}`.
+ */
+export const REFUSAL_REPLIES_PER_HOUR = 10;
 
 /**
  * Answer one `/escalator …` comment:
@@ -31,12 +43,17 @@ const REFUSAL_MEMORY_MS = 24 * 60 * 60 * 1000;
  * 2. ignore bots, and check through the API that the author may write to the repository, before
  *    anything is answered: a malformed or unknown command from someone without write access gets
  *    no answer at all (anyone who can comment must not be able to make the bot comment); a
- *    well-formed one gets a reply saying why it was refused, once per author and issue a day
+ *    well-formed one gets a reply saying why it was refused, once per author and repository a day
+ *    and at most `REFUSAL_REPLIES_PER_HOUR` per installation, written as routine work
  * 3. a malformed command from a writer: a reply saying what is wrong, with the help
  * 4. act — hold/release (and re-check open promotions), promote, rollback, plan, help
  * 5. reply with what was done
  */
-export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }: ProcessorContext): Promise<string> {
+export async function processCommandJob(
+  deps: JobDeps,
+  data: CommandJob,
+  { log, job }: ProcessorContext,
+): Promise<string> {
   const parsed = parseCommand(data.body);
   if (parsed === null) return 'not a command';
   // Intake drops comments of users of type Bot; a login ending in [bot] is a GitHub App all the same.
@@ -60,14 +77,37 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
       );
       return 'ignored: malformed command without write permission';
     }
-    if (!(await deps.store.refusals.firstRefusal(id, data.issueNumber, data.author, REFUSAL_MEMORY_MS))) {
-      log.debug({ author: data.author, permission }, 'Command ignored: this author was refused here already');
-      return 'ignored: refused on this issue already';
+    const admission = await deps.store.refusals.admit(
+      { installationId: data.installationId, ...id },
+      data.author,
+      job.id ?? `${data.issueNumber}-${data.author}-${data.body.length}`,
+      { ttlMs: REFUSAL_MEMORY_MS, perHour: REFUSAL_REPLIES_PER_HOUR },
+    );
+    if (admission === 'repeated') {
+      commandRefusals.inc({ outcome: 'repeated' });
+      log.debug(
+        { author: data.author, permission },
+        'Command ignored: this author was refused in this repository today',
+      );
+      return 'ignored: refused in this repository today';
+    }
+    if (admission === 'capped') {
+      commandRefusals.inc({ outcome: 'capped' });
+      log.warn(
+        { author: data.author, permission, command: parsed.command.name, perHour: REFUSAL_REPLIES_PER_HOUR },
+        'Command refused without a reply: this installation answered as many commands from people without write access as it does in an hour (a flood of comments?); the next reply waits until the hour has room',
+      );
+      return `ignored: over the cap of replies to people without write access (${REFUSAL_REPLIES_PER_HOUR} an hour)`;
     }
     log.info({ author: data.author, permission, command: parsed.command.name }, 'Command refused: no write permission');
-    return reply(
-      `@${data.author} Escalator commands need write access to ${escapeText(`${data.owner}/${data.repo}`)}; yours is ${code(permission)}. Ask a maintainer to run it.`,
+    // Anyone who can comment can ask for this write: routine work, never the share kept for people.
+    const text = await withWritePriority('routine', () =>
+      reply(
+        `@${data.author} Escalator commands need write access to ${escapeText(`${data.owner}/${data.repo}`)}; yours is ${code(permission)}. Ask a maintainer to run it.`,
+      ),
     );
+    commandRefusals.inc({ outcome: 'replied' });
+    return text;
   }
   if (!parsed.ok)
     return reply(`Escalator could not read that command: ${escapeText(parsed.message)}.\n\n${commandHelp}`);

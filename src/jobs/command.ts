@@ -1,4 +1,4 @@
-import { createComment, loadBranch, loadPermission, loadPull } from '../adapters/github/repo.js';
+import { createComment, loadAccess, loadBranch, loadPull } from '../adapters/github/repo.js';
 import { withWritePriority } from '../adapters/github/write-budget.js';
 import { commandRefusals } from '../observability/metrics.js';
 import type { RepoIndex } from '../adapters/store/subscriptions.js';
@@ -13,7 +13,15 @@ import { decideGates, loadEnvFiles } from './shared/promotion-inputs.js';
 import { commandHelp, parseCommand, type Command } from '../planners/commands.js';
 import { code, escapeText } from '../planners/markdown.js';
 import { editSettingsFrom } from '../planners/image-edit/index.js';
-import { describeFreeze, freezesInForce, type Freeze } from '../planners/freeze.js';
+import {
+  describeFreeze,
+  describeWhoMayLift,
+  freezesInForce,
+  mayLiftFreeze,
+  planUnfreeze,
+  type Freeze,
+  type FreezeActor,
+} from '../planners/freeze.js';
 import { parseMarker } from '../planners/pull-marker.js';
 import type { CommandJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
@@ -68,7 +76,8 @@ export async function processCommandJob(
     return text;
   };
 
-  const permission = await permissionOf(deps, data);
+  const access = await accessOf(deps, data);
+  const { permission } = access;
   if (!writers.has(permission)) {
     if (!parsed.ok) {
       log.debug(
@@ -151,7 +160,10 @@ export async function processCommandJob(
   };
 
   if (command.name === 'freeze' || command.name === 'unfreeze') {
-    const answer = await freezeCommand(deps, data, index, command);
+    const answer = await freezeCommand(deps, data, index, command, {
+      login: data.author,
+      maintainer: access.maintainer,
+    });
     // Open promotion pull requests into each environment concerned get their freeze check again; none is opened.
     for (const name of answer.environments) await promoteAll(name, 'freeze');
     await refreshDashboard(deps, data, { index });
@@ -249,6 +261,7 @@ async function freezeCommand(
   data: CommandJob,
   index: RepoIndex,
   command: Extract<Command, { name: 'freeze' | 'unfreeze' }>,
+  actor: FreezeActor,
 ): Promise<{ text: string; environments: string[] }> {
   const config = index.config!;
   const named = (command.name === 'freeze' ? command.request.environment : command.environment) ?? 'all';
@@ -261,16 +274,35 @@ async function freezeCommand(
     };
   const where = all ? 'the whole repository' : `**${escapeText(named)}**`;
   const now = deps.now().getTime();
+  const repository = `${data.owner}/${data.repo}`;
   if (command.name === 'unfreeze') {
-    const lifted = await deps.store.freezes.liftFreeze(index, all ? '*' : named, { all });
+    const scope = all ? '*' : named;
+    const { lift, kept } = planUnfreeze(await deps.store.freezes.loadFreezes(index, now), { scope, all }, actor, now);
+    if (lift.length === 0 && kept.length === 0)
+      return { text: `Nothing to unfreeze: ${where} was not frozen.`, environments: [] };
+    if (lift.length === 0)
+      return {
+        text: `@${data.author} Not unfrozen: ${escapeText(kept.map(describeFreeze).join('; '))}. ${escapeText(describeWhoMayLift(kept, repository))}`,
+        environments: [],
+      };
+    const lifted = await deps.store.freezes.liftFreezes(index, lift);
     if (lifted.length === 0) return { text: `Nothing to unfreeze: ${where} was not frozen.`, environments: [] };
-    const left = all ? [] : freezesInForce(await deps.store.freezes.loadFreezes(index, now), named, now);
-    return {
-      text: `Freeze lifted on ${where} (by @${data.author}): ${escapeText(lifted.map(describeFreeze).join('; '))}.${left.length > 0 ? ` ${escapeText(named)} stays frozen: ${escapeText(left.map(describeFreeze).join('; '))}.` : ' Open promotion pull requests are checked again and merge as their other gates allow.'}`,
-      environments: all ? promoted : promoted.filter((name) => name === named),
-    };
+    const left = all ? kept : freezesInForce(await deps.store.freezes.loadFreezes(index, now), named, now);
+    const liftedText = `${kept.length > 0 ? 'Freezes lifted' : `Freeze lifted on ${where}`} (by @${data.author}): ${escapeText(lifted.map(describeFreeze).join('; '))}.`;
+    const leftText =
+      left.length === 0
+        ? ' Open promotion pull requests are checked again and merge as their other gates allow.'
+        : ` ${all ? 'Still frozen' : `${escapeText(named)} stays frozen`}: ${escapeText(left.map(describeFreeze).join('; '))}.${kept.length > 0 ? ` ${escapeText(describeWhoMayLift(kept, repository))}` : ''}`;
+    return { text: liftedText + leftText, environments: all ? promoted : promoted.filter((name) => name === named) };
   }
   const { request } = command;
+  // Replacing a freeze could shorten it: only who may lift it may replace it.
+  const replaced = (await deps.store.freezes.loadFreezes(index, now)).find((f) => f.scope === (all ? '*' : named));
+  if (replaced && !mayLiftFreeze(replaced, actor, now))
+    return {
+      text: `@${data.author} Not frozen again: ${escapeText(describeFreeze(replaced))}. ${escapeText(describeWhoMayLift([replaced], repository))}`,
+      environments: [],
+    };
   const until = request.until ?? (request.forMs ? new Date(now + request.forMs).toISOString() : undefined);
   if (until && Date.parse(until) <= now)
     return {
@@ -286,7 +318,7 @@ async function freezeCommand(
   };
   await deps.store.freezes.setFreeze(index, freeze);
   return {
-    text: `Frozen: ${escapeText(describeFreeze(freeze))}. Promotion pull requests ${all ? '' : `into ${escapeText(named)} `}get a failing \`escalator/freeze\` check, nothing merges automatically and \`/escalator promote\` is refused until ${until ? `it ends or ` : ''}\`/escalator unfreeze ${all ? 'all' : escapeText(named)}\`. Rollbacks stay allowed.`,
+    text: `Frozen: ${escapeText(describeFreeze(freeze))}. Promotion pull requests ${all ? '' : `into ${escapeText(named)} `}get a failing \`escalator/freeze\` check, nothing merges automatically and \`/escalator promote\` is refused until ${until ? `it ends or ` : ''}\`/escalator unfreeze ${all ? 'all' : escapeText(named)}\`, which only you or someone with maintain or admin permission may write. Rollbacks stay allowed.`,
     environments: all ? promoted : promoted.filter((name) => name === named),
   };
 }
@@ -299,7 +331,7 @@ async function freezeCommand(
 export async function reportCommandFailure(deps: JobDeps, data: CommandJob, error: Error): Promise<void> {
   const parsed = parseCommand(data.body);
   if (!parsed?.ok || data.author.endsWith('[bot]')) return;
-  if (!writers.has(await permissionOf(deps, data))) return;
+  if (!writers.has((await accessOf(deps, data)).permission)) return;
   await createComment(
     deps.github.forInstallation(data.installationId),
     { owner: data.owner, repo: data.repo },
@@ -308,8 +340,8 @@ export async function reportCommandFailure(deps: JobDeps, data: CommandJob, erro
   );
 }
 
-function permissionOf(deps: JobDeps, data: CommandJob): Promise<string> {
-  return loadPermission(
+function accessOf(deps: JobDeps, data: CommandJob): Promise<{ permission: string; maintainer: boolean }> {
+  return loadAccess(
     deps.github.forInstallation(data.installationId),
     { owner: data.owner, repo: data.repo },
     data.author,

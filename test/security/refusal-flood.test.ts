@@ -217,4 +217,60 @@ describe('a flood of commands from people without write access (sandbox GitHub, 
       expect(before.length).toBeLessThanOrEqual(routine);
     }, 120_000);
   });
+  describe('the queue', () => {
+    const repos = ['queue'];
+    let stack: Stack;
+    let connection: Redis;
+    let queue: Queue;
+    beforeAll(async () => {
+      ({ stack, connection, queue } = await setUp({}, repos));
+    }, 60_000);
+    afterAll(async () => {
+      await queue?.close();
+      await connection?.quit();
+      await stack?.close();
+    });
+
+    it("a writer's command runs ahead of commands from people GitHub does not call collaborators", async () => {
+      const prefix = `out-${stack.prefix.slice(-8)}`;
+      const first = await outsider(stack, `${prefix}-0`);
+      const { data: issue } = await first.rest.issues.create({ owner, repo: 'queue', title: 'question' });
+      // A backlog: the workers take nothing while the outsiders and then the writer comment.
+      await queue.pause();
+      const crowd = 6;
+      for (let i = 1; i <= crowd; i += 1)
+        await (
+          await outsider(stack, `${prefix}-${i}`)
+        ).rest.issues.createComment({ owner, repo: 'queue', issue_number: issue.number, body: '/escalator plan' });
+      await stack.user.rest.issues.createComment({
+        owner,
+        repo: 'queue',
+        issue_number: issue.number,
+        body: '/escalator plan',
+      });
+      await jobsOf(queue, (author) => author.startsWith(prefix) || author === owner, crowd + 1);
+      await queue.resume();
+      const comments = await eventually(
+        async () => {
+          const written = await appComments(stack, repos);
+          return written.some((c) => c.body?.startsWith(planReply)) ? written : undefined;
+        },
+        { what: "the writer's plan reply" },
+      );
+      // Two workers: at most the one outsider's job that ran beside the writer's answered first.
+      const before = comments.slice(
+        0,
+        comments.findIndex((c) => c.body?.startsWith(planReply)),
+      );
+      expect(before.length).toBeLessThanOrEqual(1);
+      // Every outsider is still answered, after it.
+      await eventually(
+        async () =>
+          (await appComments(stack, repos)).filter((c) => c.body?.includes(refusal)).length === crowd
+            ? true
+            : undefined,
+        { what: 'every refusal' },
+      );
+    }, 120_000);
+  });
 });

@@ -39,6 +39,14 @@ export interface GitHubAppDeps {
   now?: () => Date;
 }
 
+/**
+ * `author_association` values of people with a standing in the repository: a writer is always one
+ * of them (an organization member, an outside collaborator or the owner); `CONTRIBUTOR`,
+ * `FIRST_TIMER`, `FIRST_TIME_CONTRIBUTOR`, `MANNEQUIN` and `NONE` are not (the `author-association`
+ * enum of GitHub's REST OpenAPI description, github/rest-api-description).
+ */
+const collaborators = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
+
 export function createGitHubApp(deps: GitHubAppDeps) {
   const now = deps.now ?? (() => new Date());
   return (app: Probot): void => {
@@ -192,6 +200,9 @@ export function createGitHubApp(deps: GitHubAppDeps) {
           ...(issue.pull_request && issue.body ? { prBody: issue.body.slice(0, 262_144) } : {}),
         },
         comment.id,
+        // Anyone who can comment can queue a command: those of people without a standing in the
+        // repository wait behind everyone else's (the job still asks GitHub for the permission).
+        { stranger: !collaborators.has(comment.author_association) },
       );
     });
 

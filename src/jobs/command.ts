@@ -1,4 +1,6 @@
-import { createComment, loadBranch, loadPermission, loadPull } from '../adapters/github/repo.js';
+import { createComment, loadAccess, loadBranch, loadPull } from '../adapters/github/repo.js';
+import { withWritePriority } from '../adapters/github/write-budget.js';
+import { commandRefusals } from '../observability/metrics.js';
 import type { RepoIndex } from '../adapters/store/subscriptions.js';
 import { ConfigError } from '../observability/errors.js';
 import {
@@ -11,7 +13,15 @@ import { decideGates, loadEnvFiles } from './shared/promotion-inputs.js';
 import { commandHelp, parseCommand, type Command } from '../planners/commands.js';
 import { code, escapeText } from '../planners/markdown.js';
 import { editSettingsFrom } from '../planners/image-edit/index.js';
-import { describeFreeze, freezesInForce, type Freeze } from '../planners/freeze.js';
+import {
+  describeFreeze,
+  describeWhoMayLift,
+  freezesInForce,
+  mayLiftFreeze,
+  planUnfreeze,
+  type Freeze,
+  type FreezeActor,
+} from '../planners/freeze.js';
 import { parseMarker } from '../planners/pull-marker.js';
 import type { CommandJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
@@ -22,8 +32,18 @@ import { enqueueDiff, enqueuePromote } from '../queue/enqueue.js';
 
 const writers = new Set(['admin', 'maintain', 'write']);
 
-/** A refused author hears why once per issue or pull request within this time. */
+/** A refused author hears why once per repository within this time. */
 const REFUSAL_MEMORY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Replies to people without write access, per installation in any hour. Anyone who can comment can
+ * ask for one, so they are routine writes (never the share of the write budget kept for people)
+ * and few: a real person trying a command they may not run is rare, and 10 answers each of them
+ * in a busy hour, while a flood of issues and accounts spends at most 10 of the 383 routine writes
+ * an hour of the default budget (2%), where it used to spend them all, and the people's share with
+ * them. Beyond it, a refusal is a log line and `escalator_command_refusals_total{outcome="capped"}`.
+ */
+export const REFUSAL_REPLIES_PER_HOUR = 10;
 
 /**
  * Answer one `/escalator …` comment:
@@ -31,12 +51,17 @@ const REFUSAL_MEMORY_MS = 24 * 60 * 60 * 1000;
  * 2. ignore bots, and check through the API that the author may write to the repository, before
  *    anything is answered: a malformed or unknown command from someone without write access gets
  *    no answer at all (anyone who can comment must not be able to make the bot comment); a
- *    well-formed one gets a reply saying why it was refused, once per author and issue a day
+ *    well-formed one gets a reply saying why it was refused, once per author and repository a day
+ *    and at most `REFUSAL_REPLIES_PER_HOUR` per installation, written as routine work
  * 3. a malformed command from a writer: a reply saying what is wrong, with the help
  * 4. act — hold/release (and re-check open promotions), promote, rollback, plan, help
  * 5. reply with what was done
  */
-export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }: ProcessorContext): Promise<string> {
+export async function processCommandJob(
+  deps: JobDeps,
+  data: CommandJob,
+  { log, job }: ProcessorContext,
+): Promise<string> {
   const parsed = parseCommand(data.body);
   if (parsed === null) return 'not a command';
   // Intake drops comments of users of type Bot; a login ending in [bot] is a GitHub App all the same.
@@ -51,7 +76,8 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
     return text;
   };
 
-  const permission = await permissionOf(deps, data);
+  const access = await accessOf(deps, data);
+  const { permission } = access;
   if (!writers.has(permission)) {
     if (!parsed.ok) {
       log.debug(
@@ -60,14 +86,37 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
       );
       return 'ignored: malformed command without write permission';
     }
-    if (!(await deps.store.refusals.firstRefusal(id, data.issueNumber, data.author, REFUSAL_MEMORY_MS))) {
-      log.debug({ author: data.author, permission }, 'Command ignored: this author was refused here already');
-      return 'ignored: refused on this issue already';
+    const admission = await deps.store.refusals.admit(
+      { installationId: data.installationId, ...id },
+      data.author,
+      job.id ?? `${data.issueNumber}-${data.author}-${data.body.length}`,
+      { ttlMs: REFUSAL_MEMORY_MS, perHour: REFUSAL_REPLIES_PER_HOUR },
+    );
+    if (admission === 'repeated') {
+      commandRefusals.inc({ outcome: 'repeated' });
+      log.debug(
+        { author: data.author, permission },
+        'Command ignored: this author was refused in this repository today',
+      );
+      return 'ignored: refused in this repository today';
+    }
+    if (admission === 'capped') {
+      commandRefusals.inc({ outcome: 'capped' });
+      log.warn(
+        { author: data.author, permission, command: parsed.command.name, perHour: REFUSAL_REPLIES_PER_HOUR },
+        'Command refused without a reply: this installation answered as many commands from people without write access as it does in an hour (a flood of comments?); the next reply waits until the hour has room',
+      );
+      return `ignored: over the cap of replies to people without write access (${REFUSAL_REPLIES_PER_HOUR} an hour)`;
     }
     log.info({ author: data.author, permission, command: parsed.command.name }, 'Command refused: no write permission');
-    return reply(
-      `@${data.author} Escalator commands need write access to ${escapeText(`${data.owner}/${data.repo}`)}; yours is ${code(permission)}. Ask a maintainer to run it.`,
+    // Anyone who can comment can ask for this write: routine work, never the share kept for people.
+    const text = await withWritePriority('routine', () =>
+      reply(
+        `@${data.author} Escalator commands need write access to ${escapeText(`${data.owner}/${data.repo}`)}; yours is ${code(permission)}. Ask a maintainer to run it.`,
+      ),
     );
+    commandRefusals.inc({ outcome: 'replied' });
+    return text;
   }
   if (!parsed.ok)
     return reply(`Escalator could not read that command: ${escapeText(parsed.message)}.\n\n${commandHelp}`);
@@ -111,7 +160,10 @@ export async function processCommandJob(deps: JobDeps, data: CommandJob, { log }
   };
 
   if (command.name === 'freeze' || command.name === 'unfreeze') {
-    const answer = await freezeCommand(deps, data, index, command);
+    const answer = await freezeCommand(deps, data, index, command, {
+      login: data.author,
+      maintainer: access.maintainer,
+    });
     // Open promotion pull requests into each environment concerned get their freeze check again; none is opened.
     for (const name of answer.environments) await promoteAll(name, 'freeze');
     await refreshDashboard(deps, data, { index });
@@ -209,6 +261,7 @@ async function freezeCommand(
   data: CommandJob,
   index: RepoIndex,
   command: Extract<Command, { name: 'freeze' | 'unfreeze' }>,
+  actor: FreezeActor,
 ): Promise<{ text: string; environments: string[] }> {
   const config = index.config!;
   const named = (command.name === 'freeze' ? command.request.environment : command.environment) ?? 'all';
@@ -221,16 +274,35 @@ async function freezeCommand(
     };
   const where = all ? 'the whole repository' : `**${escapeText(named)}**`;
   const now = deps.now().getTime();
+  const repository = `${data.owner}/${data.repo}`;
   if (command.name === 'unfreeze') {
-    const lifted = await deps.store.freezes.liftFreeze(index, all ? '*' : named, { all });
+    const scope = all ? '*' : named;
+    const { lift, kept } = planUnfreeze(await deps.store.freezes.loadFreezes(index, now), { scope, all }, actor, now);
+    if (lift.length === 0 && kept.length === 0)
+      return { text: `Nothing to unfreeze: ${where} was not frozen.`, environments: [] };
+    if (lift.length === 0)
+      return {
+        text: `@${data.author} Not unfrozen: ${escapeText(kept.map(describeFreeze).join('; '))}. ${escapeText(describeWhoMayLift(kept, repository))}`,
+        environments: [],
+      };
+    const lifted = await deps.store.freezes.liftFreezes(index, lift);
     if (lifted.length === 0) return { text: `Nothing to unfreeze: ${where} was not frozen.`, environments: [] };
-    const left = all ? [] : freezesInForce(await deps.store.freezes.loadFreezes(index, now), named, now);
-    return {
-      text: `Freeze lifted on ${where} (by @${data.author}): ${escapeText(lifted.map(describeFreeze).join('; '))}.${left.length > 0 ? ` ${escapeText(named)} stays frozen: ${escapeText(left.map(describeFreeze).join('; '))}.` : ' Open promotion pull requests are checked again and merge as their other gates allow.'}`,
-      environments: all ? promoted : promoted.filter((name) => name === named),
-    };
+    const left = all ? kept : freezesInForce(await deps.store.freezes.loadFreezes(index, now), named, now);
+    const liftedText = `${kept.length > 0 ? 'Freezes lifted' : `Freeze lifted on ${where}`} (by @${data.author}): ${escapeText(lifted.map(describeFreeze).join('; '))}.`;
+    const leftText =
+      left.length === 0
+        ? ' Open promotion pull requests are checked again and merge as their other gates allow.'
+        : ` ${all ? 'Still frozen' : `${escapeText(named)} stays frozen`}: ${escapeText(left.map(describeFreeze).join('; '))}.${kept.length > 0 ? ` ${escapeText(describeWhoMayLift(kept, repository))}` : ''}`;
+    return { text: liftedText + leftText, environments: all ? promoted : promoted.filter((name) => name === named) };
   }
   const { request } = command;
+  // Replacing a freeze could shorten it: only who may lift it may replace it.
+  const replaced = (await deps.store.freezes.loadFreezes(index, now)).find((f) => f.scope === (all ? '*' : named));
+  if (replaced && !mayLiftFreeze(replaced, actor, now))
+    return {
+      text: `@${data.author} Not frozen again: ${escapeText(describeFreeze(replaced))}. ${escapeText(describeWhoMayLift([replaced], repository))}`,
+      environments: [],
+    };
   const until = request.until ?? (request.forMs ? new Date(now + request.forMs).toISOString() : undefined);
   if (until && Date.parse(until) <= now)
     return {
@@ -246,7 +318,7 @@ async function freezeCommand(
   };
   await deps.store.freezes.setFreeze(index, freeze);
   return {
-    text: `Frozen: ${escapeText(describeFreeze(freeze))}. Promotion pull requests ${all ? '' : `into ${escapeText(named)} `}get a failing \`escalator/freeze\` check, nothing merges automatically and \`/escalator promote\` is refused until ${until ? `it ends or ` : ''}\`/escalator unfreeze ${all ? 'all' : escapeText(named)}\`. Rollbacks stay allowed.`,
+    text: `Frozen: ${escapeText(describeFreeze(freeze))}. Promotion pull requests ${all ? '' : `into ${escapeText(named)} `}get a failing \`escalator/freeze\` check, nothing merges automatically and \`/escalator promote\` is refused until ${until ? `it ends or ` : ''}\`/escalator unfreeze ${all ? 'all' : escapeText(named)}\`, which only you or someone with maintain or admin permission may write. Rollbacks stay allowed.`,
     environments: all ? promoted : promoted.filter((name) => name === named),
   };
 }
@@ -259,7 +331,7 @@ async function freezeCommand(
 export async function reportCommandFailure(deps: JobDeps, data: CommandJob, error: Error): Promise<void> {
   const parsed = parseCommand(data.body);
   if (!parsed?.ok || data.author.endsWith('[bot]')) return;
-  if (!writers.has(await permissionOf(deps, data))) return;
+  if (!writers.has((await accessOf(deps, data)).permission)) return;
   await createComment(
     deps.github.forInstallation(data.installationId),
     { owner: data.owner, repo: data.repo },
@@ -268,8 +340,8 @@ export async function reportCommandFailure(deps: JobDeps, data: CommandJob, erro
   );
 }
 
-function permissionOf(deps: JobDeps, data: CommandJob): Promise<string> {
-  return loadPermission(
+function accessOf(deps: JobDeps, data: CommandJob): Promise<{ permission: string; maintainer: boolean }> {
+  return loadAccess(
     deps.github.forInstallation(data.installationId),
     { owner: data.owner, repo: data.repo },
     data.author,

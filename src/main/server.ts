@@ -123,7 +123,11 @@ export async function startEscalator(
     const metrics = metricsRoute({
       refresh: async () => {
         for (const name of queueNames) {
-          const counts = await producer.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed');
+          const { prioritized = 0, ...counts } = await producer
+            .queue(name)
+            .getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed');
+          // Jobs with a BullMQ priority (commands of strangers, enqueue.ts) wait too.
+          counts.waiting = (counts.waiting ?? 0) + prioritized;
           for (const [state, value] of Object.entries(counts)) queueDepth.set({ queue: name, state }, value);
         }
       },

@@ -40,6 +40,18 @@ export const jobsFailed = new Counter({
   registers: [metricsRegistry],
 });
 
+/**
+ * Well-formed `/escalator` commands from people without write access, by what became of the reply:
+ * `replied`, `repeated` (told in this repository already today), `capped` (the installation's
+ * replies of the hour are spent; docs/controls.md).
+ */
+export const commandRefusals = new Counter({
+  name: 'escalator_command_refusals_total',
+  help: 'Commands refused for want of write access, by outcome: replied, repeated (told in this repository already today), capped (the hourly cap of replies per installation was reached; no reply).',
+  labelNames: ['outcome'] as const,
+  registers: [metricsRegistry],
+});
+
 export const jobsYielded = new Counter({
   name: 'escalator_jobs_yielded_total',
   help: 'Jobs that gave their worker to another installation waiting on the same queue (no attempt used).',

@@ -118,10 +118,14 @@ export function freezeEndsAt(freezes: readonly Freeze[], environment: string, no
   return Math.max(...active.map((f) => Date.parse(f.until as string)));
 }
 
+/** `2027-01-04 00:00 UTC` (to the second when the seconds are not 00). */
+function freezeTime(iso: string): string {
+  return `${iso.slice(0, 10)} ${iso.slice(11, iso.slice(17, 19) === '00' ? 16 : 19)} UTC`;
+}
+
 /** `the repository` or `prod`, frozen by @alice on 2026-12-05 10:00 UTC until 2027-01-04 00:00 UTC: winter holidays. */
 export function describeFreeze(freeze: Freeze): string {
-  const when = (iso: string): string =>
-    `${iso.slice(0, 10)} ${iso.slice(11, iso.slice(17, 19) === '00' ? 16 : 19)} UTC`;
+  const when = freezeTime;
   const where = freeze.scope === '*' ? 'the repository' : freeze.scope;
   return `${where} frozen by ${freeze.by} on ${when(freeze.at)}${freeze.until ? ` until ${when(freeze.until)}` : ' until /escalator unfreeze'}${freeze.reason ? `: ${freeze.reason}` : ''}`;
 }
@@ -151,4 +155,58 @@ export function planFreezeGate(input: {
       detail: `${what}. Nothing merges into ${input.target} automatically and /escalator promote is refused; comment /escalator unfreeze ${active.some((f) => f.scope === '*') ? 'all' : input.target} to lift it`,
     },
   ];
+}
+
+/**
+ * Who is asking to lift or replace freezes: their login, and whether they may lift anyone's
+ * (GitHub's `maintain` or `admin` role on the repository).
+ */
+export interface FreezeActor {
+  login: string;
+  maintainer: boolean;
+}
+
+/**
+ * Who may lift a freeze someone else set. A freeze is a release manager's statement that nothing
+ * should change; another writer lifting it silently would undo that. As GitLab keeps deploy
+ * freezes to the Maintainer role and Atlantis's `unlock` comment releases the locks of the pull
+ * request it is written on, a freeze is lifted (or replaced, which could shorten it) by the
+ * person who set it, or by someone with `maintain` or `admin` on the repository, who can change
+ * its branch protection anyway. Everyone else waits for its end or asks one of them. A freeze
+ * that has ended is anyone's to clear.
+ */
+export function mayLiftFreeze(freeze: Freeze, actor: FreezeActor, now: number): boolean {
+  if (actor.maintainer) return true;
+  if (freeze.until && Date.parse(freeze.until) <= now) return true;
+  return freeze.by.toLowerCase() === `@${actor.login}`.toLowerCase();
+}
+
+/**
+ * `/escalator unfreeze <scope>` (`*` with `all`: every freeze): which freezes `actor` lifts, and
+ * which stay because someone else set them.
+ */
+export function planUnfreeze(
+  freezes: readonly Freeze[],
+  request: { scope: string; all: boolean },
+  actor: FreezeActor,
+  now: number,
+): { lift: Freeze[]; kept: Freeze[] } {
+  const named = freezes.filter((f) => request.all || f.scope === request.scope);
+  return {
+    lift: named.filter((f) => mayLiftFreeze(f, actor, now)),
+    kept: named.filter((f) => !mayLiftFreeze(f, actor, now)),
+  };
+}
+
+/** The sentence that tells someone who may not lift `kept` who can: the people who set them, or a maintainer or admin. */
+export function describeWhoMayLift(kept: readonly Freeze[], repository: string): string {
+  const setters = [...new Set(kept.map((f) => f.by))];
+  const last = kept.every((f) => f.until)
+    ? kept
+        .map((f) => f.until as string)
+        .sort()
+        .at(-1)
+    : undefined;
+  const ends = last ? ` Otherwise ${kept.length === 1 ? 'it ends' : 'they end'} on ${freezeTime(last)}.` : '';
+  return `A freeze is lifted or changed only by the person who set it (${setters.join(', ')}) or by someone with maintain or admin permission on ${repository}; ask one of them.${ends}`;
 }

@@ -121,11 +121,28 @@ export function commandJobId(commentId: number, body: string): string {
   return jobId('command', commentId, createHash('sha256').update(body).digest('hex').slice(0, 32));
 }
 
-/** Answer one `/escalator` comment in a worker. */
-export async function enqueueCommand(producer: Producer, data: CommandJob, commentId: number): Promise<void> {
+/**
+ * The BullMQ priority of a command from someone GitHub calls neither owner, member nor
+ * collaborator of the repository: BullMQ runs every job without a priority first, so a flood of
+ * strangers' commands (each refused, after a permission call) queues behind people's commands.
+ */
+export const STRANGER_COMMAND_PRIORITY = 100;
+
+/**
+ * Answer one `/escalator` comment in a worker. `stranger`: the comment's `author_association` says
+ * the author is none of owner, member or collaborator (only an ordering hint: the job still asks
+ * GitHub for the permission).
+ */
+export async function enqueueCommand(
+  producer: Producer,
+  data: CommandJob,
+  commentId: number,
+  options: { stranger?: boolean } = {},
+): Promise<void> {
   await producer.enqueue('command', CommandJob, data, {
     ...JOB_OPTIONS.command,
     jobId: commandJobId(commentId, data.body),
+    ...(options.stranger ? { priority: STRANGER_COMMAND_PRIORITY } : {}),
   });
 }
 

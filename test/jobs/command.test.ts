@@ -92,17 +92,17 @@ describe('command job (sandbox GitHub, real Redis)', () => {
     expect(await repliesTo(`@${reader} Escalator commands need write access`)).toHaveLength(1);
   });
 
-  it('says it once: the same author refused again on the same pull request gets no second reply', async () => {
+  it('says it once: the same author refused again in the same repository gets no second reply', async () => {
     const body = '/escalator release prod';
     await stack.client.as(readerToken).comment(`${owner}/${repo}`, number, body);
-    expect((await finished(body)).returnvalue).toBe('ignored: refused on this issue already');
+    expect((await finished(body)).returnvalue).toBe('ignored: refused in this repository today');
     expect(await repliesTo(`@${reader} Escalator commands need write access`)).toHaveLength(1);
   });
 
   it('gives help only to someone with write access', async () => {
     const body = '/escalator help ';
     await stack.client.as(readerToken).comment(`${owner}/${repo}`, number, body);
-    expect((await finished(body)).returnvalue).toBe('ignored: refused on this issue already');
+    expect((await finished(body)).returnvalue).toBe('ignored: refused in this repository today');
     await stack.client.comment(`${owner}/${repo}`, number, '/escalator help');
     expect((await finished('/escalator help')).returnvalue).toBe(commandHelp);
   });

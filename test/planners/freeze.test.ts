@@ -2,10 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { parseCommand } from '../../src/planners/commands.js';
 import {
   describeFreeze,
+  describeWhoMayLift,
   freezeEndsAt,
+  mayLiftFreeze,
   freezesInForce,
   parseFreezeUntil,
   planFreezeGate,
+  planUnfreeze,
   type Freeze,
 } from '../../src/planners/freeze.js';
 import { planGates } from '../../src/planners/promotion-gates.js';
@@ -129,5 +132,51 @@ describe('the freeze gate', () => {
     });
     expect(decision.gates.map((g) => `${g.name}:${g.state}`)).toEqual(['hold:passed', 'freeze:failed']);
     expect(decision.freezeEndsAt).toBe(Date.parse('2027-01-04T00:00:00Z'));
+  });
+});
+
+describe('who may lift a freeze', () => {
+  const writer = (login: string) => ({ login, maintainer: false });
+  const ended: Freeze = {
+    scope: 'staging',
+    by: '@carol',
+    at: '2026-12-01T00:00:00.000Z',
+    until: '2026-12-02T00:00:00.000Z',
+  };
+
+  it.each([
+    ['the writer who set it', prodOnly, writer('bob'), true],
+    ['the writer who set it, whatever the case of the login', prodOnly, writer('Bob'), true],
+    ['another writer', prodOnly, writer('carol'), false],
+    ['a writer whose login only starts the same', prodOnly, writer('bo'), false],
+    ['a maintainer or admin', prodOnly, { login: 'mia', maintainer: true }, true],
+    ['anyone, once it has ended', ended, writer('dave'), true],
+  ])('%s: %s', (_who, freeze, actor, may) => {
+    expect(mayLiftFreeze(freeze, actor, now)).toBe(may);
+  });
+
+  it('unfreeze all lifts what the writer may lift and keeps the others', () => {
+    const freezes = [repoWide, prodOnly, ended];
+    expect(planUnfreeze(freezes, { scope: '*', all: true }, writer('bob'), now)).toEqual({
+      lift: [prodOnly, ended],
+      kept: [repoWide],
+    });
+    expect(planUnfreeze(freezes, { scope: 'prod', all: false }, writer('alice'), now)).toEqual({
+      lift: [],
+      kept: [prodOnly],
+    });
+    expect(planUnfreeze(freezes, { scope: 'prod', all: false }, { login: 'mia', maintainer: true }, now)).toEqual({
+      lift: [prodOnly],
+      kept: [],
+    });
+  });
+
+  it('says who may lift it, and when it ends on its own', () => {
+    expect(describeWhoMayLift([repoWide], 'example/gitops')).toBe(
+      'A freeze is lifted or changed only by the person who set it (@alice) or by someone with maintain or admin permission on example/gitops; ask one of them. Otherwise it ends on 2027-01-04 00:00 UTC.',
+    );
+    expect(describeWhoMayLift([repoWide, prodOnly], 'example/gitops')).toBe(
+      'A freeze is lifted or changed only by the person who set it (@alice, @bob) or by someone with maintain or admin permission on example/gitops; ask one of them.',
+    );
   });
 });

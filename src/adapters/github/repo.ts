@@ -536,11 +536,30 @@ export async function updateComment(octokit: Octokit, id: RepoId, commentId: num
 
 /** A user's permission on the repository (`admin`, `write`, `read`, `none`…); `none` when GitHub does not know the user there. */
 export async function loadPermission(octokit: Octokit, id: RepoId, username: string): Promise<string> {
+  return (await loadAccess(octokit, id, username)).permission;
+}
+
+/**
+ * A user's access to the repository: `permission` is GitHub's base role (`admin`, `write`, `read`,
+ * `none`: `maintain` reads as `write` there), and `maintainer` whether the role is `maintain` or
+ * `admin`, custom roles built on them included (`role_name`, `user.permissions.maintain`; "Get
+ * repository permissions for a user" in GitHub's REST docs).
+ */
+export async function loadAccess(
+  octokit: Octokit,
+  id: RepoId,
+  username: string,
+): Promise<{ permission: string; maintainer: boolean }> {
   try {
     const { data } = await octokit.rest.repos.getCollaboratorPermissionLevel({ ...id, username });
-    return data.permission;
+    const maintainer =
+      data.permission === 'admin' ||
+      data.role_name === 'maintain' ||
+      data.user?.permissions?.maintain === true ||
+      data.user?.permissions?.admin === true;
+    return { permission: data.permission, maintainer };
   } catch (error) {
-    if (error instanceof RequestError && error.status === 404) return 'none';
+    if (error instanceof RequestError && error.status === 404) return { permission: 'none', maintainer: false };
     throw error;
   }
 }

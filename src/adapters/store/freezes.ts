@@ -2,6 +2,22 @@ import type { Redis } from 'ioredis';
 import type { Freeze } from '../../planners/freeze.js';
 import type { RepoKey } from './subscriptions.js';
 
+/** Delete each named scope whose stored freeze still has the given author and time; the scopes deleted. */
+const LIFT = `
+local lifted = {}
+for i = 1, #ARGV, 3 do
+  local text = redis.call('HGET', KEYS[1], ARGV[i])
+  if text then
+    local ok, freeze = pcall(cjson.decode, text)
+    if ok and type(freeze) == 'table' and freeze.by == ARGV[i + 1] and freeze.at == ARGV[i + 2] then
+      redis.call('HDEL', KEYS[1], ARGV[i])
+      table.insert(lifted, ARGV[i])
+    end
+  end
+end
+return lifted
+`;
+
 /**
  * Freezes put by `/escalator freeze`, per repository: one hash, a field per scope (`*` for the
  * whole repository, or an environment), each holding who froze, when, why and until when. A
@@ -23,12 +39,16 @@ export class FreezeStore {
     await this.redis.hset(this.#key(key), freeze.scope, JSON.stringify(freeze));
   }
 
-  /** Lift the freeze of one scope (`*`: the repository's); `all: true` lifts every one. Returns the freezes lifted. */
-  async liftFreeze(key: RepoKey, scope: string, options: { all?: boolean } = {}): Promise<Freeze[]> {
-    const freezes = await this.loadFreezes(key);
-    const lifted = options.all ? freezes : freezes.filter((f) => f.scope === scope);
-    if (lifted.length > 0) await this.redis.hdel(this.#key(key), ...lifted.map((f) => f.scope));
-    return lifted;
+  /**
+   * Lift these freezes, each only if it is still the one read (same scope, author and time): a
+   * freeze set again in between by someone else is not lifted on a decision made about the old
+   * one. Returns the freezes lifted.
+   */
+  async liftFreezes(key: RepoKey, freezes: readonly Freeze[]): Promise<Freeze[]> {
+    if (freezes.length === 0) return [];
+    const args = freezes.flatMap((f) => [f.scope, f.by, f.at]);
+    const lifted = (await this.redis.eval(LIFT, 1, this.#key(key), ...args)) as string[];
+    return freezes.filter((f) => lifted.includes(f.scope));
   }
 
   /** Every freeze recorded on the repository; those that ended more than a day before `now` are deleted on the way. */

@@ -297,7 +297,6 @@ export const StatusSource = z
     /**
      * The commit-status context, check-run name or deployment environment, `*` matching any run
      * and `{app}` standing for the app: `"kustomization/apps-staging/*"`.
-     * @default none
      */
     context: checkedString(checkAgentObject, AGENT_OBJECT_PATTERN),
     /**

@@ -116,8 +116,8 @@ describe('who may speak for an environment (sandbox GitHub, real Redis)', () => 
       { what: `staging/hello health reported at ${at}` },
     );
   /** Posts a commit status as `who` and waits until the App has answered GitHub's `status` delivery. */
-  const postStatus = async (who: Octokit, sha: string, state: 'success' | 'failure') => {
-    const { data } = await who.rest.repos.createCommitStatus({ owner, repo, sha, state, context: CONTEXT });
+  const postStatus = async (who: Octokit, sha: string, state: 'success' | 'failure', context = CONTEXT) => {
+    const { data } = await who.rest.repos.createCommitStatus({ owner, repo, sha, state, context });
     await stack.client.deliveries({ event: 'status' });
     return data;
   };
@@ -257,7 +257,8 @@ describe('who may speak for an environment (sandbox GitHub, real Redis)', () => 
       { what: 'staging/hello healthy after the bound check run' },
     );
     const before = await jobsAdded();
-    await postStatus(mallory, landing, 'failure');
+    // Another context the pattern matches, so it is no copy of an earlier report.
+    await postStatus(mallory, landing, 'failure', 'kustomization/apps-staging/f0f0f0f0');
     expect(await jobsAdded()).toBe(before);
     expect(await current()).toEqual(healthy);
   });
@@ -282,4 +283,87 @@ describe('who may speak for an environment (sandbox GitHub, real Redis)', () => 
     expect(await jobsAdded()).toBe(before);
     expect(await current()).toEqual(healthy);
   });
+
+  it(
+    "keeps the promotion's escalator/health gate pending on a writer's success on a side branch; the bound poster's passes it",
+    { timeout: 120_000 },
+    async () => {
+      const gate = 'gate';
+      await stack.client.createRepo({
+        name: gate,
+        files: {
+          '.github/escalator.yml': `environments:
+  - name: dev
+    paths: ["apps/*/overlays/dev"]
+    from: registry
+    health:
+      statuses: [{ context: "kustomization/apps-dev/*", user: flux-bot }]
+      deployments: false
+  - name: staging
+    paths: ["apps/*/overlays/staging"]
+    from: dev
+`,
+          'apps/hello/overlays/dev/kustomization.yaml': overlay('1.0.0'),
+          'apps/hello/overlays/staging/kustomization.yaml': overlay('1.0.0'),
+        },
+        collaborators: { 'flux-bot': 'write', mallory: 'write' },
+      });
+      await waitIndexed(stack, owner, gate);
+      const merge = (
+        await stack.client.commit(`${owner}/${gate}`, {
+          branch: 'main',
+          files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0') },
+        })
+      ).sha;
+      const pull = await eventually(
+        async () =>
+          (await stack.user.rest.pulls.list({ owner, repo: gate })).data.find(
+            (p) => p.head.ref === 'escalator/promote/staging/hello',
+          ),
+        { what: 'the promotion to staging', timeoutMs: 60_000 },
+      );
+      const health = async () =>
+        (
+          await stack.user.rest.checks.listForRef({
+            owner,
+            repo: gate,
+            ref: pull.head.sha,
+            check_name: 'escalator/health',
+          })
+        ).data.check_runs[0];
+      await eventually(async () => ((await health())?.status === 'in_progress' ? true : undefined), {
+        what: 'escalator/health to wait for a report',
+        timeoutMs: 60_000,
+      });
+      const sideOfGate = (
+        await stack.client.commit(`${owner}/${gate}`, { branch: 'side', from: 'main', files: { 'x.md': 'x\n' } })
+      ).sha;
+      const status = (who: Octokit, sha: string, state: 'success' | 'failure' = 'success') =>
+        who.rest.repos.createCommitStatus({
+          owner,
+          repo: gate,
+          sha,
+          state,
+          context: 'kustomization/apps-dev/5c3a9e01',
+        });
+      const before = await jobsAdded();
+      await status(mallory, sideOfGate);
+      await status(mallory, merge);
+      await stack.client.deliveries({ event: 'status' });
+      // No report was taken, so nothing can have moved the gate.
+      expect(await jobsAdded()).toBe(before);
+      expect(await health()).toMatchObject({ status: 'in_progress', conclusion: null });
+      await status(fluxBot, merge);
+      const passed = await eventually(async () => ((await health())?.conclusion === 'success' ? health() : undefined), {
+        what: "escalator/health to pass on the bound poster's report",
+        timeoutMs: 60_000,
+      });
+      // A forged failure after it: no report taken, the gate stays passed (and no rollback can start).
+      const after = await jobsAdded();
+      await status(mallory, merge, 'failure');
+      await stack.client.deliveries({ event: 'status' });
+      expect(await jobsAdded()).toBe(after);
+      expect(await health()).toMatchObject({ id: passed!.id, conclusion: 'success' });
+    },
+  );
 });

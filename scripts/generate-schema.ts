@@ -17,6 +17,7 @@ import { z } from 'zod';
 import {
   DiffConfig,
   HealthConfig,
+  StatusSource,
   WindowConfig,
   WindowsConfig,
   EnvironmentConfig,
@@ -46,6 +47,7 @@ const OBJECTS = new Map<z.ZodType, string>([
   [ImageConfig, 'ImageConfig'],
   [DiffConfig, 'DiffConfig'],
   [HealthConfig, 'HealthConfig'],
+  [StatusSource, 'StatusSource'],
   [WindowsConfig, 'WindowsConfig'],
   [WindowConfig, 'WindowConfig'],
 ]);
@@ -142,6 +144,8 @@ function describeType(json: JsonSchema): string {
     return item.type === 'object' ? 'list of mappings' : `list of ${describeType(item)}s`;
   }
   if (json.type === 'object') return 'mapping';
+  const options = (json.anyOf ?? json.oneOf) as JsonSchema[] | undefined;
+  if (Array.isArray(options) && options.length > 0) return options.map(describeType).join(' or ');
   return String(json.type ?? 'any');
 }
 

@@ -258,6 +258,66 @@ function checkAgentObject(text: string): ValueProblem | undefined {
   return undefined;
 }
 
+/** A GitHub login: letters, digits and single hyphens inside, at most 39 characters. */
+export const GITHUB_LOGIN_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
+
+function checkLogin(text: string): ValueProblem | undefined {
+  if (/\[bot\]$/i.test(text))
+    return {
+      message: `${quoteValue(text)} is a GitHub App's bot account, not a user`,
+      hint: `write app: ${quoteValue(text.replace(/\[bot\]$/i, ''))} instead of user:`,
+    };
+  if (!GITHUB_LOGIN_PATTERN.test(text))
+    return {
+      message: `${quoteValue(text)} is not a GitHub login`,
+      hint: 'write the login of the user whose token the agent posts with, like "flux-bot"',
+    };
+  return undefined;
+}
+
+/** A GitHub App's slug, as in `https://github.com/apps/<slug>`. */
+export const GITHUB_APP_SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9_.-]{0,98}[a-z0-9])?$/;
+
+function checkAppSlug(text: string): ValueProblem | undefined {
+  if (!GITHUB_APP_SLUG_PATTERN.test(text))
+    return {
+      message: `${quoteValue(text)} is not a GitHub App slug`,
+      hint: "write the slug from the App's page https://github.com/apps/<slug> (lowercase), or its numeric id",
+    };
+  return undefined;
+}
+
+/**
+ * One GitHub-posted health source: a commit-status context, check-run name or deployment
+ * environment, and who may post it. Only reports from that poster count (docs/health.md, "Who
+ * may speak for an environment").
+ */
+export const StatusSource = z
+  .strictObject({
+    /**
+     * The commit-status context, check-run name or deployment environment, `*` matching any run
+     * and `{app}` standing for the app: `"kustomization/apps-staging/*"`.
+     */
+    context: checkedString(checkAgentObject, AGENT_OBJECT_PATTERN),
+    /**
+     * The GitHub App that posts it: its slug (`"argocd-notifications"`) or numeric id. Argo CD
+     * Notifications' `github` service posts as the App it is configured with.
+     * @default none
+     */
+    app: z.union([checkedString(checkAppSlug, GITHUB_APP_SLUG_PATTERN), z.number().int().positive()]).optional(),
+    /**
+     * The user whose token the agent posts with: Flux's `github` Provider posts as the owner of
+     * the token in its Secret.
+     * @default none
+     */
+    user: checkedString(checkLogin, GITHUB_LOGIN_PATTERN).optional(),
+  })
+  // Checked even when another field failed, but only on a mapping (a bare string has its own problem).
+  .superRefine(checkStatusPoster, {
+    when: (payload) => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value),
+  });
+export type StatusSource = z.infer<typeof StatusSource>;
+
 /**
  * Health. Where Escalator learns that this environment runs a version and is healthy, so that
  * promotions out of it wait for that (docs/health.md). Name at least one of `argocd`, `flux` and
@@ -279,11 +339,12 @@ export const HealthConfig = z
     flux: checkedString(checkAgentObject, AGENT_OBJECT_PATTERN).optional(),
     /**
      * Commit-status contexts, check-run names and deployment environments the agents post on the
-     * commit they synced, `*` matching any run: `["kustomization/apps-staging/*"]`. A success
-     * counts as synced and healthy, a failure or error as degraded.
+     * commit they synced, each with who posts it: `[{ context: "kustomization/apps-staging/*",
+     * user: "flux-bot" }]`. A success counts as synced and healthy, a failure or error as
+     * degraded; only from that poster, and only about a commit the default branch pointed at.
      * @default []
      */
-    statuses: z.array(checkedString(checkAgentObject, AGENT_OBJECT_PATTERN)).default([]),
+    statuses: z.array(StatusSource).default([]),
     /**
      * A degraded spell shorter than this does not reset healthy-since (rollouts often go
      * Degraded for seconds while new pods start).
@@ -684,9 +745,34 @@ function checkHealthSource(health: unknown, ctx: z.RefinementCtx): void {
       code: 'custom',
       message: 'health names no agent to listen to',
       params: {
-        hint: 'add argocd: "{app}-<environment>", flux: "<namespace>/<kustomization>" or statuses: ["<context>"]',
+        hint: 'add argocd: "{app}-<environment>", flux: "<namespace>/<kustomization>" or statuses: [{ context: "<context>", user: "<login>" }]',
       },
     });
+}
+
+/** A status source names exactly one poster: the App or the user. */
+function checkStatusPoster(source: unknown, ctx: z.RefinementCtx): void {
+  const app = field(source, 'app');
+  const user = field(source, 'user');
+  const context = field(source, 'context');
+  const shown = typeof context === 'string' ? clipValue(context) : '<context>';
+  if (app === undefined && user === undefined)
+    ctx.addIssue({
+      code: 'custom',
+      message: `status context ${quoteValue(shown)} names no poster: anyone who can write to the repository could post it`,
+      params: { hint: statusFix(shown) },
+    });
+  else if (app !== undefined && user !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      message: `status context ${quoteValue(shown)} names both an app and a user`,
+      params: { hint: 'keep the one the agent posts as: app for a GitHub App, user for a personal token' },
+    });
+}
+
+/** The exact entry to write for an unbound status context. */
+export function statusFix(context: string): string {
+  return `write { context: ${JSON.stringify(context)}, user: "<login whose token the agent posts with>" }, or app: "<GitHub App slug or id>" instead of user (docs/health.md, "Who may speak for an environment")`;
 }
 
 /** The parts of an environment the cross-field checks read, when the value has them. */

@@ -13,7 +13,7 @@ import { parseYamlDocuments } from '../planners/yaml-parse.js';
 import type { Document, Node, Pair } from 'yaml';
 import { z } from 'zod';
 import { checkYamlText, DEFAULT_YAML_LIMITS, resolveAliases, type YamlLimits } from '../planners/yaml-guard.js';
-import { clipValue, closestMatch, quoteValue, RepoConfig } from './repo-config.schema.js';
+import { clipValue, closestMatch, quoteValue, RepoConfig, statusFix } from './repo-config.schema.js';
 
 export { RepoConfig, REGISTRY_SOURCE, TAG_POLICIES, compileTagPattern, parseDuration } from './repo-config.schema.js';
 // Environment and diff paths are path patterns of the one dialect (src/planners/path-pattern.ts).
@@ -438,6 +438,16 @@ function describeIssue(issue: Issue, document: Document, value: unknown, problem
         const where = path.length > 1 ? ` in ${formatConfigPath(path.slice(0, -1))}` : '';
         return [problem(offsetOf(located), pathText, `missing required key "${String(lastKey)}"${where}`)];
       }
+      if (issue.expected === 'object' && typeof input === 'string' && path[path.length - 2] === 'statuses')
+        // A bare context from before posters were bound: never trusted silently (docs/health.md).
+        return [
+          problem(
+            offsetOf(located),
+            pathText,
+            `status context ${quoteValue(input)} names no poster: anyone who can write to the repository could post it`,
+            statusFix(clipValue(input)),
+          ),
+        ];
       const found = located ? describeNode(located.node) : describeValue(input);
       const expected = lastKey === 'soak' ? 'a duration like 30m' : (EXPECTED[issue.expected] ?? issue.expected);
       const subject = typeof lastKey === 'number' ? pathText : String(lastKey ?? 'the file');

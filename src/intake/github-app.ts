@@ -8,6 +8,7 @@ import {
 } from '../events/agents/index.js';
 import { normalizeGithub } from '../events/index.js';
 import { agentReports } from '../observability/metrics.js';
+import { mapAgentReport } from '../events/agents/health-map.js';
 import { enqueueAgentReport } from './agent-routes.js';
 import type { Logger } from '../observability/logger.js';
 import { escalatorMarker, livingBranchBase } from '../planners/pull-marker.js';
@@ -47,6 +48,15 @@ export interface GitHubAppDeps {
  */
 const collaborators = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
 
+/** What the intake asks GitHub about a default branch: its head (`GET /repos/{owner}/{repo}/git/ref/heads/{branch}`). */
+interface DefaultBranchReader {
+  rest: {
+    git: {
+      getRef(params: { owner: string; repo: string; ref: string }): Promise<{ data: { object: { sha: string } } }>;
+    };
+  };
+}
+
 export function createGitHubApp(deps: GitHubAppDeps) {
   const now = deps.now ?? (() => new Date());
   return (app: Probot): void => {
@@ -65,8 +75,17 @@ export function createGitHubApp(deps: GitHubAppDeps) {
         }));
 
     app.on('push', async (context) => {
-      const { ref, repository, installation } = context.payload;
+      const { ref, repository, installation, after, deleted } = context.payload;
       if (!installation || ref !== `refs/heads/${repository.default_branch}`) return;
+      // The default branch now points at `after`: one of the only commits a report posted on
+      // GitHub may be about (the line of merges, never a side branch's commit).
+      if (!deleted && /^[0-9a-f]{40}$/.test(after) && !/^0+$/.test(after))
+        await deps.store?.heads.record(
+          repository.owner?.login ?? repository.full_name.split('/')[0]!,
+          repository.name,
+          after,
+          now().getTime(),
+        );
       // Any push to the default branch may change the config or an environment's files.
       await enqueueIndex(
         producer,
@@ -215,8 +234,12 @@ export function createGitHubApp(deps: GitHubAppDeps) {
     const healthEvent = async (
       event: string,
       deliveryId: string,
-      payload: { repository: { name: string; owner: { login: string } }; installation?: { id: number } },
+      payload: {
+        repository: { name: string; owner: { login: string }; default_branch: string };
+        installation?: { id: number };
+      },
       result: AgentResult,
+      octokit: DefaultBranchReader,
     ): Promise<void> => {
       const repo = `${payload.repository.owner.login}/${payload.repository.name}`;
       if (result.kind !== 'report' || !result.report.revision) {
@@ -235,6 +258,21 @@ export function createGitHubApp(deps: GitHubAppDeps) {
       }
       if (result.report.object.name.startsWith('escalator/')) return; // Escalator's own check or status.
       const index = await deps.store?.subscriptions.loadRepo(payload.repository.owner.login, payload.repository.name);
+      // Only a report its bound poster posted is heard (mapAgentReport); and only about a commit the
+      // default branch pointed at: a side branch's commit "contains" the merge as much as the
+      // default branch does, and anyone with write access can make one.
+      if (
+        index &&
+        mapAgentReport(index, result.report).length > 0 &&
+        !(await onDefaultBranch(payload.repository, result.report.revision, octokit))
+      ) {
+        agentReports.inc({ agent: 'status', outcome: 'ignored' });
+        deps.log.info(
+          { deliveryId, event, repo, object: result.report.object.name, revision: result.report.revision },
+          'GitHub health report ignored: its commit was never the head of the default branch (a side branch, a fork or a pull request)',
+        );
+        return;
+      }
       const intake = index
         ? await enqueueAgentReport(
             producer,
@@ -277,23 +315,49 @@ export function createGitHubApp(deps: GitHubAppDeps) {
       );
     };
 
+    /**
+     * Whether the default branch ever pointed at `sha`: recorded from its push events (and the
+     * index), else — a report may overtake the push's delivery — its head now, asked once.
+     */
+    const onDefaultBranch = async (
+      repository: { name: string; owner: { login: string }; default_branch: string },
+      sha: string,
+      octokit: DefaultBranchReader,
+    ): Promise<boolean> => {
+      const owner = repository.owner.login;
+      if (await deps.store!.heads.has(owner, repository.name, sha)) return true;
+      const { data } = await octokit.rest.git.getRef({
+        owner,
+        repo: repository.name,
+        ref: `heads/${repository.default_branch}`,
+      });
+      if (data.object.sha.toLowerCase() !== sha.toLowerCase()) return false;
+      await deps.store!.heads.record(owner, repository.name, sha, now().getTime());
+      return true;
+    };
+
     app.on('status', async (context) => {
-      await healthEvent('status', context.id, context.payload, normalizeStatusEvent(context.payload));
+      await healthEvent('status', context.id, context.payload, normalizeStatusEvent(context.payload), context.octokit);
     });
 
     app.on(['check_run.created', 'check_run.completed'], async (context) => {
-      await healthEvent('check_run', context.id, context.payload, normalizeCheckRunEvent(context.payload));
+      await healthEvent(
+        'check_run',
+        context.id,
+        context.payload,
+        normalizeCheckRunEvent(context.payload),
+        context.octokit,
+      );
     });
 
     app.on('deployment_status', async (context) => {
-      const { deployment } = context.payload;
-      // Escalator's own Deployments follow the reports; they are not reports themselves.
-      if (deps.appId !== undefined && String(deployment.performed_via_github_app?.id) === String(deps.appId)) return;
+      // Escalator's own statuses follow the reports; they are not reports themselves (the normalizer says so).
       await healthEvent(
         'deployment_status',
         context.id,
         context.payload,
-        normalizeDeploymentStatusEvent(context.payload),
+        normalizeDeploymentStatusEvent(context.payload, deps.appId),
+        context.octokit,
       );
     });
 

@@ -123,6 +123,8 @@ export async function processIndexJob(
     log.info({ repo: `${data.owner}/${data.repo}` }, 'Repository has no Escalator config; not indexed');
     return null;
   }
+  // The head it indexes is one the default branch pointed at (a push's delivery may have been missed).
+  await deps.store.heads.record(data.owner, data.repo, head.sha, deps.now().getTime());
   const parsed = parseRepoConfig(text, configPath);
   const previous = await deps.store.subscriptions.loadRepo(data.owner, data.repo);
   const index: RepoIndex = {

@@ -9,7 +9,10 @@ import { parseRepoConfig } from '../../src/config/repo-config.js';
 const base = 'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n';
 const OBJECT_HINT =
   'write the name as the agent shows it, with {app} for the app and * for any run of characters, like "{app}-staging" or "flux-system/apps-staging"';
-const SOURCE_HINT = 'add argocd: "{app}-<environment>", flux: "<namespace>/<kustomization>" or statuses: ["<context>"]';
+const SOURCE_HINT =
+  'add argocd: "{app}-<environment>", flux: "<namespace>/<kustomization>" or statuses: [{ context: "<context>", user: "<login>" }]';
+const statusFix = (context: string) =>
+  `write { context: ${JSON.stringify(context)}, user: "<login whose token the agent posts with>" }, or app: "<GitHub App slug or id>" instead of user (docs/health.md, "Who may speak for an environment")`;
 
 describe('environments[].health', () => {
   it('fills in the defaults', () => {
@@ -22,9 +25,13 @@ describe('environments[].health', () => {
 
   it('accepts each agent, * and {app}', () => {
     const result = parseRepoConfig(
-      `${base}    health:\n      flux: "flux-system/apps-dev"\n      statuses: ["kustomization/{app}-dev/*", "continuous-delivery/*"]\n      tolerate: 2m\n      timeout: 1h\n      deployments: false\n    rollback: auto\n`,
+      `${base}    health:\n      flux: "flux-system/apps-dev"\n      statuses:\n        - { context: "kustomization/{app}-dev/*", user: flux-bot }\n        - { context: "continuous-delivery/*", app: argocd-notifications }\n        - { context: "dev", app: 123456 }\n      tolerate: 2m\n      timeout: 1h\n      deployments: false\n    rollback: auto\n`,
     );
-    expect(result.ok).toBe(true);
+    expect(result.ok && result.config.environments[0]?.health?.statuses).toEqual([
+      { context: 'kustomization/{app}-dev/*', user: 'flux-bot' },
+      { context: 'continuous-delivery/*', app: 'argocd-notifications' },
+      { context: 'dev', app: 123456 },
+    ]);
   });
 
   describe('when it is wrong', () => {
@@ -75,13 +82,58 @@ describe('environments[].health', () => {
       ],
       [
         'has a bad status context',
-        '    health:\n      statuses: ["ok/*", "bad context!"]\n',
+        '    health:\n      statuses: [{ context: "ok/*", user: a }, { context: "bad context!", user: a }]\n',
         {
           line: 6,
-          col: 26,
-          path: 'environments[0].health.statuses[1]',
+          col: 59,
+          path: 'environments[0].health.statuses[1].context',
           message: '"bad context!" is not an agent object name',
           hint: OBJECT_HINT,
+        },
+      ],
+      [
+        'has a status context that names no poster (a config from before posters were bound)',
+        '    health:\n      statuses: ["kustomization/apps-dev/*"]\n',
+        {
+          line: 6,
+          col: 18,
+          path: 'environments[0].health.statuses[0]',
+          message:
+            'status context "kustomization/apps-dev/*" names no poster: anyone who can write to the repository could post it',
+          hint: statusFix('kustomization/apps-dev/*'),
+        },
+      ],
+      [
+        'has a status mapping with neither app nor user',
+        '    health:\n      statuses:\n        - context: deploy-dev\n',
+        {
+          line: 7,
+          col: 11,
+          path: 'environments[0].health.statuses[0]',
+          message: 'status context "deploy-dev" names no poster: anyone who can write to the repository could post it',
+          hint: statusFix('deploy-dev'),
+        },
+      ],
+      [
+        'has a status mapping with both app and user',
+        '    health:\n      statuses: [{ context: deploy-dev, app: argocd, user: flux-bot }]\n',
+        {
+          line: 6,
+          col: 18,
+          path: 'environments[0].health.statuses[0]',
+          message: 'status context "deploy-dev" names both an app and a user',
+          hint: 'keep the one the agent posts as: app for a GitHub App, user for a personal token',
+        },
+      ],
+      [
+        "binds a user that is an App's bot account",
+        '    health:\n      statuses: [{ context: deploy-dev, user: "argocd-notifications[bot]" }]\n',
+        {
+          line: 6,
+          col: 47,
+          path: 'environments[0].health.statuses[0].user',
+          message: '"argocd-notifications[bot]" is a GitHub App\'s bot account, not a user',
+          hint: 'write app: "argocd-notifications" instead of user:',
         },
       ],
       [
@@ -121,6 +173,24 @@ describe('environments[].health', () => {
       expect(result.ok).toBe(false);
       expect(!result.ok && result.problems).toEqual([{ file: '.github/escalator.yml', ...problem }]);
     });
+  });
+
+  it('refuses an unbound status context in validate-config with the line and the entry to write', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'escalator-health-'));
+    writeFileSync(
+      join(dir, 'escalator.yml'),
+      `${base}    health:\n      statuses:\n        - "kustomization/apps-dev/*"\n`,
+    );
+    let stderr = '';
+    const code = await runCli(['validate-config', 'escalator.yml'], {
+      stdout: () => undefined,
+      stderr: (text) => (stderr += text),
+      cwd: dir,
+    });
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      `escalator.yml:7:11: status context "kustomization/apps-dev/*" names no poster: anyone who can write to the repository could post it (${statusFix('kustomization/apps-dev/*')})\n`,
+    );
   });
 
   it('is reported by validate-config as file:line:col', async () => {

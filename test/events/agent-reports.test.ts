@@ -14,6 +14,7 @@ import {
   normalizeStatusEvent,
   reportTime,
   type AgentReport,
+  type Poster,
 } from '../../src/events/agents/index.js';
 import { githubRepoOf, mapAgentReport } from '../../src/events/agents/health-map.js';
 
@@ -176,28 +177,82 @@ describe('GitHub events (payloads of @octokit/webhooks-examples)', () => {
         sync: 'synced',
         health: 'degraded',
         at: '2019-05-15T15:20:55.000Z',
+        poster: { kind: 'user', login: 'Codertocat' },
       },
     });
   });
 
-  it('reads a completed check run by its conclusion', () => {
-    const payload = example('check_run', 1) as { check_run: Record<string, unknown> };
+  it("names an App's commit status by the slug of its bot account", () => {
+    const payload = { ...example('status'), sender: { login: 'argocd-notifications[bot]', type: 'Bot', id: 9 } };
+    expect(normalizeStatusEvent(payload as never)).toMatchObject({
+      report: { poster: { kind: 'app', slug: 'argocd-notifications' } },
+    });
+  });
+
+  /** The example's run is on a pull request's branch; as an agent's run on the default branch's head: */
+  const onDefaultBranch = () => {
+    const payload = example('check_run', 1) as {
+      check_run: Record<string, unknown> & { check_suite: Record<string, unknown> };
+    };
+    payload.check_run.pull_requests = [];
+    payload.check_run.check_suite.head_branch = 'master';
+    return payload;
+  };
+
+  it('reads a completed check run by its conclusion, posted by its App', () => {
+    const payload = onDefaultBranch();
     expect(normalizeCheckRunEvent(payload as never)).toMatchObject({
-      report: { object: { name: 'Octocoders-linter' }, health: 'degraded', url: 'https://octocoders.io' },
+      report: {
+        object: { name: 'Octocoders-linter' },
+        health: 'degraded',
+        url: 'https://octocoders.io',
+        poster: { kind: 'app', id: 29310, slug: 'github-actions' },
+      },
     });
     payload.check_run.conclusion = 'neutral';
     expect(normalizeCheckRunEvent(payload as never)).toMatchObject({ kind: 'ignored' });
   });
 
-  it('reads a deployment status as a report about its environment', () => {
+  it('ignores a check run attached to a pull request, or on another branch than the default one', () => {
+    expect(normalizeCheckRunEvent(example('check_run', 1) as never)).toEqual({
+      kind: 'ignored',
+      reason: 'the check run belongs to a pull request, not to the default branch',
+    });
+    const other = onDefaultBranch();
+    other.check_run.check_suite.head_branch = 'changes';
+    expect(normalizeCheckRunEvent(other as never)).toEqual({
+      kind: 'ignored',
+      reason: 'the check run is on branch "changes", not the default branch',
+    });
+  });
+
+  it('reads a deployment status as a report about its environment, with who created the Deployment', () => {
     expect(normalizeDeploymentStatusEvent(example('deployment_status') as never)).toMatchObject({
       report: {
         object: { name: 'production' },
         revision: 'f95f852bd8fca8fcc58a9a2d6c842781e32a215e',
         sync: 'synced',
         health: 'healthy',
+        poster: { kind: 'user', login: 'Codertocat' },
+        deployment: { byEscalator: false, creator: { kind: 'user', login: 'Codertocat' } },
       },
     });
+  });
+
+  it("knows Escalator's own Deployments, and never reads its own deployment statuses", () => {
+    const escalator = { id: 42, slug: 'escalator' };
+    const agent = { id: 7, slug: 'argocd-notifications' };
+    const payload = example('deployment_status') as {
+      deployment: Record<string, unknown>;
+      deployment_status: Record<string, unknown>;
+    };
+    payload.deployment.performed_via_github_app = escalator;
+    payload.deployment_status.performed_via_github_app = agent;
+    expect(normalizeDeploymentStatusEvent(payload as never, 42)).toMatchObject({
+      report: { poster: { kind: 'app', id: 7 }, deployment: { byEscalator: true } },
+    });
+    payload.deployment_status.performed_via_github_app = escalator;
+    expect(normalizeDeploymentStatusEvent(payload as never, 42)).toMatchObject({ kind: 'ignored' });
   });
 });
 
@@ -228,7 +283,11 @@ environments:
   - name: prod
     paths: ["apps/*/overlays/prod"]
     from: staging
-    health: { statuses: ["kustomization/{app}-prod/*"] }
+    health:
+      statuses:
+        - { context: "kustomization/{app}-prod/*", user: flux-bot }
+        - { context: "prod-cluster", app: argocd-notifications }
+        - { context: "prod-{app}", app: 7 }
 `);
   if (!config.ok) throw new Error(JSON.stringify(config.problems));
   const files = ['dev', 'staging', 'prod'].flatMap((environment) =>
@@ -257,10 +316,51 @@ environments:
     ]);
   });
 
-  it('matches status contexts with * for the provider uid', () => {
-    expect(mapAgentReport(index, report('status', 'kustomization/world-prod/2f1e4c3b'))).toEqual([
+  const posted = (name: string, poster: Poster, deployment?: AgentReport['deployment']): AgentReport => ({
+    ...report('status', name),
+    poster,
+    ...(deployment ? { deployment } : {}),
+  });
+  const fluxBot: Poster = { kind: 'user', login: 'Flux-Bot' };
+  const argo: Poster = { kind: 'app', id: 7, slug: 'argocd-notifications' };
+
+  it('matches status contexts with * for the provider uid, from the bound user (logins in any case)', () => {
+    expect(mapAgentReport(index, posted('kustomization/world-prod/2f1e4c3b', fluxBot))).toEqual([
       { environment: 'prod', app: 'world' },
     ]);
+  });
+
+  it('hears a matching context from anyone else as nothing', () => {
+    const name = 'kustomization/world-prod/2f1e4c3b';
+    expect(mapAgentReport(index, report('status', name))).toEqual([]);
+    expect(mapAgentReport(index, posted(name, { kind: 'user', login: 'mallory' }))).toEqual([]);
+    expect(mapAgentReport(index, posted(name, { kind: 'app', slug: 'flux-bot' }))).toEqual([]);
+    expect(mapAgentReport(index, posted('prod-cluster', { kind: 'user', login: 'argocd-notifications' }))).toEqual([]);
+    expect(mapAgentReport(index, posted('prod-cluster', { kind: 'app', id: 15368, slug: 'github-actions' }))).toEqual(
+      [],
+    );
+  });
+
+  it('matches an App by its slug or its id; a commit status (slug only) cannot meet an id binding', () => {
+    const all = [
+      { environment: 'prod', app: 'hello' },
+      { environment: 'prod', app: 'world' },
+    ];
+    expect(mapAgentReport(index, posted('prod-cluster', argo))).toEqual(all);
+    expect(mapAgentReport(index, posted('prod-cluster', { kind: 'app', slug: 'ArgoCD-Notifications' }))).toEqual(all);
+    expect(mapAgentReport(index, posted('prod-hello', argo))).toEqual([{ environment: 'prod', app: 'hello' }]);
+    expect(mapAgentReport(index, posted('prod-hello', { kind: 'app', slug: 'argocd-notifications' }))).toEqual([]);
+  });
+
+  it('takes a deployment status only on a Deployment Escalator or the bound poster created', () => {
+    const all = [
+      { environment: 'prod', app: 'hello' },
+      { environment: 'prod', app: 'world' },
+    ];
+    expect(mapAgentReport(index, posted('prod-cluster', argo, { byEscalator: false, creator: argo }))).toEqual(all);
+    expect(mapAgentReport(index, posted('prod-cluster', argo, { byEscalator: true, creator: undefined }))).toEqual(all);
+    const writers = { byEscalator: false, creator: { kind: 'user', login: 'mallory' } } as const;
+    expect(mapAgentReport(index, posted('prod-cluster', argo, writers))).toEqual([]);
   });
 
   it('maps an object nobody configured to nothing', () => {

@@ -35,7 +35,10 @@ const config = `environments:
     from: registry
     health:
       argocd: "{app}-dev"
-      statuses: ["kustomization/apps-dev/*", "argocd-dev"]
+      statuses:
+        - { context: "kustomization/apps-dev/*", user: Codertocat }
+        - { context: "kustomization/apps-dev/*", app: github-actions }
+        - { context: "argocd-dev", user: Codertocat }
   - name: staging
     paths: ["apps/*/overlays/staging"]
     from: dev
@@ -49,7 +52,6 @@ images:
 /** The owner's agent key: what its Argo CD and Flux are given (npx escalator agent-key <owner>). */
 let key = '';
 const sign = (body: string, with_ = key) => `sha256=${createHmac('sha256', with_).update(body).digest('hex')}`;
-const sha = (c: string) => c.repeat(40);
 
 describe('agent reports in (real Redis, sandbox GitHub)', () => {
   let stack: Stack;
@@ -296,6 +298,7 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
           name: repo,
           full_name: `${owner}/${repo}`,
           owner: { login: owner },
+          default_branch: 'main',
         },
         installation: { id: installationId },
       });
@@ -312,10 +315,17 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
       expect(res.status).toBeLessThan(300);
     };
 
+    // The senders are the examples' (`Codertocat`, the App `github-actions`), bound in the config;
+    // the commit is the default branch's head (docs/health.md, "Who may speak for an environment").
+    let head = '';
+    beforeAll(async () => {
+      head = (await store.subscriptions.loadRepo(owner, repo))!.sha;
+    });
+
     it('records a Flux github-provider commit status for the apps its context names', async () => {
       await deliver('status', {
         ...example('status'),
-        sha: sha('c'),
+        sha: head,
         context: 'kustomization/apps-dev/2f1e4c3b',
         state: 'failure',
         description: 'health check failed',
@@ -323,7 +333,7 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
       });
       for (const app of ['hello', 'world'])
         expect(await recorded('dev', app, '2026-11-20T11:00:00.000Z')).toMatchObject({
-          revision: sha('c'),
+          revision: head,
           health: 'degraded',
           degradedSince: '2026-11-20T11:00:00.000Z',
           source: { agent: 'status', object: 'kustomization/apps-dev/2f1e4c3b' },
@@ -331,10 +341,14 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
     });
 
     it('records a completed check run', async () => {
-      const payload = example('check_run', 1) as { check_run: Record<string, unknown> };
+      const payload = example('check_run', 1) as {
+        check_run: Record<string, unknown> & { check_suite: Record<string, unknown> };
+      };
+      payload.check_run.check_suite.head_branch = 'main';
       Object.assign(payload.check_run, {
+        pull_requests: [],
         name: 'kustomization/apps-dev/2f1e4c3b',
-        head_sha: sha('c'),
+        head_sha: head,
         conclusion: 'success',
         completed_at: '2026-11-20T12:00:00Z',
       });
@@ -350,7 +364,7 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
         deployment: Record<string, unknown>;
         deployment_status: Record<string, unknown>;
       };
-      Object.assign(payload.deployment, { sha: sha('d'), environment: 'argocd-dev' });
+      Object.assign(payload.deployment, { sha: head, environment: 'argocd-dev' });
       Object.assign(payload.deployment_status, {
         environment: 'argocd-dev',
         state: 'success',
@@ -358,7 +372,7 @@ describe('agent reports in (real Redis, sandbox GitHub)', () => {
       });
       await deliver('deployment_status', payload);
       expect(await recorded('dev', 'hello', '2026-11-20T13:00:00.000Z')).toMatchObject({
-        revision: sha('d'),
+        revision: head,
         health: 'healthy',
         source: { agent: 'status', object: 'argocd-dev' },
       });

@@ -33,6 +33,12 @@ const configs: Array<[string, (value: string) => string, string]> = [
     'plain',
   ],
   [
+    'an unbound status context',
+    (value) =>
+      `environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n    health:\n      statuses: [${JSON.stringify(value)}]\n`,
+    'plain',
+  ],
+  [
     'an unknown key',
     (value) =>
       `${JSON.stringify(value)}: 1\nenvironments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n`,
@@ -85,6 +91,21 @@ describe('the escalator/config check run', () => {
     expect(check.summary).toContain('.github/escalator.yml:4:5:');
     expect(check.summary).toContain('Check it locally with `escalator validate-config` (installed from Escalator');
     expect(check.summary).not.toContain('npx escalator validate-config');
+  });
+
+  it('refuses a status context bound to no poster, with its line and the entry to write', () => {
+    const check = renderConfigCheck(
+      parseRepoConfig(
+        'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n    health:\n      statuses: ["kustomization/apps-dev/*"]\n',
+        file,
+      ),
+      file,
+    );
+    expect(check.conclusion).toBe('failure');
+    expect(check.title).toBe('1 problem in .github/escalator.yml');
+    expect(check.summary).toContain(
+      '.github/escalator.yml:6:18: status context "kustomization/apps-dev/*" names no poster: anyone who can write to the repository could post it (write { context: "kustomization/apps-dev/*", user: "<login whose token the agent posts with>" }, or app: "<GitHub App slug or id>" instead of user (docs/health.md, "Who may speak for an environment"))',
+    );
   });
 
   it('lists the environments of a valid configuration', () => {

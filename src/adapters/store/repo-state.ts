@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { BlobStore } from './blobs.js';
 import { CandidateStore } from './candidates.js';
 import { HealthStore } from './health.js';
+import { HeadStore } from './heads.js';
 import { HealthGateStore } from './healthy-versions.js';
 import { DashboardStore } from './dashboard.js';
 import { FreezeStore } from './freezes.js';
@@ -29,6 +30,8 @@ export class RepoState {
   /** What the agents (Argo CD, Flux, commit statuses) report about each environment and app. */
   readonly health: HealthStore;
   readonly healthGate: HealthGateStore;
+  /** The commits each default branch pointed at: the only commits a report posted on GitHub may be about. */
+  readonly heads: HeadStore;
   /** File texts by blob SHA, so plans against an indexed commit read no file from GitHub. */
   readonly blobs: BlobStore;
 
@@ -47,6 +50,7 @@ export class RepoState {
     this.living = new LivingStore(redis, prefix);
     this.health = new HealthStore(redis, prefix);
     this.healthGate = new HealthGateStore(redis, prefix);
+    this.heads = new HeadStore(redis, prefix);
     this.blobs = new BlobStore(redis, prefix);
   }
 }

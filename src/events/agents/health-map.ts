@@ -1,4 +1,4 @@
-import type { AgentReport } from './report.js';
+import type { AgentReport, Poster } from './report.js';
 
 /** An (environment, app) of a repository that an agent report is about. */
 export interface HealthTarget {
@@ -6,11 +6,18 @@ export interface HealthTarget {
   app: string;
 }
 
+/** A GitHub-posted source: the context pattern and who may post it (`environments[].health.statuses[]`). */
+export interface StatusListen {
+  context: string;
+  app?: string | number | undefined;
+  user?: string | undefined;
+}
+
 /** The agent objects an environment listens to (`environments[].health` of the repository config). */
 export interface HealthListen {
   argocd?: string | undefined;
   flux?: string | undefined;
-  statuses: readonly string[];
+  statuses: readonly StatusListen[];
 }
 
 /** What the mapping reads of a repository's index: its environments' health settings, and the apps each environment's files bind. */
@@ -35,11 +42,38 @@ function compile(pattern: string, app: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-/** The patterns of an environment's health setting that listen to this agent. */
-function patternsFor(health: HealthListen, agent: AgentReport['agent']): readonly string[] {
-  if (agent === 'argocd') return health.argocd ? [health.argocd] : [];
-  if (agent === 'flux') return health.flux ? [health.flux] : [];
-  return health.statuses;
+/**
+ * Whether `poster` is the one a status source names. An App is named by its id or its slug (both
+ * case-insensitive for the slug); a commit status names only the bot account `<slug>[bot]`, so an
+ * App bound by id matches its check runs and deployment statuses, and its commit statuses only
+ * when the binding is its slug. A user is named by login (GitHub logins are case-insensitive).
+ */
+export function posterMatches(source: StatusListen, poster: Poster | undefined): boolean {
+  if (!poster) return false;
+  if (source.user !== undefined)
+    return poster.kind === 'user' && poster.login.toLowerCase() === source.user.toLowerCase();
+  if (source.app === undefined || poster.kind !== 'app') return false;
+  if (typeof source.app === 'number') return poster.id === source.app;
+  return poster.slug !== undefined && poster.slug.toLowerCase() === source.app.toLowerCase();
+}
+
+/**
+ * The patterns of an environment's health setting that listen to this report. Argo CD's and
+ * Flux's come through their authenticated routes; a GitHub-posted report is heard only by the
+ * status sources whose bound poster posted it and, for a deployment status, whose Deployment
+ * Escalator or that same poster created (anyone with write access can post a status, a check run
+ * through a workflow, or a Deployment).
+ */
+function patternsFor(health: HealthListen, report: AgentReport): readonly string[] {
+  if (report.agent === 'argocd') return health.argocd ? [health.argocd] : [];
+  if (report.agent === 'flux') return health.flux ? [health.flux] : [];
+  return health.statuses
+    .filter(
+      (source) =>
+        posterMatches(source, report.poster) &&
+        (!report.deployment || report.deployment.byEscalator || posterMatches(source, report.deployment.creator)),
+    )
+    .map((source) => source.context);
 }
 
 /**
@@ -69,7 +103,7 @@ export function mapAgentReport(index: HealthMapIndex, report: AgentReport): Heal
       ...new Set(index.files.filter((file) => file.environment === environment.name).map((file) => file.app)),
     ].sort();
     const matched = new Set<string>();
-    for (const pattern of patternsFor(environment.health, report.agent)) {
+    for (const pattern of patternsFor(environment.health, report)) {
       const subject = subjectFor(report, pattern);
       if (pattern.includes('{app}')) {
         for (const app of apps) if (compile(pattern, app).test(subject)) matched.add(app);

@@ -19,7 +19,20 @@ export interface AgentReport {
   message?: string;
   /** The Git repository the agent reads, when it says (Argo CD's `repoURL`). */
   repoURL?: string;
+  /** Who posted it on GitHub (commit statuses, check runs, deployment statuses): matched against the bound poster. */
+  poster?: Poster;
+  /**
+   * A deployment status's Deployment: who created it, or that Escalator did. It counts only on a
+   * Deployment Escalator or the bound poster created.
+   */
+  deployment?: { byEscalator: boolean; creator: Poster | undefined };
 }
+
+/**
+ * Who posted something on GitHub: a GitHub App (its id and slug, as far as the payload names
+ * them; a commit status names only its bot account `<slug>[bot]`), or a user.
+ */
+export type Poster = { kind: 'app'; id?: number; slug?: string } | { kind: 'user'; login: string };
 
 export type AgentResult =
   { kind: 'report'; report: AgentReport } | { kind: 'ignored'; reason: string } | { kind: 'invalid'; message: string };

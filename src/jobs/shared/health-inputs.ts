@@ -28,7 +28,7 @@ export function expectedSource(environment: Environment, app: string): Pick<Heal
   const health = environment.health;
   if (health?.argocd) return { agent: 'argocd', object: health.argocd.replaceAll('{app}', app) };
   if (health?.flux) return { agent: 'flux', object: health.flux.replaceAll('{app}', app) };
-  return { agent: 'status', object: (health?.statuses[0] ?? '').replaceAll('{app}', app) };
+  return { agent: 'status', object: (health?.statuses[0]?.context ?? '').replaceAll('{app}', app) };
 }
 
 /** `hello 1.4.2` (one image), `hello 1.4.2, 0.3.1` (several). */

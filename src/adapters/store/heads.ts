@@ -1,0 +1,40 @@
+import type { Redis } from 'ioredis';
+
+/** How many heads of one repository's default branch are kept: weeks of merges for a busy repository. */
+export const KEPT_HEADS = 2_000;
+
+/**
+ * The commits each repository's default branch has pointed at, as GitHub's push events and the
+ * index saw them: its line of merges (the first-parent history the agents sync), never a side
+ * branch's or a fork's commit. A report posted on GitHub counts only about one of these
+ * (docs/health.md, "Who may speak for an environment").
+ */
+export class HeadStore {
+  constructor(
+    readonly redis: Redis,
+    readonly prefix = 'escalator',
+  ) {}
+
+  #key(owner: string, repo: string): string {
+    return `${this.prefix}:heads:${owner.toLowerCase()}/${repo.toLowerCase()}`;
+  }
+
+  /** Records that the default branch pointed at `sha` at `at` (ms); keeps the newest {@link KEPT_HEADS}. */
+  async record(owner: string, repo: string, sha: string, at: number): Promise<void> {
+    const key = this.#key(owner, repo);
+    await this.redis
+      .multi()
+      .zadd(key, 'NX', at, sha.toLowerCase())
+      .zremrangebyrank(key, 0, -KEPT_HEADS - 1)
+      .exec();
+  }
+
+  /** Whether the default branch ever pointed at `sha` (as far as the kept heads go). */
+  async has(owner: string, repo: string, sha: string): Promise<boolean> {
+    return (await this.redis.zscore(this.#key(owner, repo), sha.toLowerCase())) !== null;
+  }
+
+  async drop(owner: string, repo: string): Promise<void> {
+    await this.redis.del(this.#key(owner, repo));
+  }
+}

@@ -324,6 +324,24 @@ describe('RegistryClient with a token realm', () => {
     ).rejects.toThrow(/refused the credential of ESCALATOR_REGISTRY_AUTH_FILE for repository:team\/app:pull with 401/);
   });
 
+  it("never answers for one owner with a registry token another owner's credential obtained", async () => {
+    const access = new RegistryAccess([
+      { key: host, owners: ['example'], credential: { kind: 'basic', username: 'bot', password: 'tok-pass' } },
+    ]);
+    expect((await access.forOwner('example').resolve(`${host}/team/app`, '1.0'))?.digest).toBe(
+      `sha256:${'2'.repeat(64)}`,
+    );
+    seen.length = 0;
+    // acme holds no entry: its request carries no token, and the realm refuses it anonymously.
+    await expect(access.forOwner('acme').resolve(`${host}/team/app`, '1.0')).rejects.toThrow(
+      /refused an anonymous pull for repository:team\/app:pull with 401/,
+    );
+    expect(seen).toEqual([
+      'HEAD /v2/team/app/manifests/1.0 -',
+      'GET /token?service=test-registry&scope=repository%3Ateam%2Fapp%3Apull -',
+    ]);
+  });
+
   it('spaces calls to one host by its token bucket', async () => {
     let clock = 0;
     const waits: number[] = [];

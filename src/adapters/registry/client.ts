@@ -70,6 +70,8 @@ export interface RegistryClientOptions {
     kind: 'manifest' | 'blob' | 'token' | 'ping';
     status: number;
   }) => void;
+  /** The token buckets per host, shared by the clients of every owner (RegistryAccess), so the rate is per host. */
+  buckets?: RegistryBuckets;
   /** Injected for tests of the limiter; real time otherwise. */
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
@@ -122,6 +124,9 @@ interface Bucket {
   tokens: number;
   at: number;
 }
+
+/** Token buckets by registry host. */
+export type RegistryBuckets = Map<string, Bucket>;
 
 /** `docker.io` is served by `registry-1.docker.io`; every other host serves itself. */
 function apiHost(host: string): string {
@@ -200,7 +205,7 @@ export class RegistryClient {
   readonly #credentials: ReadonlyMap<string, RegistryCredential>;
   readonly #knownHosts: ReadonlySet<string>;
   readonly #tokens = new Map<string, { token: string; expiresAt: number }>();
-  readonly #buckets = new Map<string, Bucket>();
+  readonly #buckets: RegistryBuckets;
   readonly #options: Required<
     Pick<RegistryClientOptions, 'timeoutMs' | 'maxBytes' | 'ratePerSecond' | 'burst' | 'retries' | 'maxRetryWaitMs'>
   >;
@@ -209,6 +214,7 @@ export class RegistryClient {
 
   constructor(readonly options: RegistryClientOptions = {}) {
     this.#credentials = options.credentials ?? new Map();
+    this.#buckets = options.buckets ?? new Map();
     this.#knownHosts =
       options.knownHosts ?? new Set([...this.#credentials.keys()].map((key) => key.replace(/\/.*$/, '')));
     this.#options = {
@@ -617,10 +623,11 @@ export class RegistryAccess {
   readonly #entries: readonly RegistryAuthEntry[];
   readonly #knownHosts: ReadonlySet<string>;
   readonly #clients = new Map<string, RegistryClient>();
+  readonly #buckets: RegistryBuckets = new Map();
 
   constructor(
     entries: readonly RegistryAuthEntry[],
-    readonly options: Omit<RegistryClientOptions, 'credentials' | 'knownHosts'> = {},
+    readonly options: Omit<RegistryClientOptions, 'credentials' | 'knownHosts' | 'buckets'> = {},
   ) {
     this.#entries = entries;
     this.#knownHosts = new Set(entries.map((entry) => entry.key.replace(/\/.*$/, '')));
@@ -639,7 +646,12 @@ export class RegistryAccess {
       const credentials = new Map(
         this.#entries.filter((entry) => servesOwner(entry, key)).map((entry) => [entry.key, entry.credential]),
       );
-      client = new RegistryClient({ ...this.options, credentials, knownHosts: this.#knownHosts });
+      client = new RegistryClient({
+        ...this.options,
+        credentials,
+        knownHosts: this.#knownHosts,
+        buckets: this.#buckets,
+      });
       forgetOldest(this.#clients);
       this.#clients.set(key, client);
     }

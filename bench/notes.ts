@@ -76,7 +76,10 @@ const nowhere = `127.0.0.1:${await freePort()}`;
 // make later samples wait for the minute to turn, which measures the budget, not the notes.
 // A registry on the loopback is read only when the credentials name it; this one takes any.
 const authFile = join(mkdtempSync(join(tmpdir(), 'escalator-bench-notes-')), 'config.json');
-writeFileSync(authFile, JSON.stringify({ auths: { [proxy.host]: { username: 'bench', password: 'unused' } } }));
+writeFileSync(
+  authFile,
+  JSON.stringify({ auths: { [proxy.host]: { username: 'bench', password: 'unused', owners: ['*'] } } }),
+);
 const stack: BenchStack = await startBenchStack({
   ESCALATOR_REGISTRY_AUTH_FILE: authFile,
   ESCALATOR_DEBOUNCE_MS: '0',

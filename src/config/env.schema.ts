@@ -82,7 +82,7 @@ export const EnvSchema = z.object({
     .min(1)
     .optional()
     .describe(
-      'Path of a Docker `config.json` (`{"auths": {"<host>": {"auth": "<base64 user:password>"}}}`, or `identitytoken`; what `docker login` writes) with credentials to read images from registries: the digest, created time, platforms, size and source labels shown in pull requests, and the check that an announced tag resolves to the announced digest (an event the registry contradicts is refused). Unset: registries are read anonymously and events are not verified. See docs/registries.md.',
+      'Path of a Docker `config.json` (`{"auths": {"<host>": {"auth": "<base64 user:password>", "owners": ["<GitHub owner>"]}}}`, or `identitytoken`; what `docker login` writes, plus the GitHub owners each entry serves) with credentials to read images from registries: the digest, created time, platforms, size and source labels shown in pull requests, and the check that an announced tag resolves to the announced digest (an event the registry contradicts is refused). An installation reads only with the entries of its owner (`["*"]`: every installation, on purpose), else anonymously; an entry without `owners` stops the worker at start with the line to add. Unset: registries are read anonymously and events are not verified. See docs/registries.md.',
     ),
   ESCALATOR_CI_OIDC_AUDIENCE: z
     .string()

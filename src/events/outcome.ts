@@ -14,6 +14,15 @@ import {
  * out of per-item outcomes, and 400 messages out of zod issues.
  */
 
+/**
+ * What a sender learns, when it sends an event again, of a first delivery the registry
+ * contradicted: this sentence, never the reason. The reason names the digest a tag points at and
+ * whether the tag exists, facts the sender did not send and may not know (one installation could
+ * read another's private image through them); it goes to the worker's log only.
+ */
+export const REFUSED_FOR_SENDER =
+  "the registry did not confirm the announced image (the worker's log of that delivery says why)";
+
 /** What one announced item (a tag, a resource, an envelope event) of the source `S` turned into. */
 export type Outcome<S extends string = string> =
   { kind: 'image'; event: ImageEvent<S> } | IgnoredOutcome | InvalidOutcome;

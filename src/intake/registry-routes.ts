@@ -9,6 +9,7 @@ import {
   type NormalizeResult,
   type RegistryAuth,
 } from '../events/index.js';
+import { REFUSED_FOR_SENDER } from '../events/outcome.js';
 import type { Logger } from '../observability/logger.js';
 import { intakeRequests } from '../observability/metrics.js';
 import { enqueueImage } from '../queue/enqueue.js';
@@ -196,7 +197,9 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
 function duplicateOutcome(duplicate: DuplicateJob): string {
   switch (duplicate.state) {
     case 'completed':
-      if (isRefusal(duplicate.result)) return `it was refused: ${duplicate.result.refused}`;
+      // The stored reason is never replayed: a job stored by an earlier version held the digest a
+      // tag points at, which the sender did not send (the worker's log keeps the reason).
+      if (isRefusal(duplicate.result)) return `it was refused: ${REFUSED_FOR_SENDER}`;
       return typeof duplicate.result === 'number'
         ? duplicate.result === 0
           ? "it changed nothing: no environment in the credential's scope takes this image with this tag (the log of that delivery says why)"

@@ -2,6 +2,7 @@ import { normalizeName } from '../planners/image-ref.js';
 import { targetKey } from '../planners/versions.js';
 import { acceptsTag, policyFor } from '../planners/tag-policy.js';
 import { scopeRefusal } from '../events/image-published.js';
+import { REFUSED_FOR_SENDER } from '../events/outcome.js';
 import { IndexMissingError } from '../observability/errors.js';
 import { enqueueBump, enqueueResync } from '../queue/enqueue.js';
 import type { ImageJob } from '../queue/jobs.js';
@@ -11,11 +12,14 @@ import { verifyAnnouncedImage } from './shared/verify-image.js';
 
 /**
  * Fan one published image out to the targets that use it:
- * 0. with credentials for its registry, check that the tag resolves to the announced digest there;
- *    an event the registry contradicts is refused (logged with the reason) and bumps nothing
  * 1. look up the repositories whose environment files reference the image (one SMEMBERS), and
  *    keep those the event's scope allows: an event from one installation's credential never writes
- *    into another's repositories; each refused repository is logged with the reason
+ *    into another's repositories; each refused repository is logged with the reason. Nothing is
+ *    asked of a registry before this: an event no repository in scope uses costs no registry read
+ * 1b. per owner of the repositories kept, with that owner's registry credentials (never another
+ *    owner's, never the operator's for everyone), check that the tag resolves to the announced
+ *    digest; an owner whose registry contradicts the event gets nothing (the reason goes to the
+ *    log); when every owner refuses, the job's result is a refusal that says no registry fact
  * 2. for each environment that takes images from the registry and each app using the image,
  *    check the image's tag policy
  * 3. record the image as a candidate for the target and (re)schedule the target's bump job:
@@ -28,15 +32,6 @@ export async function processImageJob(
 ): Promise<number | { refused: string }> {
   const { event, scope } = data;
   const name = normalizeName(event.repository) ?? event.repository;
-  // With credentials for the registry, an event it contradicts is refused before anything is written.
-  const refused = await verifyAnnouncedImage(deps, event);
-  if (refused) {
-    log.warn(
-      { image: name, tag: event.tag, digest: event.digest, by: scope.by, reason: refused },
-      'Image event refused: the registry does not hold what it announces',
-    );
-    return { refused };
-  }
   const using = await deps.store.subscriptions.reposUsing(name);
   if (using.length === 0) {
     if (!(await deps.store.subscriptions.isBuilt())) {
@@ -48,7 +43,7 @@ export async function processImageJob(
     log.debug({ image: name, tag: event.tag, by: scope.by }, 'No repository uses this image');
     return 0;
   }
-  const repos = using.filter((key) => {
+  const inScope = using.filter((key) => {
     const reason = scopeRefusal(scope, key.owner);
     if (reason)
       log.warn(
@@ -57,13 +52,27 @@ export async function processImageJob(
       );
     return reason === undefined;
   });
-  if (repos.length === 0) {
+  if (inScope.length === 0) {
     log.warn(
       { image: name, tag: event.tag, by: scope.by, owners: scope.owners, refused: using.length },
       'No repository in the scope of the credential uses this image; the event changes nothing',
     );
     return 0;
   }
+  // With an owner's credentials for the image, an event its registry contradicts is refused for
+  // that owner's repositories before anything is written.
+  const contradicted = new Set<string>();
+  for (const owner of new Set(inScope.map((key) => key.owner.toLowerCase()))) {
+    const reason = await verifyAnnouncedImage(deps.notes?.registry.forOwner(owner), event);
+    if (!reason) continue;
+    contradicted.add(owner);
+    log.warn(
+      { image: name, tag: event.tag, digest: event.digest, by: scope.by, owner, reason },
+      'Image event refused: the registry does not hold what it announces',
+    );
+  }
+  const repos = inScope.filter((key) => !contradicted.has(key.owner.toLowerCase()));
+  if (repos.length === 0) return { refused: REFUSED_FOR_SENDER };
   let scheduled = 0;
   for (const key of repos) {
     const index = await deps.store.subscriptions.loadRepo(key.owner, key.repo);

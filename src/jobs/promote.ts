@@ -175,7 +175,13 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
       };
       // What changed between what the target runs and what it would run: never blocks the promotion.
       const bare = planPromotion({ ...input, apps: entries });
-      const notes = await promotionNotes(deps, data.installationId, log, bare.rows, bare.body);
+      const notes = await promotionNotes(
+        deps,
+        { installationId: data.installationId, owner: data.owner, repo: data.repo },
+        log,
+        bare.rows,
+        bare.body,
+      );
       const plan = planPromotion({ ...input, apps: entries, ...(notes ? { notes } : {}) });
       return {
         ...plan,

@@ -52,7 +52,41 @@ export type SourceRange =
       pulls: SourcePull[];
       releases: SourceRelease[];
     }
-  | { kind: 'unavailable'; base?: string; head?: string; reason: string };
+  | {
+      kind: 'unavailable';
+      base?: string;
+      head?: string;
+      reason: string;
+      /** The source is more visible than allowed here (see {@link notesVisible}): its name is not shown either. */
+      hidden?: true;
+    };
+
+/** A repository's visibility, as GitHub's `visibility` field says it. */
+export type RepoVisibility = 'public' | 'internal' | 'private';
+
+/** What the pull request says where the notes of a source it may not show would be. */
+export const PRIVATE_SOURCE = 'private source, not shown';
+
+/**
+ * Whether the notes of a source repository (commit messages, pull request titles, release
+ * bodies) may be shown in a pull request of the GitOps repository: only when whoever reads the
+ * GitOps repository may read the source, as far as visibility tells.
+ * - a public source: everywhere;
+ * - a public GitOps repository: public sources only;
+ * - an internal GitOps repository (readable by every member of the enterprise): internal sources of
+ *   the same owner (the same readers); never private ones;
+ * - a private GitOps repository: private or internal sources of the same owner (the owner's
+ *   members see both); never another owner's.
+ */
+export function notesVisible(
+  gitops: { owner: string; visibility: RepoVisibility },
+  source: { owner: string; visibility: RepoVisibility },
+): boolean {
+  if (source.visibility === 'public') return true;
+  if (gitops.visibility === 'public') return false;
+  if (source.owner.toLowerCase() !== gitops.owner.toLowerCase()) return false;
+  return gitops.visibility === 'private' || source.visibility === 'internal';
+}
 
 export interface ImageNotes {
   /** The image as the files name it. */
@@ -66,6 +100,8 @@ export interface ImageNotes {
   factsMissing?: string;
   /** The source repository (from the image's labels or the CI API), parsed when it is on GitHub. */
   source?: { url: string; repository?: SourceRepository };
+  /** The sender's `source` when the image's own label names another repository (the label wins). */
+  sentSource?: string;
   range?: SourceRange;
 }
 
@@ -186,8 +222,9 @@ function renderImage(notes: ImageNotes, detail: Detail, webHost: string, shown: 
   const from = notes.from ? `${code(notes.from.tag)} → ` : '';
   lines.push(`#### ${code(notes.image)} ${from}${code(notes.to.tag)}`, '');
   lines.push(...factRows(notes, webHost));
-  const repo = notes.source?.repository;
   const range = notes.range;
+  const hidden = range?.kind === 'unavailable' && range.hidden === true;
+  const repo = hidden ? undefined : notes.source?.repository;
   const compare =
     repo && range?.base && range.head && SHA.test(range.base) && SHA.test(range.head)
       ? `https://${webHost}/${repo.owner}/${repo.repo}/compare/${range.base}...${range.head}`
@@ -304,7 +341,9 @@ function factRows(notes: ImageNotes, webHost: string): string[] {
     rows.push(['Size', `${formatSize(facts.size)}${facts.sizePlatform ? ` (${code(facts.sizePlatform)})` : ''}`]);
   if (facts?.version && facts.version !== notes.to.tag) rows.push(['Version', code(facts.version)]);
   const source = notes.source;
-  if (source) {
+  const hidden = notes.range?.kind === 'unavailable' && notes.range.hidden === true;
+  if (source && hidden) rows.push(['Source', PRIVATE_SOURCE]);
+  else if (source) {
     const repo = source.repository;
     rows.push([
       'Source',
@@ -321,5 +360,10 @@ function factRows(notes: ImageNotes, webHost: string): string[] {
     ]);
   const lines = rows.length > 0 ? ['| | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${cell(v)} |`)] : [];
   if (notes.factsMissing) lines.push('', escapeText(notes.factsMissing));
+  if (notes.sentSource)
+    lines.push(
+      '',
+      `The sender named ${code(notes.sentSource.slice(0, 300))} as the source, but the image's label ${code('org.opencontainers.image.source')} names ${hidden || !source ? 'another repository' : code(source.url)}: the label wins, since the image carries it.`,
+    );
   return lines;
 }

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAuthFile } from '../../src/adapters/registry/auth-file.js';
-import { isInternalHost, parseChallenge, RegistryClient } from '../../src/adapters/registry/client.js';
+import { isInternalHost, parseChallenge, RegistryAccess, RegistryClient } from '../../src/adapters/registry/client.js';
 import { startRegistry, type LocalRegistry } from '../support/oci-images.js';
 
 const SOURCE = 'https://github.com/example/hello';
@@ -147,26 +147,55 @@ describe('RegistryClient', () => {
         labels: { 'org.opencontainers.image.source': SOURCE },
       });
       const auth = parseAuthFile(
-        JSON.stringify({ auths: { [locked.host]: { auth: Buffer.from('ci:s3cret-pass').toString('base64') } } }),
+        JSON.stringify({
+          auths: { [locked.host]: { auth: Buffer.from('ci:s3cret-pass').toString('base64'), owners: ['example'] } },
+        }),
         'test',
       );
       if (!auth.ok) throw new Error(auth.problems.join('; '));
-      const client = new RegistryClient({ credentials: auth.credentials });
+      const client = new RegistryAccess(auth.entries).forOwner('Example');
       expect(client.hasCredentials(locked.host)).toBe(true);
       expect(await client.inspect(`${locked.host}/team/private`, '3.1.0')).toMatchObject({ digest, source: SOURCE });
+    });
+
+    it("reads for another owner anonymously, never with the entry's credential", { timeout: 60_000 }, async () => {
+      await locked.push('team/private', '3.2.0', { seed: 32 });
+      const auth = parseAuthFile(
+        JSON.stringify({
+          auths: {
+            [locked.host]: { auth: Buffer.from('ci:s3cret-pass').toString('base64'), owners: ['example'] },
+            [`${locked.host}/acme`]: { username: 'ci', password: 'wrong-pass', owners: ['acme'] },
+          },
+        }),
+        'test',
+      );
+      if (!auth.ok) throw new Error(auth.problems.join('; '));
+      const access = new RegistryAccess(auth.entries);
+      const acme = access.forOwner('acme');
+      // example's entry is not acme's: the loopback host stays reachable (the operator named it), unauthenticated.
+      expect(acme.hasCredentials(`${locked.host}/team/private`)).toBe(false);
+      await expect(acme.resolve(`${locked.host}/team/private`, '3.2.0')).rejects.toThrow(/\(401\)/);
+      // acme's own namespace entry is the most specific for acme's images, and only acme's.
+      expect(acme.hasCredentials(`${locked.host}/acme/api`)).toBe(true);
+      await expect(acme.resolve(`${locked.host}/acme/api`, '1.0.0')).rejects.toThrow(/\(401\)/);
+      expect(access.forOwner('example').hasCredentials(`${locked.host}/acme/api`)).toBe(true);
+      expect(await access.forOwner('example').resolve(`${locked.host}/team/private`, '3.2.0')).toMatchObject({
+        digest: expect.stringMatching(/^sha256:/),
+      });
     });
 
     it('says what to do without a credential, and never shows the password', { timeout: 30_000 }, async () => {
       const anonymous = new RegistryClient({ plainHttp: () => true });
       await expect(anonymous.resolve(`${locked.host}/team/private`, '3.1.0')).rejects.toThrow(
-        /refused to serve the manifest team\/private:3\.1\.0 \(401\); add a credential for 127\.0\.0\.1:\d+ to ESCALATOR_REGISTRY_AUTH_FILE/,
+        /refused to serve the manifest team\/private:3\.1\.0 \(401\); add a credential for 127\.0\.0\.1:\d+ to ESCALATOR_REGISTRY_AUTH_FILE whose owners include this repository's owner/,
       );
       const wrong = parseAuthFile(
-        JSON.stringify({ auths: { [locked.host]: { username: 'ci', password: 'wrong-pass' } } }),
+        JSON.stringify({ auths: { [locked.host]: { username: 'ci', password: 'wrong-pass', owners: ['*'] } } }),
         't',
       );
       if (!wrong.ok) throw new Error('unreadable');
-      const error = await new RegistryClient({ credentials: wrong.credentials })
+      const error = await new RegistryAccess(wrong.entries)
+        .forOwner('anyone')
         .resolve(`${locked.host}/team/private`, '3.1.0')
         .catch((e: Error) => e);
       expect(String(error)).toMatch(/401/);
@@ -295,6 +324,24 @@ describe('RegistryClient with a token realm', () => {
     ).rejects.toThrow(/refused the credential of ESCALATOR_REGISTRY_AUTH_FILE for repository:team\/app:pull with 401/);
   });
 
+  it("never answers for one owner with a registry token another owner's credential obtained", async () => {
+    const access = new RegistryAccess([
+      { key: host, owners: ['example'], credential: { kind: 'basic', username: 'bot', password: 'tok-pass' } },
+    ]);
+    expect((await access.forOwner('example').resolve(`${host}/team/app`, '1.0'))?.digest).toBe(
+      `sha256:${'2'.repeat(64)}`,
+    );
+    seen.length = 0;
+    // acme holds no entry: its request carries no token, and the realm refuses it anonymously.
+    await expect(access.forOwner('acme').resolve(`${host}/team/app`, '1.0')).rejects.toThrow(
+      /refused an anonymous pull for repository:team\/app:pull with 401/,
+    );
+    expect(seen).toEqual([
+      'HEAD /v2/team/app/manifests/1.0 -',
+      'GET /token?service=test-registry&scope=repository%3Ateam%2Fapp%3Apull -',
+    ]);
+  });
+
   it('spaces calls to one host by its token bucket', async () => {
     let clock = 0;
     const waits: number[] = [];
@@ -326,13 +373,17 @@ describe('parseChallenge', () => {
 });
 
 describe('parseAuthFile', () => {
-  it('reads auth, username/password and identity tokens by host, Docker Hub under docker.io', () => {
+  it('reads auth, username/password and identity tokens by host or namespace, Docker Hub under docker.io, each with its owners', () => {
     const result = parseAuthFile(
       JSON.stringify({
         auths: {
-          'https://index.docker.io/v1/': { auth: Buffer.from('hub:pw:with:colons').toString('base64') },
-          'ghcr.io': { username: 'bot', password: 'ghp' },
-          'https://Registry.Example.com:5000': { identitytoken: 'refresh' },
+          'https://index.docker.io/v1/': {
+            auth: Buffer.from('hub:pw:with:colons').toString('base64'),
+            owners: ['Example', 'example'],
+          },
+          'ghcr.io': { username: 'bot', password: 'ghp', owners: ['*'] },
+          'ghcr.io/acme/': { username: 'acme-bot', password: 'acme-pat', owners: ['acme'] },
+          'https://Registry.Example.com:5000': { identitytoken: 'refresh', owners: ['example', 'acme'] },
           'quay.io': {},
         },
         credsStore: 'desktop',
@@ -341,17 +392,54 @@ describe('parseAuthFile', () => {
     );
     expect(result).toEqual({
       ok: true,
-      credentials: new Map([
-        ['docker.io', { kind: 'basic', username: 'hub', password: 'pw:with:colons' }],
-        ['ghcr.io', { kind: 'basic', username: 'bot', password: 'ghp' }],
-        ['registry.example.com:5000', { kind: 'identity-token', username: '', token: 'refresh' }],
-      ]),
+      entries: [
+        {
+          key: 'docker.io',
+          owners: ['example'],
+          credential: { kind: 'basic', username: 'hub', password: 'pw:with:colons' },
+        },
+        { key: 'ghcr.io', owners: '*', credential: { kind: 'basic', username: 'bot', password: 'ghp' } },
+        {
+          key: 'ghcr.io/acme',
+          owners: ['acme'],
+          credential: { kind: 'basic', username: 'acme-bot', password: 'acme-pat' },
+        },
+        {
+          key: 'registry.example.com:5000',
+          owners: ['example', 'acme'],
+          credential: { kind: 'identity-token', username: '', token: 'refresh' },
+        },
+      ],
     });
+  });
+
+  it('refuses an entry without owners with the line to add, and never names the secret', () => {
+    const result = parseAuthFile(
+      JSON.stringify({
+        auths: {
+          'ghcr.io': { auth: Buffer.from('bot:ghp-secret').toString('base64') },
+          'quay.io': { username: 'q', password: 'quay-secret', owners: ['*', 'example'] },
+          'docker.io': { username: 'd', password: 'hub-secret', owners: ['not a login'] },
+        },
+      }),
+      'f',
+    );
+    expect(result).toEqual({
+      ok: false,
+      problems: [
+        'f: auths.ghcr.io names no owners, so Escalator does not know whose images its credential may read; add "owners": ["<GitHub owner>"] to it ("ghcr.io": {"auth": "…", "owners": ["<GitHub owner>"]}), the organisations or users whose installations may read with it, or "owners": ["*"] to let every installation read with it, on purpose (docs/registries.md, "Giving Escalator registry credentials")',
+        'f: auths.quay.io.owners lists "*" beside owners; write ["*"] alone (every installation) or the owners alone',
+        'f: auths.docker.io.owners has "not a login", which is not a GitHub login; write organisation or user logins such as "example"',
+      ],
+    });
+    expect(JSON.stringify(result)).not.toMatch(/secret/);
   });
 
   it('names the problem without the secret', () => {
     const result = parseAuthFile(
-      JSON.stringify({ auths: { 'ghcr.io': { auth: Buffer.from('nocolon-secret').toString('base64') } } }),
+      JSON.stringify({
+        auths: { 'ghcr.io': { auth: Buffer.from('nocolon-secret').toString('base64'), owners: ['example'] } },
+      }),
       'f',
     );
     expect(result).toEqual({

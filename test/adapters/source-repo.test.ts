@@ -26,6 +26,10 @@ let installationId: number;
 let base: string;
 let head: string;
 let calls: string[] = [];
+const gitops = { owner: 'example', repo: 'gitops' };
+let secretBase: string;
+let secretHead: string;
+const SECRET = 'Rotate the payment key for the Acme deal';
 
 beforeAll(async () => {
   sim = await startSimulator();
@@ -56,6 +60,23 @@ beforeAll(async () => {
   });
   await client.createRepo({ owner: 'outsider', name: 'hidden', files: { 'a.txt': 'a\n' }, install: false });
   await client.createRepo({ owner: 'other', name: 'private', files: { 'a.txt': 'a\n' } });
+  // The GitOps repositories of each visibility, and a private source whose commit must not leak.
+  await client.createRepo({ owner: 'example', name: 'gitops', files: { 'a.txt': 'a\n' } });
+  await client.createRepo({
+    owner: 'example',
+    name: 'gitops-private',
+    files: { 'a.txt': 'a\n' },
+    visibility: 'private',
+  });
+  await client.createRepo({
+    owner: 'example',
+    name: 'gitops-internal',
+    files: { 'a.txt': 'a\n' },
+    visibility: 'internal',
+  });
+  await client.createRepo({ owner: 'example', name: 'app', files: { 'a.txt': 'a\n' }, visibility: 'private' });
+  secretBase = (await user.rest.repos.getBranch({ owner: 'example', repo: 'app', branch: 'main' })).data.commit.sha;
+  secretHead = (await client.commit('example/app', { branch: 'main', files: { 'b.txt': 'b\n' }, message: SECRET })).sha;
 });
 
 afterAll(async () => {
@@ -80,6 +101,7 @@ describe('loadSourceRange', () => {
     calls = [];
     const range = await loadSourceRange(github, { host: 'github.com', owner: 'example', repo: 'hello' }, base, head, {
       installationId,
+      gitops,
     });
     expect(range.kind).toBe('read');
     const read = range as Extract<SourceRange, { kind: 'read' }>;
@@ -89,9 +111,11 @@ describe('loadSourceRange', () => {
     expect(read.commits[1]?.pulls).toEqual([1]);
     expect(read.pulls.map((p) => p.title)).toEqual([HOSTILE[1]]);
     expect(read.releases.map((r) => r.tag)).toEqual(['v1.1.0']);
-    // installation, (token), compare, closed pull requests, releases, tags.
+    // installation, (token), both visibilities, compare, closed pull requests, releases, tags.
     expect(calls.filter((route) => !route.includes('access_tokens'))).toEqual([
       'GET /repos/{owner}/{repo}/installation',
+      'GET /repos/{owner}/{repo}',
+      'GET /repos/{owner}/{repo}',
       'GET /repos/{owner}/{repo}/compare/{basehead}',
       'GET /repos/{owner}/{repo}/pulls',
       'GET /repos/{owner}/{repo}/releases',
@@ -120,6 +144,7 @@ describe('loadSourceRange', () => {
     expect(
       await loadSourceRange(github, { host: 'github.com', owner: 'outsider', repo: 'hidden' }, base, head, {
         installationId,
+        gitops,
       }),
     ).toEqual({
       kind: 'unavailable',
@@ -133,6 +158,7 @@ describe('loadSourceRange', () => {
   it("never reads another installation's repository into this one's pull request", async () => {
     const range = await loadSourceRange(github, { host: 'github.com', owner: 'other', repo: 'private' }, base, head, {
       installationId,
+      gitops,
     });
     expect(range).toMatchObject({ kind: 'unavailable', reason: expect.stringMatching(/another installation/) });
   });
@@ -143,7 +169,7 @@ describe('loadSourceRange', () => {
       { host: 'github.com', owner: 'example', repo: 'hello' },
       'f'.repeat(40),
       head,
-      { installationId },
+      { installationId, gitops },
     );
     expect(range).toMatchObject({ kind: 'unavailable', reason: expect.stringMatching(/does not find one of them/) });
   });
@@ -166,6 +192,7 @@ describe('loadSourceRange', () => {
     await repo.git.setRef('refs/heads/many', many);
     const range = await loadSourceRange(github, { host: 'github.com', owner: 'example', repo: 'hello' }, head, many, {
       installationId,
+      gitops,
     });
     expect(range).toMatchObject({ kind: 'read', totalCommits: 5000 });
     expect((range as Extract<SourceRange, { kind: 'read' }>).commits).toHaveLength(100);
@@ -187,5 +214,61 @@ describe('loadSourceRange', () => {
     expect(text).toContain('<details><summary>Commits (5000)</summary>');
     expect(text).toMatch(/- … and 4900 more: \[Compare [0-9a-f]{7}\.\.\.[0-9a-f]{7}\]/);
     expect(live(text)).toEqual([]);
+  });
+
+  describe('when the source is more private than the GitOps repository', () => {
+    const app = { host: 'github.com', owner: 'example', repo: 'app' };
+
+    it('reads nothing of a private source for a public GitOps repository, and says "private source, not shown"', async () => {
+      calls = [];
+      const range = await loadSourceRange(github, app, secretBase, secretHead, { installationId, gitops });
+      expect(range).toEqual({
+        kind: 'unavailable',
+        hidden: true,
+        reason:
+          "Private source, not shown: the image's source repository is not visible to everyone who reads this public repository, so its commits, pull requests and releases stay out of this pull request.",
+      });
+      expect(calls.some((route) => route.includes('compare'))).toBe(false);
+      const text = renderReleaseNotes(
+        [
+          {
+            image: 'ghcr.io/example/app',
+            from: { tag: '1.0.0' },
+            to: { tag: '1.1.0' },
+            source: { url: 'https://github.com/example/app', repository: app },
+            range,
+          },
+        ],
+        { budget: 20_000 },
+      );
+      expect(text).toContain('| Source | private source, not shown |');
+      expect(text).not.toContain(SECRET);
+      expect(text).not.toContain('github.com/example/app');
+      expect(text).not.toContain(secretHead.slice(0, 7));
+    });
+
+    it('shows a private source of the same owner in a private GitOps repository', async () => {
+      const range = await loadSourceRange(github, app, secretBase, secretHead, {
+        installationId,
+        gitops: { owner: 'example', repo: 'gitops-private' },
+      });
+      expect(range.kind).toBe('read');
+      expect((range as Extract<SourceRange, { kind: 'read' }>).commits.map((c) => c.message)).toEqual([SECRET]);
+    });
+
+    it('hides a private source from an internal GitOps repository, shows a public one', async () => {
+      const internal = { owner: 'example', repo: 'gitops-internal' };
+      expect(
+        await loadSourceRange(github, app, secretBase, secretHead, { installationId, gitops: internal }),
+      ).toMatchObject({ kind: 'unavailable', hidden: true });
+      expect(
+        (
+          await loadSourceRange(github, { host: 'github.com', owner: 'example', repo: 'hello' }, base, head, {
+            installationId,
+            gitops: internal,
+          })
+        ).kind,
+      ).toBe('read');
+    });
   });
 });

@@ -46,7 +46,12 @@ describe('release notes and verified images in bump pull requests', () => {
     writeFileSync(
       authFile,
       JSON.stringify({
-        auths: { [registry.host]: { auth: Buffer.from('escalator:pull-only-pass').toString('base64') } },
+        auths: {
+          [registry.host]: {
+            auth: Buffer.from('escalator:pull-only-pass').toString('base64'),
+            owners: ['developer'],
+          },
+        },
       }),
     );
     stack = await startStack({ ESCALATOR_REGISTRY_AUTH_FILE: authFile });
@@ -115,17 +120,21 @@ describe('release notes and verified images in bump pull requests', () => {
       },
       { what: 'the forged event to be refused' },
     );
+    // The reason (the digest the tag points at) is the worker's log's, never the sender's (issue 31).
     expect(answer).toBe(
-      `it was refused: the registry ${registry.host} does not have the announced digest sha256:${'f'.repeat(64)} of ${registry.host}/team/app (the tag 1.0.0 points at ${running})`,
+      "it was refused: the registry did not confirm the announced image (the worker's log of that delivery says why)",
     );
+    expect(answer).not.toContain(running);
     const open = await stack.user.rest.pulls.list({ owner: 'developer', repo: 'gitops', state: 'open' });
     expect(open.data).toEqual([]);
   });
 
   it('refuses an event whose tag has moved on to another digest', { timeout: 90_000 }, async () => {
-    const other = await registry.push('team/other', '2.0.0', { seed: 9 });
-    await registry.push('team/other', '2.0.0', { seed: 10 });
-    const stale = { repository: `${registry.host}/team/other`, tag: '2.0.0', digest: other };
+    // An image a repository uses: the registry is asked only for those (an image no repository in
+    // the sender's scope uses is never looked up).
+    const other = await registry.push('team/app', '0.9.0', { seed: 9 });
+    await registry.push('team/app', '0.9.0', { seed: 10 });
+    const stale = { repository: `${registry.host}/team/app`, tag: '0.9.0', digest: other };
     expect((await post(stale)).status).toBe(202);
     const answer = await eventually(
       async () => {
@@ -135,10 +144,8 @@ describe('release notes and verified images in bump pull requests', () => {
       },
       { what: 'the stale event to be refused' },
     );
-    expect(answer).toMatch(
-      new RegExp(
-        `^it was refused: the tag 2\\.0\\.0 of .*/team/other now points at sha256:[0-9a-f]{64}, not at the announced ${other}: it moved on since`,
-      ),
+    expect(answer).toBe(
+      "it was refused: the registry did not confirm the announced image (the worker's log of that delivery says why)",
     );
   });
 

@@ -14,20 +14,36 @@ const env = (file?: string) =>
   ({ GITHUB_API_URL: 'https://api.github.com', ...(file ? { ESCALATOR_REGISTRY_AUTH_FILE: file } : {}) }) as Env;
 
 describe('createNotesDeps', () => {
-  it('reads the credentials of ESCALATOR_REGISTRY_AUTH_FILE by host', () => {
+  it('reads the credentials of ESCALATOR_REGISTRY_AUTH_FILE by host, each for the owners its entry names', () => {
     const file = join(work, 'config.json');
-    writeFileSync(file, JSON.stringify({ auths: { 'ghcr.io': { username: 'bot', password: 'secret-value' } } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ auths: { 'ghcr.io': { username: 'bot', password: 'secret-value', owners: ['example'] } } }),
+    );
     const deps = createNotesDeps(env(file), log);
-    expect(deps.registry.hasCredentials('ghcr.io')).toBe(true);
-    expect(deps.registry.hasCredentials('docker.io')).toBe(false);
+    expect(deps.registry.forOwner('example').hasCredentials('ghcr.io')).toBe(true);
+    expect(deps.registry.forOwner('example').hasCredentials('docker.io')).toBe(false);
+    expect(deps.registry.forOwner('acme').hasCredentials('ghcr.io')).toBe(false);
     expect(deps.webHost).toBe('github.com');
+  });
+
+  it('stops the worker at start on a file written before owners existed, with the line to add', () => {
+    const file = join(work, 'old.json');
+    writeFileSync(file, JSON.stringify({ auths: { 'ghcr.io': { username: 'bot', password: 'secret-value' } } }));
+    const start = () => createNotesDeps(env(file), log);
+    expect(start).toThrow(
+      `registry credentials: ESCALATOR_REGISTRY_AUTH_FILE (${file}): auths.ghcr.io names no owners, so Escalator does not know whose images its credential may read; add "owners": ["<GitHub owner>"] to it`,
+    );
+    expect(start).not.toThrow(/secret-value/);
   });
 
   it('stops the worker with every problem named and no secret', () => {
     const file = join(work, 'bad.json');
     writeFileSync(
       file,
-      JSON.stringify({ auths: { 'ghcr.io': { auth: Buffer.from('no-colon-secret').toString('base64') } } }),
+      JSON.stringify({
+        auths: { 'ghcr.io': { auth: Buffer.from('no-colon-secret').toString('base64'), owners: ['example'] } },
+      }),
     );
     expect(() => createNotesDeps(env(file), log)).toThrow(
       `registry credentials: ESCALATOR_REGISTRY_AUTH_FILE (${file}): auths.ghcr.io.auth is not base64 of "user:password"; run docker login again or fix it`,
@@ -38,7 +54,7 @@ describe('createNotesDeps', () => {
   });
 
   it('reads images anonymously when the variable is unset', () => {
-    expect(createNotesDeps(env(), log).registry.hasCredentials('ghcr.io')).toBe(false);
+    expect(createNotesDeps(env(), log).registry.forOwner('example').hasCredentials('ghcr.io')).toBe(false);
   });
 });
 

@@ -4,7 +4,9 @@ import {
   formatSize,
   inertText,
   literalBlock,
+  notesVisible,
   renderReleaseNotes,
+  type RepoVisibility,
   type ImageNotes,
   type SourceCommit,
 } from '../../src/planners/release-notes.js';
@@ -272,4 +274,62 @@ describe('parseSourceRepository', () => {
     ['https://github.com/example', undefined],
     ['javascript:alert(1)', undefined],
   ])('%s', (source, expected) => expect(parseSourceRepository(source)).toEqual(expected));
+});
+
+describe('notesVisible', () => {
+  // gitops visibility, source visibility, same owner, shown
+  const table: Array<[RepoVisibility, RepoVisibility, boolean, boolean]> = [
+    ['public', 'public', true, true],
+    ['public', 'public', false, true],
+    ['public', 'private', true, false],
+    ['public', 'internal', true, false],
+    ['internal', 'public', false, true],
+    ['internal', 'internal', true, true],
+    ['internal', 'internal', false, false],
+    ['internal', 'private', true, false],
+    ['private', 'public', false, true],
+    ['private', 'private', true, true],
+    ['private', 'internal', true, true],
+    ['private', 'private', false, false],
+    ['private', 'internal', false, false],
+  ];
+  it.each(table)('a %s GitOps repository, a %s source (same owner: %s) → shown: %s', (gitops, source, same, shown) => {
+    expect(
+      notesVisible({ owner: 'Example', visibility: gitops }, { owner: same ? 'example' : 'acme', visibility: source }),
+    ).toBe(shown);
+  });
+});
+
+describe('renderReleaseNotes of a source it may not show', () => {
+  it('names neither the source nor its revisions, and says "private source, not shown"', () => {
+    const text = renderReleaseNotes(
+      [
+        image({
+          source: { url: 'https://github.com/example/secret-app', repository: { ...REPO, repo: 'secret-app' } },
+          range: { kind: 'unavailable', hidden: true, reason: 'Private source, not shown: not visible here.' },
+        }),
+      ],
+      { budget: 10_000 },
+    );
+    expect(text).toContain('| Source | private source, not shown |');
+    expect(text).not.toContain('secret-app');
+    expect(text).not.toContain('Revisions');
+    expect(text).not.toContain('compare');
+  });
+
+  it("says when the sender's source is not the image's label, which wins", () => {
+    const text = renderReleaseNotes(
+      [
+        image({
+          source: { url: 'https://github.com/example/hello', repository: REPO },
+          sentSource: 'https://github.com/@someone/elsewhere',
+          range: { kind: 'unavailable', reason: 'No range.' },
+        }),
+      ],
+      { budget: 10_000 },
+    );
+    expect(text).toContain(
+      "The sender named `https://github.com/@someone/elsewhere` as the source, but the image's label `org.opencontainers.image.source` names `https://github.com/example/hello`: the label wins, since the image carries it.",
+    );
+  });
 });

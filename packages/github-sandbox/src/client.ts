@@ -34,6 +34,8 @@ export interface CreateRepoInput {
   teams?: string[];
   /** Repository topics. */
   topics?: string[];
+  /** `public` (default), `private` or `internal`, as GitHub's `visibility`. */
+  visibility?: 'public' | 'private' | 'internal';
 }
 
 export type RateLimitMode = 'secondary' | 'secondary-429' | 'primary';
@@ -102,6 +104,7 @@ export class SandboxClient {
       collaborators: input.collaborators,
       teams: input.teams,
       topics: input.topics,
+      visibility: input.visibility,
     });
   }
 

@@ -225,7 +225,7 @@ function repoLite(context: SandboxContext, repo: SandboxRepo): Record<string, un
     node_id: nodeId('Repository', repo.id),
     name: repo.name,
     full_name: fullName(repo),
-    private: false,
+    private: repo.visibility !== 'public',
   };
 }
 

@@ -105,6 +105,12 @@ export interface SandboxRepo {
   nextNumber: number;
   /** Repository topics (`topics` of the repository object). */
   topics: string[];
+  /**
+   * `public`, `private` or `internal`, as the repository object's `visibility` says it (and
+   * `private` is true for the last two). A user without a permission on a repository that is not
+   * public gets 404, as GitHub hides it; public is the default, as the sandbox's repositories were.
+   */
+  visibility: 'public' | 'private' | 'internal';
   /** The repository setting "Allow auto-merge" (`allow_auto_merge`), off by default as on GitHub. */
   allowAutoMerge: boolean;
   /** Classic branch protection by exact branch name. */

@@ -26,6 +26,8 @@ export interface NewRepository {
   /** Teams of the owning organization that can be requested as reviewers. */
   teams?: string[];
   topics?: string[];
+  /** @default public */
+  visibility?: 'public' | 'private' | 'internal';
 }
 
 /** Reads every file below `folder` (skipping `.git`), with `/`-separated relative paths. */
@@ -63,6 +65,7 @@ export async function createRepository(
   }
   for (const slug of input.teams ?? []) state.createTeam(owner.login, slug);
   repo.topics = [...(input.topics ?? [])];
+  repo.visibility = input.visibility ?? 'public';
   const files = { ...(input.folder ? await readFolder(input.folder) : {}), ...input.files };
   if (Object.keys(files).length) {
     await commitFiles(context, repo, creator, { branch: repo.defaultBranch, message: 'Initial commit', files });

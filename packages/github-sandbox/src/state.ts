@@ -122,6 +122,7 @@ export class SandboxState {
       ),
       nextNumber: 1,
       topics: [],
+      visibility: 'public',
       allowAutoMerge: false,
       protections: new Map(),
       rulesets: [],

@@ -1,6 +1,14 @@
 import { RequestError } from '@octokit/request-error';
 import type { SourceRepository } from '../../planners/image-facts.js';
-import type { SourceCommit, SourcePull, SourceRange, SourceRelease } from '../../planners/release-notes.js';
+import {
+  notesVisible,
+  PRIVATE_SOURCE,
+  type RepoVisibility,
+  type SourceCommit,
+  type SourcePull,
+  type SourceRange,
+  type SourceRelease,
+} from '../../planners/release-notes.js';
 import type { GitHubClients } from './client.js';
 
 /**
@@ -8,6 +16,9 @@ import type { GitHubClients } from './client.js';
  * 1. the installation on the source repository (`GET /repos/{o}/{r}/installation`, App JWT). It is
  *    read only through the installation of the GitOps repository asking: the code of one account
  *    never shows in another account's pull requests, whoever labelled the image
+ * 1b. the visibility of the source and of the GitOps repository (`GET /repos/{o}/{r}` each): the
+ *    notes of a source more visible than allowed (notesVisible) are not read, and the pull request
+ *    says "private source, not shown"
  * 2. the commits (`GET /compare/{base}...{head}`, one page)
  * 3. the merged pull requests whose merge commit is in the range (`GET /pulls?state=closed`, one page)
  * 4. the releases (`GET /releases`, one page) and, when there are any, the tags
@@ -18,8 +29,58 @@ import type { GitHubClients } from './client.js';
 export interface SourceReadOptions {
   /** The installation of the GitOps repository the pull request is in. */
   installationId: number;
+  /** The GitOps repository the pull request is in: the source may be no more private than it allows. */
+  gitops: { owner: string; repo: string };
   /** Commits read from the compare (one page). @default 100 */
   maxCommits?: number;
+}
+
+/**
+ * Steps 1 and 1b: whether the notes of `source` may be read for a pull request of
+ * `options.gitops`, or why not (a range that is unavailable, `hidden` when the source is more
+ * private than the GitOps repository allows).
+ */
+export async function loadSourceAccess(
+  github: GitHubClients,
+  source: SourceRepository,
+  options: Pick<SourceReadOptions, 'installationId' | 'gitops'>,
+): Promise<{ kind: 'readable' } | Extract<SourceRange, { kind: 'unavailable' }>> {
+  const name = `${source.owner}/${source.repo}`;
+  let installationId: number;
+  try {
+    installationId = (await github.app.rest.apps.getRepoInstallation({ owner: source.owner, repo: source.repo })).data
+      .id;
+  } catch (error) {
+    if (error instanceof RequestError && error.status === 404)
+      return {
+        kind: 'unavailable',
+        reason: `Escalator cannot show the changes of ${name}: the App is not installed on it (install it there with read access to contents and pull requests).`,
+      };
+    throw error;
+  }
+  if (installationId !== options.installationId)
+    return {
+      kind: 'unavailable',
+      reason: `Escalator does not show the changes of ${name} here: it belongs to another installation of the App than this repository.`,
+    };
+  const octokit = github.forInstallation(installationId);
+  const sourceVisibility = await loadVisibility(octokit, source);
+  const gitopsVisibility = await loadVisibility(octokit, options.gitops);
+  // Unknown visibility is private: notes are shown only when both are known to allow it.
+  if (
+    sourceVisibility &&
+    gitopsVisibility &&
+    notesVisible(
+      { owner: options.gitops.owner, visibility: gitopsVisibility },
+      { owner: source.owner, visibility: sourceVisibility },
+    )
+  )
+    return { kind: 'readable' };
+  return {
+    kind: 'unavailable',
+    hidden: true,
+    reason: `${PRIVATE_SOURCE[0]!.toUpperCase()}${PRIVATE_SOURCE.slice(1)}: the image's source repository is not visible to everyone who reads this ${gitopsVisibility ?? 'private'} repository, so its commits, pull requests and releases stay out of this pull request.`,
+  };
 }
 
 export async function loadSourceRange(
@@ -27,26 +88,18 @@ export async function loadSourceRange(
   source: SourceRepository,
   base: string,
   head: string,
-  options: SourceReadOptions,
+  options: SourceReadOptions & {
+    /** loadSourceAccess said `readable` for this pull request already. */
+    accessChecked?: boolean;
+  },
 ): Promise<SourceRange> {
   const name = `${source.owner}/${source.repo}`;
   const unavailable = (reason: string): SourceRange => ({ kind: 'unavailable', base, head, reason });
-  let installationId: number;
-  try {
-    installationId = (await github.app.rest.apps.getRepoInstallation({ owner: source.owner, repo: source.repo })).data
-      .id;
-  } catch (error) {
-    if (error instanceof RequestError && error.status === 404)
-      return unavailable(
-        `Escalator cannot show the changes of ${name}: the App is not installed on it (install it there with read access to contents and pull requests).`,
-      );
-    throw error;
+  if (!options.accessChecked) {
+    const access = await loadSourceAccess(github, source, options);
+    if (access.kind === 'unavailable') return access.hidden ? access : { ...access, base, head };
   }
-  if (installationId !== options.installationId)
-    return unavailable(
-      `Escalator does not show the changes of ${name} here: it belongs to another installation of the App than this repository.`,
-    );
-  const octokit = github.forInstallation(installationId);
+  const octokit = github.forInstallation(options.installationId);
   const id = { owner: source.owner, repo: source.repo };
   let compare;
   try {
@@ -126,4 +179,25 @@ export async function loadSourceRange(
     pulls: [...pulls.values()].sort((a, b) => a.number - b.number),
     releases,
   };
+}
+
+/**
+ * A repository's visibility: `visibility` of `GET /repos/{owner}/{repo}` (full-repository in
+ * GitHub's OpenAPI description: "public, private, or internal"), else `private` (required there);
+ * undefined when GitHub does not show the repository.
+ */
+export async function loadVisibility(
+  octokit: ReturnType<GitHubClients['forInstallation']>,
+  repo: { owner: string; repo: string },
+): Promise<RepoVisibility | undefined> {
+  let data: { private: boolean; visibility?: string };
+  try {
+    data = (await octokit.rest.repos.get({ owner: repo.owner, repo: repo.repo })).data;
+  } catch (error) {
+    if (error instanceof RequestError && (error.status === 404 || error.status === 403)) return undefined;
+    throw error;
+  }
+  if (data.visibility === 'public' || data.visibility === 'internal' || data.visibility === 'private')
+    return data.private && data.visibility === 'public' ? 'private' : data.visibility;
+  return data.private ? 'private' : 'public';
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Logger } from '../../observability/logger.js';
 import { sourceFacts, type ImageFacts } from '../../planners/image-facts.js';
-import type { RegistryCredential } from './auth-file.js';
+import { servesOwner, type RegistryAuthEntry, type RegistryCredential } from './auth-file.js';
 
 /**
  * A client of the OCI Distribution API (https://github.com/opencontainers/distribution-spec/blob/main/spec.md),
@@ -33,8 +33,17 @@ export const MANIFEST_ACCEPT = [
 ].join(', ');
 
 export interface RegistryClientOptions {
-  /** Credentials by registry host (`docker.io`, `ghcr.io`, `registry.example.com:5000`). */
+  /**
+   * Credentials by registry host (`docker.io`, `ghcr.io`, `registry.example.com:5000`) or by host
+   * and namespace (`ghcr.io/example`): the most specific key matching an image is used, as
+   * containers-auth.json(5) looks them up. Only the credentials of one owner: see {@link RegistryAccess}.
+   */
   credentials?: ReadonlyMap<string, RegistryCredential>;
+  /**
+   * Hosts the operator named in the credentials file, whoever they serve: they may be internal
+   * addresses and, on loopback, plain HTTP. @default the hosts of `credentials`
+   */
+  knownHosts?: ReadonlySet<string>;
   log?: Logger;
   /** Per request, including the token request. @default 10000 */
   timeoutMs?: number;
@@ -61,6 +70,8 @@ export interface RegistryClientOptions {
     kind: 'manifest' | 'blob' | 'token' | 'ping';
     status: number;
   }) => void;
+  /** The token buckets per host, shared by the clients of every owner (RegistryAccess), so the rate is per host. */
+  buckets?: RegistryBuckets;
   /** Injected for tests of the limiter; real time otherwise. */
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
@@ -113,6 +124,9 @@ interface Bucket {
   tokens: number;
   at: number;
 }
+
+/** Token buckets by registry host. */
+export type RegistryBuckets = Map<string, Bucket>;
 
 /** `docker.io` is served by `registry-1.docker.io`; every other host serves itself. */
 function apiHost(host: string): string {
@@ -189,8 +203,9 @@ function retryAfterMs(value: string | null, now: number): number | undefined {
 
 export class RegistryClient {
   readonly #credentials: ReadonlyMap<string, RegistryCredential>;
+  readonly #knownHosts: ReadonlySet<string>;
   readonly #tokens = new Map<string, { token: string; expiresAt: number }>();
-  readonly #buckets = new Map<string, Bucket>();
+  readonly #buckets: RegistryBuckets;
   readonly #options: Required<
     Pick<RegistryClientOptions, 'timeoutMs' | 'maxBytes' | 'ratePerSecond' | 'burst' | 'retries' | 'maxRetryWaitMs'>
   >;
@@ -199,6 +214,9 @@ export class RegistryClient {
 
   constructor(readonly options: RegistryClientOptions = {}) {
     this.#credentials = options.credentials ?? new Map();
+    this.#buckets = options.buckets ?? new Map();
+    this.#knownHosts =
+      options.knownHosts ?? new Set([...this.#credentials.keys()].map((key) => key.replace(/\/.*$/, '')));
     this.#options = {
       timeoutMs: options.timeoutMs ?? 10_000,
       maxBytes: options.maxBytes ?? 4 * 1024 * 1024,
@@ -211,9 +229,28 @@ export class RegistryClient {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Whether Escalator holds a credential for the host (verification applies only then). */
-  hasCredentials(host: string): boolean {
-    return this.#credentials.has(host);
+  /**
+   * Whether this client holds a credential for the image (`host/name`) or, given a bare host,
+   * for anything on it. Verification of an announced image applies only then.
+   */
+  hasCredentials(hostOrRepository: string): boolean {
+    if (!hostOrRepository.includes('/'))
+      return [...this.#credentials.keys()].some(
+        (key) => key === hostOrRepository || key.startsWith(`${hostOrRepository}/`),
+      );
+    const slash = hostOrRepository.indexOf('/');
+    return this.#credentialFor(hostOrRepository.slice(0, slash), hostOrRepository.slice(slash + 1)) !== undefined;
+  }
+
+  /** The most specific credential for `host/name`: `host/a/b`, then `host/a`, then `host` (containers-auth.json(5)). */
+  #credentialFor(host: string, name: string): RegistryCredential | undefined {
+    const parts = name.split('/');
+    for (let n = parts.length; n >= 0; n--) {
+      const key = n === 0 ? host : `${host}/${parts.slice(0, n).join('/')}`;
+      const credential = this.#credentials.get(key);
+      if (credential) return credential;
+    }
+    return undefined;
   }
 
   /** `HEAD` the manifest: the digest a tag resolves to, or null when the registry has no such tag or digest. */
@@ -369,7 +406,7 @@ export class RegistryClient {
         challenged = true;
         await response.body?.cancel();
         const challenge = parseChallenge(response.headers.get('www-authenticate') ?? '');
-        const fresh = challenge ? await this.#authorize(host, challenge, scope) : undefined;
+        const fresh = challenge ? await this.#authorize(host, name, challenge, scope) : undefined;
         if (!fresh) return response;
         authorization = fresh;
         continue;
@@ -437,7 +474,7 @@ export class RegistryClient {
       await response.body?.cancel();
       if (hop >= 3) throw new RegistryError(`${host} redirected the ${kind} request more than 3 times`, 'invalid');
       const next = new URL(location, target);
-      if (next.host !== target.host && !this.#credentials.has(host) && !this.#mayReach(next.host))
+      if (next.host !== target.host && !this.#knownHosts.has(host) && !this.#mayReach(next.host))
         throw new RegistryError(`${host} redirected to an internal address (${next.host}); not followed`, 'invalid');
       if (next.protocol !== 'https:' && !(next.protocol === 'http:' && target.protocol === 'http:'))
         throw new RegistryError(`${host} redirected to a URL that is not HTTPS (${next.host})`, 'invalid');
@@ -470,12 +507,12 @@ export class RegistryClient {
   /** Internal addresses only where the operator named them (credentials file, or plain HTTP for tests). */
   #mayReach(host: string): boolean {
     return (
-      !isInternalHost(host) || this.#credentials.has(host) || this.#scheme(host) === 'http' || !!this.options.plainHttp
+      !isInternalHost(host) || this.#knownHosts.has(host) || this.#scheme(host) === 'http' || !!this.options.plainHttp
     );
   }
 
   #scheme(host: string): 'http' | 'https' {
-    const plain = this.options.plainHttp ?? ((name: string) => isLoopback(name) && this.#credentials.has(name));
+    const plain = this.options.plainHttp ?? ((name: string) => isLoopback(name) && this.#knownHosts.has(name));
     return plain(host) ? 'http' : 'https';
   }
 
@@ -488,10 +525,11 @@ export class RegistryClient {
   /** The Authorization header answering a challenge, or undefined when Escalator has nothing to answer with. */
   async #authorize(
     host: string,
+    name: string,
     challenge: { scheme: string; params: Record<string, string> },
     scope: string,
   ): Promise<string | undefined> {
-    const credential = this.#credentials.get(host);
+    const credential = this.#credentialFor(host, name);
     if (challenge.scheme === 'basic') {
       if (credential?.kind !== 'basic') return undefined;
       return `Basic ${Buffer.from(`${credential.username}:${credential.password}`).toString('base64')}`;
@@ -503,7 +541,7 @@ export class RegistryClient {
     } catch {
       throw new RegistryError(`${host} sent a token realm that is not a URL`, 'invalid');
     }
-    if (realm.host !== host && !this.#credentials.has(host) && !this.#mayReach(realm.host))
+    if (realm.host !== host && !this.#knownHosts.has(host) && !this.#mayReach(realm.host))
       throw new RegistryError(
         `${host} names a token realm at an internal address (${realm.host}); not asked`,
         'invalid',
@@ -574,6 +612,53 @@ export class RegistryClient {
   }
 }
 
+/**
+ * The registry clients of a worker, one per GitHub owner: the client of an owner holds only the
+ * entries of the credentials file that serve it (`owners`), so facts of an image are read for an
+ * installation with its owner's credential or anonymously, never with another owner's. Each
+ * owner's client has its own token cache: a registry token obtained with one owner's credential
+ * never answers for another.
+ */
+export class RegistryAccess {
+  readonly #entries: readonly RegistryAuthEntry[];
+  readonly #knownHosts: ReadonlySet<string>;
+  readonly #clients = new Map<string, RegistryClient>();
+  readonly #buckets: RegistryBuckets = new Map();
+
+  constructor(
+    entries: readonly RegistryAuthEntry[],
+    readonly options: Omit<RegistryClientOptions, 'credentials' | 'knownHosts' | 'buckets'> = {},
+  ) {
+    this.#entries = entries;
+    this.#knownHosts = new Set(entries.map((entry) => entry.key.replace(/\/.*$/, '')));
+  }
+
+  /** The hosts the file names (for the start-up log; no owner, no secret). */
+  hosts(): string[] {
+    return [...this.#knownHosts];
+  }
+
+  /** The client reading images for installations of `owner` (a GitHub login). */
+  forOwner(owner: string): RegistryClient {
+    const key = owner.toLowerCase();
+    let client = this.#clients.get(key);
+    if (!client) {
+      const credentials = new Map(
+        this.#entries.filter((entry) => servesOwner(entry, key)).map((entry) => [entry.key, entry.credential]),
+      );
+      client = new RegistryClient({
+        ...this.options,
+        credentials,
+        knownHosts: this.#knownHosts,
+        buckets: this.#buckets,
+      });
+      forgetOldest(this.#clients);
+      this.#clients.set(key, client);
+    }
+    return client;
+  }
+}
+
 /** Hosts and scopes come from repository files: a map keyed by them keeps its newest 1,000 entries. */
 function forgetOldest(map: Map<string, unknown>): void {
   if (map.size >= 1000) map.delete(map.keys().next().value as string);
@@ -599,7 +684,7 @@ async function expectOk(response: Response, host: string, what: string): Promise
   await response.body?.cancel();
   if (response.status === 401 || response.status === 403)
     throw new RegistryError(
-      `${host} refused to serve the ${what} (${response.status}); add a credential for ${host} to ESCALATOR_REGISTRY_AUTH_FILE or give it pull access`,
+      `${host} refused to serve the ${what} (${response.status}); add a credential for ${host} to ESCALATOR_REGISTRY_AUTH_FILE whose owners include this repository's owner, or give it pull access`,
       'unauthorized',
     );
   throw new RegistryError(

@@ -6,7 +6,7 @@ import type { PromotionRow, RunningVersion } from '../../planners/promotion-plan
 import type { BumpJob } from '../../queue/jobs.js';
 import type { JobDeps } from './deps.js';
 import { PR_BODY_LIMIT } from '../../planners/release-notes.js';
-import { loadReleaseNotes, NOTES_BUDGET, type NotedImage } from './release-notes.js';
+import { loadReleaseNotes, NOTES_BUDGET, type NotedImage, type NotesFor } from './release-notes.js';
 
 /**
  * The "What changed" section of a bump pull request: each image it sets, from the version the
@@ -39,7 +39,13 @@ export async function bumpNotes(
       ...(sent?.revision ? { revision: sent.revision } : {}),
     };
   });
-  return remembered(deps, data.installationId, noted, log, body);
+  return remembered(
+    deps,
+    { installationId: data.installationId, owner: data.owner, repo: data.repo },
+    noted,
+    log,
+    body,
+  );
 }
 
 /**
@@ -49,7 +55,8 @@ export async function bumpNotes(
  */
 export async function promotionNotes(
   deps: JobDeps,
-  installationId: number,
+  /** The GitOps repository of the pull request and its installation. */
+  pull: NotesFor,
   log: Logger,
   rows: readonly PromotionRow[],
   /** The body without notes: the notes take what GitHub's limit leaves of it. */
@@ -68,12 +75,12 @@ export async function promotionNotes(
       to: { tag: row.to, ...(row.digest ? { digest: row.digest } : {}) },
     });
   }
-  return remembered(deps, installationId, noted, log, body);
+  return remembered(deps, pull, noted, log, body);
 }
 
 async function remembered(
   deps: JobDeps,
-  installationId: number,
+  pull: NotesFor,
   noted: NotedImage[],
   log: Logger,
   body: string,
@@ -81,11 +88,11 @@ async function remembered(
   if (!deps.notes) return '';
   // At most NOTES_BUDGET, and never past GitHub's limit with the rest of the body (and a margin).
   const budget = Math.max(0, Math.min(NOTES_BUDGET, PR_BODY_LIMIT - body.length - 1_000));
-  const key = JSON.stringify([installationId, noted, budget]);
+  const key = JSON.stringify([pull.installationId, pull.owner, pull.repo, noted, budget]);
   const now = deps.now().getTime();
   const cached = memo.get(key);
   if (cached && cached.until > now) return cached.text;
-  const text = await loadReleaseNotes(deps.github, deps.notes, noted, { installationId, log, budget });
+  const text = await loadReleaseNotes(deps.github, deps.notes, noted, { ...pull, log, budget });
   memo.set(key, { text, until: now + MEMO_MS });
   if (memo.size > 100) memo.delete(memo.keys().next().value as string);
   return text;

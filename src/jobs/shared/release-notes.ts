@@ -1,13 +1,14 @@
-import { loadSourceRange } from '../../adapters/github/source-repo.js';
-import { RegistryError, type RegistryClient } from '../../adapters/registry/client.js';
+import { loadSourceAccess, loadSourceRange } from '../../adapters/github/source-repo.js';
+import { RegistryError, type RegistryAccess, type RegistryClient } from '../../adapters/registry/client.js';
 import type { GitHubClients } from '../../adapters/github/client.js';
 import type { Logger } from '../../observability/logger.js';
-import { parseSourceRepository, type ImageFacts } from '../../planners/image-facts.js';
+import { parseSourceRepository, type ImageFacts, type SourceRepository } from '../../planners/image-facts.js';
 import { renderReleaseNotes, type ImageNotes, type SourceRange } from '../../planners/release-notes.js';
 
 /** What the notes of a pull request need: the registry client and the GitHub web host of sources. */
 export interface NotesDeps {
-  registry: RegistryClient;
+  /** Registry clients by owner: an installation reads images with its owner's credentials only. */
+  registry: RegistryAccess;
   /** `github.com`, or the GitHub Enterprise host: source URLs on it are read through the App. */
   webHost: string;
 }
@@ -31,11 +32,21 @@ export function webHostOf(apiUrl: string): string {
   return host === 'api.github.com' ? 'github.com' : host;
 }
 
+/** The GitOps repository a pull request is in, and the installation that reads for it. */
+export interface NotesFor {
+  installationId: number;
+  owner: string;
+  repo: string;
+}
+
 /**
  * The "What changed" section of a bump or promotion pull request:
- * 1. per image, the registry's facts of the proposed version and the revision of the running one
- * 2. the source repository (the sender's `source`, else the image's label) and its range, read
- *    through the App's installation of this repository
+ * 1. per image, the registry's facts of the proposed version and the revision of the running one,
+ *    read with the credentials of the GitOps repository's owner (or anonymously), never another's
+ * 2. the source repository (the image's label, else the sender's `source`; when both name one and
+ *    they differ, the label wins and the section says so) and its range, read through the App's
+ *    installation of this repository, and only when the source is no more private than the
+ *    GitOps repository (else "private source, not shown")
  * 3. rendered within the budget
  * Reading notes never fails the job: what could not be read is one sentence in the section.
  */
@@ -43,12 +54,13 @@ export async function loadReleaseNotes(
   github: GitHubClients,
   notes: NotesDeps,
   images: readonly NotedImage[],
-  options: { installationId: number; log: Logger; budget?: number },
+  options: NotesFor & { log: Logger; budget?: number },
 ): Promise<string> {
   const entries: ImageNotes[] = [];
+  const registry = notes.registry.forOwner(options.owner);
   for (const image of images) {
     try {
-      entries.push(await noteImage(github, notes, image, options.installationId));
+      entries.push(await noteImage(github, notes, registry, image, options));
     } catch (error) {
       options.log.warn(
         { image: image.repository, tag: image.to.tag, err: { message: (error as Error).message } },
@@ -79,18 +91,40 @@ async function inspect(
   }
 }
 
+/** Whether two source URLs name one repository (compared as GitHub repositories when both are). */
+function sameSource(a: string, b: string, webHost: string): boolean {
+  const [left, right] = [parseSourceRepository(a, webHost), parseSourceRepository(b, webHost)];
+  if (left && right)
+    return (
+      left.owner.toLowerCase() === right.owner.toLowerCase() && left.repo.toLowerCase() === right.repo.toLowerCase()
+    );
+  const plain = (url: string) =>
+    url
+      .trim()
+      .replace(/(\.git)?\/*$/, '')
+      .toLowerCase();
+  return plain(a) === plain(b);
+}
+
 async function noteImage(
   github: GitHubClients,
   notes: NotesDeps,
+  registry: RegistryClient,
   image: NotedImage,
-  installationId: number,
+  pull: NotesFor,
 ): Promise<ImageNotes> {
   const entry: ImageNotes = { image: image.repository, to: image.to, ...(image.from ? { from: image.from } : {}) };
-  const proposed = await inspect(notes.registry, image.repository, image.to.tag);
+  const proposed = await inspect(registry, image.repository, image.to.tag);
   if (proposed.facts) entry.facts = proposed.facts;
   else if (proposed.missing) entry.factsMissing = proposed.missing;
-  const url = image.sourceUrl ?? proposed.facts?.source;
-  const head = image.revision ?? proposed.facts?.revision;
+  // The image's own label wins over what its sender says: the label travels with the bytes. The
+  // sender's revision belongs to the sender's source, so it goes with it.
+  const label = proposed.facts?.source;
+  const disagree =
+    label !== undefined && image.sourceUrl !== undefined && !sameSource(label, image.sourceUrl, notes.webHost);
+  if (disagree) entry.sentSource = image.sourceUrl;
+  const url = label ?? image.sourceUrl;
+  const head = disagree ? proposed.facts?.revision : (image.revision ?? proposed.facts?.revision);
   if (!url) {
     if (proposed.facts)
       entry.range = {
@@ -109,22 +143,38 @@ async function noteImage(
     };
     return entry;
   }
+  // Nothing of a source more private than this repository, not even its name.
+  const access = await loadSourceAccess(github, repository, {
+    installationId: pull.installationId,
+    gitops: { owner: pull.owner, repo: pull.repo },
+  }).catch((error: Error): Extract<SourceRange, { kind: 'unavailable' }> => ({
+    kind: 'unavailable',
+    hidden: true,
+    reason: `Private source, not shown: Escalator could not read from GitHub whether the image's source repository may be shown here (${error.message}).`,
+  }));
+  if (access.kind === 'unavailable' && access.hidden) {
+    entry.range = access;
+    return entry;
+  }
   // The running version's revision: from its own labels (one more image read).
   let base: string | undefined;
   if (image.from && image.from.tag !== image.to.tag) {
-    const running = await inspect(notes.registry, image.repository, image.from.tag);
+    const running = await inspect(registry, image.repository, image.from.tag);
     base = running.facts?.revision;
   }
-  entry.range = await range(github, repository, base, head, installationId, image);
+  entry.range =
+    access.kind === 'unavailable'
+      ? { ...access, ...(base ? { base } : {}), ...(head ? { head } : {}) }
+      : await range(github, repository, base, head, pull, image);
   return entry;
 }
 
 async function range(
   github: GitHubClients,
-  repository: NonNullable<ReturnType<typeof parseSourceRepository>>,
+  repository: SourceRepository,
   base: string | undefined,
   head: string | undefined,
-  installationId: number,
+  pull: NotesFor,
   image: NotedImage,
 ): Promise<SourceRange> {
   const ends = { ...(base ? { base } : {}), ...(head ? { head } : {}) };
@@ -148,7 +198,11 @@ async function range(
     };
   if (base === head) return { kind: 'read', base, head, commits: [], totalCommits: 0, pulls: [], releases: [] };
   try {
-    return await loadSourceRange(github, repository, base, head, { installationId });
+    return await loadSourceRange(github, repository, base, head, {
+      installationId: pull.installationId,
+      gitops: { owner: pull.owner, repo: pull.repo },
+      accessChecked: true,
+    });
   } catch (error) {
     // The image's facts stay; only the range is missing, with why.
     return {

@@ -1,16 +1,19 @@
+import type { RegistryClient } from '../../adapters/registry/client.js';
 import type { ImagePublished } from '../../events/image-published.js';
-import type { JobDeps } from './deps.js';
 
 /**
- * Trust but verify: when Escalator holds credentials for the image's registry, the announced tag
- * must resolve to the announced digest there before anything is written. Returns why the event is
- * refused, or undefined when it holds (or cannot be checked: no credentials for the host). A
- * registry that does not answer fails the job, which retries: an event is never taken unchecked
- * when it can be checked.
+ * Trust but verify: when the owner of the repositories an event would change holds credentials
+ * for the image (its `registry` client, from RegistryAccess.forOwner), the announced tag must
+ * resolve to the announced digest there before anything is written. Returns why the event is
+ * refused (for the worker's log, never for the sender), or undefined when it holds (or cannot be
+ * checked: no credentials of that owner for the image). A registry that does not answer fails the
+ * job, which retries: an event is never taken unchecked when it can be checked.
  */
-export async function verifyAnnouncedImage(deps: JobDeps, event: ImagePublished): Promise<string | undefined> {
-  const registry = deps.notes?.registry;
-  if (!registry?.hasCredentials(event.registry)) return undefined;
+export async function verifyAnnouncedImage(
+  registry: RegistryClient | undefined,
+  event: ImagePublished,
+): Promise<string | undefined> {
+  if (!registry?.hasCredentials(event.repository)) return undefined;
   const resolved = await registry.resolve(event.repository, event.tag);
   const announced = `${event.repository}:${event.tag}${event.digest ? `@${event.digest}` : ''}`;
   if (!resolved)

@@ -33,6 +33,8 @@ export function requireRepo(context: SandboxContext, request: ApiRequest, access
     if (!covered) throw notFound();
     return repo;
   }
+  // A repository that is not public does not exist for a user without a permission on it.
+  if (repo.visibility !== 'public' && permissionOf(repo, principal.user) === 'none') throw notFound();
   if (access === 'write' && !CAN_WRITE.includes(permissionOf(repo, principal.user))) {
     throw new HttpError(403, `Must have push access to ${repo.owner.login}/${repo.name}.`);
   }

@@ -69,6 +69,7 @@ export function registerControlRoutes(router: Router, context: SandboxContext): 
       collaborators: (body.collaborators as Record<string, Permission> | undefined) ?? {},
       teams: Array.isArray(body.teams) ? body.teams.map(String) : [],
       topics: Array.isArray(body.topics) ? body.topics.map(String) : [],
+      visibility: visibilityOf(field(body, 'visibility')),
     });
     const installation = state.installationForRepo(repo);
     return json(201, { ...repoShape(urls, repo, 'rest'), installation_id: installation?.id ?? null });
@@ -186,4 +187,11 @@ export function registerControlRoutes(router: Router, context: SandboxContext): 
       })),
     );
   });
+}
+
+/** `visibility` of `POST /_sandbox/repos`, as `POST /orgs/{org}/repos` takes it: public (default), private or internal. */
+function visibilityOf(value: string | undefined): 'public' | 'private' | 'internal' {
+  if (value === undefined || value === 'public' || value === 'private' || value === 'internal')
+    return value ?? 'public';
+  throw new HttpError(422, `visibility must be public, private or internal, not ${JSON.stringify(value)}.`);
 }

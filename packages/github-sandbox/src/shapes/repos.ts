@@ -26,7 +26,9 @@ export function repoShape(
     node_id: nodeId('Repository', repo.id),
     name: repo.name,
     full_name: full,
-    private: false,
+    // GET /repos/{owner}/{repo} (full-repository in GitHub's OpenAPI description): `private` is
+    // required, `visibility` is "public, private, or internal".
+    private: repo.visibility !== 'public',
     owner: userShape(urls, repo.owner),
     html_url: html,
     description: repo.description,
@@ -96,7 +98,7 @@ export function repoShape(
     is_template: false,
     web_commit_signoff_required: false,
     topics: repo.topics,
-    visibility: 'public',
+    visibility: repo.visibility,
     forks: 0,
     open_issues: openIssues,
     watchers: 0,

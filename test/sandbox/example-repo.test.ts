@@ -25,9 +25,24 @@ describe('the example GitOps repository', () => {
     const rendered = execFileSync('kubectl', ['kustomize', join(root, overlay)], { encoding: 'utf8' });
     expect(rendered).toContain('kind: Deployment');
     const image = /image: (\S+)/.exec(rendered)?.[1] ?? '';
-    // hello pins digests (pinDigest: true) and so prod runs hello by digest; world is promoted by tag.
-    expect(image).toMatch(
-      overlay === 'apps/hello/overlays/prod' ? /:\d+\.\d+\.\d+@sha256:[0-9a-f]{64}$/ : /:\d+\.\d+\.\d+$/,
-    );
+    // hello pins digests (pinDigest: true) in every environment; world is promoted by tag.
+    expect(image).toMatch(overlay.includes('/hello/') ? /:\d+\.\d+\.\d+@sha256:[0-9a-f]{64}$/ : /:\d+\.\d+\.\d+$/);
+  });
+
+  it('pins digests the same way in every environment of an image, so promotions and rollbacks have one to write', () => {
+    // A promotion into a pinned file needs a digest from its source, and a rollback needs one on
+    // record for the version it goes back to: a pin in one environment and not another would
+    // make the first promotion or rollback a refusal.
+    const config = parseRepoConfig(readFileSync(join(root, '.github/escalator.yml'), 'utf8'));
+    if (!config.ok) throw new Error('invalid example config');
+    for (const app of ['hello', 'world']) {
+      const pins = ['dev', 'staging', 'prod'].map((env) =>
+        /digest: sha256:[0-9a-f]{64}/.test(
+          readFileSync(join(root, `apps/${app}/overlays/${env}/kustomization.yaml`), 'utf8'),
+        ),
+      );
+      const pinDigest = config.config.images.find((image) => image.name === `ghcr.io/example/${app}`)?.pinDigest;
+      expect({ app, pins }).toEqual({ app, pins: [pinDigest, pinDigest, pinDigest] });
+    }
   });
 });

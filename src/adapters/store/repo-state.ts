@@ -9,6 +9,7 @@ import { HoldStore } from './holds.js';
 import { LivingStore } from './living.js';
 import { ProvenanceStore } from './provenance.js';
 import { RefusalStore } from './refusals.js';
+import { RollbackStore } from './rollbacks.js';
 import { SubscriptionStore } from './subscriptions.js';
 import { VersionStore } from './versions.js';
 
@@ -29,6 +30,8 @@ export class RepoState {
   /** What the agents (Argo CD, Flux, commit statuses) report about each environment and app. */
   readonly health: HealthStore;
   readonly healthGate: HealthGateStore;
+  /** The last rollback of each environment and app: what it holds back, whether it halted. */
+  readonly rollbacks: RollbackStore;
   /** File texts by blob SHA, so plans against an indexed commit read no file from GitHub. */
   readonly blobs: BlobStore;
 
@@ -47,6 +50,7 @@ export class RepoState {
     this.living = new LivingStore(redis, prefix);
     this.health = new HealthStore(redis, prefix);
     this.healthGate = new HealthGateStore(redis, prefix);
+    this.rollbacks = new RollbackStore(redis, prefix);
     this.blobs = new BlobStore(redis, prefix);
   }
 }

@@ -130,6 +130,19 @@ describe.each(['argocd', 'flux'] as const)(
             .filter((job) => (job.finishedOn ?? 0) > since)
             .map((job) => ({ data: job.data as PromoteJob, value: job.returnvalue as { pull?: number; rows: number } }))
             .filter((run) => run.data.environment === 'staging' && run.data.app === 'hello');
+        /** Comment `/escalator plan` on `issue` and read the `nth` answer (markdown escapes removed). */
+        const askPlan = async (issue: number, nth: number) => {
+          await stack.client.comment(`${owner}/${repo}`, issue, '/escalator plan');
+          return eventually(
+            async () => {
+              const answers = (await stack.user.rest.issues.listComments({ owner, repo, issue_number: issue })).data
+                .map((c) => c.body ?? '')
+                .filter((b) => b.startsWith('**Escalator plan**'));
+              return answers.length >= nth ? answers[nth - 1]!.replaceAll('\\', '') : undefined;
+            },
+            { what: `the answer to /escalator plan on #${issue}`, timeoutMs: 60_000 },
+          );
+        };
         /** One reconcile cycle: a push, the agent reporting it, and dev → staging planned again from that report. */
         const cycle = async (n: number) => {
           const { sha } = await stack.client.commit(`${owner}/${repo}`, {
@@ -190,6 +203,13 @@ describe.each(['argocd', 'flux'] as const)(
           back.number,
         ]);
 
+        // `/escalator plan` says so instead of listing 1.2.0 as ready.
+        const plan = await askPlan(back.number, 1);
+        expect(plan).toContain('⛔ rollback: staging was rolled back from hello 1.2.0 at ');
+        expect(plan).toContain(
+          'Escalator proposes 1.2.0 again only when dev runs another version, or when a person comments /escalator promote staging hello',
+        );
+
         // A new version in dev is proposed (and lifts the rollback's hold on 1.2.0).
         await stack.client.commit(`${owner}/${repo}`, { branch: 'main', files: { [DEV]: overlay('1.3.0', 'c') } });
         const next = await merged('Promote hello 1.3.0 to staging');
@@ -216,6 +236,11 @@ describe.each(['argocd', 'flux'] as const)(
         );
         expect(await redis.hget(`${stack.prefix}:hold:${owner}/${repo}:staging`, 'hello')).toBe(
           'Escalator: hello stayed degraded in staging after the rollback from 1.3.0 to 1.1.0',
+        );
+        // The plan shows the halt and how to lift it.
+        const haltedPlan = await askPlan(second.number, 1);
+        expect(haltedPlan).toContain(
+          '⛔ hold: promotion into staging is on hold (Escalator: hello stayed degraded in staging after the rollback from 1.3.0 to 1.1.0); comment /escalator release to lift it',
         );
         // Two more cycles, still Degraded: no second rollback, no second message.
         for (const n of [4, 5]) {

@@ -68,6 +68,30 @@ export async function guardRollbacks(
   return { apps: kept, blocked, ...(replan ? { replan } : {}) };
 }
 
+/**
+ * For `/escalator plan`: a failed `rollback` gate for each app a rollback holds back, with the
+ * sentence saying what lifts it, so the plan never lists as ready what will not open.
+ */
+export async function rollbackGates(
+  deps: JobDeps,
+  index: RepoIndex,
+  target: string,
+  source: string,
+  apps: string[],
+): Promise<Array<{ name: string; state: 'failed'; detail: string }>> {
+  const running = versionsByTarget(index.files);
+  const gates: Array<{ name: string; state: 'failed'; detail: string }> = [];
+  for (const app of apps) {
+    const guard = planRollbackGuard({
+      record: await deps.store.rollbacks.load(index, target, app),
+      source,
+      proposed: running.get(targetKey(source, app)) ?? [],
+    });
+    if (guard.kind === 'block') gates.push({ name: 'rollback', state: 'failed', detail: guard.reason });
+  }
+  return gates;
+}
+
 /** A rollback record's versions as the promotion planner takes them. */
 export function recordVersions(record: RollbackRecord): RollbackVersions {
   return new Map([[record.app, asRunning(record.to)]]);

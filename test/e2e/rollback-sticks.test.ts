@@ -57,7 +57,8 @@ describe.each(['argocd', 'flux'] as const)(
         await stack.client.createRepo({
           name: repo,
           files: {
-            '.github/escalator.yml': `environments:
+            '.github/escalator.yml': `dashboard: true
+environments:
   - name: dev
     paths: ["apps/*/overlays/dev"]
     from: registry
@@ -241,6 +242,21 @@ describe.each(['argocd', 'flux'] as const)(
         const haltedPlan = await askPlan(second.number, 1);
         expect(haltedPlan).toContain(
           '⛔ hold: promotion into staging is on hold (Escalator: hello stayed degraded in staging after the rollback from 1.3.0 to 1.1.0); comment /escalator release to lift it',
+        );
+        // So does the dashboard.
+        await eventually(
+          async () => {
+            const issue = (await stack.user.rest.issues.listForRepo({ owner, repo, state: 'open' })).data.find(
+              (i) => i.title === 'Escalator: environments',
+            );
+            const text = issue?.body?.replaceAll('\\', '') ?? '';
+            return text.includes(
+              '- ✋ promotion into **staging** for `hello` is on hold (by Escalator: hello stayed degraded in staging after the rollback from 1.3.0 to 1.1.0)',
+            ) && text.includes('hello in staging, halted after a rollback')
+              ? text
+              : undefined;
+          },
+          { what: 'the dashboard to show the halt', timeoutMs: 60_000 },
         );
         // Two more cycles, still Degraded: no second rollback, no second message.
         for (const n of [4, 5]) {

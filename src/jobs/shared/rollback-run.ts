@@ -61,6 +61,8 @@ export async function guardRollbacks(
     }
     if (guard.kind === 'lift' && record) {
       await deps.store.rollbacks.forget(index, record);
+      // What the dashboard said about that rollback (not written, halted) is past too; a hold stays until released.
+      await deps.store.dashboard.recordAttention(index, `rollback:${target}:${app}`, null);
       log.info({ environment: target, app, reason: guard.reason }, 'Rollback no longer holds this app back');
     }
     kept.push(app);

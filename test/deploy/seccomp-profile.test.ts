@@ -1,8 +1,11 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteKeys, eventually, redisUrl } from '../support/stack.js';
 import { root } from './install-checks.js';
 
 /**
@@ -126,5 +129,66 @@ describe('the worker seccomp profile', () => {
       status: 'failed',
       message: expect.stringContaining('(unshare: unshare failed: Operation not permitted)') as string,
     });
+  }, 90_000);
+
+  it('leaves a worker without it in namespace mode, which refuses renders and says so, never proxy', async () => {
+    const { privateKey } = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
+    const prefix = `seccomp-${randomUUID().slice(0, 8)}`;
+    const { ESCALATOR_RENDER_ISOLATION: _unset, ...inherited } = process.env;
+    const child = spawn(exec, [join(dir, 'default.rules'), process.execPath, '--import', 'tsx', 'src/main/index.ts'], {
+      cwd: root,
+      env: {
+        ...inherited,
+        ESCALATOR_ROLE: 'worker',
+        APP_ID: '123',
+        PRIVATE_KEY: privateKey,
+        WEBHOOK_SECRET: 'test-secret',
+        REDIS_URL: redisUrl,
+        ESCALATOR_REDIS_PREFIX: prefix,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const lines: Array<Record<string, unknown>> = [];
+    let rest = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      const parts = (rest + chunk.toString('utf8')).split('\n');
+      rest = parts.pop() ?? '';
+      for (const part of parts) if (part.startsWith('{')) lines.push(JSON.parse(part) as Record<string, unknown>);
+    });
+    try {
+      const url = await eventually(async () => lines.find((line) => line.msg === 'Escalator HTTP listening')?.url, {
+        what: 'the worker listening',
+        timeoutMs: 30_000,
+      });
+      const warning = await eventually(
+        async () => lines.find((line) => String(line.msg).startsWith('Render isolation is not available')),
+        { what: 'the warning that isolation is not available', timeoutMs: 15_000 },
+      );
+      expect(warning).toMatchObject({
+        level: 40,
+        mode: 'namespace',
+        reason: 'unshare: unshare failed: Operation not permitted',
+      });
+      const ready = (await (await fetch(`${String(url)}/readyz`)).json()) as { checks: Record<string, string> };
+      expect(ready.checks.renderIsolation).toMatch(
+        /^namespace, not available on this worker \(unshare: unshare failed/,
+      );
+      expect(lines.filter((line) => line.mode === 'proxy' || String(line.msg).includes('proxy (ESCALATOR'))).toEqual(
+        [],
+      );
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+      const redis = new Redis(redisUrl);
+      await deleteKeys(redis, `${prefix}:*`);
+      redis.disconnect();
+    }
   }, 90_000);
 });

@@ -261,7 +261,22 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         title: `${plan.refused.length} file${plan.refused.length === 1 ? '' : 's'} could not be promoted into ${target.name}`,
         summary: refusalList(plan.refused).join('\n'),
       });
-    } else
+    } else if (plan.rows.length > 0)
+      // Versions differ, but this run may only re-check an open promotion (a health report): never
+      // say "already runs" then. The promotion opens on the next landing in the source, on the
+      // repository's first index, or with /escalator promote.
+      log.info(
+        {
+          environment: target.name,
+          source,
+          app: data.app,
+          reason: data.reason,
+          rows: plan.rows.length,
+          next: `/escalator promote ${target.name}${data.app ? ` ${data.app}` : ''}`,
+        },
+        'Promotion not opened: the versions differ, but this re-check only updates an open promotion pull request',
+      );
+    else
       log.info(
         { environment: target.name, app: data.app, missing: plan.missing },
         `Nothing to promote: ${target.name} already runs what ${source} runs`,

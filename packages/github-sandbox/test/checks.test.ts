@@ -130,9 +130,8 @@ describe('a completed check run', () => {
     const flipped = await octokit.rest.checks.update({ ...repo, check_run_id: done.data.id, conclusion: 'failure' });
     expect(flipped.data).toMatchObject({ status: 'completed', conclusion: 'success' });
     await expect(
-      octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
-        ...repo,
-        check_run_id: done.data.id,
+      // What Mergify tried (Mergifyio/mergify#444): the typed client does not allow null, GitHub neither.
+      octokit.request(`PATCH /repos/${repo.owner}/${repo.repo}/check-runs/${done.data.id}`, {
         status: 'in_progress',
         conclusion: null,
       }),

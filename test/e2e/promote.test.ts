@@ -63,7 +63,11 @@ describe('promotion dev → staging → prod (sandbox GitHub, real Redis)', () =
     await stack.client.mergePull(full(), dev.number);
 
     // staging: a promotion PR whose soak check waits, then turns green by itself.
-    const staging = await pullOn('escalator/promote/staging/hello', (p) => p.labels.length > 0);
+    // (The first index opened it already, to pin the digest dev runs 1.0.0 with: it now carries 1.1.0.)
+    const staging = await pullOn(
+      'escalator/promote/staging/hello',
+      (p) => p.labels.length > 0 && p.title.includes('1.1.0'),
+    );
     expect(staging.title).toBe('Promote hello 1.1.0 to staging');
     expect(staging.labels.map((l) => l.name).sort()).toEqual(['env:staging', 'promotion']);
     expect(staging.body).toContain(`#${dev.number}`);

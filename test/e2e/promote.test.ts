@@ -51,7 +51,9 @@ describe('promotion dev → staging → prod (sandbox GitHub, real Redis)', () =
   ) =>
     eventually(async () => (await openPulls()).find((p) => p.head.ref === branch && predicate(p)), {
       what: `an open PR on ${branch}`,
-      timeoutMs: 30_000,
+      // The first index plans the promotions the seeded repository holds (staging does not pin
+      // the digest dev runs 1.0.0 with) under the repository's lease, before the bump takes it.
+      timeoutMs: 60_000,
     });
   const checkRun = async (sha: string, name: string) =>
     (await stack.user.rest.checks.listForRef({ owner, repo, ref: sha, check_name: name })).data.check_runs[0];

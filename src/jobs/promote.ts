@@ -295,6 +295,21 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         { environment: target.name, app: data.app, missing: plan.missing },
         'Nothing to roll back: the environment runs the versions it would go back to, or no rollback pull request is open',
       );
+    else if (plan.rows.length > 0)
+      // Versions differ, but this run may only re-check an open promotion (a health report): never
+      // say "already runs" then. The promotion opens on the next landing in the source, on the
+      // repository's first index, or with /escalator promote.
+      log.info(
+        {
+          environment: target.name,
+          source,
+          app: data.app,
+          reason: data.reason,
+          rows: plan.rows.length,
+          next: `/escalator promote ${target.name}${data.app ? ` ${data.app}` : ''}`,
+        },
+        'Promotion not opened: the versions differ, but this re-check only updates an open promotion pull request',
+      );
     else
       log.info(
         { environment: target.name, app: data.app, missing: plan.missing },

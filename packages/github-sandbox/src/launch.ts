@@ -317,6 +317,10 @@ export function renderNextSteps(ready: SandboxReady): string {
   });
   const auth = `-H 'Authorization: token ${ready.user.token}'`;
   const repo = `${ready.api_url}/repos/${ready.repository}`;
+  // Which number the hello promotion gets depends on whether the world promotion (opened when
+  // Escalator first reads the repository) or the bump comes first: found by its branch instead.
+  const owner = ready.repository.split('/')[0] ?? '';
+  const helloPull = `$(curl -sS ${auth} '${repo}/pulls?head=${owner}:escalator/promote/staging/hello' | grep -o '"number": *[0-9]*' | head -1 | tr -dc 0-9)`;
   const soak = ready.soak
     ? `every soak of the seeded .github/escalator.yml is ${ready.soak} (--soak ${ready.soak})`
     : "the example's soaks are 10m (staging) and 1h (prod); to watch one end, start the sandbox with: npm run sandbox -- --soak 30s";
@@ -336,16 +340,17 @@ export function renderNextSteps(ready: SandboxReady): string {
     `       -H 'Authorization: Bearer ${ready.registry_token}' \\`,
     "       -H 'Content-Type: application/vnd.docker.distribution.events.v2+json' \\",
     `       -d '${event}'`,
-    '  2. A few seconds later, list the pull requests Escalator opened: 1 bumps dev and has merged itself',
-    '     (autoMerge), 2 promotes hello 1.1.0 to staging:',
+    '  2. A few seconds later, list the pull requests Escalator opened: one promotes world 2.3.0 to staging',
+    '     (dev ran it when Escalator first read the repository), one bumps hello in dev and has merged itself',
+    '     (autoMerge), and its merge opened one promoting hello 1.1.0 to staging:',
     `     curl -sS ${auth} '${repo}/pulls?state=all'`,
-    "  3. Pull request 2's escalator/soak check: in_progress until the soak has passed, then completed:",
+    "  3. The hello promotion's escalator/soak check: in_progress until the soak has passed, then completed:",
     `     curl -sS ${auth} '${repo}/commits/escalator/promote/staging/hello/check-runs?check_name=escalator/soak'`,
-    '  4. Comment on pull request 2 as a person would, asking Escalator for its plan:',
+    '  4. Comment on the hello promotion as a person would (its number found by its branch), asking for the plan:',
     `     curl -sS -X POST ${auth} -H 'Content-Type: application/json' \\`,
-    `       ${ready.github_url}/_sandbox/repos/${ready.repository}/issues/2/comments -d '{"body": "/escalator plan"}'`,
-    "  5. Read pull request 2's comments: the rendered diff and the reply to /escalator plan:",
-    `     curl -sS ${auth} '${repo}/issues/2/comments'`,
+    `       "${ready.github_url}/_sandbox/repos/${ready.repository}/issues/${helloPull}/comments" -d '{"body": "/escalator plan"}'`,
+    "  5. Read the hello promotion's comments: the rendered diff and the reply to /escalator plan:",
+    `     curl -sS ${auth} "${repo}/issues/${helloPull}/comments"`,
     '  6. Announce an image from CI, through the CI API (answers 202):',
     `     curl -sS -X POST ${ready.app_url}/api/v1/images -H 'Authorization: Bearer ${ready.ci_token}' \\`,
     `       -H 'Content-Type: application/json' -d '{"image": "ghcr.io/example/hello:1.2.0@${digest('cd')}"}'`,

@@ -355,7 +355,7 @@ describe('renderAndDiff', () => {
         options: { cacheDir: join(scratch, `cache-${counter++}`), tools: { kustomize: spy } },
       });
       const message = report.targets[0]?.failure?.message ?? '';
-      expect(message).toContain('args: build --load-restrictor LoadRestrictionsRootOnly ./app');
+      expect(message).toContain('args: build --load-restrictor LoadRestrictionsRootOnly -- ./app');
       expect(message).not.toContain('enable-alpha-plugins');
       expect(message).not.toContain('CANARY-process-env-token');
       // Only what we pass (plus what sh itself sets: PWD, SHLVL, _).

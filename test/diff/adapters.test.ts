@@ -316,7 +316,7 @@ describe('renderAndDiff', () => {
     ).toEqual([
       [
         'absolute',
-        `head: refused: Escalator never reads outside the repository (absolute/kustomization.yaml reads /etc/passwd); ${outside}`,
+        `head: refused: Escalator never reads outside the repository (absolute/kustomization.yaml line 2 reads /etc/passwd); ${outside}`,
       ],
       [
         'bomb',
@@ -326,7 +326,7 @@ describe('renderAndDiff', () => {
       ['endless', 'both: helm template did not finish within 3 s and was stopped'],
       [
         'escape',
-        `head: refused: Escalator never reads outside the repository (escape/kustomization.yaml reads ../../../../../../../../etc); ${outside}`,
+        `head: refused: Escalator never reads outside the repository (escape/kustomization.yaml line 2 reads ../../../../../../../../etc); ${outside}`,
       ],
       ['good', 'rendered, 1 changed'],
       [

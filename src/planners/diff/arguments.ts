@@ -163,7 +163,11 @@ export function refuseArguments(
     .map((ref) => {
       const valued = ref.kind !== 'extra-args';
       const line =
-        text === undefined ? 1 : within ? fieldLine(text, within) : fieldLine(text, ref.field, valued ? ref.value : undefined);
+        text === undefined
+          ? 1
+          : within
+            ? fieldLine(text, within)
+            : fieldLine(text, ref.field, valued ? ref.value : undefined);
       const field = within ? `${within} ${ref.field}` : ref.field;
       return `${file} line ${line} ${field}:${valued ? ` ${shown(ref.value)}` : ''} ${EXPECTED[ref.kind]}`;
     });

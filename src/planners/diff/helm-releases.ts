@@ -296,7 +296,8 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc, content: string
       args.push(...argument('values-path', `${at}.valueFiles[${index}]`, written)),
     );
     (Array.isArray(helm.parameters) ? helm.parameters : []).forEach((parameter, index) => {
-      if (isRecord(parameter)) args.push(...argument('parameter-name', `${at}.parameters[${index}].name`, parameter.name));
+      if (isRecord(parameter))
+        args.push(...argument('parameter-name', `${at}.parameters[${index}].name`, parameter.name));
     });
     const refused = refuseArguments(file, content, args);
     const release: HelmRelease = {
@@ -416,10 +417,7 @@ function fluxRelease(
   const args: ArgumentRef[] = [
     ...(text(spec.releaseName)
       ? argument('release-name', 'spec.releaseName', spec.releaseName)
-      : isExpectedArgument(
-            'release-name',
-            shortenReleaseName(targetNamespace ? `${targetNamespace}-${name}` : name),
-          )
+      : isExpectedArgument('release-name', shortenReleaseName(targetNamespace ? `${targetNamespace}-${name}` : name))
         ? []
         : argument('release-name', 'metadata.name', name)),
     ...argument('namespace', 'metadata.namespace', objectNamespace),

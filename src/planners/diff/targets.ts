@@ -11,7 +11,7 @@ import {
   type FieldRef,
 } from './kustomize-reads.js';
 import { readHelmReleases, type HelmRelease } from './helm-releases.js';
-import { refuseArguments } from './arguments.js';
+import { fieldLine, refuseArguments } from './arguments.js';
 import { dirname, resolvePath } from './repo-path.js';
 import type { TargetNode } from './types.js';
 
@@ -158,11 +158,15 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
     return;
   }
   const reads = read.value;
+  /** A field of this kustomization as refusals name it: file, line and field. */
+  const where = (ref: FieldRef): string => `${file} line ${fieldLine(text ?? '', ref.field, ref.value)} ${ref.field}`;
 
   /** Where a reference lands once symbolic links are followed, or nothing (refused) when it leaves the repository. */
   const land = (ref: FieldRef, value: string, how: Reach): string | undefined => {
     const said =
-      how === 'resource' ? `${file} reads ${shown(ref.value)}` : `${file} ${ref.field} reads ${shown(ref.value)}`;
+      how === 'resource'
+        ? `${file} line ${fieldLine(text ?? '', ref.field, ref.value)} reads ${shown(ref.value)}`
+        : `${where(ref)} reads ${shown(ref.value)}`;
     const path = resolvePath(dir, value);
     if (path === undefined) {
       walk.unsure.push(`${file} references ${ref.value} outside the repository`);
@@ -182,7 +186,7 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
     const candidates = FILE_SOURCE.test(foldKey(ref.field)) ? fileSourcePaths(ref.value) : [ref.value];
     if (candidates.some(isRemoteReference)) {
       walk.remote.push(
-        how === 'resource' || how === 'plugin' ? shown(ref.value) : `${file} ${ref.field}: ${shown(ref.value)}`,
+        how === 'resource' || how === 'plugin' ? shown(ref.value) : `${where(ref)}: ${shown(ref.value)}`,
       );
       return;
     }
@@ -281,8 +285,7 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
       const docs = readYamlMappings(ref.value);
       if (!docs.ok) walk.unreadable.push(`${file} ${ref.field}${docs.problem}`);
       else
-        for (const doc of docs.value)
-          checkPluginConfig(doc, `${file} ${ref.field}`, { file, text, within: ref.field });
+        for (const doc of docs.value) checkPluginConfig(doc, `${file} ${ref.field}`, { file, text, within: ref.field });
       continue;
     }
     addResource(ref, true, 'plugin');
@@ -294,7 +297,7 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
     addFile(ref, 'file', false);
   }
   for (const ref of reads.homes) {
-    if (isRemoteReference(ref.value)) walk.outside.push(`${file} ${ref.field} reads ${shown(ref.value)}`);
+    if (isRemoteReference(ref.value)) walk.outside.push(`${where(ref)} reads ${shown(ref.value)}`);
     else addFile(ref, 'home', false);
   }
   for (const chart of reads.charts) walk.arguments.push(...refuseArguments(file, text, chart.arguments));
@@ -303,8 +306,7 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
     const home = reads.chartHome?.value ?? 'charts';
     const homeRef = reads.chartHome ?? { field: 'helmGlobals.chartHome', value: home };
     const homePath = isRemoteReference(home) ? undefined : land(homeRef, home, 'home');
-    if (homePath === undefined && isRemoteReference(home))
-      walk.outside.push(`${file} ${homeRef.field} reads ${shown(home)}`);
+    if (homePath === undefined && isRemoteReference(home)) walk.outside.push(`${where(homeRef)} reads ${shown(home)}`);
     for (const chart of reads.charts) {
       if (homePath === undefined) break;
       const name = chart.name?.value;

@@ -360,10 +360,10 @@ describe('the attack through renderAndDiff with the real helm and kustomize, in 
     return { dir, shas };
   }
 
-  /** What this worker's environment holds, as helm would print it from /proc (the lines the attack showed). */
+  /** What this worker's environment holds, as helm would print it from /proc (the comment cuts long lines, so every entry counts). */
   const environ = readFileSync(`/proc/${process.pid}/environ`, 'utf8')
     .split('\0')
-    .filter((entry) => /^(PATH|HOME|PWD)=./.test(entry));
+    .filter((entry) => entry.length >= 16 && entry.includes('='));
 
   it.each([
     ['helm 3.17', HELM3],
@@ -395,10 +395,10 @@ describe('the attack through renderAndDiff with the real helm and kustomize, in 
         headSha: shas[1] as string,
         repository: 'example/gitops',
       });
-      expect(hits).toEqual([]);
-      expect(body).not.toContain('CANARY-values-from-loopback');
       expect(environ.length).toBeGreaterThan(0);
       for (const entry of environ) expect(body).not.toContain(entry.slice(0, 40));
+      expect(hits).toEqual([]);
+      expect(body).not.toContain('CANARY-values-from-loopback');
 
       const byId = new Map(report.targets.map((target) => [target.id, target]));
       const refusal = (id: string): string => byId.get(id)?.failure?.message ?? `no failure: ${byId.get(id)?.status}`;

@@ -278,6 +278,19 @@ describe('values of the repository bound for helm', () => {
     expect(refusal).toContain(`${field.file} line ${line} ${field.field}`);
   });
 
+  it('names an Argo CD values file that is a URL as not rendered, with its file and line', () => {
+    const { files, line } = withValue(
+      FIELDS.find((field) => field.field === 'spec.source.helm.valueFiles[0]') as Field,
+      ATTACKS['a URL'],
+    );
+    const [node] = discoverTargets({ files: Object.keys(files).sort(), read: (path) => files[path] }).filter(
+      (candidate) => candidate.id === 'argocd:web',
+    );
+    expect(node?.release?.skip).toBe(
+      `the values file http://127.0.0.1:9/leak (apps/web.yaml line ${line} spec.source.helm.valueFiles[0]) is remote; values files are never fetched while rendering a pull request`,
+    );
+  });
+
   it('leaves values that are what helm expects alone', () => {
     const files: Record<string, string> = {
       'apps/web.yaml': app(

@@ -353,7 +353,8 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc, content: string
         }
         path = resolvePath('', argoEnvsubst(raw.slice(refName.length + 1), env));
       } else if (isRemoteReference(raw)) {
-        release.skip = `the values file ${raw} is remote; values files are never fetched while rendering a pull request`;
+        const field = `${at}.valueFiles[${index}]`;
+        release.skip = `the values file ${raw} (${file} line ${fieldLine(content, field, written)} ${field}) is remote; values files are never fetched while rendering a pull request`;
         return release;
       } else path = raw.startsWith('/') ? resolvePath('', raw.slice(1)) : resolvePath(chart, raw);
       if (path === undefined) {

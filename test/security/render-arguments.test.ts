@@ -373,6 +373,16 @@ describe('the attack through renderAndDiff with the real helm and kustomize, in 
     return { dir, shas };
   }
 
+  it('takes no revision that git would read as an option', () => {
+    const { dir, shas } = repoWith({ 'a.yaml': 'a: 1\n' });
+    const marker = join(scratch, 'written-by-git');
+    expect(() => LocalGitSourceTree.open(dir, `--output=${marker}`)).toThrow(
+      `"--output=${marker}" is not a revision (it starts with "-", which git reads as an option); name a branch, tag or commit SHA`,
+    );
+    expect(() => LocalGitSourceTree.merge(dir, shas[0] as string, '--output=x')).toThrow('is not a commit SHA');
+    expect(LocalGitSourceTree.open(dir, 'main').sha).toBe(shas[0]);
+  });
+
   /** What this worker's environment holds, as helm would print it from /proc (the comment cuts long lines, so every entry counts). */
   const environ = readFileSync(`/proc/${process.pid}/environ`, 'utf8')
     .split('\0')

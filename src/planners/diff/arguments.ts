@@ -1,6 +1,6 @@
 import { isScalar, parseAllDocuments } from 'yaml';
 import { lineAt } from '../image-edit/source.js';
-import { shown } from './kustomize-reads.js';
+import { shown } from './shown.js';
 
 /**
  * Values of the repository that reach an argument list of helm (directly, or through kustomize's

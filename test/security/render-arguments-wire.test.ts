@@ -43,6 +43,8 @@ describe('a pull request whose release names are helm flags (sandbox GitHub, rea
     });
     await new Promise<void>((resolve) => canary.listen(0, '127.0.0.1', resolve));
     port = (canary.address() as AddressInfo).port;
+    // The render adapter finds helm through the process environment (src/adapters/render/tools.ts).
+    process.env.ESCALATOR_HELM_PATH = HELM3;
     stack = await startStack({ ESCALATOR_RENDER_ISOLATION: 'proxy', ESCALATOR_HELM_PATH: HELM3 });
     await stack.client.createRepo({
       name: repo,
@@ -55,6 +57,7 @@ describe('a pull request whose release names are helm flags (sandbox GitHub, rea
   });
   afterAll(async () => {
     await stack?.close();
+    delete process.env.ESCALATOR_HELM_PATH;
     await new Promise<void>((resolve) => canary.close(() => resolve()));
   });
 
@@ -89,6 +92,7 @@ describe('a pull request whose release names are helm flags (sandbox GitHub, rea
     expect(body).toContain(`apps/steal.yaml line 11 spec.source.helm.releaseName: ${steal} is not a Helm release name`);
     expect(body).toContain(`flux/fetch.yaml line 11 spec.releaseName: ${fetch} is not a Helm release name`);
     expect(body).toContain('good-web-2');
+    expect(body).not.toContain('helm is not installed');
     const check = await eventually(
       async () =>
         (await stack.user.rest.checks.listForRef({ owner, repo, ref: pull.head.sha, check_name: 'escalator/diff' }))

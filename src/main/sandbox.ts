@@ -2,16 +2,18 @@
  * `npm run sandbox`: the whole product on one machine, with only Redis.
  * 1. parse the options
  * 2. start the simulated GitHub, seed the GitOps repository, start Escalator (@escalator/github-sandbox/launch)
- * 3. print `SANDBOX_READY {json}` and the next steps; start the simulated agent (Argo CD by
- *    default) that reports sync and health after each push, and print `AGENT_READY {json}`
- * 4. stop everything on Ctrl-C (SIGINT) or SIGTERM, or when Escalator exits, and remove this
- *    run's Redis keys (each run has its own prefix)
+ * 3. start the simulated agent (Argo CD by default) that reports sync and health after each
+ *    push; print `SANDBOX_READY {json}`, the next steps, `AGENT_READY {json}` and its controls,
+ *    then "Press Ctrl-C"
+ * 4. stop everything on Ctrl-C, SIGINT, SIGTERM or SIGHUP (npm forwards SIGINT and SIGTERM: the
+ *    script `exec`s this process), when the parent is gone, or when Escalator or a private Redis
+ *    exits, and remove this run's Redis keys (each run has its own prefix)
  */
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { renderNextSteps, runSandbox } from '@escalator/github-sandbox/launch';
+import { renderNextSteps, runSandbox, SandboxStoppedError } from '@escalator/github-sandbox/launch';
 import type { Redis } from 'ioredis';
 import { parseDuration } from '../config/repo-config.schema.js';
 import { SimulatedAgent, type SimulatedAgentKind } from './sandbox-agent.js';
@@ -108,11 +110,41 @@ async function forgetRedisKeys(url: string, prefix: string): Promise<void> {
   }
 }
 
+// A parent that is gone leaves stdout and stderr as closed pipes: writing to them must never
+// stop the clean-up half-way.
+process.stdout.on('error', () => undefined);
+process.stderr.on('error', () => undefined);
+
+/**
+ * Every way of stopping lands here, at any moment: Ctrl-C (SIGINT to the group), SIGINT, SIGTERM
+ * or SIGHUP to this process (npm forwards SIGINT and SIGTERM to it: package.json `exec`s it), the
+ * parent gone (npm killed, a terminal closed: this process is re-parented), Escalator or a private
+ * Redis exiting. Before the sandbox is ready, the start is aborted and stops what it started.
+ */
+const starting = new AbortController();
+let stopRunning: ((code: number) => void) | undefined;
+let stopRequested: number | undefined;
+function stop(code: number, why?: string): void {
+  if (stopRequested !== undefined) return;
+  stopRequested = code;
+  if (why) process.stderr.write(`${why}\n`);
+  if (stopRunning) stopRunning(code);
+  else starting.abort();
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(0));
+const parentPid = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parentPid) stop(0, 'The process that started the sandbox is gone; stopping the sandbox.');
+}, 500).unref();
+
+const repoDir = resolve(str('repo') ?? resolve(root, 'examples/gitops-repo'));
+const agentToken = randomBytes(24).toString('hex');
+let seeded: ReturnType<typeof withAgentHealth> | null = null;
+let sandbox: Awaited<ReturnType<typeof runSandbox>> | undefined;
+let agent: SimulatedAgent | undefined;
 try {
-  const repoDir = resolve(str('repo') ?? resolve(root, 'examples/gitops-repo'));
-  const agentToken = randomBytes(24).toString('hex');
-  const seeded = agentKind === 'none' ? null : withAgentHealth(repoDir, agentKind as SimulatedAgentKind);
-  const sandbox = await runSandbox({
+  seeded = agentKind === 'none' ? null : withAgentHealth(repoDir, agentKind as SimulatedAgentKind);
+  sandbox = await runSandbox({
     repoDir: seeded?.dir ?? repoDir,
     githubPort: port(str('github-port'), 0, 'github-port'),
     appPort: port(str('app-port'), 3000, 'app-port'),
@@ -122,13 +154,9 @@ try {
     ...(appCommand ? { appCommand } : {}),
     ...(soak !== undefined ? { soak } : {}),
     forgetRedisKeys,
+    signal: starting.signal,
   });
-  const note = str('repo')
-    ? 'The steps below are written for the shipped example (examples/gitops-repo); with --repo, adapt the image and pull request numbers.\n'
-    : '';
-  process.stdout.write(`SANDBOX_READY ${JSON.stringify(sandbox.ready)}\n${renderNextSteps(sandbox.ready)}${note}`);
-  seeded?.remove();
-  let agent: SimulatedAgent | undefined;
+  const more: string[] = [];
   if (seeded) {
     const [owner = '', repo = ''] = sandbox.ready.repository.split('/');
     agent = new SimulatedAgent({
@@ -146,25 +174,34 @@ try {
     });
     const control = await agent.start();
     const first = seeded.objects[0]?.object ?? '';
-    process.stdout.write(
-      `AGENT_READY ${JSON.stringify({ agent: agentKind, control_url: control, objects: seeded.objects })}\n` +
-        `The simulated ${agentKind === 'argocd' ? 'Argo CD' : 'Flux'} reports every object synced and healthy a few seconds after each push.\n` +
-        `  Make one go Degraded:  curl -X POST '${control}/degrade?object=${encodeURIComponent(first)}'\n` +
-        `  and recover:           curl -X POST '${control}/recover?object=${encodeURIComponent(first)}'\n`,
+    more.push(
+      `AGENT_READY ${JSON.stringify({ agent: agentKind, control_url: control, objects: seeded.objects })}`,
+      `The simulated ${agentKind === 'argocd' ? 'Argo CD' : 'Flux'} reports every object synced and healthy a few seconds after each push.`,
+      `  Make one go Degraded:  curl -X POST '${control}/degrade?object=${encodeURIComponent(first)}'`,
+      `  and recover:           curl -X POST '${control}/recover?object=${encodeURIComponent(first)}'`,
+      '',
     );
   }
-  let stopping = false;
-  const stop = (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    void (agent?.close() ?? Promise.resolve()).then(() => sandbox.close()).then(() => process.exit(code));
-  };
-  process.once('SIGINT', () => stop(0));
-  process.once('SIGTERM', () => stop(0));
-  void sandbox.appExited.then((code) => {
-    if (!stopping) process.stderr.write(`Escalator exited (code ${code}); stopping the sandbox.\n`);
-    stop(code ?? 1);
-  });
+  if (str('repo'))
+    more.push(
+      'The steps above are written for the shipped example (examples/gitops-repo); with --repo, adapt the image and pull request numbers.',
+      '',
+    );
+  const running = sandbox;
+  stopRunning = (code) =>
+    void (agent?.close() ?? Promise.resolve()).then(() => running.close()).finally(() => process.exit(code));
+  if (stopRequested !== undefined) stopRunning(stopRequested);
+  else {
+    process.stdout.write(`SANDBOX_READY ${JSON.stringify(sandbox.ready)}\n${renderNextSteps(sandbox.ready, more)}`);
+    void sandbox.appExited.then((code) => stop(code ?? 1, `Escalator exited (code ${code}); stopping the sandbox.`));
+    void sandbox.redisExited.then(() => stop(1, 'The Redis the sandbox started has exited; stopping the sandbox.'));
+  }
 } catch (error) {
+  await agent?.close();
+  await sandbox?.close();
+  if (error instanceof SandboxStoppedError) process.exit(stopRequested ?? 0);
   fail(`The sandbox could not start: ${(error as Error).message}`);
+} finally {
+  // The seeded copy is in the simulated GitHub now (or the start failed): never leave it in the temporary folder.
+  seeded?.remove();
 }

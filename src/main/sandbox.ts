@@ -17,7 +17,7 @@ import { renderNextSteps, runSandbox, SandboxStoppedError } from '@escalator/git
 import type { Redis } from 'ioredis';
 import { parseDuration } from '../config/repo-config.schema.js';
 import { SimulatedAgent, type SimulatedAgentKind } from './sandbox-agent.js';
-import { withAgentHealth } from './sandbox-agent-seed.js';
+import { checkSeededConfig, withAgentHealth } from './sandbox-agent-seed.js';
 import { clusterSafePrefix, createRedis, waitForRedis } from '../queue/connection.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -143,6 +143,8 @@ let seeded: ReturnType<typeof withAgentHealth> | null = null;
 let sandbox: Awaited<ReturnType<typeof runSandbox>> | undefined;
 let agent: SimulatedAgent | undefined;
 try {
+  // A configuration problem stops here, before anything starts (withAgentHealth checks it too).
+  if (agentKind === 'none') checkSeededConfig(repoDir);
   seeded = agentKind === 'none' ? null : withAgentHealth(repoDir, agentKind as SimulatedAgentKind);
   sandbox = await runSandbox({
     repoDir: seeded?.dir ?? repoDir,
@@ -197,6 +199,7 @@ try {
     void sandbox.redisExited.then(() => stop(1, 'The Redis the sandbox started has exited; stopping the sandbox.'));
   }
 } catch (error) {
+  seeded?.remove();
   await agent?.close();
   await sandbox?.close();
   if (error instanceof SandboxStoppedError) process.exit(stopRequested ?? 0);

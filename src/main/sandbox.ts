@@ -18,7 +18,7 @@ import type { Redis } from 'ioredis';
 import { parseDuration } from '../config/repo-config.schema.js';
 import { SimulatedAgent, type SimulatedAgentKind } from './sandbox-agent.js';
 import { checkSeededConfig, withAgentHealth } from './sandbox-agent-seed.js';
-import { clusterSafePrefix, createRedis, waitForRedis } from '../queue/connection.js';
+import { clusterSafePrefix, createRedis, redactUrl, waitForRedis } from '../queue/connection.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const usage = `Usage: npm run sandbox -- [options]
@@ -86,6 +86,28 @@ const agentKind = str('agent') ?? 'argocd';
 if (!['argocd', 'flux', 'none'].includes(agentKind))
   fail(`--agent must be argocd, flux or none, not "${agentKind}".\n\n${usage}`);
 
+/**
+ * REDIS_URL, when set, must answer now: otherwise Escalator would print half a minute of
+ * connection warnings before failing. One clear message instead, at once.
+ */
+async function checkRedisUrl(url: string | undefined): Promise<void> {
+  if (!url) return;
+  const redis = createRedis(url, 'producer', { lazyConnect: false, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await waitForRedis(redis, url, 3_000);
+  } catch {
+    throw new Error(
+      [
+        `Redis at ${redactUrl(url)} (REDIS_URL) does not answer, so nothing was started.`,
+        'Start that Redis, or unset REDIS_URL: the sandbox then uses 127.0.0.1:6379, or starts its own redis-server.',
+      ].join('\n'),
+    );
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /** Removes every key of one sandbox run (its queues, index and leases) from a shared Redis. */
 async function forgetRedisKeys(url: string, prefix: string): Promise<void> {
   const redis = createRedis(url, 'worker');
@@ -102,8 +124,10 @@ async function forgetRedisKeys(url: string, prefix: string): Promise<void> {
     }
     process.stderr.write(`Removed this run's ${removed} Redis keys (prefix ${prefix}).\n`);
   } catch (error) {
+    // The Redis this run used: REDIS_URL (named, never printed: it may hold a password) or the local one.
+    const target = url === process.env.REDIS_URL ? '"$REDIS_URL"' : `'${url}'`;
     process.stderr.write(
-      `Could not remove this run's Redis keys (prefix ${prefix}): ${(error as Error).message}. Remove them with: redis-cli --scan --pattern '${prefix}:*' | xargs redis-cli unlink\n`,
+      `Could not remove this run's Redis keys (prefix ${prefix}): ${(error as Error).message}. Remove them with: redis-cli -u ${target} --scan --pattern '${prefix}:*' | xargs redis-cli -u ${target} unlink\n`,
     );
   } finally {
     redis.disconnect();
@@ -143,6 +167,7 @@ let seeded: ReturnType<typeof withAgentHealth> | null = null;
 let sandbox: Awaited<ReturnType<typeof runSandbox>> | undefined;
 let agent: SimulatedAgent | undefined;
 try {
+  await checkRedisUrl(process.env.REDIS_URL);
   // A configuration problem stops here, before anything starts (withAgentHealth checks it too).
   if (agentKind === 'none') checkSeededConfig(repoDir);
   seeded = agentKind === 'none' ? null : withAgentHealth(repoDir, agentKind as SimulatedAgentKind);

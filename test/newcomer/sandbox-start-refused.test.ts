@@ -1,8 +1,8 @@
 /**
  * A sandbox that cannot work says so before it prints "running", as a new user meets it: a
  * `--repo` folder whose .github/escalator.yml has a problem (with any agent) stops with the file,
- * line and fix, and a start that fails (here: the port is taken) leaves nothing in the temporary
- * folder. Neither reaches Redis or Escalator, so the file is cheap.
+ * line and fix; a REDIS_URL that does not answer is said at once, without Escalator's retries;
+ * and a start that fails leaves nothing in the temporary folder. Neither reaches Redis or Escalator, so the file is cheap.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/net.js';
 
 const root = join(import.meta.dirname, '../..');
 const folders: string[] = [];
@@ -26,12 +27,16 @@ function folder(prefix: string): string {
 }
 
 /** `npm run sandbox -- …` with its own temporary folder; resolves when it exits. */
-function sandbox(args: string[], tmp: string): Promise<{ code: number; stdout: string; stderr: string }> {
+function sandbox(
+  args: string[],
+  tmp: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       'npm',
       ['run', '--silent', 'sandbox', '--', ...args],
-      { cwd: root, env: { ...process.env, TMPDIR: tmp, LOG_LEVEL: 'warn' } },
+      { cwd: root, env: { ...process.env, TMPDIR: tmp, LOG_LEVEL: 'warn', ...env } },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
   });
@@ -52,12 +57,23 @@ describe('a sandbox that cannot work stops before "running"', () => {
     servers.push(taken);
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const takenPort = (taken.address() as { port: number }).port;
-    const tmps = [folder('sandbox-tmp-'), folder('sandbox-tmp-'), folder('sandbox-tmp-')];
-    const [argocd, none, portTaken] = await Promise.all([
+    const silent = await freePort();
+    const tmps = [folder('sandbox-tmp-'), folder('sandbox-tmp-'), folder('sandbox-tmp-'), folder('sandbox-tmp-')];
+    const [argocd, none, portTaken, redisDown] = await Promise.all([
       sandbox(['--repo', repo], tmps[0]!),
       sandbox(['--repo', repo, '--agent', 'none'], tmps[1]!),
       sandbox(['--app-port', String(takenPort)], tmps[2]!),
+      sandbox(['--app-port', String(await freePort())], tmps[3]!, {
+        REDIS_URL: `redis://:hunter2@127.0.0.1:${silent}`,
+      }),
     ]);
+    // REDIS_URL that does not answer: one clear message at once, not Escalator's retries; no password in it.
+    expect(redisDown.code).toBe(1);
+    expect(redisDown.stderr).toContain(`Redis at redis://:***@127.0.0.1:${silent} (REDIS_URL) does not answer`);
+    expect(redisDown.stderr).toContain('unset REDIS_URL');
+    expect(redisDown.stderr).not.toContain('Redis connection error');
+    expect(redisDown.stderr).not.toContain('hunter2');
+    expect(redisDown.stdout).not.toContain('running');
     for (const run of [argocd, none]) {
       expect(run.code).toBe(1);
       expect(run.stdout).not.toContain('running');

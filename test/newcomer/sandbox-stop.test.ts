@@ -105,6 +105,8 @@ describe('stopping the sandbox from a script', () => {
     ];
     const ports = await Promise.all(ways.map(() => freePort()));
     const sandboxes = await Promise.all(ports.map((port) => startSandbox(port)));
+    // The agent's controls are printed before "Press Ctrl-C", the last line a person reads.
+    for (const sandbox of sandboxes) expect(sandbox.controlUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const redis = new Redis(sandboxes[0]!.ready.redis_url);
     try {
       for (const sandbox of sandboxes)

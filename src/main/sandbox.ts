@@ -10,12 +10,14 @@
  *    exits, and remove this run's Redis keys (each run has its own prefix)
  */
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { renderNextSteps, runSandbox, SandboxStoppedError } from '@escalator/github-sandbox/launch';
 import type { Redis } from 'ioredis';
-import { parseDuration } from '../config/repo-config.schema.js';
+import { configPath, parseDuration, parseRepoConfig } from '../config/repo-config.js';
+import { DASHBOARD_TITLE } from '../planners/dashboard.js';
 import { SimulatedAgent, type SimulatedAgentKind } from './sandbox-agent.js';
 import { checkSeededConfig, withAgentHealth } from './sandbox-agent-seed.js';
 import { clusterSafePrefix, createRedis, redactUrl, waitForRedis } from '../queue/connection.js';
@@ -108,6 +110,34 @@ async function checkRedisUrl(url: string | undefined): Promise<void> {
   }
 }
 
+/** True when the folder's .github/escalator.yml asks for the dashboard issue (`dashboard: true`). */
+function wantsDashboard(dir: string): boolean {
+  const path = join(dir, configPath);
+  if (!existsSync(path)) return false;
+  const parsed = parseRepoConfig(readFileSync(path, 'utf8'), path);
+  return parsed.ok && parsed.config.dashboard;
+}
+
+/**
+ * With `dashboard: true` Escalator opens its dashboard issue when it indexes the repository, and
+ * issues and pull requests share numbers: wait (up to a minute) until it is issue 1, so the
+ * printed steps can name the pull requests that follow it. Undefined when it did not come.
+ */
+async function waitForDashboardIssue(apiUrl: string, repository: string, token: string): Promise<number | undefined> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline && !starting.signal.aborted) {
+    const issue = await fetch(`${apiUrl}/repos/${repository}/issues/1`, {
+      headers: { authorization: `token ${token}`, accept: 'application/vnd.github+json' },
+    }).then(
+      async (response) => (response.ok ? ((await response.json()) as { title: string; number: number }) : undefined),
+      () => undefined,
+    );
+    if (issue) return issue.title === DASHBOARD_TITLE ? issue.number : undefined;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return undefined;
+}
+
 /** Removes every key of one sandbox run (its queues, index and leases) from a shared Redis. */
 async function forgetRedisKeys(url: string, prefix: string): Promise<void> {
   const redis = createRedis(url, 'worker');
@@ -184,6 +214,25 @@ try {
     signal: starting.signal,
   });
   const more: string[] = [];
+  let firstPull = 1;
+  if (wantsDashboard(repoDir)) {
+    const dashboard = await waitForDashboardIssue(
+      sandbox.ready.api_url,
+      sandbox.ready.repository,
+      sandbox.ready.user.token,
+    );
+    if (dashboard !== undefined) {
+      firstPull = dashboard + 1;
+      more.push(
+        `Issue ${dashboard} is the dashboard (dashboard: true): ${sandbox.ready.repository_url}/issues/${dashboard}; the pull requests come after it.`,
+        '',
+      );
+    } else
+      more.push(
+        'dashboard: true, but the dashboard issue was not open a minute after the start: the pull request numbers above may be one lower than printed.',
+        '',
+      );
+  }
   if (seeded) {
     const [owner = '', repo = ''] = sandbox.ready.repository.split('/');
     agent = new SimulatedAgent({
@@ -219,7 +268,9 @@ try {
     void (agent?.close() ?? Promise.resolve()).then(() => running.close()).finally(() => process.exit(code));
   if (stopRequested !== undefined) stopRunning(stopRequested);
   else {
-    process.stdout.write(`SANDBOX_READY ${JSON.stringify(sandbox.ready)}\n${renderNextSteps(sandbox.ready, more)}`);
+    process.stdout.write(
+      `SANDBOX_READY ${JSON.stringify(sandbox.ready)}\n${renderNextSteps(sandbox.ready, more, firstPull)}`,
+    );
     void sandbox.appExited.then((code) => stop(code ?? 1, `Escalator exited (code ${code}); stopping the sandbox.`));
     void sandbox.redisExited.then(() => stop(1, 'The Redis the sandbox started has exited; stopping the sandbox.'));
   }

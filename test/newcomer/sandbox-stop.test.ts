@@ -4,9 +4,15 @@
  * gets a signal, and then Escalator, the sandbox and the simulated agent are gone, their ports can
  * be bound again (the next start does not meet "port in use") and the run's Redis keys are gone.
  * Ctrl-C in a terminal (SIGINT to the whole process group) is test/newcomer/sandbox.test.ts.
- * The sandboxes start side by side, so the file costs about one start.
+ * The sandboxes start side by side, so the file costs about one start; one of them seeds a
+ * repository with `dashboard: true`, whose printed steps must name the pull requests after the
+ * dashboard issue.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { SandboxReady } from '@escalator/github-sandbox/launch';
@@ -14,6 +20,8 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/net.js';
 
+const run = promisify(execFile);
+const root = join(import.meta.dirname, '../..');
 const started: ChildProcess[] = [];
 const pids: number[] = [];
 afterAll(() => {
@@ -28,14 +36,15 @@ afterAll(() => {
 
 interface Running {
   npm: ChildProcess;
+  stdout: string;
   ready: SandboxReady;
   controlUrl: string;
   stderr: () => string;
 }
 
 /** `npm run sandbox` as a script starts it: not in a terminal, its own process group. */
-function startSandbox(appPort: number): Promise<Running> {
-  const npm = spawn('npm', ['run', '--silent', 'sandbox', '--', '--app-port', String(appPort)], {
+function startSandbox(appPort: number, more: string[] = []): Promise<Running> {
+  const npm = spawn('npm', ['run', '--silent', 'sandbox', '--', '--app-port', String(appPort), ...more], {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
     env: { ...process.env, LOG_LEVEL: 'warn' },
@@ -46,14 +55,17 @@ function startSandbox(appPort: number): Promise<Running> {
   return new Promise((resolve, reject) => {
     let ready: SandboxReady | undefined;
     let controlUrl = '';
+    const lines: string[] = [];
     createInterface({ input: npm.stdout! }).on('line', (line) => {
+      lines.push(line);
       if (line.startsWith('SANDBOX_READY ')) {
         ready = JSON.parse(line.slice('SANDBOX_READY '.length)) as SandboxReady;
         pids.push(ready.pids.sandbox, ready.pids.escalator);
       }
       if (line.startsWith('AGENT_READY '))
         controlUrl = (JSON.parse(line.slice('AGENT_READY '.length)) as { control_url: string }).control_url;
-      if (ready && line.includes('Press Ctrl-C')) resolve({ npm, ready, controlUrl, stderr: () => stderr });
+      if (ready && line.includes('Press Ctrl-C'))
+        resolve({ npm, stdout: lines.join('\n'), ready, controlUrl, stderr: () => stderr });
     });
     npm.once('exit', (code) => reject(new Error(`the sandbox exited with ${code} before it was ready:\n${stderr}`)));
   });
@@ -101,10 +113,18 @@ describe('stopping the sandbox from a script', () => {
       { name: 'SIGINT to npm', signal: (s) => s.npm.kill('SIGINT') },
       { name: 'npm killed (the parent dies)', signal: (s) => s.npm.kill('SIGKILL') },
       { name: 'SIGTERM to Escalator', signal: (s) => process.kill(s.ready.pids.escalator, 'SIGTERM') },
+      // Last: this one also walks the first steps of a repository with a dashboard issue.
       { name: 'SIGINT to the sandbox process', signal: (s) => process.kill(s.ready.pids.sandbox, 'SIGINT') },
     ];
+    // One of them seeds a repository with `dashboard: true`: its printed steps name the pull
+    // requests after the dashboard issue, and step 1 run as printed opens them there.
+    const repo = mkdtempSync(join(tmpdir(), 'dashboard-gitops-'));
+    cpSync(join(root, 'examples/gitops-repo'), repo, { recursive: true });
+    appendFileSync(join(repo, '.github/escalator.yml'), 'dashboard: true\n');
     const ports = await Promise.all(ways.map(() => freePort()));
-    const sandboxes = await Promise.all(ports.map((port) => startSandbox(port)));
+    const sandboxes = await Promise.all(
+      ports.map((port, index) => startSandbox(port, index === ways.length - 1 ? ['--repo', repo] : [])),
+    );
     // The agent's controls are printed before "Press Ctrl-C", the last line a person reads.
     for (const sandbox of sandboxes) expect(sandbox.controlUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const redis = new Redis(sandboxes[0]!.ready.redis_url);
@@ -114,7 +134,34 @@ describe('stopping the sandbox from a script', () => {
     } finally {
       redis.disconnect();
     }
-    ways.forEach((way, index) => way.signal(sandboxes[index]!));
+    ways.slice(0, -1).forEach((way, index) => way.signal(sandboxes[index]!));
+    try {
+      const dashboard = sandboxes.at(-1)!;
+      expect(dashboard.stdout).toContain('Issue 1 is the dashboard (dashboard: true)');
+      expect(dashboard.stdout).toContain('2 bumps dev and has merged itself');
+      expect(dashboard.stdout).toContain('(autoMerge), 3 promotes hello 1.1.0 to staging:');
+      expect(dashboard.stdout).toContain(
+        `/_sandbox/repos/example/gitops/issues/3/comments -d '{"body": "/escalator plan"}'`,
+      );
+      const step1 = dashboard.stdout.slice(
+        dashboard.stdout.indexOf('     curl -sS -X POST'),
+        dashboard.stdout.indexOf('\n  2. '),
+      );
+      await run('sh', ['-c', step1]);
+      const pulls = `${dashboard.ready.api_url}/repos/${dashboard.ready.repository}/pulls?state=all`;
+      let titles: string[] = [];
+      for (let i = 0; i < 240 && titles.length < 2; i++) {
+        const listed = (await fetch(pulls, { headers: { authorization: `token ${dashboard.ready.user.token}` } }).then(
+          (response) => response.json(),
+        )) as Array<{ number: number; title: string }>;
+        titles = listed.sort((x, y) => x.number - y.number).map((pull) => `${pull.number} ${pull.title}`);
+        if (titles.length < 2) await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(titles).toEqual(['2 Bump hello to 1.1.0 in dev', '3 Promote hello 1.1.0 to staging']);
+    } finally {
+      ways.at(-1)!.signal(sandboxes.at(-1)!);
+      rmSync(repo, { recursive: true, force: true });
+    }
     for (const [index, sandbox] of sandboxes.entries()) {
       try {
         await expectAllStopped(sandbox);

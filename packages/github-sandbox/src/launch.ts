@@ -328,7 +328,10 @@ async function waitForHealth(
  * The human part printed after `SANDBOX_READY`: where things are and what to try. Every step is
  * one shell command that works on the shipped example, in order (test/newcomer runs them).
  */
-export function renderNextSteps(ready: SandboxReady, more: string[] = []): string {
+export function renderNextSteps(ready: SandboxReady, more: string[] = [], firstPull = 1): string {
+  // Issues and pull requests share numbers: with a dashboard issue first, the pull requests come after it.
+  const bump = firstPull;
+  const promote = firstPull + 1;
   const digest = (byte: string) => `sha256:${byte.repeat(32)}`;
   const event = JSON.stringify({
     events: [
@@ -366,16 +369,16 @@ export function renderNextSteps(ready: SandboxReady, more: string[] = []): strin
     `       -H 'Authorization: Bearer ${ready.registry_token}' \\`,
     "       -H 'Content-Type: application/vnd.docker.distribution.events.v2+json' \\",
     `       -d '${event}'`,
-    '  2. A few seconds later, list the pull requests Escalator opened: 1 bumps dev and has merged itself',
-    '     (autoMerge), 2 promotes hello 1.1.0 to staging:',
+    `  2. A few seconds later, list the pull requests Escalator opened: ${bump} bumps dev and has merged itself`,
+    `     (autoMerge), ${promote} promotes hello 1.1.0 to staging:`,
     `     curl -sS ${auth} '${repo}/pulls?state=all'`,
-    "  3. Pull request 2's escalator/soak check: in_progress until the soak has passed, then completed:",
+    `  3. Pull request ${promote}'s escalator/soak check: in_progress until the soak has passed, then completed:`,
     `     curl -sS ${auth} '${repo}/commits/escalator/promote/staging/hello/check-runs?check_name=escalator/soak'`,
-    '  4. Comment on pull request 2 as a person would, asking Escalator for its plan:',
+    `  4. Comment on pull request ${promote} as a person would, asking Escalator for its plan:`,
     `     curl -sS -X POST ${auth} -H 'Content-Type: application/json' \\`,
-    `       ${ready.github_url}/_sandbox/repos/${ready.repository}/issues/2/comments -d '{"body": "/escalator plan"}'`,
-    "  5. Read pull request 2's comments: the rendered diff and the reply to /escalator plan:",
-    `     curl -sS ${auth} '${repo}/issues/2/comments'`,
+    `       ${ready.github_url}/_sandbox/repos/${ready.repository}/issues/${promote}/comments -d '{"body": "/escalator plan"}'`,
+    `  5. Read pull request ${promote}'s comments: the rendered diff and the reply to /escalator plan:`,
+    `     curl -sS ${auth} '${repo}/issues/${promote}/comments'`,
     '  6. Announce an image from CI, through the CI API (answers 202):',
     `     curl -sS -X POST ${ready.app_url}/api/v1/images -H 'Authorization: Bearer ${ready.ci_token}' \\`,
     `       -H 'Content-Type: application/json' -d '{"image": "ghcr.io/example/hello:1.2.0@${digest('cd')}"}'`,

@@ -123,9 +123,9 @@ async function walkThePrintedSteps(sandbox: Sandbox): Promise<void> {
   expect(announced.status).toBe(202);
   expect(JSON.parse(announced.body)).toMatchObject({ accepted: 1 });
 
-  // 2: world 2.3.0, which dev ran when Escalator first read the repository, is promoted at once (a
-  // promotion the plan calls ready is open); the bump merged itself; its merge promotes hello. The
-  // first two race for numbers 1 and 2.
+  // 2: world 2.3.0, which dev ran when Escalator first read the repository, and hello 1.0.0, which
+  // staging ran, are promoted at once (a promotion the plan calls ready is open); the bump merged
+  // itself; its merge promotes hello 1.1.0. The first three race for numbers 1 to 3.
   const listed = await until(
     pulls,
     ({ status, body }) => {
@@ -134,15 +134,16 @@ async function walkThePrintedSteps(sandbox: Sandbox): Promise<void> {
       const rows = pullsListed.map((p) => [p.state, p.merged_at !== null, p.title]);
       expect(rows.sort()).toEqual([
         ['closed', true, 'Bump hello to 1.1.0 in dev'],
+        ['open', false, 'Promote hello 1.0.0 to prod'],
         ['open', false, 'Promote hello 1.1.0 to staging'],
         ['open', false, 'Promote world 2.3.0 to staging'],
       ]);
-      expect(pullsListed.map((p) => p.number).sort()).toEqual([1, 2, 3]);
+      expect(pullsListed.map((p) => p.number).sort()).toEqual([1, 2, 3, 4]);
       return rows;
     },
     120_000,
   );
-  expect(listed).toHaveLength(3);
+  expect(listed).toHaveLength(4);
 
   // 3: the soak gate, first in progress, then completed once the (--soak) soak has passed.
   const soakState = ({ status, body }: { status: number; body: string }) => {

@@ -152,6 +152,8 @@ export async function startEscalator(
           registryToken: env.ESCALATOR_REGISTRY_TOKEN,
           ciToken: env.ESCALATOR_CI_TOKEN,
           credentials: intakeCredentials.credentials,
+          store,
+          githubHost: githubWebHost(env.GITHUB_API_URL),
           ...(githubOidc ? { verifyGitHubToken: createGitHubOidcVerifier(githubOidc) } : {}),
           ...(env.ESCALATOR_GAR_AUDIENCE && env.ESCALATOR_GAR_SERVICE_ACCOUNT
             ? {

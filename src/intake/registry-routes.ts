@@ -96,7 +96,8 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
     if (status) {
       source = status[1] ?? 'ci';
       pathToken = status[2];
-      statusOf = decodeURIComponent(status[3] as string);
+      // Job ids hold no character that needs escaping: anything escaped is no job's id (answered 404).
+      statusOf = status[3] as string;
     } else if (path === '/api/v1/images') source = 'ci';
     else {
       const match = /^\/registry\/([a-z]+)(?:\/([^/]+))?\/?$/.exec(path);

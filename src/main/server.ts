@@ -196,6 +196,7 @@ export async function startEscalator(
         'GET /metrics',
         'POST /api/github/webhooks',
         'POST /api/v1/images',
+        'GET /api/v1/images/status/<job>',
         ...registrySources.map((source) =>
           registryOf(source)?.auth === 'path-token' ? `POST /registry/${source}/<token>` : `POST /registry/${source}`,
         ),

@@ -261,11 +261,10 @@ async function forecasts(
     let forecast: ImageForecast;
     try {
       const using = withinScope(scope, await subscriptions.reposUsing(name)).slice(0, FORECAST_REPOS);
-      const repos = [];
-      for (const key of using) {
-        const repo = await subscriptions.loadRepo(key.owner, key.repo);
-        if (repo) repos.push(repo);
-      }
+      // Sent together: one round trip's wait for every repository, not one each.
+      const repos = (await Promise.all(using.map((key) => subscriptions.loadRepo(key.owner, key.repo)))).filter(
+        (repo) => repo !== null,
+      );
       const indexBuilt = repos.length > 0 || (await subscriptions.isBuilt());
       forecast = forecastImage({ name, repository: event.repository, tag: event.tag, scope, repos, indexBuilt });
     } catch (error) {

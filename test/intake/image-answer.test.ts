@@ -46,6 +46,7 @@ describe('the answer to an image event says what will happen to it, and its stat
   const prefix = `answer-${randomUUID().slice(0, 8)}`;
   const acmeToken = `acme-${randomUUID()}`;
   const exampleToken = `example-${randomUUID()}`;
+  const registryToken = `registry-${randomUUID()}`;
   const lines: Array<Record<string, unknown>> = [];
   const log = createLogger({
     level: 'info',
@@ -68,6 +69,7 @@ describe('the answer to an image event says what will happen to it, and its stat
         ESCALATOR_INTAKE_TOKENS: JSON.stringify([
           { name: 'acme-ci', sha256: sha256(acmeToken), owners: ['acme'], sources: ['ci'] },
           { name: 'example-ci', sha256: sha256(exampleToken), owners: ['example'], sources: ['ci'] },
+          { name: 'acme-registry', sha256: sha256(registryToken), owners: ['acme'], sources: ['distribution'] },
         ]),
       },
       { prefix, log },
@@ -263,5 +265,41 @@ describe('the answer to an image event says what will happen to it, and its stat
     expect((await status(acmeToken, path)).status).toBe(200);
     // An id that is not an image job's, or that this credential never announced, is the same 404.
     expect((await status(acmeToken, '/api/v1/images/status/image__nothing')).status).toBe(404);
+  });
+
+  it('gives a registry route its own status path, answered to that credential only', { timeout: 60_000 }, async () => {
+    // CNCF Distribution's notification envelope (docs/registries.md; test/fixtures/registry).
+    const res = await fetch(`${app.url}/registry/distribution`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/vnd.docker.distribution.events.v2+json',
+        authorization: `Bearer ${registryToken}`,
+      },
+      body: JSON.stringify({
+        events: [
+          {
+            action: 'push',
+            target: {
+              mediaType: 'application/vnd.oci.image.manifest.v1+json',
+              repository: 'acme/unused',
+              tag: '3.0.0',
+              digest: digest(7),
+            },
+            request: { host: 'ghcr.io' },
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(202);
+    const body = (await res.json()) as Answer;
+    expect(body.images[0]).toMatchObject({
+      will: 'nothing',
+      reason: 'no-environment',
+      status: `/registry/distribution/status/${body.jobs[0]}`,
+    });
+    expect(await outcome(registryToken, body.images[0]!.status)).toMatchObject({ outcome: 'nothing' });
+    // The same owners through another credential is another sender: its events are not this one's.
+    expect((await status(acmeToken, `/api/v1/images/status/${body.jobs[0]}`)).status).toBe(404);
+    expect((await status(acmeToken, body.images[0]!.status)).status).not.toBe(200);
   });
 });

@@ -231,7 +231,7 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
 }
 
 /** One image of an answer: what will happen to it, and where to ask what did. */
-type ImageAnswer = ImageForecast & { image: string; job: string; status: string };
+type ImageAnswer = ImageForecast & { image: string; job: string; status: string; moreRepositories?: number };
 
 /** Where the sender asks what became of a job (the same credential as the announce; a path token is the sender's own to put in). */
 function statusPath(source: string, pathToken: boolean): (job: string) => string {
@@ -259,14 +259,23 @@ async function forecasts(
     const name = normalizeName(event.repository) ?? event.repository;
     const image = `${event.repository}:${event.tag}${event.digest ? `@${event.digest}` : ''}`;
     let forecast: ImageForecast;
+    let more = 0;
     try {
-      const using = withinScope(scope, await subscriptions.reposUsing(name)).slice(0, FORECAST_REPOS);
+      const all = withinScope(scope, await subscriptions.reposUsing(name));
+      const using = all.slice(0, FORECAST_REPOS);
+      if (all.length > using.length) more = all.length - using.length;
       // Sent together: one round trip's wait for every repository, not one each.
       const repos = (await Promise.all(using.map((key) => subscriptions.loadRepo(key.owner, key.repo)))).filter(
         (repo) => repo !== null,
       );
       const indexBuilt = repos.length > 0 || (await subscriptions.isBuilt());
       forecast = forecastImage({ name, repository: event.repository, tag: event.tag, scope, repos, indexBuilt });
+      if (more > 0 && forecast.will === 'nothing')
+        forecast = {
+          ...forecast,
+          will: 'unknown',
+          detail: `${forecast.detail}; ${more} more repositories use the image and were not read for this answer: the status URL gives the outcome`,
+        };
     } catch (error) {
       options.log.warn(
         { err: { message: (error as Error).message }, image },
@@ -278,7 +287,8 @@ async function forecasts(
         repositories: [],
       };
     }
-    answers.push({ image, job, ...forecast, status: status(job) });
+    // Repositories past the first FORECAST_REPOS are counted, not read: the job still takes them.
+    answers.push({ image, job, ...forecast, ...(more > 0 ? { moreRepositories: more } : {}), status: status(job) });
   }
   return answers;
 }

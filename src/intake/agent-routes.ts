@@ -194,8 +194,7 @@ export function agentRoutes(options: AgentRouteOptions): Handler {
     const agent = match?.[1] ?? '';
     let bodyRead = false;
     try {
-      if (!match || !(agent in agentTable))
-        throw new HttpError(404, `no agent route ${path.slice(0, 100)}; use one of ${agentRouteList.join(', ')}`);
+      if (!match || !(agent in agentTable)) throw new HttpError(404, noAgentRoute(path));
       const descriptor = agentTable[agent as AgentName];
       if (!options.token)
         throw new HttpError(
@@ -284,6 +283,19 @@ export function agentRoutes(options: AgentRouteOptions): Handler {
       throw error;
     }
   };
+}
+
+/**
+ * Why a path under `/agents/` is no route, without repeating the path: a mistyped URL often
+ * carries the agent key where the owner belongs (`/agents/argocd/<token>`), and the reason is
+ * both answered and logged. Only a known agent's name is named.
+ */
+export function noAgentRoute(path: string): string {
+  const first = /^\/agents\/([^/]*)/.exec(path)?.[1] ?? '';
+  const where = agentNames.includes(first as AgentName)
+    ? `/agents/${first}/ takes nothing, or <owner>/<repo>, after the agent's name`
+    : `there is no agent of that name under /agents/`;
+  return `no agent route at this path (not repeated here: it may hold a secret); ${where}; use one of ${agentRouteList.join(', ')}`;
 }
 
 /**

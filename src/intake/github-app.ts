@@ -187,12 +187,17 @@ export function createGitHubApp(deps: GitHubAppDeps) {
       if (!marker) return;
       // The chain a promotion carries: dev PR → staging PR → this. Stored for the next hop.
       const sources = [...(marker.sources ?? []), `#${pull.number}`];
-      await deps.store.provenance.saveProvenance(
-        { installationId: installation.id, owner: repository.owner.login, repo: repository.name },
-        marker.environment,
-        marker.app,
-        sources,
-      );
+      const key = { installationId: installation.id, owner: repository.owner.login, repo: repository.name };
+      await deps.store.provenance.saveProvenance(key, marker.environment, marker.app, sources);
+      // By merge commit too: a later rollback to these versions names the change that brought them.
+      if (typeof pull.merge_commit_sha === 'string')
+        await deps.store.provenance.saveProvenanceAt(
+          key,
+          marker.environment,
+          marker.app,
+          pull.merge_commit_sha,
+          sources,
+        );
     });
 
     app.on('issue_comment.created', async (context) => {

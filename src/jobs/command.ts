@@ -10,6 +10,7 @@ import {
   type PromotionInput,
 } from '../planners/promotion-plan.js';
 import { decideGates, loadEnvFiles } from './shared/promotion-inputs.js';
+import { rollbackGates } from './shared/rollback-run.js';
 import { commandHelp, parseCommand, type Command } from '../planners/commands.js';
 import { code, escapeText } from '../planners/markdown.js';
 import { editSettingsFrom } from '../planners/image-edit/index.js';
@@ -409,7 +410,9 @@ async function planAll(
       });
       if (plan.rows.length === 0 && plan.refused.length === 0 && plan.missing.length === 0) continue;
       const { gates } = await decideGates(deps, index, target, group.app, entries, { rollback: false, now });
-      planned.push({ source, target: target.name, app: group.app, plan, gates });
+      // What a rollback holds back is not proposed on Escalator's own (src/planners/rollback.ts).
+      const held = await rollbackGates(deps, index, target.name, source, group.apps);
+      planned.push({ source, target: target.name, app: group.app, plan, gates: [...gates, ...held] });
     }
   }
   return planned;

@@ -21,9 +21,7 @@ import {
   type RunningVersion,
 } from '../planners/promotion-plan.js';
 import { enqueuePromote } from '../queue/enqueue.js';
-import { rollbackReason } from '../planners/health-gate.js';
-import { versionId } from '../planners/versions.js';
-import { chooseRollback, loadHealth, runningText } from './shared/health-inputs.js';
+import type { RollbackRecord } from '../planners/rollback.js';
 import type { PromoteJob } from '../queue/jobs.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import type { JobDeps } from './shared/deps.js';
@@ -35,6 +33,13 @@ import { loadRequiredChecks } from '../adapters/github/gates.js';
 import { gateEnforcement } from '../planners/promotion-gates.js';
 import { decideGates, loadEnvFiles, promotedVersions } from './shared/promotion-inputs.js';
 import { promotionNotes } from './shared/pull-notes.js';
+import {
+  guardRollbacks,
+  noteRollbackOutcome,
+  recordVersions,
+  startRollback,
+  type RollbackVersions,
+} from './shared/rollback-run.js';
 
 export interface PromoteOutcome {
   pull?: number;
@@ -81,27 +86,39 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const source = target.from;
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
-  const apps = data.app ? [data.app] : appsOf(index, [source, target.name]);
+  let apps = data.app ? [data.app] : appsOf(index, [source, target.name]);
   const now = deps.now().getTime();
   let because = data.because;
-  if (data.reason === 'rollback' && data.spell) {
-    const automatic = await automaticRollback(deps, index, target.name, data.app, data.spell, now);
-    if ('over' in automatic) {
+  // A rollback sticks (src/planners/rollback.ts): what it took out is not proposed again on
+  // Escalator's own, and an environment that stays degraded after it is halted, not rolled back again.
+  let rollback: RollbackVersions | null = null;
+  let record: RollbackRecord | undefined;
+  let keepOnly = false;
+  if (data.reason === 'rollback') {
+    const started = await startRollback(deps, index, target.name, data, apps, now, log);
+    if ('over' in started) {
       log.info(
-        { environment: target.name, app: data.app, spell: data.spell, reason: automatic.over },
+        { environment: target.name, app: data.app, spell: data.spell, reason: started.over },
         'No automatic rollback',
       );
       return { rows: 0, gates: [], missing: [] };
     }
-    because = automatic.because;
-    log.warn({ environment: target.name, app: data.app, because }, 'Automatic rollback');
+    ({ versions: rollback, record, because } = started);
+  } else {
+    const guarded = await guardRollbacks(deps, index, target.name, source, data, apps, log);
+    apps = guarded.apps;
+    if (guarded.replan) {
+      // Its rollback pull request stays a rollback whichever job plans it (a hold, a window, a merge).
+      record = guarded.replan;
+      rollback = recordVersions(record);
+      because = record.because;
+      apps = [record.app];
+      keepOnly = true;
+    } else if (apps.length === 0) {
+      log.info({ environment: target.name, app: data.app, reasons: guarded.blocked }, 'Nothing proposed');
+      return { rows: 0, gates: [], missing: [] };
+    }
   }
-  const rollback = data.reason === 'rollback' ? await rollbackVersions(deps, index, target.name, apps) : null;
-  if (because && rollback && data.spell)
-    await deps.store.healthGate.saveRollbackReason(index, target.name, data.app, {
-      because,
-      versions: idsOf([...rollback.values()].flatMap((versions) => [...versions.values()])),
-    });
   // Whether GitHub holds a merge to Escalator's gates: said on the pull request when it does not.
   const required = await loadRequiredChecks(octokit, id, index.defaultBranch);
 
@@ -111,14 +128,14 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     id,
     defaultBranch: index.defaultBranch,
     branch: promotionBranch(target.name, data.app),
-    labels: ['promotion', `env:${target.name}`, ...index.config.labels],
+    labels: [rollback ? 'rollback' : 'promotion', `env:${target.name}`, ...index.config.labels],
     log,
     dryRun: index.config.dryRun,
     // A hold or release (a freeze, an unfreeze, a freeze's end) re-checks the open promotion pull
     // request; it never opens one. Nor does a health report: promotions open when versions land
     // (a push), and a report only moves their gates, so an agent reporting an environment healthy
     // never proposes again versions a rollback just took back out.
-    openNew: data.reason !== 'hold' && data.reason !== 'freeze' && data.reason !== 'health',
+    openNew: !keepOnly && data.reason !== 'hold' && data.reason !== 'freeze' && data.reason !== 'health',
     plan: async (base, _open, defaultHead, marker) => {
       const files = { octokit, index, blobs: deps.store.blobs };
       // What the PR changes is judged against the default branch; the edits go on the PR's branch.
@@ -151,17 +168,11 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
           freezeLifted: data.reason === 'freeze',
         },
       );
-      // An automatic rollback's reason stays on the pull request while it proposes those versions.
-      let why = because;
-      if (!why && data.app) {
-        const stored = await deps.store.healthGate.loadRollbackReason(index, target.name, data.app);
-        const planned = rollback
-          ? idsOf([...rollback.values()].flatMap((versions) => [...versions.values()]))
-          : promotedVersions(entries);
-        if (stored && stored.versions.join('\n') === planned.join('\n')) why = stored.because;
-      }
+      // A rollback's reason stays on its pull request whichever job plans it (the record keeps it).
+      const why = because;
       const sources = marker?.sources ?? [];
-      const provenance = data.app ? await deps.store.provenance.loadProvenance(index, source, data.app) : [];
+      const provenance =
+        data.app && !rollback ? await deps.store.provenance.loadProvenance(index, source, data.app) : [];
       const input = {
         source: rollback ? `${target.name} (history)` : source,
         target: target.name,
@@ -172,6 +183,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         editing: editSettingsFrom(index.config?.images ?? []),
         ...(healthLines ? { health: healthLines } : {}),
         ...(why ? { because: why } : {}),
+        ...(rollback ? { rollback: { source, restores: record?.restores } } : {}),
       };
       // What changed between what the target runs and what it would run: never blocks the promotion.
       const bare = planPromotion({ ...input, apps: entries });
@@ -199,6 +211,14 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const { gates, readyAt, healthRecheckAt, opensAt, freezeEndsAt } = plan;
   const pull: PullSummary | null = result.pull;
   const outcome: PromoteOutcome = { rows: plan.rows.length, gates, missing: plan.missing };
+  if (record && !index.config.dryRun)
+    await noteRollbackOutcome(
+      deps,
+      index,
+      record,
+      { pull: pull?.number, refused: plan.refused, rows: plan.rows.length },
+      log,
+    );
   await notePromotion(deps, index, {
     branch: promotionBranch(target.name, data.app),
     environment: target.name,
@@ -259,7 +279,10 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     }
     if (plan.refused.length > 0) {
       // No pull request to carry the refusals: a failing check on the default branch, like a bump's.
-      log.warn({ environment: target.name, app: data.app, refused: plan.refused }, 'Promotion refused by the editor');
+      log.warn(
+        { environment: target.name, app: data.app, refused: plan.refused },
+        rollback ? 'Rollback refused by the editor' : 'Promotion refused by the editor',
+      );
       await reportCheck(octokit, id, {
         sha: result.base.sha,
         name: `escalator/promote ${promotionBranch(target.name, data.app)}`,
@@ -267,7 +290,27 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         title: `${plan.refused.length} file${plan.refused.length === 1 ? '' : 's'} could not be promoted into ${target.name}`,
         summary: refusalList(plan.refused).join('\n'),
       });
-    } else
+    } else if (rollback)
+      log.info(
+        { environment: target.name, app: data.app, missing: plan.missing },
+        'Nothing to roll back: the environment runs the versions it would go back to, or no rollback pull request is open',
+      );
+    else if (plan.rows.length > 0)
+      // Versions differ, but this run may only re-check an open promotion (a health report): never
+      // say "already runs" then. The promotion opens on the next landing in the source, on the
+      // repository's first index, or with /escalator promote.
+      log.info(
+        {
+          environment: target.name,
+          source,
+          app: data.app,
+          reason: data.reason,
+          rows: plan.rows.length,
+          next: `/escalator promote ${target.name}${data.app ? ` ${data.app}` : ''}`,
+        },
+        'Promotion not opened: the versions differ, but this re-check only updates an open promotion pull request',
+      );
+    else
       log.info(
         { environment: target.name, app: data.app, missing: plan.missing },
         `Nothing to promote: ${target.name} already runs what ${source} runs`,
@@ -414,65 +457,4 @@ function appsOf(index: RepoIndex, environments: string[]): string[] {
   return [
     ...new Set(index.files.filter((file) => environments.includes(file.environment)).map((file) => file.app)),
   ].sort();
-}
-
-/** Sorted version ids of running versions (what a rollback reason is about). */
-function idsOf(versions: RunningVersion[]): string[] {
-  return versions.map((v) => versionId({ name: v.name, tag: v.tag, ...(v.digest ? { digest: v.digest } : {}) })).sort();
-}
-
-/** The versions each app goes back to (`chooseRollback`: the last ones recorded healthy there, else the previous ones). */
-async function rollbackVersions(
-  deps: JobDeps,
-  index: RepoIndex,
-  environment: string,
-  apps: string[],
-): Promise<Map<string, Map<string, RunningVersion>>> {
-  const result = new Map<string, Map<string, RunningVersion>>();
-  for (const app of apps) {
-    const choice = await chooseRollback(deps, index, environment, app);
-    if (!choice)
-      throw new ConfigError(
-        `no earlier version of ${app || environment} in ${environment} is recorded; nothing to roll back to`,
-      );
-    result.set(
-      app,
-      new Map(
-        choice.target.map((v) => [
-          v.name,
-          { name: v.name, repository: v.name, tag: v.tag, ...(v.digest ? { digest: v.digest } : {}) },
-        ]),
-      ),
-    );
-  }
-  return result;
-}
-
-/**
- * `rollback: auto`: whether the degraded spell the job answers still goes on (else no rollback),
- * and the sentence the pull request opens with.
- */
-async function automaticRollback(
-  deps: JobDeps,
-  index: RepoIndex,
-  environment: string,
-  app: string,
-  spell: string,
-  now: number,
-): Promise<{ because: string } | { over: string }> {
-  const health = await loadHealth(deps, index, environment, app);
-  const bad = health && (health.sync === 'failed' || health.health === 'degraded');
-  if (!health || !bad || (health.degradedSince ?? health.reportedAt) !== spell)
-    return { over: `the degraded spell of ${app} in ${environment} since ${spell} is over` };
-  const choice = await chooseRollback(deps, index, environment, app);
-  if (!choice) return { over: `no earlier version of ${app} in ${environment} is recorded` };
-  return {
-    because: rollbackReason({
-      environment,
-      running: runningText(app, choice.current ?? []),
-      health,
-      target: { tags: [...new Set(choice.target.map((v) => v.tag))], until: choice.healthyUntil },
-      now,
-    }),
-  };
 }

@@ -17,7 +17,7 @@ import { kindFromPath } from '../planners/image-edit/detect.js';
 import { normalizeName } from '../planners/image-ref.js';
 import { loadRenderedFiles } from './shared/rendered-files.js';
 import type { Octokit } from '../adapters/github/client.js';
-import { parseTargetKey, versionId, versionsByTarget } from '../planners/versions.js';
+import { parseTargetKey, targetKey, versionId, versionsByTarget } from '../planners/versions.js';
 import type { IndexJob, ResyncJob } from '../queue/jobs.js';
 import { enqueuePromote } from '../queue/enqueue.js';
 import type { ProcessorContext } from '../queue/worker.js';
@@ -203,7 +203,8 @@ async function afterIndex(
   const changed = new Set<string>();
   const landings: Array<{ environment: string; app: string; versions: IndexedFile['versions'] }> = [];
   const earlier = previous ? versionsByTarget(previous.files) : undefined;
-  for (const [key, versions] of versionsByTarget(index.files)) {
+  const current = versionsByTarget(index.files);
+  for (const [key, versions] of current) {
     const before = earlier?.get(key);
     const { environment, app } = parseTargetKey(key);
     for (const version of versions)
@@ -230,6 +231,14 @@ async function afterIndex(
       }
     } else if (!previous || !before) {
       await deps.store.versions.pushHistory(index, environment, app, { at: now, sha: index.sha, versions });
+      // The first index of a repository (installed, or rebuilt after Redis lost it) is no landing,
+      // yet what an environment runs may already differ from what it feeds: those promotions open
+      // now, as after a merge, so the soak, window and freeze re-checks are scheduled from their
+      // pull requests. Without this, `/escalator plan` listed them "ready at" a time at which
+      // nothing opened (a health report re-checks open promotions only). Only targets whose
+      // versions differ are planned (the job judges the rest), so installing on a large
+      // repository does not cost a promotion job per app and environment.
+      if (!previous) await planFirstPromotions(deps, index, environment, app, versions, current);
     }
   }
   if (changed.size > 0) log.info({ environments: [...changed] }, 'Environment versions changed');
@@ -240,6 +249,32 @@ async function afterIndex(
     if (landedIn?.health) await relookEarlyReport(deps, index, landedIn.name, landing.app, index.sha);
     if (keepsDeployments(landedIn))
       await startDeployment(deps, index, landedIn, landing.app, index.sha, landing.versions);
+  }
+}
+
+/** The first index: a promotion out of (environment, app) into each target that runs other versions. */
+async function planFirstPromotions(
+  deps: JobDeps,
+  index: RepoIndex,
+  environment: string,
+  app: string,
+  versions: IndexedFile['versions'],
+  current: Map<string, IndexedFile['versions']>,
+): Promise<void> {
+  for (const target of index.config?.environments.filter((env) => env.from === environment) ?? []) {
+    if (JSON.stringify(current.get(targetKey(target.name, app)) ?? []) === JSON.stringify(versions)) continue;
+    await enqueuePromote(
+      deps.producer,
+      {
+        installationId: index.installationId,
+        owner: index.owner,
+        repo: index.repo,
+        environment: target.name,
+        app: target.group ? '' : app,
+        reason: 'push',
+      },
+      index.sha,
+    );
   }
 }
 

@@ -2,21 +2,25 @@
  * `npm run sandbox`: the whole product on one machine, with only Redis.
  * 1. parse the options
  * 2. start the simulated GitHub, seed the GitOps repository, start Escalator (@escalator/github-sandbox/launch)
- * 3. print `SANDBOX_READY {json}` and the next steps; start the simulated agent (Argo CD by
- *    default) that reports sync and health after each push, and print `AGENT_READY {json}`
- * 4. stop everything on Ctrl-C (SIGINT) or SIGTERM, or when Escalator exits, and remove this
- *    run's Redis keys (each run has its own prefix)
+ * 3. start the simulated agent (Argo CD by default) that reports sync and health after each
+ *    push; print `SANDBOX_READY {json}`, the next steps, `AGENT_READY {json}` and its controls,
+ *    then "Press Ctrl-C"
+ * 4. stop everything on Ctrl-C, SIGINT, SIGTERM or SIGHUP (npm forwards SIGINT and SIGTERM: the
+ *    script `exec`s this process), when the parent is gone, or when Escalator or a private Redis
+ *    exits, and remove this run's Redis keys (each run has its own prefix)
  */
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { renderNextSteps, runSandbox } from '@escalator/github-sandbox/launch';
+import { renderNextSteps, runSandbox, SandboxStoppedError } from '@escalator/github-sandbox/launch';
 import type { Redis } from 'ioredis';
-import { parseDuration } from '../config/repo-config.schema.js';
+import { configPath, parseDuration, parseRepoConfig } from '../config/repo-config.js';
+import { DASHBOARD_TITLE } from '../planners/dashboard.js';
 import { SimulatedAgent, type SimulatedAgentKind } from './sandbox-agent.js';
-import { withAgentHealth } from './sandbox-agent-seed.js';
-import { clusterSafePrefix, createRedis, waitForRedis } from '../queue/connection.js';
+import { checkSeededConfig, withAgentHealth } from './sandbox-agent-seed.js';
+import { clusterSafePrefix, createRedis, redactUrl, waitForRedis } from '../queue/connection.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const usage = `Usage: npm run sandbox -- [options]
@@ -84,6 +88,56 @@ const agentKind = str('agent') ?? 'argocd';
 if (!['argocd', 'flux', 'none'].includes(agentKind))
   fail(`--agent must be argocd, flux or none, not "${agentKind}".\n\n${usage}`);
 
+/**
+ * REDIS_URL, when set, must answer now: otherwise Escalator would print half a minute of
+ * connection warnings before failing. One clear message instead, at once.
+ */
+async function checkRedisUrl(url: string | undefined): Promise<void> {
+  if (!url) return;
+  const redis = createRedis(url, 'producer', { lazyConnect: false, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await waitForRedis(redis, url, 3_000);
+  } catch {
+    throw new Error(
+      [
+        `Redis at ${redactUrl(url)} (REDIS_URL) does not answer, so nothing was started.`,
+        'Start that Redis, or unset REDIS_URL: the sandbox then uses 127.0.0.1:6379, or starts its own redis-server.',
+      ].join('\n'),
+    );
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** True when the folder's .github/escalator.yml asks for the dashboard issue (`dashboard: true`). */
+function wantsDashboard(dir: string): boolean {
+  const path = join(dir, configPath);
+  if (!existsSync(path)) return false;
+  const parsed = parseRepoConfig(readFileSync(path, 'utf8'), path);
+  return parsed.ok && parsed.config.dashboard;
+}
+
+/**
+ * With `dashboard: true` Escalator opens its dashboard issue when it indexes the repository, and
+ * issues and pull requests share numbers: wait (up to a minute) until it is issue 1, so the
+ * printed steps can name the pull requests that follow it. Undefined when it did not come.
+ */
+async function waitForDashboardIssue(apiUrl: string, repository: string, token: string): Promise<number | undefined> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline && !starting.signal.aborted) {
+    const issue = await fetch(`${apiUrl}/repos/${repository}/issues/1`, {
+      headers: { authorization: `token ${token}`, accept: 'application/vnd.github+json' },
+    }).then(
+      async (response) => (response.ok ? ((await response.json()) as { title: string; number: number }) : undefined),
+      () => undefined,
+    );
+    if (issue) return issue.title === DASHBOARD_TITLE ? issue.number : undefined;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return undefined;
+}
+
 /** Removes every key of one sandbox run (its queues, index and leases) from a shared Redis. */
 async function forgetRedisKeys(url: string, prefix: string): Promise<void> {
   const redis = createRedis(url, 'worker');
@@ -100,19 +154,54 @@ async function forgetRedisKeys(url: string, prefix: string): Promise<void> {
     }
     process.stderr.write(`Removed this run's ${removed} Redis keys (prefix ${prefix}).\n`);
   } catch (error) {
+    // The Redis this run used: REDIS_URL (named, never printed: it may hold a password) or the local one.
+    const target = url === process.env.REDIS_URL ? '"$REDIS_URL"' : `'${url}'`;
     process.stderr.write(
-      `Could not remove this run's Redis keys (prefix ${prefix}): ${(error as Error).message}. Remove them with: redis-cli --scan --pattern '${prefix}:*' | xargs redis-cli unlink\n`,
+      `Could not remove this run's Redis keys (prefix ${prefix}): ${(error as Error).message}. Remove them with: redis-cli -u ${target} --scan --pattern '${prefix}:*' | xargs redis-cli -u ${target} unlink\n`,
     );
   } finally {
     redis.disconnect();
   }
 }
 
+// A parent that is gone leaves stdout and stderr as closed pipes: writing to them must never
+// stop the clean-up half-way.
+process.stdout.on('error', () => undefined);
+process.stderr.on('error', () => undefined);
+
+/**
+ * Every way of stopping lands here, at any moment: Ctrl-C (SIGINT to the group), SIGINT, SIGTERM
+ * or SIGHUP to this process (npm forwards SIGINT and SIGTERM to it: package.json `exec`s it), the
+ * parent gone (npm killed, a terminal closed: this process is re-parented), Escalator or a private
+ * Redis exiting. Before the sandbox is ready, the start is aborted and stops what it started.
+ */
+const starting = new AbortController();
+let stopRunning: ((code: number) => void) | undefined;
+let stopRequested: number | undefined;
+function stop(code: number, why?: string): void {
+  if (stopRequested !== undefined) return;
+  stopRequested = code;
+  if (why) process.stderr.write(`${why}\n`);
+  if (stopRunning) stopRunning(code);
+  else starting.abort();
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(0));
+const parentPid = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parentPid) stop(0, 'The process that started the sandbox is gone; stopping the sandbox.');
+}, 500).unref();
+
+const repoDir = resolve(str('repo') ?? resolve(root, 'examples/gitops-repo'));
+const agentToken = randomBytes(24).toString('hex');
+let seeded: ReturnType<typeof withAgentHealth> | null = null;
+let sandbox: Awaited<ReturnType<typeof runSandbox>> | undefined;
+let agent: SimulatedAgent | undefined;
 try {
-  const repoDir = resolve(str('repo') ?? resolve(root, 'examples/gitops-repo'));
-  const agentToken = randomBytes(24).toString('hex');
-  const seeded = agentKind === 'none' ? null : withAgentHealth(repoDir, agentKind as SimulatedAgentKind);
-  const sandbox = await runSandbox({
+  await checkRedisUrl(process.env.REDIS_URL);
+  // A configuration problem stops here, before anything starts (withAgentHealth checks it too).
+  if (agentKind === 'none') checkSeededConfig(repoDir);
+  seeded = agentKind === 'none' ? null : withAgentHealth(repoDir, agentKind as SimulatedAgentKind);
+  sandbox = await runSandbox({
     repoDir: seeded?.dir ?? repoDir,
     githubPort: port(str('github-port'), 0, 'github-port'),
     appPort: port(str('app-port'), 3000, 'app-port'),
@@ -122,13 +211,26 @@ try {
     ...(appCommand ? { appCommand } : {}),
     ...(soak !== undefined ? { soak } : {}),
     forgetRedisKeys,
+    signal: starting.signal,
   });
-  const note = str('repo')
-    ? 'The steps below are written for the shipped example (examples/gitops-repo); with --repo, adapt the image and pull request numbers.\n'
-    : '';
-  process.stdout.write(`SANDBOX_READY ${JSON.stringify(sandbox.ready)}\n${renderNextSteps(sandbox.ready)}${note}`);
-  seeded?.remove();
-  let agent: SimulatedAgent | undefined;
+  const more: string[] = [];
+  if (wantsDashboard(repoDir)) {
+    const dashboard = await waitForDashboardIssue(
+      sandbox.ready.api_url,
+      sandbox.ready.repository,
+      sandbox.ready.user.token,
+    );
+    if (dashboard !== undefined) {
+      more.push(
+        `Issue ${dashboard} is the dashboard (dashboard: true): ${sandbox.ready.repository_url}/issues/${dashboard}; the pull requests come after it.`,
+        '',
+      );
+    } else
+      more.push(
+        'dashboard: true, but the dashboard issue was not open a minute after the start: look for it in the repository issues once Escalator has read the repository.',
+        '',
+      );
+  }
   if (seeded) {
     const [owner = '', repo = ''] = sandbox.ready.repository.split('/');
     agent = new SimulatedAgent({
@@ -146,25 +248,35 @@ try {
     });
     const control = await agent.start();
     const first = seeded.objects[0]?.object ?? '';
-    process.stdout.write(
-      `AGENT_READY ${JSON.stringify({ agent: agentKind, control_url: control, objects: seeded.objects })}\n` +
-        `The simulated ${agentKind === 'argocd' ? 'Argo CD' : 'Flux'} reports every object synced and healthy a few seconds after each push.\n` +
-        `  Make one go Degraded:  curl -X POST '${control}/degrade?object=${encodeURIComponent(first)}'\n` +
-        `  and recover:           curl -X POST '${control}/recover?object=${encodeURIComponent(first)}'\n`,
+    more.push(
+      `AGENT_READY ${JSON.stringify({ agent: agentKind, control_url: control, objects: seeded.objects })}`,
+      `The simulated ${agentKind === 'argocd' ? 'Argo CD' : 'Flux'} reports every object synced and healthy a few seconds after each push.`,
+      `  Make one go Degraded:  curl -X POST '${control}/degrade?object=${encodeURIComponent(first)}'`,
+      `  and recover:           curl -X POST '${control}/recover?object=${encodeURIComponent(first)}'`,
+      '',
     );
   }
-  let stopping = false;
-  const stop = (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    void (agent?.close() ?? Promise.resolve()).then(() => sandbox.close()).then(() => process.exit(code));
-  };
-  process.once('SIGINT', () => stop(0));
-  process.once('SIGTERM', () => stop(0));
-  void sandbox.appExited.then((code) => {
-    if (!stopping) process.stderr.write(`Escalator exited (code ${code}); stopping the sandbox.\n`);
-    stop(code ?? 1);
-  });
+  if (str('repo'))
+    more.push(
+      'The steps above are written for the shipped example (examples/gitops-repo); with --repo, adapt the image and pull request numbers.',
+      '',
+    );
+  const running = sandbox;
+  stopRunning = (code) =>
+    void (agent?.close() ?? Promise.resolve()).then(() => running.close()).finally(() => process.exit(code));
+  if (stopRequested !== undefined) stopRunning(stopRequested);
+  else {
+    process.stdout.write(`SANDBOX_READY ${JSON.stringify(sandbox.ready)}\n${renderNextSteps(sandbox.ready, more)}`);
+    void sandbox.appExited.then((code) => stop(code ?? 1, `Escalator exited (code ${code}); stopping the sandbox.`));
+    void sandbox.redisExited.then(() => stop(1, 'The Redis the sandbox started has exited; stopping the sandbox.'));
+  }
 } catch (error) {
+  seeded?.remove();
+  await agent?.close();
+  await sandbox?.close();
+  if (error instanceof SandboxStoppedError) process.exit(stopRequested ?? 0);
   fail(`The sandbox could not start: ${(error as Error).message}`);
+} finally {
+  // The seeded copy is in the simulated GitHub now (or the start failed): never leave it in the temporary folder.
+  seeded?.remove();
 }

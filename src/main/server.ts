@@ -19,6 +19,7 @@ import { RepoState } from '../adapters/store/repo-state.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { clusterSafePrefix, createRedis, pingRedis, waitForRedis } from '../queue/connection.js';
 import { healthRoutes } from '../web/health.js';
+import { renderIsolationCheck, warnIfProxyIsolation } from './isolation-notice.js';
 import { metricsRoute } from '../web/metrics-route.js';
 import { dashboardPath, dashboardRoute } from '../web/dashboard.js';
 import { registryOf, registrySources } from '../events/index.js';
@@ -96,7 +97,10 @@ export async function startEscalator(
   let web: WebServer | undefined;
   let workers: Worker[] = [];
   try {
-    if (role === 'worker' || role === 'all') {
+    const renders = role === 'worker' || role === 'all';
+    // proxy only when the operator chose it, and then said out loud with what it leaves open.
+    if (renders) warnIfProxyIsolation(log, env.ESCALATOR_RENDER_ISOLATION);
+    if (renders) {
       const connection = createRedis(env.REDIS_URL, 'worker');
       connection.on('error', (error: Error) =>
         log.warn({ err: { message: error.message } }, 'Redis worker connection error'),
@@ -119,6 +123,7 @@ export async function startEscalator(
     const health = healthRoutes({
       redis: () => pingRedis(producerRedis),
       credentials: () => Boolean(env.APP_ID && env.PRIVATE_KEY),
+      ...(renders ? { renderIsolation: renderIsolationCheck(env.ESCALATOR_RENDER_ISOLATION) } : {}),
     });
     const metrics = metricsRoute({
       refresh: async () => {

@@ -30,13 +30,27 @@ export type { Logger };
  * path token — Docker Hub and Quay cannot send a header, so their webhook URL carries the
  * registry token: `/registry/<source>/<token>` is logged as `/registry/<source>/[redacted]`.
  * Every segment after the source is redacted, whatever the source, so a new path-token route
- * cannot be forgotten here.
+ * cannot be forgotten here. A mistyped agent path is redacted too (`redactAgentPath`).
  */
 export function redactPath(path: string): string {
   // Only request targets: origin-form (`/…`) or absolute (`http://host/…`); a repository file path is left alone.
   if (!/^(?:\/|[a-z][a-z0-9+.-]*:\/\/)/i.test(path)) return path;
   const [target = ''] = path.split(/[?#]/, 1);
-  return target.replace(/^((?:[a-z][a-z0-9+.-]*:\/\/[^/]*)?\/+registry\/+[^/]*)\/.+$/i, '$1/[redacted]');
+  return redactAgentPath(
+    target.replace(/^((?:[a-z][a-z0-9+.-]*:\/\/[^/]*)?\/+registry\/+[^/]*)\/.+$/i, '$1/[redacted]'),
+  );
+}
+
+/**
+ * Agent routes are `/agents/<agent>` and `/agents/<agent>/<owner>/<repo>`; a path of any other
+ * shape under `/agents/` is a mistyped URL, which often holds the agent key where the owner
+ * belongs (`/agents/argocd/<token>`): everything after a lower-case agent name is redacted.
+ */
+function redactAgentPath(target: string): string {
+  const match = /^((?:[a-z][a-z0-9+.-]*:\/\/[^/]*)?\/+agents)(\/.*)$/i.exec(target);
+  if (!match || /^\/[a-z]+(?:\/[^/]+\/[^/]+)?\/?$/.test(match[2] ?? '')) return target;
+  const agent = /^\/([a-z]{1,20})(?:\/|$)/.exec(match[2] ?? '')?.[1];
+  return agent ? `${match[1]}/${agent}/[redacted]` : `${match[1]}/[redacted]`;
 }
 
 /** Fields that hold a request path or URL in any log record; `redactPath` cleans each. */

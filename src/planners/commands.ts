@@ -25,7 +25,7 @@ export type ParsedCommand = { ok: true; command: Command } | { ok: false; messag
 export const commandHelp = [
   "`/escalator hold [env] [app]` — hold promotion into an environment (default: this PR's)",
   '`/escalator release [env] [app]` — lift a hold',
-  '`/escalator promote <env> [app]` — open or refresh the promotion into `env` now',
+  '`/escalator promote <env> [app] [--now]` — open or refresh the promotion into `env` now; `--now` also skips its soak (the pull request says so)',
   '`/escalator rollback <env> [app]` — open a PR restoring the versions `env` ran before',
   '`/escalator freeze [env|all] [for 2d | until 2027-01-04] [reason]` — stop automatic merges and `promote` into an environment or all of them (rollbacks stay allowed)',
   '`/escalator unfreeze [env|all]` — lift a freeze',
@@ -95,11 +95,50 @@ export function parseCommand(body: string): ParsedCommand {
       case 'diff':
       case 'help':
         return { ok: true, command: { name } };
-      default:
-        return { ok: false, message: `unknown command "${shorten(name)}"` };
+      default: {
+        const near = nearestCommand(name);
+        return {
+          ok: false,
+          message: `unknown command "${shorten(name)}"${near ? `; did you mean /escalator ${near}?` : ''}`,
+        };
+      }
     }
   }
   return null;
+}
+
+const commandNames = ['hold', 'release', 'promote', 'rollback', 'freeze', 'unfreeze', 'plan', 'diff', 'help'];
+
+/**
+ * The command a mistyped name was most likely meant as: the one at the smallest edit distance
+ * (insertions, deletions, substitutions and swaps of two neighbours count one each), when that is
+ * at most 2 (1 for names of up to 4 letters) and no other command is as near.
+ */
+export function nearestCommand(typed: string): string | undefined {
+  const name = typed.toLowerCase();
+  if (name.length > 40) return undefined;
+  const scored = commandNames
+    .map((command) => ({ command, distance: editDistance(name, command) }))
+    .sort((a, b) => a.distance - b.distance);
+  const [best, next] = scored;
+  if (!best || best.distance === 0 || best.distance > (best.command.length <= 4 ? 1 : 2)) return undefined;
+  return next && next.distance === best.distance ? undefined : best.command;
+}
+
+/** Optimal string alignment distance between `a` and `b`. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        value = Math.min(value, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = value;
+    }
+  return d[a.length]![b.length]!;
 }
 
 /** The column width of a line's leading spaces and tabs (a tab advances to the next multiple of 4). */

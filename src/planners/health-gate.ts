@@ -19,6 +19,8 @@ export interface HealthGateApp {
   containsMerge?: boolean;
   /** The agent object expected to report this app (from the environment's `health`). */
   expected: Pick<HealthSource, 'agent' | 'object'>;
+  /** Added to a failed verdict: what became of the source's rollback of this app (`rollbackNote`). */
+  note?: string;
 }
 
 export interface HealthGateInput {
@@ -181,7 +183,10 @@ export function judgeApp(input: HealthGateInput, app: HealthGateApp): AppVerdict
 
 /** The `health` gate of a promotion out of an environment whose health is configured. */
 export function planHealthGate(input: HealthGateInput): HealthGateDecision {
-  const verdicts = input.apps.map((app) => judgeApp(input, app));
+  const verdicts = input.apps.map((app) => {
+    const verdict = judgeApp(input, app);
+    return verdict.state === 'failed' && app.note ? { ...verdict, line: `${verdict.line}; ${app.note}` } : verdict;
+  });
   const lines = verdicts.map((verdict) => verdict.line);
   const failed = verdicts.filter((verdict) => verdict.state === 'failed');
   const pending = verdicts.filter((verdict) => verdict.state === 'pending');

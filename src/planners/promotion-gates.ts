@@ -63,31 +63,36 @@ export function planGates(input: GateInput): GateDecision {
   let readyAt = input.now;
   const health = input.rollback ? undefined : input.health;
   if (health) gates.push(health.gate);
-  if (input.soakMs > 0 && !input.rollback && input.soakSkippedBy) {
-    gates.push({
-      name: 'soak',
-      state: 'passed',
-      detail: `skipped by ${input.soakSkippedBy} with /escalator promote ${input.target} --now (the ${input.soakText} soak in ${input.source} was not waited for)`,
-    });
-  } else if (input.soakMs > 0 && !input.rollback) {
+  if (input.soakMs > 0 && !input.rollback) {
     const from = health ? health.healthySince : input.firstSeen;
-    for (const seen of from) readyAt = Math.max(readyAt, (seen ? Date.parse(seen) : input.now) + input.soakMs);
+    let soakedAt = input.now;
+    for (const seen of from) soakedAt = Math.max(soakedAt, (seen ? Date.parse(seen) : input.now) + input.soakMs);
     const healthy = health ? ' healthy' : '';
-    gates.push(
-      readyAt <= input.now
-        ? { name: 'soak', state: 'passed', detail: `ran${healthy} in ${input.source} for at least ${input.soakText}` }
-        : health && health.healthySince.some((since) => since === undefined)
-          ? {
-              name: 'soak',
-              state: 'pending',
-              detail: `${input.source} must run these versions healthy for ${input.soakText}, counted from when it reports them healthy`,
-            }
-          : {
-              name: 'soak',
-              state: 'pending',
-              detail: `${input.source} must run these versions${healthy} for ${input.soakText}; ready at ${new Date(readyAt).toISOString()}`,
-            },
-    );
+    // `--now` skips only a soak that has not passed: one that has passed says so, whoever asked.
+    if (soakedAt > input.now && input.soakSkippedBy)
+      gates.push({
+        name: 'soak',
+        state: 'passed',
+        detail: `skipped by ${input.soakSkippedBy} with /escalator promote ${input.target} --now (the ${input.soakText} soak in ${input.source} was not waited for)`,
+      });
+    else {
+      readyAt = soakedAt;
+      gates.push(
+        readyAt <= input.now
+          ? { name: 'soak', state: 'passed', detail: `ran${healthy} in ${input.source} for at least ${input.soakText}` }
+          : health && health.healthySince.some((since) => since === undefined)
+            ? {
+                name: 'soak',
+                state: 'pending',
+                detail: `${input.source} must run these versions healthy for ${input.soakText}, counted from when it reports them healthy`,
+              }
+            : {
+                name: 'soak',
+                state: 'pending',
+                detail: `${input.source} must run these versions${healthy} for ${input.soakText}; ready at ${new Date(readyAt).toISOString()}`,
+              },
+      );
+    }
   }
   gates.push(
     input.hold

@@ -2,6 +2,7 @@ import { editImages, editOptionsFor, kustomizeViews, listImages, type EditSettin
 import { cell, code, escapeText, refusalLines, refusalList, type Refusal } from './markdown.js';
 import type { GateEnforcement } from './promotion-gates.js';
 import { renderMarker, type PullMarker } from './pull-marker.js';
+import { renderRollbackTitle } from './rollback.js';
 
 export interface EnvFile {
   path: string;
@@ -65,6 +66,12 @@ export interface PromotionInput {
   because?: string;
   /** The "What changed" section (src/planners/release-notes.ts), rendered by the job. */
   notes?: string;
+  /**
+   * A rollback: `apps[].versions` are versions the target ran before. `source` is the environment
+   * promotions come from (what is not proposed again on its own); `restores`, the commit that last
+   * brought the versions gone back to into the target, and the pull requests behind it when known.
+   */
+  rollback?: { source: string; restores?: { sha: string; sources: string[] } | undefined };
 }
 
 export interface PromotionPlan {
@@ -120,6 +127,7 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
             path: file.path,
             pinDigest: version.digest !== undefined,
             views: views.get(file.path) ?? [],
+            origin: input.rollback ? 'rollback' : 'promotion',
             ...editOptionsFor(input.editing, version.repository),
           },
         );
@@ -164,7 +172,9 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
     images,
     ...(input.sources?.length ? { sources: input.sources } : {}),
   };
-  const title = renderPromotionTitle(input.target, input.app, rows);
+  const title = input.rollback
+    ? renderRollbackTitle(input.target, input.app, rows)
+    : renderPromotionTitle(input.target, input.app, rows);
   return {
     branch: promotionBranch(input.target, input.app),
     title,
@@ -194,7 +204,9 @@ function renderPromotionBody(
   marker: PullMarker,
 ): string {
   const lines = [
-    `Escalator promotes what **${escapeText(input.source)}** runs into **${escapeText(input.target)}**.`,
+    input.rollback
+      ? `Escalator rolls **${escapeText(input.target)}** back to versions it ran before.`
+      : `Escalator promotes what **${escapeText(input.source)}** runs into **${escapeText(input.target)}**.`,
     '',
     '| App | Image | From | To | Digest |',
     '|---|---|---|---|---|',
@@ -203,7 +215,15 @@ function renderPromotionBody(
         `| ${cell(escapeText(row.app || '—'))} | ${cell(code(row.image))} | ${row.from ? cell(code(row.from)) : '—'} | ${cell(code(row.to))} | ${row.digest ? cell(code(row.digest)) : '—'} |`,
     ),
   ];
-  if (input.sources?.length) {
+  const restores = input.rollback?.restores;
+  if (restores) {
+    // A full commit SHA is linked by GitHub; `#12` links the pull request; the rest is escaped.
+    const pulls = restores.sources.map((source) => (/^#\d{1,9}$/.test(source) ? source : escapeText(source)));
+    lines.push(
+      '',
+      `**Provenance:** ${rows.length ? [...new Set(rows.map((row) => code(row.to)))].join(', ') : 'these versions'} last came into ${escapeText(input.target)} with commit ${/^[0-9a-f]{40}$/.test(restores.sha) ? restores.sha : escapeText(restores.sha)}${pulls.length ? ` (${pulls.join(' → ')})` : ''}`,
+    );
+  } else if (input.sources?.length && !input.rollback) {
     // `#12` links the pull request; anything else (markers are repository text) is escaped.
     lines.push(
       '',
@@ -234,7 +254,9 @@ function renderPromotionBody(
   if (input.notes) lines.push('', input.notes);
   lines.push(
     '',
-    `<sub>Merging this pull request deploys these versions to ${escapeText(input.target)}. A newer version in ${escapeText(input.source)} updates it.</sub>`,
+    input.rollback
+      ? `<sub>Merging this pull request rolls ${escapeText(input.target)} back to these versions. Escalator proposes the versions it takes out again only when ${escapeText(input.rollback.source)} runs another version, or when a person comments /escalator promote.</sub>`
+      : `<sub>Merging this pull request deploys these versions to ${escapeText(input.target)}. A newer version in ${escapeText(input.source)} updates it.</sub>`,
     renderMarker(marker),
   );
   return `${lines.join('\n')}\n`;

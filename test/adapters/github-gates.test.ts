@@ -10,6 +10,7 @@ import {
   loadRequiredChecks,
   requiredChecksPassed,
 } from '../../src/adapters/github/gates.js';
+import { ensureCheckRun } from '../../src/adapters/github/repo.js';
 import { RateLimitError } from '../../src/observability/errors.js';
 import { createLogger } from '../../src/observability/logger.js';
 
@@ -44,7 +45,7 @@ beforeAll(async () => {
   client = new SandboxClient(sim.url, sim.user.token);
   user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.user.token, log: quiet });
   let installationId = 0;
-  for (const repo of ['plain', 'guarded', 'auto', 'checks', 'documented-ruleset', 'documented-protection']) {
+  for (const repo of ['plain', 'guarded', 'auto', 'checks', 'documented-ruleset', 'documented-protection', 'reopen']) {
     installationId = (await client.createRepo({ owner, name: repo, files: { 'a.txt': 'a\n' } })).installation_id ?? 0;
   }
   await client.createRepo({ owner: 'outsider', name: 'hidden', files: { 'a.txt': 'a\n' }, install: false });
@@ -345,5 +346,80 @@ describe('requiredChecksPassed', () => {
     } finally {
       await narrow.close();
     }
+  });
+});
+
+/**
+ * GitHub keeps a completed check run completed with its conclusion (the sandbox answers as GitHub
+ * does: packages/github-sandbox/test/checks.test.ts cites the sources). A gate that goes back to
+ * pending is a new run of its name, and the newest run is what required checks and auto-merge read.
+ */
+describe('ensureCheckRun when a passed gate goes back to pending', () => {
+  const id = { owner, repo: 'reopen' };
+  const passed = { status: 'completed', conclusion: 'success', title: 'health: passed', summary: 'healthy' } as const;
+  const waiting = { status: 'in_progress', title: 'health: waiting', summary: 'Degraded for 20s' } as const;
+
+  it('creates a new run, so the required check is pending on GitHub terms and auto-merge waits', async () => {
+    await user.rest.repos.update({ ...id, allow_auto_merge: true });
+    await requireInRuleset('reopen', ['escalator/health']);
+    const pull = await openPull('reopen');
+    const first = await ensureCheckRun(app, id, pull.sha, 'escalator/health', passed);
+    // Same state and text: no write at all.
+    expect(await ensureCheckRun(app, id, pull.sha, 'escalator/health', passed)).toBe(first);
+
+    const second = await ensureCheckRun(app, id, pull.sha, 'escalator/health', waiting);
+    expect(second).not.toBe(first);
+    expect((await app.rest.checks.get({ ...id, check_run_id: first })).data).toMatchObject({
+      status: 'completed',
+      conclusion: 'success',
+    });
+    expect(await requiredChecksPassed(app, id, pull.sha, ['escalator/health'])).toMatchObject({
+      passed: false,
+      checks: [{ context: 'escalator/health', state: 'pending', via: 'check-run' }],
+    });
+    // GitHub's auto-merge waits on the newest run: enabled, not merged.
+    expect(
+      (await enableAutoMerge(app, { pullNodeId: pull.nodeId, method: 'merge', expectedHeadOid: pull.sha })).outcome,
+    ).toBe('enabled');
+    expect((await app.rest.pulls.get({ ...id, pull_number: pull.number })).data.merged).toBe(false);
+    await expect(app.rest.pulls.merge({ ...id, pull_number: pull.number, sha: pull.sha })).rejects.toMatchObject({
+      status: 405,
+    });
+
+    // Still pending with new text: the same in-progress run is updated in place.
+    expect(
+      await ensureCheckRun(app, id, pull.sha, 'escalator/health', { ...waiting, summary: 'Degraded for 40s' }),
+    ).toBe(second);
+    // Passed again: the in-progress run completes in place, and GitHub merges.
+    expect(await ensureCheckRun(app, id, pull.sha, 'escalator/health', passed)).toBe(second);
+    expect((await app.rest.pulls.get({ ...id, pull_number: pull.number })).data.merged).toBe(true);
+    const runs = await app.rest.checks.listForRef({
+      ...id,
+      ref: pull.sha,
+      check_name: 'escalator/health',
+      filter: 'all',
+    });
+    expect(runs.data.check_runs.map((run) => [run.id, run.status, run.conclusion])).toEqual([
+      [second, 'completed', 'success'],
+      [first, 'completed', 'success'],
+    ]);
+  });
+
+  it('a completed run changing its conclusion is a new run too; a new text alone is written in place', async () => {
+    const { sha } = await client.commit(`${owner}/reopen`, { branch: 'conclusions', files: { 'c.txt': 'c\n' } });
+    const ok = await ensureCheckRun(app, id, sha, 'escalator/hold', { ...passed, title: 'hold: passed' });
+    expect(
+      await ensureCheckRun(app, id, sha, 'escalator/hold', { ...passed, title: 'hold: passed', summary: 'no hold' }),
+    ).toBe(ok);
+    const held = await ensureCheckRun(app, id, sha, 'escalator/hold', {
+      status: 'completed',
+      conclusion: 'failure',
+      title: 'hold: blocked',
+      summary: 'on hold',
+    });
+    expect(held).not.toBe(ok);
+    expect(await requiredChecksPassed(app, id, sha, ['escalator/hold'])).toMatchObject({
+      checks: [{ context: 'escalator/hold', state: 'failed' }],
+    });
   });
 });

@@ -6,6 +6,7 @@ import {
   buildKustomize,
   checkInstall,
   container,
+  type Container,
   deployments,
   envValue,
   expectOwnConfigMaps,
@@ -17,6 +18,7 @@ import {
   type Selector,
   selects,
   testSecrets,
+  WORKER_SECCOMP_PROFILE,
 } from './install-checks.js';
 
 /**
@@ -98,6 +100,17 @@ describe('deploy/overlays/sandbox', () => {
     expect(loaded.ok && loaded.env.LOG_LEVEL).toBe('debug');
   });
 
+  it('gives the one pod, which renders, the worker seccomp profile and namespace isolation', () => {
+    const web = deployments(objects())[0]!;
+    expect(web.spec.template.spec.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'Localhost', localhostProfile: WORKER_SECCOMP_PROFILE },
+    });
+    expect(container(web).securityContext?.capabilities).toEqual({ drop: ['ALL'] });
+    const loaded = loadEnv(podEnvironment(objects(), web, testSecrets));
+    expect(loaded.ok && loaded.env.ESCALATOR_RENDER_ISOLATION).toBe('namespace');
+  });
+
   it("drops the worker Deployment's Service, and the ServiceMonitor still finds the one pod", () => {
     expect(
       objects()
@@ -124,5 +137,57 @@ describe('deploy/overlays/sandbox', () => {
 
   it('refers only to ConfigMaps it contains', () => {
     expectOwnConfigMaps(objects());
+  });
+});
+
+describe('deploy/seccomp', () => {
+  const objects = (): K8sObject[] => buildKustomize('deploy/seccomp');
+  type DaemonSet = K8sObject & {
+    spec: {
+      template: {
+        spec: {
+          securityContext?: { runAsUser?: number; seccompProfile?: { type: string } };
+          tolerations?: Array<{ operator?: string }>;
+          automountServiceAccountToken?: boolean;
+          containers: Array<Container & { command?: string[] }>;
+          volumes: Array<{ name: string; hostPath?: { path: string; type?: string }; configMap?: { name: string } }>;
+        };
+      };
+    };
+  };
+
+  it('holds the profile byte for byte, and a DaemonSet in kube-system that writes it where the workers name it', () => {
+    expect(inventory(objects())).toEqual([
+      'ConfigMap/escalator-seccomp-profile-<hash>',
+      'DaemonSet/escalator-seccomp-profile',
+    ]);
+    const profile = objects().find((o) => o.kind === 'ConfigMap')!;
+    expect(profile.data?.['escalator-worker.json']).toBe(
+      readFileSync(join(root, 'deploy/seccomp/escalator-worker.json'), 'utf8'),
+    );
+    const installer = find<DaemonSet>(objects(), 'DaemonSet', 'escalator-seccomp-profile');
+    expect(installer.metadata.namespace).toBe('kube-system');
+    const pod = installer.spec.template.spec;
+    const host = pod.volumes.find((v) => v.hostPath)!;
+    // The kubelet's default seccomp root is /var/lib/kubelet/seccomp; Localhost profiles are relative to it.
+    expect(`${host.hostPath?.path}/escalator-worker.json`).toBe(`/var/lib/kubelet/seccomp/${WORKER_SECCOMP_PROFILE}`);
+    expect(pod.volumes.find((v) => v.configMap)?.configMap?.name).toBe(profile.metadata.name);
+    const c = pod.containers[0]!;
+    const mounted = (name: string): string | undefined => c.volumeMounts?.find((m) => m.name === name)?.mountPath;
+    const script = c.command?.join(' ') ?? '';
+    expect(script).toContain(`cp ${mounted(pod.volumes.find((v) => v.configMap)!.name)}/escalator-worker.json`);
+    expect(script).toContain(`${mounted(host.name)}/escalator-worker.json`);
+    // Root only for the root-owned folder: nothing else.
+    expect(c.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(pod.tolerations).toEqual([{ operator: 'Exists' }]);
+    // The release's own image, as deploy/base tags it.
+    const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+    expect(c.image).toBe(`${IMAGE}:${version}`);
   });
 });

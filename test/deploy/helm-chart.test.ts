@@ -456,12 +456,20 @@ describe.each(VERSIONS)('helm %s', (v) => {
       expect(find(labelled, 'ServiceMonitor', 'escalator').metadata.labels?.release).toBe('kube-prometheus-stack');
     });
 
-    it('gives the worker what render isolation needs (Localhost seccomp and AppArmor profiles, a user namespace), leaving the web role as it is', () => {
+    it('gives the worker the seccomp profile render isolation needs by default, and leaves the web role on RuntimeDefault', () => {
+      const objects = render(v);
+      expect((worker(objects).spec.template.spec as PodSpecWithUsers).securityContext?.seccompProfile).toEqual({
+        type: 'Localhost',
+        localhostProfile: 'profiles/escalator-worker.json',
+      });
+      expect((web(objects).spec.template.spec as PodSpecWithUsers).securityContext?.seccompProfile).toEqual({
+        type: 'RuntimeDefault',
+      });
+      expect(envValue(container(worker(objects)), 'ESCALATOR_RENDER_ISOLATION')).toBeUndefined();
+    });
+
+    it('lets an operator add an AppArmor profile and a user namespace to the worker, leaving the web role as it is', () => {
       const objects = render(v, [
-        '--set',
-        'worker.seccompProfile.type=Localhost',
-        '--set',
-        'worker.seccompProfile.localhostProfile=profiles/escalator-worker.json',
         '--set',
         'worker.appArmorProfile.type=Localhost',
         '--set',

@@ -68,8 +68,9 @@ export interface PodSpec {
     runAsNonRoot?: boolean;
     runAsUser?: number;
     runAsGroup?: number;
-    seccompProfile?: { type: string };
+    seccompProfile?: { type: string; localhostProfile?: string };
   };
+  hostUsers?: boolean;
   containers: Container[];
   volumes?: Array<{
     name: string;
@@ -241,6 +242,15 @@ export interface InstallExpectations {
  * Registers, in the calling `describe`, the checks every install of Escalator must pass.
  * `objects` renders the install (lazily, so a missing tool fails the test that needs it).
  */
+/** The worker's seccomp profile below the kubelet's seccomp folder (deploy/seccomp). */
+export const WORKER_SECCOMP_PROFILE = 'profiles/escalator-worker.json';
+
+/** Whether a Deployment's pods run renders: the worker role, or both roles in one. */
+export function rendersIn(objects: K8sObject[], deployment: Deployment): boolean {
+  const role = podEnvironment(objects, deployment, testSecrets).ESCALATOR_ROLE;
+  return role === 'worker' || role === 'all';
+}
+
 export function checkInstall(objects: () => K8sObject[], expected: InstallExpectations): void {
   const web = (): Deployment => find<Deployment>(objects(), 'Deployment', 'escalator-web');
   const worker = (): Deployment => find<Deployment>(objects(), 'Deployment', 'escalator-worker');
@@ -310,14 +320,16 @@ export function checkInstall(objects: () => K8sObject[], expected: InstallExpect
     expect(selects({ matchLabels: workers.spec.selector }, web().spec.template.metadata.labels)).toBe(false);
   });
 
-  it('runs every pod as the non-root node user with a read-only root, no privileges and RuntimeDefault seccomp', () => {
+  it('runs every pod as the non-root node user with a read-only root, no privileges and RuntimeDefault seccomp (the worker: its Localhost profile)', () => {
     for (const deployment of deployments(objects())) {
       const pod = deployment.spec.template.spec;
       expect(pod.securityContext).toMatchObject({
         runAsNonRoot: true,
         runAsUser: 1000,
         runAsGroup: 1000,
-        seccompProfile: { type: 'RuntimeDefault' },
+        seccompProfile: rendersIn(objects(), deployment)
+          ? { type: 'Localhost', localhostProfile: WORKER_SECCOMP_PROFILE }
+          : { type: 'RuntimeDefault' },
       });
       const c = container(deployment);
       expect(c.securityContext).toMatchObject({
@@ -407,6 +419,29 @@ export function checkInstall(objects: () => K8sObject[], expected: InstallExpect
       const mounts = container(deployment).volumeMounts?.map((m) => m.mountPath);
       expect(mounts).toContain('/var/run/secrets/escalator/relay');
       expect(mounts).toContain('/etc/escalator/relay');
+    }
+  });
+
+  it('gives every pod that renders what namespace isolation needs, and leaves it the default mode', () => {
+    const renderers = deployments(objects()).filter((deployment) => rendersIn(objects(), deployment));
+    expect(renderers.map((d) => d.metadata.name)).toEqual(['escalator-worker']);
+    for (const deployment of renderers) {
+      const pod = deployment.spec.template.spec;
+      // The profile that allows unshare(CLONE_NEWUSER), mount and chroot (test/deploy/seccomp-profile.test.ts
+      // renders under it); no capability is added for it, and privilege escalation stays off.
+      expect(pod.securityContext?.seccompProfile).toEqual({
+        type: 'Localhost',
+        localhostProfile: WORKER_SECCOMP_PROFILE,
+      });
+      expect(container(deployment).securityContext?.capabilities).toEqual({ drop: ['ALL'] });
+      expect(container(deployment).securityContext?.allowPrivilegeEscalation).toBe(false);
+      // The cluster's default: Kubernetes user namespaces are recommended where nodes support them (docs/operations.md).
+      expect(pod.hostUsers).toBeUndefined();
+      // Nothing selects the weaker proxy mode: the boot check's default, namespace, holds.
+      const env = podEnvironment(objects(), deployment, testSecrets);
+      expect(env.ESCALATOR_RENDER_ISOLATION).toBeUndefined();
+      const loaded = loadEnv(env);
+      expect(loaded.ok && loaded.env.ESCALATOR_RENDER_ISOLATION).toBe('namespace');
     }
   });
 

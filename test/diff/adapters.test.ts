@@ -316,7 +316,7 @@ describe('renderAndDiff', () => {
     ).toEqual([
       [
         'absolute',
-        `head: refused: Escalator never reads outside the repository (absolute/kustomization.yaml reads /etc/passwd); ${outside}`,
+        `head: refused: Escalator never reads outside the repository (absolute/kustomization.yaml line 2 reads /etc/passwd); ${outside}`,
       ],
       [
         'bomb',
@@ -326,7 +326,7 @@ describe('renderAndDiff', () => {
       ['endless', 'both: helm template did not finish within 3 s and was stopped'],
       [
         'escape',
-        `head: refused: Escalator never reads outside the repository (escape/kustomization.yaml reads ../../../../../../../../etc); ${outside}`,
+        `head: refused: Escalator never reads outside the repository (escape/kustomization.yaml line 2 reads ../../../../../../../../etc); ${outside}`,
       ],
       ['good', 'rendered, 1 changed'],
       [
@@ -355,7 +355,7 @@ describe('renderAndDiff', () => {
         options: { cacheDir: join(scratch, `cache-${counter++}`), tools: { kustomize: spy } },
       });
       const message = report.targets[0]?.failure?.message ?? '';
-      expect(message).toContain('args: build --load-restrictor LoadRestrictionsRootOnly ./app');
+      expect(message).toContain('args: build --load-restrictor LoadRestrictionsRootOnly -- ./app');
       expect(message).not.toContain('enable-alpha-plugins');
       expect(message).not.toContain('CANARY-process-env-token');
       // Only what we pass (plus what sh itself sets: PWD, SHLVL, _).

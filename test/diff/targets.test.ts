@@ -329,16 +329,11 @@ describe('Helm releases the agents define', () => {
     expect(
       releaseTemplateArgs(node?.release as NonNullable<typeof node>['release'] & object, (i) => `/v/${i}.yaml`),
     ).toEqual([
-      '--namespace',
-      'other',
-      '--values',
-      './charts/hello/values-prod.yaml',
-      '--values',
-      '/v/0.yaml',
-      '--set',
-      'b=1\\,2',
-      '--set-string',
-      'c=x',
+      '--namespace=other',
+      '--values=./charts/hello/values-prod.yaml',
+      '--values=/v/0.yaml',
+      '--set=b=1\\,2',
+      '--set-string=c=x',
       '--skip-tests',
     ]);
     expect(node?.release?.inlineValues).toEqual([{ name: 'helm.valuesObject', text: '{"a":1}' }]);
@@ -347,9 +342,9 @@ describe('Helm releases the agents define', () => {
   it('names what it cannot resolve instead of guessing: values outside the repository, a ConfigMap it does not hold, targetPath', () => {
     const app = (valueFiles: string, extra = '') =>
       `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: hello}\nspec:\n  source:\n    path: charts/hello\n    helm:\n      valueFiles: [${valueFiles}]\n${extra}`;
-    expect(releases({ 'a.yaml': app('../../../etc/passwd') })[0]?.release?.skip).toBe(
-      'the values file ../../../etc/passwd is outside the repository',
-    );
+    expect(releases({ 'a.yaml': app('../../../etc/passwd') })[0]?.arguments).toEqual([
+      'a.yaml line 8 spec.source.helm.valueFiles[0]: ../../../etc/passwd is not a path inside the repository',
+    ]);
     expect(releases({ 'a.yaml': app('https://example.com/values.yaml') })[0]?.release?.skip).toContain(
       'values files are never fetched',
     );

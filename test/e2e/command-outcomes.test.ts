@@ -92,7 +92,7 @@ describe('command outcomes (sandbox GitHub, real Redis)', () => {
     const answer = await reply('refused', notes, 'Promotion into **prod** for `world`');
     expect(answer).toContain('no pull request, because Escalator could not change these files safely');
     expect(answer).toContain('apps/world/overlays/prod/kustomization.yaml');
-    expect(await promotionPulls('refused')).toEqual([]);
+    expect((await promotionPulls('refused')).map((p) => p.head.ref)).not.toContain('escalator/promote/prod/world');
     const head = (await stack.user.rest.git.getRef({ owner, repo: 'refused', ref: 'heads/main' })).data.object.sha;
     const runs = (await stack.user.rest.checks.listForRef({ owner, repo: 'refused', ref: head })).data.check_runs;
     const run = runs.find((r) => r.name === 'escalator/promote escalator/promote/prod/world');
@@ -110,22 +110,36 @@ describe('command outcomes (sandbox GitHub, real Redis)', () => {
     expect(rows).toEqual(['| staging | hello | `ghcr.io/example/hello` | `1.0.0` | `1.1.0` | ✅ ready |']);
     expect(answer).toContain('**prod** for `world`: these files cannot be promoted from staging as they are:');
     expect(answer).not.toContain('2.2.1');
-    expect(await promotionPulls('plan')).toEqual([]);
+    // What the plan calls ready is open: the repository held the difference when it was indexed.
+    const open = await eventually(
+      async () => (await promotionPulls('plan')).find((p) => p.head.ref === 'escalator/promote/staging/hello'),
+      { what: 'the promotion the plan calls ready', timeoutMs: 60_000 },
+    );
+    expect(open).toMatchObject({ state: 'open', title: 'Promote hello 1.1.0 to staging' });
+    await promotionsIdle();
+    expect((await promotionPulls('plan')).map((p) => p.head.ref)).toEqual(['escalator/promote/staging/hello']);
   });
 
   it('opens no promotion on hold, and answers a promotion with its pull request', async () => {
     const notes = await seed('hold');
+    // The first index opened the promotion the repository held; a person closes it.
+    const first = await eventually(
+      async () => (await promotionPulls('hold')).find((p) => p.head.ref === 'escalator/promote/staging/hello'),
+      { what: 'the promotion opened by the first index', timeoutMs: 60_000 },
+    );
+    await promotionsIdle();
+    await stack.user.rest.pulls.update({ owner, repo: 'hold', pull_number: first.number, state: 'closed' });
     await stack.client.comment(`${owner}/hold`, notes, '/escalator hold staging');
     await reply('hold', notes, 'is on hold (by @developer)');
     await promotionsIdle();
-    expect(await promotionPulls('hold')).toEqual([]);
+    expect((await promotionPulls('hold')).filter((p) => p.state === 'open')).toEqual([]);
     await stack.client.comment(`${owner}/hold`, notes, '/escalator promote staging hello');
     const answer = await reply('hold', notes, 'Promotion into **staging** for `hello`: #');
     const number = Number(/: #(\d+) opened/.exec(answer)?.[1]);
     expect(answer).toContain('Promote hello 1.1.0 to staging');
     expect(answer).toContain('⛔ hold: promotion into staging is on hold (@developer)');
     const pulls = await promotionPulls('hold');
-    expect(pulls.map((p) => p.number)).toEqual([number]);
+    expect(pulls.filter((p) => p.state === 'open').map((p) => p.number)).toEqual([number]);
   });
 
   it('says when there is nothing to promote, and why a rollback cannot be made', async () => {
@@ -138,7 +152,8 @@ describe('command outcomes (sandbox GitHub, real Redis)', () => {
     expect(await reply('nothing', notes, 'Rollback of **staging** for `hello` failed')).toContain(
       'no earlier version of hello in staging is recorded; nothing to roll back to',
     );
-    expect(await promotionPulls('nothing')).toEqual([]);
+    // Only the promotion the repository held when indexed (hello); none for world, nor a rollback.
+    expect((await promotionPulls('nothing')).map((p) => p.head.ref)).toEqual(['escalator/promote/staging/hello']);
   });
 
   it('skips a soak with --now, on the record, for the versions promoted now only', async () => {

@@ -360,4 +360,62 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
       expect(staging.every((d) => d.production === false)).toBe(true);
     },
   );
+  it(
+    'a rollback that cannot be written (no digest on record for the good version) is said within seconds: the failing health gate of the halted promotion, the dashboard, a failing check on the default branch',
+    { timeout: 180_000 },
+    async () => {
+      const repo = 'rollback-refused';
+      const pinned = `images:\n  - {name: ghcr.io/example/hello, newTag: 1.1.0, digest: sha256:${'b'.repeat(64)}}\n`;
+      // Staging ran 1.0.0 by tag, healthy; 1.1.0 then lands pinned by digest.
+      const seeded = await seed(repo, `dashboard: true\n${stagingReports('auto')}`);
+      await intake.report(owner, repo, 'staging', 'hello', healthy(seeded, Date.now() - 600_000, 'hello-staging'));
+      const merge = await commit(repo, {
+        'apps/hello/overlays/dev/kustomization.yaml': pinned,
+        'apps/hello/overlays/staging/kustomization.yaml': pinned,
+      });
+      const prod = await pullOn(repo, 'escalator/promote/prod/hello');
+      const followed = await intake.report(
+        owner,
+        repo,
+        'staging',
+        'hello',
+        degraded(merge, Date.now() - 300_000, 'hello-staging'),
+      );
+      expect(followed.rollback).toEqual({ delayMs: 0 });
+      const reason =
+        'the automatic rollback to hello 1.0.0 could not be written: Escalator could not change apps/hello/overlays/staging/kustomization.yaml:2 (images[0] pins a digest but no digest of 1.0.0 is on record to roll back to (this environment ran it by tag); roll back by hand with ghcr.io/example/hello:1.0.0@sha256:… (or remove the pin))';
+      const failed = await checkRun(
+        repo,
+        prod.head.sha,
+        'escalator/health',
+        (run) => run.conclusion === 'failure' && (run.output.summary ?? '').includes('could not be written'),
+      );
+      expect(failed.output.summary).toContain(`promotion halts until it reports healthy; ${reason}`);
+      expect(failed.output.summary).not.toContain('event');
+      const onMain = await checkRun(
+        repo,
+        await (async () => (await stack.user.rest.repos.getBranch({ owner, repo, branch: 'main' })).data.commit.sha)(),
+        'escalator/promote escalator/promote/staging/hello',
+        (run) => run.conclusion === 'failure',
+      );
+      expect(onMain.output.summary?.replaceAll('\\', '')).toContain('no digest of 1.0.0 is on record');
+      await eventually(
+        async () => {
+          const issue = (await stack.user.rest.issues.listForRepo({ owner, repo, state: 'open' })).data.find(
+            (i) => i.title === 'Escalator: environments',
+          );
+          const body = issue?.body?.replaceAll('\\', '') ?? '';
+          return body.includes('rollback of hello in staging from 1.1.0 to 1.0.0') &&
+            body.includes('no digest of 1.0.0 is on record')
+            ? body
+            : undefined;
+        },
+        { what: 'the dashboard to say why the rollback was not written', timeoutMs: 60_000 },
+      );
+      // No pull request was opened for it: only the promotion to prod.
+      expect((await stack.user.rest.pulls.list({ owner, repo, state: 'all' })).data.map((p) => p.head.ref)).toEqual([
+        'escalator/promote/prod/hello',
+      ]);
+    },
+  );
 });

@@ -51,7 +51,9 @@ describe('promotion dev → staging → prod (sandbox GitHub, real Redis)', () =
   ) =>
     eventually(async () => (await openPulls()).find((p) => p.head.ref === branch && predicate(p)), {
       what: `an open PR on ${branch}`,
-      timeoutMs: 30_000,
+      // The first index plans the promotions the seeded repository holds (staging does not pin
+      // the digest dev runs 1.0.0 with) under the repository's lease, before the bump takes it.
+      timeoutMs: 60_000,
     });
   const checkRun = async (sha: string, name: string) =>
     (await stack.user.rest.checks.listForRef({ owner, repo, ref: sha, check_name: name })).data.check_runs[0];
@@ -63,7 +65,11 @@ describe('promotion dev → staging → prod (sandbox GitHub, real Redis)', () =
     await stack.client.mergePull(full(), dev.number);
 
     // staging: a promotion PR whose soak check waits, then turns green by itself.
-    const staging = await pullOn('escalator/promote/staging/hello', (p) => p.labels.length > 0);
+    // (The first index opened it already, to pin the digest dev runs 1.0.0 with: it now carries 1.1.0.)
+    const staging = await pullOn(
+      'escalator/promote/staging/hello',
+      (p) => p.labels.length > 0 && p.title.includes('1.1.0'),
+    );
     expect(staging.title).toBe('Promote hello 1.1.0 to staging');
     expect(staging.labels.map((l) => l.name).sort()).toEqual(['env:staging', 'promotion']);
     expect(staging.body).toContain(`#${dev.number}`);

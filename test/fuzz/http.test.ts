@@ -1,11 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentNames } from '../../src/events/agents/index.js';
+import { agentKey } from '../../src/intake/agent-routes.js';
+import { createLogger, type Logger } from '../../src/observability/logger.js';
 import { sendRaw } from './support/raw-http.js';
 import {
   defaultRuns,
   describeCase,
   endpointCases,
+  FUZZ_OWNER,
   fuzzEndpoint,
   githubDeliveries,
   intakeTarget,
@@ -16,7 +21,7 @@ import {
   Tally,
   type FuzzCase,
 } from './support/http-fuzz.js';
-import { githubSignature, startFuzzStack, type FuzzStack } from './support/stack.js';
+import { githubSignature, sourcesBy, startFuzzStack, type FuzzStack, type Secrets } from './support/stack.js';
 
 /**
  * Every endpoint of the web role, as production starts it, against generated hostile requests
@@ -24,6 +29,64 @@ import { githubSignature, startFuzzStack, type FuzzStack } from './support/stack
  * `npx tsx bench/fuzz-report.ts` prints the counts by endpoint and outcome.
  */
 const scale = Number(process.env.FUZZ_SCALE ?? 1);
+
+/**
+ * Everything the web role logs during the run, at `debug` (the most the product logs), as pino
+ * writes it: the lines are searched for secrets once the run is over.
+ */
+class LogCapture {
+  readonly lines: string[] = [];
+  readonly log: Logger = createLogger({
+    level: 'debug',
+    destination: new Writable({
+      write: (chunk: Buffer, _encoding, done) => {
+        this.lines.push(chunk.toString('utf8'));
+        done();
+      },
+    }),
+  });
+}
+
+/**
+ * Every secret the stack is configured with, and every token the fuzz put in a path, each as a
+ * whole and as its last 16 characters (a log that cuts a path short still leaks its tail); the
+ * private key by each line of its PEM body.
+ */
+function secretsOf(secrets: Secrets): Array<[string, string]> {
+  const named: Array<[string, string]> = [
+    ['WEBHOOK_SECRET', secrets.webhookSecret],
+    ['relay secret', secrets.relaySecret],
+    ['registry token', secrets.registryToken],
+    ['CI token', secrets.ciToken],
+    ['admin token', secrets.adminToken],
+    ['ESCALATOR_AGENT_TOKEN', secrets.agentToken],
+    [`agent key of ${FUZZ_OWNER}`, agentKey(secrets.agentToken, FUZZ_OWNER)],
+    ['agent key of intruder', agentKey(secrets.agentToken, 'intruder')],
+    ...sourcesBy('path-token').map((source): [string, string] => [
+      `path token of ${source}`,
+      secrets.pathToken(source),
+    ]),
+  ];
+  const pem = secrets.privateKey
+    .split('\n')
+    .filter((line) => line.length >= 32 && !line.startsWith('-----'))
+    .map((line, i): [string, string] => [`PRIVATE_KEY line ${i + 1}`, line]);
+  return [
+    ...named.flatMap(([name, value]): Array<[string, string]> => [
+      [name, value],
+      [`${name} (tail)`, value.slice(-16)],
+    ]),
+    ...pem,
+  ];
+}
+
+/** `name: line` for each secret found in the captured lines. */
+function leaks(capture: LogCapture, secrets: Secrets): string[] {
+  const found: string[] = [];
+  for (const [name, value] of secretsOf(secrets))
+    for (const line of capture.lines) if (line.includes(value)) found.push(`${name}: ${line.slice(0, 300)}`);
+  return found;
+}
 
 /**
  * Taken by intake: queued (202), or known already (200 `duplicate`: the fuzz before sent the same
@@ -41,9 +104,10 @@ describe('HTTP fuzz against the web role', () => {
   let stack: FuzzStack;
   let cases: ReturnType<typeof endpointCases>;
   const tally = new Tally();
+  const capture = new LogCapture();
 
   beforeAll(async () => {
-    stack = await startFuzzStack();
+    stack = await startFuzzStack({ log: capture.log });
     cases = endpointCases(stack.secrets);
   });
   afterAll(async () => {
@@ -328,15 +392,26 @@ describe('HTTP fuzz against the web role', () => {
       expect(outcome.kind === 'response' && outcome.response.status).toBe(200);
     }
   });
+
+  it('logged no configured secret and no token the fuzz put in a path, in any line of the whole run', () => {
+    // The run must have logged, and reached the routes that log refusals with their reason.
+    expect(capture.lines.length).toBeGreaterThan(1000);
+    for (const agent of agentNames)
+      expect(
+        capture.lines.some((line) => line.includes('"Agent report refused"') && line.includes(`"agent":"${agent}"`)),
+      ).toBe(true);
+    expect(leaks(capture, stack.secrets)).toEqual([]);
+  });
 });
 
 describe('HTTP fuzz against the intake routes with scoped tokens and GitHub Actions OIDC', () => {
   let stack: FuzzStack;
   let cases: ReturnType<typeof endpointCases>;
   const tally = new Tally();
+  const capture = new LogCapture();
 
   beforeAll(async () => {
-    stack = await startFuzzStack({ scoped: true });
+    stack = await startFuzzStack({ scoped: true, log: capture.log });
     cases = endpointCases(stack.secrets);
   });
   afterAll(async () => {
@@ -385,5 +460,10 @@ describe('HTTP fuzz against the intake routes with scoped tokens and GitHub Acti
     });
     if (taken(oidc)) accepted.push('ci-oidc');
     expect(accepted.sort()).toEqual([...Object.keys(registryFixtures), 'ci-oidc'].sort());
+  });
+
+  it('logged no configured secret and no path token, in any line of the whole run', () => {
+    expect(capture.lines.length).toBeGreaterThan(20);
+    expect(leaks(capture, stack.secrets)).toEqual([]);
   });
 });

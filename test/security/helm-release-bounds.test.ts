@@ -5,7 +5,7 @@
  * - `lookup` returns nothing under `helm template` (there is no cluster to ask);
  * - `.Files` reads only the chart's own files: a file beside the chart, or outside the repository,
  *   never reaches the output;
- * - a values file outside the repository is not read: the release is named as not rendered;
+ * - a values file outside the repository is not read: the release is refused where it names it;
  * - inline values over the YAML limits (an alias bomb in an Application's `helm.values`) are
  *   refused before helm parses them;
  * - helm's error about inline values names them as the Application does (`helm.values`);
@@ -133,8 +133,10 @@ describe.each(HELM_VERSIONS)('helm %s releases in the sandbox', (version) => {
     expect(JSON.stringify(report)).not.toContain(VICTIM);
     expect(JSON.stringify(report)).not.toContain(BESIDE);
 
-    expect(byId.get('argocd:outside')).toMatchObject({ status: 'not-rendered' });
-    expect(byId.get('argocd:outside')?.notRendered).toContain('is outside the repository');
+    expect(byId.get('argocd:outside')).toMatchObject({ status: 'failed' });
+    expect(byId.get('argocd:outside')?.failure?.message).toMatch(
+      /^refused: .*argocd\/outside\.yaml line \d+ spec\.source\.helm\.valueFiles\[0\]: .* is not a path inside the repository/,
+    );
     expect(byId.get('argocd:bomb')?.status).toBe('failed');
     expect(byId.get('argocd:bomb')?.failure?.message).toMatch(/^refused: argocd\/bomb\.yaml helm\.values: /);
 

@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registries, registryOf } from '../../src/events/index.js';
+import { agentKey } from '../../src/intake/agent-routes.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
 import { eventually } from '../support/stack.js';
@@ -20,6 +21,7 @@ const { privateKey } = generateKeyPairSync('rsa', {
  */
 describe('logs of registry requests with a token in the path (real server, real logger)', () => {
   const registryToken = `path-token-${randomUUID()}`;
+  const agentToken = `agent-token-${randomUUID()}`;
   const lines: string[] = [];
   let app: RunningEscalator;
   beforeAll(async () => {
@@ -40,6 +42,7 @@ describe('logs of registry requests with a token in the path (real server, real 
         LOG_LEVEL: 'debug',
         ESCALATOR_ROLE: 'web',
         ESCALATOR_REGISTRY_TOKEN: registryToken,
+        ESCALATOR_AGENT_TOKEN: agentToken,
       },
       { log: createLogger({ level: 'debug', destination }), prefix: `leaks-${randomUUID().slice(0, 8)}` },
     );
@@ -84,9 +87,38 @@ describe('logs of registry requests with a token in the path (real server, real 
     expect(logged).not.toContain(registryToken.slice(-12));
   });
 
+  // A mistyped agent URL with the owner's key where the owner belongs: the route refuses it and
+  // logs why (at debug), and once repeated the path in that reason.
+  it.each(['/agents/argocd/<key>', '/agents/flux/<key>/', '/agents/argocd/example/gitops/<key>', '/agents/<key>'])(
+    'answers and logs the mistyped agent path %s without the key',
+    async (template) => {
+      const key = agentKey(agentToken, 'example');
+      const before = lines.length;
+      const answer = await fetch(`${app.url}${template.replace('<key>', key)}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: '{}',
+      });
+      expect(answer.status).toBe(404);
+      const reason = ((await answer.json()) as { error: string }).error;
+      expect(reason).toContain('not repeated here: it may hold a secret');
+      expect(reason).toContain('POST /agents/argocd/<owner>/<repo>');
+      const line = await eventually(
+        async () => lines.slice(before).find((text) => text.includes('Agent report refused')),
+        { what: 'the log line of the refused agent report', timeoutMs: 5_000 },
+      );
+      expect(JSON.parse(line)).toMatchObject({ status: 404 });
+      for (const text of [reason, lines.slice(before).join('\n')]) {
+        expect(text).not.toContain(key);
+        expect(text).not.toContain(key.slice(-12));
+      }
+    },
+  );
+
   it('never logged the token anywhere', () => {
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.filter((line) => line.includes(registryToken.slice(-12)))).toEqual([]);
+    expect(lines.filter((line) => line.includes(agentKey(agentToken, 'example').slice(-12)))).toEqual([]);
   });
 });
 
@@ -102,6 +134,10 @@ describe('the logger', () => {
       { req: { method: 'POST', url: '//registry//newsource/[redacted]' } },
     ],
     [{ path: '/api/v1/images?token=s3cret-token' }, { path: '/api/v1/images' }],
+    [{ path: '/agents/argocd/s3cret-token' }, { path: '/agents/argocd/[redacted]' }],
+    [{ path: '/agents/flux/example/gitops/s3cret-token' }, { path: '/agents/flux/[redacted]' }],
+    [{ url: 'http://127.0.0.1:3000/agents/s3cret-token' }, { url: 'http://127.0.0.1:3000/agents/[redacted]' }],
+    [{ path: '/agents/argocd/example/gitops' }, { path: '/agents/argocd/example/gitops' }],
     [
       { path: 'apps/registry/overlays/dev/kustomization.yaml' },
       { path: 'apps/registry/overlays/dev/kustomization.yaml' },

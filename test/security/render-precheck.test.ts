@@ -55,27 +55,27 @@ const probes: Probe[] = [
   {
     name: 'configMapGenerator files in the key=path form',
     files: { [K]: 'configMapGenerator:\n  - name: leak\n    files: [creds=http://10.0.0.1/latest/meta-data]\n' },
-    refused: REMOTE(`${K} configMapGenerator[0].files[0]: creds=http://10.0.0.1/latest/meta-data`),
+    refused: REMOTE(`${K} line 3 configMapGenerator[0].files[0]: creds=http://10.0.0.1/latest/meta-data`),
   },
   {
     name: 'configMapGenerator files with an upper-case scheme',
     files: { [K]: 'configMapGenerator:\n  - name: leak\n    files: [HTTP://10.0.0.1/x]\n' },
-    refused: REMOTE(`${K} configMapGenerator[0].files[0]: HTTP://10.0.0.1/x`),
+    refused: REMOTE(`${K} line 3 configMapGenerator[0].files[0]: HTTP://10.0.0.1/x`),
   },
   {
     name: 'secretGenerator envs',
     files: { [K]: 'secretGenerator:\n  - name: leak\n    envs: [https://10.0.0.1/x.env]\n' },
-    refused: REMOTE(`${K} secretGenerator[0].envs[0]: https://10.0.0.1/x.env`),
+    refused: REMOTE(`${K} line 3 secretGenerator[0].envs[0]: https://10.0.0.1/x.env`),
   },
   {
     name: 'secretGenerator env (the deprecated single form)',
     files: { [K]: 'secretGenerator:\n  - name: leak\n    env: Https://10.0.0.1/x.env\n' },
-    refused: REMOTE(`${K} secretGenerator[0].env: Https://10.0.0.1/x.env`),
+    refused: REMOTE(`${K} line 3 secretGenerator[0].env: Https://10.0.0.1/x.env`),
   },
   {
     name: 'patches[].path',
     files: { [K]: 'resources: [cm.yaml]\npatches:\n  - path: http://10.0.0.1/p.yaml\n', 'app/cm.yaml': cm('a') },
-    refused: REMOTE(`${K} patches[0].path: http://10.0.0.1/p.yaml`),
+    refused: REMOTE(`${K} line 3 patches[0].path: http://10.0.0.1/p.yaml`),
   },
   {
     name: 'patchesStrategicMerge',
@@ -83,7 +83,7 @@ const probes: Probe[] = [
       [K]: 'resources: [cm.yaml]\npatchesStrategicMerge:\n  - https://10.0.0.1/p.yaml\n',
       'app/cm.yaml': cm('a'),
     },
-    refused: REMOTE(`${K} patchesStrategicMerge[0]: https://10.0.0.1/p.yaml`),
+    refused: REMOTE(`${K} line 3 patchesStrategicMerge[0]: https://10.0.0.1/p.yaml`),
   },
   {
     name: 'patchesJson6902[].path',
@@ -91,27 +91,27 @@ const probes: Probe[] = [
       [K]: 'resources: [cm.yaml]\npatchesJson6902:\n  - target: {kind: ConfigMap, name: a}\n    path: https://10.0.0.1/p.yaml\n',
       'app/cm.yaml': cm('a'),
     },
-    refused: REMOTE(`${K} patchesJson6902[0].path: https://10.0.0.1/p.yaml`),
+    refused: REMOTE(`${K} line 4 patchesJson6902[0].path: https://10.0.0.1/p.yaml`),
   },
   {
     name: 'replacements[].path',
     files: { [K]: 'resources: [cm.yaml]\nreplacements:\n  - path: http://10.0.0.1/r.yaml\n', 'app/cm.yaml': cm('a') },
-    refused: REMOTE(`${K} replacements[0].path: http://10.0.0.1/r.yaml`),
+    refused: REMOTE(`${K} line 3 replacements[0].path: http://10.0.0.1/r.yaml`),
   },
   {
     name: 'crds',
     files: { [K]: 'resources: [cm.yaml]\ncrds: [http://10.0.0.1/crd.json]\n', 'app/cm.yaml': cm('a') },
-    refused: REMOTE(`${K} crds[0]: http://10.0.0.1/crd.json`),
+    refused: REMOTE(`${K} line 2 crds[0]: http://10.0.0.1/crd.json`),
   },
   {
     name: 'configurations',
     files: { [K]: 'resources: [cm.yaml]\nconfigurations: [http://10.0.0.1/c.yaml]\n', 'app/cm.yaml': cm('a') },
-    refused: REMOTE(`${K} configurations[0]: http://10.0.0.1/c.yaml`),
+    refused: REMOTE(`${K} line 2 configurations[0]: http://10.0.0.1/c.yaml`),
   },
   {
     name: 'openapi.path',
     files: { [K]: 'resources: [cm.yaml]\nopenapi:\n  path: http://10.0.0.1/schema.json\n', 'app/cm.yaml': cm('a') },
-    refused: REMOTE(`${K} openapi.path: http://10.0.0.1/schema.json`),
+    refused: REMOTE(`${K} line 3 openapi.path: http://10.0.0.1/schema.json`),
   },
   {
     name: 'helmCharts[].valuesFile',
@@ -119,7 +119,7 @@ const probes: Probe[] = [
       [K]: 'helmCharts:\n  - name: web\n    valuesFile: http://10.0.0.1/values.yaml\n',
       'app/charts/web/Chart.yaml': 'name: web\n',
     },
-    refused: REMOTE(`${K} helmCharts[0].valuesFile: http://10.0.0.1/values.yaml`),
+    refused: REMOTE(`${K} line 3 helmCharts[0].valuesFile: http://10.0.0.1/values.yaml`),
   },
   {
     name: 'helmCharts[].additionalValuesFiles',
@@ -127,7 +127,7 @@ const probes: Probe[] = [
       [K]: 'helmCharts:\n  - name: web\n    additionalValuesFiles: [http://10.0.0.1/values.yaml]\n',
       'app/charts/web/Chart.yaml': 'name: web\n',
     },
-    refused: REMOTE(`${K} helmCharts[0].additionalValuesFiles[0]: http://10.0.0.1/values.yaml`),
+    refused: REMOTE(`${K} line 3 helmCharts[0].additionalValuesFiles[0]: http://10.0.0.1/values.yaml`),
   },
   {
     name: 'helmChartInflationGenerator values (the deprecated chart form)',
@@ -135,7 +135,7 @@ const probes: Probe[] = [
       [K]: 'helmChartInflationGenerator:\n  - chartName: web\n    values: http://10.0.0.1/values.yaml\n',
       'app/charts/web/Chart.yaml': 'name: web\n',
     },
-    refused: REMOTE(`${K} helmChartInflationGenerator[0].values: http://10.0.0.1/values.yaml`),
+    refused: REMOTE(`${K} line 3 helmChartInflationGenerator[0].values: http://10.0.0.1/values.yaml`),
   },
   {
     name: 'a git resource over ssh with an upper-case scheme',
@@ -184,12 +184,12 @@ const probes: Probe[] = [
   {
     name: "helmGlobals.chartHome in another tenant's cached repository",
     files: { [K]: `helmGlobals:\n  chartHome: ${TARBALL}/charts\nhelmCharts:\n  - name: web\n` },
-    refused: OUTSIDE(`${K} helmGlobals.chartHome reads ${TARBALL}/charts`),
+    refused: OUTSIDE(`${K} line 2 helmGlobals.chartHome reads ${TARBALL}/charts`),
   },
   {
     name: 'helmGlobals.chartHome as an absolute path',
     files: { [K]: 'helmGlobals:\n  chartHome: /etc\nhelmCharts:\n  - name: web\n' },
-    refused: OUTSIDE(`${K} helmGlobals.chartHome reads /etc`),
+    refused: OUTSIDE(`${K} line 2 helmGlobals.chartHome reads /etc`),
   },
   {
     name: 'helmGlobals.configHome outside the repository',
@@ -197,17 +197,17 @@ const probes: Probe[] = [
       [K]: 'helmGlobals:\n  configHome: /root/.config/helm\nhelmCharts:\n  - name: web\n',
       'app/charts/web/Chart.yaml': 'name: web\n',
     },
-    refused: OUTSIDE(`${K} helmGlobals.configHome reads /root/.config/helm`),
+    refused: OUTSIDE(`${K} line 2 helmGlobals.configHome reads /root/.config/helm`),
   },
   {
     name: 'a chart name that climbs out of chartHome',
     files: { [K]: `helmCharts:\n  - name: ../${TARBALL}/chart\n` },
-    refused: OUTSIDE(`${K} helmCharts[0].name reads ../${TARBALL}/chart`),
+    refused: OUTSIDE(`${K} line 2 helmCharts[0].name reads ../${TARBALL}/chart`),
   },
   {
     name: 'helmChartInflationGenerator chartHome as an absolute path',
     files: { [K]: 'helmChartInflationGenerator:\n  - chartName: web\n    chartHome: /var/cache\n' },
-    refused: OUTSIDE(`${K} helmChartInflationGenerator[0].chartHome reads /var/cache`),
+    refused: OUTSIDE(`${K} line 3 helmChartInflationGenerator[0].chartHome reads /var/cache`),
   },
 
   // What the YAML 1.2 parser did not see: Go's case-insensitive field names, merge keys, several documents.
@@ -219,7 +219,7 @@ const probes: Probe[] = [
   {
     name: 'a generator field name in another case',
     files: { [K]: 'configmapgenerator:\n  - name: leak\n    FILES: [creds=http://10.0.0.1/x]\n' },
-    refused: REMOTE(`${K} configmapgenerator[0].FILES[0]: creds=http://10.0.0.1/x`),
+    refused: REMOTE(`${K} line 3 configmapgenerator[0].FILES[0]: creds=http://10.0.0.1/x`),
   },
   {
     name: 'a field name with a Unicode fold (ſ folds to s in Go)',
@@ -231,7 +231,7 @@ const probes: Probe[] = [
     files: {
       [K]: 'configMapGenerator:\n  - name: ok\n    literals: [a=b]\n  - <<: {name: leak, files: [creds=http://10.0.0.1/x]}\n',
     },
-    refused: REMOTE(`${K} configMapGenerator[1].files[0]: creds=http://10.0.0.1/x`),
+    refused: REMOTE(`${K} line 4 configMapGenerator[1].files[0]: creds=http://10.0.0.1/x`),
   },
   {
     name: 'a merge key at the top level',
@@ -402,7 +402,7 @@ describe('the render pre-check', () => {
     );
     expect(refusalOf(nodes[0])).toBe(
       REMOTE(
-        `${K} configMapGenerator[0].files[0]: "k=http://10.0.0.1/\\nx", ${K} configMapGenerator[0].files[1]: ${long.slice(0, 200)}… (${long.length - 200} more characters)`,
+        `${K} line 3 configMapGenerator[0].files[0]: "k=http://10.0.0.1/\\nx", ${K} line 3 configMapGenerator[0].files[1]: ${long.slice(0, 200)}… (${long.length - 200} more characters)`,
       ),
     );
   });
@@ -523,8 +523,11 @@ describe('the pre-check through renderAndDiff', () => {
       ['broken', `head: ${UNREADABLE('broken/kustomization.yaml does not parse as YAML (line 2)')}`],
       ['cased', `head: ${REMOTE(`${url}/cm.yaml`)}`],
       ['good', 'rendered, 1 changed'],
-      ['leak', `head: ${REMOTE(`leak/kustomization.yaml configMapGenerator[0].files[0]: creds=${upper}/creds`)}`],
-      ['merged', `head: ${REMOTE(`merged/kustomization.yaml configMapGenerator[0].envs[0]: ${url}/env`)}`],
+      [
+        'leak',
+        `head: ${REMOTE(`leak/kustomization.yaml line 3 configMapGenerator[0].files[0]: creds=${upper}/creds`)}`,
+      ],
+      ['merged', `head: ${REMOTE(`merged/kustomization.yaml line 2 configMapGenerator[0].envs[0]: ${url}/env`)}`],
     ]);
     const body = renderComment(report, {
       baseSha: shas[0] as string,
@@ -532,7 +535,7 @@ describe('the pre-check through renderAndDiff', () => {
       repository: 'example/gitops',
     });
     expect(body).toContain(
-      `refused: remote resources are not fetched (leak/kustomization.yaml configMapGenerator[0].files[0]: creds=${upper}/creds); vendor them into the repository`,
+      `refused: remote resources are not fetched (leak/kustomization.yaml line 3 configMapGenerator[0].files[0]: creds=${upper}/creds); vendor them into the repository`,
     );
     expect(body).not.toContain('CANARY-internal-secret');
   });

@@ -36,6 +36,19 @@ export interface SandboxOptions {
   env: NodeJS.ProcessEnv;
   /** Where Escalator's own output goes (the sandbox keeps stdout for its own lines). */
   appOutput?: NodeJS.WritableStream;
+  /**
+   * Aborted when the sandbox is told to stop while it is still starting (a signal, its parent
+   * gone): the start stops what it has started and rejects with SandboxStoppedError.
+   */
+  signal?: AbortSignal;
+}
+
+/** The sandbox was told to stop before it was ready; everything it had started is stopped. */
+export class SandboxStoppedError extends Error {
+  constructor() {
+    super('The sandbox was stopped before it was ready; everything it had started is stopped.');
+    this.name = 'SandboxStoppedError';
+  }
 }
 
 /** The `SANDBOX_READY` document: everything a person or a script needs to use the sandbox. */
@@ -59,6 +72,8 @@ export interface SandboxReady {
   relay_url: string;
   /** The soak every environment was given (`--soak`), or null when the repository's own soaks apply. */
   soak: string | null;
+  /** The sandbox's own process and Escalator's: a signal to either stops the whole sandbox. */
+  pids: { sandbox: number; escalator: number };
 }
 
 /** The port Escalator should listen on is taken; the message names it and the flag. */
@@ -90,6 +105,8 @@ export interface RunningSandbox {
   simulator: Simulator;
   /** Resolves when Escalator exits on its own (with its exit code). */
   appExited: Promise<number | null>;
+  /** Resolves when the private redis-server the sandbox started exits; never for another Redis. */
+  redisExited: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -107,12 +124,16 @@ export async function runSandbox(options: SandboxOptions): Promise<RunningSandbo
     // Last started, first stopped: Escalator, then GitHub, then Redis. Runs once.
     for (let step = cleanup.pop(); step; step = cleanup.pop()) await step().catch(() => undefined);
   };
+  const stopped = () => {
+    if (options.signal?.aborted) throw new SandboxStoppedError();
+  };
   try {
     // Before anything starts: a taken port would otherwise answer our health check for us.
     await assertPortFree(options.appPort, '--app-port');
     if (options.githubPort !== 0) await assertPortFree(options.githubPort, '--github-port');
     const redis: RedisHandle = await findRedis(options.env);
     cleanup.push(() => redis.stop());
+    stopped();
     // Each run has its own keys: a second run on the same Redis starts from nothing, as the first did.
     const redisPrefix = `sandbox-${randomBytes(6).toString('hex')}`;
     const forget = options.forgetRedisKeys;
@@ -139,6 +160,7 @@ export async function runSandbox(options: SandboxOptions): Promise<RunningSandbo
     const adminToken = randomBytes(16).toString('hex');
     const relaySecret = randomBytes(16).toString('hex');
     const repository = `${repo.owner.login}/${repo.name}`;
+    stopped();
     const child = startApp(options, {
       APP_ID: String(simulator.app.id),
       PRIVATE_KEY: simulator.app.privateKey,
@@ -165,7 +187,7 @@ export async function runSandbox(options: SandboxOptions): Promise<RunningSandbo
     });
     cleanup.push(() => stopChild(child));
     const appExited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    await waitForHealth(appUrl, adminToken, appExited);
+    await waitForHealth(appUrl, adminToken, appExited, options.signal);
     return {
       ready: {
         api_url: simulator.apiUrl,
@@ -182,9 +204,11 @@ export async function runSandbox(options: SandboxOptions): Promise<RunningSandbo
         admin_token: adminToken,
         relay_url: relay.url,
         soak: options.soak ?? null,
+        pids: { sandbox: process.pid, escalator: child.pid ?? 0 },
       },
       simulator,
       appExited,
+      redisExited: redis.exited,
       close,
     };
   } catch (error) {
@@ -269,13 +293,19 @@ async function startRelayReceiver(): Promise<{ url: string; close(): Promise<voi
  * run's admin token (another process on the port would not know it). Fails when the App exits
  * or after a minute.
  */
-async function waitForHealth(appUrl: string, adminToken: string, exited: Promise<number | null>): Promise<void> {
+async function waitForHealth(
+  appUrl: string,
+  adminToken: string,
+  exited: Promise<number | null>,
+  signal?: AbortSignal,
+): Promise<void> {
   let exitCode: number | null | undefined;
   void exited.then((code) => {
     exitCode = code;
   });
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
+    if (signal?.aborted) throw new SandboxStoppedError();
     if (exitCode !== undefined)
       throw new Error(`Escalator exited with code ${exitCode} before it was ready; its output is above.`);
     const healthy = await fetch(`${appUrl}/healthz`).then(
@@ -298,7 +328,7 @@ async function waitForHealth(appUrl: string, adminToken: string, exited: Promise
  * The human part printed after `SANDBOX_READY`: where things are and what to try. Every step is
  * one shell command that works on the shipped example, in order (test/newcomer runs them).
  */
-export function renderNextSteps(ready: SandboxReady): string {
+export function renderNextSteps(ready: SandboxReady, more: string[] = []): string {
   const digest = (byte: string) => `sha256:${byte.repeat(32)}`;
   const event = JSON.stringify({
     events: [
@@ -317,6 +347,10 @@ export function renderNextSteps(ready: SandboxReady): string {
   });
   const auth = `-H 'Authorization: token ${ready.user.token}'`;
   const repo = `${ready.api_url}/repos/${ready.repository}`;
+  // Which number the hello promotion gets depends on whether the world promotion (opened when
+  // Escalator first reads the repository) or the bump comes first: found by its branch instead.
+  const owner = ready.repository.split('/')[0] ?? '';
+  const helloPull = `$(curl -sS ${auth} '${repo}/pulls?head=${owner}:escalator/promote/staging/hello' | grep -o '"number": *[0-9]*' | head -1 | tr -dc 0-9)`;
   const soak = ready.soak
     ? `every soak of the seeded .github/escalator.yml is ${ready.soak} (--soak ${ready.soak})`
     : "the example's soaks are 10m (staging) and 1h (prod); to watch one end, start the sandbox with: npm run sandbox -- --soak 30s";
@@ -336,16 +370,17 @@ export function renderNextSteps(ready: SandboxReady): string {
     `       -H 'Authorization: Bearer ${ready.registry_token}' \\`,
     "       -H 'Content-Type: application/vnd.docker.distribution.events.v2+json' \\",
     `       -d '${event}'`,
-    '  2. A few seconds later, list the pull requests Escalator opened: 1 bumps dev and has merged itself',
-    '     (autoMerge), 2 promotes hello 1.1.0 to staging:',
+    '  2. A few seconds later, list the pull requests Escalator opened: two when it first read the repository',
+    '     (world 2.3.0 to staging and hello 1.0.0 to prod, what the environment before each already ran), one',
+    '     bumping hello in dev that has merged itself (autoMerge), and, from its merge, hello 1.1.0 to staging:',
     `     curl -sS ${auth} '${repo}/pulls?state=all'`,
-    "  3. Pull request 2's escalator/soak check: in_progress until the soak has passed, then completed:",
+    "  3. The hello promotion's escalator/soak check: in_progress until the soak has passed, then completed:",
     `     curl -sS ${auth} '${repo}/commits/escalator/promote/staging/hello/check-runs?check_name=escalator/soak'`,
-    '  4. Comment on pull request 2 as a person would, asking Escalator for its plan:',
+    '  4. Comment on the hello promotion as a person would (its number found by its branch), asking for the plan:',
     `     curl -sS -X POST ${auth} -H 'Content-Type: application/json' \\`,
-    `       ${ready.github_url}/_sandbox/repos/${ready.repository}/issues/2/comments -d '{"body": "/escalator plan"}'`,
-    "  5. Read pull request 2's comments: the rendered diff and the reply to /escalator plan:",
-    `     curl -sS ${auth} '${repo}/issues/2/comments'`,
+    `       "${ready.github_url}/_sandbox/repos/${ready.repository}/issues/${helloPull}/comments" -d '{"body": "/escalator plan"}'`,
+    "  5. Read the hello promotion's comments: the rendered diff and the reply to /escalator plan:",
+    `     curl -sS ${auth} "${repo}/issues/${helloPull}/comments"`,
     '  6. Announce an image from CI, through the CI API (answers 202):',
     `     curl -sS -X POST ${ready.app_url}/api/v1/images -H 'Authorization: Bearer ${ready.ci_token}' \\`,
     `       -H 'Content-Type: application/json' -d '{"image": "ghcr.io/example/hello:1.2.0@${digest('cd')}"}'`,
@@ -354,6 +389,7 @@ export function renderNextSteps(ready: SandboxReady): string {
     '  8. The webhooks the simulated GitHub delivered to Escalator (without their payloads):',
     `     curl -sS ${auth} '${ready.github_url}/_sandbox/deliveries?payload=false'`,
     '',
+    ...more,
     `Open ${ready.app_url}/admin/queues in a browser for the queues. Press Ctrl-C to stop everything.`,
     '',
   ].join('\n');

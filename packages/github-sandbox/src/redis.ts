@@ -7,6 +7,8 @@ export interface RedisHandle {
   /** `env`: REDIS_URL; `local`: 127.0.0.1:6379 answered; `private`: a redis-server started for the sandbox. */
   source: 'env' | 'local' | 'private';
   stop(): Promise<void>;
+  /** Resolves when a private redis-server exits (stopped, killed or crashed); never for the others. */
+  exited: Promise<void>;
 }
 
 /** No Redis anywhere; the message says how to get one. */
@@ -59,9 +61,11 @@ export async function findRedis(
   options: { binary?: string; localPort?: number } = {},
 ): Promise<RedisHandle> {
   const none = async () => undefined;
+  const never = new Promise<void>(() => undefined);
   const local = options.localPort ?? 6379;
-  if (env.REDIS_URL) return { url: env.REDIS_URL, source: 'env', stop: none };
-  if (await pingRedis('127.0.0.1', local)) return { url: `redis://127.0.0.1:${local}`, source: 'local', stop: none };
+  if (env.REDIS_URL) return { url: env.REDIS_URL, source: 'env', stop: none, exited: never };
+  if (await pingRedis('127.0.0.1', local))
+    return { url: `redis://127.0.0.1:${local}`, source: 'local', stop: none, exited: never };
   const port = await freePort();
   const child = await startRedisServer(options.binary ?? 'redis-server', port);
   if (!child) throw new RedisNotFoundError();
@@ -69,6 +73,9 @@ export async function findRedis(
     url: `redis://127.0.0.1:${port}`,
     source: 'private',
     stop: () => stopChild(child),
+    exited: new Promise<void>((resolve) =>
+      child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+    ),
   };
 }
 

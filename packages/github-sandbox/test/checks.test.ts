@@ -95,3 +95,74 @@ describe('check runs', () => {
     });
   });
 });
+
+/**
+ * GitHub keeps a completed check run completed, with its conclusion: an update asking for
+ * `in_progress` answers 200 and changes neither (GitHub staff in
+ * github.com/orgs/community/discussions/24761, quoted in taskcluster/taskcluster#5085;
+ * tektoncd/pipelines-as-code#998; Mergifyio/mergify#1989 and lyft/atlantis#265 create a new run
+ * instead), and clearing the conclusion with null is a 422 (flutter/cocoon#5130). A new run of
+ * the same name is what moves the check: the newest run of a name is the one that counts.
+ */
+describe('a completed check run', () => {
+  it('does not go back to in_progress, keeps its conclusion, and is superseded by a newer run of its name', async () => {
+    const done = await octokit.rest.checks.create({
+      ...repo,
+      name: 'escalator/health',
+      head_sha: head,
+      status: 'completed',
+      conclusion: 'success',
+      output: { title: 'health: passed', summary: 'dev runs hello 1.1.0 healthy' },
+    });
+    const reopened = await octokit.rest.checks.update({
+      ...repo,
+      check_run_id: done.data.id,
+      status: 'in_progress',
+      output: { title: 'health: waiting', summary: 'dev is Degraded' },
+    });
+    expect(reopened.status).toBe(200);
+    expect(reopened.data).toMatchObject({
+      status: 'completed',
+      conclusion: 'success',
+      completed_at: done.data.completed_at,
+      output: { title: 'health: waiting', summary: 'dev is Degraded' },
+    });
+    const flipped = await octokit.rest.checks.update({ ...repo, check_run_id: done.data.id, conclusion: 'failure' });
+    expect(flipped.data).toMatchObject({ status: 'completed', conclusion: 'success' });
+    await expect(
+      // What Mergify tried (Mergifyio/mergify#444): the typed client does not allow null, GitHub neither.
+      octokit.request(`PATCH /repos/${repo.owner}/${repo.repo}/check-runs/${done.data.id}`, {
+        status: 'in_progress',
+        conclusion: null,
+      }),
+    ).rejects.toMatchObject({
+      status: 422,
+      message: expect.stringContaining("For 'properties/conclusion', nil is not a string."),
+    });
+    expect((await octokit.rest.checks.get({ ...repo, check_run_id: done.data.id })).data).toMatchObject({
+      status: 'completed',
+      conclusion: 'success',
+    });
+
+    // The way back to pending: a new run of the same name, which the ref's latest list shows.
+    const pending = await octokit.rest.checks.create({
+      ...repo,
+      name: 'escalator/health',
+      head_sha: head,
+      status: 'in_progress',
+    });
+    const latest = await octokit.rest.checks.listForRef({ ...repo, ref: head, check_name: 'escalator/health' });
+    expect(latest.data.check_runs.map((run) => [run.id, run.status])).toEqual([[pending.data.id, 'in_progress']]);
+  });
+
+  it('an in-progress run still completes in place', async () => {
+    const run = await octokit.rest.checks.create({
+      ...repo,
+      name: 'escalator/soak',
+      head_sha: head,
+      status: 'in_progress',
+    });
+    const done = await octokit.rest.checks.update({ ...repo, check_run_id: run.data.id, conclusion: 'success' });
+    expect(done.data).toMatchObject({ id: run.data.id, status: 'completed', conclusion: 'success' });
+  });
+});

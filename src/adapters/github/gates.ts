@@ -261,7 +261,7 @@ const PASSING = new Set(['success', 'neutral', 'skipped']);
 
 /**
  * Whether every context in `contexts` has passed on `sha`, as the merge button judges it: a
- * check run of that name (the newest per name) or a commit status of that context (the newest
+ * check run of that name (the newest per name, by id) or a commit status of that context (the newest
  * per context), success, neutral or skipped. A context nothing reported is `missing`; when
  * GitHub refuses the commit statuses (403: the App lacks Commit statuses read), contexts no check
  * run settles are `unknown` and `passed` is false, with the reason.
@@ -273,18 +273,22 @@ export async function requiredChecksPassed(
   contexts: string[],
 ): Promise<RequiredChecksVerdict> {
   const wanted = new Set(contexts);
-  const runs = new Map<string, 'passed' | 'pending' | 'failed'>();
+  // The newest run of each name decides (the highest id: GitHub numbers runs as they are created,
+  // and `filter=latest` may still list an older run of a name, palantir/policy-bot#821). A gate
+  // that went back to pending is a new run (ensureCheckRun), so an older success never counts.
+  const newest = new Map<string, { id: number; state: 'passed' | 'pending' | 'failed' }>();
   for (let page = 1; page <= 10 && wanted.size > 0; page++) {
     const { data } = await octokit.rest.checks.listForRef({ ...id, ref: sha, filter: 'latest', per_page: 100, page });
     for (const run of data.check_runs) {
-      if (!wanted.has(run.name) || runs.has(run.name)) continue;
-      runs.set(
-        run.name,
-        run.status !== 'completed' ? 'pending' : PASSING.has(run.conclusion ?? '') ? 'passed' : 'failed',
-      );
+      if (!wanted.has(run.name) || (newest.get(run.name)?.id ?? -1) > run.id) continue;
+      newest.set(run.name, {
+        id: run.id,
+        state: run.status !== 'completed' ? 'pending' : PASSING.has(run.conclusion ?? '') ? 'passed' : 'failed',
+      });
     }
     if (data.check_runs.length < 100) break;
   }
+  const runs = new Map([...newest].map(([name, run]) => [name, run.state]));
 
   const statuses = new Map<string, 'passed' | 'pending' | 'failed'>();
   let reason: string | null = null;

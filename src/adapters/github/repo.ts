@@ -387,9 +387,17 @@ export interface CheckState {
 }
 
 /**
- * One check run per (commit, name), updated in place and only when its state or text differs.
- * Re-evaluating a gate never piles up check runs. `fresh`: `sha` is a commit the caller has just
- * written under its repository lease, so no check run of Escalator's is on it yet and none is looked for.
+ * The check run of `name` on `sha` in `state`, written only when its state or text differs.
+ * Re-evaluating a gate never piles up check runs: a run still in progress is updated in place, and
+ * so is the text of a completed one. A completed run is never moved: GitHub keeps a completed check
+ * run's status and conclusion for good (an update asking for `in_progress` answers 200 and changes
+ * nothing: GitHub staff in github.com/orgs/community/discussions/24761, quoted in
+ * taskcluster/taskcluster#5085; tektoncd/pipelines-as-code#998), so a gate that goes back to
+ * pending, or from one conclusion to another, gets a new run of the same name, as Mergify
+ * (Mergifyio/mergify#1989) and Atlantis (lyft/atlantis#265) do. Required checks, auto-merge and
+ * the pull request's checks read the newest run of a name (docs/gates.md). `fresh`: `sha` is a
+ * commit the caller has just written under its repository lease, so no check run of Escalator's
+ * is on it yet and none is looked for.
  */
 export async function ensureCheckRun(
   octokit: Octokit,
@@ -401,8 +409,10 @@ export async function ensureCheckRun(
 ): Promise<number> {
   const existing = options.fresh
     ? undefined
-    : (await octokit.rest.checks.listForRef({ ...id, ref: sha, check_name: name, per_page: 10 })).data.check_runs.find(
-        (run) => run.name === name && run.head_sha === sha,
+    : newestRun(
+        (await octokit.rest.checks.listForRef({ ...id, ref: sha, check_name: name, per_page: 10 })).data.check_runs,
+        name,
+        sha,
       );
   const output = { title: state.title.slice(0, 255), summary: state.summary.slice(0, 65_000) };
   const fields = {
@@ -410,17 +420,36 @@ export async function ensureCheckRun(
     ...(state.status === 'completed' ? { conclusion: state.conclusion ?? 'neutral' } : {}),
     output,
   };
-  if (!existing) {
+  const verdict = (run: { status: string; conclusion?: string | null }) =>
+    run.status === 'completed' ? `completed:${run.conclusion ?? ''}` : 'open';
+  const wanted = state.status === 'completed' ? `completed:${state.conclusion ?? 'neutral'}` : 'open';
+  if (!existing || (existing.status === 'completed' && verdict(existing) !== wanted)) {
     const created = await octokit.rest.checks.create({ ...id, head_sha: sha, name, ...fields });
     return created.data.id;
   }
   const same =
     existing.status === state.status &&
-    (state.status !== 'completed' || existing.conclusion === state.conclusion) &&
+    verdict(existing) === wanted &&
     existing.output?.title === output.title &&
     existing.output?.summary === output.summary;
   if (!same) await octokit.rest.checks.update({ ...id, check_run_id: existing.id, ...fields });
   return existing.id;
+}
+
+/**
+ * The newest run of `name` on `sha`: the highest id, since GitHub numbers check runs in the order
+ * they are created and does not promise the order of a list (palantir/policy-bot#821 read an older
+ * run of a name that `filter=latest` listed too).
+ */
+export function newestRun<R extends { id: number; name: string; head_sha: string }>(
+  runs: readonly R[],
+  name: string,
+  sha: string,
+): R | undefined {
+  let newest: R | undefined;
+  for (const run of runs)
+    if (run.name === name && run.head_sha === sha && (!newest || run.id > newest.id)) newest = run;
+  return newest;
 }
 
 export async function closePull(octokit: Octokit, id: RepoId, number: number, comment: string): Promise<void> {

@@ -169,7 +169,7 @@ export function unfollowedLinkedFolders(node: TargetNode, checkoutDir: string | 
 }
 
 /**
- * `helm template <release> <chart> -f <values…>` when helm is installed; otherwise a clear
+ * `helm template -f <values…> -- <release> <chart>` when helm is installed; otherwise a clear
  * "helm is not installed" outcome carrying the values files, which the planner diffs structurally.
  * A chart the pre-check refuses is not rendered either way.
  */
@@ -192,12 +192,15 @@ export async function renderHelmChart(
   const chart = node.dir === '' ? '.' : `./${node.dir}`;
   const notes = [...(node.release?.notes ?? []), renderedWith(tools.helm.version)];
   const release = node.release;
+  // `--` ends helm's flags (cobra/pflag; helm 3.17 and 4.1 both take it): the release name and
+  // the chart after it are positional whatever they look like (issue 31).
   if (!release) {
     const args = [
       'template',
+      ...(node.valuesFiles ?? []).flatMap((file) => ['-f', `./${file}`]),
+      '--',
       releaseName(node.dir),
       chart,
-      ...(node.valuesFiles ?? []).flatMap((file) => ['-f', `./${file}`]),
     ];
     return withNotes(await renderWithTool('helm template', tools.helm.command, args, checkoutDir, options), notes);
   }
@@ -207,7 +210,7 @@ export async function renderHelmChart(
   try {
     const valuesPath = (index: number): string => join(inline as string, `values-${index}.yaml`);
     release.inlineValues.forEach((values, index) => writeFileSync(valuesPath(index), values.text, { mode: 0o600 }));
-    const args = ['template', release.releaseName, chart, ...releaseTemplateArgs(release, valuesPath)];
+    const args = ['template', ...releaseTemplateArgs(release, valuesPath), '--', release.releaseName, chart];
     const result = await renderWithTool(
       'helm template',
       tools.helm.command,

@@ -56,6 +56,9 @@ export async function renderKustomization(
     };
   const args = [...tools.kustomize.args, '--load-restrictor', 'LoadRestrictionsRootOnly'];
   if (node.needsHelm && tools.helm) args.push('--enable-helm', '--helm-command', tools.helm.command);
-  args.push(node.dir === '' ? '.' : `./${node.dir}`);
+  // `--` ends the flags (cobra; kubectl kustomize and kustomize build both take it). kustomize
+  // builds helm's own argument list; what it takes from the kustomization is checked before this
+  // (src/planners/diff/arguments.ts), since no `--` can be put there.
+  args.push('--', node.dir === '' ? '.' : `./${node.dir}`);
   return renderWithTool('kustomize', tools.kustomize.command, args, checkoutDir, options);
 }

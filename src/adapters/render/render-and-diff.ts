@@ -6,6 +6,7 @@ import {
   buildReport,
   discoverTargets,
   notRenderedDiff,
+  planRefusal,
   stoppedDiff,
   type DiffSide,
   type PlainSide,
@@ -131,6 +132,8 @@ function hostileInput(node: TargetNode, view: TreeView): string | undefined {
  * request; every other remote reference stays a refusal (src/planners/diff/refusal.ts).
  */
 function skipReason(node: TargetNode, allowRemote: boolean): string | undefined {
+  // Values bound for helm's command line that are not what helm expects are refused, not skipped.
+  if ((node.arguments?.length ?? 0) > 0) return undefined;
   if (node.release?.skip !== undefined) return node.release.skip;
   const charts = node.remoteCharts ?? [];
   if (
@@ -298,6 +301,10 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     const hostile = hostileInput(node, view);
     if (hostile) {
       result = { outcome: { status: 'failed', message: hostile }, toolMs: 0, cacheable: true };
+    } else if ((node.arguments?.length ?? 0) > 0) {
+      // Refused before any checkout (src/planners/diff/refusal.ts says why, with files and lines).
+      const message = planRefusal(node, run.allowRemote ?? false) as string;
+      result = { outcome: { status: 'failed', message }, toolMs: 0, cacheable: true };
     } else if (
       node.kind === 'kustomize' &&
       (node.plugins.length > 0 ||

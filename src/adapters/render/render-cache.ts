@@ -42,7 +42,9 @@ export class RenderCache {
     const hash = createHash('sha256');
     hash.update(
       JSON.stringify({
-        v: 3,
+        // 4: renders cached before values bound for helm's command line were checked (issue 31) may
+        // hold what such a value made helm read; none of them is served again.
+        v: 4,
         id: node.id,
         kind: node.kind,
         dir: node.dir,

@@ -68,6 +68,11 @@ export class LocalGitSourceTree implements SourceTree {
 
   /** Open `rev` (a branch, tag or SHA) of the repository at `repoDir`. */
   static open(repoDir: string, rev: string): LocalGitSourceTree {
+    // git reads an argument that starts with `-` as an option (`--end-of-options` needs git 2.30).
+    if (rev.startsWith('-'))
+      throw new NotFoundError(
+        `"${rev}" is not a revision (it starts with "-", which git reads as an option); name a branch, tag or commit SHA`,
+      );
     let sha: string;
     try {
       sha = git(repoDir, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`])
@@ -89,6 +94,9 @@ export class LocalGitSourceTree implements SourceTree {
    * Throws ConflictError when the two do not merge cleanly (GitHub then has no merge commit either).
    */
   static merge(repoDir: string, baseSha: string, headSha: string): LocalGitSourceTree {
+    for (const sha of [baseSha, headSha])
+      if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha))
+        throw new NotFoundError(`"${sha}" is not a commit SHA; merge takes the SHAs LocalGitSourceTree.open resolved`);
     let tree: string;
     try {
       tree = git(repoDir, ['merge-tree', '--write-tree', '--no-messages', baseSha, headSha])

@@ -74,31 +74,4 @@ export class HealthGateStore {
     const next = [record, ...list.filter((item) => item.id !== record.id)].sort((a, b) => b.id - a.id).slice(0, 10);
     await this.redis.set(`${this.prefix}:deployments:${this.repo(key)}:${environment}:${app}`, JSON.stringify(next));
   }
-
-  /**
-   * Why Escalator rolled an (environment, app) back on its own, and to which versions (sorted ids):
-   * the pull request keeps saying it while it proposes those versions, whichever job plans it.
-   */
-  async saveRollbackReason(
-    key: RepoKey,
-    environment: string,
-    app: string,
-    reason: { because: string; versions: string[] },
-  ): Promise<void> {
-    await this.redis.set(
-      `${this.prefix}:rollback-reason:${this.repo(key)}:${environment}:${app}`,
-      JSON.stringify(reason),
-      'EX',
-      7 * 86_400,
-    );
-  }
-
-  async loadRollbackReason(
-    key: RepoKey,
-    environment: string,
-    app: string,
-  ): Promise<{ because: string; versions: string[] } | null> {
-    const text = await this.redis.get(`${this.prefix}:rollback-reason:${this.repo(key)}:${environment}:${app}`);
-    return text ? (JSON.parse(text) as { because: string; versions: string[] }) : null;
-  }
 }

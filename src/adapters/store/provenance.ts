@@ -16,6 +16,33 @@ export class ProvenanceStore {
     );
   }
 
+  /**
+   * The same chain, kept by the merge commit that brought the versions (the commit an
+   * environment's history records): a rollback says which change last brought the versions it
+   * goes back to. Kept 90 days.
+   */
+  async saveProvenanceAt(
+    key: RepoKey,
+    environment: string,
+    app: string,
+    sha: string,
+    sources: string[],
+  ): Promise<void> {
+    await this.redis.set(
+      `${this.prefix}:provenance-at:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}:${sha}`,
+      JSON.stringify(sources.slice(-10)),
+      'EX',
+      90 * 86_400,
+    );
+  }
+
+  async loadProvenanceAt(key: RepoKey, environment: string, app: string, sha: string): Promise<string[]> {
+    const text = await this.redis.get(
+      `${this.prefix}:provenance-at:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}:${sha}`,
+    );
+    return text ? (JSON.parse(text) as string[]) : [];
+  }
+
   async loadProvenance(key: RepoKey, environment: string, app: string): Promise<string[]> {
     const text = await this.redis.get(
       `${this.prefix}:provenance:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}`,

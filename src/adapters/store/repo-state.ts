@@ -10,6 +10,7 @@ import { HoldStore } from './holds.js';
 import { LivingStore } from './living.js';
 import { ProvenanceStore } from './provenance.js';
 import { RefusalStore } from './refusals.js';
+import { RollbackStore } from './rollbacks.js';
 import { SubscriptionStore } from './subscriptions.js';
 import { VersionStore } from './versions.js';
 
@@ -32,6 +33,8 @@ export class RepoState {
   readonly healthGate: HealthGateStore;
   /** The commits each default branch pointed at: the only commits a report posted on GitHub may be about. */
   readonly heads: HeadStore;
+  /** The last rollback of each environment and app: what it holds back, whether it halted. */
+  readonly rollbacks: RollbackStore;
   /** File texts by blob SHA, so plans against an indexed commit read no file from GitHub. */
   readonly blobs: BlobStore;
 
@@ -51,6 +54,7 @@ export class RepoState {
     this.health = new HealthStore(redis, prefix);
     this.healthGate = new HealthGateStore(redis, prefix);
     this.heads = new HeadStore(redis, prefix);
+    this.rollbacks = new RollbackStore(redis, prefix);
     this.blobs = new BlobStore(redis, prefix);
   }
 }

@@ -2,6 +2,7 @@ import type { RepoIndex } from '../../adapters/store/subscriptions.js';
 import { parseDuration } from '../../config/repo-config.js';
 import type { AppHealth } from '../../planners/health.js';
 import { sustainedBad } from '../../planners/health-gate.js';
+import { sameVersions } from '../../planners/rollback.js';
 import { enqueuePromote } from '../../queue/enqueue.js';
 import { refreshDashboard } from './dashboard-refresh.js';
 import type { JobDeps } from './deps.js';
@@ -78,11 +79,15 @@ async function scheduleRollback(
   tolerateMs: number,
 ): Promise<{ delayMs: number } | { skipped: string }> {
   const choice = await chooseRollback(deps, index, environment, app);
-  if (!choice?.current)
+  const running = choice?.current ?? (await deps.store.versions.loadHistory(index, environment, app))[0]?.versions;
+  // Degraded on the versions Escalator rolled it back to: the job halts it (one message), so it is scheduled all the same.
+  const record = await deps.store.rollbacks.load(index, environment, app);
+  const halts = record !== undefined && running !== undefined && sameVersions(running, record.to);
+  if (!choice?.current && !halts)
     return { skipped: `no earlier version of ${app} in ${environment} is recorded; nothing to roll back to` };
   // Only what landed last is rolled back: a report about an older revision is not about it.
   const landed = await versionsAt(deps, index, environment, app, current.revision);
-  if (!landed || JSON.stringify(landed.versions) !== JSON.stringify(choice.current))
+  if (!landed || JSON.stringify(landed.versions) !== JSON.stringify(running))
     return { skipped: `the report is about ${current.revision.slice(0, 7)}, not the versions ${environment} runs now` };
   const spell = current.degradedSince ?? current.reportedAt;
   const now = deps.now().getTime();

@@ -4,6 +4,7 @@ import { parseDuration } from '../../config/repo-config.js';
 import { planHealthGate, type HealthGateApp, type HealthGateDecision } from '../../planners/health-gate.js';
 import type { AppHealth, HealthSource } from '../../planners/health.js';
 import { readVersions, type PromotionInput } from '../../planners/promotion-plan.js';
+import { rollbackNote } from '../../planners/rollback.js';
 import { versionId } from '../../planners/versions.js';
 import type { JobDeps } from './deps.js';
 
@@ -92,9 +93,12 @@ export async function decideHealth(
     const health = await loadHealth(deps, index, source.name, entry.app);
     const containsMerge =
       health && landed ? await revisionContains(deps, octokit, index, landed.sha, health.revision) : undefined;
+    // What became of a rollback of this app in the source (could not be written, halted): said on the failed gate.
+    const note = rollbackNote(await deps.store.rollbacks.load(index, source.name, entry.app), versions);
     apps.push({
       app: entry.app,
       running: runningText(entry.app, versions),
+      ...(note ? { note } : {}),
       ...(landed ? { merge: { sha: landed.sha, at: landed.at } } : {}),
       ...(health ? { health } : {}),
       ...(containsMerge !== undefined ? { containsMerge } : {}),

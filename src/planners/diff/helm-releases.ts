@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { isRemoteReference, readYamlMappings } from './kustomize-reads.js';
+import { fieldLine, isExpectedArgument, refuseArguments, type ArgumentRef } from './arguments.js';
+import { isRemoteReference, readYamlMappings, shown } from './kustomize-reads.js';
 import { resolvePath } from './repo-path.js';
 
 /**
@@ -67,6 +68,12 @@ export interface HelmRelease {
   notes: string[];
   /** Why the release is not rendered (a remote chart, values Escalator cannot resolve). */
   skip?: string;
+  /**
+   * Values bound for helm's argument list that are not what helm expects (release name,
+   * namespaces, values file paths, parameter names, chart version; src/planners/diff/arguments.ts),
+   * each with its file, line and field: the release is refused, whatever else it says.
+   */
+  arguments?: string[];
 }
 
 type Doc = Record<string, unknown>;
@@ -169,7 +176,7 @@ function generatedConfigMaps(file: string, doc: Doc): ConfigMapDoc[] {
 /** Every Argo CD Application source and Flux HelmRelease of the tree that deploys a Helm chart. */
 export function readHelmReleases(tree: ReleaseTree): HelmRelease[] {
   const releases: HelmRelease[] = [];
-  const fluxDocs: Array<{ file: string; doc: Doc }> = [];
+  const fluxDocs: Array<{ file: string; doc: Doc; content: string }> = [];
   const yamlFiles = tree.files.filter((file) => YAML.test(file) && !hidden(file) && !file.includes('/templates/'));
   for (const file of yamlFiles) {
     const content = tree.read(file);
@@ -179,9 +186,9 @@ export function readHelmReleases(tree: ReleaseTree): HelmRelease[] {
     for (const doc of docs.value) {
       const apiVersion = text(doc.apiVersion) ?? '';
       if (apiVersion.startsWith('argoproj.io/') && doc.kind === 'Application')
-        releases.push(...argoReleases(tree, file, doc));
+        releases.push(...argoReleases(tree, file, doc, content));
       else if (apiVersion.startsWith('helm.toolkit.fluxcd.io/') && doc.kind === 'HelmRelease')
-        fluxDocs.push({ file, doc });
+        fluxDocs.push({ file, doc, content });
     }
   }
   // ConfigMaps are read only when a HelmRelease takes values from one, and only files that name it.
@@ -216,8 +223,8 @@ export function readHelmReleases(tree: ReleaseTree): HelmRelease[] {
           });
       }
     }
-  for (const { file, doc } of fluxDocs) {
-    const release = fluxRelease(tree, file, doc, configMaps);
+  for (const { file, doc, content } of fluxDocs) {
+    const release = fluxRelease(tree, file, doc, configMaps, content);
     if (release) releases.push(release);
   }
   // Two definitions of one name (the same Application in two files): each keeps a target, named by its file.
@@ -227,7 +234,12 @@ export function readHelmReleases(tree: ReleaseTree): HelmRelease[] {
   return releases.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-function argoReleases(tree: ReleaseTree, file: string, doc: Doc): HelmRelease[] {
+/** A nonempty string field as an argument to check. */
+function argument(kind: ArgumentRef['kind'], field: string, value: unknown): ArgumentRef[] {
+  return typeof value === 'string' && value !== '' ? [{ kind, field, value }] : [];
+}
+
+function argoReleases(tree: ReleaseTree, file: string, doc: Doc, content: string): HelmRelease[] {
   const metadata = isRecord(doc.metadata) ? doc.metadata : {};
   const name = text(metadata.name);
   if (!name) return [];
@@ -239,6 +251,9 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc): HelmRelease[] 
     : isRecord(spec.source)
       ? [spec.source]
       : [];
+  /** Where a source is written, for the lines of refusals. */
+  const sourceField = (source: Doc): string =>
+    multi ? `spec.sources[${(spec.sources as unknown[]).indexOf(source)}]` : 'spec.source';
   // `ref` sources of a multi-source Application: `$<ref>/path` values files (git sources are this repository).
   const refs = new Map<string, string | undefined>();
   for (const source of sources) {
@@ -269,6 +284,22 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc): HelmRelease[] 
       ARGOCD_APP_SOURCE_PATH: text(source.path) ?? '',
       ARGOCD_APP_SOURCE_TARGET_REVISION: text(source.targetRevision) ?? '',
     };
+    const at = `${sourceField(source)}.helm`;
+    const args: ArgumentRef[] = [
+      ...(text(helm.releaseName)
+        ? argument('release-name', `${at}.releaseName`, helm.releaseName)
+        : argument('release-name', 'metadata.name', name)),
+      ...argument('namespace', `${at}.namespace`, helm.namespace),
+      ...argument('namespace', 'spec.destination.namespace', destination.namespace),
+    ];
+    (Array.isArray(helm.valueFiles) ? helm.valueFiles : []).forEach((written, index) =>
+      args.push(...argument('values-path', `${at}.valueFiles[${index}]`, written)),
+    );
+    (Array.isArray(helm.parameters) ? helm.parameters : []).forEach((parameter, index) => {
+      if (isRecord(parameter))
+        args.push(...argument('parameter-name', `${at}.parameters[${index}].name`, parameter.name));
+    });
+    const refused = refuseArguments(file, content, args);
     const release: HelmRelease = {
       agent: 'argocd',
       id,
@@ -283,6 +314,7 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc): HelmRelease[] 
       ...(helm.skipSchemaValidation === true ? { skipSchemaValidation: true } : {}),
       ...(helm.skipTests === true ? { skipTests: true } : {}),
       reads: [],
+      ...(refused.length > 0 ? { arguments: refused } : {}),
       notes: [
         'Argo CD also passes the cluster’s Kubernetes version and API versions (`--kube-version`, `--api-versions`); Escalator has no cluster, so helm’s defaults stand in for them.',
       ],
@@ -307,7 +339,7 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc): HelmRelease[] 
     const chart = resolvePath('', (text(source.path) ?? '').trim()) as string;
     release.chart = chart;
     const missing: string[] = [];
-    for (const written of Array.isArray(helm.valueFiles) ? helm.valueFiles : []) {
+    for (const [index, written] of (Array.isArray(helm.valueFiles) ? helm.valueFiles : []).entries()) {
       if (typeof written !== 'string') continue;
       // A `$<ref>/` prefix is resolved before the rest is expanded (argo-cd getResolvedValueFiles).
       const refName = refOf(written, refs);
@@ -321,11 +353,16 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc): HelmRelease[] 
         }
         path = resolvePath('', argoEnvsubst(raw.slice(refName.length + 1), env));
       } else if (isRemoteReference(raw)) {
-        release.skip = `the values file ${raw} is remote; values files are never fetched while rendering a pull request`;
+        const field = `${at}.valueFiles[${index}]`;
+        release.skip = `the values file ${raw} (${file} line ${fieldLine(content, field, written)} ${field}) is remote; values files are never fetched while rendering a pull request`;
         return release;
       } else path = raw.startsWith('/') ? resolvePath('', raw.slice(1)) : resolvePath(chart, raw);
       if (path === undefined) {
-        release.skip = `the values file ${raw} is outside the repository`;
+        // Argo CD refuses it too ("outside repository root"): a refusal, with where it is written.
+        const field = `${at}.valueFiles[${index}]`;
+        (release.arguments ??= []).push(
+          `${file} line ${fieldLine(content, field, written)} ${field}: ${shown(written)} is not a path inside the repository`,
+        );
         return release;
       }
       if (!tree.files.includes(path) && helm.ignoreMissingValueFiles === true) {
@@ -360,7 +397,13 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc): HelmRelease[] 
   });
 }
 
-function fluxRelease(tree: ReleaseTree, file: string, doc: Doc, configMaps: ConfigMapDoc[]): HelmRelease | undefined {
+function fluxRelease(
+  tree: ReleaseTree,
+  file: string,
+  doc: Doc,
+  configMaps: ConfigMapDoc[],
+  content: string,
+): HelmRelease | undefined {
   const metadata = isRecord(doc.metadata) ? doc.metadata : {};
   const name = text(metadata.name);
   if (!name) return undefined;
@@ -369,6 +412,24 @@ function fluxRelease(tree: ReleaseTree, file: string, doc: Doc, configMaps: Conf
   const targetNamespace = text(spec.targetNamespace) || undefined;
   const namespace = targetNamespace ?? objectNamespace;
   const install = isRecord(spec.install) ? spec.install : {};
+  const chartSpec0 = isRecord(spec.chart) && isRecord(spec.chart.spec) ? spec.chart.spec : {};
+  // helm-controller's API limits releaseName to 53 and the namespaces to 63 characters
+  // (api/v2/helmrelease_types.go); helm and Kubernetes say which characters.
+  const args: ArgumentRef[] = [
+    ...(text(spec.releaseName)
+      ? argument('release-name', 'spec.releaseName', spec.releaseName)
+      : isExpectedArgument('release-name', shortenReleaseName(targetNamespace ? `${targetNamespace}-${name}` : name))
+        ? []
+        : argument('release-name', 'metadata.name', name)),
+    ...argument('namespace', 'metadata.namespace', objectNamespace),
+    ...argument('namespace', 'spec.targetNamespace', spec.targetNamespace),
+    ...argument('namespace', 'spec.storageNamespace', spec.storageNamespace),
+    ...argument('chart-version', 'spec.chart.spec.version', chartSpec0.version),
+  ];
+  (Array.isArray(chartSpec0.valuesFiles) ? chartSpec0.valuesFiles : []).forEach((written, index) =>
+    args.push(...argument('values-path', `spec.chart.spec.valuesFiles[${index}]`, written)),
+  );
+  const refused = refuseArguments(file, content, args);
   const release: HelmRelease = {
     agent: 'flux',
     id: `flux:${objectNamespace ? `${objectNamespace}/` : ''}${name}`,
@@ -383,6 +444,7 @@ function fluxRelease(tree: ReleaseTree, file: string, doc: Doc, configMaps: Conf
     ...(install.disableSchemaValidation === true ? { skipSchemaValidation: true } : {}),
     reads: [],
     notes: [],
+    ...(refused.length > 0 ? { arguments: refused } : {}),
   };
   const chartRef = isRecord(spec.chartRef) ? spec.chartRef : undefined;
   const chartSpec = isRecord(spec.chart) && isRecord(spec.chart.spec) ? spec.chart.spec : undefined;
@@ -413,11 +475,15 @@ function fluxRelease(tree: ReleaseTree, file: string, doc: Doc, configMaps: Conf
     release.notes.push(
       'CRDs are shown as an install creates them; on an upgrade Flux changes no CRD unless upgrade.crds is Create or CreateReplace.',
     );
-  for (const raw of Array.isArray(chartSpec.valuesFiles) ? chartSpec.valuesFiles : []) {
+  for (const [index, raw] of (Array.isArray(chartSpec.valuesFiles) ? chartSpec.valuesFiles : []).entries()) {
     if (typeof raw !== 'string') continue;
-    const path = resolvePath('', raw.trim());
+    const path = isRemoteReference(raw) ? undefined : resolvePath('', raw.trim());
     if (path === undefined) {
-      release.skip = `the values file ${raw} is outside the repository`;
+      // A path of the GitRepository: outside it, or a URL (Flux would read a file by that name), is refused where it is written.
+      const field = `spec.chart.spec.valuesFiles[${index}]`;
+      (release.arguments ??= []).push(
+        `${file} line ${fieldLine(content, field, raw)} ${field}: ${shown(raw)} is not a path inside the repository`,
+      );
       return release;
     }
     if (!tree.files.includes(path) && chartSpec.ignoreMissingValuesFiles === true) continue;
@@ -462,14 +528,17 @@ function fluxRelease(tree: ReleaseTree, file: string, doc: Doc, configMaps: Conf
   return release;
 }
 
-/** The flags of `helm template` for a release, after `template <release> <chart>`. */
+/**
+ * The flags of `helm template` for a release, before `-- <release> <chart>`. Each value is joined
+ * to its flag (`--namespace=<ns>`), so no value is ever read as a flag of its own.
+ */
 export function releaseTemplateArgs(release: HelmRelease, valuesPath: (index: number) => string): string[] {
   return [
-    ...(release.namespace ? ['--namespace', release.namespace] : []),
-    ...release.valuesFiles.flatMap((file) => ['--values', `./${file}`]),
-    ...release.inlineValues.flatMap((_, index) => ['--values', valuesPath(index)]),
-    ...release.set.flatMap(({ name, value }) => ['--set', `${name}=${value}`]),
-    ...release.setString.flatMap(({ name, value }) => ['--set-string', `${name}=${value}`]),
+    ...(release.namespace ? [`--namespace=${release.namespace}`] : []),
+    ...release.valuesFiles.map((file) => `--values=./${file}`),
+    ...release.inlineValues.map((_, index) => `--values=${valuesPath(index)}`),
+    ...release.set.map(({ name, value }) => `--set=${name}=${value}`),
+    ...release.setString.map(({ name, value }) => `--set-string=${name}=${value}`),
     ...(release.includeCrds ? ['--include-crds'] : []),
     ...(release.skipSchemaValidation ? ['--skip-schema-validation'] : []),
     ...(release.skipTests ? ['--skip-tests'] : []),

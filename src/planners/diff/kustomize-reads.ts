@@ -1,6 +1,7 @@
 import { parseAllDocuments } from 'yaml';
 import { lineAt } from '../image-edit/source.js';
 import { checkYamlInput } from '../yaml-guard.js';
+import type { ArgumentRef } from './arguments.js';
 
 /**
  * What a kustomization file makes kustomize read, read the way kustomize reads it — the pre-check
@@ -51,6 +52,8 @@ export interface ChartRef {
   name?: FieldRef;
   version?: FieldRef;
   repo?: FieldRef;
+  /** What kustomize passes to helm from this entry besides paths (release name, namespace, versions, name template…), checked before any tool runs. */
+  arguments: ArgumentRef[];
 }
 
 export interface KustomizationReads {
@@ -194,11 +197,51 @@ export function readYamlMappings(text: string): ReadOutcome<Record_[]> {
   return { ok: true, value: mappings };
 }
 
-function readChart(chart: Record_, field: string, names: { name: string; version: string; repo: string }): ChartRef {
+/** The fields of a chart entry kustomize puts on helm's argument list, by the names of `helmCharts` or of the old `helmChartInflationGenerator`. */
+const CHART_ARGUMENTS = {
+  helmCharts: [
+    { name: 'releaseName', kind: 'release-name' },
+    { name: 'namespace', kind: 'namespace' },
+    { name: 'nameTemplate', kind: 'name-template' },
+    { name: 'kubeVersion', kind: 'kube-version' },
+    { name: 'valuesFile', kind: 'values-path' },
+  ],
+  helmChartInflationGenerator: [
+    { name: 'releaseName', kind: 'release-name' },
+    { name: 'releaseNamespace', kind: 'namespace' },
+    { name: 'values', kind: 'values-path' },
+  ],
+} as const;
+
+function readChart(
+  chart: Record_,
+  field: string,
+  names: { name: string; version: string; repo: string },
+  form: keyof typeof CHART_ARGUMENTS,
+): ChartRef {
   const [name] = stringField(chart, names.name, field);
   const [version] = stringField(chart, names.version, field);
   const [repo] = stringField(chart, names.repo, field);
-  return { field, ...(name ? { name } : {}), ...(version ? { version } : {}), ...(repo ? { repo } : {}) };
+  const args: ArgumentRef[] = [
+    ...(name ? [{ kind: 'chart-name' as const, ...name }] : []),
+    ...(version ? [{ kind: 'chart-version' as const, ...version }] : []),
+  ];
+  for (const { name: key, kind } of CHART_ARGUMENTS[form])
+    for (const ref of stringField(chart, key, field)) if (ref.value !== '') args.push({ kind, ...ref });
+  if (form === 'helmCharts') {
+    for (const ref of stringList(chart, 'additionalValuesFiles', field)) args.push({ kind: 'values-path', ...ref });
+    for (const ref of stringList(chart, 'apiVersions', field)) args.push({ kind: 'api-version', ...ref });
+  } else
+    for (const { key, value } of pick(chart, 'extraArgs'))
+      if (!Array.isArray(value) || value.length > 0)
+        args.push({ kind: 'extra-args', field: at(field, key), value: JSON.stringify(value) });
+  return {
+    field,
+    ...(name ? { name } : {}),
+    ...(version ? { version } : {}),
+    ...(repo ? { repo } : {}),
+    arguments: args,
+  };
 }
 
 /** The path-valued fields of one kustomization document (see the list at the top). */
@@ -230,11 +273,18 @@ function readDocument(doc: Record_, into: KustomizationReads): void {
     into.homes.push(...stringField(record, 'configHome', field));
   }
   for (const { field, record } of recordList(doc, 'helmCharts')) {
-    into.charts.push(readChart(record, field, { name: 'name', version: 'version', repo: 'repo' }));
+    into.charts.push(readChart(record, field, { name: 'name', version: 'version', repo: 'repo' }, 'helmCharts'));
     into.files.push(...stringField(record, 'valuesFile', field), ...stringList(record, 'additionalValuesFiles', field));
   }
   for (const { field, record } of recordList(doc, 'helmChartInflationGenerator')) {
-    into.charts.push(readChart(record, field, { name: 'chartName', version: 'chartVersion', repo: 'chartRepoUrl' }));
+    into.charts.push(
+      readChart(
+        record,
+        field,
+        { name: 'chartName', version: 'chartVersion', repo: 'chartRepoUrl' },
+        'helmChartInflationGenerator',
+      ),
+    );
     const [home] = stringField(record, 'chartHome', field);
     if (home) into.chartHome = home;
     into.files.push(...stringField(record, 'values', field));
@@ -283,9 +333,11 @@ export function readPluginConfigPaths(
       files.push(...stringField(record, 'path', field));
     const homes = [...stringField(config, 'chartHome'), ...stringField(config, 'configHome')];
     const remote = stringField(config, 'repo');
+    // A HelmChartInflationGenerator configuration is a chart whatever its other fields say.
+    const inflates = stringField(config, 'kind').some((kind) => foldKey(kind.value) === 'helmchartinflationgenerator');
     const charts =
-      stringField(config, 'name').length > 0 && homes.length + remote.length > 0
-        ? [readChart(config, '', { name: 'name', version: 'version', repo: 'repo' })]
+      stringField(config, 'name').length > 0 && (inflates || homes.length + remote.length > 0)
+        ? [readChart(config, '', { name: 'name', version: 'version', repo: 'repo' }, 'helmCharts')]
         : [];
     return { ok: true, value: { files, homes, remote, charts } };
   } catch (error) {
@@ -320,9 +372,4 @@ export function fileSourcePaths(entry: string): string[] {
   return paths;
 }
 
-/** A value for a reason line: as written when plain, JSON-escaped when it holds control characters or edge spaces, cut after 200 characters. */
-export function shown(value: string): string {
-  const cut = value.length > 200 ? `${value.slice(0, 200)}… (${value.length - 200} more characters)` : value;
-  // eslint-disable-next-line no-control-regex
-  return /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|^\s|\s$/.test(value) ? JSON.stringify(cut) : cut;
-}
+export { shown } from './shown.js';

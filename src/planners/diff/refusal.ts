@@ -17,6 +17,8 @@ export function planRefusal(node: TargetNode, allowRemote: boolean): string | un
     return `refused: Escalator never runs exec or container plugins (${node.plugins.join('; ')})`;
   if (node.outside && node.outside.length > 0)
     return `refused: Escalator never reads outside the repository (${node.outside.join('; ')}); keep everything the overlay uses inside the repository`;
+  if (node.arguments && node.arguments.length > 0)
+    return `refused: values that reach helm's command line are not what helm expects (${node.arguments.join('; ')}); correct them and push again`;
   if (node.remote.length > 0 && !allowRemote)
     return `refused: remote resources are not fetched (${node.remote.join(', ')}); vendor them into the repository`;
   return undefined;

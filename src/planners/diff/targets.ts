@@ -11,6 +11,7 @@ import {
   type FieldRef,
 } from './kustomize-reads.js';
 import { readHelmReleases, type HelmRelease } from './helm-releases.js';
+import { fieldLine, refuseArguments } from './arguments.js';
 import { dirname, resolvePath } from './repo-path.js';
 import type { TargetNode } from './types.js';
 
@@ -110,6 +111,8 @@ interface KustomizeWalk {
   outside: string[];
   /** Files the pre-check cannot read as kustomize does: the target is refused. */
   unreadable: string[];
+  /** Values kustomize would pass to helm that are not what helm expects (src/planners/diff/arguments.ts): the target is refused. */
+  arguments: string[];
   /** Symbolic links on the way that lead out of the repository (the checkout removes them; the target is refused). */
   linksOut: string[];
   archives: string[];
@@ -155,11 +158,15 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
     return;
   }
   const reads = read.value;
+  /** A field of this kustomization as refusals name it: file, line and field. */
+  const where = (ref: FieldRef): string => `${file} line ${fieldLine(text ?? '', ref.field, ref.value)} ${ref.field}`;
 
   /** Where a reference lands once symbolic links are followed, or nothing (refused) when it leaves the repository. */
   const land = (ref: FieldRef, value: string, how: Reach): string | undefined => {
     const said =
-      how === 'resource' ? `${file} reads ${shown(ref.value)}` : `${file} ${ref.field} reads ${shown(ref.value)}`;
+      how === 'resource'
+        ? `${file} line ${fieldLine(text ?? '', ref.field, ref.value)} reads ${shown(ref.value)}`
+        : `${where(ref)} reads ${shown(ref.value)}`;
     const path = resolvePath(dir, value);
     if (path === undefined) {
       walk.unsure.push(`${file} references ${ref.value} outside the repository`);
@@ -179,7 +186,7 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
     const candidates = FILE_SOURCE.test(foldKey(ref.field)) ? fileSourcePaths(ref.value) : [ref.value];
     if (candidates.some(isRemoteReference)) {
       walk.remote.push(
-        how === 'resource' || how === 'plugin' ? shown(ref.value) : `${file} ${ref.field}: ${shown(ref.value)}`,
+        how === 'resource' || how === 'plugin' ? shown(ref.value) : `${where(ref)}: ${shown(ref.value)}`,
       );
       return;
     }
@@ -205,7 +212,12 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
   };
 
   /** The builtin fields of plugin configurations that name files (a PatchTransformer's `path`…). */
-  const checkPluginConfig = (config: Record<string, unknown>, label: string): void => {
+  /** `source`: the file the configuration is written in, its text, and the field that holds it when it is inline. */
+  const checkPluginConfig = (
+    config: Record<string, unknown>,
+    label: string,
+    source: { file: string; text: string | undefined; within?: string },
+  ): void => {
     const reason = pluginReason(config);
     if (reason) walk.plugins.push(`${label} ${reason}`);
     const paths = readPluginConfigPaths(config);
@@ -213,6 +225,8 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
       walk.unreadable.push(`${label}${paths.problem}`);
       return;
     }
+    for (const chart of paths.value.charts)
+      walk.arguments.push(...refuseArguments(source.file, source.text, chart.arguments, source.within));
     for (const ref of paths.value.remote)
       if (ref.value.trim() !== '') walk.remote.push(`${label} ${ref.field}: ${shown(ref.value)}`);
     const named = (ref: FieldRef, how: Reach): void => {
@@ -251,7 +265,7 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
       walk.unreadable.push(`${path}${docs.problem}`);
       return;
     }
-    for (const doc of docs.value) checkPluginConfig(doc, path);
+    for (const doc of docs.value) checkPluginConfig(doc, path, { file: path, text: content });
   };
 
   const addResource = (ref: FieldRef, inPluginContext: boolean, how: Reach): void => {
@@ -270,7 +284,8 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
     if (ref.value.includes('\n')) {
       const docs = readYamlMappings(ref.value);
       if (!docs.ok) walk.unreadable.push(`${file} ${ref.field}${docs.problem}`);
-      else for (const doc of docs.value) checkPluginConfig(doc, `${file} ${ref.field}`);
+      else
+        for (const doc of docs.value) checkPluginConfig(doc, `${file} ${ref.field}`, { file, text, within: ref.field });
       continue;
     }
     addResource(ref, true, 'plugin');
@@ -282,16 +297,16 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
     addFile(ref, 'file', false);
   }
   for (const ref of reads.homes) {
-    if (isRemoteReference(ref.value)) walk.outside.push(`${file} ${ref.field} reads ${shown(ref.value)}`);
+    if (isRemoteReference(ref.value)) walk.outside.push(`${where(ref)} reads ${shown(ref.value)}`);
     else addFile(ref, 'home', false);
   }
+  for (const chart of reads.charts) walk.arguments.push(...refuseArguments(file, text, chart.arguments));
   if (reads.charts.length > 0) {
     walk.needsHelm = true;
     const home = reads.chartHome?.value ?? 'charts';
     const homeRef = reads.chartHome ?? { field: 'helmGlobals.chartHome', value: home };
     const homePath = isRemoteReference(home) ? undefined : land(homeRef, home, 'home');
-    if (homePath === undefined && isRemoteReference(home))
-      walk.outside.push(`${file} ${homeRef.field} reads ${shown(home)}`);
+    if (homePath === undefined && isRemoteReference(home)) walk.outside.push(`${where(homeRef)} reads ${shown(home)}`);
     for (const chart of reads.charts) {
       if (homePath === undefined) break;
       const name = chart.name?.value;
@@ -393,6 +408,7 @@ function kustomizeNode(index: Index, dir: string): TargetNode {
     plugins: [],
     outside: [],
     unreadable: [],
+    arguments: [],
     linksOut: [],
     archives: [],
     needsHelm: false,
@@ -413,6 +429,7 @@ function kustomizeNode(index: Index, dir: string): TargetNode {
   if (walk.remoteCharts.length > 0) node.remoteCharts = walk.remoteCharts;
   if (walk.outside.length > 0) node.outside = walk.outside;
   if (walk.unreadable.length > 0) node.unreadable = walk.unreadable;
+  if (walk.arguments.length > 0) node.arguments = [...new Set(walk.arguments)];
   if (walk.linksOut.length > 0) node.linksOut = [...new Set(walk.linksOut)].sort(compare);
   if (walk.archives.length > 0) node.archives = [...new Set(walk.archives)].sort(compare);
   if (index.isSymlink) node.linksFollowed = true;
@@ -504,6 +521,7 @@ function helmNodes(index: Index, chartDir: string, deployedWithDefaults = false)
     plugins: [],
     outside: reads.outside,
     unreadable: reads.unreadable,
+    arguments: [],
     linksOut: [],
     archives: reads.archives,
     needsHelm: false,
@@ -548,7 +566,12 @@ function helmNodes(index: Index, chartDir: string, deployedWithDefaults = false)
  * the repository it names, so a change to them names it as not rendered.
  */
 function releaseNode(index: Index, release: HelmRelease): TargetNode {
-  const own = { id: release.id, kind: 'helm' as const, release };
+  const own = {
+    id: release.id,
+    kind: 'helm' as const,
+    release,
+    ...(release.arguments ? { arguments: release.arguments } : {}),
+  };
   if (release.chart === undefined || release.skip !== undefined)
     return {
       ...own,

@@ -46,6 +46,12 @@ export interface TargetNode extends Target {
    * what they make the tool read is unknown, so the target is refused.
    */
   unreadable?: string[];
+  /**
+   * Values of the repository bound for helm's argument list (release names, namespaces, versions,
+   * name templates, values paths) that are not what helm expects, each with its file, line and
+   * field (src/planners/diff/arguments.ts): the target is refused before any tool runs.
+   */
+  arguments?: string[];
   /** Subchart archives (`charts/*.tgz`) the render reads; the adapter checks what they hold before helm runs. */
   archives?: string[];
   /** Kustomize: symbolic links among or on the way to its inputs that lead out of the repository. */

@@ -202,10 +202,7 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
   const mentions = sites.length > 0 || rendered.refusals.length > 0 || loaded.templates.length > 0;
   if (problems.length > 0) return untouched(kind, mentions, problems);
 
-  const noDigest =
-    options.origin === 'command-line'
-      ? `the image given has none; give it as ${event.repository}:${event.tag}@sha256:… (or remove the pin)`
-      : 'the event carries none; send the digest with the event (or remove the pin)';
+  const noDigest = noDigestReason(options.origin ?? 'event', event);
   const context = { text, event, pinDigest: options.pinDigest === true, noDigest, describe };
   // Refusals about the whole file (kustomize cannot build it, which entry is meant is a guess)
   // leave it untouched; refusals about one entry leave that entry and let the others be edited.
@@ -621,4 +618,18 @@ export function listImages(
     }),
   );
   return { uses, refused: dedupe([...templates, ...refused]) };
+}
+
+/** The end of "… pins a digest but …": why there is no digest to write, said for where the version comes from. */
+function noDigestReason(origin: NonNullable<EditOptions['origin']>, event: ImageEvent): string {
+  switch (origin) {
+    case 'command-line':
+      return `the image given has none; give it as ${event.repository}:${event.tag}@sha256:… (or remove the pin)`;
+    case 'promotion':
+      return `the environment it is promoted from runs ${event.tag} without one; pin the digest there first (or remove the pin here)`;
+    case 'rollback':
+      return `no digest of ${event.tag} is on record to roll back to (this environment ran it by tag); roll back by hand with ${event.repository}:${event.tag}@sha256:… (or remove the pin)`;
+    default:
+      return 'the event carries none; send the digest with the event (or remove the pin)';
+  }
 }

@@ -22,10 +22,11 @@ export interface EditOptions {
    */
   views?: readonly RenderView[];
   /**
-   * Where the new version comes from, for the words of refusals: a registry `event` (the App) or
-   * the `command-line` (`escalator set-image`). @default 'event'
+   * Where the new version comes from, for the words of refusals: a registry `event` (the App), the
+   * `command-line` (`escalator set-image`), the environment a `promotion` reads, or the versions on
+   * record a `rollback` goes back to. @default 'event'
    */
-  origin?: 'event' | 'command-line';
+  origin?: 'event' | 'command-line' | 'promotion' | 'rollback';
   /**
    * Flux image policies (`<namespace>:<name>`, as setter markers name them) and the image each one
    * sets (`images[].fluxPolicies`). A marked field whose policy is listed is the event's site when

@@ -887,7 +887,15 @@ export const FUZZ_OWNER = 'example';
  */
 function agentCases(agent: (typeof agentNames)[number], secrets: Secrets): fc.Arbitrary<FuzzCase> {
   const endpoint = `agents/${agent}`;
-  const paths = fc.constantFrom(`/agents/${agent}`, `/agents/${agent}/`, `/agents/${agent}/${FUZZ_OWNER}/gitops`);
+  // The last two are mistyped URLs with a secret where the owner belongs: refused, and never logged.
+  const paths = fc.constantFrom(
+    `/agents/${agent}`,
+    `/agents/${agent}/`,
+    `/agents/${agent}/${FUZZ_OWNER}/gitops`,
+    `/agents/${agent}/${FUZZ_OWNER}/gitops`,
+    `/agents/${agent}/${agentKey(secrets.agentToken, FUZZ_OWNER)}`,
+    `/agents/${agent}/${FUZZ_OWNER}/gitops/${secrets.agentToken}`,
+  );
   if (agentTable[agent].auth === 'bearer')
     return intakeCases(
       endpoint,

@@ -6,7 +6,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { registries, type RegistryAuth } from '../../../src/events/index.js';
 import { startEscalator, type RunningEscalator } from '../../../src/main/server.js';
-import { createLogger } from '../../../src/observability/logger.js';
+import { createLogger, type Logger } from '../../../src/observability/logger.js';
 import { queueNames } from '../../../src/queue/names.js';
 
 export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -14,6 +14,10 @@ export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** The secrets the fuzzed web role runs with; a case "authenticates" when it uses them. */
 export interface Secrets {
   webhookSecret: string;
+  /** PRIVATE_KEY: the GitHub App's key (PEM). */
+  privateKey: string;
+  /** The relay target's secret (FUZZ_RELAY_SECRET). */
+  relaySecret: string;
   registryToken: string;
   ciToken: string;
   adminToken: string;
@@ -50,7 +54,14 @@ export interface FuzzStack {
  * one target (so verified pushes are relayed) and its admin delivery log. Real Redis, random prefix.
  */
 export async function startFuzzStack(
-  options: { redisUrl?: string; prefix?: string; env?: Record<string, string>; scoped?: boolean } = {},
+  options: {
+    redisUrl?: string;
+    prefix?: string;
+    env?: Record<string, string>;
+    scoped?: boolean;
+    /** The logger the web role writes to (default: silent); the fuzz captures it to look for secrets. */
+    log?: Logger;
+  } = {},
 ): Promise<FuzzStack> {
   const prefix = options.prefix ?? `fuzz-${randomUUID().slice(0, 8)}`;
   const dir = mkdtempSync(join(tmpdir(), 'escalator-fuzz-'));
@@ -66,6 +77,8 @@ export async function startFuzzStack(
   });
   const secrets: Secrets = {
     webhookSecret: `webhook-${randomUUID()}`,
+    privateKey,
+    relaySecret: `relay-${randomUUID()}`,
     registryToken: `registry-${randomUUID()}`,
     ciToken: `ci-${randomUUID()}`,
     adminToken: `admin-${randomUUID()}`,
@@ -149,7 +162,7 @@ export async function startFuzzStack(
       ESCALATOR_GAR_SERVICE_ACCOUNT: secrets.garServiceAccount,
       ESCALATOR_GAR_JWKS_URL: join(dir, 'jwks.json'),
       ESCALATOR_MAX_BODY_BYTES: String(secrets.maxBodyBytes),
-      FUZZ_RELAY_SECRET: 'relay-secret-0123456789',
+      FUZZ_RELAY_SECRET: secrets.relaySecret,
       ESCALATOR_RELAY_TARGETS: JSON.stringify([
         {
           name: 'argocd',
@@ -161,7 +174,7 @@ export async function startFuzzStack(
       ]),
       ...options.env,
     } as NodeJS.ProcessEnv,
-    { prefix, log: createLogger({ level: 'silent' }) },
+    { prefix, log: options.log ?? createLogger({ level: 'silent' }) },
   );
   const redis = new Redis(url, {
     lazyConnect: true,

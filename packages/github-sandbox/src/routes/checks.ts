@@ -28,6 +28,37 @@ const CONCLUSIONS: CheckConclusion[] = [
   'action_required',
 ];
 
+/**
+ * A completed check run keeps its status and its conclusion for good. GitHub answers the update
+ * 200 with the run as it stands: the run does not go back to `in_progress` (or `queued`), and its
+ * conclusion stays (GitHub staff, github.com/orgs/community/discussions/24761#discussioncomment-3245360,
+ * quoted in taskcluster/taskcluster#5085: "Once a check run transitions from the in_progress state
+ * to completed state, it's not possible to modify its status nor its conclusion further"; the call
+ * "succeeded" and nothing changed in tektoncd/pipelines-as-code#998; the same seen by
+ * Mergifyio/mergify#1989 and lyft/atlantis#265, which create a new check run instead). Clearing
+ * the conclusion with `null` is refused with 422 and GitHub's schema message (recorded in
+ * flutter/cocoon#5130: "For 'properties/conclusion', nil is not a string"; Mergifyio/mergify#444:
+ * "we can't set 'null' ourself (Github returns a 4XX)"). What else an update carries (name,
+ * output, details_url, external_id) still applies.
+ */
+function refuseReopening(run: SandboxCheckRun, body: Record<string, unknown>): Record<string, unknown> {
+  if (run.status !== 'completed') return body;
+  // The request is validated against the schema first, as any other update is.
+  const status = field(body, 'status');
+  const conclusion = field(body, 'conclusion');
+  if (status !== undefined && !STATUSES.includes(status as CheckStatus))
+    throw validationFailed([], `status "${status}" is not one of ${STATUSES.join(', ')}`);
+  if (conclusion !== undefined && !CONCLUSIONS.includes(conclusion as CheckConclusion))
+    throw validationFailed([], `conclusion "${conclusion}" is not one of ${CONCLUSIONS.join(', ')}`);
+  if ('conclusion' in body && body.conclusion === null)
+    throw validationFailed(
+      [],
+      `Invalid request.\n\nFor 'properties/conclusion', nil is not a string.\nFor 'properties/conclusion', nil is not a member of [${CONCLUSIONS.map((c) => `"${c}"`).join(', ')}].`,
+    );
+  const { status: _status, conclusion: _conclusion, completed_at: _completedAt, ...rest } = body;
+  return rest;
+}
+
 /** Applies the fields of a create/update body; `completed` needs a conclusion and vice versa. */
 function applyCheckFields(run: SandboxCheckRun, body: Record<string, unknown>, now: Date): void {
   const status = field(body, 'status');
@@ -124,7 +155,7 @@ export function registerCheckRoutes(router: Router, context: SandboxContext): vo
     const repo = requireRepo(context, request, 'write');
     requireInstallation(request);
     const run = findRun(repo, request);
-    applyCheckFields(run, bodyOf(request), state.clock());
+    applyCheckFields(run, refuseReopening(run, bodyOf(request)), state.clock());
     const answer = shape(repo, run);
     await settleAutoMerges(context, repo);
     return json(200, answer);

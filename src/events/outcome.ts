@@ -227,3 +227,22 @@ export function describeIssues(source: string, payload: unknown, error: z.ZodErr
   const more = error.issues.length > 5 ? ` (and ${error.issues.length - 5} more)` : '';
   return `${source}: ${problems.join('; ')}${more}. ${hint}`;
 }
+
+/** One app of one environment of one repository that an image goes to. */
+export interface ImageTarget {
+  owner: string;
+  repo: string;
+  environment: string;
+  app: string;
+}
+
+/** Why an image changed nothing, in the words of the answer and of the status. */
+export type NothingReason = 'no-environment' | 'tag-policy' | 'config-invalid';
+
+/**
+ * What an image job decided, kept as its result (src/jobs/image.ts): read back by a replay answer
+ * and by the status route. It names repositories of the event's scope only. An earlier version
+ * stored the number of bumps (a number); both are read.
+ */
+export type ImageJobResult =
+  { scheduled: number; targets: ImageTarget[]; nothing?: NothingReason } | { refused: string };

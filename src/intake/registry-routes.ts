@@ -9,7 +9,13 @@ import {
   type NormalizeResult,
   type RegistryAuth,
 } from '../events/index.js';
-import { REFUSED_FOR_SENDER } from '../events/outcome.js';
+import { REFUSED_FOR_SENDER, type ImageJobResult, type ImageTarget } from '../events/outcome.js';
+import { forecastImage, withinScope, type ImageForecast } from '../events/image-forecast.js';
+import type { EventScope, ImagePublished } from '../events/image-published.js';
+import type { RepoState } from '../adapters/store/repo-state.js';
+import { bumpBranch } from '../planners/bump-plan.js';
+import { normalizeName, sameRepository } from '../planners/image-ref.js';
+import { parseMarker } from '../planners/pull-marker.js';
 import type { Logger } from '../observability/logger.js';
 import { intakeRequests } from '../observability/metrics.js';
 import { enqueueImage } from '../queue/enqueue.js';
@@ -48,7 +54,17 @@ export interface RegistryRouteOptions {
   verifyGitHubToken?: (token: string) => Promise<Authenticated>;
   onOutcome?: (source: string, outcome: IntakeOutcome, detail?: string) => void;
   now?: () => Date;
+  /**
+   * The subscription index and living pull requests in Redis: the answer says from them what will
+   * happen to each image, and the status route what did. Without it the answer says neither.
+   */
+  store?: Pick<RepoState, 'subscriptions' | 'living'>;
+  /** The host of GitHub's web URLs (pull request links in the status): github.com unless Enterprise. */
+  githubHost?: string;
 }
+
+/** At most this many repositories of the sender's scope are read for one image's answer (the intake stays fast). */
+const FORECAST_REPOS = 50;
 
 /**
  * `POST /registry/<source>` and `POST /api/v1/images`. Each request goes through the same steps:
@@ -75,7 +91,14 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
     let source: string;
     let pathToken: string | undefined;
     let bodyRead = false;
-    if (path === '/api/v1/images') source = 'ci';
+    let statusOf: string | undefined;
+    const status = /^\/(?:api\/v1\/images|registry\/([a-z]+)(?:\/([^/]+))?)\/status\/([^/]+)$/.exec(path);
+    if (status) {
+      source = status[1] ?? 'ci';
+      pathToken = status[2];
+      // Job ids hold no character that needs escaping: anything escaped is no job's id (answered 404).
+      statusOf = status[3] as string;
+    } else if (path === '/api/v1/images') source = 'ci';
     else {
       const match = /^\/registry\/([a-z]+)(?:\/([^/]+))?\/?$/.exec(path);
       if (!match) return false;
@@ -98,6 +121,11 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
             ? 'the CI API is disabled; set ESCALATOR_CI_OIDC_AUDIENCE (GitHub Actions OIDC) or add an ESCALATOR_INTAKE_TOKENS entry for ci to enable it'
             : `${source} intake is disabled; add an ESCALATOR_INTAKE_TOKENS entry${auth === 'path-token' ? ` with sources: ["${source}"]` : ''} to enable it`,
         );
+      }
+      if (statusOf !== undefined) {
+        requireMethod(req, 'GET');
+        const authenticated = await authenticate(req, source, auth, pathToken, options, credentials);
+        return sendJson(res, 200, await imageStatus(options, statusOf, authenticated.scope));
       }
       requireMethod(req, 'POST');
       requireContentType(req, registry?.contentTypes ?? JSON_CONTENT_TYPES);
@@ -147,11 +175,13 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
       }
       const accepted = result.events.length - duplicates.length;
       const { scope } = authenticated;
+      const images = await forecasts(options, result.events, jobs, scope, statusPath(source, pathToken !== undefined));
       // What the events may change: a sender learns here, not from silence, that they apply only to these owners.
       const answer = {
         accepted,
         jobs,
         scope: { credential: scope.by, owners: scope.owners },
+        ...(images ? { images } : {}),
         ...(duplicates.length ? { duplicate: duplicates.length, duplicates } : {}),
         ...(retried.length ? { retried } : {}),
         ...(result.ignored?.length ? { ignored: result.ignored } : {}),
@@ -159,7 +189,13 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
       if (accepted === 0) {
         count(source, 'duplicate');
         options.log.info(
-          { source, deliveryId: context.deliveryId, by: scope.by, duplicates },
+          {
+            source,
+            deliveryId: context.deliveryId,
+            by: scope.by,
+            duplicates,
+            ...(images ? { will: logged(images) } : {}),
+          },
           'Registry event already seen: no new work',
         );
         return sendJson(res, 200, answer);
@@ -172,6 +208,7 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
           by: scope.by,
           owners: scope.owners,
           images: result.events.map((e) => `${e.repository}:${e.tag}`),
+          ...(images ? { will: logged(images) } : {}),
           ...(duplicates.length ? { duplicates } : {}),
           ...(retried.length ? { retried } : {}),
         },
@@ -193,6 +230,172 @@ export function registryRoutes(options: RegistryRouteOptions): Handler {
   };
 }
 
+/** One image of an answer: what will happen to it, and where to ask what did. */
+type ImageAnswer = ImageForecast & { image: string; job: string; status: string; moreRepositories?: number };
+
+/** Where the sender asks what became of a job (the same credential as the announce; a path token is the sender's own to put in). */
+function statusPath(source: string, pathToken: boolean): (job: string) => string {
+  const base = source === 'ci' ? '/api/v1/images' : `/registry/${source}${pathToken ? '/<token>' : ''}`;
+  return (job) => `${base}/status/${encodeURIComponent(job)}`;
+}
+
+/**
+ * What will happen to each image, from the subscription index in Redis only (no GitHub, no
+ * registry: the intake answers before the work). Undefined without a store; an image whose index
+ * cannot be read is `unknown`, and the event is accepted all the same (Redis holds its job).
+ */
+async function forecasts(
+  options: RegistryRouteOptions,
+  events: readonly ImagePublished[],
+  jobs: readonly string[],
+  scope: EventScope,
+  status: (job: string) => string,
+): Promise<ImageAnswer[] | undefined> {
+  const subscriptions = options.store?.subscriptions;
+  if (!subscriptions) return undefined;
+  const answers: ImageAnswer[] = [];
+  for (const [index, event] of events.entries()) {
+    const job = jobs[index] as string;
+    const name = normalizeName(event.repository) ?? event.repository;
+    const image = `${event.repository}:${event.tag}${event.digest ? `@${event.digest}` : ''}`;
+    let forecast: ImageForecast;
+    let more = 0;
+    try {
+      const all = withinScope(scope, await subscriptions.reposUsing(name));
+      const using = all.slice(0, FORECAST_REPOS);
+      if (all.length > using.length) more = all.length - using.length;
+      // Sent together: one round trip's wait for every repository, not one each.
+      const repos = (await Promise.all(using.map((key) => subscriptions.loadRepo(key.owner, key.repo)))).filter(
+        (repo) => repo !== null,
+      );
+      const indexBuilt = repos.length > 0 || (await subscriptions.isBuilt());
+      forecast = forecastImage({ name, repository: event.repository, tag: event.tag, scope, repos, indexBuilt });
+      if (more > 0 && forecast.will === 'nothing')
+        forecast = {
+          ...forecast,
+          will: 'unknown',
+          detail: `${forecast.detail}; ${more} more repositories use the image and were not read for this answer: the status URL gives the outcome`,
+        };
+    } catch (error) {
+      options.log.warn(
+        { err: { message: (error as Error).message }, image },
+        'Could not read the index for the answer',
+      );
+      forecast = {
+        will: 'unknown',
+        detail: 'the index could not be read to say what will happen; the status URL gives the outcome',
+        repositories: [],
+      };
+    }
+    // Repositories past the first FORECAST_REPOS are counted, not read: the job still takes them.
+    answers.push({ image, job, ...forecast, ...(more > 0 ? { moreRepositories: more } : {}), status: status(job) });
+  }
+  return answers;
+}
+
+/** The answer's forecast in a log line: the same words, without the per-repository detail. */
+function logged(images: readonly ImageAnswer[]): unknown[] {
+  return images.map((image) => ({
+    image: image.image,
+    will: image.will,
+    ...(image.reason ? { reason: image.reason } : {}),
+    repositories: image.repositories.map((repo) => repo.repository),
+    detail: image.detail,
+  }));
+}
+
+/**
+ * What became of one image job, for the credential that announced it and no other: a job of
+ * another credential is answered as one that does not exist. Repositories named are those of the
+ * job's result, which holds the scope's only.
+ */
+async function imageStatus(options: RegistryRouteOptions, id: string, scope: EventScope): Promise<unknown> {
+  const notFound = new HttpError(
+    404,
+    `no image event ${id} was announced with this credential (a finished one is kept a day); send the event again to learn what it does`,
+  );
+  if (!/^image__[0-9a-f]{64}__[0-9a-f]{32}$/.test(id)) throw notFound;
+  let job;
+  try {
+    job = await options.producer.queue('image').getJob(id);
+  } catch (error) {
+    throw new QueueUnavailableError(`could not read the job from Redis (${(error as Error).message}); retry shortly`);
+  }
+  const data = job?.data as { event?: ImagePublished; scope?: EventScope } | undefined;
+  if (!job || !data?.event || data.scope?.by !== scope.by) throw notFound;
+  const { event } = data;
+  const image = `${event.repository}:${event.tag}${event.digest ? `@${event.digest}` : ''}`;
+  const state = await job.getState();
+  // Read after the state: a job that completed meanwhile holds its result now.
+  const result =
+    state === 'completed' ? ((await options.producer.queue('image').getJob(id))?.returnvalue as unknown) : undefined;
+  const base = { job: id, image, state };
+  if (state === 'failed')
+    return {
+      ...base,
+      outcome: 'failed',
+      detail: 'the event failed after every retry; send it again to retry it (the worker log of the delivery says why)',
+    };
+  if (state !== 'completed')
+    return { ...base, outcome: 'pending', detail: `it is ${state}; ask again in a few seconds` };
+  if (isRefusal(result)) return { ...base, outcome: 'refused', detail: `it was refused: ${REFUSED_FOR_SENDER}` };
+  const outcome = result as Partial<Extract<ImageJobResult, { scheduled: number }>> | number | undefined;
+  if (typeof outcome !== 'object' || outcome === null || !Array.isArray(outcome.targets))
+    return { ...base, outcome: 'done', detail: duplicateOutcome({ firstSeenAt: '', state, result }) };
+  if (outcome.targets.length === 0)
+    return {
+      ...base,
+      outcome: 'nothing',
+      reason: outcome.nothing ?? 'no-environment',
+      detail: nothingText(outcome.nothing),
+    };
+  const pulls = [];
+  for (const target of outcome.targets) pulls.push(await pullFor(options, target, event));
+  return {
+    ...base,
+    outcome: 'bump',
+    detail: pulls.every((pull) => pull.pull)
+      ? 'every target has a pull request proposing this image'
+      : 'a bump is scheduled for each target; a target without `pull` has no pull request proposing this image yet (ask again after the debounce), or a later tag or a merge replaced it',
+    targets: pulls,
+  };
+}
+
+/** The living pull request of a target when its marker proposes the event's tag (Redis only). */
+async function pullFor(
+  options: RegistryRouteOptions,
+  target: ImageTarget,
+  event: ImagePublished,
+): Promise<{ repository: string; environment: string; app: string; pull?: { number: number; url: string } }> {
+  const where = { repository: `${target.owner}/${target.repo}`, environment: target.environment, app: target.app };
+  const living = options.store?.living;
+  if (!living) return where;
+  const base = bumpBranch(target.environment, target.app);
+  const record = await living.loadLiving(target, base);
+  const own = record.branches[record.at ?? base];
+  const marker = parseMarker(own?.marker);
+  if (!own?.pull || !marker?.images.some((i) => sameRepository(i.repository, event.repository) && i.tag === event.tag))
+    return where;
+  return {
+    ...where,
+    pull: {
+      number: own.pull,
+      url: `https://${options.githubHost ?? 'github.com'}/${target.owner}/${target.repo}/pull/${own.pull}`,
+    },
+  };
+}
+
+function nothingText(reason: string | undefined): string {
+  switch (reason) {
+    case 'tag-policy':
+      return "nothing changed: the tag policy of every repository of the credential's scope that uses the image refuses this tag";
+    case 'config-invalid':
+      return "nothing changed: the repositories of the credential's scope that use the image have an invalid .github/escalator.yml";
+    default:
+      return "nothing changed: no environment in a repository of the credential's scope takes this image from the registry";
+  }
+}
+
 /** What became of the first delivery of an event sent again, in words for the sender. */
 function duplicateOutcome(duplicate: DuplicateJob): string {
   switch (duplicate.state) {
@@ -200,6 +403,10 @@ function duplicateOutcome(duplicate: DuplicateJob): string {
       // The stored reason is never replayed: a job stored by an earlier version held the digest a
       // tag points at, which the sender did not send (the worker's log keeps the reason).
       if (isRefusal(duplicate.result)) return `it was refused: ${REFUSED_FOR_SENDER}`;
+      if (isScheduled(duplicate.result))
+        return duplicate.result.scheduled === 0
+          ? nothingText(duplicate.result.nothing).replace('nothing changed', 'it changed nothing')
+          : `it scheduled ${duplicate.result.scheduled} bump${duplicate.result.scheduled === 1 ? '' : 's'}`;
       return typeof duplicate.result === 'number'
         ? duplicate.result === 0
           ? "it changed nothing: no environment in the credential's scope takes this image with this tag (the log of that delivery says why)"
@@ -210,6 +417,13 @@ function duplicateOutcome(duplicate: DuplicateJob): string {
     default:
       return `it is ${duplicate.state}, not processed yet`;
   }
+}
+
+/** An image job's result of this version: what it scheduled, or why nothing. */
+function isScheduled(result: unknown): result is { scheduled: number; nothing?: string } {
+  return (
+    typeof result === 'object' && result !== null && typeof (result as { scheduled?: unknown }).scheduled === 'number'
+  );
 }
 
 /** An image job's answer when the registry contradicted the event (src/jobs/shared/verify-image.ts). */

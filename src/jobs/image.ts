@@ -2,7 +2,7 @@ import { normalizeName } from '../planners/image-ref.js';
 import { targetKey } from '../planners/versions.js';
 import { acceptsTag, policyFor } from '../planners/tag-policy.js';
 import { scopeRefusal } from '../events/image-published.js';
-import { REFUSED_FOR_SENDER } from '../events/outcome.js';
+import { REFUSED_FOR_SENDER, type ImageJobResult, type ImageTarget } from '../events/outcome.js';
 import { IndexMissingError } from '../observability/errors.js';
 import { enqueueBump, enqueueResync } from '../queue/enqueue.js';
 import type { ImageJob } from '../queue/jobs.js';
@@ -29,7 +29,7 @@ export async function processImageJob(
   deps: JobDeps,
   data: ImageJob,
   { log }: ProcessorContext,
-): Promise<number | { refused: string }> {
+): Promise<ImageJobResult> {
   const { event, scope } = data;
   const name = normalizeName(event.repository) ?? event.repository;
   const using = await deps.store.subscriptions.reposUsing(name);
@@ -40,8 +40,8 @@ export async function processImageJob(
         'the subscription index is being rebuilt from GitHub; this image event retries after it',
       );
     }
-    log.debug({ image: name, tag: event.tag, by: scope.by }, 'No repository uses this image');
-    return 0;
+    log.info({ image: name, tag: event.tag, by: scope.by }, 'No repository uses this image; the event changes nothing');
+    return { scheduled: 0, targets: [], nothing: 'no-environment' };
   }
   const inScope = using.filter((key) => {
     const reason = scopeRefusal(scope, key.owner);
@@ -57,7 +57,8 @@ export async function processImageJob(
       { image: name, tag: event.tag, by: scope.by, owners: scope.owners, refused: using.length },
       'No repository in the scope of the credential uses this image; the event changes nothing',
     );
-    return 0;
+    // The result is read by the sender (replay, status): the same as for an image no one uses.
+    return { scheduled: 0, targets: [], nothing: 'no-environment' };
   }
   // With an owner's credentials for the image, an event its registry contradicts is refused for
   // that owner's repositories before anything is written.
@@ -73,10 +74,15 @@ export async function processImageJob(
   }
   const repos = inScope.filter((key) => !contradicted.has(key.owner.toLowerCase()));
   if (repos.length === 0) return { refused: REFUSED_FOR_SENDER };
-  let scheduled = 0;
+  const scheduled: ImageTarget[] = [];
+  let policyRefused = false;
+  let configInvalid = false;
   for (const key of repos) {
     const index = await deps.store.subscriptions.loadRepo(key.owner, key.repo);
-    if (!index?.config) continue;
+    if (!index?.config) {
+      configInvalid = true;
+      continue;
+    }
     const policy = policyFor(index.config.images, event.repository);
     const verdict = acceptsTag(policy, event.tag);
     if (!verdict.ok) {
@@ -84,6 +90,7 @@ export async function processImageJob(
         { repo: `${key.owner}/${key.repo}`, image: name, tag: event.tag, reason: verdict.reason },
         'Tag not taken by the image policy',
       );
+      policyRefused = true;
       continue;
     }
     const registryEnvironments = new Set(
@@ -105,9 +112,14 @@ export async function processImageJob(
         ...(event.revision ? { revision: event.revision } : {}),
       });
       await enqueueBump(deps.producer, { ...key, ...target }, event, deps.debounceMs);
-      scheduled++;
+      scheduled.push({ owner: key.owner, repo: key.repo, ...target });
     }
   }
-  log.info({ image: name, tag: event.tag, targets: scheduled }, 'Image fanned out');
-  return scheduled;
+  log.info({ image: name, tag: event.tag, targets: scheduled.length }, 'Image fanned out');
+  if (scheduled.length > 0) return { scheduled: scheduled.length, targets: scheduled };
+  return {
+    scheduled: 0,
+    targets: [],
+    nothing: policyRefused ? 'tag-policy' : configInvalid ? 'config-invalid' : 'no-environment',
+  };
 }

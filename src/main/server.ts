@@ -157,6 +157,8 @@ export async function startEscalator(
           registryToken: env.ESCALATOR_REGISTRY_TOKEN,
           ciToken: env.ESCALATOR_CI_TOKEN,
           credentials: intakeCredentials.credentials,
+          store,
+          githubHost: githubWebHost(env.GITHUB_API_URL),
           ...(githubOidc ? { verifyGitHubToken: createGitHubOidcVerifier(githubOidc) } : {}),
           ...(env.ESCALATOR_GAR_AUDIENCE && env.ESCALATOR_GAR_SERVICE_ACCOUNT
             ? {
@@ -199,6 +201,7 @@ export async function startEscalator(
         'GET /metrics',
         'POST /api/github/webhooks',
         'POST /api/v1/images',
+        'GET /api/v1/images/status/<job>',
         ...registrySources.map((source) =>
           registryOf(source)?.auth === 'path-token' ? `POST /registry/${source}/<token>` : `POST /registry/${source}`,
         ),

@@ -74,12 +74,15 @@ export class Producer {
         await stored.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
         return { id, retried: true };
       }
+      // `stored` was read before `state`: a job that completed between the two reads holds no
+      // result in `stored`, so a completed job's result is read after its state, never before.
+      const result = state === 'completed' ? (await queue.getJob(id))?.returnvalue : undefined;
       return {
         id,
         duplicate: {
           firstSeenAt: new Date(stored.timestamp).toISOString(),
           state,
-          ...(state === 'completed' ? { result: stored.returnvalue } : {}),
+          ...(state === 'completed' ? { result } : {}),
         },
       };
     } catch (error) {

@@ -149,7 +149,7 @@ describe('image pushed → pull request (sandbox GitHub, real Redis)', () => {
         },
         { what: 'the image job to finish' },
       );
-      expect(job.returnvalue).toBe(0);
+      expect(job.returnvalue).toEqual({ scheduled: 0, targets: [], nothing: 'no-environment' });
       expect(job.failedReason).toBeUndefined();
     } finally {
       await queue.close();

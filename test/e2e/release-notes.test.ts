@@ -111,7 +111,26 @@ describe('release notes and verified images in bump pull requests', () => {
 
   it('refuses a forged event whose digest the registry does not have, and says so', { timeout: 90_000 }, async () => {
     const forged = { repository: `${registry.host}/team/app`, tag: '1.0.0', digest: `sha256:${'f'.repeat(64)}` };
-    expect((await post(forged)).status).toBe(202);
+    const first = await post(forged);
+    expect(first.status).toBe(202);
+    // The answer's status URL says the same as a replay, to the same credential.
+    const { images } = (await first.json()) as { images: Array<{ status: string }> };
+    const status = await eventually(
+      async () => {
+        const res = await fetch(`${stack.app.url}${images[0]!.status}`, {
+          headers: { authorization: `Bearer ${stack.ciToken}` },
+        });
+        const body = (await res.json()) as { outcome: string; detail: string };
+        return body.outcome === 'pending' ? undefined : body;
+      },
+      { what: 'the status of the forged event' },
+    );
+    expect(status).toMatchObject({
+      outcome: 'refused',
+      detail:
+        "it was refused: the registry did not confirm the announced image (the worker's log of that delivery says why)",
+    });
+    expect(JSON.stringify(status)).not.toContain(running);
     const answer = await eventually(
       async () => {
         const again = (await (await post(forged)).json()) as { duplicates?: Array<{ outcome: string }> };

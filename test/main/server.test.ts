@@ -158,6 +158,7 @@ describe('the web role', () => {
       'GET /metrics',
       'POST /api/github/webhooks',
       'POST /api/v1/images',
+      'GET /api/v1/images/status/<job>',
       ...registrySources.map((source) =>
         registryOf(source)?.auth === 'path-token' ? `POST /registry/${source}/<token>` : `POST /registry/${source}`,
       ),
@@ -166,7 +167,10 @@ describe('the web role', () => {
       'GET /admin/relay/deliveries',
     ]);
     for (const route of body.routes.filter((r) => r.startsWith('GET /') && !r.includes('admin'))) {
-      expect((await fetch(`${app.url}${route.slice(4)}`)).status, route).not.toBe(404);
+      // A route that exists answers, if 404, with its own reason (the status of the CI API: disabled here).
+      const res = await fetch(`${app.url}${route.slice(4)}`);
+      const answer = res.status === 404 ? ((await res.json()) as { error: string }).error : String(res.status);
+      expect(answer, route).not.toMatch(/^No route/);
     }
   });
 });

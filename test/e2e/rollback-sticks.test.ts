@@ -22,7 +22,7 @@ const overlay = (tag: string, byte: string) =>
 const DEV = 'apps/hello/overlays/dev/kustomization.yaml';
 const STAGING = 'apps/hello/overlays/staging/kustomization.yaml';
 
-describe.each(['argocd', 'flux'] as const)(
+describe.concurrent.each(['argocd', 'flux'] as const)(
   'a rollback sticks, reported by %s (sandbox GitHub, real Redis)',
   (agent) => {
     let stack: Stack;

@@ -261,21 +261,9 @@ async function planFirstPromotions(
   versions: IndexedFile['versions'],
   current: Map<string, IndexedFile['versions']>,
 ): Promise<void> {
-  for (const target of index.config?.environments.filter((env) => env.from === environment) ?? []) {
-    if (JSON.stringify(current.get(targetKey(target.name, app)) ?? []) === JSON.stringify(versions)) continue;
-    await enqueuePromote(
-      deps.producer,
-      {
-        installationId: index.installationId,
-        owner: index.owner,
-        repo: index.repo,
-        environment: target.name,
-        app: target.group ? '' : app,
-        reason: 'push',
-      },
-      index.sha,
-    );
-  }
+  const differs = (target: string) =>
+    JSON.stringify(current.get(targetKey(target, app)) ?? []) !== JSON.stringify(versions);
+  await enqueuePromotionsOutOf(deps, index, environment, app, 'push', index.sha, differs);
 }
 
 /**

@@ -110,8 +110,9 @@ export function controlInputs(
 
 /**
  * Plan again every promotion out of `environment` for `app` (a grouped target plans all its apps
- * at once), one job per cause `key`. Returns the target environments. Shared by the index (a
- * merge changed what runs) and the health loop (what runs changed health).
+ * at once), one job per cause `key`; `only` narrows the targets. Returns the target environments.
+ * Shared by the index (a merge changed what runs; the first index, where a target runs other
+ * versions) and the health loop (what runs changed health).
  */
 export async function enqueuePromotionsOutOf(
   deps: Pick<JobDeps, 'producer'>,
@@ -120,8 +121,9 @@ export async function enqueuePromotionsOutOf(
   app: string,
   reason: PromoteJob['reason'],
   key: string,
+  only: (target: string) => boolean = () => true,
 ): Promise<string[]> {
-  const targets = index.config?.environments.filter((env) => env.from === environment) ?? [];
+  const targets = index.config?.environments.filter((env) => env.from === environment && only(env.name)) ?? [];
   for (const target of targets)
     await enqueuePromote(
       deps.producer,

@@ -77,6 +77,21 @@ describe('a flood of commands from people without write access (sandbox GitHub, 
     return all.sort((a, b) => a.id - b.id);
   }
 
+  /** Once the writer's plan reply is written: the App's comments written before it. */
+  async function untilPlanReply(stack: Stack, repos: string[]) {
+    const comments = await eventually(
+      async () => {
+        const written = await appComments(stack, repos);
+        return written.some((c) => c.body?.startsWith(planReply)) ? written : undefined;
+      },
+      { what: "the writer's plan reply" },
+    );
+    return comments.slice(
+      0,
+      comments.findIndex((c) => c.body?.startsWith(planReply)),
+    );
+  }
+
   describe('the cap, and one reply per person per repository', () => {
     const repos = ['flood', 'flood-other'];
     let stack: Stack;
@@ -123,17 +138,7 @@ describe('a flood of commands from people without write access (sandbox GitHub, 
         issue_number: shared.number,
         body: '/escalator plan',
       });
-      const comments = await eventually(
-        async () => {
-          const written = await appComments(stack, repos);
-          return written.some((c) => c.body?.startsWith(planReply)) ? written : undefined;
-        },
-        { what: "the writer's plan reply" },
-      );
-      const before = comments.slice(
-        0,
-        comments.findIndex((c) => c.body?.startsWith(planReply)),
-      );
+      const before = await untilPlanReply(stack, repos);
       expect(before.every((c) => c.body?.includes(refusal))).toBe(true);
       expect(before.length).toBeLessThanOrEqual(REFUSAL_REPLIES_PER_HOUR);
 
@@ -205,17 +210,7 @@ describe('a flood of commands from people without write access (sandbox GitHub, 
         issue_number: issue.number,
         body: '/escalator plan',
       });
-      const comments = await eventually(
-        async () => {
-          const written = await appComments(stack, repos);
-          return written.some((c) => c.body?.startsWith(planReply)) ? written : undefined;
-        },
-        { what: "the writer's plan reply" },
-      );
-      const before = comments.slice(
-        0,
-        comments.findIndex((c) => c.body?.startsWith(planReply)),
-      );
+      const before = await untilPlanReply(stack, repos);
       // Refusals took at most the routine share of the minute; the writer's reply took the next write.
       expect(before.every((c) => c.body?.includes(refusal))).toBe(true);
       expect(before.length).toBeLessThanOrEqual(routine);
@@ -254,14 +249,7 @@ describe('a flood of commands from people without write access (sandbox GitHub, 
       });
       await jobsOf(queue, (author) => author.startsWith(prefix) || author === owner, crowd + 1);
       await queue.resume();
-      const comments = await eventually(
-        async () => {
-          const written = await appComments(stack, repos);
-          return written.some((c) => c.body?.startsWith(planReply)) ? written : undefined;
-        },
-        { what: "the writer's plan reply" },
-      );
-      expect(comments.some((c) => c.body?.startsWith(planReply))).toBe(true);
+      await untilPlanReply(stack, repos);
       // Every outsider is still answered.
       await eventually(
         async () =>

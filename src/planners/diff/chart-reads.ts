@@ -22,6 +22,12 @@ export interface ChartReads {
   unreadable: string[];
   /** Subchart archives whose contents only the adapter can check. */
   archives: string[];
+  /**
+   * The entries of `remote` that are chart dependencies from a chart repository not vendored under
+   * `charts/`: the chart is not rendered (as a remote chart is), rather than refused. When absent,
+   * they are in `remote` only.
+   */
+  dependencies?: string[];
 }
 
 /** The meta-schemas helm's JSON Schema library knows without loading anything. */
@@ -114,9 +120,9 @@ export function checkChartYaml(path: string, text: string, files: ReadonlySet<st
         if (resolvePath(chartDir, repository.slice('file://'.length)) === undefined)
           into.outside.push(`${path} ${field}.${key} reads ${shown(repository)}`);
       } else if (!name || !vendored(name)) {
-        into.remote.push(
-          `${path} ${field}.${key}: ${shown(repository)} (${name ? shown(name) : 'a dependency without a name'} is not vendored under ${chartDir === '' ? '' : `${chartDir}/`}charts/)`,
-        );
+        const entry = `${path} ${field}.${key}: ${shown(repository)} (${name ? shown(name) : 'a dependency without a name'} is not vendored under ${chartDir === '' ? '' : `${chartDir}/`}charts/)`;
+        into.remote.push(entry);
+        into.dependencies?.push(entry);
       }
     }
   }

@@ -7,8 +7,10 @@ import { foldKey, readYamlMappings, recordList, shown, stringField } from './kus
  *   (Escalator never passes it, nor does kustomize) only checks that each dependency is vendored
  *   below `charts/` (`action.CheckDependencies`, `pkg/cmd/install.go`); a `file://` dependency
  *   outside the repository and a remote one that is not vendored are refused here all the same,
- *   so nothing depends on that flag staying off. Helm reads `Chart.yaml` with `sigs.k8s.io/yaml`,
- *   so field names match case-insensitively like kustomize's.
+ *   so nothing depends on that flag staying off. A chart whose only remote reads are dependencies
+ *   not vendored (`dependencies`) is named "not rendered" by the adapter, as a remote chart is.
+ *   Helm reads `Chart.yaml` with `sigs.k8s.io/yaml`, so field names match case-insensitively like
+ *   kustomize's.
  * - `values.schema.json` of the chart and of every subchart: helm compiles it with loaders for
  *   `file`, `http` and `https` (`pkg/chart/common/util/jsonschema.go`), so a `$ref`, `$dynamicRef`,
  *   `$recursiveRef` or an unknown `$schema` fetches a URL or reads any local file. Only

@@ -40,8 +40,11 @@ import { resolvePath } from './repo-path.js';
  *   a note says that an upgrade changes CRDs only with `upgrade.crds: Create|CreateReplace`.
  *
  * A chart that is not in this repository (`https://`, `oci://`, a Helm repository, an
- * OCIRepository or HelmChart reference) is never fetched: the release is a target that is not
- * rendered, with the reason.
+ * OCIRepository or HelmChart reference, a path of another Git repository) is never fetched: the
+ * release is a target that is not rendered, with the reason in a sentence (never an empty name),
+ * and keeps its values for the values diff and image rows. Every Application Helm source and
+ * HelmRelease of a file read as whole objects is a release: none is dropped (issue 36).
+ * Documents of kustomize patches are not read (`ReleaseTree.wholeObjects`, issue 35).
  */
 export interface HelmRelease {
   agent: 'argocd' | 'flux';

@@ -1,15 +1,20 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  APP_OF_APPS_NOTE,
   buildReport,
   diffTarget,
+  diffValuesFiles,
   GITHUB_BODY_LIMIT,
   planCommentLayout,
   renderCheckSummary,
   renderComment,
   scrubText,
   secretStringsFromSources,
+  notRenderedDiff,
   toJsonReport,
+  valuesImageChanges,
+  withAppOfAppsNote,
   type DiffReport,
   type RenderOutcome,
   type SectionLevel,
@@ -337,5 +342,98 @@ describe('secret scrubbing', () => {
       { secrets: ['CANARY-x1'] },
     );
     expect(target.failure?.message).toBe('invalid literal source =[redacted]');
+  });
+});
+
+describe('reasons and what the short form names (issues 35 and 36)', () => {
+  const reason = 'the chart podinfo >=1.0.0 <2 & co comes from the HelmRepository podinfo';
+
+  it('writes a not-rendered reason as prose: backslash escapes in Markdown, entities only inside <summary>', () => {
+    const skipped = notRenderedDiff({ id: 'flux:podinfo/podinfo', kind: 'helm', dir: 'apps' }, 'both', reason);
+    skipped.values = diffValuesFiles([{ path: 'v.yaml', text: 'a: 1\n' }], [{ path: 'v.yaml', text: 'a: 2\n' }]);
+    const body = renderComment(buildReport({ baseSha: SHA_BASE, headSha: SHA_HEAD, targets: [skipped] }), context);
+    expect(body).toContain('> - the chart podinfo \\>=1\\.0\\.0 \\<2 \\& co comes from the HelmRepository podinfo:');
+    const summary = body.split('\n').find((line) => line.startsWith('<summary>')) ?? '';
+    expect(summary).toContain('not rendered (the chart podinfo &#62;=1.0.0 &#60;2 &#38; co comes');
+    expect(body.replace(summary, '')).not.toMatch(/&(gt|lt|amp|#\d+);/);
+    expect(unbalancedMarkdown(body)).toBeUndefined();
+  });
+
+  it('names the helm that rendered in the short form, and shows image rows there', () => {
+    const ok = (tag: string): RenderOutcome => ({
+      status: 'ok',
+      yaml: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {tag: "${tag}"}\n`,
+      notes: ['Rendered with helm v3.17.3.'],
+    });
+    const rendered = diffTarget({ id: 'charts/a', kind: 'helm', dir: 'charts/a' }, ok('1'), ok('1'));
+    const skipped = notRenderedDiff({ id: 'argocd:b', kind: 'helm', dir: 'argocd' }, 'both', 'its chart is elsewhere');
+    skipped.images = valuesImageChanges(
+      'argocd:b',
+      [{ path: 'b.yaml', text: 'image: {repository: ghcr.io/example/b, tag: "1.0"}\n' }],
+      [{ path: 'b.yaml', text: 'image: {repository: ghcr.io/example/b, tag: "1.1"}\n' }],
+      { inOrder: true },
+    );
+    const short = renderComment(buildReport({ baseSha: SHA_BASE, headSha: SHA_HEAD, targets: [rendered] }), context);
+    expect(short.split('\n')[4]).toBe(
+      'No rendered changes as of `bbbbbbb`. 1 target checked, all unchanged. Rendered with helm v3\\.17\\.3\\.',
+    );
+    const withImages = renderComment(
+      buildReport({ baseSha: SHA_BASE, headSha: SHA_HEAD, targets: [rendered, skipped] }),
+      context,
+    );
+    expect(withImages).toContain('**1 not rendered**');
+    expect(withImages).toContain('| `ghcr.io/example/b` | `argocd:b`: `1.0` → `1.1` |');
+  });
+
+  it('gives an image row for a bump in the Helm values of a HelmRelease or an Application object', () => {
+    const release = (tag: string): RenderOutcome => ({
+      status: 'ok',
+      yaml: `apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: podinfo, namespace: podinfo}\nspec:\n  values: {redis: {repository: public.ecr.aws/docker/library/redis, tag: ${tag}}}\n---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec:\n  sources:\n    - {path: charts/web, helm: {values: "image:\\n  repository: ghcr.io/example/web\\n  tag: '${tag}'\\n"}}\n`,
+    });
+    const diff = diffTarget(
+      { id: 'apps/staging', kind: 'kustomize', dir: 'apps/staging' },
+      release('8.6.2'),
+      release('8.6.3'),
+    );
+    expect(diff.images.map((image) => [image.object.kind, image.container, image.from, image.to])).toEqual([
+      ['Application', 'spec.sources[0].helm.values.image', 'ghcr.io/example/web:8.6.2', 'ghcr.io/example/web:8.6.3'],
+      [
+        'HelmRelease',
+        'spec.values.redis',
+        'public.ecr.aws/docker/library/redis:8.6.2',
+        'public.ecr.aws/docker/library/redis:8.6.3',
+      ],
+    ]);
+  });
+
+  it('takes a release values in the order given: a later file wins, whatever its name', () => {
+    const changes = valuesImageChanges(
+      'argocd:a',
+      [
+        { path: 'envs/prod/values.yaml', text: 'image: {repository: r/a, tag: "1"}\n' },
+        { path: 'a.yaml helm.valuesObject', text: '{"image":{"tag":"2"}}' },
+      ],
+      [
+        { path: 'envs/prod/values.yaml', text: 'image: {repository: r/a, tag: "1"}\n' },
+        { path: 'a.yaml helm.valuesObject', text: '{"image":{"tag":"3"}}' },
+      ],
+      { inOrder: true },
+    );
+    expect(changes.map((change) => [change.from, change.to])).toEqual([['r/a:2', 'r/a:3']]);
+  });
+
+  it('notes on a target that renders Argo CD Applications that they are not followed', () => {
+    const apps = (revision: string): RenderOutcome => ({
+      status: 'ok',
+      yaml: `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: guestbook, namespace: argocd}\nspec: {source: {path: guestbook, targetRevision: ${revision}}}\n`,
+    });
+    const chart = withAppOfAppsNote(
+      diffTarget({ id: 'apps', kind: 'helm', dir: 'apps' }, apps('master'), apps('main')),
+    );
+    expect(chart.notes).toContain(APP_OF_APPS_NOTE);
+    const plain = withAppOfAppsNote(
+      diffTarget({ id: 'argocd', kind: 'plain', dir: 'argocd' }, apps('master'), apps('main')),
+    );
+    expect(plain.notes).not.toContain(APP_OF_APPS_NOTE);
   });
 });

@@ -27,7 +27,7 @@ afterAll(() => rmSync(cacheRoot, { recursive: true, force: true }));
 async function renderCase(
   caseDir: string,
   cacheDir: string,
-): Promise<{ markdown: string; json: string; check: string }> {
+): Promise<{ markdown: string; json: string; check: string; conclusion: string }> {
   const repo = buildCaseRepo(caseDir);
   try {
     const { meta } = repo;
@@ -50,7 +50,12 @@ async function renderCase(
       ...(meta.maxChars ? { maxChars: meta.maxChars } : {}),
     });
     const check = renderCheckSummary(report);
-    return { markdown, json: toJsonReport(report), check: `${check.title}\n${check.summary}` };
+    return {
+      markdown,
+      json: toJsonReport(report),
+      check: `${check.title}\n${check.summary}`,
+      conclusion: check.conclusion,
+    };
   } finally {
     repo.cleanup();
   }
@@ -60,7 +65,8 @@ describe('golden rendered diffs', () => {
   it.each(cases)('%s', async (name) => {
     const caseDir = join(FIXTURES, name);
     const meta = readCaseMeta(caseDir);
-    const { markdown, json, check } = await renderCase(caseDir, cacheRoot);
+    const { markdown, json, check, conclusion } = await renderCase(caseDir, cacheRoot);
+    if (meta.conclusion) expect(conclusion, 'the check run concludes').toBe(meta.conclusion);
     const expectedFile = join(caseDir, 'expected.md');
     if (process.env.UPDATE_GOLDEN === '1') writeFileSync(expectedFile, markdown);
     expect(existsSync(expectedFile), `${expectedFile} is missing: run with UPDATE_GOLDEN=1 and review it`).toBe(true);

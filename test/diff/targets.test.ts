@@ -470,3 +470,128 @@ describe('affectedTargets', () => {
     expect(affectedTargets(graph, graph, ['app/a.yaml']).targets.map((target) => target.head?.id)).toEqual(['app']);
   });
 });
+
+describe('which Applications and HelmReleases are releases (issues 35 and 36)', () => {
+  const chart = {
+    'charts/hello/Chart.yaml': 'apiVersion: v2\nname: hello\nversion: 1.0.0\n',
+    'charts/hello/values.yaml': 'image: {repository: ghcr.io/example/hello, tag: "1.0"}\n',
+    'charts/hello/templates/deployment.yaml': deployment,
+  };
+  const releases = (files: Record<string, string>) =>
+    discoverTargets(tree({ ...chart, ...files })).filter((node) => node.release !== undefined);
+  // fluxcd/flux2-kustomize-helm-example apps/base/podinfo/release.yaml and apps/staging/podinfo-values.yaml (trimmed).
+  const podinfo =
+    'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: podinfo, namespace: podinfo}\nspec:\n  chart: {spec: {chart: podinfo, sourceRef: {kind: HelmRepository, name: podinfo}}}\n  values: {redis: {repository: public.ecr.aws/docker/library/redis, tag: 8.6.2}}\n';
+  const patch =
+    'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: podinfo, namespace: podinfo}\nspec:\n  chart: {spec: {version: ">=1.0.0-alpha"}}\n  values: {httpRoute: {hostnames: [podinfo.staging]}}\n';
+
+  it('takes a HelmRelease that a kustomize patch holds for no release (flux2-kustomize-helm-example)', () => {
+    const nodes = releases({
+      'apps/base/podinfo/kustomization.yaml': 'namespace: podinfo\nresources: [release.yaml]\n',
+      'apps/base/podinfo/release.yaml': podinfo,
+      'apps/staging/kustomization.yaml':
+        'resources: [../base/podinfo]\npatches:\n  - path: podinfo-values.yaml\n    target: {kind: HelmRelease}\n',
+      'apps/staging/podinfo-values.yaml': patch,
+      'apps/production/kustomization.yaml':
+        'resources: [../base/podinfo]\npatchesStrategicMerge: [../patches/podinfo.yaml]\n',
+      'apps/patches/podinfo.yaml': patch,
+    });
+    expect(nodes.map((node) => [node.id, node.release?.source])).toEqual([
+      ['flux:podinfo/podinfo', 'apps/base/podinfo/release.yaml'],
+    ]);
+  });
+
+  it('takes no HelmRelease from a file beside a kustomization that it does not list, and still one it lists', () => {
+    const nodes = releases({
+      'apps/web/kustomization.yaml': 'resources: [listed.yaml]\n',
+      'apps/web/listed.yaml': podinfo.replace('name: podinfo,', 'name: listed,'),
+      'apps/web/notes.yaml': podinfo.replace('name: podinfo,', 'name: unlisted,'),
+    });
+    expect(nodes.map((node) => node.id)).toEqual(['flux:podinfo/listed']);
+  });
+
+  it('lists a Flux chart path that this repository does not hold, and a HelmRelease with no chart, with sentences', () => {
+    const nodes = releases({
+      'clusters/prod/other.yaml':
+        'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: other, namespace: apps}\nspec:\n  chart: {spec: {chart: ./charts/other, sourceRef: {kind: GitRepository, name: platform}}}\n',
+      'clusters/prod/bare.yaml':
+        'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: bare, namespace: apps}\nspec:\n  chart: {spec: {chart: "", version: ">=1.0.0"}}\n',
+      'clusters/prod/nochart.yaml':
+        'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: nochart, namespace: apps}\nspec:\n  values: {a: 1}\n',
+    });
+    expect(nodes.map((node) => [node.id, node.release?.skip])).toEqual([
+      [
+        'flux:apps/bare',
+        'its chart (version >=1.0.0) comes from a source it does not name; charts from remote repositories are never fetched while rendering a pull request',
+      ],
+      [
+        'flux:apps/nochart',
+        'it names no chart (neither spec.chart.spec nor spec.chartRef), so there is nothing to render; helm-controller would refuse it too',
+      ],
+      [
+        'flux:apps/other',
+        'the chart path ./charts/other of the GitRepository platform is not a chart directory of this repository (that GitRepository is another repository, or the chart is missing); charts in other Git repositories are never fetched while rendering a pull request',
+      ],
+    ]);
+    for (const node of nodes) expect(node.release?.skip).not.toMatch(/ {2}| ;|the source ;/);
+  });
+
+  it('lists an Argo CD Helm source whose path is in another Git repository, with its values here and inline', () => {
+    const [multi, single, ...rest] = releases({
+      'argocd/a.yaml': [
+        'apiVersion: argoproj.io/v1alpha1',
+        'kind: Application',
+        'metadata: {name: a}',
+        'spec:',
+        '  sources:',
+        '    - {repoURL: https://github.com/example/charts.git, path: charts/a, helm: {valueFiles: [$values/envs/a.yaml, values-prod.yaml]}}',
+        '    - {repoURL: https://github.com/example/gitops.git, ref: values}',
+        '',
+      ].join('\n'),
+      'argocd/b.yaml':
+        'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: b}\nspec:\n  source: {repoURL: https://github.com/example/b.git, path: deploy, helm: {valuesObject: {image: {tag: "2"}}}}\n',
+      'argocd/c.yaml':
+        'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: c}\nspec:\n  source: {repoURL: https://github.com/example/c.git, path: deploy}\n',
+      'envs/a.yaml': 'image: {tag: "1"}\n',
+    });
+    expect(rest).toEqual([]);
+    expect(multi?.id).toBe('argocd:a');
+    expect(multi?.release?.skip).toBe(
+      'its chart (path charts/a of https://github.com/example/charts.git) is not in this repository; charts in other Git repositories are never fetched while rendering a pull request',
+    );
+    expect(multi?.release?.valuesFiles).toEqual(['envs/a.yaml']);
+    expect(multi?.inputFiles).toEqual(['argocd/a.yaml', 'envs/a.yaml']);
+    expect(single?.id).toBe('argocd:b');
+    expect(single?.release?.inlineValues).toEqual([{ name: 'helm.valuesObject', text: '{"image":{"tag":"2"}}' }]);
+  });
+
+  it('keeps remote dependencies that are not vendored apart from other remote reads of a chart', () => {
+    const [node] = discoverTargets(
+      tree({
+        'charts/wp/Chart.yaml':
+          'apiVersion: v2\nname: wp\nversion: 0.1.0\ndependencies:\n  - {name: wordpress, version: 9.0.3, repository: https://charts.helm.sh/stable}\n',
+        'charts/wp/values.yaml': 'a: 1\n',
+        'charts/wp/values.schema.json': '{"$ref": "https://example.com/schema.json"}',
+      }),
+    );
+    expect(node?.remote).toHaveLength(2);
+    expect(node?.remoteDependencies).toEqual([
+      'charts/wp/Chart.yaml dependencies[0].repository: https://charts.helm.sh/stable (wordpress is not vendored under charts/wp/charts/)',
+    ]);
+  });
+
+  it('reads a release values file as the release input only, not as a plain manifest of its folder', () => {
+    const nodes = discoverTargets(
+      tree({
+        ...chart,
+        'argocd/hello.yaml':
+          'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: hello}\nspec:\n  source: {path: charts/hello, helm: {valueFiles: [/envs/prod/hello.yaml]}}\n',
+        'envs/prod/hello.yaml': 'image: {tag: "2.0"}\n',
+        'envs/prod/settings.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n',
+      }),
+    );
+    const plain = nodes.find((node) => node.id === 'envs/prod');
+    expect(plain?.inputFiles).toEqual(['envs/prod/settings.yaml']);
+    expect(nodes.find((node) => node.id === 'argocd:hello')?.inputFiles).toContain('envs/prod/hello.yaml');
+  });
+});

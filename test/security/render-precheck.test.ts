@@ -18,7 +18,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalGitSourceTree, renderAndDiff, type SourceTree } from '../../src/adapters/render/index.js';
 import { refuseHelmChart } from '../../src/adapters/render/helm.js';
 import { refuseKustomization } from '../../src/adapters/render/kustomize.js';
-import { discoverTargets, renderComment, type TargetNode, type TreeView } from '../../src/planners/diff/index.js';
+import {
+  discoverTargets,
+  renderCheckSummary,
+  renderComment,
+  type TargetNode,
+  type TreeView,
+} from '../../src/planners/diff/index.js';
 
 const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata: {v: "1"}\n`;
 
@@ -538,6 +544,47 @@ describe('the pre-check through renderAndDiff', () => {
       `refused: remote resources are not fetched (leak/kustomization.yaml line 3 configMapGenerator[0].files[0]: creds=${upper}/creds); vendor them into the repository`,
     );
     expect(body).not.toContain('CANARY-internal-secret');
+  });
+
+  it('names a chart whose dependencies from a chart repository are not vendored as not rendered: nothing runs, nothing is fetched, the check is neutral (issue 36)', async () => {
+    const url = `http://127.0.0.1:${port}`;
+    const chart = (tag: number, schema?: string): Record<string, string> => ({
+      'chart/Chart.yaml': `apiVersion: v2\nname: chart\nversion: 1.0.0\ndependencies:\n  - {name: lib, version: 1.0.0, repository: "${url}/charts"}\n`,
+      'chart/templates/x.yaml': '{{ . }}\n',
+      'chart/values.yaml': `image: {repository: ghcr.io/example/x, tag: "${tag}"}\n`,
+      ...(schema ? { 'chart/values.schema.json': schema } : {}),
+    });
+    const { dir, shas } = repoWith(
+      { ...chart(1), 'fetching/Chart.yaml': chart(1)['chart/Chart.yaml'] as string, 'fetching/values.yaml': 'a: 1\n' },
+      {
+        ...chart(2),
+        // The same dependency, and a schema that would load a URL: a refusal, as before.
+        'fetching/values.yaml': 'a: 2\n',
+        'fetching/values.schema.json': `{"$ref": "${url}/schema.json"}`,
+      },
+    );
+    const report = await renderAndDiff({
+      base: LocalGitSourceTree.open(dir, shas[0] as string),
+      head: LocalGitSourceTree.open(dir, shas[1] as string),
+      changedPaths: null,
+      options: { cacheDir: join(scratch, 'cache-dependencies'), tools: { helm: fakeHelm() } },
+    });
+    expect(requests).toBe(0);
+    const chartTarget = report.targets.find((target) => target.id === 'chart');
+    expect(chartTarget).toMatchObject({ status: 'not-rendered', alerts: [] });
+    expect(chartTarget?.notRendered).toContain(
+      `its chart depends on charts from chart repositories that are not vendored (chart/Chart.yaml dependencies[0].repository: ${url}/charts (lib is not vendored under chart/charts/))`,
+    );
+    expect(chartTarget?.images.map((image) => [image.from, image.to])).toEqual([
+      ['ghcr.io/example/x:1', 'ghcr.io/example/x:2'],
+    ]);
+    expect(report.targets.find((target) => target.id === 'fetching')?.failure?.message).toContain(
+      `fetching/values.schema.json $ref: ${url}/schema.json`,
+    );
+    // Only the refused target fails the check; the dependency alone would leave it neutral.
+    expect(renderCheckSummary({ ...report, summary: { ...report.summary, failures: 0 } }).conclusion).toBe('neutral');
+    // Two runs, both refusals of `fetching` (base and head) before any tool: none for `chart`.
+    expect(report.stats?.renders).toBe(2);
   });
 
   it('refuses a kustomization that reads through a symlinked folder the graph did not follow, and a chart whose archived subchart schema fetches', async () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import {
   affectedTargets,
   buildReport,
+  diffValuesFiles,
   discoverTargets,
   notRenderedDiff,
   planRefusal,
@@ -15,6 +16,8 @@ import {
   type TargetDiff,
   type TargetNode,
   type TreeView,
+  valuesImageChanges,
+  withAppOfAppsNote,
 } from '../../planners/diff/index.js';
 import { checkYamlInput } from '../../planners/yaml-guard.js';
 import { materializeCheckout, type Checkout } from './checkout.js';
@@ -127,27 +130,34 @@ function hostileInput(node: TargetNode, view: TreeView): string | undefined {
 
 /**
  * Why a target is named as not rendered before anything runs: a release whose chart (or values)
- * is not in the repository, or a kustomization whose only remote references are `helmCharts`
- * chart repositories. Charts from remote repositories are never fetched while rendering a pull
- * request; every other remote reference stays a refusal (src/planners/diff/refusal.ts).
+ * is not in the repository, a kustomization whose only remote references are `helmCharts` chart
+ * repositories, or a chart whose only remote references are dependencies from chart repositories
+ * that are not vendored (Argo CD and Flux fetch them; Escalator fetches nothing while rendering a
+ * pull request). Every other remote reference stays a refusal (src/planners/diff/refusal.ts).
  */
 function skipReason(node: TargetNode, allowRemote: boolean): string | undefined {
   // Values bound for helm's command line that are not what helm expects are refused, not skipped.
   if ((node.arguments?.length ?? 0) > 0) return undefined;
   if (node.release?.skip !== undefined) return node.release.skip;
-  const charts = node.remoteCharts ?? [];
+  const charts = node.kind === 'kustomize' ? (node.remoteCharts ?? []) : [];
+  const dependencies = node.remoteDependencies ?? [];
   if (
-    node.kind !== 'kustomize' ||
     allowRemote ||
-    charts.length === 0 ||
-    node.remote.some((entry) => !charts.includes(entry)) ||
+    charts.length + dependencies.length === 0 ||
+    node.remote.some((entry) => !charts.includes(entry) && !dependencies.includes(entry)) ||
     node.plugins.length > 0 ||
     (node.outside?.length ?? 0) > 0 ||
     (node.unreadable?.length ?? 0) > 0 ||
     (node.linksOut?.length ?? 0) > 0
   )
     return undefined;
-  return `its helmCharts come from remote chart repositories (${charts.join(', ')}); charts from remote repositories are never fetched while rendering a pull request`;
+  const why: string[] = [];
+  if (charts.length > 0) why.push(`its helmCharts come from remote chart repositories (${charts.join(', ')})`);
+  if (dependencies.length > 0)
+    why.push(`its chart depends on charts from chart repositories that are not vendored (${dependencies.join('; ')})`);
+  const vendor =
+    dependencies.length > 0 ? '; run helm dependency build and commit the charts/ folder to have it rendered' : '';
+  return `${why.join(', and ')}; charts from remote repositories are never fetched while rendering a pull request${vendor}`;
 }
 
 async function pool<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
@@ -221,15 +231,19 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     (input.base.blobSha && input.head.blobSha ? changedPathsBetween(input.base, input.head) : null);
   const affected = affectedTargets(baseNodes, headNodes, changed);
   const notes: string[] = [];
-  const unplacedManifests = affected.unplaced.filter(
-    (path) => /\.(ya?ml|json)$/i.test(path) && !path.startsWith('.github/'),
-  );
-  if (unplacedManifests.length > 0) {
-    const shown = unplacedManifests.slice(0, 10).join(', ');
+  // Every changed file no target reads is named, whatever its type (a Jsonnet file Argo CD renders, a script):
+  // the comment never lets a reviewer think a change was looked at when it was not.
+  const unplacedFiles = affected.unplaced.filter((path) => !path.startsWith('.github/'));
+  if (unplacedFiles.length > 0) {
+    const shown = unplacedFiles.slice(0, 10).join(', ');
     notes.push(
-      `Changed files no target reads: ${shown}${unplacedManifests.length > 10 ? ` and ${unplacedManifests.length - 10} more` : ''}.`,
+      `Changed files no target reads: ${shown}${unplacedFiles.length > 10 ? ` and ${unplacedFiles.length - 10} more` : ''}.`,
     );
   }
+  if (unplacedFiles.some((path) => /\.(jsonnet|libsonnet)$/i.test(path)))
+    notes.push(
+      'Escalator does not render Jsonnet (Argo CD renders directories of .jsonnet files): what those files change is not shown.',
+    );
   const maxTargets = options.maxTargets ?? 200;
 
   const checkouts = new Map<string, Promise<Checkout>>();
@@ -265,6 +279,30 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
       const text = view.read(path);
       return text === undefined ? [] : [{ path, text }];
     });
+  };
+
+  /**
+   * The values of a Helm target that is not rendered, in the order helm would take them: the
+   * chart's values.yaml when the chart is in the repository, its values files, then the values
+   * its agent gives inline (named by the file and field that hold them). A file over the YAML
+   * limits is left out.
+   */
+  const releaseValues = (tree: SourceTree, node: TargetNode | undefined): Array<{ path: string; text: string }> => {
+    if (!node || node.kind !== 'helm') return [];
+    const view = views.get(tree) as TreeView;
+    const local = node.release === undefined || node.release.chart !== undefined;
+    const paths = [
+      ...(local ? [node.dir === '' ? 'values.yaml' : `${node.dir}/values.yaml`] : []),
+      ...(node.valuesFiles ?? []),
+      ...(node.release?.valuesFiles ?? []),
+    ];
+    const files = [...new Set(paths)].flatMap((path) => {
+      const text = view.read(path);
+      return text === undefined ? [] : [{ path, text }];
+    });
+    for (const values of node.release?.inlineValues ?? [])
+      files.push({ path: `${node.release?.source ?? ''} ${values.name}`, text: values.text });
+    return files.filter((file) => checkYamlInput(file.text) === undefined);
   };
 
   const renderSide = async (tree: SourceTree, node: TargetNode | undefined): Promise<RenderOutcome | PlainSide> => {
@@ -346,8 +384,15 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
   const diffs = await pool(work, options.concurrency ?? 2, async ({ base, head }): Promise<TargetDiff | undefined> => {
     // A release whose chart (or values) Escalator does not fetch is named with the reason; nothing runs.
     const skip = skipReason(head ?? (base as TargetNode), run.allowRemote ?? false);
-    if (skip !== undefined)
-      return notRenderedDiff((head ?? base) as TargetNode, !base ? 'added' : !head ? 'removed' : 'both', skip);
+    if (skip !== undefined) {
+      const diff = notRenderedDiff((head ?? base) as TargetNode, !base ? 'added' : !head ? 'removed' : 'both', skip);
+      // What its values say still shows: a structural diff of them, and a row per image they change.
+      const [before, after] = [releaseValues(input.base, base), releaseValues(input.head, head)];
+      const values = diffValuesFiles(before, after);
+      if (values.length > 0) diff.values = values;
+      diff.images = valuesImageChanges(diff.id, before, after, { inOrder: true });
+      return diff;
+    }
     const [baseOutcome, headOutcome] = [await renderSide(input.base, base), await renderSide(input.head, head)];
     const target = (head ?? base) as TargetNode;
     let diff: TargetDiff;
@@ -363,7 +408,7 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     }
     // A directory of YAML that holds no Kubernetes object on either side (or no YAML at all) is not a target.
     if (target.kind === 'plain' && diff.status === 'unchanged' && diff.counts.unchanged === 0) return undefined;
-    return diff;
+    return withAppOfAppsNote(diff);
   });
 
   // Targets past the cap are not rendered: named in the comment's headline, never counted as unchanged.

@@ -7,8 +7,10 @@ import { foldKey, readYamlMappings, recordList, shown, stringField } from './kus
  *   (Escalator never passes it, nor does kustomize) only checks that each dependency is vendored
  *   below `charts/` (`action.CheckDependencies`, `pkg/cmd/install.go`); a `file://` dependency
  *   outside the repository and a remote one that is not vendored are refused here all the same,
- *   so nothing depends on that flag staying off. Helm reads `Chart.yaml` with `sigs.k8s.io/yaml`,
- *   so field names match case-insensitively like kustomize's.
+ *   so nothing depends on that flag staying off. A chart whose only remote reads are dependencies
+ *   not vendored (`dependencies`) is named "not rendered" by the adapter, as a remote chart is.
+ *   Helm reads `Chart.yaml` with `sigs.k8s.io/yaml`, so field names match case-insensitively like
+ *   kustomize's.
  * - `values.schema.json` of the chart and of every subchart: helm compiles it with loaders for
  *   `file`, `http` and `https` (`pkg/chart/common/util/jsonschema.go`), so a `$ref`, `$dynamicRef`,
  *   `$recursiveRef` or an unknown `$schema` fetches a URL or reads any local file. Only
@@ -22,6 +24,12 @@ export interface ChartReads {
   unreadable: string[];
   /** Subchart archives whose contents only the adapter can check. */
   archives: string[];
+  /**
+   * The entries of `remote` that are chart dependencies from a chart repository not vendored under
+   * `charts/`: the chart is not rendered (as a remote chart is), rather than refused. When absent,
+   * they are in `remote` only.
+   */
+  dependencies?: string[];
 }
 
 /** The meta-schemas helm's JSON Schema library knows without loading anything. */
@@ -114,9 +122,9 @@ export function checkChartYaml(path: string, text: string, files: ReadonlySet<st
         if (resolvePath(chartDir, repository.slice('file://'.length)) === undefined)
           into.outside.push(`${path} ${field}.${key} reads ${shown(repository)}`);
       } else if (!name || !vendored(name)) {
-        into.remote.push(
-          `${path} ${field}.${key}: ${shown(repository)} (${name ? shown(name) : 'a dependency without a name'} is not vendored under ${chartDir === '' ? '' : `${chartDir}/`}charts/)`,
-        );
+        const entry = `${path} ${field}.${key}: ${shown(repository)} (${name ? shown(name) : 'a dependency without a name'} is not vendored under ${chartDir === '' ? '' : `${chartDir}/`}charts/)`;
+        into.remote.push(entry);
+        into.dependencies?.push(entry);
       }
     }
   }

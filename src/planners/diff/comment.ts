@@ -1,4 +1,4 @@
-import { cell, code, escapeText } from '../markdown.js';
+import { cell, code } from '../markdown.js';
 import { isSecret } from './normalize.js';
 import type { Alert, DiffReport, ImageChange, ObjectChange, ObjectRef, SecretKeyChange, TargetDiff } from './types.js';
 
@@ -57,6 +57,21 @@ function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
 }
 
+/**
+ * Prose in Markdown from text that may hold repository text (reasons, notes, alerts): every
+ * character Markdown or HTML would read is backslash-escaped (CommonMark lets any ASCII
+ * punctuation be), never turned into an HTML entity, so a reason reads as the sentence it is —
+ * `>=1.0.0`, not `&gt;=1.0.0` — wherever the Markdown is shown as text.
+ */
+function prose(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>@~&]/g, (ch) => `\\${ch}`).replace(/\r\n?|\n/g, ' ');
+}
+
+/** Plain text for inside raw HTML (`<summary>`), where Markdown is not parsed: entities. */
+function htmlText(text: string): string {
+  return text.replace(/[&<>"'`@\\|*_[\]#~!]/g, (ch) => `&#${ch.charCodeAt(0)};`).replace(/\r?\n/g, ' ');
+}
+
 /** Text for inside raw HTML (`<summary>`), where markdown is not parsed: entities only. */
 function htmlCode(text: string): string {
   const escaped = clip(text)
@@ -77,7 +92,7 @@ function objectName(ref: ObjectRef): string {
 }
 
 function objectLabel(ref: ObjectRef): string {
-  return `${escapeText(ref.kind)} ${code(clip(objectName(ref)))}`;
+  return `${prose(ref.kind)} ${code(clip(objectName(ref)))}`;
 }
 
 function secretKeyText(change: SecretKeyChange): string {
@@ -198,7 +213,7 @@ function notRenderedBlock(report: DiffReport): string | undefined {
   for (const [reason, ids] of byReason) {
     const names = ids.slice(0, MAX_NOT_RENDERED_NAMES).map((id) => code(clip(id)));
     const more = ids.length > MAX_NOT_RENDERED_NAMES ? ` and ${ids.length - MAX_NOT_RENDERED_NAMES} more` : '';
-    lines.push(`> - ${escapeText(reason)}: ${names.join(', ')}${more}`);
+    lines.push(`> - ${prose(reason)}: ${names.join(', ')}${more}`);
   }
   return lines.join('\n');
 }
@@ -216,9 +231,9 @@ function alertLine(alert: Alert, alsoIn: string[] = []): string {
   const rest =
     alsoIn.length > MAX_ALERT_TARGETS - 1 ? ` and ${alsoIn.length - (MAX_ALERT_TARGETS - 1)} more targets` : '';
   const where = `${code(clip(alert.target))}${more}${rest}`;
-  if (!alert.object) return `${where}: ${escapeText(alert.detail)}`;
+  if (!alert.object) return `${where}: ${prose(alert.detail)}`;
   const field = alert.field ? ` ${code(alert.field)}` : '';
-  return `${where}: ${objectLabel(alert.object)}${field} ${escapeText(alert.detail)}`;
+  return `${where}: ${objectLabel(alert.object)}${field} ${prose(alert.detail)}`;
 }
 
 function alertsBlock(alerts: Alert[]): string {
@@ -333,7 +348,7 @@ function imagesTable(images: ImageChange[]): string {
 }
 
 function notesBlock(report: DiffReport): string {
-  return report.notes.map((note) => `- ${escapeText(clip(note, 500))}`).join('\n');
+  return report.notes.map((note) => `- ${prose(clip(note, 500))}`).join('\n');
 }
 
 /** A command that reproduces the comment from a clone: commits a clone has (never GitHub's merge commit). */
@@ -353,7 +368,7 @@ function reproduceCommand(context: CommentContext): string {
 function footer(report: DiffReport, context: CommentContext): string {
   const s = report.summary;
   const notRendered = s.targetsNotRendered > 0 ? `, ${s.targetsNotRendered} not rendered` : '';
-  return `<sub>Escalator checked ${plural(s.targetsChecked, 'target')} of ${escapeText(clip(context.repository))} (${s.targetsUnchanged} unchanged${notRendered}) without a cluster. Secret values are never shown. Reproduce locally: ${code(reproduceCommand(context))}</sub>`;
+  return `<sub>Escalator checked ${plural(s.targetsChecked, 'target')} of ${prose(clip(context.repository))} (${s.targetsUnchanged} unchanged${notRendered}) without a cluster. Secret values are never shown. Reproduce locally: ${code(reproduceCommand(context))}</sub>`;
 }
 
 // ---------------------------------------------------------------- target sections
@@ -430,7 +445,7 @@ function sectionSummary(target: SectionTarget): string {
   const presence =
     target.presence === 'added' ? ' (new target)' : target.presence === 'removed' ? ' (target removed)' : '';
   const more = target.alsoIn ? ` and ${plural(target.alsoIn.length, 'more target')}, the same change` : '';
-  return `${htmlCode(target.id)}${presence}${more}: ${what}`;
+  return `${htmlCode(target.id)}${presence}${more}: ${htmlText(what)}`;
 }
 
 function sameChangeLine(target: SectionTarget): string | undefined {
@@ -443,14 +458,14 @@ function sameChangeLine(target: SectionTarget): string | undefined {
 
 function renderSection(target: SectionTarget, level: SectionLevel, hunkLines?: number): string {
   if (level === 'line') {
-    const what = escapeText(targetWords(target));
+    const what = prose(targetWords(target));
     const more = target.alsoIn ? ` and ${plural(target.alsoIn.length, 'more target')} (the same change)` : '';
     return `- ${code(clip(target.id))}${more}: ${what}. _Details omitted to fit the comment size; run ${code('escalator diff')} or see the JSON report._`;
   }
   const body: string[] = [];
   const same = sameChangeLine(target);
   if (same) body.push(same);
-  for (const note of target.notes) body.push(`_${escapeText(clip(note, 500))}_`);
+  for (const note of target.notes) body.push(`_${prose(clip(note, 500))}_`);
   if (target.failure) body.push(fenced('text', clip(target.failure.message, level === 'full' ? 2000 : 500)));
   const objects = target.objects.length > 0 ? target.objects : (target.values ?? []);
   if (level === 'objects') {
@@ -598,6 +613,14 @@ export function planCommentLayout(report: DiffReport, context: CommentContext): 
   return { levels, omitted, steps, hunkLines };
 }
 
+/** The helms that rendered some target ("Rendered with helm v3.17.3."), each once. */
+function helmVersions(report: DiffReport): string[] {
+  const lines = new Set<string>();
+  for (const target of report.targets)
+    for (const note of target.notes) if (note.startsWith('Rendered with helm ')) lines.add(note);
+  return [...lines].sort();
+}
+
 function noChangesComment(report: DiffReport, context: CommentContext): string {
   const s = report.summary;
   const notRendered = notRenderedBlock(report);
@@ -613,8 +636,15 @@ function noChangesComment(report: DiffReport, context: CommentContext): string {
       : rendered === 0
         ? `Nothing was rendered as of ${sha}: **${plural(s.targetsNotRendered, 'target')} not rendered**, so this comment cannot say what the change does.`
         : `No rendered changes as of ${sha} in the ${plural(rendered, 'target')} rendered, but **${s.targetsNotRendered} not rendered**.`;
-  const parts = [DIFF_COMMENT_MARKER, '### Rendered manifest diff', first];
+  // The verdict depends on the helm that rendered (helm 3 and 4 render some charts differently): named here too.
+  const helms = helmVersions(report);
+  const parts = [
+    DIFF_COMMENT_MARKER,
+    '### Rendered manifest diff',
+    helms.length > 0 ? `${first} ${prose(helms.join(' '))}` : first,
+  ];
   if (notRendered) parts.push(notRendered);
+  if (report.images.length > 0) parts.push(imagesTable(report.images));
   if (report.notes.length > 0) parts.push(notesBlock(report));
   parts.push(footer(report, context));
   return parts.join('\n\n') + '\n';

@@ -40,8 +40,11 @@ import { resolvePath } from './repo-path.js';
  *   a note says that an upgrade changes CRDs only with `upgrade.crds: Create|CreateReplace`.
  *
  * A chart that is not in this repository (`https://`, `oci://`, a Helm repository, an
- * OCIRepository or HelmChart reference) is never fetched: the release is a target that is not
- * rendered, with the reason.
+ * OCIRepository or HelmChart reference, a path of another Git repository) is never fetched: the
+ * release is a target that is not rendered, with the reason in a sentence (never an empty name),
+ * and keeps its values for the values diff and image rows. Every Application Helm source and
+ * HelmRelease of a file read as whole objects is a release: none is dropped (issue 36).
+ * Documents of kustomize patches are not read (`ReleaseTree.wholeObjects`, issue 35).
  */
 export interface HelmRelease {
   agent: 'argocd' | 'flux';
@@ -100,6 +103,14 @@ export interface ReleaseTree {
   dirs: ReadonlySet<string>;
   read: (path: string) => string | undefined;
   isChart: (dir: string) => boolean;
+  /**
+   * Does kustomize or an agent read this file's documents as whole objects? No for a kustomize
+   * patch (`patches[].path`, `patchesStrategicMerge`) that no kustomization takes as a resource,
+   * and for a file in a kustomization's directory that its kustomization does not list: a partial
+   * HelmRelease in a patch (flux2-kustomize-helm-example `apps/staging/podinfo-values.yaml`) is
+   * no release. Absent: every file is.
+   */
+  wholeObjects?: (file: string) => boolean;
 }
 
 const YAML = /\.ya?ml$/i;
@@ -179,6 +190,7 @@ export function readHelmReleases(tree: ReleaseTree): HelmRelease[] {
   const fluxDocs: Array<{ file: string; doc: Doc; content: string }> = [];
   const yamlFiles = tree.files.filter((file) => YAML.test(file) && !hidden(file) && !file.includes('/templates/'));
   for (const file of yamlFiles) {
+    if (tree.wholeObjects && !tree.wholeObjects(file)) continue;
     const content = tree.read(file);
     if (content === undefined || !HINT.test(content)) continue;
     const docs = readYamlMappings(content);
@@ -264,10 +276,11 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc, content: string
     if (text(source.chart)) return true;
     const path = text(source.path);
     if (path === undefined) return false;
-    const dir = resolvePath('', path.trim());
-    if (dir === undefined || !tree.dirs.has(dir)) return false;
     // Argo CD's explicit types win over what the directory holds.
     if (isRecord(source.kustomize) || isRecord(source.directory) || isRecord(source.plugin)) return false;
+    const dir = resolvePath('', path.trim());
+    // A `helm` source whose path this repository does not hold is a chart of another Git repository: listed, not rendered.
+    if (dir === undefined || !tree.dirs.has(dir)) return isRecord(source.helm);
     return isRecord(source.helm) || tree.isChart(dir);
   });
   return helmSources.map((source, index) => {
@@ -334,9 +347,25 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc, content: string
       }
       const repo = text(source.repoURL) ?? '';
       release.skip = `the chart ${chartName}${text(source.targetRevision) ? ` ${text(source.targetRevision)}` : ''} comes from ${repo || 'a Helm repository'}; ${NOT_FETCHED}`;
-      return release;
+      return withArgoInlineValues(release, helm);
     }
-    const chart = resolvePath('', (text(source.path) ?? '').trim()) as string;
+    const written = (text(source.path) ?? '').trim();
+    const chart = resolvePath('', written);
+    if (chart === undefined || !tree.dirs.has(chart)) {
+      // Values files of a `$ref` git source of this repository still make a change to them name this release.
+      for (const value of Array.isArray(helm.valueFiles) ? helm.valueFiles : []) {
+        const refName = typeof value === 'string' ? refOf(value, refs) : undefined;
+        const refRepo = refName === undefined ? undefined : refs.get(refName);
+        const path =
+          refRepo && !/^oci:\/\//i.test(refRepo)
+            ? resolvePath('', argoEnvsubst((value as string).slice((refName ?? '').length + 1), env))
+            : undefined;
+        if (path !== undefined) release.valuesFiles.push(path);
+      }
+      const repo = text(source.repoURL)?.trim() ?? '';
+      release.skip = `its chart (path ${written || '.'}${repo ? ` of ${repo}` : ''}) is not in this repository; charts in other Git repositories are never fetched while rendering a pull request`;
+      return withArgoInlineValues(release, helm);
+    }
     release.chart = chart;
     const missing: string[] = [];
     for (const [index, written] of (Array.isArray(helm.valueFiles) ? helm.valueFiles : []).entries()) {
@@ -373,10 +402,7 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc, content: string
     }
     if (missing.length > 0)
       release.notes.push(`Missing values files ignored (ignoreMissingValueFiles): ${missing.join(', ')}.`);
-    if (isRecord(helm.valuesObject))
-      release.inlineValues.push({ name: 'helm.valuesObject', text: JSON.stringify(helm.valuesObject) });
-    else if (typeof helm.values === 'string' && helm.values.trim() !== '')
-      release.inlineValues.push({ name: 'helm.values', text: helm.values });
+    withArgoInlineValues(release, helm);
     const set = new Map<string, string>();
     const setString = new Map<string, string>();
     for (const parameter of Array.isArray(helm.parameters) ? helm.parameters.filter(isRecord) : []) {
@@ -395,6 +421,15 @@ function argoReleases(tree: ReleaseTree, file: string, doc: Doc, content: string
       release.skip = 'helm.fileParameters are not rendered by Escalator yet';
     return release;
   });
+}
+
+/** `helm.valuesObject`, or `helm.values` when there is none, as the release's last values (argo-cd repository.go). */
+function withArgoInlineValues(release: HelmRelease, helm: Doc): HelmRelease {
+  if (isRecord(helm.valuesObject))
+    release.inlineValues.push({ name: 'helm.valuesObject', text: JSON.stringify(helm.valuesObject) });
+  else if (typeof helm.values === 'string' && helm.values.trim() !== '')
+    release.inlineValues.push({ name: 'helm.values', text: helm.values });
+  return release;
 }
 
 function fluxRelease(
@@ -448,21 +483,24 @@ function fluxRelease(
   };
   const chartRef = isRecord(spec.chartRef) ? spec.chartRef : undefined;
   const chartSpec = isRecord(spec.chart) && isRecord(spec.chart.spec) ? spec.chart.spec : undefined;
-  if (chartRef) {
-    release.skip = `the chart comes from the ${text(chartRef.kind) ?? 'source'} ${text(chartRef.name) ?? ''}; ${NOT_FETCHED}`;
-    return release;
-  }
-  if (!chartSpec) return undefined;
-  const sourceRef = isRecord(chartSpec.sourceRef) ? chartSpec.sourceRef : {};
-  const chartName = text(chartSpec.chart) ?? '';
-  if (sourceRef.kind !== 'GitRepository') {
-    release.skip = `the chart ${chartName}${text(chartSpec.version) ? ` ${text(chartSpec.version)}` : ''} comes from the ${text(sourceRef.kind) ?? 'source'} ${text(sourceRef.name) ?? ''}; ${NOT_FETCHED}`;
-    return release;
-  }
+  const sourceRef = chartSpec && isRecord(chartSpec.sourceRef) ? chartSpec.sourceRef : {};
+  const chartName = (chartSpec ? text(chartSpec.chart) : undefined)?.trim() ?? '';
   // A GitRepository is taken as this repository (as for deployed directories); a chart path it does not hold is another repository's.
-  const chart = resolvePath('', chartName.trim());
-  if (chart === undefined || chart === '' || !tree.isChart(chart)) return undefined;
-  release.chart = chart;
+  const chart = chartSpec && sourceRef.kind === 'GitRepository' ? resolvePath('', chartName) : undefined;
+  if (chartRef) release.skip = `the chart comes from ${sourceWords(chartRef)}; ${NOT_FETCHED}`;
+  else if (!chartSpec)
+    release.skip =
+      'it names no chart (neither spec.chart.spec nor spec.chartRef), so there is nothing to render; helm-controller would refuse it too';
+  else if (sourceRef.kind !== 'GitRepository')
+    release.skip = `${chartWords(chartName, text(chartSpec.version))} comes from ${sourceWords(sourceRef)}; ${NOT_FETCHED}`;
+  else if (chart === undefined || chart === '' || !tree.isChart(chart))
+    release.skip =
+      chartName === ''
+        ? `it names no chart path in ${sourceWords(sourceRef)}, so there is nothing to render`
+        : `the chart path ${chartName} of ${sourceWords(sourceRef)} is not a chart directory of this repository (that GitRepository is another repository, or the chart is missing); charts in other Git repositories are never fetched while rendering a pull request`;
+  // Not rendered: its values (ConfigMaps, inline) are still read, for the values diff and the image rows.
+  if (release.skip !== undefined || !chartSpec) return withFluxValues(tree, release, spec, configMaps, objectNamespace);
+  release.chart = chart as string;
   // helm-controller's upgrade CRD policy defaults to Skip: CRD changes reach a cluster that already
   // runs the release only with upgrade.crds Create or CreateReplace (api/v2 Upgrade.CRDs).
   const upgrade = isRecord(spec.upgrade) ? spec.upgrade : {};
@@ -489,6 +527,23 @@ function fluxRelease(
     if (!tree.files.includes(path) && chartSpec.ignoreMissingValuesFiles === true) continue;
     release.valuesFiles.push(path);
   }
+  withFluxValues(tree, release, spec, configMaps, objectNamespace);
+  if (Array.isArray(spec.postRenderers) && spec.postRenderers.length > 0)
+    release.notes.push('spec.postRenderers are not applied: the objects are shown as the chart renders them.');
+  return release;
+}
+
+/**
+ * `spec.valuesFrom` ConfigMaps, then `spec.values`, as inline values of the release, in order. A
+ * release that is not rendered keeps them too: its values diff and image rows come from them.
+ */
+function withFluxValues(
+  tree: ReleaseTree,
+  release: HelmRelease,
+  spec: Doc,
+  configMaps: ConfigMapDoc[],
+  objectNamespace: string | undefined,
+): HelmRelease {
   for (const ref of Array.isArray(spec.valuesFrom) ? spec.valuesFrom.filter(isRecord) : []) {
     const kind = text(ref.kind);
     const refName = text(ref.name) ?? '';
@@ -501,7 +556,7 @@ function fluxRelease(
     }
     if (kind !== 'ConfigMap') continue;
     if (text(ref.targetPath)) {
-      release.skip = `valuesFrom ConfigMap ${refName} sets targetPath, which Escalator does not render yet`;
+      release.skip ??= `valuesFrom ConfigMap ${refName} sets targetPath, which Escalator does not render yet`;
       return release;
     }
     const found = configMaps.find(
@@ -516,16 +571,31 @@ function fluxRelease(
         );
         continue;
       }
-      release.skip = `its values come from the ConfigMap ${refName} (key ${key}), which is neither a ConfigMap manifest nor a configMapGenerator file in the repository`;
+      release.skip ??= `its values come from the ConfigMap ${refName} (key ${key}), which is neither a ConfigMap manifest nor a configMapGenerator file in the repository`;
       return release;
     }
     release.reads.push(found.file, ...(generated !== undefined ? [generated] : []));
     release.inlineValues.push({ name: `ConfigMap ${refName} ${key}`, text: value });
   }
   if (isRecord(spec.values)) release.inlineValues.push({ name: 'spec.values', text: JSON.stringify(spec.values) });
-  if (Array.isArray(spec.postRenderers) && spec.postRenderers.length > 0)
-    release.notes.push('spec.postRenderers are not applied: the objects are shown as the chart renders them.');
   return release;
+}
+
+/** A Flux source reference in words: "the HelmRepository podinfo", "an OCIRepository", never an empty name. */
+function sourceWords(ref: Doc): string {
+  const kind = text(ref.kind)?.trim() ?? '';
+  const name = text(ref.name)?.trim() ?? '';
+  if (kind !== '' && name !== '') return `the ${kind} ${name}`;
+  if (kind !== '') return `${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind} it does not name`;
+  if (name !== '') return `the source ${name}`;
+  return 'a source it does not name';
+}
+
+/** "the chart podinfo 6.5.0"; "its chart (version >=1.0.0)" when the name is empty. */
+function chartWords(name: string, version: string | undefined): string {
+  const v = version?.trim() ?? '';
+  if (name === '') return v === '' ? 'its chart' : `its chart (version ${v})`;
+  return v === '' ? `the chart ${name}` : `the chart ${name} ${v}`;
 }
 
 /**

@@ -20,7 +20,7 @@ export { pairObjects, similarity, HASH_SUFFIX } from './pairing.js';
 export { changeAlerts, deletionLoss, removalAlerts } from './risk.js';
 export { containerImages, imageChanges, rollsOut } from './workloads.js';
 export { secretStringsFromObjects, secretStringsFromSources, scrubText } from './scrub.js';
-export { diffValuesFiles, compareSecretKeys } from './values.js';
+export { diffValuesFiles, compareSecretKeys, valuesImageChanges } from './values.js';
 export {
   diffSides,
   diffTarget,
@@ -30,7 +30,7 @@ export {
   type DiffTargetOptions,
   type PlainSide,
 } from './diff-target.js';
-export { buildReport, toJsonReport } from './report.js';
+export { APP_OF_APPS_NOTE, buildReport, toJsonReport, withAppOfAppsNote } from './report.js';
 export {
   renderComment,
   renderCheckSummary,

@@ -65,3 +65,20 @@ export function toJsonReport(report: DiffReport): string {
   const { stats: _stats, ...rest } = report;
   return `${JSON.stringify(rest, null, 2)}\n`;
 }
+
+/** Said on a target that renders Argo CD Applications (an app of apps), which Escalator does not follow. */
+export const APP_OF_APPS_NOTE =
+  'This target renders Argo CD Applications (app of apps): the diff shows how those Application objects change, not what they deploy; Escalator does not follow them.';
+
+/**
+ * The target with the app-of-apps note when a chart or kustomization it renders holds Argo CD
+ * Applications or ApplicationSets that change: what they deploy is not rendered from here
+ * (docs/diff.md, "What is not rendered").
+ */
+export function withAppOfAppsNote(target: TargetDiff): TargetDiff {
+  if (target.kind === 'plain' || target.notes.includes(APP_OF_APPS_NOTE)) return target;
+  const renders = target.objects.some(
+    (object) => object.group === 'argoproj.io' && (object.kind === 'Application' || object.kind === 'ApplicationSet'),
+  );
+  return renders ? { ...target, notes: [...target.notes, APP_OF_APPS_NOTE] } : target;
+}

@@ -106,6 +106,8 @@ interface KustomizeWalk {
   remote: string[];
   /** The remote entries that are `helmCharts` chart repositories. */
   remoteCharts: string[];
+  /** The remote entries that are dependencies of a local chart, from a chart repository and not vendored. */
+  remoteDependencies: string[];
   plugins: string[];
   /** References that leave the repository (`../` past the root, absolute paths, symbolic links out). */
   outside: string[];
@@ -327,6 +329,7 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
           outside: walk.outside,
           unreadable: walk.unreadable,
           archives: walk.archives,
+          dependencies: walk.remoteDependencies,
         };
         checkChart(
           chartDir,
@@ -405,6 +408,7 @@ function kustomizeNode(index: Index, dir: string): TargetNode {
     unsure: [],
     remote: [],
     remoteCharts: [],
+    remoteDependencies: [],
     plugins: [],
     outside: [],
     unreadable: [],
@@ -427,6 +431,7 @@ function kustomizeNode(index: Index, dir: string): TargetNode {
   };
   if (walk.needsHelm) node.needsHelm = true;
   if (walk.remoteCharts.length > 0) node.remoteCharts = walk.remoteCharts;
+  if (walk.remoteDependencies.length > 0) node.remoteDependencies = [...new Set(walk.remoteDependencies)];
   if (walk.outside.length > 0) node.outside = walk.outside;
   if (walk.unreadable.length > 0) node.unreadable = walk.unreadable;
   if (walk.arguments.length > 0) node.arguments = [...new Set(walk.arguments)];
@@ -458,6 +463,44 @@ function referencedKustomizations(index: Index, dirs: string[]): { referenced: S
   return { referenced, components };
 }
 
+/**
+ * Which files kustomize or an agent reads as whole objects: a file a kustomization lists as a
+ * resource, or one outside every kustomization's directory that no kustomization reads another way.
+ * A kustomize patch (`patches[].path`, `patchesStrategicMerge`) is a partial object: a HelmRelease
+ * in it (flux2-kustomize-helm-example `apps/staging/podinfo-values.yaml`, referenced from
+ * `patches:` with `target: kind: HelmRelease`) is merged into the release of a base, and is no
+ * release of its own. The same holds for the generator, CRD and configuration files a
+ * kustomization reads, and for files beside a kustomization that it does not list (kustomize and
+ * the agents build the kustomization, not the folder).
+ */
+function wholeObjectFiles(index: Index, kustomizeDirs: readonly string[]): (file: string) => boolean {
+  const resources = new Set<string>();
+  const partial = new Set<string>();
+  for (const dir of kustomizeDirs) {
+    const file = kustomizationFile(index.files, dir) as string;
+    const followed = followLinks(index, file);
+    const text = followed.escapes === undefined ? index.read(followed.path) : undefined;
+    const read = text === undefined ? undefined : readKustomization(text);
+    if (!read?.ok) continue;
+    const land = (value: string): string | undefined => {
+      const path = resolvePath(dir, value.trim());
+      const real = path === undefined ? undefined : followLinks(index, path);
+      return real === undefined || real.escapes !== undefined || !index.files.has(real.path) ? undefined : real.path;
+    };
+    for (const ref of read.value.resources) {
+      const path = land(ref.value);
+      if (path !== undefined) resources.add(path);
+    }
+    for (const ref of [...read.value.files, ...read.value.strategicMerge]) {
+      if (ref.value.includes('\n')) continue; // an inline patch
+      const path = land(ref.value);
+      if (path !== undefined) partial.add(path);
+    }
+  }
+  const besideKustomization = new Set(kustomizeDirs);
+  return (file) => resources.has(file) || (!partial.has(file) && !besideKustomization.has(dirname(file)));
+}
+
 const DEPLOYER_HINT = /argoproj\.io|toolkit\.fluxcd\.io/;
 
 function isRecordValue(value: unknown): value is Record<string, unknown> {
@@ -475,7 +518,7 @@ function isRecordValue(value: unknown): value is Record<string, unknown> {
  *   its source is a GitRepository (https://fluxcd.io/flux/components/helm/helmreleases/#chart-template).
  * Which repository an agent points at is not checked: a path of this repository is taken as deployed.
  */
-function deployedDirs(index: Index): Set<string> {
+function deployedDirs(index: Index, wholeObjects: (file: string) => boolean): Set<string> {
   const dirs = new Set<string>();
   const add = (value: unknown): void => {
     if (typeof value !== 'string' || isRemoteReference(value)) return;
@@ -483,7 +526,7 @@ function deployedDirs(index: Index): Set<string> {
     if (path !== undefined && path !== '' && index.dirs.has(path)) dirs.add(path);
   };
   for (const file of index.sorted) {
-    if (!YAML_FILE.test(file) || isHidden(file)) continue;
+    if (!YAML_FILE.test(file) || isHidden(file) || !wholeObjects(file)) continue;
     const text = index.read(file);
     if (text === undefined || !DEPLOYER_HINT.test(text)) continue;
     const docs = readYamlMappings(text);
@@ -511,13 +554,14 @@ function helmNodes(index: Index, chartDir: string, deployedWithDefaults = false)
   const files = index.below(chartDir);
   const variants = files.filter((file) => dirname(file) === chartDir && VALUES_VARIANT.test(basename(file)));
   const common = files.filter((file) => !variants.includes(file));
-  const reads: ChartReads = { remote: [], outside: [], unreadable: [], archives: [] };
+  const reads: ChartReads = { remote: [], outside: [], unreadable: [], archives: [], dependencies: [] };
   const scratch: KustomizeWalk = {
     files: new Set(),
     dirs: new Set(),
     unsure: [],
     remote: reads.remote,
     remoteCharts: [],
+    remoteDependencies: [],
     plugins: [],
     outside: reads.outside,
     unreadable: reads.unreadable,
@@ -541,6 +585,7 @@ function helmNodes(index: Index, chartDir: string, deployedWithDefaults = false)
     unsure: [],
     remote: reads.remote,
     plugins: [],
+    ...((reads.dependencies?.length ?? 0) > 0 ? { remoteDependencies: reads.dependencies } : {}),
     ...(reads.outside.length > 0 ? { outside: reads.outside } : {}),
     ...(reads.unreadable.length > 0 ? { unreadable: reads.unreadable } : {}),
     ...(reads.archives.length > 0 ? { archives: reads.archives } : {}),
@@ -592,8 +637,14 @@ function releaseNode(index: Index, release: HelmRelease): TargetNode {
   };
 }
 
-function releasesOf(index: Index, chartDirs: readonly string[], sha: string | undefined): HelmRelease[] {
+function releasesOf(
+  index: Index,
+  chartDirs: readonly string[],
+  sha: string | undefined,
+  wholeObjects: (file: string) => boolean,
+): HelmRelease[] {
   return readHelmReleases({
+    wholeObjects,
     ...(sha !== undefined ? { revision: sha } : {}),
     files: index.sorted,
     dirs: index.dirs,
@@ -620,7 +671,8 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
   const isInChart = (path: string): boolean =>
     chartDirs.some((chart) => chart === '' || path === chart || path.startsWith(`${chart}/`));
 
-  const releases = releasesOf(index, chartDirs, tree.sha);
+  const wholeObjects = wholeObjectFiles(index, kustomizeDirs);
+  const releases = releasesOf(index, chartDirs, tree.sha, wholeObjects);
   const released = new Set(releases.flatMap((release) => (release.chart === undefined ? [] : [release.chart])));
 
   if (options.paths && options.paths.length > 0) {
@@ -671,7 +723,7 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
 
   const { referenced, components } = referencedKustomizations(index, kustomizeDirs);
   // A base that an agent also deploys on its own is a target of its own too.
-  const deployed = deployedDirs(index);
+  const deployed = deployedDirs(index, wholeObjects);
   const nodes: TargetNode[] = [];
   const kustomizeNodes = kustomizeDirs
     .filter((dir) => (!referenced.has(dir) || deployed.has(dir)) && !components.has(dir) && !isInChart(dir))
@@ -700,6 +752,9 @@ export function discoverTargets(tree: TreeView, options: DiscoverOptions = {}): 
     for (const file of node.inputFiles) claimed.add(file);
     for (const dir of node.inputDirs) claimedDirs.add(dir);
   }
+  // A values file of a release is helm's input, not a manifest: read by the release only, so a
+  // YAML error in it is said once, by the release that reads it.
+  for (const release of releases) for (const file of release.valuesFiles) claimed.add(file);
   const underClaimedDir = (file: string): boolean => {
     for (let dir = dirname(file); ; dir = dirname(dir)) {
       if (claimedDirs.has(dir) && dir !== '') return true;

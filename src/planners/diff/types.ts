@@ -34,6 +34,11 @@ export interface TargetNode extends Target {
   remote: string[];
   /** Kustomize: the `helmCharts` entries among `remote` (a chart repository and the chart's name). */
   remoteCharts?: string[];
+  /**
+   * The entries among `remote` that are dependencies of a chart in the repository, from a chart
+   * repository and not vendored under its `charts/`: like a remote chart, the target is not rendered (with why).
+   */
+  remoteDependencies?: string[];
   /** Generator or transformer configurations that would run exec or container plugins. */
   plugins: string[];
   /** References that leave the repository (`../` past its root, absolute paths, symbolic links out). */

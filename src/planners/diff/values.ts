@@ -123,7 +123,7 @@ function mergeValues(into: unknown, over: unknown): unknown {
 }
 
 /** Images values set the Helm way: a mapping with `repository` and `tag` or `digest` (and maybe `registry`), by key path. */
-function valuesImages(value: unknown): Map<string, string> {
+export function valuesImages(value: unknown): Map<string, string> {
   const images = new Map<string, string>();
   const scalar = (item: unknown): string | undefined =>
     typeof item === 'string' || typeof item === 'number' ? String(item) : undefined;
@@ -154,11 +154,18 @@ export function valuesImageChanges(
   target: string,
   base: Array<{ path: string; text: string }>,
   head: Array<{ path: string; text: string }>,
+  options: { inOrder?: boolean } = {},
 ): ImageChange[] {
   const isDefaults = (path: string): boolean => /(^|\/)values\.ya?ml$/.test(path);
-  /** The values helm would use (the chart's values.yaml first, a variant's file over it), and the last file of each image. */
+  /**
+   * The values helm would use (the chart's values.yaml first, a variant's file over it; or, with
+   * `inOrder`, the files as given: a release's values in the order its agent passes them), and
+   * the last file of each image.
+   */
   const effective = (files: Array<{ path: string; text: string }>): Map<string, { ref: string; path: string }> => {
-    const ordered = [...files].sort((a, b) => Number(!isDefaults(a.path)) - Number(!isDefaults(b.path)));
+    const ordered = options.inOrder
+      ? files
+      : [...files].sort((a, b) => Number(!isDefaults(a.path)) - Number(!isDefaults(b.path)));
     let merged: unknown = {};
     const images = new Map<string, { ref: string; path: string }>();
     for (const file of ordered) {
@@ -184,4 +191,33 @@ export function valuesImageChanges(
     });
   }
   return changes;
+}
+
+/**
+ * Images the Helm values held in a GitOps object set, by where they are (`spec.values.redis`):
+ * a Flux HelmRelease's `spec.values` (helm-controller api/v2), an Argo CD Application's
+ * `helm.valuesObject` and `helm.values` of `spec.source` and each `spec.sources[]`
+ * (argo-cd pkg/apis/application/v1alpha1 ApplicationSourceHelm). Where the chart is not rendered
+ * (or the object is a kustomize patch's result), this is the only place a bump in them shows.
+ */
+export function objectValuesImages(object: { group: string; kind: string; body: unknown }): Map<string, string> {
+  const images = new Map<string, string>();
+  const body = isRecord(object.body) ? object.body : {};
+  const spec = isRecord(body.spec) ? body.spec : {};
+  const add = (prefix: string, values: unknown): void => {
+    for (const [path, ref] of valuesImages(values)) images.set(path === '(top)' ? prefix : `${prefix}.${path}`, ref);
+  };
+  if (object.group === 'helm.toolkit.fluxcd.io' && object.kind === 'HelmRelease') add('spec.values', spec.values);
+  if (object.group === 'argoproj.io' && object.kind === 'Application') {
+    const sources: Array<[string, unknown]> = [['spec.source', spec.source]];
+    if (Array.isArray(spec.sources))
+      spec.sources.forEach((source, index) => sources.push([`spec.sources[${index}]`, source]));
+    for (const [at, source] of sources) {
+      const helm = isRecord(source) && isRecord(source.helm) ? source.helm : undefined;
+      if (!helm) continue;
+      if (isRecord(helm.valuesObject)) add(`${at}.helm.valuesObject`, helm.valuesObject);
+      else if (typeof helm.values === 'string') add(`${at}.helm.values`, parseLoose(helm.values));
+    }
+  }
+  return images;
 }

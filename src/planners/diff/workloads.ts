@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ManifestObject } from './manifest.js';
 import { getPath } from './risk.js';
 import type { ImageChange } from './types.js';
+import { objectValuesImages } from './values.js';
 
 /** Where the pod template sits in each workload kind. */
 function templatePath(object: ManifestObject): string | undefined {
@@ -41,8 +42,9 @@ export function containerImages(object: ManifestObject): Map<string, string> {
 
 /** Images that differ between two versions of one workload, by container. */
 export function imageChanges(target: string, base: ManifestObject, head: ManifestObject): ImageChange[] {
-  const before = containerImages(base);
-  const after = containerImages(head);
+  // Containers of a workload; for a HelmRelease or an Application, the images its Helm values set, by values path.
+  const before = new Map([...containerImages(base), ...objectValuesImages(base)]);
+  const after = new Map([...containerImages(head), ...objectValuesImages(head)]);
   const names = [...new Set([...before.keys(), ...after.keys()])].sort();
   const object = { group: head.group, kind: head.kind, namespace: head.namespace, name: head.name };
   const changes: ImageChange[] = [];

@@ -31,6 +31,8 @@ export const CaseMeta = z.object({
   helmOutputsDiffer: z.boolean().default(false),
   /** What must not appear anywhere in the comment. */
   absent: z.array(z.string()).default([]),
+  /** The check run's conclusion the case expects (success, failure, or neutral when a target is not rendered). */
+  conclusion: z.enum(['success', 'failure', 'neutral']).optional(),
 });
 export type CaseMeta = z.infer<typeof CaseMeta>;
 

@@ -14,7 +14,9 @@ import type { RandomObject } from './types.js';
  *   name, which would differ on the next run;
  * - a Helm test hook (`helm.sh/hook: test`, `test-success`, `test-failure`) that differs in any
  *   way is left out whole: `helm test` runs it (Flux with `spec.test.enable`), an install or an
- *   upgrade does not, and its randomness is usually its name (podinfo's test Pods);
+ *   upgrade does not, and Argo CD never does (argo-cd docs/user-guide/helm.md, "Helm Hooks":
+ *   `test-success`/`test-failure` "Not supported. No equivalent in Argo CD"); its randomness is
+ *   usually its name (podinfo's test Pods);
  * - in any other object, the fields that differ are replaced by {@link RANDOM_VALUE} on this side,
  *   so the rest of the object is still compared and a field that turns random shows as such.
  */

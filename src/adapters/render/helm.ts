@@ -1,6 +1,6 @@
 import { cpSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import {
   checkChartYaml,
@@ -151,7 +151,8 @@ export function unfollowedLinkedFolders(node: TargetNode, checkoutDir: string | 
       if (prefix !== '' && linkedFolder(prefix)) found.add(prefix);
     }
   }
-  const folders = node.kind === 'helm' ? [node.dir] : node.inputDirs;
+  // helm loads a chart folder whole, and `helm dependency build` each file:// dependency's folder.
+  const folders = node.kind === 'helm' ? [node.dir, ...(node.dependencyDirs ?? [])] : node.inputDirs;
   for (const folder of folders) {
     let entries: Array<{ name: string; parentPath: string; isSymbolicLink: () => boolean }>;
     try {
@@ -240,7 +241,7 @@ function chartOverlay(node: TargetNode, checkoutDir: string): { overlay: Overlay
   if ((node.buildDependencies?.length ?? 0) === 0 && node.release?.chartValuesReplaced !== true) return undefined;
   const scratch = mkdtempSync(join(tmpdir(), 'escalator-chart-'));
   try {
-    const target = resolve(checkoutDir, node.dir);
+    const target = node.dir === '' ? checkoutDir : join(checkoutDir, node.dir);
     const copy = join(scratch, 'chart');
     cpSync(target, copy, { recursive: true, verbatimSymlinks: true });
     if (node.release?.chartValuesReplaced === true) {

@@ -8,7 +8,11 @@
  *    baseline — bare `helm template` with the same flags on a plain checkout, no sandbox — then
  *    Escalator's cold run (render both sides in the sandbox, diff, comment; fresh caches each time),
  *    then a warm run on the same SHAs; RUNS runs each (default 5), medians printed
- * 3. exit non-zero when the warm run renders anything or the release does not render
+ * 3. the same for the same chart with a podinfo-like test hook named with `randAlphaNum`
+ *    (issue 36): Escalator renders such a chart twice per side to tell what is random, so its
+ *    cold run is set beside the plain chart's and beside bare helm; the comment must not count
+ *    the hook as a change
+ * 4. exit non-zero when the warm run renders anything or the release does not render
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -126,11 +130,38 @@ const application = (tag: string): string =>
     '',
   ].join('\n');
 
-const repo = join(root, 'gitops');
-mkdirSync(repo);
-git(repo, 'init', '-q', '-b', 'main');
-const baseSha = commit(repo, { ...chart, 'argocd/shop.yaml': application('1.0.0') });
-const headSha = commit(repo, { 'argocd/shop.yaml': application('1.1.0') });
+/** A test hook whose name is random on every render, as podinfo's are. */
+const randomHook: Record<string, string> = {
+  'charts/shop/templates/tests/connection.yaml': [
+    'apiVersion: v1',
+    'kind: Pod',
+    'metadata:',
+    '  name: {{ .Release.Name }}-test-{{ randAlphaNum 5 | lower }}',
+    '  annotations: {"helm.sh/hook": test}',
+    'spec:',
+    '  containers: [{name: curl, image: curlimages/curl, command: [curl, "{{ .Release.Name }}-svc-00"]}]',
+    '  restartPolicy: Never',
+    '',
+  ].join('\n'),
+};
+
+interface BenchRepo {
+  name: string;
+  dir: string;
+  baseSha: string;
+  headSha: string;
+}
+
+function benchRepo(name: string, extra: Record<string, string>): BenchRepo {
+  const dir = join(root, name);
+  mkdirSync(dir);
+  git(dir, 'init', '-q', '-b', 'main');
+  const baseSha = commit(dir, { ...chart, ...extra, 'argocd/shop.yaml': application('1.0.0') });
+  const headSha = commit(dir, { 'argocd/shop.yaml': application('1.1.0') });
+  return { name, dir, baseSha, headSha };
+}
+
+const repos = [benchRepo('plain chart', {}), benchRepo('chart with a random test hook', randomHook)];
 
 const helms = (
   process.env.BENCH_HELM
@@ -151,7 +182,7 @@ function median(values: number[]): number {
 }
 
 /** Bare helm: the same release rendered at both commits with the same flags, no sandbox, no diff. */
-function bare(helm: string): number {
+function bare(helm: string, { dir: repo, baseSha, headSha }: BenchRepo): number {
   const started = performance.now();
   for (const [sha, tag] of [
     [baseSha, '1.0.0'],
@@ -187,8 +218,9 @@ function bare(helm: string): number {
 
 async function ours(
   helm: string,
+  { dir: repo, baseSha, headSha }: BenchRepo,
   cacheDir: string,
-): Promise<{ wallMs: number; toolMs: number; renders: number; changed: number; status: string }> {
+): Promise<{ wallMs: number; toolMs: number; renders: number; changed: number; status: string; counted: number }> {
   const started = performance.now();
   const report = await renderAndDiff({
     base: LocalGitSourceTree.open(repo, baseSha),
@@ -204,6 +236,8 @@ async function ours(
     renders: report.stats?.renders ?? 0,
     changed: target?.counts.changed ?? 0,
     status: target?.status ?? 'missing',
+    // Every object counted at all: added, removed and recreated must stay 0 with a random hook.
+    counted: target ? Object.values(target.counts).reduce((sum, count) => sum + count, 0) : 0,
   };
 }
 
@@ -214,27 +248,31 @@ try {
     `Helm release target (argocd:shop-prod, 60 objects, 20 change): ${RUNS} runs each, medians; load ${load()}`,
   );
   for (const [version, helm] of helms) {
-    const baseline: number[] = [];
-    const cold: Array<Awaited<ReturnType<typeof ours>>> = [];
-    for (let run = 0; run < RUNS; run++) baseline.push(bare(helm));
-    for (let run = 0; run < RUNS; run++) cold.push(await ours(helm, join(root, `cache-${version}-${run}`)));
-    const warm = await ours(helm, join(root, `cache-${version}-0`));
-    const first = cold[0];
-    if (!first || first.status !== 'changed' || first.changed !== 20) {
+    for (const repo of repos) {
+      const baseline: number[] = [];
+      const cold: Array<Awaited<ReturnType<typeof ours>>> = [];
+      const cache = (run: number): string => join(root, `cache-${version}-${repos.indexOf(repo)}-${run}`);
+      for (let run = 0; run < RUNS; run++) baseline.push(bare(helm, repo));
+      for (let run = 0; run < RUNS; run++) cold.push(await ours(helm, repo, cache(run)));
+      const warm = await ours(helm, repo, cache(0));
+      const first = cold[0];
+      // 60 objects: 20 changed, 40 unchanged; the random hook is never counted.
+      if (!first || first.status !== 'changed' || first.changed !== 20 || first.counted !== 60) {
+        console.log(
+          `  FAIL: helm ${version}, ${repo.name}: the release did not render as expected (${first?.status}, ${first?.changed} changed, ${first?.counted} counted)`,
+        );
+        failed = true;
+      }
+      const bareMs = median(baseline);
+      const coldMs = median(cold.map((figures) => figures.wallMs));
+      const toolMs = median(cold.map((figures) => figures.toolMs));
       console.log(
-        `  FAIL: helm ${version}: the release did not render as expected (${first?.status}, ${first?.changed} changed)`,
+        `  helm ${version}, ${repo.name}: bare helm template x2 ${bareMs.toFixed(0)} ms | Escalator cold ${coldMs.toFixed(0)} ms (helm in sandbox ${toolMs.toFixed(0)} ms, renders ${first?.renders}) = ${(coldMs / bareMs).toFixed(2)}x bare | warm ${warm.wallMs.toFixed(0)} ms (renders ${warm.renders})`,
       );
-      failed = true;
-    }
-    const bareMs = median(baseline);
-    const coldMs = median(cold.map((figures) => figures.wallMs));
-    const toolMs = median(cold.map((figures) => figures.toolMs));
-    console.log(
-      `  helm ${version}: bare helm template x2 ${bareMs.toFixed(0)} ms | Escalator cold ${coldMs.toFixed(0)} ms (helm in sandbox ${toolMs.toFixed(0)} ms, renders ${first?.renders}) = ${(coldMs / bareMs).toFixed(2)}x bare | warm ${warm.wallMs.toFixed(0)} ms (renders ${warm.renders})`,
-    );
-    if (warm.renders !== 0) {
-      console.log(`  FAIL: helm ${version}: the warm run rendered again`);
-      failed = true;
+      if (warm.renders !== 0) {
+        console.log(`  FAIL: helm ${version}, ${repo.name}: the warm run rendered again`);
+        failed = true;
+      }
     }
   }
   console.log(`load after: ${load()}`);

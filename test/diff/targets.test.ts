@@ -321,6 +321,76 @@ describe('Helm releases the agents define', () => {
     expect(shortened?.release?.notes.join(' ')).toContain('never reads Secrets');
   });
 
+  it("marks Flux valuesFiles as replacing the chart's values.yaml, also when every file is missing and ignored; Argo CD valueFiles layer", () => {
+    const flux = (chartSpec: string) =>
+      releases({
+        'flux/hello.yaml': `apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: hello, namespace: apps}\nspec:\n  chart: {spec: {chart: ./charts/hello, sourceRef: {kind: GitRepository, name: flux-system}${chartSpec}}}\n`,
+      })[0]?.release;
+    expect(flux(', valuesFiles: [charts/hello/values.yaml, envs/prod/hello.yaml]')).toMatchObject({
+      chartValuesReplaced: true,
+      valuesFiles: ['charts/hello/values.yaml', 'envs/prod/hello.yaml'],
+    });
+    expect(flux(', valuesFiles: [envs/none.yaml], ignoreMissingValuesFiles: true')).toMatchObject({
+      chartValuesReplaced: true,
+      valuesFiles: [],
+    });
+    expect(flux('')?.chartValuesReplaced).toBeUndefined();
+    const argo = releases({
+      'argocd/hello.yaml':
+        'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: hello}\nspec:\n  source: {path: charts/hello, helm: {valueFiles: [values-prod.yaml]}}\n  destination: {namespace: hello}\n',
+    })[0]?.release;
+    expect(argo?.chartValuesReplaced).toBeUndefined();
+  });
+
+  it('reads file:// dependencies as inputs of every release that uses them, and builds the ones not vendored', () => {
+    const dependencies = (vendored: Record<string, string>) =>
+      discoverTargets(
+        tree({
+          'charts/common/Chart.yaml': 'apiVersion: v2\nname: common\nversion: 1.0.0\n',
+          'charts/common/templates/cm.yaml': deployment,
+          'charts/shop/Chart.yaml':
+            'apiVersion: v2\nname: shop\nversion: 1.0.0\ndependencies:\n  - {name: common, version: ^1.0.0, repository: "file://../common"}\n  - {name: local, version: 1.0.0, repository: "file://./sub"}\n',
+          'charts/shop/sub/Chart.yaml': 'apiVersion: v2\nname: local\nversion: 1.0.0\n',
+          'charts/shop/templates/deployment.yaml': deployment,
+          'apps/shop.yaml':
+            'apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: shop}\nspec:\n  source: {path: charts/shop}\n  destination: {namespace: shop}\n',
+          ...vendored,
+        }),
+      );
+    const nodes = dependencies({});
+    const shop = nodes.find((node) => node.id === 'argocd:shop');
+    expect(shop?.dependencyDirs).toEqual(['charts/common']);
+    expect(shop?.buildDependencies).toEqual(['common (file://../common)', 'local (file://./sub)']);
+    expect(shop?.inputFiles).toEqual(
+      expect.arrayContaining(['charts/common/Chart.yaml', 'charts/common/templates/cm.yaml']),
+    );
+    expect(shop?.remote).toEqual([]);
+    expect(shop?.outside).toBeUndefined();
+    expect(
+      affectedTargets(nodes, nodes, ['charts/common/templates/cm.yaml']).targets.map(
+        (target) => (target.head ?? target.base)?.id,
+      ),
+    ).toEqual(['argocd:shop', 'charts/common']);
+    const vendored = dependencies({
+      'charts/shop/charts/common-1.0.0.tgz': '',
+      'charts/shop/charts/local/Chart.yaml': 'apiVersion: v2\nname: local\nversion: 1.0.0\n',
+    }).find((node) => node.id === 'argocd:shop');
+    expect(vendored?.buildDependencies).toBeUndefined();
+  });
+
+  it("checks a dependency's values schemas, but not what its own Chart.yaml names (helm dependency build does not build it)", () => {
+    const shop = discoverTargets(
+      tree({
+        'charts/common/Chart.yaml':
+          'apiVersion: v2\nname: common\nversion: 1.0.0\ndependencies:\n  - {name: redis, version: 1.0.0, repository: "https://charts.example.com"}\n',
+        'charts/common/values.schema.json': '{"$ref": "https://example.com/schema.json"}',
+        'charts/shop/Chart.yaml':
+          'apiVersion: v2\nname: shop\nversion: 1.0.0\ndependencies:\n  - {name: common, version: 1.0.0, repository: "file://../common"}\n',
+      }),
+    ).find((node) => node.id === 'charts/shop');
+    expect(shop?.remote).toEqual(['charts/common/values.schema.json $ref: https://example.com/schema.json']);
+  });
+
   it('turns a release into the flags argo-cd passes to helm template, in its order', () => {
     const [node] = releases({
       'argocd/hello.yaml':

@@ -10,6 +10,7 @@ import {
   SETUP_FAILED,
   type IsolatedRun,
   type IsolationSettings,
+  type Overlay,
 } from './isolation.js';
 
 export { findExecutable } from './isolation.js';
@@ -240,6 +241,7 @@ export async function renderWithTool(
   checkoutDir: string,
   options: ToolRunOptions,
   readOnlyDirs: readonly string[] = [],
+  overlays: readonly Overlay[] = [],
 ): Promise<ToolOutcome> {
   const settings = options.isolation ?? {};
   const refused = (message: string): ToolOutcome => ({
@@ -251,7 +253,15 @@ export async function renderWithTool(
   if (!status.available) return refused(isolationUnavailableMessage(settings.mode ?? 'namespace', status.reason));
   let isolated: IsolatedRun;
   try {
-    isolated = isolateRun(settings, command, args, checkoutDir, scrubbedEnv(options.path, options.home), readOnlyDirs);
+    isolated = isolateRun(
+      settings,
+      command,
+      args,
+      checkoutDir,
+      scrubbedEnv(options.path, options.home),
+      readOnlyDirs,
+      overlays,
+    );
   } catch (error) {
     return refused(
       `not rendered: the render sandbox could not be set up (${(error as Error).message}); see docs/operations.md`,

@@ -1,4 +1,4 @@
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -12,6 +12,7 @@ import {
   type TargetNode,
 } from '../../planners/diff/index.js';
 import { renderWithTool, type ToolOutcome, type ToolRunOptions } from './exec.js';
+import type { Overlay } from './isolation.js';
 import type { Tools } from './tools.js';
 
 export const HELM_MISSING =
@@ -150,7 +151,8 @@ export function unfollowedLinkedFolders(node: TargetNode, checkoutDir: string | 
       if (prefix !== '' && linkedFolder(prefix)) found.add(prefix);
     }
   }
-  const folders = node.kind === 'helm' ? [node.dir] : node.inputDirs;
+  // helm loads a chart folder whole, and `helm dependency build` each file:// dependency's folder.
+  const folders = node.kind === 'helm' ? [node.dir, ...(node.dependencyDirs ?? [])] : node.inputDirs;
   for (const folder of folders) {
     let entries: Array<{ name: string; parentPath: string; isSymbolicLink: () => boolean }>;
     try {
@@ -169,9 +171,99 @@ export function unfollowedLinkedFolders(node: TargetNode, checkoutDir: string | 
 }
 
 /**
+ * Template functions whose output differs on every render (sprig: random strings, numbers, UUIDs,
+ * keys and certificates, salted hashes, AES with a random IV). A chart that uses none of them
+ * renders the same bytes every time (`now` aside: two renders a moment apart agree, so rendering
+ * twice would not tell), so only such a chart is rendered twice.
+ */
+const RANDOM_FUNCTIONS =
+  /\b(randAlphaNum|randAlpha|randNumeric|randAscii|randBytes|randInt|uuidv4|shuffle|genPrivateKey|genCA|genCAWithKey|genSelfSignedCert|genSelfSignedCertWithKey|genSignedCert|genSignedCertWithKey|htpasswd|bcrypt|encryptAES)\b/;
+/** Past this much text the scan stops and the chart is rendered twice anyway. */
+const MAX_SCANNED_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Does anything helm reads for this target call a random function: the chart's files (templates,
+ * helpers, values, subchart archives), its `file://` dependencies, the release's values files and
+ * inline values (a value may be rendered with `tpl`)? When the scan cannot finish, it says yes:
+ * rendering twice costs time, a missed random object costs a false change.
+ */
+export function usesTemplateRandomness(node: TargetNode, checkoutDir: string): boolean {
+  let scanned = 0;
+  const random = (text: string): boolean => RANDOM_FUNCTIONS.test(text);
+  const fileIsRandom = (path: string): boolean => {
+    let content: Buffer;
+    try {
+      const stat = lstatSync(path);
+      if (!stat.isFile()) return false;
+      scanned += stat.size;
+      if (scanned > MAX_SCANNED_BYTES) return true;
+      content = readFileSync(path);
+    } catch {
+      return false; // gone or unreadable: helm cannot read it either
+    }
+    if (/\.tgz$/i.test(path)) {
+      try {
+        const files = tarFiles(gunzipSync(content, { maxOutputLength: MAX_ARCHIVE_BYTES }));
+        return [...files.values()].some((file) => random(file.toString('utf8')));
+      } catch {
+        return true;
+      }
+    }
+    return random(content.toString('utf8'));
+  };
+  const dirIsRandom = (dir: string): boolean => {
+    let entries: Array<{ name: string; parentPath: string; isFile: () => boolean }>;
+    try {
+      entries = readdirSync(join(checkoutDir, dir), { recursive: true, withFileTypes: true });
+    } catch {
+      return false;
+    }
+    return entries.some((entry) => entry.isFile() && fileIsRandom(join(entry.parentPath, entry.name)));
+  };
+  const release = node.release;
+  return (
+    dirIsRandom(node.dir) ||
+    (node.dependencyDirs ?? []).some(dirIsRandom) ||
+    [...(node.valuesFiles ?? []), ...(release?.valuesFiles ?? [])].some((file) =>
+      fileIsRandom(join(checkoutDir, file)),
+    ) ||
+    (release?.inlineValues ?? []).some((values) => random(values.text))
+  );
+}
+
+/**
+ * A writable copy of the chart's folder for this render, when helm must write into it or read
+ * something else there: `file://` dependencies `helm dependency build` puts under `charts/`, and
+ * Flux `valuesFiles`, which replace the chart's values.yaml (an empty one here; the files come
+ * first among the `--values`). The checkout itself stays read-only and shared.
+ */
+function chartOverlay(node: TargetNode, checkoutDir: string): { overlay: Overlay; scratch: string } | undefined {
+  if ((node.buildDependencies?.length ?? 0) === 0 && node.release?.chartValuesReplaced !== true) return undefined;
+  const scratch = mkdtempSync(join(tmpdir(), 'escalator-chart-'));
+  try {
+    const target = node.dir === '' ? checkoutDir : join(checkoutDir, node.dir);
+    const copy = join(scratch, 'chart');
+    cpSync(target, copy, { recursive: true, verbatimSymlinks: true });
+    if (node.release?.chartValuesReplaced === true) {
+      rmSync(join(copy, 'values.yaml'), { force: true });
+      writeFileSync(join(copy, 'values.yaml'), '', { mode: 0o600 });
+    }
+    return { overlay: { target, source: copy }, scratch };
+  } catch (error) {
+    rmSync(scratch, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/**
  * `helm template -f <values…> -- <release> <chart>` when helm is installed; otherwise a clear
  * "helm is not installed" outcome carrying the values files, which the planner diffs structurally.
  * A chart the pre-check refuses is not rendered either way.
+ *
+ * 1. refuse what the pre-check and the checkout show helm must not read
+ * 2. a writable copy of the chart when helm writes into it or its values.yaml is replaced (Flux)
+ * 3. `helm dependency build` for `file://` dependencies not vendored, in the sandbox
+ * 4. `helm template`; twice when the chart uses random functions (the diff settles what differs)
  */
 export async function renderHelmChart(
   node: TargetNode,
@@ -189,47 +281,129 @@ export async function renderHelmChart(
     const outcome: RenderOutcome = { status: 'tool-missing', tool: 'helm', message: HELM_MISSING, values: valuesFiles };
     return { outcome, toolMs: 0, cacheable: false };
   }
+  const helm = tools.helm;
   const chart = node.dir === '' ? '.' : `./${node.dir}`;
-  const notes = [...(node.release?.notes ?? []), renderedWith(tools.helm.version)];
+  const notes = [...(node.release?.notes ?? [])];
   const release = node.release;
-  // `--` ends helm's flags (cobra/pflag; helm 3.17 and 4.1 both take it): the release name and
-  // the chart after it are positional whatever they look like (issue 31).
-  if (!release) {
-    const args = [
-      'template',
-      ...(node.valuesFiles ?? []).flatMap((file) => ['-f', `./${file}`]),
-      '--',
-      releaseName(node.dir),
-      chart,
-    ];
-    return withNotes(await renderWithTool('helm template', tools.helm.command, args, checkoutDir, options), notes);
+  let prepared: ReturnType<typeof chartOverlay>;
+  try {
+    prepared = chartOverlay(node, checkoutDir);
+  } catch (error) {
+    const message = `not rendered: Escalator could not copy the chart to build its dependencies or replace its values (${(error as Error).message})`;
+    return { outcome: { status: 'failed', message }, toolMs: 0, cacheable: false };
   }
+  const overlays = prepared ? [prepared.overlay] : [];
   // Inline values (Argo CD values/valuesObject, Flux valuesFrom and values) become files in a
   // folder of their own, bound read-only into the sandbox beside the checkout.
-  const inline = release.inlineValues.length > 0 ? mkdtempSync(join(tmpdir(), 'escalator-values-')) : undefined;
+  const inline =
+    release && (release.inlineValues.length > 0 || release.chartValuesReplaced === true)
+      ? mkdtempSync(join(tmpdir(), 'escalator-values-'))
+      : undefined;
+  let toolMs = 0;
   try {
-    const valuesPath = (index: number): string => join(inline as string, `values-${index}.yaml`);
-    release.inlineValues.forEach((values, index) => writeFileSync(valuesPath(index), values.text, { mode: 0o600 }));
-    const args = ['template', ...releaseTemplateArgs(release, valuesPath), '--', release.releaseName, chart];
-    const result = await renderWithTool(
-      'helm template',
-      tools.helm.command,
-      args,
-      checkoutDir,
-      options,
-      inline ? [inline] : [],
-    );
-    if (inline && result.outcome.status === 'failed') {
-      // Name the inline values as the reader wrote them, not by a temporary path.
-      let message = result.outcome.message;
-      release.inlineValues.forEach((values, index) => {
-        message = message.split(valuesPath(index)).join(`(${values.name})`);
-      });
-      result.outcome = { ...result.outcome, message: message.split(inline).join('(inline values)') };
+    const dependencies = node.buildDependencies ?? [];
+    if (dependencies.length > 0) {
+      // As Argo CD does when helm reports a missing dependency (`helm dependency build`, which packages
+      // each file:// dependency into charts/); Flux's source-controller adds the same charts when it
+      // packages a chart directory. No network: a remote dependency is refused before this point.
+      const built = await renderWithTool(
+        'helm dependency build',
+        helm.command,
+        ['dependency', 'build', '--skip-refresh', '--', chart],
+        checkoutDir,
+        options,
+        [],
+        overlays,
+      );
+      toolMs += built.toolMs;
+      if (built.outcome.status !== 'ok') {
+        const message = built.outcome.status === 'failed' ? built.outcome.message : 'it did not run';
+        return {
+          outcome: {
+            status: 'failed',
+            message: `helm dependency build failed for ${dependencies.join(', ')}, which the agents build before they render: ${message}`,
+          },
+          toolMs,
+          cacheable: built.cacheable,
+        };
+      }
+      notes.push(
+        `Its file:// dependencies were built first (helm dependency build), as the agents do: ${dependencies.join(', ')}.`,
+      );
     }
-    return withNotes(result, notes);
+    notes.push(renderedWith(helm.version));
+    const valuesPath = (index: number): string => join(inline as string, `values-${index}.yaml`);
+    // `--` ends helm's flags (cobra/pflag; helm 3.17 and 4.1 both take it): the release name and
+    // the chart after it are positional whatever they look like (issue 31).
+    let args: string[];
+    const copied = new Map<string, string>();
+    if (!release) {
+      args = [
+        'template',
+        ...(node.valuesFiles ?? []).flatMap((file) => ['-f', `./${file}`]),
+        '--',
+        releaseName(node.dir),
+        chart,
+      ];
+    } else {
+      release.inlineValues.forEach((values, index) => writeFileSync(valuesPath(index), values.text, { mode: 0o600 }));
+      // Flux reads valuesFiles from the source as they are, before the chart's values.yaml is
+      // replaced: a values file inside the chart (its own values.yaml, listed first) is read from
+      // a copy taken before, beside the inline values.
+      const below = node.dir === '' ? '' : `${node.dir}/`;
+      if (release.chartValuesReplaced)
+        release.valuesFiles.forEach((file, index) => {
+          if (!file.startsWith(below)) return;
+          const copy = join(inline as string, `file-${index}.yaml`);
+          try {
+            writeFileSync(copy, readFileSync(join(checkoutDir, file)), { mode: 0o600 });
+            copied.set(file, copy);
+          } catch {
+            // missing: helm names it as missing, as Flux would
+          }
+        });
+      const filePath = (file: string): string => copied.get(file) ?? `./${file}`;
+      args = ['template', ...releaseTemplateArgs(release, valuesPath, filePath), '--', release.releaseName, chart];
+    }
+    const template = async (): Promise<ToolOutcome> => {
+      const result = await renderWithTool(
+        'helm template',
+        helm.command,
+        args,
+        checkoutDir,
+        options,
+        inline ? [inline] : [],
+        overlays,
+      );
+      toolMs += result.toolMs;
+      if (release && inline && result.outcome.status === 'failed') {
+        // Name the inline values as the reader wrote them, not by a temporary path.
+        let message = result.outcome.message;
+        for (const [file, copy] of copied) message = message.split(copy).join(file);
+        release.inlineValues.forEach((values, index) => {
+          message = message.split(valuesPath(index)).join(`(${values.name})`);
+        });
+        result.outcome = { ...result.outcome, message: message.split(inline).join('(inline values)') };
+      }
+      return result;
+    };
+    const first = await template();
+    if (first.outcome.status !== 'ok' || !usesTemplateRandomness(node, checkoutDir))
+      return withNotes({ ...first, toolMs }, notes);
+    // Template randomness: a second render of the same inputs tells what is random (issue 36).
+    const second = await template();
+    if (second.outcome.status !== 'ok') return { ...second, toolMs };
+    return withNotes(
+      {
+        outcome: { ...first.outcome, again: second.outcome.yaml },
+        toolMs,
+        cacheable: first.cacheable && second.cacheable,
+      },
+      notes,
+    );
   } finally {
     if (inline) rmSync(inline, { recursive: true, force: true });
+    if (prepared) rmSync(prepared.scratch, { recursive: true, force: true });
   }
 }
 

@@ -16,7 +16,7 @@ import {
   statSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, dirname, join, relative } from 'node:path';
 
 /**
  * How kustomize and helm are kept from the network and from every file but their checkout
@@ -127,6 +127,7 @@ while [ "$1" != -- ]; do
     link) ln -s "$extra" "$root$path" || fail "cannot link $path in the sandbox" ;;
     dir) mount --bind -o "$extra" "$path" "$root$path" 2>/dev/null || fail "cannot bind $path into the sandbox ($extra)" ;;
     file) : > "$root$path"; mount --bind -o "$extra" "$path" "$root$path" 2>/dev/null || fail "cannot bind $path into the sandbox ($extra)" ;;
+    over) mount --bind -o nosuid,nodev,noexec "$extra" "$root$path" 2>/dev/null || fail "cannot bind a writable copy over $path in the sandbox" ;;
     *) fail "unknown entry $kind" ;;
   esac
 done
@@ -265,6 +266,19 @@ interface NamespaceRunInput {
   env: Record<string, string>;
   /** More folders the tool reads (values written for one render), bound read-only like the checkout. */
   readOnlyDirs?: readonly string[];
+  /** Writable copies bound over folders of the checkout (after it), so a tool can write there and nowhere else. */
+  overlays?: readonly Overlay[];
+}
+
+/**
+ * A writable copy of one folder of the checkout (a chart whose dependencies `helm dependency build`
+ * writes into `charts/`, or whose values.yaml is replaced): the tool sees `source` at `target`.
+ */
+export interface Overlay {
+  /** The folder of the checkout it covers (absolute, inside the checkout). */
+  target: string;
+  /** The copy (absolute, outside the checkout); what the tool writes there stays for the next run. */
+  source: string;
 }
 
 function namespaceRun(input: NamespaceRunInput): Omit<IsolatedRun, 'dispose'> {
@@ -290,6 +304,7 @@ function namespaceRun(input: NamespaceRunInput): Omit<IsolatedRun, 'dispose'> {
   if (system) for (const device of ['/dev/zero', '/dev/random', '/dev/urandom']) entries.push('file', device, 'nosuid');
   if (input.checkoutDir !== undefined) entries.push('dir', input.checkoutDir, 'ro,nosuid,nodev,noexec');
   for (const dir of input.readOnlyDirs ?? []) entries.push('dir', dir, 'ro,nosuid,nodev,noexec');
+  for (const overlay of input.overlays ?? []) entries.push('over', overlay.target, overlay.source);
   // Folders: mount points of directories, parents of files and links, and the writable scratch
   // (HOME and /tmp live in the tmpfs itself; nobody else is inside to read them).
   const dirs = new Set<string>(['/tmp']);
@@ -297,7 +312,7 @@ function namespaceRun(input: NamespaceRunInput): Omit<IsolatedRun, 'dispose'> {
   if (home) for (const sub of ['', '/cache', '/config', '/data', '/plugins']) dirs.add(`${home}${sub}`);
   for (let i = 0; i < entries.length; i += 3) {
     const [kind, path] = [entries[i] as string, entries[i + 1] as string];
-    dirs.add(kind === 'dir' ? path : dirname(path));
+    if (kind !== 'over') dirs.add(kind === 'dir' ? path : dirname(path));
   }
   const paths = [...dirs, ...entries];
   if (paths.some((path) => path.includes('\n'))) throw new Error('a path of the sandbox holds a line break');
@@ -431,6 +446,7 @@ export function isolateRun(
   checkoutDir: string,
   env: Record<string, string>,
   readOnlyDirs: readonly string[] = [],
+  overlays: readonly Overlay[] = [],
 ): IsolatedRun {
   const mode = settings.mode ?? 'namespace';
   if (mode === 'proxy') {
@@ -441,6 +457,17 @@ export function isolateRun(
       const cp = findExecutable('cp', SYSTEM_PATH);
       if (cp) execFileSync(cp, ['-a', '--', checkoutDir, copy], { stdio: 'ignore', timeout: 60_000 });
       else cpSync(checkoutDir, copy, { recursive: true, verbatimSymlinks: true });
+      // Overlays replace their folder in the private copy, and what the tool writes goes back to them.
+      const copyOf = (target: string): string => join(copy, relative(checkoutDir, target));
+      const copyTree = (from: string, to: string): void => {
+        rmSync(to, { recursive: true, force: true });
+        if (cp) execFileSync(cp, ['-a', '--', from, to], { stdio: 'ignore', timeout: 60_000 });
+        else cpSync(from, to, { recursive: true, verbatimSymlinks: true });
+      };
+      for (const overlay of overlays) copyTree(overlay.source, copyOf(overlay.target));
+      const saveOverlays = (): void => {
+        for (const overlay of overlays) copyTree(copyOf(overlay.target), overlay.source);
+      };
       const home = join(privateDir, 'home');
       for (const sub of ['cache', 'config', 'data', 'plugins'])
         mkdirSync(join(home, sub), { recursive: true, mode: 0o700 });
@@ -456,7 +483,13 @@ export function isolateRun(
         cwd: copy,
         env: { ...rehomed, ...closedProxyEnv(), TMPDIR: join(privateDir, 'home') },
         checkoutDir: copy,
-        dispose: () => rmSync(privateDir, { recursive: true, force: true }),
+        dispose: () => {
+          try {
+            saveOverlays();
+          } finally {
+            rmSync(privateDir, { recursive: true, force: true });
+          }
+        },
       };
     } catch (error) {
       rmSync(privateDir, { recursive: true, force: true });
@@ -473,6 +506,7 @@ export function isolateRun(
     binaries: (settings.binaries ?? []).filter((binary) => binary !== command),
     env,
     readOnlyDirs,
+    overlays,
   });
   return { ...run, dispose: () => undefined };
 }

@@ -266,7 +266,8 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
     const chartValues =
       node.kind === 'helm'
         ? [
-            node.dir === '' ? 'values.yaml' : `${node.dir}/values.yaml`,
+            // Flux valuesFiles replace the chart's values.yaml (src/planners/diff/helm-releases.ts).
+            ...(node.release?.chartValuesReplaced ? [] : [node.dir === '' ? 'values.yaml' : `${node.dir}/values.yaml`]),
             ...(node.valuesFiles ?? []),
             ...(node.release?.valuesFiles ?? []),
           ]

@@ -44,7 +44,9 @@ export class RenderCache {
       JSON.stringify({
         // 4: renders cached before values bound for helm's command line were checked (issue 31) may
         // hold what such a value made helm read; none of them is served again.
-        v: 4,
+        // 5: helm renders now build file:// dependencies, replace values.yaml with Flux valuesFiles
+        // and render random charts twice (issue 36).
+        v: 5,
         id: node.id,
         kind: node.kind,
         dir: node.dir,

@@ -130,6 +130,65 @@ export function checkChartYaml(path: string, text: string, files: ReadonlySet<st
   }
 }
 
+/** A `file://` dependency of a chart, resolved inside the repository. */
+export interface FileDependency {
+  /** The dependency's name as Chart.yaml gives it. */
+  name: string;
+  /** The dependency chart's directory in the repository. */
+  dir: string;
+  /** As written (`file://../common`). */
+  repository: string;
+  /** Found below the chart's `charts/` (a directory or `<name>-<version>.tgz`). */
+  vendored: boolean;
+}
+
+/**
+ * The `file://` dependencies of one `Chart.yaml` that stay inside the repository (the others are
+ * refused by {@link checkChartYaml}), and whether each is vendored under `charts/`: helm's
+ * `action.CheckDependencies` fails on a missing one, which is when Argo CD runs `helm dependency
+ * build` (reposerver/repository/repository.go `helmTemplate`, util/helm/helm.go
+ * `IsMissingDependencyErr`).
+ */
+export function fileDependencies(path: string, text: string, files: ReadonlySet<string>): FileDependency[] {
+  const docs = readYamlMappings(text);
+  if (!docs.ok) return [];
+  const chartDir = dirname(path);
+  const prefix = `${chartDir === '' ? '' : `${chartDir}/`}charts/`;
+  const found: FileDependency[] = [];
+  for (const doc of docs.value) {
+    let dependencies: ReturnType<typeof recordList>;
+    try {
+      dependencies = recordList(doc, 'dependencies');
+    } catch {
+      continue; // unreadable: checkChartYaml refuses it
+    }
+    for (const { field, record } of dependencies) {
+      let repository: string | undefined;
+      let name: string | undefined;
+      let alias: string | undefined;
+      try {
+        repository = stringField(record, 'repository', field)[0]?.value;
+        name = stringField(record, 'name', field)[0]?.value;
+        alias = stringField(record, 'alias', field)[0]?.value;
+      } catch {
+        continue;
+      }
+      if (!name || repository === undefined || !/^file:\/\//i.test(repository.trim())) continue;
+      const dir = resolvePath(chartDir, repository.trim().slice('file://'.length));
+      if (dir === undefined) continue;
+      const names = [name, ...(alias ? [alias] : [])];
+      let vendored = false;
+      for (const file of files) {
+        if (!file.startsWith(prefix)) continue;
+        const entry = file.slice(prefix.length).split('/')[0] ?? '';
+        if (names.includes(entry) || (entry.startsWith(`${name}-`) && /\.tgz$/i.test(entry))) vendored = true;
+      }
+      found.push({ name, dir, repository: repository.trim(), vendored });
+    }
+  }
+  return found;
+}
+
 /** What `checkChart` needs of a tree: its files (sorted), a reader that follows symbolic links, and where a linked folder leads. */
 export interface ChartTree {
   files: readonly string[];

@@ -2,6 +2,7 @@ import { identityKey, parseManifests, type ManifestObject } from './manifest.js'
 import { normalizeObject, type NormalizedObject } from './normalize.js';
 import { diffLines } from './object-diff.js';
 import { pairObjects } from './pairing.js';
+import { describeRandom, settleRandomness } from './random.js';
 import { changeAlerts, deletionLoss, removalAlerts } from './risk.js';
 import { renderPlain } from './plain.js';
 import { scrubText, secretStringsFromObjects, secretStringsFromSources } from './scrub.js';
@@ -9,6 +10,7 @@ import type {
   Alert,
   ImageChange,
   ObjectChange,
+  RandomObject,
   RenderFailure,
   RenderOutcome,
   Target,
@@ -36,7 +38,7 @@ interface Normalized extends ManifestObject {
 
 type SideResult =
   | { state: 'absent' }
-  | { state: 'ok'; objects: Normalized[]; notes: string[] }
+  | { state: 'ok'; objects: Normalized[]; notes: string[]; random: RandomObject[] }
   | { state: 'failed'; message: string }
   | { state: 'values'; tool: string; message: string; values: Array<{ path: string; text: string }> };
 
@@ -57,11 +59,29 @@ function side(outcome: RenderOutcome, maxLineLength: number): SideResult {
   if (!parsed.ok) return { state: 'failed', message: `the rendered output is not valid YAML: ${parsed.message}` };
   const notes = [...(outcome.notes ?? [])];
   if (parsed.duplicates.length > 0) notes.push(`rendered twice, first kept: ${parsed.duplicates.join(', ')}`);
+  let objects = parsed.objects;
+  let random: RandomObject[] = [];
+  if (outcome.again !== undefined) {
+    // Two renders of the same inputs: what differs between them is random, never a change (issue 36).
+    const again = parseManifests(outcome.again);
+    if (!again.ok) return { state: 'failed', message: `the second render is not valid YAML: ${again.message}` };
+    ({ objects, random } = settleRandomness(parsed.objects, again.objects));
+  }
   return {
     state: 'ok',
-    objects: parsed.objects.map((object) => ({ ...object, normalized: normalizeObject(object, { maxLineLength }) })),
+    objects: objects.map((object) => ({ ...object, normalized: normalizeObject(object, { maxLineLength }) })),
     notes,
+    random,
   };
+}
+
+/** Head's random objects, then base's that head does not have, in one order. */
+function mergeRandom(base: RandomObject[], head: RandomObject[]): RandomObject[] {
+  const key = (entry: RandomObject): string =>
+    JSON.stringify([entry.source, entry.group, entry.kind, entry.namespace, entry.name ?? '', entry.what]);
+  const seen = new Set(head.map(key));
+  const all = [...head, ...base.filter((entry) => !seen.has(key(entry)))];
+  return all.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
 function emptyCounts(): TargetCounts {
@@ -198,6 +218,15 @@ export function diffTarget(
   const headObjects = head.state === 'ok' ? head.objects : [];
   for (const note of [...(base.state === 'ok' ? base.notes : []), ...(head.state === 'ok' ? head.notes : [])])
     if (!result.notes.includes(clean(note))) result.notes.push(clean(note));
+  // Random objects and fields, said once: head's, and base's that head no longer has.
+  const random = mergeRandom(base.state === 'ok' ? base.random : [], head.state === 'ok' ? head.random : []);
+  if (random.length > 0) {
+    result.random = random;
+    for (const entry of random) {
+      const note = clean(describeRandom(entry));
+      if (!result.notes.includes(note)) result.notes.push(note);
+    }
+  }
   const pairing = pairObjects(baseObjects, headObjects, (object) => object.normalized.text, {
     neverRename: (object) => deletionLoss(object) !== undefined,
   });
@@ -321,8 +350,12 @@ export function diffSides(
     const texts = new Map(side.sources.map((source) => [source.path, source.text]));
     secretStringsFromSources([...texts.keys()], (path) => texts.get(path), secrets);
     const outcome = outcomes[index] as RenderOutcome;
-    if (outcome.status === 'ok' && /kind:\s*["']?Secret/.test(outcome.yaml)) {
-      const parsed = parseManifests(outcome.yaml);
+    // Both renders of a chart rendered twice: a random Secret value differs between them.
+    const renders =
+      outcome.status === 'ok' ? [outcome.yaml, ...(outcome.again !== undefined ? [outcome.again] : [])] : [];
+    for (const yaml of renders) {
+      if (!/kind:\s*["']?Secret/.test(yaml)) continue;
+      const parsed = parseManifests(yaml);
       if (parsed.ok)
         secretStringsFromObjects(
           parsed.objects.map((object) => object.body),

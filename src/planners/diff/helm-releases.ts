@@ -31,7 +31,14 @@ import { resolvePath } from './repo-path.js';
  * - release name: `spec.releaseName`, else `<targetNamespace>-<name>` with a target namespace,
  *   else the name; over 53 characters it is cut to 40 and suffixed with 12 hex digits of its sha256;
  * - namespace: `spec.targetNamespace`, else the HelmRelease's namespace;
- * - `spec.chart.spec.valuesFiles` (relative to the GitRepository's root), then `spec.valuesFrom`
+ * - `spec.chart.spec.valuesFiles` (relative to the GitRepository's root) REPLACE the chart's own
+ *   `values.yaml`: source-controller merges them in order into one map and writes it as the
+ *   packaged chart's `values.yaml` (fluxcd/source-controller internal/helm/chart/builder_local.go
+ *   `Build` → `mergeFileValues`, then `OverwriteChartDefaultValues` in metadata.go), so the
+ *   chart's defaults no longer apply. Escalator renders a copy of the chart whose `values.yaml` is
+ *   empty, with the files as the first `--values` (helm merges them in order the same way:
+ *   later keys win, maps merged) — `chartValuesReplaced`;
+ * - then `spec.valuesFrom`
  *   in order (ConfigMaps found as manifests in the repository, or a kustomization's
  *   `configMapGenerator` file, key `valuesKey`, default `values.yaml`; Secrets are never read),
  *   then `spec.values`, each one more `--values` file —
@@ -58,6 +65,11 @@ export interface HelmRelease {
   namespace?: string;
   /** Values files of the repository, in order. */
   valuesFiles: string[];
+  /**
+   * Flux `spec.chart.spec.valuesFiles` is set: the chart's own `values.yaml` is replaced by those
+   * files, not layered under them (source-controller `OverwriteChartDefaultValues`).
+   */
+  chartValuesReplaced?: boolean;
   /** Values given inline (Argo CD values/valuesObject, Flux valuesFrom ConfigMaps and values), in order after the files. */
   inlineValues: Array<{ name: string; text: string }>;
   set: Array<{ name: string; value: string }>;
@@ -513,6 +525,14 @@ function fluxRelease(
     release.notes.push(
       'CRDs are shown as an install creates them; on an upgrade Flux changes no CRD unless upgrade.crds is Create or CreateReplace.',
     );
+  // Any valuesFiles at all replace the chart's values.yaml, even when every one is missing and
+  // ignored: source-controller then writes an empty values.yaml (mergeFileValues starts from {}).
+  if (Array.isArray(chartSpec.valuesFiles) && chartSpec.valuesFiles.length > 0) {
+    release.chartValuesReplaced = true;
+    release.notes.push(
+      "spec.chart.spec.valuesFiles replace the chart's own values.yaml, as Flux packages the chart: rendered without the chart's defaults.",
+    );
+  }
   for (const [index, raw] of (Array.isArray(chartSpec.valuesFiles) ? chartSpec.valuesFiles : []).entries()) {
     if (typeof raw !== 'string') continue;
     const path = isRemoteReference(raw) ? undefined : resolvePath('', raw.trim());
@@ -600,12 +620,17 @@ function chartWords(name: string, version: string | undefined): string {
 
 /**
  * The flags of `helm template` for a release, before `-- <release> <chart>`. Each value is joined
- * to its flag (`--namespace=<ns>`), so no value is ever read as a flag of its own.
+ * to its flag (`--namespace=<ns>`), so no value is ever read as a flag of its own. `filePath`
+ * says where helm reads a values file of the repository (`./<path>` in the checkout).
  */
-export function releaseTemplateArgs(release: HelmRelease, valuesPath: (index: number) => string): string[] {
+export function releaseTemplateArgs(
+  release: HelmRelease,
+  valuesPath: (index: number) => string,
+  filePath: (file: string) => string = (file) => `./${file}`,
+): string[] {
   return [
     ...(release.namespace ? [`--namespace=${release.namespace}`] : []),
-    ...release.valuesFiles.map((file) => `--values=./${file}`),
+    ...release.valuesFiles.map((file) => `--values=${filePath(file)}`),
     ...release.inlineValues.map((_, index) => `--values=${valuesPath(index)}`),
     ...release.set.map(({ name, value }) => `--set=${name}=${value}`),
     ...release.setString.map(({ name, value }) => `--set-string=${name}=${value}`),

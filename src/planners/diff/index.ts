@@ -43,6 +43,7 @@ export {
   type SectionLevel,
 } from './comment.js';
 export { renderPlain } from './plain.js';
+export { settleRandomness, describeRandom, isTestHook, RANDOM_VALUE } from './random.js';
 export { planRefusal } from './refusal.js';
 export { checkChartYaml, checkValuesSchema, type ChartReads } from './chart-reads.js';
 export {

@@ -5,6 +5,8 @@ import type { ObjectRef } from './types.js';
 export interface ManifestObject extends ObjectRef {
   apiVersion: string;
   body: Record<string, unknown>;
+  /** The template helm rendered it from (its `# Source: <chart>/templates/…` line), when there is one. */
+  source?: string;
 }
 
 export type ParseResult =
@@ -33,6 +35,12 @@ export function describeRef(ref: ObjectRef): string {
   return `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
 }
 
+/** helm prints `# Source: <chart>/templates/<file>` before each document it renders. */
+function helmSource(comment: string | null | undefined): string | undefined {
+  const match = /^\s*Source: (\S[^\n]*)$/m.exec(comment ?? '');
+  return match ? (match[1] as string).trim() : undefined;
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -54,7 +62,7 @@ export function parseManifests(text: string, options: ParseOptions = {}): ParseR
   const objects: ManifestObject[] = [];
   const seen = new Set<string>();
   const duplicates: string[] = [];
-  const add = (value: unknown, where: string): string | undefined => {
+  const add = (value: unknown, where: string, source?: string): string | undefined => {
     if (value === null || value === undefined) return undefined;
     if (!isRecord(value)) return skip ? undefined : `${where} is not a mapping`;
     const { apiVersion, kind } = value;
@@ -62,7 +70,7 @@ export function parseManifests(text: string, options: ParseOptions = {}): ParseR
       return skip ? undefined : `${where} has no apiVersion or kind`;
     if (/^.*List$/.test(kind) && Array.isArray(value.items)) {
       for (const [index, item] of value.items.entries()) {
-        const problem = add(item, `${where} item ${index + 1}`);
+        const problem = add(item, `${where} item ${index + 1}`, source);
         if (problem) return problem;
       }
       return undefined;
@@ -76,7 +84,15 @@ export function parseManifests(text: string, options: ParseOptions = {}): ParseR
           : '';
     if (!name) return `${where} (${kind}) has no metadata.name`;
     const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : '';
-    const object: ManifestObject = { apiVersion, group: groupOf(apiVersion), kind, namespace, name, body: value };
+    const object: ManifestObject = {
+      apiVersion,
+      group: groupOf(apiVersion),
+      kind,
+      namespace,
+      name,
+      body: value,
+      ...(source !== undefined ? { source } : {}),
+    };
     const key = identityKey(object);
     if (seen.has(key)) {
       duplicates.push(describeRef(object));
@@ -100,7 +116,7 @@ export function parseManifests(text: string, options: ParseOptions = {}): ParseR
     } catch (error) {
       return { ok: false, message: `document ${index + 1}: ${(error as Error).message}` };
     }
-    const problem = add(value, `document ${index + 1}`);
+    const problem = add(value, `document ${index + 1}`, helmSource(document.contents?.commentBefore));
     if (problem) return { ok: false, message: problem };
   }
   return { ok: true, objects, duplicates };

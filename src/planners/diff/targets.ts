@@ -1,5 +1,5 @@
 import { compilePathPattern } from '../path-pattern.js';
-import { checkChart, type ChartReads, type ChartTree } from './chart-reads.js';
+import { checkChart, fileDependencies, type ChartReads, type ChartTree } from './chart-reads.js';
 import {
   fileSourcePaths,
   foldKey,
@@ -576,6 +576,34 @@ function helmNodes(index: Index, chartDir: string, deployedWithDefaults = false)
     chartTree(index, (path) => readFollowing(index, path, scratch)),
     reads,
   );
+  // `file://` dependencies in the repository: built before the render when not vendored, and
+  // inputs either way (issue 36). `helm dependency build` packages the dependency's directory as
+  // it is (its own dependencies are not built), so its files are checked as helm will read them;
+  // what its Chart.yaml names but does not vendor is not fetched by anyone and is not refused.
+  const chartYaml = chartDir === '' ? 'Chart.yaml' : `${chartDir}/Chart.yaml`;
+  const chartText = readFollowing(index, chartYaml, scratch);
+  const dependencies = chartText === undefined ? [] : fileDependencies(chartYaml, chartText, index.files);
+  const dependencyDirs: string[] = [];
+  const dependencyFiles: string[] = [];
+  for (const dependency of dependencies) {
+    const inside = chartDir === '' || dependency.dir === chartDir || dependency.dir.startsWith(`${chartDir}/`);
+    if (inside || dependencyDirs.includes(dependency.dir)) continue;
+    dependencyDirs.push(dependency.dir);
+    dependencyFiles.push(...index.below(dependency.dir));
+    const own: ChartReads = { remote: [], outside: [], unreadable: [], archives: [] };
+    checkChart(
+      dependency.dir,
+      chartTree(index, (path) => readFollowing(index, path, scratch)),
+      own,
+    );
+    reads.remote.push(...own.remote.filter((entry) => !/(^|\/)Chart\.yaml /.test(entry)));
+    reads.outside.push(...own.outside);
+    reads.unreadable.push(...own.unreadable);
+    reads.archives.push(...own.archives);
+  }
+  const buildDependencies = dependencies
+    .filter((dependency) => !dependency.vendored)
+    .map((dependency) => `${dependency.name} (${dependency.repository})`);
   for (const link of new Set(scratch.linksOut))
     reads.outside.push(`${link} is a symbolic link that leads out of the repository`);
   const base = {
@@ -589,8 +617,11 @@ function helmNodes(index: Index, chartDir: string, deployedWithDefaults = false)
     ...(reads.outside.length > 0 ? { outside: reads.outside } : {}),
     ...(reads.unreadable.length > 0 ? { unreadable: reads.unreadable } : {}),
     ...(reads.archives.length > 0 ? { archives: reads.archives } : {}),
+    ...(dependencyDirs.length > 0 ? { dependencyDirs } : {}),
+    ...(buildDependencies.length > 0 ? { buildDependencies } : {}),
   };
-  const defaults = { ...base, id: chartDir || '.', inputFiles: common };
+  const inputs = (files: string[]): string[] => [...new Set([...files, ...dependencyFiles])].sort(compare);
+  const defaults = { ...base, id: chartDir || '.', inputFiles: inputs(common) };
   if (variants.length === 0) return [defaults];
   // The default values.yaml is a variant of its own when an agent deploys the chart directory.
   return [
@@ -599,7 +630,7 @@ function helmNodes(index: Index, chartDir: string, deployedWithDefaults = false)
       ...base,
       id: variant,
       valuesFiles: [variant],
-      inputFiles: [...common, variant].sort(compare),
+      inputFiles: inputs([...common, variant]),
     })),
   ];
 }

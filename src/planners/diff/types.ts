@@ -59,6 +59,18 @@ export interface TargetNode extends Target {
   arguments?: string[];
   /** Subchart archives (`charts/*.tgz`) the render reads; the adapter checks what they hold before helm runs. */
   archives?: string[];
+  /**
+   * Helm: the chart directories its `file://` dependencies name, inside the repository. Their
+   * files are inputs of the target, so a change to a dependency renders every chart that uses it.
+   */
+  dependencyDirs?: string[];
+  /**
+   * Helm: `file://` dependencies not vendored under `charts/`, which the agents build before they
+   * render (Argo CD runs `helm dependency build` on a missing dependency, Flux's source-controller
+   * adds local dependencies when it packages the chart): the adapter runs `helm dependency build`
+   * in the render sandbox first.
+   */
+  buildDependencies?: string[];
   /** Kustomize: symbolic links among or on the way to its inputs that lead out of the repository. */
   linksOut?: string[];
   /** The graph was built knowing which paths are symbolic links, and followed them. */
@@ -172,6 +184,12 @@ export interface TargetDiff {
   values?: ObjectChange[];
   /** Plain-text notes (helm missing, structural values diff, duplicates). */
   notes: string[];
+  /**
+   * What helm renders differently on every render (template randomness, src/planners/diff/random.ts),
+   * at base and at head: left out of the comparison or compared with the random fields masked,
+   * and said once in the notes, never counted as a change.
+   */
+  random?: RandomObject[];
   objects: ObjectChange[];
   counts: TargetCounts;
   images: ImageChange[];
@@ -221,9 +239,31 @@ export interface DiffReport {
   stats?: DiffStats;
 }
 
+/** An object (or several from one template) that differs between two renders of the same inputs. */
+export interface RandomObject extends Omit<ObjectRef, 'name'> {
+  /** The template it comes from (helm's `# Source:` line), or `the chart`. */
+  source: string;
+  /** Its name, when only its values are random. */
+  name?: string;
+  /** How many objects of this kind the template renders with random names. */
+  count: number;
+  /** `name`: its identity differs between renders (left out); `values`: its content does. */
+  what: 'name' | 'values';
+  /** A Helm test hook (left out whole, whatever differs). */
+  testHook: boolean;
+  /** The fields masked as random (objects compared with them masked). */
+  fields?: string[];
+}
+
 /** What a renderer produced for one side of one target. */
 export type RenderOutcome =
-  | { status: 'ok'; yaml: string; notes?: string[] }
+  | {
+      status: 'ok';
+      yaml: string;
+      notes?: string[];
+      /** A second render of the same inputs, when the chart uses template randomness: what differs is random. */
+      again?: string;
+    }
   | { status: 'absent' }
   | { status: 'failed'; message: string }
   | { status: 'tool-missing'; tool: string; message: string; values?: Array<{ path: string; text: string }> };

@@ -2,7 +2,8 @@
  * "What changed", complete, and nothing leaves the machine: a new user runs `npm run sandbox`
  * and its first printed step, and the bump pull request shows the digest the sandbox's local
  * registry serves, the platforms, and from the image's source repository in the simulated GitHub
- * the commits, the merged pull request and the release notes. Every Node process of the run
+ * the commits, the merged pull request and the release notes (and the CI token sent to the
+ * registry route by mistake is answered with the token that was expected). Every Node process of the run
  * (npm's script, the sandbox, Escalator) writes each connection it starts and each name it looks
  * up (test/newcomer/egress-log.mjs, through NODE_OPTIONS): none goes beyond loopback.
  */
@@ -111,6 +112,16 @@ describe('the sandbox serves its images from a local registry', () => {
     // Step 1, as printed: the announced digest is the one the registry serves.
     const step1 = printedCommand(stdout, 1);
     expect(step1).toContain(served);
+    // A newcomer's usual mistake first: the printed CI token on the registry route. The 401 says
+    // which token was expected, and holds no token value.
+    const mistaken = await run('sh', [
+      '-c',
+      `${step1.replace(ready.registry_token, ready.ci_token)} -w '\\n%{http_code}'`,
+    ]);
+    expect(mistaken.stdout.trim().split('\n').at(-1)).toBe('401');
+    expect(mistaken.stdout).toContain('expected ESCALATOR_REGISTRY_TOKEN');
+    for (const token of [ready.ci_token, ready.registry_token, ready.admin_token])
+      expect(mistaken.stdout).not.toContain(token);
     const { stdout: answer } = await run('sh', ['-c', step1]);
     expect(JSON.parse(answer)).toMatchObject({ accepted: 1 });
 

@@ -14,7 +14,8 @@ import { planDrift, renderDrift, type DriftTarget } from '../planners/drift.js';
 import { planEnvironmentFiles } from '../planners/environment-files.js';
 import { configPath, parseDuration, parseRepoConfig } from '../config/repo-config.js';
 import { loadRequiredChecks, type RequiredChecks } from '../adapters/github/gates.js';
-import { gateEnforcement } from '../planners/promotion-gates.js';
+import { gateEnforcement, standingGates } from '../planners/promotion-gates.js';
+import { controlInputs } from './shared/promotion-inputs.js';
 import { enforcementLines } from '../planners/promotion-plan.js';
 import { passGatesOfOtherPull } from './shared/pull-gates.js';
 import { targetKey, versionsByTarget } from '../planners/versions.js';
@@ -58,7 +59,13 @@ function promotionGateNote(index: RepoIndex, headRef: string, baseRef: string, r
   const environment = /^escalator\/promote\/([^/@]+)/.exec(headRef)?.[1];
   const env = index.config?.environments.find((e) => e.name === environment);
   if (!env || env.from === 'registry') return [];
-  const gates = [...(parseDuration(env.soak) > 0 ? [{ name: 'soak' as const }] : []), { name: 'hold' as const }];
+  // The same checks as the promotion's own body names (standingGates, enforcedGates).
+  const source = index.config?.environments.find((e) => e.name === env.from);
+  const gates = standingGates({
+    sourceReportsHealth: Boolean(source?.health),
+    soakMs: parseDuration(env.soak),
+    windows: controlInputs(env, []).windows,
+  });
   return enforcementLines(gateEnforcement(required, baseRef, gates));
 }
 

@@ -142,6 +142,34 @@ export interface GateEnforcement {
   adminsExempt?: boolean;
 }
 
+/**
+ * The gate checks every promotion into a target gets, at any moment, which are the ones a branch
+ * should require (docs/gates.md): health when the source reports health, soak when the target has
+ * one, hold always, window when the target has windows. Not freeze: its check is posted only
+ * while a freeze is in force, so requiring it would hold every merge the rest of the time. The
+ * promotion's body (from its planned gates, `enforcedGates`) and the diff comment (from the
+ * configuration, this) name the same checks.
+ */
+export function standingGates(input: {
+  sourceReportsHealth: boolean;
+  soakMs: number;
+  windows: WindowsSpec | undefined;
+}): Array<Pick<Gate, 'name'>> {
+  return [
+    ...(input.sourceReportsHealth ? [{ name: 'health' as const }] : []),
+    ...(input.soakMs > 0 ? [{ name: 'soak' as const }] : []),
+    { name: 'hold' as const },
+    ...(input.windows && (input.windows.allow.length > 0 || input.windows.deny.length > 0)
+      ? [{ name: 'window' as const }]
+      : []),
+  ];
+}
+
+/** The planned gates a branch should require: all but freeze (see {@link standingGates}). */
+export function enforcedGates<T extends Pick<Gate, 'name'>>(gates: readonly T[]): T[] {
+  return gates.filter((gate) => gate.name !== 'freeze');
+}
+
 /** Which of `gates` the branch's required checks leave out (`contexts` as GitHub lists them). */
 export function gateEnforcement(
   required: { contexts: readonly string[]; readable: boolean; reason: string | null; adminsExempt: boolean },

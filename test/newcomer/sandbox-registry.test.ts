@@ -3,7 +3,8 @@
  * and its first printed step, and the bump pull request shows the digest the sandbox's local
  * registry serves, the platforms, and from the image's source repository in the simulated GitHub
  * the commits, the merged pull request and the release notes (and the CI token sent to the
- * registry route by mistake is answered with the token that was expected). Every Node process of the run
+ * registry route by mistake is answered with the token that was expected; a promotion's body and
+ * its diff comment name the same checks as not required). Every Node process of the run
  * (npm's script, the sandbox, Escalator) writes each connection it starts and each name it looks
  * up (test/newcomer/egress-log.mjs, through NODE_OPTIONS): none goes beyond loopback.
  */
@@ -146,6 +147,32 @@ describe('the sandbox serves its images from a local registry', () => {
     expect(body).toContain('- The greeting is cached between requests.');
     // The release of the running version is not in the range.
     expect(body).not.toContain('v1\\.0\\.0: hello');
+
+    // The promotion's body and its diff comment name the same checks as not required (with the
+    // agent's health gate among them: every environment of the sandbox reports health).
+    const warning = (text: string) =>
+      /^> (`escalator\/.*) (?:is not a required check|are not required checks) on/m.exec(text)?.[1];
+    let bodyWarning: string | undefined;
+    let commentWarning: string | undefined;
+    for (let i = 0; i < 240 && (bodyWarning === undefined || commentWarning === undefined); i++) {
+      const pulls = (await (
+        await fetch(`${ready.api_url}/repos/${ready.repository}/pulls?state=all`, { headers: auth })
+      ).json()) as Array<{ number: number; title: string; body: string | null }>;
+      const promotion = pulls.find((pull) => pull.title === 'Promote world 2.3.0 to staging');
+      if (promotion) {
+        bodyWarning = warning(promotion.body ?? '');
+        const comments = (await (
+          await fetch(`${ready.api_url}/repos/${ready.repository}/issues/${promotion.number}/comments`, {
+            headers: auth,
+          })
+        ).json()) as Array<{ body: string }>;
+        commentWarning = comments.map((comment) => warning(comment.body)).find(Boolean);
+      }
+      if (bodyWarning === undefined || commentWarning === undefined)
+        await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(bodyWarning).toBe('`escalator/health`, `escalator/soak` and `escalator/hold`');
+    expect(commentWarning).toBe(bodyWarning);
 
     process.kill(-npm!.pid!, 'SIGINT');
     await exited;

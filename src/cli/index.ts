@@ -1,37 +1,49 @@
 import { readFileSync } from 'node:fs';
-import { agentKeyHelp, runAgentKey } from './agent-key.js';
-import { diffHelp, runDiff } from './diff.js';
-import { runSetImage, setImageHelp } from './set-image.js';
-import { runToken, tokenHelp } from './token.js';
-import { runValidateConfig, validateConfigHelp } from './validate-config.js';
 import { terminalIo, UsageError, type CliIo, type ExitCode } from './io.js';
 
 export type { CliIo, ExitCode };
 
-const commands: Record<
-  string,
-  { run: (argv: string[], io: CliIo) => ExitCode | Promise<ExitCode>; help: string; summary: string }
-> = {
+/** A command, loaded when it is run or its help asked for: `escalator --help` loads none (no YAML parser, renderer or registry client). */
+interface Command {
+  summary: string;
+  load: () => Promise<{ run: (argv: string[], io: CliIo) => ExitCode | Promise<ExitCode>; help: string }>;
+}
+
+const commands: Record<string, Command> = {
   'set-image': {
-    run: runSetImage,
-    help: setImageHelp,
     summary: 'set an image tag/digest in YAML files, byte for byte',
+    load: async () => {
+      const { runSetImage, setImageHelp } = await import('./set-image.js');
+      return { run: runSetImage, help: setImageHelp };
+    },
   },
-  diff: { run: runDiff, help: diffHelp, summary: 'render and diff a local GitOps repository between two revisions' },
+  diff: {
+    summary: 'render and diff a local GitOps repository between two revisions',
+    load: async () => {
+      const { runDiff, diffHelp } = await import('./diff.js');
+      return { run: runDiff, help: diffHelp };
+    },
+  },
   'validate-config': {
-    run: runValidateConfig,
-    help: validateConfigHelp,
     summary: 'check .github/escalator.yml and print every problem',
+    load: async () => {
+      const { runValidateConfig, validateConfigHelp } = await import('./validate-config.js');
+      return { run: runValidateConfig, help: validateConfigHelp };
+    },
   },
   token: {
-    run: runToken,
-    help: tokenHelp,
     summary: 'make a scoped intake token and its ESCALATOR_INTAKE_TOKENS entry',
+    load: async () => {
+      const { runToken, tokenHelp } = await import('./token.js');
+      return { run: runToken, help: tokenHelp };
+    },
   },
   'agent-key': {
-    run: (argv, io) => runAgentKey(argv, io),
-    help: agentKeyHelp,
     summary: "print an owner's agent key for Argo CD and Flux health reports",
+    load: async () => {
+      const { runAgentKey, agentKeyHelp } = await import('./agent-key.js');
+      return { run: (argv, io) => runAgentKey(argv, io), help: agentKeyHelp };
+    },
   },
 };
 
@@ -64,7 +76,7 @@ export async function runCli(argv: string[], rawIo: CliIo): Promise<ExitCode> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' ? rest[0] : undefined;
-    io.stdout(topic && commands[topic] ? `${commands[topic].help}\n` : renderHelp());
+    io.stdout(topic && commands[topic] ? `${(await commands[topic].load()).help}\n` : renderHelp());
     return name ? 0 : 2;
   }
   if (name === '--version' || name === '-v') {
@@ -77,7 +89,7 @@ export async function runCli(argv: string[], rawIo: CliIo): Promise<ExitCode> {
     return 2;
   }
   try {
-    return await command.run(rest, io);
+    return await (await command.load()).run(rest, io);
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr(`escalator ${name}: ${error.message}\nRun \`escalator ${name} --help\` for usage.\n`);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseRegistryMirrors } from './registry-mirrors.js';
 
 /**
  * Environment variables, validated once at boot (src/config/env.ts).
@@ -83,6 +84,16 @@ export const EnvSchema = z.object({
     .optional()
     .describe(
       'Path of a Docker `config.json` (`{"auths": {"<host>": {"auth": "<base64 user:password>", "owners": ["<GitHub owner>"]}}}`, or `identitytoken`; what `docker login` writes, plus the GitHub owners each entry serves) with credentials to read images from registries: the digest, created time, platforms, size and source labels shown in pull requests, and the check that an announced tag resolves to the announced digest (an event the registry contradicts is refused). An installation reads only with the entries of its owner (`["*"]`: every installation, on purpose), else anonymously; an entry without `owners` stops the worker at start with the line to add. Unset: registries are read anonymously and events are not verified. See docs/registries.md.',
+    ),
+  ESCALATOR_REGISTRY_MIRRORS: z
+    .string()
+    .optional()
+    .superRefine((text, context) => {
+      const parsed = parseRegistryMirrors(text);
+      if (!parsed.ok) for (const problem of parsed.problems) context.addIssue({ code: 'custom', message: problem });
+    })
+    .describe(
+      'Registry hosts read from another registry, as JSON (`{"ghcr.io": "http://127.0.0.1:5000"}`), as a containerd mirror is: the OCI Distribution paths stay and `ns=<host>` names the registry the image is from. When set, no other registry host is contacted (pull requests say so for its images). `npm run sandbox` sets it to its local registry, so nothing leaves the machine. Unset: every image is read from the host its name says.',
     ),
   ESCALATOR_CI_OIDC_AUDIENCE: z
     .string()

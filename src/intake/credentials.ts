@@ -288,8 +288,23 @@ export class IntakeCredentials {
         `the path token does not match; configure the webhook URL as /registry/${source}/<${name}>`,
       );
     }
-    return new HttpError(401, 'the Authorization token does not match the configured token', {
-      'www-authenticate': 'Bearer',
-    });
+    return new HttpError(
+      401,
+      `the Authorization token does not match any token ${source === 'ci' ? 'the CI API' : `/registry/${source}`} accepts; expected ${this.#expected(source)} (never a token value in this answer)`,
+      { 'www-authenticate': 'Bearer' },
+    );
+  }
+
+  /** Which tokens a route sent in a header accepts, by the name they are configured under (never a value, nor an entry's name). */
+  #expected(source: string): string {
+    const names: string[] = [];
+    if (source === 'ci' && this.legacy.ciToken) names.push('ESCALATOR_CI_TOKEN');
+    if (source !== 'ci' && this.legacy.registryToken) names.push('ESCALATOR_REGISTRY_TOKEN');
+    if (this.entries.some((entry) => !entry.path && (!entry.sources || entry.sources.includes(source))))
+      names.push(`the token of an ESCALATOR_INTAKE_TOKENS entry whose sources include ${source} (or list none)`);
+    // The CI API is open without either only when it takes GitHub Actions id-tokens.
+    if (names.length === 0)
+      names.push(source === 'ci' ? 'a GitHub Actions id-token (ESCALATOR_CI_OIDC_AUDIENCE)' : 'none');
+    return names.join(', or ');
   }
 }

@@ -14,7 +14,9 @@ import { planDrift, renderDrift, type DriftTarget } from '../planners/drift.js';
 import { planEnvironmentFiles } from '../planners/environment-files.js';
 import { configPath, parseDuration, parseRepoConfig } from '../config/repo-config.js';
 import { loadRequiredChecks, type RequiredChecks } from '../adapters/github/gates.js';
-import { gateEnforcement } from '../planners/promotion-gates.js';
+import { gateChecks, gateEnforcement } from '../planners/promotion-gates.js';
+import { freezesInForce } from '../planners/freeze.js';
+import { controlInputs } from './shared/promotion-inputs.js';
 import { enforcementLines } from '../planners/promotion-plan.js';
 import { passGatesOfOtherPull } from './shared/pull-gates.js';
 import { targetKey, versionsByTarget } from '../planners/versions.js';
@@ -54,11 +56,25 @@ async function checkConfigChange(
 }
 
 /** The warning of a promotion pull request (`escalator/promote/<env>…`) whose gates the base branch does not require. */
-function promotionGateNote(index: RepoIndex, headRef: string, baseRef: string, required: RequiredChecks): string[] {
+async function promotionGateNote(
+  deps: JobDeps,
+  index: RepoIndex,
+  headRef: string,
+  baseRef: string,
+  required: RequiredChecks,
+): Promise<string[]> {
   const environment = /^escalator\/promote\/([^/@]+)/.exec(headRef)?.[1];
   const env = index.config?.environments.find((e) => e.name === environment);
   if (!env || env.from === 'registry') return [];
-  const gates = [...(parseDuration(env.soak) > 0 ? [{ name: 'soak' as const }] : []), { name: 'hold' as const }];
+  // The same checks as the promotion's own body names (gateChecks, enforcedGates).
+  const source = index.config?.environments.find((e) => e.name === env.from);
+  const now = Date.now();
+  const gates = gateChecks({
+    sourceReportsHealth: Boolean(source?.health),
+    soakMs: parseDuration(env.soak),
+    windows: controlInputs(env, []).windows,
+    freezeInForce: freezesInForce(await deps.store.freezes.loadFreezes(index, now), env.name, now).length > 0,
+  });
   return enforcementLines(gateEnforcement(required, baseRef, gates));
 }
 
@@ -157,7 +173,7 @@ export async function processDiffJob(
   });
   timer({ outcome: report.summary.failures > 0 ? 'failed' : 'ok' });
   // On a promotion, the reviewer reads here too whether GitHub holds the merge to its gates.
-  const gateNote = sameRepository ? promotionGateNote(index, pull.head.ref, pull.base.ref, required) : [];
+  const gateNote = sameRepository ? await promotionGateNote(deps, index, pull.head.ref, pull.base.ref, required) : [];
   const body =
     renderComment(report, {
       baseSha: pull.base.sha,

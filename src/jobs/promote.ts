@@ -30,7 +30,7 @@ import { ensureLivingPull } from './shared/living-pull.js';
 import { autoMerge } from './shared/auto-merge.js';
 import { noteFailure, notePromotion, refreshDashboard } from './shared/dashboard-refresh.js';
 import { loadRequiredChecks } from '../adapters/github/gates.js';
-import { gateEnforcement } from '../planners/promotion-gates.js';
+import { enforcedGates, gateEnforcement } from '../planners/promotion-gates.js';
 import { decideGates, loadEnvFiles, promotedVersions } from './shared/promotion-inputs.js';
 import { promotionNotes } from './shared/pull-notes.js';
 import {
@@ -179,7 +179,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
         app: data.app,
         sources: provenance.length ? provenance : sources,
         gates,
-        enforcement: gateEnforcement(required, index.defaultBranch, gates),
+        enforcement: gateEnforcement(required, index.defaultBranch, enforcedGates(gates)),
         editing: editSettingsFrom(index.config?.images ?? []),
         ...(healthLines ? { health: healthLines } : {}),
         ...(why ? { because: why } : {}),

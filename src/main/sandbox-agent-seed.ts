@@ -24,7 +24,7 @@ export class SeededConfigError extends Error {
       [
         `${file} has problems, so Escalator would pause this repository and no pull request would come:`,
         problems,
-        `Fix them (npx escalator validate-config ${file} checks the file again), then start the sandbox again.`,
+        `Fix them (npm run escalator -- validate-config ${file} checks the file again), then start the sandbox again.`,
       ].join('\n'),
     );
     this.name = 'SeededConfigError';

@@ -259,6 +259,7 @@ try {
   if (str('repo'))
     more.push(
       'The steps above are written for the shipped example (examples/gitops-repo); with --repo, adapt the image and pull request numbers.',
+      `The local registry serves only the example's images (${sandbox.ready.registry.stands_for}/example/hello and /world): for other images of ${sandbox.ready.registry.stands_for} the pull requests say the registry has no such tag, and no other registry host is contacted.`,
       '',
     );
   const running = sandbox;

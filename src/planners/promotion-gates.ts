@@ -142,6 +142,38 @@ export interface GateEnforcement {
   adminsExempt?: boolean;
 }
 
+/**
+ * The gate checks a promotion into a target carries now, read from the configuration and the
+ * freezes (not from a plan): health when the source reports health, soak when the target has
+ * one, hold always, window when the target has windows, freeze while one is in force on it. The
+ * promotion's body (from its planned gates, `enforcedGates`) and the diff comment (this) name
+ * the same checks as not required.
+ */
+export function gateChecks(input: {
+  sourceReportsHealth: boolean;
+  soakMs: number;
+  windows: WindowsSpec | undefined;
+  freezeInForce: boolean;
+}): Array<Pick<Gate, 'name'>> {
+  return [
+    ...(input.sourceReportsHealth ? [{ name: 'health' as const }] : []),
+    ...(input.soakMs > 0 ? [{ name: 'soak' as const }] : []),
+    { name: 'hold' as const },
+    ...(input.windows && (input.windows.allow.length > 0 || input.windows.deny.length > 0)
+      ? [{ name: 'window' as const }]
+      : []),
+    ...(input.freezeInForce ? [{ name: 'freeze' as const }] : []),
+  ];
+}
+
+/**
+ * The planned gates whose check a branch should be told to require: all but a freeze check that
+ * says no freeze is in force (posted once when a freeze ends; see {@link gateChecks}).
+ */
+export function enforcedGates<T extends Pick<Gate, 'name' | 'state'>>(gates: readonly T[]): T[] {
+  return gates.filter((gate) => gate.name !== 'freeze' || gate.state !== 'passed');
+}
+
 /** Which of `gates` the branch's required checks leave out (`contexts` as GitHub lists them). */
 export function gateEnforcement(
   required: { contexts: readonly string[]; readable: boolean; reason: string | null; adminsExempt: boolean },

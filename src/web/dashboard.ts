@@ -68,7 +68,10 @@ export function dashboardRoute(options: {
       return sendJson(
         res,
         401,
-        { error: 'sign in with the admin token (HTTP Basic password, or Authorization: Bearer <token>)' },
+        {
+          error:
+            'sign in with the admin token, ESCALATOR_ADMIN_TOKEN (HTTP Basic password, or Authorization: Bearer <token>)',
+        },
         { 'www-authenticate': 'Basic realm="escalator", charset="UTF-8"' },
       );
     }

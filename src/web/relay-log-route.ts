@@ -28,7 +28,7 @@ export function relayLogRoute(options: {
       return sendJson(
         res,
         401,
-        { error: 'send Authorization: Bearer <token> with the configured admin token' },
+        { error: 'send Authorization: Bearer <token> with the admin token, ESCALATOR_ADMIN_TOKEN' },
         { 'www-authenticate': 'Bearer' },
       );
     }

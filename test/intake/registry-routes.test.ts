@@ -348,7 +348,9 @@ describe('registry intake', () => {
         authorization: 'Bearer wrong-token-wrong-token',
       });
       expect(res.status).toBe(401);
-      expect(res.body.error).toBe('the Authorization token does not match the configured token');
+      expect(res.body.error).toBe(
+        'the Authorization token does not match any token /registry/acr accepts; expected ESCALATOR_REGISTRY_TOKEN (never a token value in this answer)',
+      );
     });
     it('401 for a missing header', async () => {
       const res = await post('/registry/acr', fixture('acr/push.json'), { authorization: '' });

@@ -114,6 +114,6 @@ images:
     expect(message).toContain(
       `${join(dir, '.github/escalator.yml')}:13:11: invalid duration "10 minutes" (write a whole number and a unit`,
     );
-    expect(message).toContain(`npx escalator validate-config ${join(dir, '.github/escalator.yml')}`);
+    expect(message).toContain(`npm run escalator -- validate-config ${join(dir, '.github/escalator.yml')}`);
   });
 });

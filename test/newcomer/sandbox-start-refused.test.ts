@@ -79,7 +79,7 @@ describe('a sandbox that cannot work stops before "running"', () => {
       expect(run.stdout).not.toContain('running');
       expect(run.stderr).toContain(`${config} has problems, so Escalator would pause this repository`);
       expect(run.stderr).toMatch(new RegExp(`${config.replace(/[.]/g, '\\.')}:6:5: .*health`));
-      expect(run.stderr).toContain(`npx escalator validate-config ${config}`);
+      expect(run.stderr).toContain(`npm run escalator -- validate-config ${config}`);
     }
     expect(portTaken.code).toBe(1);
     expect(portTaken.stderr).toContain(`Port ${takenPort} on 127.0.0.1 is already in use`);

@@ -5,7 +5,9 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { seedExampleSources } from './example-images.js';
 import { findRedis, stopChild, type RedisHandle } from './redis.js';
+import { startSandboxRegistry, type ServedImage } from './registry.js';
 import { createRepository } from './repositories.js';
 import { startSimulator, type Simulator } from './server.js';
 
@@ -74,7 +76,15 @@ export interface SandboxReady {
   soak: string | null;
   /** The sandbox's own process and Escalator's: a signal to either stops the whole sandbox. */
   pids: { sandbox: number; escalator: number };
+  /**
+   * The local registry serving the example images as `ghcr.io` (Escalator reads ghcr.io there
+   * only, and no other registry host: ESCALATOR_REGISTRY_MIRRORS), and what each tag resolves to.
+   */
+  registry: { url: string; stands_for: string; images: Record<string, string> };
 }
+
+/** The registry host the sandbox's local registry stands in for: the example's images are `ghcr.io/example/…`. */
+export const SANDBOX_REGISTRY_HOST = 'ghcr.io';
 
 /** The port Escalator should listen on is taken; the message names it and the flag. */
 export class PortInUseError extends Error {
@@ -142,7 +152,19 @@ export async function runSandbox(options: SandboxOptions): Promise<RunningSandbo
     cleanup.push(() => simulator.close());
     const relay = await startRelayReceiver();
     cleanup.push(() => relay.close());
-    const seeded = options.soak ? withSoak(options.repoDir, options.soak) : { dir: options.repoDir, remove: () => {} };
+    // The example images, with their source repositories in the simulated GitHub, from a registry
+    // on 127.0.0.1: Escalator reads ghcr.io there, and no other registry (nothing leaves the machine).
+    const builds = await seedExampleSources(simulator.context, {
+      webUrl: simulator.url,
+      apiUrl: simulator.apiUrl,
+      login: simulator.user.login,
+      token: simulator.user.token,
+      owner: SANDBOX_REPOSITORY.owner,
+    });
+    const registry = await startSandboxRegistry(SANDBOX_REGISTRY_HOST, builds);
+    cleanup.push(() => registry.close());
+    stopped();
+    const seeded = seedCopy(options.repoDir, { soak: options.soak, images: registry.images, host: registry.host });
     const developer = simulator.context.state.user(simulator.user.login);
     if (!developer) throw new Error('The simulator lost its developer user.');
     const repo = await createRepository(simulator.context, developer, {
@@ -173,6 +195,7 @@ export async function runSandbox(options: SandboxOptions): Promise<RunningSandbo
       ESCALATOR_CI_TOKEN: ciToken,
       ESCALATOR_ADMIN_TOKEN: adminToken,
       ESCALATOR_REDIS_PREFIX: redisPrefix,
+      ESCALATOR_REGISTRY_MIRRORS: JSON.stringify({ [registry.host]: registry.url }),
       ESCALATOR_RELAY_TARGETS: JSON.stringify([
         {
           name: 'sandbox-argocd',
@@ -205,6 +228,13 @@ export async function runSandbox(options: SandboxOptions): Promise<RunningSandbo
         relay_url: relay.url,
         soak: options.soak ?? null,
         pids: { sandbox: process.pid, escalator: child.pid ?? 0 },
+        registry: {
+          url: registry.url,
+          stands_for: registry.host,
+          images: Object.fromEntries(
+            registry.images.map((image) => [`${registry.host}/${image.repository}:${image.tag}`, image.digest]),
+          ),
+        },
       },
       simulator,
       appExited,
@@ -271,6 +301,55 @@ export function withSoak(dir: string, soak: string): { dir: string; remove: () =
   return { dir: copy, remove };
 }
 
+/**
+ * The copy of `dir` that is seeded: with `soak` (withSoak), and with every pinned digest of an
+ * image the sandbox registry serves set to the digest it serves for that tag (the registry builds
+ * its images at start, so their digests are this run's). Only one-line Kustomize entries are
+ * touched (`- {name: ghcr.io/example/hello, newTag: 1.0.0, digest: sha256:…}`, the example's
+ * form); `dir` itself never changes.
+ */
+export function seedCopy(
+  dir: string,
+  options: { soak?: string | undefined; images: readonly ServedImage[]; host: string },
+): { dir: string; remove: () => void } {
+  const copy = options.soak ? withSoak(dir, options.soak) : copyOf(dir);
+  try {
+    const served = new Map(options.images.map((image) => [`${options.host}/${image.repository}:${image.tag}`, image]));
+    const entry = /(\{\s*name:\s*)([^,\s}]+)(\s*,\s*newTag:\s*)([^,\s}]+)(\s*,\s*digest:\s*)(sha256:[0-9a-f]{64})/g;
+    const walk = (folder: string): void => {
+      for (const item of readdirSync(folder, { withFileTypes: true })) {
+        const path = join(folder, item.name);
+        if (item.isDirectory()) walk(path);
+        else if (/\.ya?ml$/.test(item.name)) {
+          const text = readFileSync(path, 'utf8');
+          const pinned = text.replace(entry, (whole, a, name: string, b, tag: string, c) => {
+            const image = served.get(`${name}:${tag}`);
+            return image ? `${a}${name}${b}${tag}${c}${image.digest}` : whole;
+          });
+          if (pinned !== text) writeFileSync(path, pinned);
+        }
+      }
+    };
+    walk(copy.dir);
+  } catch (error) {
+    copy.remove();
+    throw error;
+  }
+  return copy;
+}
+
+function copyOf(dir: string): { dir: string; remove: () => void } {
+  const copy = mkdtempSync(join(tmpdir(), 'escalator-sandbox-'));
+  const remove = () => rmSync(copy, { recursive: true, force: true });
+  try {
+    cpSync(dir, copy, { recursive: true, filter: (source) => !source.split(/[\\/]/).includes('.git') });
+  } catch (error) {
+    remove();
+    throw error;
+  }
+  return { dir: copy, remove };
+}
+
 /** A stand-in for Argo CD's `/api/webhook`: answers 200 to every relayed push, so the relay log shows deliveries. */
 async function startRelayReceiver(): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createHttpServer((req, res) => {
@@ -329,7 +408,9 @@ async function waitForHealth(
  * one shell command that works on the shipped example, in order (test/newcomer runs them).
  */
 export function renderNextSteps(ready: SandboxReady, more: string[] = []): string {
-  const digest = (byte: string) => `sha256:${byte.repeat(32)}`;
+  // The digests the local registry serves for the two versions the steps announce.
+  const served = (tag: string) =>
+    ready.registry.images[`${ready.registry.stands_for}/example/hello:${tag}`] ?? `sha256:${'0'.repeat(64)}`;
   const event = JSON.stringify({
     events: [
       {
@@ -338,10 +419,10 @@ export function renderNextSteps(ready: SandboxReady, more: string[] = []): strin
           mediaType: 'application/vnd.oci.image.manifest.v1+json',
           repository: 'example/hello',
           tag: '1.1.0',
-          digest: digest('ab'),
-          url: `https://ghcr.io/v2/example/hello/manifests/${digest('ab')}`,
+          digest: served('1.1.0'),
+          url: `https://${ready.registry.stands_for}/v2/example/hello/manifests/${served('1.1.0')}`,
         },
-        request: { host: 'ghcr.io' },
+        request: { host: ready.registry.stands_for },
       },
     ],
   });
@@ -361,6 +442,7 @@ export function renderNextSteps(ready: SandboxReady, more: string[] = []): strin
     `  Escalator            ${ready.app_url}`,
     `  Queue dashboard      ${ready.app_url}/admin/queues   (user: any, password: the admin token)`,
     `  Tokens               registry ${ready.registry_token}   CI ${ready.ci_token}   admin ${ready.admin_token}`,
+    `  Registry (local)     ${ready.registry.url}   serves ${ready.registry.stands_for}/example/hello and /world; Escalator reads no other registry`,
     `  Redis                ${ready.redis_url}, keys under ${ready.redis_prefix}: (removed when the sandbox stops)`,
     `  Soak                 ${soak}`,
     '',
@@ -383,7 +465,7 @@ export function renderNextSteps(ready: SandboxReady, more: string[] = []): strin
     `     curl -sS ${auth} "${repo}/issues/${helloPull}/comments"`,
     '  6. Announce an image from CI, through the CI API (answers 202):',
     `     curl -sS -X POST ${ready.app_url}/api/v1/images -H 'Authorization: Bearer ${ready.ci_token}' \\`,
-    `       -H 'Content-Type: application/json' -d '{"image": "ghcr.io/example/hello:1.2.0@${digest('cd')}"}'`,
+    `       -H 'Content-Type: application/json' -d '{"image": "${ready.registry.stands_for}/example/hello:1.2.0@${served('1.2.0')}"}'`,
     '  7. The pushes Escalator relayed, re-signed, to the stand-in Argo CD (every push to the repository):',
     `     curl -sS -H 'Authorization: Bearer ${ready.admin_token}' ${ready.app_url}/admin/relay/deliveries`,
     '  8. The webhooks the simulated GitHub delivered to Escalator (without their payloads):',

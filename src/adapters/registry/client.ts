@@ -72,6 +72,14 @@ export interface RegistryClientOptions {
   }) => void;
   /** The token buckets per host, shared by the clients of every owner (RegistryAccess), so the rate is per host. */
   buckets?: RegistryBuckets;
+  /**
+   * Registry hosts read from another registry (`ghcr.io` → `http://127.0.0.1:5000`), as a
+   * containerd mirror is (https://github.com/containerd/containerd/blob/main/docs/hosts.md): the
+   * OCI Distribution paths stay, and `ns=<host>` names the registry the image is from, as
+   * containerd and buildkit send it to a mirror. When set, a host it does not map is never
+   * contacted: reading its images fails with a reason (ESCALATOR_REGISTRY_MIRRORS, `npm run sandbox`).
+   */
+  mirrors?: ReadonlyMap<string, URL>;
   /** Injected for tests of the limiter; real time otherwise. */
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
@@ -385,12 +393,21 @@ export class RegistryClient {
     headers: Record<string, string>,
   ): Promise<Response> {
     const scope = `repository:${name}:pull`;
-    if (!this.#mayReach(host))
+    const mirrors = this.options.mirrors;
+    const mirror = mirrors?.get(host);
+    if (mirrors && !mirror)
+      throw new RegistryError(
+        `this Escalator reads registries only through ESCALATOR_REGISTRY_MIRRORS, which has no mirror for ${host} (it has ${[...mirrors.keys()].join(', ') || 'none'}), so ${host} was not contacted; add "${host}" to ESCALATOR_REGISTRY_MIRRORS, or unset it to read registries directly`,
+        'unavailable',
+      );
+    if (!mirror && !this.#mayReach(host))
       throw new RegistryError(
         `Escalator reads a registry on this machine or its private network (${host}) only when ESCALATOR_REGISTRY_AUTH_FILE names it`,
         'invalid',
       );
-    const url = `${this.#scheme(host)}://${apiHost(host)}${path}`;
+    const url = mirror
+      ? `${mirror.origin}${mirror.pathname.replace(/\/+$/, '')}${path}?ns=${encodeURIComponent(host)}`
+      : `${this.#scheme(host)}://${apiHost(host)}${path}`;
     let authorization = this.#cachedAuthorization(host, scope);
     let challenged = false;
     for (let attempt = 0; ;) {

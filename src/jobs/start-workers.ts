@@ -24,20 +24,20 @@ import {
 import { Producer } from '../queue/producer.js';
 import { createWorker } from '../queue/worker.js';
 import { z } from 'zod';
-import { processBumpJob, reportBumpFailure } from './bump.js';
-import { processDashboardJob } from './dashboard.js';
-import { processDiffJob } from './diff.js';
-import { processHealthJob } from './health.js';
-import { processRecoverJob } from './recover.js';
-import { createRelayDeps, processRelayJob } from './relay.js';
+import { processBumpJob, reportBumpFailure } from './bump/process.js';
+import { processDashboardJob } from './dashboard/process.js';
+import { processDiffJob } from './diff/process.js';
+import { processHealthJob } from './health/process.js';
+import { processRecoverJob } from './recover/process.js';
+import { createRelayDeps, processRelayJob } from './relay/process.js';
 import type { RelayTarget } from '../config/relay-targets.js';
 import { metricsRegistry } from '../observability/metrics.js';
-import { processCommandJob, reportCommandFailure } from './command.js';
-import { processPromoteJob, reportPromoteFailure } from './promote.js';
+import { processCommandJob, reportCommandFailure } from './command/process.js';
+import { processPromoteJob, reportPromoteFailure } from './promote/process.js';
 import type { JobDeps } from './shared/deps.js';
-import { processImageJob } from './image.js';
-import { createNotesDeps } from './shared/notes-deps.js';
-import { processIndexJob, processResyncJob } from './subscription-index.js';
+import { processImageJob } from './image/process.js';
+import { createNotesDeps } from './notes-deps.js';
+import { processIndexJob, processResyncJob } from './index/process.js';
 
 /** How long a stopping worker process waits for its running jobs (Kubernetes allows 30 s by default). */
 export const SHUTDOWN_GRACE_MS = 20_000;

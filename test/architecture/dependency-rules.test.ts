@@ -47,7 +47,7 @@ describe('the dependency rules', () => {
         "import { loadFile } from '../adapters/github/repo.js';\nexport const planted = loadFile;\n",
       // Intake reaching into a job instead of the queue.
       'src/intake/planted-job.ts':
-        "import { processBumpJob } from '../jobs/bump.js';\nexport const planted = processBumpJob;\n",
+        "import { processBumpJob } from '../jobs/bump/process.js';\nexport const planted = processBumpJob;\n",
       // The web role loading a renderer through intake (intake may use repository state only).
       'src/intake/planted-render.ts':
         "import { renderAndDiff } from '../adapters/render/index.js';\nexport const planted = renderAndDiff;\n",
@@ -64,7 +64,7 @@ describe('the dependency rules', () => {
     expect(found).toEqual(
       expect.arrayContaining([
         'planners-imports: src/planners/planted-io.ts → src/adapters/github/repo.ts',
-        'intake-imports: src/intake/planted-job.ts → src/jobs/bump.ts',
+        'intake-imports: src/intake/planted-job.ts → src/jobs/bump/process.ts',
         'intake-imports: src/intake/planted-render.ts → src/adapters/render/index.ts',
         'jobs-import-no-job: src/jobs/planted-a.ts → src/jobs/diff.ts',
         'web-imports: src/web/planted-intake.ts → src/intake/http.ts',

@@ -7,7 +7,7 @@ import { GitHubClients } from '../../../src/adapters/github/client.js';
 import { RepoState } from '../../../src/adapters/store/repo-state.js';
 import { RelayStore } from '../../../src/queue/relay-store.js';
 import { RelayTargetConfig, toTarget, type RelayTarget } from '../../../src/config/relay-targets.js';
-import { createRelayDeps, processRelayJob } from '../../../src/jobs/relay.js';
+import { createRelayDeps, processRelayJob } from '../../../src/jobs/relay/process.js';
 import { RelayJob } from '../../../src/queue/jobs.js';
 import { enqueueRelay, type RelayInput } from '../../../src/queue/relay-schedule.js';
 import { createWorker } from '../../../src/queue/worker.js';

@@ -1,10 +1,10 @@
-import { parseDuration } from '../config/repo-config.schema.js';
-import { enqueueHealth } from '../queue/enqueue.js';
-import type { HealthJob } from '../queue/jobs.js';
-import type { ProcessorContext } from '../queue/worker.js';
-import { followHealth } from './shared/health-follow.js';
-import { versionsAt } from './shared/health-inputs.js';
-import type { JobDeps } from './shared/deps.js';
+import { parseDuration } from '../../config/repo-config.schema.js';
+import { enqueueHealth } from '../../queue/enqueue.js';
+import type { HealthJob } from '../../queue/jobs.js';
+import type { ProcessorContext } from '../../queue/worker.js';
+import { followHealth } from './follow.js';
+import { versionsAt } from '../shared/health-inputs.js';
+import type { JobDeps } from '../shared/deps.js';
 
 /**
  * Record one agent report for one (environment, app):

@@ -5,12 +5,12 @@ import {
   reportCheck,
   requestReviewers,
   type PullSummary,
-} from '../adapters/github/repo.js';
-import { escapeText, refusalList } from '../planners/markdown.js';
-import { editSettingsFrom } from '../planners/image-edit/index.js';
-import type { RepoIndex } from '../adapters/store/subscriptions.js';
-import { ConfigError } from '../observability/errors.js';
-import { parseMarker } from '../planners/pull-marker.js';
+} from '../../adapters/github/repo.js';
+import { escapeText, refusalList } from '../../planners/markdown.js';
+import { editSettingsFrom } from '../../planners/image-edit/index.js';
+import type { RepoIndex } from '../../adapters/store/subscriptions.js';
+import { ConfigError } from '../../observability/errors.js';
+import { parseMarker } from '../../planners/pull-marker.js';
 import {
   planPromotion,
   promotionBranch,
@@ -19,27 +19,27 @@ import {
   type PromotionInput,
   type PromotionResult,
   type RunningVersion,
-} from '../planners/promotion-plan.js';
-import { enqueuePromote } from '../queue/enqueue.js';
-import type { RollbackRecord } from '../planners/rollback.js';
-import type { PromoteJob } from '../queue/jobs.js';
-import type { ProcessorContext } from '../queue/worker.js';
-import type { JobDeps } from './shared/deps.js';
-import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
-import { ensureLivingPull } from './shared/living-pull.js';
-import { autoMerge } from './shared/auto-merge.js';
-import { noteFailure, notePromotion, refreshDashboard } from './shared/dashboard-refresh.js';
-import { loadRequiredChecks } from '../adapters/github/gates.js';
-import { gateEnforcement } from '../planners/promotion-gates.js';
-import { decideGates, loadEnvFiles, promotedVersions } from './shared/promotion-inputs.js';
-import { promotionNotes } from './shared/pull-notes.js';
+} from '../../planners/promotion-plan.js';
+import { enqueuePromote } from '../../queue/enqueue.js';
+import type { RollbackRecord } from '../../planners/rollback.js';
+import type { PromoteJob } from '../../queue/jobs.js';
+import type { ProcessorContext } from '../../queue/worker.js';
+import type { JobDeps } from '../shared/deps.js';
+import { loadIndexOrRequest, withRepoLease } from '../shared/repo-lease.js';
+import { ensureLivingPull } from '../shared/living-pull.js';
+import { autoMerge } from '../shared/auto-merge.js';
+import { noteFailure, notePromotion, refreshDashboard } from '../shared/dashboard-refresh.js';
+import { loadRequiredChecks } from '../../adapters/github/gates.js';
+import { gateEnforcement } from '../../planners/promotion-gates.js';
+import { decideGates, loadEnvFiles, promotedVersions } from '../shared/promotion-inputs.js';
+import { promotionNotes } from '../shared/pull-notes.js';
 import {
   guardRollbacks,
   noteRollbackOutcome,
   recordVersions,
   startRollback,
   type RollbackVersions,
-} from './shared/rollback-run.js';
+} from '../shared/rollback-run.js';
 
 export interface PromoteOutcome {
   pull?: number;

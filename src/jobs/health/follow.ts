@@ -4,11 +4,11 @@ import type { AppHealth } from '../../planners/health.js';
 import { sustainedBad } from '../../planners/health-gate.js';
 import { sameVersions } from '../../planners/rollback.js';
 import { enqueuePromote } from '../../queue/enqueue.js';
-import { refreshDashboard } from './dashboard-refresh.js';
-import type { JobDeps } from './deps.js';
-import { followDeployment, keepsDeployments } from './deployments.js';
-import { chooseRollback, versionsAt } from './health-inputs.js';
-import { enqueuePromotionsOutOf } from './promotion-inputs.js';
+import { refreshDashboard } from '../shared/dashboard-refresh.js';
+import type { JobDeps } from '../shared/deps.js';
+import { followDeployment, keepsDeployments } from '../shared/deployments.js';
+import { chooseRollback, versionsAt } from '../shared/health-inputs.js';
+import { enqueuePromotionsOutOf } from '../shared/promotion-inputs.js';
 
 /** One (repository, environment, app) whose recorded health changed. */
 export interface HealthChange {

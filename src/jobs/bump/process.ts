@@ -12,7 +12,7 @@ import { editSettingsFrom } from '../../planners/image-edit/index.js';
 import { loadRenderedFiles } from '../shared/rendered-files.js';
 import { normalizeName } from '../../planners/image-ref.js';
 import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../../planners/tag-policy.js';
-import type { BumpJob } from '../../queue/jobs.js';
+import type { BumpJob } from './job.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import { noteFailure, refreshDashboard } from '../shared/dashboard-refresh.js';
 import { autoMergeHeldBy } from './merge-controls.js';

@@ -24,7 +24,7 @@ import {
   type FreezeActor,
 } from '../../planners/freeze.js';
 import { parseMarker } from '../../planners/pull-marker.js';
-import type { CommandJob } from '../../queue/jobs.js';
+import type { CommandJob } from './job.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import type { JobDeps } from '../shared/deps.js';
 import { refreshDashboard } from '../shared/dashboard-refresh.js';

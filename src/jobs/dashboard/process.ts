@@ -19,7 +19,7 @@ import type { AppHealth } from '../../planners/health.js';
 import { parseMarker } from '../../planners/pull-marker.js';
 import { versionId } from '../../planners/versions.js';
 import { planWindow, windowSentence } from '../../planners/windows.js';
-import type { DashboardJob } from '../../queue/jobs.js';
+import type { DashboardJob } from './job.js';
 import { withLease } from '../../queue/lease.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import type { JobDeps } from '../shared/deps.js';

@@ -21,7 +21,7 @@ import { targetKey, versionsByTarget } from '../../planners/versions.js';
 import { renderConfigCheck } from '../../planners/config-check.js';
 import { renderDuration } from '../../observability/metrics.js';
 import { DIFF_COMMENT_MARKER, renderCheckSummary, renderComment } from '../../planners/diff/index.js';
-import type { DiffJob } from '../../queue/jobs.js';
+import type { DiffJob } from './job.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import type { JobDeps } from '../shared/deps.js';
 import { loadIndexOrRequest } from '../shared/repo-lease.js';

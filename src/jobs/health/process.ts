@@ -1,6 +1,6 @@
 import { parseDuration } from '../../config/repo-config.schema.js';
 import { enqueueHealth } from '../../queue/enqueue.js';
-import type { HealthJob } from '../../queue/jobs.js';
+import type { HealthJob } from './job.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import { followHealth } from './follow.js';
 import { versionsAt } from '../shared/health-inputs.js';

@@ -18,7 +18,7 @@ import { normalizeName } from '../../planners/image-ref.js';
 import { loadRenderedFiles } from '../shared/rendered-files.js';
 import type { Octokit } from '../../adapters/github/client.js';
 import { parseTargetKey, targetKey, versionId, versionsByTarget } from '../../planners/versions.js';
-import type { IndexJob, ResyncJob } from '../../queue/jobs.js';
+import type { IndexJob, ResyncJob } from './job.js';
 import { enqueuePromote } from '../../queue/enqueue.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import { keepsDeployments, relookEarlyReport, startDeployment } from '../shared/deployments.js';

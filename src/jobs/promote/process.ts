@@ -22,7 +22,7 @@ import {
 } from '../../planners/promotion-plan.js';
 import { enqueuePromote } from '../../queue/enqueue.js';
 import type { RollbackRecord } from '../../planners/rollback.js';
-import type { PromoteJob } from '../../queue/jobs.js';
+import type { PromoteJob } from './job.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import type { JobDeps } from '../shared/deps.js';
 import { loadIndexOrRequest, withRepoLease } from '../shared/repo-lease.js';

@@ -14,7 +14,7 @@ import {
   parseRetryAfter,
   type MergedRelay,
 } from '../../planners/relay.js';
-import type { RelayJob } from '../../queue/jobs.js';
+import type { RelayJob } from './job.js';
 import { RelayStore, type RelayLogEntry } from '../../queue/relay-store.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import type { JobDeps } from '../shared/deps.js';

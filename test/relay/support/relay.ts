@@ -8,7 +8,7 @@ import { RepoState } from '../../../src/adapters/store/repo-state.js';
 import { RelayStore } from '../../../src/queue/relay-store.js';
 import { RelayTargetConfig, toTarget, type RelayTarget } from '../../../src/config/relay-targets.js';
 import { createRelayDeps, processRelayJob } from '../../../src/jobs/relay/process.js';
-import { RelayJob } from '../../../src/queue/jobs.js';
+import { RelayJob } from '../../../src/queue/enqueue.js';
 import { enqueueRelay, type RelayInput } from '../../../src/queue/relay-schedule.js';
 import { createWorker } from '../../../src/queue/worker.js';
 import { createLogger, type Logger } from '../../../src/observability/logger.js';

@@ -1,3 +1,4 @@
+import type { Octokit } from '../../adapters/github/client.js';
 import {
   closePull,
   createComment,
@@ -5,23 +6,18 @@ import {
   reportCheck,
   requestReviewers,
   type PullSummary,
+  type RepoId,
 } from '../../adapters/github/repo.js';
 import { escapeText, refusalList } from '../../planners/markdown.js';
-import { editSettingsFrom } from '../../planners/image-edit/index.js';
 import type { RepoIndex } from '../../adapters/store/subscriptions.js';
 import { ConfigError } from '../../observability/errors.js';
 import { parseMarker } from '../../planners/pull-marker.js';
 import {
-  planPromotion,
   promotionBranch,
   promotionSubject,
   renderPromotionReply,
-  type PromotionInput,
   type PromotionResult,
-  type RunningVersion,
 } from '../../planners/promotion-plan.js';
-import { enqueuePromote } from '../../queue/enqueue.js';
-import type { RollbackRecord } from '../../planners/rollback.js';
 import type { PromoteJob } from './job.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import type { JobDeps } from '../shared/deps.js';
@@ -30,16 +26,10 @@ import { ensureLivingPull } from '../shared/living-pull.js';
 import { autoMerge } from '../shared/auto-merge.js';
 import { noteFailure, notePromotion, refreshDashboard } from '../shared/dashboard-refresh.js';
 import { loadRequiredChecks } from '../../adapters/github/gates.js';
-import { gateEnforcement } from '../../planners/promotion-gates.js';
-import { decideGates, loadEnvFiles, promotedVersions } from '../shared/promotion-inputs.js';
-import { promotionNotes } from '../shared/pull-notes.js';
-import {
-  guardRollbacks,
-  noteRollbackOutcome,
-  recordVersions,
-  startRollback,
-  type RollbackVersions,
-} from '../shared/rollback-run.js';
+import { noteRollbackOutcome } from '../shared/rollback-run.js';
+import { postGates, scheduleRechecks } from './gates.js';
+import { promotionPlanner, type PromotionRunPlan } from './plan.js';
+import { resolveRollback } from './rollback.js';
 
 export interface PromoteOutcome {
   pull?: number;
@@ -86,39 +76,16 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const source = target.from;
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
-  let apps = data.app ? [data.app] : appsOf(index, [source, target.name]);
   const now = deps.now().getTime();
-  let because = data.because;
-  // A rollback sticks (src/planners/rollback.ts): what it took out is not proposed again on
-  // Escalator's own, and an environment that stays degraded after it is halted, not rolled back again.
-  let rollback: RollbackVersions | null = null;
-  let record: RollbackRecord | undefined;
-  let keepOnly = false;
-  if (data.reason === 'rollback') {
-    const started = await startRollback(deps, index, target.name, data, apps, now, log);
-    if ('over' in started) {
-      log.info(
-        { environment: target.name, app: data.app, spell: data.spell, reason: started.over },
-        'No automatic rollback',
-      );
-      return { rows: 0, gates: [], missing: [] };
-    }
-    ({ versions: rollback, record, because } = started);
-  } else {
-    const guarded = await guardRollbacks(deps, index, target.name, source, data, apps, log);
-    apps = guarded.apps;
-    if (guarded.replan) {
-      // Its rollback pull request stays a rollback whichever job plans it (a hold, a window, a merge).
-      record = guarded.replan;
-      rollback = recordVersions(record);
-      because = record.because;
-      apps = [record.app];
-      keepOnly = true;
-    } else if (apps.length === 0) {
-      log.info({ environment: target.name, app: data.app, reasons: guarded.blocked }, 'Nothing proposed');
-      return { rows: 0, gates: [], missing: [] };
-    }
-  }
+  const rollbackRun = await resolveRollback(
+    deps,
+    index,
+    { target: target.name, source, apps: data.app ? [data.app] : appsOf(index, [source, target.name]), now },
+    data,
+    log,
+  );
+  if (!rollbackRun) return { rows: 0, gates: [], missing: [] };
+  const { versions: rollback, record, keepOnly } = rollbackRun;
   // Whether GitHub holds a merge to Escalator's gates: said on the pull request when it does not.
   const required = await loadRequiredChecks(octokit, id, index.defaultBranch);
 
@@ -136,79 +103,11 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     // (a push), and a report only moves their gates, so an agent reporting an environment healthy
     // never proposes again versions a rollback just took back out.
     openNew: !keepOnly && data.reason !== 'hold' && data.reason !== 'freeze' && data.reason !== 'health',
-    plan: async (base, _open, defaultHead, marker) => {
-      const files = { octokit, index, blobs: deps.store.blobs };
-      // What the PR changes is judged against the default branch; the edits go on the PR's branch.
-      const entries: PromotionInput['apps'] = [];
-      const onBranch: PromotionInput['apps'] = [];
-      for (const app of apps) {
-        const sourceFiles = rollback ? [] : await loadEnvFiles(files, source, app, defaultHead.sha);
-        const targetFiles = await loadEnvFiles(files, target.name, app, defaultHead.sha);
-        const versions = rollback?.get(app) ? { versions: rollback.get(app) as Map<string, RunningVersion> } : {};
-        entries.push({ app, sourceFiles, targetFiles, ...versions });
-        const branchFiles =
-          base.sha === defaultHead.sha ? targetFiles : await loadEnvFiles(files, target.name, app, base.sha);
-        onBranch.push({ app, sourceFiles, targetFiles: branchFiles, ...versions });
-      }
-      // Gates: what the source has run and for how long (soak), holds, a skipped soak; decided by planGates.
-      if (data.skipSoak && !rollback && data.requestedBy)
-        await deps.store.holds.setSoakSkip(index, target.name, data.app, {
-          by: `@${data.requestedBy}`,
-          versions: promotedVersions(entries),
-        });
-      const { gates, readyAt, healthRecheckAt, healthLines, opensAt, freezeEndsAt } = await decideGates(
-        deps,
-        index,
-        target,
-        data.app,
-        entries,
-        {
-          rollback: rollback !== null,
-          now,
-          freezeLifted: data.reason === 'freeze',
-        },
-      );
-      // A rollback's reason stays on its pull request whichever job plans it (the record keeps it).
-      const why = because;
-      const sources = marker?.sources ?? [];
-      const provenance =
-        data.app && !rollback ? await deps.store.provenance.loadProvenance(index, source, data.app) : [];
-      const input = {
-        source: rollback ? `${target.name} (history)` : source,
-        target: target.name,
-        app: data.app,
-        sources: provenance.length ? provenance : sources,
-        gates,
-        enforcement: gateEnforcement(required, index.defaultBranch, gates),
-        editing: editSettingsFrom(index.config?.images ?? []),
-        ...(healthLines ? { health: healthLines } : {}),
-        ...(why ? { because: why } : {}),
-        ...(rollback ? { rollback: { source, restores: record?.restores } } : {}),
-      };
-      // What changed between what the target runs and what it would run: never blocks the promotion.
-      const bare = planPromotion({ ...input, apps: entries });
-      const notes = await promotionNotes(
-        deps,
-        { installationId: data.installationId, owner: data.owner, repo: data.repo },
-        log,
-        bare.rows,
-        bare.body,
-      );
-      const plan = planPromotion({ ...input, apps: entries, ...(notes ? { notes } : {}) });
-      return {
-        ...plan,
-        updates: base.sha === defaultHead.sha ? plan.updates : planPromotion({ ...input, apps: onBranch }).updates,
-        gates,
-        readyAt,
-        healthRecheckAt,
-        opensAt,
-        freezeEndsAt,
-      };
-    },
+    plan: promotionPlanner(deps, { data, index, octokit, target, source, rollback: rollbackRun, required, now }, log),
   });
 
   const { plan } = result;
-  const { gates, readyAt, healthRecheckAt, opensAt, freezeEndsAt } = plan;
+  const { gates } = plan;
   const pull: PullSummary | null = result.pull;
   const outcome: PromoteOutcome = { rows: plan.rows.length, gates, missing: plan.missing };
   if (record && !index.config.dryRun)
@@ -272,50 +171,11 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     }
   }
   if (!pull) {
-    if (data.reason === 'hold' || data.reason === 'freeze') {
-      // A hold or release re-checks the open promotion; it never opens one.
-      log.info({ environment: target.name, app: data.app }, 'Hold changed; no open promotion to re-check');
-      return outcome;
-    }
-    if (plan.refused.length > 0) {
-      // No pull request to carry the refusals: a failing check on the default branch, like a bump's.
-      log.warn(
-        { environment: target.name, app: data.app, refused: plan.refused },
-        rollback ? 'Rollback refused by the editor' : 'Promotion refused by the editor',
-      );
-      await reportCheck(octokit, id, {
-        sha: result.base.sha,
-        name: `escalator/promote ${promotionBranch(target.name, data.app)}`,
-        conclusion: 'failure',
-        title: `${plan.refused.length} file${plan.refused.length === 1 ? '' : 's'} could not be promoted into ${target.name}`,
-        summary: refusalList(plan.refused).join('\n'),
-      });
-    } else if (rollback)
-      log.info(
-        { environment: target.name, app: data.app, missing: plan.missing },
-        'Nothing to roll back: the environment runs the versions it would go back to, or no rollback pull request is open',
-      );
-    else if (plan.rows.length > 0)
-      // Versions differ, but this run may only re-check an open promotion (a health report): never
-      // say "already runs" then. The promotion opens on the next landing in the source, on the
-      // repository's first index, or with /escalator promote.
-      log.info(
-        {
-          environment: target.name,
-          source,
-          app: data.app,
-          reason: data.reason,
-          rows: plan.rows.length,
-          next: `/escalator promote ${target.name}${data.app ? ` ${data.app}` : ''}`,
-        },
-        'Promotion not opened: the versions differ, but this re-check only updates an open promotion pull request',
-      );
-    else
-      log.info(
-        { environment: target.name, app: data.app, missing: plan.missing },
-        `Nothing to promote: ${target.name} already runs what ${source} runs`,
-      );
-    await reply({ kind: 'nothing' });
+    await sayNothingOpened(
+      { data, target: target.name, source, rollback: rollback !== null, octokit, id, baseSha: result.base.sha, log },
+      plan,
+      reply,
+    );
     return outcome;
   }
   outcome.pull = pull.number;
@@ -323,71 +183,13 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
 
   // A head this run just wrote carries no check run yet: each gate is created without looking first.
   const fresh = { fresh: result.commit !== undefined && result.commit === pull.headSha };
-  for (const gate of gates) {
-    await ensureCheckRun(
-      octokit,
-      id,
-      pull.headSha,
-      `escalator/${gate.name}`,
-      {
-        status: gate.state === 'pending' ? 'in_progress' : 'completed',
-        ...(gate.state === 'pending' ? {} : { conclusion: gate.state === 'passed' ? 'success' : 'failure' }),
-        title:
-          gate.state === 'passed'
-            ? `${gate.name}: passed`
-            : gate.state === 'pending'
-              ? `${gate.name}: waiting`
-              : `${gate.name}: blocked`,
-        summary: gate.detail,
-      },
-      fresh,
-    );
-  }
-  if (!gates.some((gate) => gate.name === 'health') && required.contexts.includes('escalator/health'))
-    // A required check that never reports holds a merge forever: no health to wait for is a pass.
-    await ensureCheckRun(
-      octokit,
-      id,
-      pull.headSha,
-      'escalator/health',
-      {
-        status: 'completed',
-        conclusion: 'success',
-        title: 'health: not reported',
-        summary: `${rollback ? `${target.name} (history)` : source} has no \`health\` setting, so there is no agent report to wait for (docs/health.md).`,
-      },
-      fresh,
-    );
+  await postGates(octokit, id, pull, gates, {
+    required,
+    fresh,
+    healthSource: rollback ? `${target.name} (history)` : source,
+  });
   await reply({ kind: result.created ? 'opened' : 'updated', pull: pull.number });
-  const soak = gates.find((gate) => gate.name === 'soak');
-  const health = gates.find((gate) => gate.name === 'health');
-  if (health?.state === 'pending' && healthRecheckAt !== undefined) {
-    // Nothing new may be reported: the timeout (or a degraded spell outlasting `tolerate`) decides then.
-    const { replyTo: _replyTo, skipSoak: _skipSoak, ...again } = data;
-    await enqueuePromote(
-      deps.producer,
-      { ...again, reason: 'health' },
-      `${pull.headSha}-${healthRecheckAt}`,
-      Math.max(0, healthRecheckAt - now) + 50,
-    );
-    log.info(
-      { pr: pull.number, recheckAt: new Date(healthRecheckAt).toISOString() },
-      'Health pending; re-check scheduled at its timeout',
-    );
-  }
-  // While health is not passed, soak has no start yet: the report that makes it healthy re-plans.
-  if (soak?.state === 'pending' && (!health || health.state === 'passed')) {
-    // A delayed job, not a polling loop: it lives in Redis and survives restarts. It answers no one.
-    const { replyTo: _replyTo, skipSoak: _skipSoak, ...again } = data;
-    await enqueuePromote(
-      deps.producer,
-      { ...again, reason: 'soak' },
-      `${pull.headSha}-${readyAt}`,
-      Math.max(0, readyAt - now) + 50,
-    );
-    log.info({ pr: pull.number, readyAt: new Date(readyAt).toISOString() }, 'Soak pending; re-check scheduled');
-  }
-  await scheduleControls(deps, data, pull.headSha, gates, { now, opensAt, freezeEndsAt }, log);
+  await scheduleRechecks(deps, data, pull, plan, now, log);
   if (target.autoMerge && gates.every((gate) => gate.state === 'passed')) {
     await autoMerge(octokit, id, pull, { baseBranch: index.defaultBranch, method: 'merge', log, required });
   }
@@ -395,41 +197,69 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
 }
 
 /**
- * A closed window and a freeze with an end each re-plan this promotion when they change: delayed
- * jobs in Redis, so a restart loses neither (docs/controls.md). They answer no one.
+ * No pull request after the run: a hold or a release had none to re-check; the editor refused
+ * (a failing check on the default branch carries the refusals, like a bump's); or there was
+ * nothing to do, which the log says and the person who asked hears.
  */
-async function scheduleControls(
-  deps: JobDeps,
-  data: PromoteJob,
-  headSha: string,
-  gates: PromoteOutcome['gates'],
-  times: { now: number; opensAt: number | undefined; freezeEndsAt: number | undefined },
-  log: ProcessorContext['log'],
+async function sayNothingOpened(
+  run: {
+    data: PromoteJob;
+    target: string;
+    source: string;
+    rollback: boolean;
+    octokit: Octokit;
+    id: RepoId;
+    baseSha: string;
+    log: ProcessorContext['log'];
+  },
+  plan: PromotionRunPlan,
+  reply: (kind: PromotionResult) => Promise<void>,
 ): Promise<void> {
-  const { replyTo: _replyTo, skipSoak: _skipSoak, ...again } = data;
-  const window = gates.find((gate) => gate.name === 'window');
-  if (window?.state === 'pending' && times.opensAt !== undefined) {
-    await enqueuePromote(
-      deps.producer,
-      { ...again, reason: 'window' },
-      `${headSha}-${times.opensAt}`,
-      Math.max(0, times.opensAt - times.now) + 50,
-    );
-    log.info({ opensAt: new Date(times.opensAt).toISOString() }, 'Window closed; re-check scheduled at its opening');
+  const { data, target, source, rollback, octokit, id, baseSha, log } = run;
+  if (data.reason === 'hold' || data.reason === 'freeze') {
+    // A hold or release re-checks the open promotion; it never opens one.
+    log.info({ environment: target, app: data.app }, 'Hold changed; no open promotion to re-check');
+    return;
   }
-  const freeze = gates.find((gate) => gate.name === 'freeze');
-  if (freeze?.state === 'failed' && times.freezeEndsAt !== undefined) {
-    await enqueuePromote(
-      deps.producer,
-      { ...again, reason: 'freeze' },
-      `${headSha}-${times.freezeEndsAt}`,
-      Math.max(0, times.freezeEndsAt - times.now) + 50,
+  if (plan.refused.length > 0) {
+    // No pull request to carry the refusals: a failing check on the default branch, like a bump's.
+    log.warn(
+      { environment: target, app: data.app, refused: plan.refused },
+      rollback ? 'Rollback refused by the editor' : 'Promotion refused by the editor',
     );
+    await reportCheck(octokit, id, {
+      sha: baseSha,
+      name: `escalator/promote ${promotionBranch(target, data.app)}`,
+      conclusion: 'failure',
+      title: `${plan.refused.length} file${plan.refused.length === 1 ? '' : 's'} could not be promoted into ${target}`,
+      summary: refusalList(plan.refused).join('\n'),
+    });
+  } else if (rollback)
     log.info(
-      { endsAt: new Date(times.freezeEndsAt).toISOString() },
-      'Frozen; re-check scheduled at the end of the freeze',
+      { environment: target, app: data.app, missing: plan.missing },
+      'Nothing to roll back: the environment runs the versions it would go back to, or no rollback pull request is open',
     );
-  }
+  else if (plan.rows.length > 0)
+    // Versions differ, but this run may only re-check an open promotion (a health report): never
+    // say "already runs" then. The promotion opens on the next landing in the source, on the
+    // repository's first index, or with /escalator promote.
+    log.info(
+      {
+        environment: target,
+        source,
+        app: data.app,
+        reason: data.reason,
+        rows: plan.rows.length,
+        next: `/escalator promote ${target}${data.app ? ` ${data.app}` : ''}`,
+      },
+      'Promotion not opened: the versions differ, but this re-check only updates an open promotion pull request',
+    );
+  else
+    log.info(
+      { environment: target, app: data.app, missing: plan.missing },
+      `Nothing to promote: ${target} already runs what ${source} runs`,
+    );
+  await reply({ kind: 'nothing' });
 }
 
 /** A promotion failed for good: the dashboard lists it, and the person whose command asked hears why. */

@@ -64,13 +64,14 @@ export interface RunningWorkers {
 function startWorker(
   kind: AnyJobDescriptor,
   context: WorkerContext,
-  lock: Pick<Parameters<typeof createWorker>[3], 'connection' | 'log' | 'prefix'>,
+  /** Connection, log, prefix and lock settings: what every worker of this kind of lock shares. */
+  shared: Omit<Parameters<typeof createWorker>[3], 'concurrency' | 'fairShare' | 'onFinalFailure'>,
 ): Worker | undefined {
   const processor = kind.processor(context) as Processor<unknown> | undefined;
   if (!processor) return undefined;
   const onFinalFailure = kind.onFinalFailure?.(context) as FinalFailure<unknown> | undefined;
   return createWorker(kind.name, kind.schema, processor, {
-    ...lock,
+    ...shared,
     concurrency: kind.concurrency,
     ...(kind.fairShare ? { fairShare: true } : {}),
     ...(onFinalFailure ? { onFinalFailure } : {}),

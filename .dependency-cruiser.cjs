@@ -12,7 +12,8 @@ const allowed = {
   // adapters/store: repository state in Redis, where a merged pull request's provenance is recorded as it arrives.
   intake: ['events', 'queue', 'web', 'planners', 'config', 'adapters/store', 'observability'],
   events: ['planners'],
-  queue: ['events', 'planners', 'observability'],
+  // jobs/*/job.ts: each kind's contract (schema, options, how it is enqueued), gathered by queue/enqueue.ts only.
+  queue: ['events', 'planners', 'observability', 'jobs/*/job.ts'],
   jobs: ['adapters', 'planners', 'queue', 'config', 'events', 'observability'],
   planners: [],
   // config: the subscription store keeps each repository's parsed configuration.
@@ -34,7 +35,9 @@ const folderRules = Object.entries(allowed)
       path: '^src/',
       pathNot: [
         `^src/${folder}/`,
-        ...may.map((name) => (name.endsWith('.ts') ? `^src/${name.replace(/\./g, '\\.')}$` : `^src/${name}/`)),
+        ...may.map((name) =>
+          name.endsWith('.ts') ? `^src/${name.replace(/\./g, '\\.').replace(/\*/g, '[^/]+')}$` : `^src/${name}/`,
+        ),
       ],
     },
   }));
@@ -53,17 +56,35 @@ module.exports = {
     {
       name: 'jobs-import-no-job',
       comment:
-        "A job (one queue's processor in src/jobs/*.ts) imports no other job: what two jobs share goes to src/jobs/shared/, the pure core or an adapter; enqueueing goes through src/queue/enqueue.ts.",
+        'A job folder (src/jobs/<kind>/) imports no other job folder and not the table: what two jobs share goes to src/jobs/shared/, the pure core or an adapter; enqueueing goes through src/queue/enqueue.ts.',
       severity: 'error',
-      from: { path: '^src/jobs/(?!shared/)[^/]+\\.ts$', pathNot: '^src/jobs/start-workers\\.ts$' },
-      to: { path: '^src/jobs/(?!shared/)[^/]+\\.ts$' },
+      from: { path: '^src/jobs/(?!shared/)([^/]+)/' },
+      to: { path: '^src/jobs/', pathNot: '^src/jobs/($1|shared)/' },
     },
     {
       name: 'jobs-shared-imports-no-job',
-      comment: 'src/jobs/shared/ holds what jobs share; it never imports a job.',
+      comment: 'src/jobs/shared/ holds what jobs share; it never imports a job folder or the table.',
       severity: 'error',
       from: { path: '^src/jobs/shared/' },
       to: { path: '^src/jobs/(?!shared/)' },
+    },
+    {
+      name: 'job-contract-imports',
+      comment:
+        "A job's contract (src/jobs/<kind>/job.ts: schema, options, how it is enqueued) is what intake and the web role load through src/queue/enqueue.ts: it imports only the queue's primitives, events, planners and observability, never an adapter, a processor or configuration.",
+      severity: 'error',
+      from: { path: '^src/jobs/[^/]+/job\\.ts$' },
+      to: {
+        path: '^src/',
+        pathNot: '^src/(queue/(kind|names|producer)\\.ts|events/|planners/|observability/)',
+      },
+    },
+    {
+      name: 'queue-imports-contracts-in-enqueue-only',
+      comment: 'Only src/queue/enqueue.ts gathers the job contracts; the rest of src/queue/ knows no kind of job.',
+      severity: 'error',
+      from: { path: '^src/queue/', pathNot: '^src/queue/enqueue\\.ts$' },
+      to: { path: '^src/jobs/' },
     },
     ...folderRules,
   ],

@@ -46,7 +46,7 @@ function ownersText(scope: EventScope): string {
 }
 
 /**
- * What the image job will do with an image (the same rules as src/jobs/image.ts: scope, tag
+ * What the image job will do with an image (the same rules as src/jobs/image/process.ts: scope, tag
  * policy, environments that take images from the registry), from the subscription index alone:
  * nothing here asks GitHub or a registry. `repos` are the indexed repositories within the scope
  * that use the image (`withinScope`). A scope whose owners use no such repository hears the same

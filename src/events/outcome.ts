@@ -240,7 +240,7 @@ export interface ImageTarget {
 export type NothingReason = 'no-environment' | 'tag-policy' | 'config-invalid';
 
 /**
- * What an image job decided, kept as its result (src/jobs/image.ts): read back by a replay answer
+ * What an image job decided, kept as its result (src/jobs/image/process.ts): read back by a replay answer
  * and by the status route. It names repositories of the event's scope only. An earlier version
  * stored the number of bumps (a number); both are read.
  */

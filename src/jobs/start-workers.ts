@@ -1,7 +1,7 @@
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { RedisConditionalCache } from '../adapters/github/conditional-cache.js';
-import { withWritePriority, WriteBudget, writeLimits } from '../adapters/github/write-budget.js';
+import { WriteBudget, writeLimits } from '../adapters/github/write-budget.js';
 import { GitHubClients } from '../adapters/github/client.js';
 import { warnIfRenderIsolationUnavailable } from '../adapters/render/index.js';
 import { RepoState } from '../adapters/store/repo-state.js';
@@ -9,35 +9,14 @@ import type { RegistryClientOptions } from '../adapters/registry/client.js';
 import type { Env } from '../config/env.js';
 import type { Logger } from '../observability/logger.js';
 import { clusterSafePrefix, createRedis, waitForRedis } from '../queue/connection.js';
-import {
-  BumpJob,
-  CommandJob,
-  DashboardJob,
-  DiffJob,
-  HealthJob,
-  ImageJob,
-  IndexJob,
-  PromoteJob,
-  RelayJob,
-  ResyncJob,
-} from '../queue/jobs.js';
 import { Producer } from '../queue/producer.js';
-import { createWorker } from '../queue/worker.js';
-import { z } from 'zod';
-import { processBumpJob, reportBumpFailure } from './bump.js';
-import { processDashboardJob } from './dashboard.js';
-import { processDiffJob } from './diff.js';
-import { processHealthJob } from './health.js';
-import { processRecoverJob } from './recover.js';
-import { createRelayDeps, processRelayJob } from './relay.js';
+import { createWorker, type FinalFailure, type Processor } from '../queue/worker.js';
 import type { RelayTarget } from '../config/relay-targets.js';
-import { metricsRegistry } from '../observability/metrics.js';
-import { processCommandJob, reportCommandFailure } from './command.js';
-import { processPromoteJob, reportPromoteFailure } from './promote.js';
+import { jobKinds } from './kinds.js';
+import { scheduleRecovery } from './recover/job.js';
+import type { AnyJobDescriptor, WorkerContext } from './shared/descriptor.js';
 import type { JobDeps } from './shared/deps.js';
-import { processImageJob } from './image.js';
-import { createNotesDeps } from './shared/notes-deps.js';
-import { processIndexJob, processResyncJob } from './subscription-index.js';
+import { createNotesDeps } from './notes-deps.js';
 
 /** How long a stopping worker process waits for its running jobs (Kubernetes allows 30 s by default). */
 export const SHUTDOWN_GRACE_MS = 20_000;
@@ -78,9 +57,28 @@ export interface RunningWorkers {
 }
 
 /**
- * Every queue's worker is created here, so the worker role (src/main) only calls this.
- * The `index` queue carries two job kinds: one repository, or a full resync.
+ * A kind's worker, or none when this process runs none of it (relay without targets). Each
+ * descriptor's processor takes the data its own schema parsed (`JobDescriptor<S>`), which the
+ * table's common type no longer shows.
  */
+function startWorker(
+  kind: AnyJobDescriptor,
+  context: WorkerContext,
+  /** Connection, log, prefix and lock settings: what every worker of this kind of lock shares. */
+  shared: Omit<Parameters<typeof createWorker>[3], 'concurrency' | 'fairShare' | 'onFinalFailure'>,
+): Worker | undefined {
+  const processor = kind.processor(context) as Processor<unknown> | undefined;
+  if (!processor) return undefined;
+  const onFinalFailure = kind.onFinalFailure?.(context) as FinalFailure<unknown> | undefined;
+  return createWorker(kind.name, kind.schema, processor, {
+    ...shared,
+    concurrency: kind.concurrency,
+    ...(kind.fairShare ? { fairShare: true } : {}),
+    ...(onFinalFailure ? { onFinalFailure } : {}),
+  });
+}
+
+/** Every queue's worker is created here, from the table of job kinds, so the worker role (src/main) only calls this. */
 export function startWorkers(options: WorkerDeps): RunningWorkers {
   const { env, log, connection } = options;
   const prefix = clusterSafePrefix(env.REDIS_URL, options.prefix ?? env.ESCALATOR_REDIS_PREFIX);
@@ -120,102 +118,17 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
     stalledInterval: env.ESCALATOR_LOCK_MS,
     maxStalledCount: 5,
   };
-  const workers = [
-    createWorker('image', ImageJob, (data, context) => processImageJob(deps, data, context), {
-      ...common,
-      concurrency: 8,
-    }),
-    createWorker('bump', BumpJob, (data, context) => processBumpJob(deps, data, context), {
-      ...common,
-      concurrency: 4,
-      fairShare: true,
-      onFinalFailure: (data, error) => reportBumpFailure(deps, data, error),
-    }),
-    // A promotion someone asked for (a command) writes ahead of routine work.
-    createWorker(
-      'promote',
-      PromoteJob,
-      (data, context) =>
-        withWritePriority(data.requestedBy ? 'person' : 'routine', () => processPromoteJob(deps, data, context)),
-      {
-        ...common,
-        concurrency: 4,
-        fairShare: true,
-        onFinalFailure: (data, error) => reportPromoteFailure(deps, data, error),
-      },
-    ),
-    createWorker(
-      'diff',
-      DiffJob,
-      (data, context) =>
-        processDiffJob(
-          {
-            ...deps,
-            cacheDir: env.ESCALATOR_CACHE_DIR,
-            appId: env.APP_ID,
-            renderIsolation: env.ESCALATOR_RENDER_ISOLATION,
-          },
-          data,
-          context,
-        ),
-      { ...common, concurrency: 2, fairShare: true },
-    ),
-    createWorker(
-      'command',
-      CommandJob,
-      (data, context) => withWritePriority('person', () => processCommandJob(deps, data, context)),
-      {
-        ...common,
-        concurrency: 2,
-        onFinalFailure: (data, error) => reportCommandFailure(deps, data, error),
-      },
-    ),
-    createWorker(
-      'index',
-      IndexJob.or(ResyncJob),
-      (data, context) =>
-        'owner' in data ? processIndexJob(deps, data, context) : processResyncJob(deps, data, context),
-      { ...common, concurrency: 2 },
-    ),
-    // Agent reports: one Redis fold each, then at most a few promote jobs enqueued.
-    createWorker('health', HealthJob, (data, context) => processHealthJob(deps, data, context), {
-      ...common,
-      concurrency: 4,
-    }),
-  ];
-  // The dashboard issue (docs/controls.md); its health column reads no store until one is wired here.
-  workers.push(
-    createWorker(
-      'dashboard',
-      DashboardJob,
-      (data, context) =>
-        processDashboardJob(
-          { ...deps, loadHealth: (key, environment, app) => deps.store.health.load(key, environment, app) },
-          data,
-          context,
-        ),
-      { ...common, concurrency: 2 },
-    ),
-  );
-  workers.push(
-    createWorker(
-      'recover',
-      z.object({}).passthrough(),
-      (data, context) => processRecoverJob({ ...deps, recoverEveryMs: env.ESCALATOR_RECOVER_EVERY_MS }, data, context),
-      { ...common, concurrency: 1 },
-    ),
-  );
-  if (options.relayTargets?.length) {
-    // Each target has its own jobs, so one dead agent never delays the others; concurrency bounds how many agents are called at once.
-    const relayDeps = createRelayDeps(deps, options.relayTargets, { prefix, registry: metricsRegistry });
-    workers.push(
-      createWorker('relay', RelayJob, (data, context) => processRelayJob(relayDeps, data, context), {
-        connection,
-        prefix,
-        log,
-        concurrency: 16,
-      }),
-    );
+  const context: WorkerContext = {
+    deps,
+    env,
+    prefix,
+    ...(options.relayTargets ? { relayTargets: options.relayTargets } : {}),
+  };
+  // One worker per kind of job in the table (src/jobs/kinds.ts), with the settings its descriptor declares.
+  const workers: Worker[] = [];
+  for (const kind of jobKinds as readonly AnyJobDescriptor[]) {
+    const worker = startWorker(kind, context, kind.lock === 'shared' ? common : { connection, log, prefix });
+    if (worker) workers.push(worker);
   }
   // Say at start, loudly, when renders cannot be isolated here: every one of them will be refused.
   void warnIfRenderIsolationUnavailable(log, env.ESCALATOR_RENDER_ISOLATION);
@@ -224,24 +137,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
   // Missed-delivery recovery: once at start, then on a schedule (one scheduler shared by all replicas).
   // Redeliveries are deduplicated per GUID in Redis, so every replica may run it on start.
   void waitForRedis(producerRedis, env.REDIS_URL, 30_000)
-    .then(() =>
-      Promise.all([
-        deps.producer
-          .queue('recover')
-          .upsertJobScheduler(
-            'recover-deliveries',
-            { every: env.ESCALATOR_RECOVER_EVERY_MS },
-            { name: 'recover', data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } },
-          ),
-        deps.producer
-          .queue('recover')
-          .add(
-            'recover',
-            {},
-            { jobId: `on-start-${process.pid}-${Date.now()}`, removeOnComplete: 100, removeOnFail: 100 },
-          ),
-      ]),
-    )
+    .then(() => scheduleRecovery(deps.producer, env.ESCALATOR_RECOVER_EVERY_MS))
     .catch((error: Error) =>
       log.warn({ err: { message: error.message } }, 'Could not schedule missed-delivery recovery'),
     );

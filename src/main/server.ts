@@ -24,7 +24,7 @@ import { metricsRoute } from '../web/metrics-route.js';
 import { dashboardPath, dashboardRoute } from '../web/dashboard.js';
 import { registryOf, registrySources } from '../events/index.js';
 import { queueDepth } from '../observability/metrics.js';
-import { queueNames } from '../queue/names.js';
+import { queueNames } from '../jobs/kinds.js';
 import { startWebServer, type Handler, type WebServer } from '../web/server.js';
 
 export interface RunningEscalator {

@@ -34,7 +34,7 @@ export interface HealthReport {
   source: HealthSource;
   /** The agent's own words (Flux event message, Argo CD operation message), bounded, for the PR line. */
   message?: string;
-  /** The commit the agent named, when `revision` is the older landing it was counted as (see src/jobs/health.ts). */
+  /** The commit the agent named, when `revision` is the older landing it was counted as (see src/jobs/health/process.ts). */
   reported?: string;
 }
 

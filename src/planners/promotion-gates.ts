@@ -9,8 +9,12 @@ import { planWindowGate, type WindowsSpec } from './windows.js';
 
 export type GateState = 'passed' | 'pending' | 'failed';
 
+/** Every gate a promotion may have, each posted as the check run `escalator/<name>`. */
+export const gateNames = ['health', 'soak', 'hold', 'window', 'freeze'] as const;
+export type GateName = (typeof gateNames)[number];
+
 export interface Gate {
-  name: 'health' | 'soak' | 'hold' | 'window' | 'freeze';
+  name: GateName;
   state: GateState;
   detail: string;
 }

@@ -1,20 +1,9 @@
 /**
- * Queues, one per kind of work, so each has its own concurrency, attempts and backoff.
- * Names carry no `:` (BullMQ uses it as its key separator).
+ * A queue's name: one per kind of job, so each has its own concurrency, attempts and backoff.
+ * The names are the job table's (`queueNames` in src/jobs/kinds.ts), each declared by its kind
+ * (`src/jobs/<kind>/job.ts`). Names carry no `:` (BullMQ uses it as its key separator).
  */
-export const queueNames = [
-  'image',
-  'bump',
-  'promote',
-  'command',
-  'diff',
-  'relay',
-  'index',
-  'recover',
-  'health',
-  'dashboard',
-] as const;
-export type QueueName = (typeof queueNames)[number];
+export type QueueName = string;
 
 /** Redis key prefix for every queue of the product. */
 export const queuePrefix = 'escalator';

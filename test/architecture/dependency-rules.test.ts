@@ -1,38 +1,14 @@
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { cruise } from './support/cruise.js';
 
 // The rules of .dependency-cruiser.cjs run on a copy of src/ with one planted violation each:
 // a rule that has never failed is not known to work.
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const scratch = mkdtempSync(join(tmpdir(), 'escalator-dependency-rules-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-let copies = 0;
 
 /** Run dependency-cruiser with the product's rules over src/ plus `planted` files; the rule names it reports. */
 function violations(planted: Record<string, string>): string[] {
-  const dir = join(scratch, `copy-${copies++}`);
-  cpSync(join(root, 'src'), join(dir, 'src'), { recursive: true });
-  for (const file of ['.dependency-cruiser.cjs', 'tsconfig.json', 'package.json'])
-    cpSync(join(root, file), join(dir, file));
-  for (const [path, text] of Object.entries(planted)) writeFileSync(join(dir, path), text);
-  let output: string;
-  try {
-    output = execFileSync(
-      join(root, 'node_modules/.bin/depcruise'),
-      ['src', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'],
-      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_PATH: join(root, 'node_modules') } },
-    ).toString('utf8');
-  } catch (error) {
-    output = (error as { stdout: Buffer }).stdout.toString('utf8');
-  }
-  const result = JSON.parse(output) as {
-    summary: { violations: Array<{ rule: { name: string }; from: string; to: string }> };
-  };
-  return result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`);
+  return cruise(planted).summary.violations.map(
+    (violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`,
+  );
 }
 
 describe('the dependency rules', () => {
@@ -47,12 +23,13 @@ describe('the dependency rules', () => {
         "import { loadFile } from '../adapters/github/repo.js';\nexport const planted = loadFile;\n",
       // Intake reaching into a job instead of the queue.
       'src/intake/planted-job.ts':
-        "import { processBumpJob } from '../jobs/bump.js';\nexport const planted = processBumpJob;\n",
+        "import { processBumpJob } from '../jobs/bump/process.js';\nexport const planted = processBumpJob;\n",
       // The web role loading a renderer through intake (intake may use repository state only).
       'src/intake/planted-render.ts':
         "import { renderAndDiff } from '../adapters/render/index.js';\nexport const planted = renderAndDiff;\n",
       // A job importing another job.
-      'src/jobs/planted-a.ts': "import { processDiffJob } from './diff.js';\nexport const plantedA = processDiffJob;\n",
+      'src/jobs/planted-a/index.ts':
+        "import { processDiffJob } from '../diff/process.js';\nexport const plantedA = processDiffJob;\n",
       // A cycle inside one folder.
       'src/queue/planted-cycle-a.ts':
         "import { b } from './planted-cycle-b.js';\nexport const a = (): number => b() + 1;\n",
@@ -64,14 +41,45 @@ describe('the dependency rules', () => {
     expect(found).toEqual(
       expect.arrayContaining([
         'planners-imports: src/planners/planted-io.ts → src/adapters/github/repo.ts',
-        'intake-imports: src/intake/planted-job.ts → src/jobs/bump.ts',
+        'intake-imports: src/intake/planted-job.ts → src/jobs/bump/process.ts',
         'intake-imports: src/intake/planted-render.ts → src/adapters/render/index.ts',
-        'jobs-import-no-job: src/jobs/planted-a.ts → src/jobs/diff.ts',
+        'jobs-import-no-job: src/jobs/planted-a/index.ts → src/jobs/diff/process.ts',
         'web-imports: src/web/planted-intake.ts → src/intake/http.ts',
       ]),
     );
     // A cycle is reported once, from whichever of its modules is met first.
     expect(found.filter((line) => line.startsWith('no-cycles: src/queue/planted-cycle-'))).toHaveLength(1);
     expect(found).toHaveLength(6);
+  }, 60_000);
+
+  it('fail on a planted violation of each rule of the job folders', () => {
+    const found = violations({
+      // A job folder reaching into another job's folder: its contract, its descriptor, its helper.
+      'src/jobs/bump/planted-contract.ts':
+        "import { promoteKind } from '../promote/job.js';\nexport const planted = promoteKind;\n",
+      'src/jobs/image/planted-helper.ts':
+        "import { passGatesOfOtherPull } from '../diff/pull-gates.js';\nexport const planted = passGatesOfOtherPull;\n",
+      // A job folder reaching for the table (which imports every job).
+      'src/jobs/health/planted-table.ts': "import { jobKinds } from '../kinds.js';\nexport const planted = jobKinds;\n",
+      // What jobs share reaching into a job.
+      'src/jobs/shared/planted-job.ts':
+        "import { processHealthJob } from '../health/process.js';\nexport const planted = processHealthJob;\n",
+      // A contract (loaded by the web role through src/queue/enqueue.ts) reaching for an adapter.
+      'src/jobs/planted/job.ts':
+        "import { RepoState } from '../../adapters/store/repo-state.js';\nexport const planted = RepoState;\n",
+      // The queue, outside the producer, knowing a kind of job.
+      'src/queue/planted-kind.ts':
+        "import { bumpKind } from '../jobs/bump/job.js';\nexport const planted = bumpKind;\n",
+    });
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'jobs-import-no-job: src/jobs/bump/planted-contract.ts → src/jobs/promote/job.ts',
+        'jobs-import-no-job: src/jobs/image/planted-helper.ts → src/jobs/diff/pull-gates.ts',
+        'jobs-import-no-job: src/jobs/health/planted-table.ts → src/jobs/kinds.ts',
+        'jobs-shared-imports-no-job: src/jobs/shared/planted-job.ts → src/jobs/health/process.ts',
+        'job-contract-imports: src/jobs/planted/job.ts → src/adapters/store/repo-state.ts',
+        'queue-imports-contracts-in-enqueue-only: src/queue/planted-kind.ts → src/jobs/bump/job.ts',
+      ]),
+    );
   }, 60_000);
 });

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedAgent, type AgentObject } from '../../src/main/sandbox-agent.js';
-import type { PromoteJob } from '../../src/queue/jobs.js';
+import type { PromoteJob } from '../../src/queue/enqueue.js';
 import { eventually, readFile, redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 /**

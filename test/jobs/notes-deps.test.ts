@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Env } from '../../src/config/env.js';
-import { createNotesDeps } from '../../src/jobs/shared/notes-deps.js';
+import { createNotesDeps } from '../../src/jobs/notes-deps.js';
 import { webHostOf } from '../../src/jobs/shared/release-notes.js';
 import { createLogger } from '../../src/observability/logger.js';
 

@@ -2,7 +2,7 @@ import { Octokit } from '@octokit/rest';
 import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REFUSAL_REPLIES_PER_HOUR } from '../../src/jobs/command.js';
+import { REFUSAL_REPLIES_PER_HOUR } from '../../src/jobs/command/process.js';
 import { eventually, redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 const owner = 'developer';

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { GitHubClients } from '../../src/adapters/github/client.js';
 import { RepoState } from '../../src/adapters/store/repo-state.js';
-import { followHealth, type HealthFollowed } from '../../src/jobs/shared/health-follow.js';
+import { followHealth, type HealthFollowed } from '../../src/jobs/health/follow.js';
 import type { JobDeps } from '../../src/jobs/shared/deps.js';
 import { createLogger } from '../../src/observability/logger.js';
 import type { AppHealth } from '../../src/planners/health.js';

@@ -6,7 +6,7 @@ import type { WindowsSpec } from '../../planners/windows.js';
 import { readVersions, type EnvFile, type PromotionInput } from '../../planners/promotion-plan.js';
 import { versionId } from '../../planners/versions.js';
 import { enqueuePromote } from '../../queue/enqueue.js';
-import type { PromoteJob } from '../../queue/jobs.js';
+import type { PromoteJob } from '../../queue/enqueue.js';
 import type { JobDeps } from './deps.js';
 import { decideHealth } from './health-inputs.js';
 import { loadFilesAt, type FileSource } from './indexed-files.js';

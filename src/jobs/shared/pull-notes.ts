@@ -3,7 +3,7 @@ import type { Logger } from '../../observability/logger.js';
 import { normalizeName } from '../../planners/image-ref.js';
 import type { PullMarker } from '../../planners/pull-marker.js';
 import type { PromotionRow, RunningVersion } from '../../planners/promotion-plan.js';
-import type { BumpJob } from '../../queue/jobs.js';
+import type { BumpJob } from '../../queue/enqueue.js';
 import type { JobDeps } from './deps.js';
 import { PR_BODY_LIMIT } from '../../planners/release-notes.js';
 import { loadReleaseNotes, NOTES_BUDGET, type NotedImage, type NotesFor } from './release-notes.js';

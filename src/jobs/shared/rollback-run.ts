@@ -6,7 +6,7 @@ import { escapeText } from '../../planners/markdown.js';
 import type { RunningVersion } from '../../planners/promotion-plan.js';
 import { planAutomaticRollback, planRollbackGuard, tagsText, type RollbackRecord } from '../../planners/rollback.js';
 import { targetKey, versionsByTarget, type PinnedVersion } from '../../planners/versions.js';
-import type { PromoteJob } from '../../queue/jobs.js';
+import type { PromoteJob } from '../../queue/enqueue.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import type { JobDeps } from './deps.js';
 import { chooseRollback, loadHealth, runningText } from './health-inputs.js';

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { registries, type RegistryAuth } from '../../../src/events/index.js';
 import { startEscalator, type RunningEscalator } from '../../../src/main/server.js';
 import { createLogger, type Logger } from '../../../src/observability/logger.js';
-import { queueNames } from '../../../src/queue/names.js';
+import { queueNames } from '../../../src/jobs/kinds.js';
 
 export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 

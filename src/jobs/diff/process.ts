@@ -1,32 +1,32 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createComment, ensureCheckRun, listComments, loadPull, updateComment } from '../adapters/github/repo.js';
-import { loadTarballTree } from '../adapters/github/tarball-tree.js';
+import { createComment, ensureCheckRun, listComments, loadPull, updateComment } from '../../adapters/github/repo.js';
+import { loadTarballTree } from '../../adapters/github/tarball-tree.js';
 import {
   changedPathsBetween,
   installationCacheDir,
   renderAndDiff,
   type RenderIsolationMode,
   type SourceTree,
-} from '../adapters/render/index.js';
-import type { RepoIndex } from '../adapters/store/subscriptions.js';
-import { planDrift, renderDrift, type DriftTarget } from '../planners/drift.js';
-import { planEnvironmentFiles } from '../planners/environment-files.js';
-import { configPath, parseDuration, parseRepoConfig } from '../config/repo-config.js';
-import { loadRequiredChecks, type RequiredChecks } from '../adapters/github/gates.js';
-import { gateChecks, gateEnforcement } from '../planners/promotion-gates.js';
-import { freezesInForce } from '../planners/freeze.js';
-import { controlInputs } from './shared/promotion-inputs.js';
-import { enforcementLines } from '../planners/promotion-plan.js';
-import { passGatesOfOtherPull } from './shared/pull-gates.js';
-import { targetKey, versionsByTarget } from '../planners/versions.js';
-import { renderConfigCheck } from '../planners/config-check.js';
-import { renderDuration } from '../observability/metrics.js';
-import { DIFF_COMMENT_MARKER, renderCheckSummary, renderComment } from '../planners/diff/index.js';
-import type { DiffJob } from '../queue/jobs.js';
-import type { ProcessorContext } from '../queue/worker.js';
-import type { JobDeps } from './shared/deps.js';
-import { loadIndexOrRequest } from './shared/repo-lease.js';
+} from '../../adapters/render/index.js';
+import type { RepoIndex } from '../../adapters/store/subscriptions.js';
+import { planDrift, renderDrift, type DriftTarget } from '../../planners/drift.js';
+import { planEnvironmentFiles } from '../../planners/environment-files.js';
+import { configPath, parseDuration, parseRepoConfig } from '../../config/repo-config.js';
+import { loadRequiredChecks, type RequiredChecks } from '../../adapters/github/gates.js';
+import { gateChecks, gateEnforcement } from '../../planners/promotion-gates.js';
+import { freezesInForce } from '../../planners/freeze.js';
+import { controlInputs } from '../shared/promotion-inputs.js';
+import { enforcementLines } from '../../planners/promotion-plan.js';
+import { passGatesOfOtherPull } from './pull-gates.js';
+import { targetKey, versionsByTarget } from '../../planners/versions.js';
+import { renderConfigCheck } from '../../planners/config-check.js';
+import { renderDuration } from '../../observability/metrics.js';
+import { DIFF_COMMENT_MARKER, renderCheckSummary, renderComment } from '../../planners/diff/index.js';
+import type { DiffJob } from './job.js';
+import type { ProcessorContext } from '../../queue/worker.js';
+import type { JobDeps } from '../shared/deps.js';
+import { loadIndexOrRequest } from '../shared/repo-lease.js';
 
 export type DiffOutcome =
   'commented' | 'updated' | 'unchanged' | 'no-targets' | 'stale' | 'skipped-fork' | 'disabled' | 'closed';

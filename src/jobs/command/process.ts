@@ -1,19 +1,19 @@
-import { createComment, loadAccess, loadBranch, loadPull } from '../adapters/github/repo.js';
-import { withWritePriority } from '../adapters/github/write-budget.js';
-import { commandRefusals } from '../observability/metrics.js';
-import type { RepoIndex } from '../adapters/store/subscriptions.js';
-import { ConfigError } from '../observability/errors.js';
+import { createComment, loadAccess, loadBranch, loadPull } from '../../adapters/github/repo.js';
+import { withWritePriority } from '../../adapters/github/write-budget.js';
+import { commandRefusals } from '../../observability/metrics.js';
+import type { RepoIndex } from '../../adapters/store/subscriptions.js';
+import { ConfigError } from '../../observability/errors.js';
 import {
   planPromotion,
   renderPlanReply,
   type PlannedPromotion,
   type PromotionInput,
-} from '../planners/promotion-plan.js';
-import { decideGates, loadEnvFiles } from './shared/promotion-inputs.js';
-import { rollbackGates } from './shared/rollback-run.js';
-import { commandHelp, parseCommand, type Command } from '../planners/commands.js';
-import { code, escapeText } from '../planners/markdown.js';
-import { editSettingsFrom } from '../planners/image-edit/index.js';
+} from '../../planners/promotion-plan.js';
+import { decideGates, loadEnvFiles } from '../shared/promotion-inputs.js';
+import { rollbackGates } from '../shared/rollback-run.js';
+import { commandHelp, parseCommand, type Command } from '../../planners/commands.js';
+import { code, escapeText } from '../../planners/markdown.js';
+import { editSettingsFrom } from '../../planners/image-edit/index.js';
 import {
   describeFreeze,
   describeWhoMayLift,
@@ -22,14 +22,14 @@ import {
   planUnfreeze,
   type Freeze,
   type FreezeActor,
-} from '../planners/freeze.js';
-import { parseMarker } from '../planners/pull-marker.js';
-import type { CommandJob } from '../queue/jobs.js';
-import type { ProcessorContext } from '../queue/worker.js';
-import type { JobDeps } from './shared/deps.js';
-import { refreshDashboard } from './shared/dashboard-refresh.js';
-import { isEscalatorPull } from './shared/living-pull.js';
-import { enqueueDiff, enqueuePromote } from '../queue/enqueue.js';
+} from '../../planners/freeze.js';
+import { parseMarker } from '../../planners/pull-marker.js';
+import type { CommandJob } from './job.js';
+import type { ProcessorContext } from '../../queue/worker.js';
+import type { JobDeps } from '../shared/deps.js';
+import { refreshDashboard } from '../shared/dashboard-refresh.js';
+import { isEscalatorPull } from '../shared/living-pull.js';
+import { enqueueDiff, enqueuePromote } from '../../queue/enqueue.js';
 
 const writers = new Set(['admin', 'maintain', 'write']);
 

@@ -1,11 +1,12 @@
 import { loadRequiredChecks, type RequiredChecks } from '../../adapters/github/gates.js';
 import { ensureCheckRun } from '../../adapters/github/repo.js';
 import type { Logger } from '../../observability/logger.js';
+import { gateNames } from '../../planners/promotion-gates.js';
 
 type Octokit = Parameters<typeof ensureCheckRun>[0];
 
 /** The checks of Escalator's gates; a promotion pull request gets them from the promotion job. */
-const GATE_CHECKS = ['escalator/health', 'escalator/soak', 'escalator/hold', 'escalator/window', 'escalator/freeze'];
+const GATE_CHECKS = gateNames.map((name) => `escalator/${name}`);
 
 /**
  * A branch that requires Escalator's gates holds every pull request into it until they report,

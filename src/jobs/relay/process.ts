@@ -1,10 +1,10 @@
 import type { Registry } from 'prom-client';
-import { AgentUnreachableError, relayToAgent } from '../adapters/agents.js';
-import { loadComparedFiles } from '../adapters/github/repo.js';
-import type { RelayTarget } from '../config/relay-targets.js';
-import { AgentRejectedError, AgentUnavailableError, RateLimitError } from '../observability/errors.js';
-import type { Logger } from '../observability/logger.js';
-import { relayMetrics, type RelayMetrics } from '../observability/metrics.js';
+import { AgentUnreachableError, relayToAgent } from '../../adapters/agents.js';
+import { loadComparedFiles } from '../../adapters/github/repo.js';
+import type { RelayTarget } from '../../config/relay-targets.js';
+import { AgentRejectedError, AgentUnavailableError, RateLimitError } from '../../observability/errors.js';
+import type { Logger } from '../../observability/logger.js';
+import { relayMetrics, type RelayMetrics } from '../../observability/metrics.js';
 import {
   buildRelayRequest,
   canCompare,
@@ -13,11 +13,11 @@ import {
   mergePending,
   parseRetryAfter,
   type MergedRelay,
-} from '../planners/relay.js';
-import type { RelayJob } from '../queue/jobs.js';
-import { RelayStore, type RelayLogEntry } from '../queue/relay-store.js';
-import type { ProcessorContext } from '../queue/worker.js';
-import type { JobDeps } from './shared/deps.js';
+} from '../../planners/relay.js';
+import type { RelayJob } from './job.js';
+import { RelayStore, type RelayLogEntry } from '../../queue/relay-store.js';
+import type { ProcessorContext } from '../../queue/worker.js';
+import type { JobDeps } from '../shared/deps.js';
 
 /** What the relay job needs beyond the common job dependencies. */
 export interface RelayDeps {

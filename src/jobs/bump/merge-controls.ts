@@ -1,8 +1,8 @@
 import type { RepoIndex } from '../../adapters/store/subscriptions.js';
 import { planFreezeGate } from '../../planners/freeze.js';
 import { planWindowGate } from '../../planners/windows.js';
-import type { JobDeps } from './deps.js';
-import { controlInputs } from './promotion-inputs.js';
+import type { JobDeps } from '../shared/deps.js';
+import { controlInputs } from '../shared/promotion-inputs.js';
 
 type Environment = NonNullable<RepoIndex['config']>['environments'][number];
 

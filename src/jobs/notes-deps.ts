@@ -1,11 +1,11 @@
-import { loadAuthFile } from '../../adapters/registry/auth-file.js';
-import { RegistryAccess, type RegistryClientOptions } from '../../adapters/registry/client.js';
-import type { Env } from '../../config/env.js';
-import { parseRegistryMirrors } from '../../config/registry-mirrors.js';
-import { ConfigError } from '../../observability/errors.js';
-import type { Logger } from '../../observability/logger.js';
-import { registryRequests } from '../../observability/metrics.js';
-import { webHostOf, type NotesDeps } from './release-notes.js';
+import { loadAuthFile } from '../adapters/registry/auth-file.js';
+import { RegistryAccess, type RegistryClientOptions } from '../adapters/registry/client.js';
+import type { Env } from '../config/env.js';
+import { parseRegistryMirrors } from '../config/registry-mirrors.js';
+import { ConfigError } from '../observability/errors.js';
+import type { Logger } from '../observability/logger.js';
+import { registryRequests } from '../observability/metrics.js';
+import { webHostOf, type NotesDeps } from './shared/release-notes.js';
 
 /**
  * The registry clients of a worker, with the credentials of `ESCALATOR_REGISTRY_AUTH_FILE`, each

@@ -4,11 +4,11 @@ import type { AppHealth } from '../../planners/health.js';
 import { sustainedBad } from '../../planners/health-gate.js';
 import { sameVersions } from '../../planners/rollback.js';
 import { enqueuePromote } from '../../queue/enqueue.js';
-import { refreshDashboard } from './dashboard-refresh.js';
-import type { JobDeps } from './deps.js';
-import { followDeployment, keepsDeployments } from './deployments.js';
-import { chooseRollback, versionsAt } from './health-inputs.js';
-import { enqueuePromotionsOutOf } from './promotion-inputs.js';
+import { refreshDashboard } from '../shared/dashboard-refresh.js';
+import type { JobDeps } from '../shared/deps.js';
+import { followDeployment, keepsDeployments } from '../shared/deployments.js';
+import { chooseRollback, versionsAt } from '../shared/health-inputs.js';
+import { enqueuePromotionsOutOf } from '../shared/promotion-inputs.js';
 
 /** One (repository, environment, app) whose recorded health changed. */
 export interface HealthChange {
@@ -17,6 +17,11 @@ export interface HealthChange {
   app: string;
   previous: AppHealth | undefined;
   current: AppHealth;
+  /**
+   * The versions the app runs at `current.revision` (`versionsAt`), when the caller has read them
+   * already (`null`: no landing contains it); read here otherwise. One read per report.
+   */
+  running?: Awaited<ReturnType<typeof versionsAt>> | null;
 }
 
 /** What following one change did (for the caller's log line and for tests). */
@@ -50,9 +55,18 @@ export async function followHealth(deps: JobDeps, change: HealthChange): Promise
   const env = index.config?.environments.find((candidate) => candidate.name === environment);
   if (!env?.health) return followed;
   const log = deps.log.child({ repo: `${index.owner}/${index.repo}`, environment, app });
+  const bad = current.sync === 'failed' || current.health === 'degraded';
+  const healthy = current.sync === 'synced' && current.health === 'healthy';
+  // What runs at the reported revision: read once, for the versions recorded healthy and the rollback.
+  const landed =
+    healthy || (env.rollback === 'auto' && bad)
+      ? change.running !== undefined
+        ? (change.running ?? undefined)
+        : await versionsAt(deps, index, environment, app, current.revision)
+      : undefined;
 
-  if (current.sync === 'synced' && current.health === 'healthy') {
-    const running = await versionsAt(deps, index, environment, app, current.revision);
+  if (healthy) {
+    const running = landed;
     if (running) {
       await deps.store.healthGate.recordHealthy(index, environment, app, { ...running, until: current.reportedAt });
       followed.healthy = running.versions.map((version) => `${version.name}:${version.tag}`);
@@ -61,9 +75,16 @@ export async function followHealth(deps: JobDeps, change: HealthChange): Promise
 
   if (keepsDeployments(env)) followed.deploymentStatuses = await followDeployment(deps, index, env, app, current);
 
-  const bad = current.sync === 'failed' || current.health === 'degraded';
   if (env.rollback === 'auto' && bad) {
-    followed.rollback = await scheduleRollback(deps, index, env.name, app, current, parseDuration(env.health.tolerate));
+    followed.rollback = await scheduleRollback(
+      deps,
+      index,
+      env.name,
+      app,
+      current,
+      parseDuration(env.health.tolerate),
+      landed,
+    );
     if ('skipped' in followed.rollback) log.warn({ reason: followed.rollback.skipped }, 'No automatic rollback');
     else log.info({ delayMs: followed.rollback.delayMs }, 'Automatic rollback scheduled for this degraded spell');
   }
@@ -77,6 +98,8 @@ async function scheduleRollback(
   app: string,
   current: AppHealth,
   tolerateMs: number,
+  /** What runs at `current.revision` (`versionsAt`). */
+  landed: Awaited<ReturnType<typeof versionsAt>>,
 ): Promise<{ delayMs: number } | { skipped: string }> {
   const choice = await chooseRollback(deps, index, environment, app);
   const running = choice?.current ?? (await deps.store.versions.loadHistory(index, environment, app))[0]?.versions;
@@ -86,7 +109,6 @@ async function scheduleRollback(
   if (!choice?.current && !halts)
     return { skipped: `no earlier version of ${app} in ${environment} is recorded; nothing to roll back to` };
   // Only what landed last is rolled back: a report about an older revision is not about it.
-  const landed = await versionsAt(deps, index, environment, app, current.revision);
   if (!landed || JSON.stringify(landed.versions) !== JSON.stringify(running))
     return { skipped: `the report is about ${current.revision.slice(0, 7)}, not the versions ${environment} runs now` };
   const spell = current.degradedSince ?? current.reportedAt;

@@ -1,14 +1,14 @@
-import { normalizeName } from '../planners/image-ref.js';
-import { targetKey } from '../planners/versions.js';
-import { acceptsTag, policyFor } from '../planners/tag-policy.js';
-import { scopeRefusal } from '../events/image-published.js';
-import { REFUSED_FOR_SENDER, type ImageJobResult, type ImageTarget } from '../events/outcome.js';
-import { IndexMissingError } from '../observability/errors.js';
-import { enqueueBump, enqueueResync } from '../queue/enqueue.js';
-import type { ImageJob } from '../queue/jobs.js';
-import type { ProcessorContext } from '../queue/worker.js';
-import type { JobDeps } from './shared/deps.js';
-import { verifyAnnouncedImage } from './shared/verify-image.js';
+import { normalizeName } from '../../planners/image-ref.js';
+import { targetKey } from '../../planners/versions.js';
+import { acceptsTag, policyFor } from '../../planners/tag-policy.js';
+import { scopeRefusal } from '../../events/image-published.js';
+import { REFUSED_FOR_SENDER, type ImageJobResult, type ImageTarget } from '../../events/outcome.js';
+import { IndexMissingError } from '../../observability/errors.js';
+import { enqueueBump, enqueueResync } from '../../queue/enqueue.js';
+import type { ImageJob } from './job.js';
+import type { ProcessorContext } from '../../queue/worker.js';
+import type { JobDeps } from '../shared/deps.js';
+import { verifyAnnouncedImage } from './verify-image.js';
 
 /**
  * Fan one published image out to the targets that use it:

@@ -1,6 +1,6 @@
-import { listDeliveries, redeliver } from '../adapters/github/app.js';
-import type { ProcessorContext } from '../queue/worker.js';
-import type { JobDeps } from './shared/deps.js';
+import { listDeliveries, redeliver } from '../../adapters/github/app.js';
+import type { ProcessorContext } from '../../queue/worker.js';
+import type { JobDeps } from '../shared/deps.js';
 
 /** How far back failed deliveries are redelivered (GitHub keeps three days of them). */
 export const recoveryWindowMs = 24 * 60 * 60 * 1000;

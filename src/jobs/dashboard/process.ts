@@ -1,8 +1,12 @@
 import { createHash } from 'node:crypto';
-import { createDashboardIssue, findDashboardIssue, updateDashboardIssue } from '../adapters/github/dashboard-issue.js';
-import { loadBotLogin } from '../adapters/github/repo.js';
-import type { RepoIndex } from '../adapters/store/subscriptions.js';
-import { parseDuration } from '../config/repo-config.js';
+import {
+  createDashboardIssue,
+  findDashboardIssue,
+  updateDashboardIssue,
+} from '../../adapters/github/dashboard-issue.js';
+import { loadBotLogin } from '../../adapters/github/repo.js';
+import type { RepoIndex } from '../../adapters/store/subscriptions.js';
+import { parseDuration } from '../../config/repo-config.js';
 import {
   DASHBOARD_MARKER,
   DASHBOARD_TITLE,
@@ -10,16 +14,16 @@ import {
   type DashboardEnvironment,
   type DashboardInput,
   type DashboardPull,
-} from '../planners/dashboard.js';
-import type { AppHealth } from '../planners/health.js';
-import { parseMarker } from '../planners/pull-marker.js';
-import { versionId } from '../planners/versions.js';
-import { planWindow, windowSentence } from '../planners/windows.js';
-import type { DashboardJob } from '../queue/jobs.js';
-import { withLease } from '../queue/lease.js';
-import type { ProcessorContext } from '../queue/worker.js';
-import type { JobDeps } from './shared/deps.js';
-import { controlInputs } from './shared/promotion-inputs.js';
+} from '../../planners/dashboard.js';
+import type { AppHealth } from '../../planners/health.js';
+import { parseMarker } from '../../planners/pull-marker.js';
+import { versionId } from '../../planners/versions.js';
+import { planWindow, windowSentence } from '../../planners/windows.js';
+import type { DashboardJob } from './job.js';
+import { withLease } from '../../queue/lease.js';
+import type { ProcessorContext } from '../../queue/worker.js';
+import type { JobDeps } from '../shared/deps.js';
+import { controlInputs } from '../shared/promotion-inputs.js';
 
 /** What the dashboard job needs beyond every job's dependencies. */
 export interface DashboardDeps extends JobDeps {

@@ -1,4 +1,4 @@
-import { listInstalledRepos } from '../adapters/github/app.js';
+import { listInstalledRepos } from '../../adapters/github/app.js';
 import {
   ensureCheckRun,
   loadBranch,
@@ -6,25 +6,25 @@ import {
   loadFile,
   loadTree,
   type RepoId,
-} from '../adapters/github/repo.js';
-import type { IndexedFile, RepoIndex } from '../adapters/store/subscriptions.js';
-import { configPath, formatProblems, parseRepoConfig } from '../config/repo-config.js';
-import { ConfigError } from '../observability/errors.js';
-import type { Logger } from '../observability/logger.js';
-import { planEnvironmentFiles } from '../planners/environment-files.js';
-import { IMAGE_READER_VERSION, imagesWithoutEntry, listImages } from '../planners/image-edit/index.js';
-import { kindFromPath } from '../planners/image-edit/detect.js';
-import { normalizeName } from '../planners/image-ref.js';
-import { loadRenderedFiles } from './shared/rendered-files.js';
-import type { Octokit } from '../adapters/github/client.js';
-import { parseTargetKey, targetKey, versionId, versionsByTarget } from '../planners/versions.js';
-import type { IndexJob, ResyncJob } from '../queue/jobs.js';
-import { enqueuePromote } from '../queue/enqueue.js';
-import type { ProcessorContext } from '../queue/worker.js';
-import { keepsDeployments, relookEarlyReport, startDeployment } from './shared/deployments.js';
-import { refreshDashboard } from './shared/dashboard-refresh.js';
-import type { JobDeps } from './shared/deps.js';
-import { enqueuePromotionsOutOf } from './shared/promotion-inputs.js';
+} from '../../adapters/github/repo.js';
+import type { IndexedFile, RepoIndex } from '../../adapters/store/subscriptions.js';
+import { configPath, formatProblems, parseRepoConfig } from '../../config/repo-config.js';
+import { ConfigError } from '../../observability/errors.js';
+import type { Logger } from '../../observability/logger.js';
+import { planEnvironmentFiles } from '../../planners/environment-files.js';
+import { IMAGE_READER_VERSION, imagesWithoutEntry, listImages } from '../../planners/image-edit/index.js';
+import { kindFromPath } from '../../planners/image-edit/detect.js';
+import { normalizeName } from '../../planners/image-ref.js';
+import { loadRenderedFiles } from '../shared/rendered-files.js';
+import type { Octokit } from '../../adapters/github/client.js';
+import { parseTargetKey, targetKey, versionId, versionsByTarget } from '../../planners/versions.js';
+import type { IndexJob, ResyncJob } from './job.js';
+import { enqueuePromote } from '../../queue/enqueue.js';
+import type { ProcessorContext } from '../../queue/worker.js';
+import { keepsDeployments, relookEarlyReport, startDeployment } from '../shared/deployments.js';
+import { refreshDashboard } from '../shared/dashboard-refresh.js';
+import type { JobDeps } from '../shared/deps.js';
+import { enqueuePromotionsOutOf } from '../shared/promotion-inputs.js';
 
 /** What the index records of one environment file. */
 type FileImages = Pick<IndexedFile, 'images' | 'versions'>;

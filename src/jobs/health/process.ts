@@ -1,10 +1,10 @@
-import { parseDuration } from '../config/repo-config.schema.js';
-import { enqueueHealth } from '../queue/enqueue.js';
-import type { HealthJob } from '../queue/jobs.js';
-import type { ProcessorContext } from '../queue/worker.js';
-import { followHealth } from './shared/health-follow.js';
-import { versionsAt } from './shared/health-inputs.js';
-import type { JobDeps } from './shared/deps.js';
+import { parseDuration } from '../../config/repo-config.schema.js';
+import { enqueueHealth } from '../../queue/enqueue.js';
+import type { HealthJob } from './job.js';
+import type { ProcessorContext } from '../../queue/worker.js';
+import { followHealth } from './follow.js';
+import { versionsAt } from '../shared/health-inputs.js';
+import type { JobDeps } from '../shared/deps.js';
 
 /**
  * Record one agent report for one (environment, app):
@@ -37,24 +37,30 @@ export async function processHealthJob(deps: JobDeps, data: HealthJob, { log }: 
     return 'not-listening';
   }
   const tolerateMs = parseDuration(environment.health.tolerate);
+  // The landing the report is about, read once (`versionsAt` asks GitHub whether each landing is in the revision).
   const countedAs = async () =>
-    report.app ? (await versionsAt(deps, index, report.environment, report.app, report.revision))?.sha : undefined;
-  const landed = await countedAs();
+    report.app ? await versionsAt(deps, index, report.environment, report.app, report.revision) : undefined;
+  let landed = await countedAs();
   let recorded = await deps.store.health.record(
     data,
-    landed ? { ...report, revision: landed, reported: report.revision } : report,
+    landed ? { ...report, revision: landed.sha, reported: report.revision } : report,
     tolerateMs,
   );
   // Counted as an older landing: the index job may be recording a newer one right now (the agent
   // synced the merge before the index did). Looked at once more after recording; the index job
   // looks at the record after its landing (src/jobs/shared/deployments.ts), so one of the two sees it.
-  const again = landed && landed !== report.revision ? await countedAs() : undefined;
-  if (again && again !== landed)
+  const again = landed && landed.sha !== report.revision ? await countedAs() : undefined;
+  if (again && again.sha !== landed?.sha) {
+    landed = again;
     recorded = await deps.store.health.record(
       data,
-      { ...report, revision: again, reported: report.revision },
+      { ...report, revision: again.sha, reported: report.revision },
       tolerateMs,
     );
+  }
+  // What follows reads what runs at the recorded revision: the landing read here, when it is that one.
+  const running =
+    report.app && recorded.current.revision === (landed?.sha ?? report.revision) ? { running: landed ?? null } : {};
   if (!recorded.changed && recorded.current.reportedAt !== report.at) {
     log.info(
       { ...context, reportedAt: recorded.current.reportedAt },
@@ -73,6 +79,7 @@ export async function processHealthJob(deps: JobDeps, data: HealthJob, { log }: 
       app: report.app,
       previous: undefined,
       current: recorded.current,
+      ...running,
     });
     return 'unchanged';
   }
@@ -93,6 +100,7 @@ export async function processHealthJob(deps: JobDeps, data: HealthJob, { log }: 
     app: report.app,
     previous: recorded.previous,
     current: recorded.current,
+    ...running,
   });
   await recheckAtTolerate(deps, data, recorded.current.degradedSince, tolerateMs);
   return 'recorded';

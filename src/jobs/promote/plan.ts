@@ -1,0 +1,116 @@
+import type { Octokit } from '../../adapters/github/client.js';
+import type { BranchHead } from '../../adapters/github/repo.js';
+import type { RequiredChecks } from '../../adapters/github/gates.js';
+import type { RepoIndex } from '../../adapters/store/subscriptions.js';
+import { editSettingsFrom } from '../../planners/image-edit/index.js';
+import { enforcedGates, gateEnforcement, type GateDecision } from '../../planners/promotion-gates.js';
+import { planPromotion, type PromotionInput, type RunningVersion } from '../../planners/promotion-plan.js';
+import type { PullMarker } from '../../planners/pull-marker.js';
+import type { ProcessorContext } from '../../queue/worker.js';
+import type { JobDeps } from '../shared/deps.js';
+import { decideGates, loadEnvFiles, promotedVersions } from '../shared/promotion-inputs.js';
+import { promotionNotes } from '../shared/pull-notes.js';
+import type { PromoteJob } from './job.js';
+import type { RollbackRun } from './rollback.js';
+
+type Environment = NonNullable<RepoIndex['config']>['environments'][number];
+
+/** One run of the promotion job: what it promotes, from where into where. */
+export interface PromotionRun {
+  data: PromoteJob;
+  index: RepoIndex;
+  octokit: Octokit;
+  target: Environment;
+  /** The environment promoted from (`target.from`). */
+  source: string;
+  rollback: RollbackRun;
+  /** The base branch's required checks: which gates hold a merge. */
+  required: RequiredChecks;
+  now: number;
+}
+
+/** A promotion's plan, with its gates and the times they change. */
+export type PromotionRunPlan = ReturnType<typeof planPromotion> &
+  Pick<GateDecision, 'gates' | 'readyAt' | 'healthRecheckAt' | 'opensAt' | 'freezeEndsAt'>;
+
+/**
+ * The plan of one run against the living pull request's branch (`ensureLivingPull` calls it
+ * again after a conflict): read both environments' files, decide the gates, render the pull
+ * request. What the pull request changes is judged against the default branch; the edits go on
+ * its branch.
+ */
+export function promotionPlanner(
+  deps: JobDeps,
+  run: PromotionRun,
+  log: ProcessorContext['log'],
+): (base: BranchHead, open: unknown, defaultHead: BranchHead, marker: PullMarker | null) => Promise<PromotionRunPlan> {
+  const { data, index, octokit, target, source, required, now } = run;
+  const { versions: rollback, record, because, apps } = run.rollback;
+  return async (base, _open, defaultHead, marker) => {
+    const files = { octokit, index, blobs: deps.store.blobs };
+    const entries: PromotionInput['apps'] = [];
+    const onBranch: PromotionInput['apps'] = [];
+    for (const app of apps) {
+      const sourceFiles = rollback ? [] : await loadEnvFiles(files, source, app, defaultHead.sha);
+      const targetFiles = await loadEnvFiles(files, target.name, app, defaultHead.sha);
+      const versions = rollback?.get(app) ? { versions: rollback.get(app) as Map<string, RunningVersion> } : {};
+      entries.push({ app, sourceFiles, targetFiles, ...versions });
+      const branchFiles =
+        base.sha === defaultHead.sha ? targetFiles : await loadEnvFiles(files, target.name, app, base.sha);
+      onBranch.push({ app, sourceFiles, targetFiles: branchFiles, ...versions });
+    }
+    // Gates: what the source has run and for how long (soak), holds, a skipped soak; decided by planGates.
+    if (data.skipSoak && !rollback && data.requestedBy)
+      await deps.store.holds.setSoakSkip(index, target.name, data.app, {
+        by: `@${data.requestedBy}`,
+        versions: promotedVersions(entries),
+      });
+    const { gates, readyAt, healthRecheckAt, healthLines, opensAt, freezeEndsAt } = await decideGates(
+      deps,
+      index,
+      target,
+      data.app,
+      entries,
+      {
+        rollback: rollback !== null,
+        now,
+        freezeLifted: data.reason === 'freeze',
+      },
+    );
+    // A rollback's reason stays on its pull request whichever job plans it (the record keeps it).
+    const why = because;
+    const sources = marker?.sources ?? [];
+    const provenance = data.app && !rollback ? await deps.store.provenance.loadProvenance(index, source, data.app) : [];
+    const input = {
+      source: rollback ? `${target.name} (history)` : source,
+      target: target.name,
+      app: data.app,
+      sources: provenance.length ? provenance : sources,
+      gates,
+      enforcement: gateEnforcement(required, index.defaultBranch, enforcedGates(gates)),
+      editing: editSettingsFrom(index.config?.images ?? []),
+      ...(healthLines ? { health: healthLines } : {}),
+      ...(why ? { because: why } : {}),
+      ...(rollback ? { rollback: { source, restores: record?.restores } } : {}),
+    };
+    // What changed between what the target runs and what it would run: never blocks the promotion.
+    const bare = planPromotion({ ...input, apps: entries });
+    const notes = await promotionNotes(
+      deps,
+      { installationId: data.installationId, owner: data.owner, repo: data.repo },
+      log,
+      bare.rows,
+      bare.body,
+    );
+    const plan = planPromotion({ ...input, apps: entries, ...(notes ? { notes } : {}) });
+    return {
+      ...plan,
+      updates: base.sha === defaultHead.sha ? plan.updates : planPromotion({ ...input, apps: onBranch }).updates,
+      gates,
+      readyAt,
+      healthRecheckAt,
+      opensAt,
+      freezeEndsAt,
+    };
+  };
+}

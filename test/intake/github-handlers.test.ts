@@ -54,17 +54,20 @@ describe('the context helper', () => {
     ['issue_comment', 'created'],
     ['status', undefined],
   ])('reads the repository of a %s delivery with Probot (context.repo()), with its installation', (name, action) => {
-    const payload = example(name, action);
+    // An App's deliveries carry the installation; some of GitHub's examples are a repository webhook's.
+    const payload: Record<string, unknown> & { installation: { id: number } } = {
+      installation: { id: 42 },
+      ...example(name, action),
+    };
     const repository = payload.repository as { name: string; owner: { login: string } };
-    const installation = payload.installation as { id: number } | undefined;
     const event = intakeEvent(contextOf(name, payload), intake);
     expect(event.id).toBe('delivery-1');
     expect(event.repository).toEqual({ owner: repository.owner.login, repo: repository.name });
-    expect(event.repo).toEqual(
-      installation
-        ? { installationId: installation.id, owner: repository.owner.login, repo: repository.name }
-        : undefined,
-    );
+    expect(event.repo).toEqual({
+      installationId: payload.installation.id,
+      owner: repository.owner.login,
+      repo: repository.name,
+    });
   });
 
   it('names no single repository for an installation delivery (its repositories are listed)', () => {
@@ -73,8 +76,9 @@ describe('the context helper', () => {
   });
 
   it('names no installation when the delivery has none, so no job is enqueued for it', () => {
-    const { installation: _installation, ...payload } = example('push');
-    const event = intakeEvent(contextOf('push', payload), intake);
+    const { installation, ...payload } = example('pull_request', 'closed');
+    expect(installation).toBeDefined();
+    const event = intakeEvent(contextOf('pull_request', payload), intake);
     expect(event.repository).toBeDefined();
     expect(event.repo).toBeUndefined();
   });

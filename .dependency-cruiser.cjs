@@ -1,8 +1,8 @@
 // @ts-check
 /**
- * The folder table of docs/architecture.md as rules, and no import cycles. Run by `npm run lint`
- * (so by `npm test`); test/architecture/dependency-rules.test.ts plants a violation of each kind
- * and checks that it fails. Type-only imports count too: a type names what a folder depends on.
+ * The folder table of docs/architecture.md as rules, and no import cycles, over src/ and packages/
+ * (the simulator). Run by `npm run lint` (so by `npm test`); test/architecture/dependency-rules.test.ts
+ * plants a violation of each kind and checks that it fails. Type-only imports count too: a type names what a folder depends on.
  *
  * Each folder lists what it may import from src/ besides itself (a folder, or one file).
  */
@@ -50,8 +50,40 @@ module.exports = {
       comment:
         'An import cycle ties modules so that neither can be understood, tested or loaded alone: break it by moving the shared piece down.',
       severity: 'error',
-      from: { path: '^src/' },
+      from: { path: '^(src|packages)/' },
       to: { circular: true },
+    },
+    {
+      name: 'product-imports-no-sandbox',
+      comment:
+        'The simulated GitHub and agents (packages/) stay out of dist/ and the production image: only tests, benches and src/main/sandbox.ts (left out of the build) import them.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/main/sandbox\\.ts$' },
+      to: { path: '^packages/' },
+    },
+    {
+      name: 'sandbox-imports-no-product',
+      comment:
+        'packages/github-sandbox imports nothing of Escalator (src/): Escalator depends on it, never the reverse; what it needs of the product is passed in.',
+      severity: 'error',
+      from: { path: '^packages/github-sandbox/' },
+      to: { path: '^src/' },
+    },
+    {
+      name: 'sandbox-runs-on-node-alone',
+      comment:
+        "The simulator (packages/github-sandbox/src) uses Node's standard library (node:*) and its own files only, so it starts without the product's libraries.",
+      severity: 'error',
+      from: { path: '^packages/github-sandbox/src/', pathNot: '^packages/github-sandbox/src/agents/seed\\.ts$' },
+      to: { dependencyTypesNot: ['core', 'local'] },
+    },
+    {
+      name: 'sandbox-seed-uses-yaml-alone',
+      comment:
+        "The simulated agents' seeding edits a YAML configuration in place: besides node:* and its own files it may use `yaml`, nothing else.",
+      severity: 'error',
+      from: { path: '^packages/github-sandbox/src/agents/seed\\.ts$' },
+      to: { dependencyTypesNot: ['core', 'local'], pathNot: '(^|/)node_modules/yaml/' },
     },
     {
       name: 'jobs-import-no-job',
@@ -92,6 +124,9 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    exclude: { path: '^(node_modules|dist|packages)/' },
+    exclude: { path: '^dist/' },
+    // Resolve package `exports` (the simulator's `@escalator/github-sandbox/agents`) to files, so a
+    // product module importing the simulator is seen as importing packages/.
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
   },
 };

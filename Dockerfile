@@ -6,9 +6,10 @@ ARG NODE_IMAGE=node:20.20-bookworm-slim
 # --- build: compile TypeScript with dev dependencies ---------------------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
-# packages/ (the GitHub simulator, a workspace for tests, benches and `npm run sandbox`) is never
-# copied: npm ci skips a workspace whose folder is absent, tsconfig.build.json leaves out
-# src/main/sandbox.ts (its only importer in src/), and the linter keeps the rest of src/ off it.
+# packages/ (the GitHub simulator and the simulated agents, a workspace for tests, benches and
+# `npm run sandbox`) is never copied: npm ci skips a workspace whose folder is absent,
+# tsconfig.build.json leaves out src/main/sandbox.ts (its only importer in src/), and the
+# dependency rules keep the rest of src/ off it.
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./

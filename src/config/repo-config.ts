@@ -194,6 +194,16 @@ export function formatProblems(problems: readonly ConfigProblem[]): string {
   return problems.map((p) => `${p.file}:${p.line}:${p.col}: ${p.message}${p.hint ? ` (${p.hint})` : ''}`).join('\n');
 }
 
+/**
+ * The problems of `text` (read from `file`) as `escalator validate-config` prints them, or
+ * undefined when it is a valid configuration. What the sandbox checks a seeded repository with
+ * (`@escalator/github-sandbox/agents`, which imports nothing of Escalator, is handed this).
+ */
+export function repoConfigProblems(text: string, file: string): string | undefined {
+  const result = parseRepoConfig(text, file);
+  return result.ok ? undefined : formatProblems(result.problems);
+}
+
 // ── YAML errors ──────────────────────────────────────────────────────────────────────────────
 
 type MakeProblem = (offset: number, path: string, message: string, hint?: string) => ConfigProblem;

@@ -16,10 +16,16 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { renderNextSteps, runSandbox, SandboxStoppedError } from '@escalator/github-sandbox/launch';
 import type { Redis } from 'ioredis';
-import { configPath, parseDuration, parseRepoConfig } from '../config/repo-config.js';
+import {
+  checkSeededConfig,
+  SimulatedAgent,
+  withAgentHealth,
+  type SeedConfigCheck,
+  type SimulatedAgentKind,
+} from '@escalator/github-sandbox/agents';
+import { configPath, parseDuration, parseRepoConfig, repoConfigProblems } from '../config/repo-config.js';
 import { DASHBOARD_TITLE } from '../planners/dashboard.js';
-import { SimulatedAgent, type SimulatedAgentKind } from './sandbox-agent.js';
-import { checkSeededConfig, withAgentHealth } from './sandbox-agent-seed.js';
+import { agentKey } from '../intake/agent-routes.js';
 import { clusterSafePrefix, createRedis, redactUrl, waitForRedis } from '../queue/connection.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -193,14 +199,16 @@ setInterval(() => {
 
 const repoDir = resolve(str('repo') ?? resolve(root, 'examples/gitops-repo'));
 const agentToken = randomBytes(24).toString('hex');
+// The simulated agents (dev-only, in the simulator package) check a seeded configuration as `escalator validate-config` does.
+const seedConfig: SeedConfigCheck = { path: configPath, problems: repoConfigProblems };
 let seeded: ReturnType<typeof withAgentHealth> | null = null;
 let sandbox: Awaited<ReturnType<typeof runSandbox>> | undefined;
 let agent: SimulatedAgent | undefined;
 try {
   await checkRedisUrl(process.env.REDIS_URL);
   // A configuration problem stops here, before anything starts (withAgentHealth checks it too).
-  if (agentKind === 'none') checkSeededConfig(repoDir);
-  seeded = agentKind === 'none' ? null : withAgentHealth(repoDir, agentKind as SimulatedAgentKind);
+  if (agentKind === 'none') checkSeededConfig(repoDir, seedConfig);
+  seeded = agentKind === 'none' ? null : withAgentHealth(repoDir, agentKind as SimulatedAgentKind, seedConfig);
   sandbox = await runSandbox({
     repoDir: seeded?.dir ?? repoDir,
     githubPort: port(str('github-port'), 0, 'github-port'),
@@ -236,7 +244,7 @@ try {
     agent = new SimulatedAgent({
       agent: agentKind as SimulatedAgentKind,
       escalatorUrl: sandbox.ready.app_url,
-      token: agentToken,
+      key: agentKey(agentToken, owner),
       owner,
       repo,
       branch: 'main',

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { cruise } from './support/cruise.js';
 
-// The rules of .dependency-cruiser.cjs run on a copy of src/ with one planted violation each:
-// a rule that has never failed is not known to work.
+// The rules of .dependency-cruiser.cjs run on a copy of src/ and packages/ (the simulator) with one
+// planted violation each: a rule that has never failed is not known to work.
 
-/** Run dependency-cruiser with the product's rules over src/ plus `planted` files; the rule names it reports. */
+/** Run dependency-cruiser with the product's rules over src/ and packages/ plus `planted` files; the rule names it reports. */
 function violations(planted: Record<string, string>): string[] {
   return cruise(planted).summary.violations.map(
     (violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`,
@@ -12,7 +12,7 @@ function violations(planted: Record<string, string>): string[] {
 }
 
 describe('the dependency rules', () => {
-  it('hold on src/ as it is', () => {
+  it('hold on src/ and packages/ as they are', () => {
     expect(violations({})).toEqual([]);
   }, 60_000);
 
@@ -81,5 +81,44 @@ describe('the dependency rules', () => {
         'queue-imports-contracts-in-enqueue-only: src/queue/planted-kind.ts → src/jobs/bump/job.ts',
       ]),
     );
+  }, 60_000);
+
+  it('cover packages/ too: the simulator and the product stay apart, and the simulator has no cycle', () => {
+    const found = violations({
+      // A product module importing the simulated agents (they would compile into dist/).
+      'src/intake/planted-sandbox.ts':
+        "import { SimulatedAgent } from '@escalator/github-sandbox/agents';\nexport const planted = SimulatedAgent;\n",
+      // The simulator reaching back into the product.
+      'packages/github-sandbox/src/planted-product.ts':
+        "import { agentKey } from '../../../src/intake/agent-routes.js';\nexport const planted = agentKey;\n",
+      // The simulator taking a library (only the seeding may use yaml).
+      'packages/github-sandbox/src/planted-library.ts':
+        "import { parse } from 'yaml';\nexport const planted = parse;\n",
+      // The seeding taking a library other than yaml.
+      'packages/github-sandbox/src/agents/seed.ts':
+        "import { z } from 'zod';\nimport { parse } from 'yaml';\nexport const planted = [z, parse];\n",
+      // A cycle inside the simulator (git.ts ↔ git-parse.ts was one).
+      'packages/github-sandbox/src/planted-cycle-a.ts':
+        "import { b } from './planted-cycle-b.js';\nexport const a = (): number => b() + 1;\n",
+      'packages/github-sandbox/src/planted-cycle-b.ts':
+        "import { a } from './planted-cycle-a.js';\nexport const b = (): number => (a.length > 0 ? 1 : 0);\n",
+    });
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'product-imports-no-sandbox: src/intake/planted-sandbox.ts → packages/github-sandbox/src/agents/index.ts',
+        'sandbox-imports-no-product: packages/github-sandbox/src/planted-product.ts → src/intake/agent-routes.ts',
+        // A library resolves where it is installed (the copy links the checkout's node_modules/).
+        expect.stringMatching(
+          /^sandbox-runs-on-node-alone: packages\/github-sandbox\/src\/planted-library\.ts → .*node_modules\/yaml\//,
+        ),
+        expect.stringMatching(
+          /^sandbox-seed-uses-yaml-alone: packages\/github-sandbox\/src\/agents\/seed\.ts → .*node_modules\/zod\//,
+        ),
+      ]),
+    );
+    expect(
+      found.filter((line) => line.startsWith('no-cycles: packages/github-sandbox/src/planted-cycle-')),
+    ).toHaveLength(1);
+    expect(found).toHaveLength(5);
   }, 60_000);
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SimulatedAgent } from '../../src/main/sandbox-agent.js';
+import { SimulatedAgent } from '@escalator/github-sandbox/agents';
+import { agentKey } from '../../src/intake/agent-routes.js';
 import { eventually, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 /**
@@ -27,7 +28,7 @@ describe.each(['argocd', 'flux'] as const)('agent loop through %s (sandbox GitHu
     sim = new SimulatedAgent({
       agent,
       escalatorUrl: stack.app.url,
-      token,
+      key: agentKey(token, owner),
       owner,
       repo,
       branch: 'main',

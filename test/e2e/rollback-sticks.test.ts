@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SimulatedAgent, type AgentObject } from '../../src/main/sandbox-agent.js';
+import { SimulatedAgent, type AgentObject } from '@escalator/github-sandbox/agents';
+import { agentKey } from '../../src/intake/agent-routes.js';
 import type { PromoteJob } from '../../src/queue/enqueue.js';
 import { eventually, readFile, redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
@@ -79,7 +80,7 @@ environments:
         sim = new SimulatedAgent({
           agent,
           escalatorUrl: stack.app.url,
-          token,
+          key: agentKey(token, owner),
           owner,
           repo,
           branch: 'main',

@@ -134,7 +134,7 @@ describe('HTTP fuzz with Redis down', () => {
     expect(outcome.kind === 'response' && outcome.response.status).toBe(503);
   });
 
-  it('answers 503, not 500, to a verified installation.deleted (src/intake/github-app.ts, RepoState.dropRepo)', async () => {
+  it('answers 503, not 500, to a verified installation.deleted (src/intake/github/repositories.ts, RepoState.dropRepo)', async () => {
     const body = Buffer.from(
       JSON.stringify({ action: 'deleted', installation: { id: 1 }, repositories: [{ full_name: 'example/gitops' }] }),
     );

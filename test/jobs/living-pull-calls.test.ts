@@ -147,7 +147,7 @@ describe('ensureLivingPull calls (App installation, sandbox GitHub)', () => {
     const first = await run('escalator/dev/six', '1');
     await client.mergePull(`${owner}/${repo}`, first.pull!.number);
     await octokit.rest.git.deleteRef({ ...id, ref: 'heads/escalator/dev/six' });
-    // What the pull_request.closed webhook does (src/intake/github-app.ts).
+    // What the pull_request.closed webhook does (src/intake/github/pulls.ts).
     await store.living.forgetClosed(id, 'escalator/dev/six', 'escalator/dev/six', first.pull!.number);
     const next = await run('escalator/dev/six', '2');
     expect(next).toMatchObject({ created: true, branch: 'escalator/dev/six' });

@@ -6,9 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SandboxClient, startSimulator, type Simulator } from '@escalator/github-sandbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseRepoConfig } from '../../src/config/repo-config.js';
-import { SimulatedAgent } from '../../src/main/sandbox-agent.js';
-import { withAgentHealth } from '../../src/main/sandbox-agent-seed.js';
+import { SimulatedAgent, withAgentHealth } from '@escalator/github-sandbox/agents';
+import { configPath, parseRepoConfig, repoConfigProblems } from '../../src/config/repo-config.js';
 import { eventually } from '../support/stack.js';
 
 /**
@@ -18,11 +17,12 @@ import { eventually } from '../support/stack.js';
  */
 const example = join(import.meta.dirname, '../../examples/gitops-repo');
 const token = 'agent-token-for-tests';
+const seedConfig = { path: configPath, problems: repoConfigProblems };
 
 describe('npm run sandbox -- --agent', () => {
   it('seeds a copy whose environments name the agent objects, every other byte unchanged, and leaves the folder alone', () => {
     const original = readFileSync(join(example, '.github/escalator.yml'), 'utf8');
-    const copy = withAgentHealth(example, 'argocd');
+    const copy = withAgentHealth(example, 'argocd', seedConfig);
     try {
       const seeded = readFileSync(join(copy.dir, '.github/escalator.yml'), 'utf8');
       const expected = original
@@ -45,7 +45,7 @@ describe('npm run sandbox -- --agent', () => {
     }
     expect(existsSync(copy.dir)).toBe(false);
     expect(readFileSync(join(example, '.github/escalator.yml'), 'utf8')).toBe(original);
-    const flux = withAgentHealth(example, 'flux');
+    const flux = withAgentHealth(example, 'flux', seedConfig);
     try {
       expect(readFileSync(join(flux.dir, '.github/escalator.yml'), 'utf8')).toContain(
         '  - name: staging\n    health: { flux: "flux-system/apps-staging" }\n',
@@ -88,7 +88,7 @@ describe('npm run sandbox -- --agent', () => {
       new SimulatedAgent({
         agent,
         escalatorUrl,
-        token,
+        key: agentKey(token, 'example'),
         owner: 'example',
         repo: 'gitops',
         branch: 'main',

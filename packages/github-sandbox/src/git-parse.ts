@@ -1,4 +1,4 @@
-import type { CommitObject, FileChange, GitIdentity, TreeEntry } from './git.js';
+import type { CommitObject, FileChange, GitIdentity, TreeEntry } from './git-objects.js';
 
 /** Parsers for the plumbing output `GitRepository` reads (`ls-tree -z -l`, `cat-file commit`, `diff --raw/--numstat -z`). */
 

@@ -1,44 +1,8 @@
 import { spawn } from 'node:child_process';
 import { parseCommit, parseNumstat, parseRaw, parseTreeLine, splitPatches } from './git-parse.js';
+import type { CommitObject, FileChange, GitIdentity, TreeEntry } from './git-objects.js';
 
-/** Who wrote or committed a commit, and when. */
-export interface GitIdentity {
-  name: string;
-  email: string;
-  date: Date;
-}
-
-/** One entry of a git tree as `ls-tree -l` reports it. */
-export interface TreeEntry {
-  mode: string;
-  type: 'blob' | 'tree' | 'commit';
-  sha: string;
-  path: string;
-  /** Size in bytes for blobs; undefined for trees and submodules. */
-  size?: number;
-}
-
-/** A parsed commit object. */
-export interface CommitObject {
-  sha: string;
-  tree: string;
-  parents: string[];
-  author: GitIdentity;
-  committer: GitIdentity;
-  message: string;
-}
-
-/** One changed file between two trees, with line counts and the unified diff hunks. */
-export interface FileChange {
-  status: 'added' | 'removed' | 'modified' | 'renamed' | 'copied' | 'changed';
-  path: string;
-  previousPath?: string;
-  sha: string | null;
-  additions: number;
-  deletions: number;
-  /** The hunks (from the first `@@`), absent for binary files. */
-  patch?: string;
-}
+export type { CommitObject, FileChange, GitIdentity, TreeEntry } from './git-objects.js';
 
 /** Result of `git merge-tree --write-tree`. */
 export interface MergeResult {

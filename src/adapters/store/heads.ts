@@ -34,6 +34,24 @@ export class HeadStore {
     return (await this.redis.zscore(this.#key(owner, repo), sha.toLowerCase())) !== null;
   }
 
+  /**
+   * Whether the default branch ever pointed at `sha`: recorded from its push events (and the
+   * index), else — a report may overtake the push's delivery — its head now (`headNow`, asked
+   * once), recorded at `at` when it is `sha`.
+   */
+  async pointedAt(
+    owner: string,
+    repo: string,
+    sha: string,
+    headNow: () => Promise<string>,
+    at: number,
+  ): Promise<boolean> {
+    if (await this.has(owner, repo, sha)) return true;
+    if ((await headNow()).toLowerCase() !== sha.toLowerCase()) return false;
+    await this.record(owner, repo, sha, at);
+    return true;
+  }
+
   async drop(owner: string, repo: string): Promise<void> {
     await this.redis.del(this.#key(owner, repo));
   }

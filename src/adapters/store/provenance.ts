@@ -36,6 +36,21 @@ export class ProvenanceStore {
     );
   }
 
+  /**
+   * What a merged pull request of Escalator's brought an (environment, app): its chain, kept for
+   * the next hop and, when GitHub names the merge commit, by that commit too.
+   */
+  async recordMerge(
+    key: RepoKey,
+    environment: string,
+    app: string,
+    sources: string[],
+    mergeCommitSha: string | undefined,
+  ): Promise<void> {
+    await this.saveProvenance(key, environment, app, sources);
+    if (mergeCommitSha !== undefined) await this.saveProvenanceAt(key, environment, app, mergeCommitSha, sources);
+  }
+
   async loadProvenanceAt(key: RepoKey, environment: string, app: string, sha: string): Promise<string[]> {
     const text = await this.redis.get(
       `${this.prefix}:provenance-at:${key.owner.toLowerCase()}/${key.repo.toLowerCase()}:${environment}:${app}:${sha}`,

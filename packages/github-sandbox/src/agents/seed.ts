@@ -3,9 +3,10 @@
  * agent's objects (`agentObjects`), so the agent's reports map to environments and apps. A copy:
  * the folder given is never changed.
  *
- * The configuration is checked first (the `validate-config` checker): a folder whose
- * .github/escalator.yml has a problem stops the sandbox before anything starts, with the file,
- * line and fix, instead of an Escalator that pauses the repository behind a "running" sandbox.
+ * The configuration is checked first, by the checker the caller passes (Escalator's
+ * `validate-config` checker; this package imports nothing of Escalator): a folder whose
+ * configuration has a problem stops the sandbox before anything starts, with the file, line and
+ * fix, instead of an Escalator that pauses the repository behind a "running" sandbox.
  * The agent's settings are merged by meaning: an environment without `health:` gets one line after
  * its `name:`; an environment with one keeps it, with its `argocd`/`flux` object replaced by the
  * simulated agent's (its other settings stay). Every other byte of the file stays as written.
@@ -14,8 +15,15 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isMap, isScalar, isSeq, parseDocument, type Pair, type YAMLMap } from 'yaml';
-import { configPath, formatProblems, parseRepoConfig } from '../config/repo-config.js';
-import { agentObjects, type AgentObject, type SimulatedAgentKind } from './sandbox-agent.js';
+import { agentObjects, type AgentObject, type SimulatedAgentKind } from './agent.js';
+
+/** Where a repository keeps its Escalator configuration, and how to check one. */
+export interface SeedConfigCheck {
+  /** The configuration file, relative to the repository root (`.github/escalator.yml`). */
+  path: string;
+  /** The problems of `text` read from `file`, one per line as file:line:col: message (fix); undefined when there are none. */
+  problems(text: string, file: string): string | undefined;
+}
 
 /** The seeded folder's configuration has problems; the message lists each as file:line:col: message (fix). */
 export class SeededConfigError extends Error {
@@ -31,24 +39,25 @@ export class SeededConfigError extends Error {
   }
 }
 
-/** Throws SeededConfigError when `dir`'s .github/escalator.yml (when there is one) is not a valid configuration. */
-export function checkSeededConfig(dir: string): void {
-  const path = join(dir, configPath);
+/** Throws SeededConfigError when `dir`'s configuration (when there is one) is not valid. */
+export function checkSeededConfig(dir: string, config: SeedConfigCheck): void {
+  const path = join(dir, config.path);
   if (!existsSync(path)) return;
-  const result = parseRepoConfig(readFileSync(path, 'utf8'), path);
-  if (!result.ok) throw new SeededConfigError(path, formatProblems(result.problems));
+  const problems = config.problems(readFileSync(path, 'utf8'), path);
+  if (problems !== undefined) throw new SeededConfigError(path, problems);
 }
 
 export function withAgentHealth(
   dir: string,
   agent: SimulatedAgentKind,
+  config: SeedConfigCheck,
 ): { dir: string; objects: AgentObject[]; remove: () => void } {
-  checkSeededConfig(dir);
+  checkSeededConfig(dir, config);
   const copy = mkdtempSync(join(tmpdir(), 'escalator-sandbox-agent-'));
   const remove = () => rmSync(copy, { recursive: true, force: true });
   try {
     cpSync(dir, copy, { recursive: true, filter: (source) => !source.split(/[\\/]/).includes('.git') });
-    const path = join(copy, configPath);
+    const path = join(copy, config.path);
     const apps = existsSync(join(copy, 'apps'))
       ? readdirSync(join(copy, 'apps'), { withFileTypes: true })
           .filter((entry) => entry.isDirectory())
@@ -58,7 +67,7 @@ export function withAgentHealth(
     const { text, environments } = mergeAgentHealth(readFileSync(path, 'utf8'), agent, apps);
     writeFileSync(path, text);
     // The merge is ours: a problem in its result is a bug here, said as plainly as the user's own.
-    checkSeededConfig(copy);
+    checkSeededConfig(copy, config);
     return { dir: copy, objects: agentObjects(agent, environments, apps).objects, remove };
   } catch (error) {
     remove();

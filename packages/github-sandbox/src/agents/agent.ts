@@ -6,11 +6,13 @@
  * 2. after `delayMs`, post one report per object to Escalator's /agents/<agent>/<owner>/<repo>
  * 3. a control server (127.0.0.1, random port) turns an object Degraded and back:
  *    `POST /degrade?object=hello-staging[&message=…]`, `POST /recover?object=…`, `GET /` (the states)
+ *
+ * Dev-only, like the rest of this package: it is started by tests and `npm run sandbox`, never
+ * shipped. It knows Escalator only by its wire (the routes and bodies a real agent sends).
  */
-import { agentKey } from '../intake/agent-routes.js';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { argoCdBody, fluxEvent, type AgentState, type SimulatedHealth } from './sandbox-agent-wire.js';
+import { argoCdBody, fluxEvent, type AgentState, type SimulatedHealth } from './wire.js';
 
 export type SimulatedAgentKind = 'argocd' | 'flux';
 
@@ -22,9 +24,13 @@ export interface AgentObject {
 
 export interface SimulatedAgentOptions {
   agent: SimulatedAgentKind;
-  /** Escalator's base URL and ESCALATOR_AGENT_TOKEN. */
+  /** Escalator's base URL. */
   escalatorUrl: string;
-  token: string;
+  /**
+   * The key the owner's agents are given (`npx escalator agent-key <owner>`, derived from
+   * ESCALATOR_AGENT_TOKEN): Argo CD's bearer token, the key of Flux's HMAC.
+   */
+  key: string;
   owner: string;
   repo: string;
   branch: string;
@@ -152,10 +158,8 @@ export class SimulatedAgent {
   }
 
   private async post(state: AgentState): Promise<number> {
-    const { agent, escalatorUrl, owner, repo, token } = this.options;
+    const { agent, escalatorUrl, owner, repo, key } = this.options;
     const url = `${escalatorUrl}/agents/${agent}/${owner}/${repo}`;
-    // What the owner's agents are given: its key, derived from ESCALATOR_AGENT_TOKEN (npx escalator agent-key).
-    const key = agentKey(token, owner);
     let response: Response;
     if (agent === 'argocd') {
       response = await fetch(url, {

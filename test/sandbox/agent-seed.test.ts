@@ -8,11 +8,12 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseRepoConfig } from '../../src/config/repo-config.js';
-import { mergeAgentHealth, SeededConfigError, withAgentHealth } from '../../src/main/sandbox-agent-seed.js';
+import { mergeAgentHealth, SeededConfigError, withAgentHealth } from '@escalator/github-sandbox/agents';
+import { configPath, parseRepoConfig, repoConfigProblems } from '../../src/config/repo-config.js';
 
 const root = join(import.meta.dirname, '../..');
 const folders: string[] = [];
+const seedConfig = { path: configPath, problems: repoConfigProblems };
 afterAll(() => folders.forEach((folder) => rmSync(folder, { recursive: true, force: true })));
 
 function gitopsFolder(config: string): string {
@@ -84,7 +85,7 @@ images:
 
   it('seeds a copy for Flux and leaves the folder as it was', () => {
     const dir = gitopsFolder(withHealth);
-    const seeded = withAgentHealth(dir, 'flux');
+    const seeded = withAgentHealth(dir, 'flux', seedConfig);
     try {
       expect(readFileSync(join(dir, '.github/escalator.yml'), 'utf8')).toBe(withHealth);
       const text = readFileSync(join(seeded.dir, '.github/escalator.yml'), 'utf8');
@@ -105,7 +106,7 @@ images:
     const dir = gitopsFolder(withHealth.replace('    from: dev\n', '    from: dev\n    soak: 10 minutes\n'));
     let error: unknown;
     try {
-      withAgentHealth(dir, 'argocd');
+      withAgentHealth(dir, 'argocd', seedConfig);
     } catch (caught) {
       error = caught;
     }

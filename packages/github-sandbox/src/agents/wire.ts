@@ -1,6 +1,6 @@
 /**
  * The bodies a simulated agent posts to Escalator, in each agent's own wire format. One small
- * file, so it follows the shapes Escalator parses (src/events/agents/) in one place.
+ * file, so it follows the shapes Escalator parses (its src/events/agents/) in one place.
  *
  * - Argo CD: the body of the `escalator-app-sync-health` template of the shipped
  *   `argocd-notifications-cm` snippet (deploy/agents/argocd-notifications-cm.yaml), sent by
@@ -48,7 +48,7 @@ export function argoCdBody(state: AgentState, context: { argocdUrl: string; repo
 }
 
 /** A Flux Event about a Kustomization, and the `X-Signature` header value for it. */
-export function fluxEvent(state: AgentState, token: string): { body: string; signature: string } {
+export function fluxEvent(state: AgentState, key: string): { body: string; signature: string } {
   const [namespace, name] = state.object.includes('/') ? state.object.split('/', 2) : ['flux-system', state.object];
   const degraded = state.health === 'Degraded';
   const progressing = state.health === 'Progressing';
@@ -71,5 +71,5 @@ export function fluxEvent(state: AgentState, token: string): { body: string; sig
     reportingController: 'kustomize-controller',
     reportingInstance: 'kustomize-controller-sandbox',
   });
-  return { body, signature: `sha256=${createHmac('sha256', token).update(body).digest('hex')}` };
+  return { body, signature: `sha256=${createHmac('sha256', key).update(body).digest('hex')}` };
 }

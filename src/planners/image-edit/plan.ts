@@ -94,6 +94,10 @@ function planString(site: StringSite, context: PlanContext): SitePlan {
   const where = context.describe(site.docIndex, site.field.path);
   const plan: SitePlan = { edits: [], refusals: [] };
   if (site.frozen) return plan;
+  if (site.elsewhere) {
+    plan.refusals.push({ reason: site.elsewhere, at: site.field.start });
+    return plan;
+  }
   if (site.placeholder) {
     plan.refusals.push({
       reason: `${where} holds a template placeholder ("${site.field.value}"); render the template or set the value in the file that defines it`,
@@ -227,12 +231,16 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   const tagField = site.tag;
   const tagWhere = context.describe(site.docIndex, [...site.entry.path, site.tagKey]);
   const tagValue = tagField?.value;
-  // Helm (values or Argo CD parameters): no tag, or an empty one, means the chart's appVersion;
-  // nothing is pinned there, so nothing is written. Kustomize: the tag is written (or added).
-  // Flux-marked fields: a :digest field alone is a site of its own (the digest is written).
+  // Where the version that renders comes from: the tag field (written even when empty: Helm
+  // renders the chart's appVersion for `tag: ""`, so the environment does not run the pushed
+  // version until it is set), the digest alone (a digest-only pin stays digest-only), or nowhere
+  // in this map (`elsewhere`: refused with its line, never "current").
   const tagEmpty = tagField === undefined || tagValue === null || tagValue === '';
-  if (tagEmpty && site.flavor !== 'kustomize' && !(site.flavor === 'flux' && site.digest)) return plan;
   const entryAt = site.tag?.start ?? site.digest?.start ?? site.entry.offset + (site.entry.map.range?.[0] ?? 0);
+  if (site.elsewhere) {
+    plan.refusals.push({ reason: site.elsewhere, at: entryAt });
+    return plan;
+  }
   if (site.placeholder) {
     plan.refusals.push({
       reason: `${entryWhere} holds a template placeholder; render the template or set the value in the file that defines it`,
@@ -276,7 +284,7 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   const digestField = site.digest;
   // Kustomize renders an entry with a digest and no newTag as `name@digest`: a digest-only
   // reference stays digest-only, as strings do, so no newTag is added to it.
-  const digestOnly = (site.flavor === 'kustomize' && digestPinned && tagEmpty) || (site.flavor === 'flux' && tagEmpty);
+  const digestOnly = (digestPinned && tagEmpty) || (site.flavor === 'flux' && tagEmpty);
   let newTagText = event.tag;
   if (tagDigest !== undefined) newTagText = `${event.tag}@${event.digest}`;
   // Helm without a digest key: charts render `repository:tag`, so the pin travels in the tag.

@@ -92,6 +92,14 @@ interface SiteBase {
   blocked?: string;
   /** Entry-level reason the site is deliberately left alone (Kustomize `tagSuffix`). */
   frozen?: string;
+  /**
+   * Where the version that renders comes from when it is not in this site's own fields (an image
+   * map with no tag key, whose chart supplies the version; an untagged image string): nothing here
+   * can be set to the new version, so the site is refused with this reason and its line, never
+   * reported as current. The one model every reader fills in: "current" is said only when the
+   * fields that render the version already hold it.
+   */
+  elsewhere?: string;
   /** Why the reference names an image but is not a valid reference (a `{GENERATED_TAG}` tag, a short digest). */
   malformed?: string;
   /**

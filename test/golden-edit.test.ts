@@ -54,6 +54,12 @@ const CaseMeta = z.strictObject({
   about: z.string().min(1),
   /** The peer test the case is taken from or modelled on: repository, file and test name. */
   peer: z.string().min(1).optional(),
+  /**
+   * Where the case's file holds Helm values in a string (`helm.values: |`, a ConfigMap's
+   * `values.yaml: |`): the path of that string, document index first in a multi-document file.
+   * Read by golden-helm.test.ts, which renders the string as the values file.
+   */
+  valuesIn: z.array(z.union([z.string(), z.number()])).optional(),
   /** Read by golden-kustomize.test.ts only. */
   render: z.array(z.string()).optional(),
   noRender: z.string().min(1).optional(),

@@ -3,9 +3,12 @@
  * depth (Deployment, CronJob, Pod, `List` items, custom resources embedding pod specs) and image
  * volumes (`volumes[].image.reference`). Never `env`, `args`, annotations or labels;
  * CustomResourceDefinitions are not read at all (their schemas mention `image` everywhere).
- * Flux `HelmRelease` documents are read for their `spec.values` (Helm values).
+ * Flux `HelmRelease` documents are read for their `spec.values` (Helm values). ConfigMaps' `data`
+ * (Secrets' `stringData`) keys named like a values file (`values.yaml`, the `valuesKey` a
+ * HelmRelease's `valuesFrom` reads by default) are read as Helm values inside the string (`embedded.ts`).
  */
 import { isMap, isScalar, isSeq } from 'yaml';
+import { readEmbedded } from './embedded.js';
 import { readHelmValues } from './helm-values.js';
 import { entriesOf, pairOf, pushAll, stringSite, type DocumentReader, type Site, type WalkState } from './site.js';
 
@@ -23,6 +26,9 @@ const SKIPPED = new Set([
   'binaryData',
 ]);
 
+/** Keys of a ConfigMap's `data` (or a Secret's `stringData`) read as Helm values: named like a values file. */
+const VALUES_KEY = /^values.*\.ya?ml$/i;
+
 /** Reads the container images and image volumes of one manifest document. */
 export function readManifest(reader: DocumentReader): Site[] {
   const sites: Site[] = [];
@@ -39,6 +45,26 @@ export function readManifest(reader: DocumentReader): Site[] {
         if (values)
           pushAll(sites, readHelmValues(reader, values.value, reader.child(specState, 'values', values.value)));
       });
+      return sites;
+    }
+    // Helm values a Flux HelmRelease reads through valuesFrom (valuesKey defaults to values.yaml).
+    if (isScalar(kind) && (kind.value === 'ConfigMap' || kind.value === 'Secret')) {
+      for (const dataKey of ['data', 'stringData']) {
+        if (kind.value === 'ConfigMap' && dataKey === 'stringData') continue;
+        if (kind.value === 'Secret' && dataKey === 'data') continue; // base64: not text to edit
+        const data = pairOf(root, dataKey);
+        if (!data) continue;
+        const dataState = reader.child({ path: [] }, dataKey, data.value);
+        reader.throughAlias(data.value, (map) => {
+          if (!isMap(map)) return;
+          for (const [key, value] of entriesOf(map))
+            if (VALUES_KEY.test(key))
+              pushAll(
+                sites,
+                readEmbedded(reader, value, reader.child(dataState, key, value), 'helm-values', readHelmValues),
+              );
+        });
+      }
       return sites;
     }
   }

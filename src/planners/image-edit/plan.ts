@@ -9,6 +9,7 @@ import { isDigest, isValidTag } from '../image-ref.js';
 import { isPlainSafe, renderScalar, doubleQuote, singleQuote, type ScalarStyle } from './scalar.js';
 import {
   pairOf,
+  type EmbeddedIn,
   type Field,
   type MarkerRole,
   type PathSegment,
@@ -32,6 +33,8 @@ export interface Edit {
   to: string;
   /** For insertions: offset of the new key inside `text`, to report its line. */
   keyOffset?: number;
+  /** Set when the value sits inside a YAML string: `path` goes on inside the string at `embedded.path`. */
+  embedded?: EmbeddedIn;
 }
 
 /** What one site needs. */
@@ -78,7 +81,7 @@ function replace(site: Site, field: Field, to: string, context: PlanContext): Ed
     const after = context.text.charAt(field.start);
     text = `${before === ' ' || before === '\t' ? '' : ' '}${text}${after === '#' ? ' ' : ''}`;
   }
-  return {
+  const edit: Edit = {
     docIndex: site.docIndex,
     start: field.start,
     end: field.end,
@@ -87,6 +90,8 @@ function replace(site: Site, field: Field, to: string, context: PlanContext): Ed
     from: field.value ?? '',
     to,
   };
+  if (site.embedded) edit.embedded = site.embedded;
+  return edit;
 }
 
 function planString(site: StringSite, context: PlanContext): SitePlan {
@@ -177,6 +182,10 @@ function insertKeys(
   const afterKey = after?.key as Scalar | undefined;
   const valueEnd = afterValue?.range?.[1] ?? afterKey?.range?.[1];
   const firstKey = pairs[0]?.key as Scalar | undefined;
+  if (site.embedded)
+    return {
+      reason: `cannot add ${keys.map(([key]) => key).join(' and ')} to ${context.describe(site.docIndex, path)}: it sits inside the string ${site.embedded.path.join('.')}, where Escalator only replaces values; add the key by hand once`,
+    };
   if (valueEnd === undefined || !firstKey?.range || !isMap(map)) {
     return {
       reason: `cannot add ${keys.map(([key]) => key).join(' and ')} to ${context.describe(site.docIndex, path)}: the entry has no place to put it; add the key by hand once`,

@@ -77,6 +77,14 @@ export interface EntryMap {
   offset: number;
 }
 
+/** Marks a site read inside a YAML string (`helm.values: |`): see `embedded.ts`. */
+export interface EmbeddedIn {
+  /** The path of the string in its document (what the outer parse sees change). */
+  path: PathSegment[];
+  /** Why the string cannot be edited in place, when it cannot. */
+  blocked?: string;
+}
+
 interface SiteBase {
   docIndex: number;
   kind: FileKind;
@@ -100,6 +108,8 @@ interface SiteBase {
    * fields that render the version already hold it.
    */
   elsewhere?: string;
+  /** Set when the site was read inside a YAML string; its edits are proved against the string's own parse. */
+  embedded?: EmbeddedIn;
   /** Why the reference names an image but is not a valid reference (a `{GENERATED_TAG}` tag, a short digest). */
   malformed?: string;
   /**

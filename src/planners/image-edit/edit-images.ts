@@ -14,6 +14,7 @@ import { isDigest, isValidTag, normalizeName, normalizedName, parseImageRef, spl
 import { readApplication, readArgoSourceFile } from './argocd.js';
 import { documentKind, fileKind, fileKindFromText, kindFromPath, type PathKind } from './detect.js';
 import { readFluxMarkers } from './flux.js';
+import { isHelmRelease, readHelmRelease } from './flux-resources.js';
 import { readHelmValues } from './helm-values.js';
 import { readKustomization } from './kustomize.js';
 import { readManifest } from './manifest.js';
@@ -73,7 +74,7 @@ function readSites(loaded: LoadedFile, pathKind: PathKind, text: string): Site[]
         pushAll(sites, readArgoSourceFile(reader));
         break;
       case 'manifest':
-        pushAll(sites, readManifest(reader));
+        pushAll(sites, isHelmRelease(segment.doc) ? readHelmRelease(reader) : readManifest(reader));
         break;
       case 'helm-values':
         pushAll(sites, readHelmValues(reader, segment.doc.contents));

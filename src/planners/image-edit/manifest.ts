@@ -3,9 +3,9 @@
  * depth (Deployment, CronJob, Pod, `List` items, custom resources embedding pod specs) and image
  * volumes (`volumes[].image.reference`). Never `env`, `args`, annotations or labels;
  * CustomResourceDefinitions are not read at all (their schemas mention `image` everywhere).
- * Flux `HelmRelease` documents are read for their `spec.values` (Helm values). ConfigMaps' `data`
- * (Secrets' `stringData`) keys named like a values file (`values.yaml`, the `valuesKey` a
- * HelmRelease's `valuesFrom` reads by default) are read as Helm values inside the string (`embedded.ts`).
+ * ConfigMaps' `data` (Secrets' `stringData`) keys named like a values file (`values.yaml`, the
+ * `valuesKey` a Flux HelmRelease's `valuesFrom` reads by default) are read as Helm values inside
+ * the string (`embedded.ts`). Flux `HelmRelease` documents are read by `flux-resources.ts`.
  */
 import { isMap, isScalar, isSeq } from 'yaml';
 import { readEmbedded } from './embedded.js';
@@ -36,17 +36,6 @@ export function readManifest(reader: DocumentReader): Site[] {
   if (isMap(root)) {
     const kind = pairOf(root, 'kind')?.value;
     if (isScalar(kind) && kind.value === 'CustomResourceDefinition') return sites;
-    // A Flux HelmRelease carries Helm values in spec.values.
-    if (isScalar(kind) && kind.value === 'HelmRelease') {
-      const spec = pairOf(root, 'spec');
-      const specState = reader.child({ path: [] }, 'spec', spec?.value);
-      reader.throughAlias(spec?.value, (specMap) => {
-        const values = isMap(specMap) ? pairOf(specMap, 'values') : undefined;
-        if (values)
-          pushAll(sites, readHelmValues(reader, values.value, reader.child(specState, 'values', values.value)));
-      });
-      return sites;
-    }
     // Helm values a Flux HelmRelease reads through valuesFrom (valuesKey defaults to values.yaml).
     if (isScalar(kind) && (kind.value === 'ConfigMap' || kind.value === 'Secret')) {
       for (const dataKey of ['data', 'stringData']) {
@@ -69,6 +58,13 @@ export function readManifest(reader: DocumentReader): Site[] {
     }
   }
   walk(reader, root, { path: [] }, sites, 0);
+  return sites;
+}
+
+/** Reads the container images and image volumes under `node` (a patch's root inside a string). */
+export function readManifestNode(reader: DocumentReader, node: unknown, state: WalkState): Site[] {
+  const sites: Site[] = [];
+  walk(reader, node, state, sites, 0);
   return sites;
 }
 

@@ -543,8 +543,11 @@ function renderedUse(use: ImageUse, site: Site, views: readonly RenderView[]): I
  *   `image.name` parameters and Flux-marked fields are read.
  * - 4: the plain documents of a multi-document file that holds Go/Helm template documents are
  *   read (the templates are reported), where the whole file was refused.
+ * - 5 (issue 32): a Helm `repository` carrying the version is read as the image at that version;
+ *   Helm values inside strings (`helm.values: |`, a ConfigMap's `values.yaml`), Flux
+ *   Kustomization `spec.images`, HelmRelease post-renderer images and inline patches are read.
  */
-export const IMAGE_READER_VERSION = 4;
+export const IMAGE_READER_VERSION = 5;
 
 /**
  * Every image reference the file uses, for discovering which images an environment runs and

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import {
   addImageEntry,
   editImages,
+  kustomizationSiblings,
   kustomizeViews,
   listImages,
   missingImageEntries,
@@ -188,11 +189,14 @@ describe('editImages golden cases', () => {
       const input = inputBytes.toString('utf8');
       // The case's resources/ are the other files of the checkout: kustomizations among them decide
       // what the edited file renders as.
-      const views = kustomizeViews([{ path: c.file, text: input }, ...resourceFiles(c.dir)]).get(c.file) ?? [];
+      const files = [{ path: c.file, text: input }, ...resourceFiles(c.dir)];
+      const views = kustomizeViews(files).get(c.file) ?? [];
+      const siblings = kustomizationSiblings(files.map((file) => file.path)).get(c.file) ?? [];
       const result = editImages(input, toEvent(c.image), {
         path: c.file,
         pinDigest: c.pinDigest,
         views,
+        siblings,
         ...(c.fluxPolicies ? { fluxPolicies: c.fluxPolicies } : {}),
         ...(c.dottedKeys !== undefined ? { dottedKeys: c.dottedKeys } : {}),
       });

@@ -9,6 +9,7 @@ import {
   editSettingsFrom,
   kustomizationPaths,
   kustomizationRefs,
+  kustomizationSiblings,
   kustomizeViews,
   listImages,
   missingImageEntries,
@@ -111,6 +112,8 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
   });
   // Which kustomizations among the files rename which images (an image is set where it renders as itself).
   const views = kustomizeViews(read.filter(({ decoded }) => 'text' in decoded));
+  // Two kustomizations in one directory: kustomize builds neither, so neither is edited.
+  const siblings = kustomizationSiblings(read.map(({ path }) => path));
   let mentioned = 0;
   const mentioning = new Set<string>();
   const written = new Map<string, string>();
@@ -119,6 +122,7 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
       path,
       pinDigest,
       views: views.get(path) ?? [],
+      siblings: siblings.get(path) ?? [],
       origin: 'command-line',
       ...settings,
     });

@@ -4,6 +4,7 @@ import {
   editOptionsFor,
   kustomizationPaths,
   kustomizationRefs,
+  kustomizationSiblings,
   kustomizeViews,
   listImages,
   missingImageEntries,
@@ -91,6 +92,7 @@ export function planBump(input: BumpInput): BumpPlan {
   let images = [...(input.existing?.images ?? [])];
   // Which kustomizations among the files rename which images: an image is bumped where it renders as itself.
   const views = kustomizeViews(input.files);
+  const siblings = kustomizationSiblings(input.files.map((file) => file.path));
 
   for (const { image, policy } of input.images) {
     const event = { repository: image.repository, tag: image.tag, ...(image.digest ? { digest: image.digest } : {}) };
@@ -119,6 +121,7 @@ export function planBump(input: BumpInput): BumpPlan {
         path,
         pinDigest: policy.pinDigest,
         views: views.get(path) ?? [],
+        siblings: siblings.get(path) ?? [],
         ...editOptionsFor(input.editing, image.repository),
       });
       if (!result.mentions) continue;

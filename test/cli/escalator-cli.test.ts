@@ -46,6 +46,18 @@ describe('escalator set-image', () => {
     expect(result.stdout).toContain('2 files changed, 0 already current, 0 refused');
   });
 
+  it('refuses both kustomizations of a directory that holds two, as kustomize does (issue 32, cause 3)', async () => {
+    writeFileSync(join(dir, 'overlays/dev/kustomization.yml'), kustomization);
+    const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'overlays'], dir);
+    expect(result.code).toBe(2);
+    expect(readFileSync(join(dir, 'overlays/dev/kustomization.yaml'), 'utf8')).toBe(kustomization);
+    expect(readFileSync(join(dir, 'overlays/dev/kustomization.yml'), 'utf8')).toBe(kustomization);
+    expect(result.stderr).toContain(
+      'overlays/dev/kustomization.yaml:1: refused: kustomize cannot build this directory: overlays/dev/kustomization.yaml and overlays/dev/kustomization.yml are both kustomizations of it',
+    );
+    expect(result.stdout).toContain('0 files changed, 0 already current, 2 refused');
+  });
+
   it('with --no-new-pins writes a digest given only where a file already pins one', async () => {
     writeFileSync(join(dir, 'pinned.yaml'), `image: ghcr.io/example/hello:1.0@sha256:${'cd'.repeat(32)}\n`);
     const result = await cli(['set-image', `ghcr.io/example/hello:1.2.3@${digest}`, '.', '--no-new-pins'], dir);

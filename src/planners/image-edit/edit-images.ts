@@ -210,6 +210,12 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
   const fileRefusals: Array<{ reason: string; at?: number }> = [];
   const entryRefusals: Array<{ reason: string; at?: number }> = [...rendered.refusals];
   if (mentions) {
+    const siblings = options.siblings ?? [];
+    if (pathKind === 'kustomize' && siblings.length > 0)
+      fileRefusals.push({
+        reason: `kustomize cannot build this directory: ${options.path} and ${siblings.join(' and ')} are both kustomizations of it ("Found multiple kustomization files under: …"), so neither is edited; keep one and merge the other into it`,
+        at: 0,
+      });
     pushAll(fileRefusals, ambiguousAliases(sites, context.describe));
     for (const site of allSites) {
       const numeric = site.name !== eventName ? numericNewTag(site) : undefined;

@@ -139,6 +139,30 @@ export function kustomizationRefs(path: string, source: string): string[] {
   });
 }
 
+/**
+ * For each kustomization among `paths` that shares its directory with another one
+ * (`kustomization.yaml` beside `kustomization.yml` or `Kustomization`), the others. kustomize
+ * refuses to build such a directory ("Found multiple kustomization files under: <dir>"), so the
+ * editor refuses them too (`EditOptions.siblings`) instead of editing both.
+ */
+export function kustomizationSiblings(paths: Iterable<string>): Map<string, string[]> {
+  const byDir = new Map<string, string[]>();
+  for (const path of paths) {
+    if (kindFromPath(path) !== 'kustomize') continue;
+    const dir = dirname(path);
+    byDir.set(dir, [...(byDir.get(dir) ?? []), path]);
+  }
+  const siblings = new Map<string, string[]>();
+  for (const list of byDir.values())
+    if (list.length > 1)
+      for (const path of list)
+        siblings.set(
+          path,
+          list.filter((other) => other !== path),
+        );
+  return siblings;
+}
+
 /** The paths a directory's kustomization may have, in kustomize's order. */
 export function kustomizationPaths(dir: string): string[] {
   return KUSTOMIZATION_NAMES.map((name) => (dir === '' ? name : `${dir}/${name}`));

@@ -22,6 +22,12 @@ export interface EditOptions {
    */
   views?: readonly RenderView[];
   /**
+   * The other kustomization files in this file's directory (see `kustomizationSiblings`).
+   * kustomize refuses to build a directory holding more than one, so a kustomization with
+   * siblings that mentions the image is refused, never edited. Absent or empty: none.
+   */
+  siblings?: readonly string[];
+  /**
    * Where the new version comes from, for the words of refusals: a registry `event` (the App), the
    * `command-line` (`escalator set-image`), the environment a `promotion` reads, or the versions on
    * record a `rollback` goes back to. @default 'event'

@@ -193,6 +193,7 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
       (site) =>
         site.name === eventName ||
         site.renameTo !== undefined ||
+        site.redirect?.from === eventName ||
         (site.name === undefined && site.placeholder && site.raw.includes(needle)),
     ),
     eventName,
@@ -326,7 +327,8 @@ function unblockDottedKey(site: Site): Site {
 }
 
 /**
- * The sites that render as the event's image. A manifest image that a kustomization renames to
+ * The sites that render as the event's image. A Helm image map whose release pulls from another
+ * registry (`global.imageRegistry`) is refused for the repository it names. A manifest image that a kustomization renames to
  * another repository on every way the file is rendered is not the event's image there; one that
  * is renamed on some ways only, by an entry that leaves the version to the manifest, would carry
  * the new tag to a repository nobody pushed it to, and is refused.
@@ -337,10 +339,21 @@ function renderedAs(
   views: readonly RenderView[],
   describe: (docIndex: number, path: readonly PathSegment[]) => string,
 ): { sites: Site[]; refusals: Array<{ reason: string; at: number }> } {
-  if (views.length === 0) return { sites, refusals: [] };
   const kept: Site[] = [];
   const refusals: Array<{ reason: string; at: number }> = [];
   for (const site of sites) {
+    if (site.redirect?.from === eventName && site.name !== eventName) {
+      const at =
+        site.form === 'split'
+          ? (site.tag?.start ?? site.entry.offset + (site.entry.map.range?.[0] ?? 0))
+          : site.field.start;
+      refusals.push({ reason: site.redirect.reason, at });
+      continue;
+    }
+    if (views.length === 0) {
+      kept.push(site);
+      continue;
+    }
     if (site.kind !== 'manifest' || site.form !== 'string') {
       kept.push(site);
       continue;

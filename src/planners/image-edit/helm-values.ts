@@ -25,7 +25,54 @@ const IMAGE_MAP_KEYS = new Set(['repository', 'name', 'registry', 'tag', 'versio
 export function readHelmValues(reader: DocumentReader, node: unknown, state: WalkState = { path: [] }): Site[] {
   const sites: Site[] = [];
   walk(reader, node, state, sites, 0);
+  const redirect = globalRegistry(reader, node, state);
+  if (redirect) for (const site of sites) redirectSite(site, redirect);
   return sites;
+}
+
+/** `global.imageRegistry` of a values document: the registry every image map of the release is pulled from. */
+interface Redirect {
+  registry: string;
+  where: string;
+}
+
+/**
+ * Bitnami's `global.imageRegistry`: its common chart renders every image map as
+ * `<global.imageRegistry>/<repository>` when it is set, whatever the map's own `registry`
+ * (bitnami/charts `bitnami/common/templates/_images.tpl`, `common.images.image`:
+ * `default .imageRoot.registry ((.global).imageRegistry)`).
+ */
+function globalRegistry(reader: DocumentReader, node: unknown, state: WalkState): Redirect | undefined {
+  const root = reader.resolve(node);
+  if (!isMap(root)) return undefined;
+  const global = reader.resolve(pairOf(root, 'global')?.value);
+  if (!isMap(global)) return undefined;
+  const registry = reader.textIn(global, 'imageRegistry');
+  if (registry === undefined || registry.trim() === '') return undefined;
+  return { registry: registry.replace(/\/+$/, ''), where: [...state.path, 'global', 'imageRegistry'].join('.') };
+}
+
+/**
+ * An image map of a release whose `global.imageRegistry` is set renders from that registry: it is
+ * that image (a push to the mirror sets it), and a push of the repository it names would be
+ * asked from the mirror, where it was not pushed: refused, as a kustomize newName rename is.
+ */
+function redirectSite(site: Site, redirect: Redirect): void {
+  if (site.form !== 'split' || site.flavor !== 'helm' || site.dotted !== undefined) return;
+  const repository = site.repository;
+  if (repository === undefined) return;
+  const rendered = `${redirect.registry}/${repository}`;
+  const name = normalizeName(rendered);
+  if (name === undefined || name === site.name) return;
+  if (site.name !== undefined)
+    site.redirect = {
+      from: site.name,
+      reason: `${site.entry.path.join('.') || 'the top level'} renders as ${rendered}, not ${site.written}: ${redirect.where} sends every image of the release to ${redirect.registry}, so a new tag here would be asked from ${redirect.registry}, where it was not pushed; push the image to ${redirect.registry} (its event sets this tag), or remove ${redirect.where}`,
+    };
+  site.written = rendered;
+  site.raw = rendered;
+  site.name = name;
+  delete site.nameField;
 }
 
 /**
@@ -155,6 +202,7 @@ function readImageMap(reader: DocumentReader, map: YAMLMap, state: WalkState): S
     placeholder,
     entry: { map, path: state.path, offset: reader.segment.offset },
     tagKey,
+    repository,
   };
   const tag = reader.fieldIn(map, tagKey, state);
   const digest = reader.fieldIn(map, 'digest', state);

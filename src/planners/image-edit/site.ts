@@ -108,6 +108,12 @@ interface SiteBase {
    * fields that render the version already hold it.
    */
   elsewhere?: string;
+  /**
+   * Set when what renders is another repository than the file names (Bitnami's
+   * `global.imageRegistry`): `name` is the rendered repository, and an event for `from` (the one
+   * the file names) is refused with `reason`, as a kustomize newName rename is.
+   */
+  redirect?: { from: string; reason: string };
   /** Set when the site was read inside a YAML string; its edits are proved against the string's own parse. */
   embedded?: EmbeddedIn;
   /** Why the reference names an image but is not a valid reference (a `{GENERATED_TAG}` tag, a short digest). */
@@ -145,6 +151,8 @@ export interface SplitSite extends SiteBase {
   nameField?: Field;
   /** Set on literal dotted keys (`image.tag` as one key): the reason they are not edited unless configured. */
   dotted?: string;
+  /** A Helm image map's `repository` as written (without its `registry`), for a registry redirect. */
+  repository?: string;
 }
 
 export type Site = StringSite | SplitSite;

@@ -564,7 +564,8 @@ function renderedUse(use: ImageUse, site: Site, views: readonly RenderView[]): I
  *   read (the templates are reported), where the whole file was refused.
  * - 5 (issue 32): a Helm `repository` carrying the version is read as the image at that version;
  *   Helm values inside strings (`helm.values: |`, a ConfigMap's `values.yaml`), Flux
- *   Kustomization `spec.images`, HelmRelease post-renderer images and inline patches are read.
+ *   Kustomization `spec.images`, HelmRelease post-renderer images and inline patches are read;
+ *   image maps of a values document that sets `global.imageRegistry` are read as that registry's.
  */
 export const IMAGE_READER_VERSION = 5;
 

@@ -250,6 +250,11 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
     plan.refusals.push({ reason: site.elsewhere, at: entryAt });
     return plan;
   }
+  const mixed = mixedPolicies(site, context);
+  if (mixed) {
+    plan.refusals.push(mixed);
+    return plan;
+  }
   if (site.placeholder) {
     plan.refusals.push({
       reason: `${entryWhere} holds a template placeholder; render the template or set the value in the file that defines it`,
@@ -367,6 +372,24 @@ function planRename(site: SplitSite, context: PlanContext): Edit | { reason: str
   if (policy !== undefined && field.marker.policy !== policy) return undefined;
   if (field.value === site.renameTo) return undefined;
   return replace(site, field, site.renameTo, context);
+}
+
+/**
+ * The fields of one image marked for different Flux policies (`tag` for `flux-system:hello`,
+ * `digest` for `flux-system:hello-canary`): each policy's setter writes only its own fields, so
+ * writing all of them would write a field for a policy it is not marked for, and writing some
+ * would leave the image rendering the other field's version. Refused, with the line of the field
+ * of the other policy.
+ */
+function mixedPolicies(site: SplitSite, context: PlanContext): { reason: string; at: number } | undefined {
+  const fields = [site.tag, site.digest, site.nameField].filter((field) => field?.marker !== undefined) as Field[];
+  const first = fields[0];
+  const other = fields.find((field) => field.marker?.policy !== first?.marker?.policy);
+  if (!first?.marker || !other?.marker) return undefined;
+  return {
+    reason: `${context.describe(site.docIndex, other.path)} is marked for the Flux policy ${other.marker.policy} and ${context.describe(site.docIndex, first.path)} for ${first.marker.policy}, though they set one image; Escalator writes no field for a policy it is not marked for: give the fields of this image one policy`,
+    at: other.start,
+  };
 }
 
 /** `; it looks like a placeholder …` for `{GENERATED_TAG}`-style text, else nothing. */

@@ -32,8 +32,10 @@ every other byte of each file stays as it was.
   --dry-run      print a unified diff instead of writing files
   --json         print {changed:[{path,field,line,from,to}], unchanged:[path], refused:[{path,reason,line}],
                  left:[{path,reason,line}]}
-  --no-new-pins  with repo:tag@sha256:…, write the digest only where a file already pins one
-  --pin-digest   accepted for compatibility: a digest given is written everywhere by default
+  --pin-digest   with repo:tag@sha256:…, also add the digest where a file does not pin one yet
+                 (what images[].pinDigest: true makes the App do)
+  --no-new-pins  accepted for compatibility: a digest given is written only where a file already
+                 pins one by default
   --flux-policy  Flux image policies whose setter markers set <image> (images[].fluxPolicies):
                  fields marked for them are written, a :name field and a full reference with
                  <image>'s name; fields marked for other policies are left alone
@@ -43,9 +45,11 @@ every other byte of each file stays as it was.
                  <path…> that render <image> through the files under <path…> but have no entry
                  for it (environments[].addImages), in the file's own style
 
-Digests: with repo:tag@sha256:… the digest is written where a file pins one and added where it
-does not (Kustomize digest:, tag@digest in strings and Helm tags). With repo:tag alone, a file
-that pins a digest is refused: its pin cannot be kept true without the digest.
+Digests: the command previews exactly what the App writes for the same image and settings.
+With repo:tag@sha256:… the digest is written where a file pins one (images[].pinDigest defaults
+to false, as in Renovate, Argo CD Image Updater, Flux and Kargo); with --pin-digest it is also
+added where a file does not (Kustomize digest:, tag@digest in strings and Helm tags). With
+repo:tag alone, a file that pins a digest is refused: its pin cannot be kept true without it.
 Files that do not mention the image are left alone. An image that no file mentions (as it
 renders: a Kustomize newName rename counts) is an error, so a misspelled name cannot pass.
 One bad entry does not hold back a file: the other entries are written and the bad one is
@@ -97,8 +101,9 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
     ]),
     repository,
   );
-  // A digest given on the command line is meant to be written: everywhere, unless --no-new-pins.
-  const pinDigest = parsed.ref.digest !== undefined && !args.flags.has('no-new-pins');
+  // The App's default (images[].pinDigest: false): a digest given is written where a file pins
+  // one, and added elsewhere only with --pin-digest, so the command previews what the App writes.
+  const pinDigest = parsed.ref.digest !== undefined && args.flags.has('pin-digest');
 
   const { files, missing } = collectYamlFiles(paths, io.cwd);
   if (missing.length > 0) throw new UsageError(`no such file or directory: ${missing.join(', ')}`);

@@ -258,8 +258,10 @@ function renderReport(report: SetImageReport, scanned: number): string {
   );
   for (const path of report.unchanged) lines.push(`current   ${path}`);
   const files = new Set(report.changed.map((c) => c.path)).size;
+  // Files, not reasons: a file refused for two reasons is one file refused (each reason is printed).
+  const refused = new Set(report.refused.map((r) => r.path)).size;
   lines.push(
-    `${files} file${files === 1 ? '' : 's'} changed, ${report.unchanged.length} already current, ${report.refused.length} refused${report.left.length > 0 ? `, ${report.left.length} entr${report.left.length === 1 ? 'y' : 'ies'} left` : ''} (${scanned} YAML file${scanned === 1 ? '' : 's'} scanned)`,
+    `${files} file${files === 1 ? '' : 's'} changed, ${report.unchanged.length} already current, ${refused} refused${report.left.length > 0 ? `, ${report.left.length} entr${report.left.length === 1 ? 'y' : 'ies'} left` : ''} (${scanned} YAML file${scanned === 1 ? '' : 's'} scanned)`,
   );
   return `${lines.join('\n')}\n`;
 }

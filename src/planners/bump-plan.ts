@@ -187,6 +187,17 @@ export function planBump(input: BumpInput): BumpPlan {
     }
   }
 
+  // A file refused for every image of the plan (it does not parse) is one refusal, not one per image.
+  const seen = new Set<string>();
+  const unique = refused.filter((refusal) => {
+    const key = `${refusal.path}\u0000${refusal.line ?? ''}\u0000${refusal.reason}\u0000${refusal.left === true}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  refused.length = 0;
+  refused.push(...unique);
+
   images.sort((a, b) => a.repository.localeCompare(b.repository));
   const marker: PullMarker = { kind: 'bump', environment: input.environment, app: input.app, images };
   const title = renderBumpTitle(marker);

@@ -72,6 +72,20 @@ describe('escalator set-image', () => {
     },
   );
 
+  it('writes only the images: entry where it sets what renders, not the manifests it overrides (issue 32, cause 8)', async () => {
+    const deployment =
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: hello\nspec:\n  template:\n    spec:\n      containers:\n        - name: hello\n          image: ghcr.io/example/hello:1.0\n';
+    writeFileSync(join(dir, 'overlays/dev/deployment.yaml'), deployment);
+    writeFileSync(join(dir, 'overlays/dev/kustomization.yaml'), `resources:\n  - deployment.yaml\n${kustomization}`);
+    const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'overlays'], dir);
+    expect(result.code).toBe(0);
+    expect(readFileSync(join(dir, 'overlays/dev/deployment.yaml'), 'utf8')).toBe(deployment);
+    expect(readFileSync(join(dir, 'overlays/dev/kustomization.yaml'), 'utf8')).toBe(
+      `resources:\n  - deployment.yaml\n${kustomization.replace('newTag: "1.0"', 'newTag: "1.2.3"')}`,
+    );
+    expect(result.stdout).toContain('1 file changed, 0 already current, 0 refused');
+  });
+
   it('refuses both kustomizations of a directory that holds two, as kustomize does (issue 32, cause 3)', async () => {
     writeFileSync(join(dir, 'overlays/dev/kustomization.yml'), kustomization);
     const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'overlays'], dir);

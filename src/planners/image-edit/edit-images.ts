@@ -362,6 +362,10 @@ function renderedAs(
     const away = renames.filter(
       (rename): rename is KustomizeRename => rename !== undefined && renamesAway(rename, eventName),
     );
+    // Every render takes the version from an images: entry (newTag or digest): the text here does
+    // not render, so only the entry is written, as kustomize edit set image, Kargo and Renovate do.
+    if (renames.every((rename) => rename !== undefined && rename.setsVersion && !renamesAway(rename, eventName)))
+      continue;
     if (away.length === 0) {
       kept.push(site);
       continue;
@@ -542,6 +546,9 @@ function useOf(
 function renderedUse(use: ImageUse, site: Site, views: readonly RenderView[]): ImageUse[] {
   if (views.length === 0 || site.kind !== 'manifest' || site.form !== 'string') return [use];
   const renames = views.map((view) => renameFor(view, site.written));
+  // Every render sets the version through an entry: the entries are the uses, not this text.
+  if (renames.every((rename) => rename !== undefined && rename.setsVersion && !renamesAway(rename, use.name)))
+    return [];
   if (renames.some((rename) => rename === undefined || !renamesAway(rename, use.name))) return [use];
   const targets = new Set(renames.map((rename) => splitReference(rename?.newName ?? '').name));
   if (targets.size !== 1) return [use];
@@ -565,7 +572,8 @@ function renderedUse(use: ImageUse, site: Site, views: readonly RenderView[]): I
  * - 5 (issue 32): a Helm `repository` carrying the version is read as the image at that version;
  *   Helm values inside strings (`helm.values: |`, a ConfigMap's `values.yaml`), Flux
  *   Kustomization `spec.images`, HelmRelease post-renderer images and inline patches are read;
- *   image maps of a values document that sets `global.imageRegistry` are read as that registry's.
+ *   image maps of a values document that sets `global.imageRegistry` are read as that registry's;
+ *   with views, a manifest image whose version an `images:` entry sets on every render is no use.
  */
 export const IMAGE_READER_VERSION = 5;
 

@@ -77,14 +77,14 @@ function readKustomization(path: string, source: string): Kustomization | undefi
       if (!isMap(entry)) return;
       const name = text(entry, 'name');
       if (name !== undefined) entryNames.push(name);
-      const newName = text(entry, 'newName');
-      if (name === undefined || newName === undefined || newName === '') return;
+      const written = text(entry, 'newName');
+      if (name === undefined) return;
+      const sets = (text(entry, 'newTag') ?? '') !== '' || (text(entry, 'digest') ?? '') !== '';
+      // An entry that sets the version without renaming overrides it too: listed as a rename to itself.
+      const newName = written === undefined || written === '' ? (sets ? name : undefined) : written;
+      if (newName === undefined) return;
       const inside = splitReference(newName);
-      const setsVersion =
-        (text(entry, 'newTag') ?? '') !== '' ||
-        (text(entry, 'digest') ?? '') !== '' ||
-        inside.tag !== undefined ||
-        inside.digest !== undefined;
+      const setsVersion = sets || inside.tag !== undefined || inside.digest !== undefined;
       renames.push({ kustomization: path, entry: `${listKey}[${index}]`, name, newName, setsVersion });
     });
   }

@@ -114,7 +114,11 @@ export interface ImageUse {
   kind: FileKind;
 }
 
-/** One `images:` entry that renames an image. */
+/**
+ * One `images:` entry that renames an image, or sets its version: an entry without `newName` that
+ * sets `newTag` or `digest` is listed as a rename to its own `name`, since the version the
+ * resources write does not render through it either.
+ */
 export interface KustomizeRename {
   /** The kustomization file the entry is in. */
   kustomization: string;

@@ -19,12 +19,13 @@ import { decodeUtf8 } from '../planners/yaml-guard.js';
 import { collectYamlFiles } from './files.js';
 import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
 
-export const setImageHelp = `Usage: escalator set-image <image> <path…> [--dry-run] [--json] [--no-new-pins]
+export const setImageHelp = `Usage: escalator set-image <image> <path…> [--dry-run] [--json] [--pin-digest]
                          [--flux-policy <ns:name>[,…]] [--helm-dotted-keys] [--add-entries]
 
 Set the tag (and digest) of <image> in every YAML file under <path…>: Kustomize images:,
-Helm values, plain manifests, Argo CD Applications. Only the changed values are rewritten;
-every other byte of each file stays as it was.
+Helm values, plain manifests, Argo CD Applications, Flux HelmReleases and Kustomizations, and
+YAML held in strings (helm.values: |, a ConfigMap's values.yaml, inline patches). Only the
+changed values are rewritten; every other byte of each file stays as it was.
 
   <image>        repo:tag or repo:tag@sha256:… (e.g. ghcr.io/example/hello:1.2.3)
   <path…>        files, or directories searched recursively for .yaml/.yml and Kustomization

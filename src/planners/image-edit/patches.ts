@@ -2,7 +2,8 @@
  * Inline patches, in a kustomization (`patches[].patch`, `patchesStrategicMerge[]` given as text,
  * `patchesJson6902[].patch`) and in Flux's kustomize-shaped fields. A strategic-merge patch is a
  * manifest: its containers' images are read inside the string. A JSON 6902 patch is a list of
- * operations: a `value` written to a path ending in `/image` is an image string. Both are edited
+ * operations: a `value` written to a path ending in `/image`, or the `image` of a container a
+ * `value` adds or replaces (`/spec/template/spec/containers/-`), is an image string. Both are edited
  * in place inside the string (`embedded.ts`); what cannot be is refused with its line.
  * https://kubectl.docs.kubernetes.io/references/kustomize/kustomization/patches/
  */
@@ -24,11 +25,20 @@ function readPatchRoot(reader: DocumentReader, root: unknown, state: WalkState):
     if (!isMap(item)) return;
     const path = pairOf(item, 'path')?.value;
     const value = pairOf(item, 'value');
-    if (!value || !isScalar(path) || typeof path.value !== 'string' || !/\/image$/.test(path.value)) return;
+    if (!value || !isScalar(path) || typeof path.value !== 'string') return;
     const itemState = reader.child(state, index, item);
-    const field = reader.field(value.value, reader.child(itemState, 'value', value.value));
-    const site = field && stringSite(reader, field);
-    if (site) sites.push(site);
+    const valueState = reader.child(itemState, 'value', value.value);
+    if (/\/image$/.test(path.value)) {
+      const field = reader.field(value.value, valueState);
+      const site = field && stringSite(reader, field);
+      if (site) sites.push(site);
+    } else if (/\/(?:initC|ephemeralC|c)ontainers\/(?:\d+|-)$/.test(path.value) && isMap(value.value)) {
+      // A whole container added or replaced: its image is an image string.
+      const image = pairOf(value.value, 'image');
+      const field = image && reader.field(image.value, reader.child(valueState, 'image', image.value));
+      const site = field && stringSite(reader, field);
+      if (site) sites.push(site);
+    }
   });
   return sites;
 }

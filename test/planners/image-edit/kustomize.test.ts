@@ -474,6 +474,21 @@ describe('kustomize images', () => {
       ]);
     });
 
+    it('edits the image of a container an inline JSON 6902 patch adds', () => {
+      const patch = (tag: string) =>
+        lines(
+          'patches:',
+          '- target: {kind: Deployment}',
+          '  patch: |',
+          '    - op: add',
+          '      path: /spec/template/spec/containers/-',
+          '      value:',
+          '        name: sidecar',
+          `        image: ghcr.io/example/hello:${tag}`,
+        );
+      expectEdit(patch('1.2.3'), patch('1.4.0'), { event: TAG_ONLY });
+    });
+
     it('refuses an image inside a folded string with the line of the string', () => {
       const result = expectRefusal(
         lines(

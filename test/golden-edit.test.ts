@@ -14,6 +14,7 @@ import { z } from 'zod';
 import {
   addImageEntry,
   editImages,
+  kustomizationSiblings,
   kustomizeViews,
   listImages,
   missingImageEntries,
@@ -54,6 +55,12 @@ const CaseMeta = z.strictObject({
   about: z.string().min(1),
   /** The peer test the case is taken from or modelled on: repository, file and test name. */
   peer: z.string().min(1).optional(),
+  /**
+   * Where the case's file holds Helm values in a string (`helm.values: |`, a ConfigMap's
+   * `values.yaml: |`): the path of that string, document index first in a multi-document file.
+   * Read by golden-helm.test.ts, which renders the string as the values file.
+   */
+  valuesIn: z.array(z.union([z.string(), z.number()])).optional(),
   /** Read by golden-kustomize.test.ts only. */
   render: z.array(z.string()).optional(),
   noRender: z.string().min(1).optional(),
@@ -182,11 +189,14 @@ describe('editImages golden cases', () => {
       const input = inputBytes.toString('utf8');
       // The case's resources/ are the other files of the checkout: kustomizations among them decide
       // what the edited file renders as.
-      const views = kustomizeViews([{ path: c.file, text: input }, ...resourceFiles(c.dir)]).get(c.file) ?? [];
+      const files = [{ path: c.file, text: input }, ...resourceFiles(c.dir)];
+      const views = kustomizeViews(files).get(c.file) ?? [];
+      const siblings = kustomizationSiblings(files.map((file) => file.path)).get(c.file) ?? [];
       const result = editImages(input, toEvent(c.image), {
         path: c.file,
         pinDigest: c.pinDigest,
         views,
+        siblings,
         ...(c.fluxPolicies ? { fluxPolicies: c.fluxPolicies } : {}),
         ...(c.dottedKeys !== undefined ? { dottedKeys: c.dottedKeys } : {}),
       });

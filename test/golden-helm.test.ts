@@ -1,6 +1,7 @@
 /**
  * Helm values edits checked by helm itself. For every Helm values case of the editor's golden
- * corpus (`test/golden/edit/*` with `"kind": "helm-values"`), the case's values file is rendered
+ * corpus (`test/golden/edit/*` with `"kind": "helm-values"`, or with `valuesIn`: Helm values held
+ * in a string of the file, written out as a values file of their own), the values are rendered
  * with `helm template` before the edit (`input/`) and after it (`expected/`; the input again when
  * the case expects no change), under helm 3.17 and helm 4.1 (scripts/fetch-helm.sh). The rendered
  * container images must differ exactly where the edit meant them to: for a `changed` case at
@@ -15,10 +16,11 @@
  * or `name`/`tag` map). Each container is named by its values path, so a change is placed.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { normalizeName, parseImageRef, splitReference } from '../src/planners/image-ref.js';
@@ -33,6 +35,7 @@ const CaseMeta = z.object({
   expect: z.enum(['changed', 'unchanged', 'refused', 'ignored']),
   kind: z.string().optional(),
   about: z.string().min(1),
+  valuesIn: z.array(z.union([z.string(), z.number()])).optional(),
 });
 
 interface HelmCase extends z.infer<typeof CaseMeta> {
@@ -48,7 +51,27 @@ const cases: HelmCase[] = readdirSync(CORPUS, { withFileTypes: true })
     const dir = join(CORPUS, name);
     return { ...CaseMeta.passthrough().parse(JSON.parse(readFileSync(join(dir, 'case.json'), 'utf8'))), name, dir };
   })
-  .filter((c) => c.kind === 'helm-values');
+  .filter((c) => c.kind === 'helm-values' || c.valuesIn !== undefined);
+
+const workspace = mkdtempSync(join(tmpdir(), 'escalator-golden-helm-'));
+afterAll(() => rmSync(workspace, { recursive: true, force: true }));
+
+/**
+ * The values file helm reads: the case's file, or, for values held in a string of it (`valuesIn`:
+ * an Argo CD `helm.values`, a ConfigMap's `values.yaml`), that string written to a file of its own.
+ */
+function valuesFile(c: HelmCase, version: 'input' | 'expected'): string {
+  const file = join(c.dir, c.expect === 'changed' ? version : 'input', c.file);
+  if (c.valuesIn === undefined) return file;
+  const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((doc) => doc.toJS() as unknown);
+  const [first, ...rest] = c.valuesIn;
+  let node: unknown = typeof first === 'number' ? docs[first] : (docs[0] as Record<string, unknown>)[first ?? ''];
+  for (const key of rest) node = (node as Record<string | number, unknown>)[key];
+  if (typeof node !== 'string') throw new Error(`${c.name}: valuesIn does not lead to a string`);
+  const out = join(workspace, `${c.name}-${version}.yaml`);
+  writeFileSync(out, node);
+  return out;
+}
 
 /** Whether `rendered` is the case's pushed image at its new version (tag and digest, as the values pin it). */
 function isPushedImage(rendered: string, image: string): boolean {
@@ -64,7 +87,7 @@ type Rendered = { images: Map<string, string> } | { error: string };
 
 /** `helm template` of the case's chart with one version of its values file: container name (values path) → image. */
 function render(helm: string, c: HelmCase, version: 'input' | 'expected'): Rendered {
-  const values = join(c.dir, c.expect === 'changed' ? version : 'input', c.file);
+  const values = valuesFile(c, version);
   const chart = existsSync(join(c.dir, 'chart')) ? join(c.dir, 'chart') : SHARED_CHART;
   let output: string;
   try {

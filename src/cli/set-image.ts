@@ -9,6 +9,7 @@ import {
   editSettingsFrom,
   kustomizationPaths,
   kustomizationRefs,
+  kustomizationSiblings,
   kustomizeViews,
   listImages,
   missingImageEntries,
@@ -18,12 +19,13 @@ import { decodeUtf8 } from '../planners/yaml-guard.js';
 import { collectYamlFiles } from './files.js';
 import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
 
-export const setImageHelp = `Usage: escalator set-image <image> <path…> [--dry-run] [--json] [--no-new-pins]
+export const setImageHelp = `Usage: escalator set-image <image> <path…> [--dry-run] [--json] [--pin-digest]
                          [--flux-policy <ns:name>[,…]] [--helm-dotted-keys] [--add-entries]
 
 Set the tag (and digest) of <image> in every YAML file under <path…>: Kustomize images:,
-Helm values, plain manifests, Argo CD Applications. Only the changed values are rewritten;
-every other byte of each file stays as it was.
+Helm values, plain manifests, Argo CD Applications, Flux HelmReleases and Kustomizations, and
+YAML held in strings (helm.values: |, a ConfigMap's values.yaml, inline patches). Only the
+changed values are rewritten; every other byte of each file stays as it was.
 
   <image>        repo:tag or repo:tag@sha256:… (e.g. ghcr.io/example/hello:1.2.3)
   <path…>        files, or directories searched recursively for .yaml/.yml and Kustomization
@@ -31,8 +33,10 @@ every other byte of each file stays as it was.
   --dry-run      print a unified diff instead of writing files
   --json         print {changed:[{path,field,line,from,to}], unchanged:[path], refused:[{path,reason,line}],
                  left:[{path,reason,line}]}
-  --no-new-pins  with repo:tag@sha256:…, write the digest only where a file already pins one
-  --pin-digest   accepted for compatibility: a digest given is written everywhere by default
+  --pin-digest   with repo:tag@sha256:…, also add the digest where a file does not pin one yet
+                 (what images[].pinDigest: true makes the App do)
+  --no-new-pins  accepted for compatibility: a digest given is written only where a file already
+                 pins one by default
   --flux-policy  Flux image policies whose setter markers set <image> (images[].fluxPolicies):
                  fields marked for them are written, a :name field and a full reference with
                  <image>'s name; fields marked for other policies are left alone
@@ -42,9 +46,11 @@ every other byte of each file stays as it was.
                  <path…> that render <image> through the files under <path…> but have no entry
                  for it (environments[].addImages), in the file's own style
 
-Digests: with repo:tag@sha256:… the digest is written where a file pins one and added where it
-does not (Kustomize digest:, tag@digest in strings and Helm tags). With repo:tag alone, a file
-that pins a digest is refused: its pin cannot be kept true without the digest.
+Digests: the command previews exactly what the App writes for the same image and settings.
+With repo:tag@sha256:… the digest is written where a file pins one (images[].pinDigest defaults
+to false, as in Renovate, Argo CD Image Updater, Flux and Kargo); with --pin-digest it is also
+added where a file does not (Kustomize digest:, tag@digest in strings and Helm tags). With
+repo:tag alone, a file that pins a digest is refused: its pin cannot be kept true without it.
 Files that do not mention the image are left alone. An image that no file mentions (as it
 renders: a Kustomize newName rename counts) is an error, so a misspelled name cannot pass.
 One bad entry does not hold back a file: the other entries are written and the bad one is
@@ -96,8 +102,9 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
     ]),
     repository,
   );
-  // A digest given on the command line is meant to be written: everywhere, unless --no-new-pins.
-  const pinDigest = parsed.ref.digest !== undefined && !args.flags.has('no-new-pins');
+  // The App's default (images[].pinDigest: false): a digest given is written where a file pins
+  // one, and added elsewhere only with --pin-digest, so the command previews what the App writes.
+  const pinDigest = parsed.ref.digest !== undefined && args.flags.has('pin-digest');
 
   const { files, missing } = collectYamlFiles(paths, io.cwd);
   if (missing.length > 0) throw new UsageError(`no such file or directory: ${missing.join(', ')}`);
@@ -111,6 +118,8 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
   });
   // Which kustomizations among the files rename which images (an image is set where it renders as itself).
   const views = kustomizeViews(read.filter(({ decoded }) => 'text' in decoded));
+  // Two kustomizations in one directory: kustomize builds neither, so neither is edited.
+  const siblings = kustomizationSiblings(read.map(({ path }) => path));
   let mentioned = 0;
   const mentioning = new Set<string>();
   const written = new Map<string, string>();
@@ -119,6 +128,7 @@ export function runSetImage(argv: string[], io: CliIo): ExitCode {
       path,
       pinDigest,
       views: views.get(path) ?? [],
+      siblings: siblings.get(path) ?? [],
       origin: 'command-line',
       ...settings,
     });
@@ -249,8 +259,10 @@ function renderReport(report: SetImageReport, scanned: number): string {
   );
   for (const path of report.unchanged) lines.push(`current   ${path}`);
   const files = new Set(report.changed.map((c) => c.path)).size;
+  // Files, not reasons: a file refused for two reasons is one file refused (each reason is printed).
+  const refused = new Set(report.refused.map((r) => r.path)).size;
   lines.push(
-    `${files} file${files === 1 ? '' : 's'} changed, ${report.unchanged.length} already current, ${report.refused.length} refused${report.left.length > 0 ? `, ${report.left.length} entr${report.left.length === 1 ? 'y' : 'ies'} left` : ''} (${scanned} YAML file${scanned === 1 ? '' : 's'} scanned)`,
+    `${files} file${files === 1 ? '' : 's'} changed, ${report.unchanged.length} already current, ${refused} refused${report.left.length > 0 ? `, ${report.left.length} entr${report.left.length === 1 ? 'y' : 'ies'} left` : ''} (${scanned} YAML file${scanned === 1 ? '' : 's'} scanned)`,
   );
   return `${lines.join('\n')}\n`;
 }

@@ -4,6 +4,7 @@ import {
   editOptionsFor,
   kustomizationPaths,
   kustomizationRefs,
+  kustomizationSiblings,
   kustomizeViews,
   listImages,
   missingImageEntries,
@@ -91,6 +92,7 @@ export function planBump(input: BumpInput): BumpPlan {
   let images = [...(input.existing?.images ?? [])];
   // Which kustomizations among the files rename which images: an image is bumped where it renders as itself.
   const views = kustomizeViews(input.files);
+  const siblings = kustomizationSiblings(input.files.map((file) => file.path));
 
   for (const { image, policy } of input.images) {
     const event = { repository: image.repository, tag: image.tag, ...(image.digest ? { digest: image.digest } : {}) };
@@ -119,6 +121,7 @@ export function planBump(input: BumpInput): BumpPlan {
         path,
         pinDigest: policy.pinDigest,
         views: views.get(path) ?? [],
+        siblings: siblings.get(path) ?? [],
         ...editOptionsFor(input.editing, image.repository),
       });
       if (!result.mentions) continue;
@@ -183,6 +186,17 @@ export function planBump(input: BumpInput): BumpPlan {
       images.push(event);
     }
   }
+
+  // A file refused for every image of the plan (it does not parse) is one refusal, not one per image.
+  const seen = new Set<string>();
+  const unique = refused.filter((refusal) => {
+    const key = `${refusal.path}\u0000${refusal.line ?? ''}\u0000${refusal.reason}\u0000${refusal.left === true}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  refused.length = 0;
+  refused.push(...unique);
 
   images.sort((a, b) => a.repository.localeCompare(b.repository));
   const marker: PullMarker = { kind: 'bump', environment: input.environment, app: input.app, images };

@@ -1,4 +1,11 @@
-import { editImages, editOptionsFor, kustomizeViews, listImages, type EditSettings } from './image-edit/index.js';
+import {
+  editImages,
+  editOptionsFor,
+  kustomizationSiblings,
+  kustomizeViews,
+  listImages,
+  type EditSettings,
+} from './image-edit/index.js';
 import { cell, code, escapeText, refusalLines, refusalList, type Refusal } from './markdown.js';
 import type { GateEnforcement } from './promotion-gates.js';
 import { renderMarker, type PullMarker } from './pull-marker.js';
@@ -115,6 +122,7 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
     const before = readVersions(app.targetFiles);
     // The editor decides per rendered image: renames among the target's kustomizations count.
     const views = kustomizeViews(app.targetFiles);
+    const siblings = kustomizationSiblings(app.targetFiles.map((file) => file.path));
     for (const file of app.targetFiles) {
       let text = file.text;
       for (const version of versions.values()) {
@@ -127,6 +135,7 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
             path: file.path,
             pinDigest: version.digest !== undefined,
             views: views.get(file.path) ?? [],
+            siblings: siblings.get(file.path) ?? [],
             origin: input.rollback ? 'rollback' : 'promotion',
             ...editOptionsFor(input.editing, version.repository),
           },

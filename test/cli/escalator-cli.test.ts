@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/index.js';
+import { planBump } from '../../src/planners/bump-plan.js';
 
 const digest = `sha256:${'ab'.repeat(32)}`;
 const kustomization = `# dev overlay\r\nimages:\r\n  - name: ghcr.io/example/hello # the app\r\n    newTag: "1.0"\r\n`;
@@ -31,8 +32,8 @@ describe('escalator set-image', () => {
     writeFileSync(join(dir, 'unrelated.yaml'), 'image: ghcr.io/example/other:2.0\n');
   });
 
-  it('rewrites only the changed values, in place, across a directory tree, writing the digest given', async () => {
-    const result = await cli(['set-image', `ghcr.io/example/hello:1.2.3@${digest}`, '.'], dir);
+  it('rewrites only the changed values, in place, across a directory tree, adding the digest with --pin-digest', async () => {
+    const result = await cli(['set-image', `ghcr.io/example/hello:1.2.3@${digest}`, '.', '--pin-digest'], dir);
     expect(result.code).toBe(0);
     // CRLF, comments and the double quotes survive; the chart template is not touched.
     expect(readFileSync(join(dir, 'overlays/dev/kustomization.yaml'), 'utf8')).toBe(
@@ -46,17 +47,71 @@ describe('escalator set-image', () => {
     expect(result.stdout).toContain('2 files changed, 0 already current, 0 refused');
   });
 
-  it('with --no-new-pins writes a digest given only where a file already pins one', async () => {
-    writeFileSync(join(dir, 'pinned.yaml'), `image: ghcr.io/example/hello:1.0@sha256:${'cd'.repeat(32)}\n`);
-    const result = await cli(['set-image', `ghcr.io/example/hello:1.2.3@${digest}`, '.', '--no-new-pins'], dir);
+  it.each([false, true])(
+    'writes what the App writes for the same image and images[].pinDigest: %s (issue 32, cause 7)',
+    async (pinDigest) => {
+      writeFileSync(join(dir, 'pinned.yaml'), `image: ghcr.io/example/hello:1.0@sha256:${'cd'.repeat(32)}\n`);
+      const paths = ['overlays/dev/kustomization.yaml', 'chart/values.yaml', 'pinned.yaml', 'unrelated.yaml'];
+      const files = paths.map((path) => ({ path, text: readFileSync(join(dir, path), 'utf8') }));
+      const plan = planBump({
+        environment: 'dev',
+        app: 'hello',
+        files,
+        images: [
+          {
+            image: { repository: 'ghcr.io/example/hello', tag: '1.2.3', digest },
+            policy: { policy: 'newest', pinDigest },
+          },
+        ],
+      });
+      const flags = pinDigest ? ['--pin-digest'] : [];
+      const result = await cli(['set-image', `ghcr.io/example/hello:1.2.3@${digest}`, ...paths, ...flags], dir);
+      expect(result.code).toBe(0);
+      expect(plan.updates.length).toBe(3);
+      for (const update of plan.updates) expect(readFileSync(join(dir, update.path), 'utf8')).toBe(update.content);
+    },
+  );
+
+  it('writes only the images: entry where it sets what renders, not the manifests it overrides (issue 32, cause 8)', async () => {
+    const deployment =
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: hello\nspec:\n  template:\n    spec:\n      containers:\n        - name: hello\n          image: ghcr.io/example/hello:1.0\n';
+    writeFileSync(join(dir, 'overlays/dev/deployment.yaml'), deployment);
+    writeFileSync(join(dir, 'overlays/dev/kustomization.yaml'), `resources:\n  - deployment.yaml\n${kustomization}`);
+    const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'overlays'], dir);
     expect(result.code).toBe(0);
+    expect(readFileSync(join(dir, 'overlays/dev/deployment.yaml'), 'utf8')).toBe(deployment);
     expect(readFileSync(join(dir, 'overlays/dev/kustomization.yaml'), 'utf8')).toBe(
-      kustomization.replace('newTag: "1.0"', 'newTag: "1.2.3"'),
+      `resources:\n  - deployment.yaml\n${kustomization.replace('newTag: "1.0"', 'newTag: "1.2.3"')}`,
     );
-    expect(readFileSync(join(dir, 'chart/values.yaml'), 'utf8')).toBe(values.replace('tag: 1.0.0', 'tag: 1.2.3'));
-    expect(readFileSync(join(dir, 'pinned.yaml'), 'utf8')).toBe(`image: ghcr.io/example/hello:1.2.3@${digest}\n`);
-    expect(result.stdout).toContain('3 files changed, 0 already current, 0 refused');
+    expect(result.stdout).toContain('1 file changed, 0 already current, 0 refused');
   });
+
+  it('refuses both kustomizations of a directory that holds two, as kustomize does (issue 32, cause 3)', async () => {
+    writeFileSync(join(dir, 'overlays/dev/kustomization.yml'), kustomization);
+    const result = await cli(['set-image', 'ghcr.io/example/hello:1.2.3', 'overlays'], dir);
+    expect(result.code).toBe(2);
+    expect(readFileSync(join(dir, 'overlays/dev/kustomization.yaml'), 'utf8')).toBe(kustomization);
+    expect(readFileSync(join(dir, 'overlays/dev/kustomization.yml'), 'utf8')).toBe(kustomization);
+    expect(result.stderr).toContain(
+      'overlays/dev/kustomization.yaml:1: refused: kustomize cannot build this directory: overlays/dev/kustomization.yaml and overlays/dev/kustomization.yml are both kustomizations of it',
+    );
+    expect(result.stdout).toContain('0 files changed, 0 already current, 2 refused');
+  });
+
+  it.each([[[]], [['--no-new-pins']]])(
+    'writes a digest given only where a file already pins one, as the App does by default (issue 32, cause 7) %j',
+    async (flags) => {
+      writeFileSync(join(dir, 'pinned.yaml'), `image: ghcr.io/example/hello:1.0@sha256:${'cd'.repeat(32)}\n`);
+      const result = await cli(['set-image', `ghcr.io/example/hello:1.2.3@${digest}`, '.', ...flags], dir);
+      expect(result.code).toBe(0);
+      expect(readFileSync(join(dir, 'overlays/dev/kustomization.yaml'), 'utf8')).toBe(
+        kustomization.replace('newTag: "1.0"', 'newTag: "1.2.3"'),
+      );
+      expect(readFileSync(join(dir, 'chart/values.yaml'), 'utf8')).toBe(values.replace('tag: 1.0.0', 'tag: 1.2.3'));
+      expect(readFileSync(join(dir, 'pinned.yaml'), 'utf8')).toBe(`image: ghcr.io/example/hello:1.2.3@${digest}\n`);
+      expect(result.stdout).toContain('3 files changed, 0 already current, 0 refused');
+    },
+  );
 
   it('refuses a pinned file when the image given has no digest, in the words of the command line', async () => {
     writeFileSync(join(dir, 'pinned.yaml'), `image: ghcr.io/example/hello:1.0@sha256:${'cd'.repeat(32)}\n`);

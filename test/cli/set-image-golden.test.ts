@@ -52,8 +52,8 @@ async function setImage(c: GoldenCase, cwd: string) {
   let stdout = '';
   let stderr = '';
   const argv = ['set-image', c.image, c.file];
-  // The image given on the command line: a digest in it is written everywhere unless --no-new-pins.
-  if (c.image.includes('@') && !c.pinDigest) argv.push('--no-new-pins');
+  // As the App: a digest given is written where a file pins one, and added only with --pin-digest.
+  if (c.image.includes('@') && c.pinDigest) argv.push('--pin-digest');
   if (c.fluxPolicies) {
     const policies = Object.entries(c.fluxPolicies)
       .filter(([, image]) => c.image.startsWith(`${image}:`) || c.image.startsWith(`${image}@`))

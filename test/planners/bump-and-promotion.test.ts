@@ -120,6 +120,28 @@ describe('planBump', () => {
     expect(parseMarker(plan.body)?.images.map((i) => i.tag)).toEqual(['1.1.0', '2.1.0']);
   });
 
+  it('reports one unparseable kustomization once, whatever the parser and the images (issue 32, cause 9)', () => {
+    const broken = { path: file.path, text: 'images:\n\t- name: ghcr.io/example/hello\n  newTag: 1.0.0\n  # world\n' };
+    const plan = planBump({
+      environment: 'dev',
+      app: 'hello',
+      files: [broken],
+      images: [
+        { image: { repository: 'ghcr.io/example/hello', tag: '1.1.0' }, policy: semver },
+        { image: { repository: 'ghcr.io/example/world', tag: '2.1.0' }, policy: semver },
+      ],
+    });
+    expect(plan.updates).toEqual([]);
+    expect(plan.refused).toEqual([
+      {
+        path: file.path,
+        line: 2,
+        reason:
+          'the file is not valid YAML (parse error at line 2: Tabs are not allowed as indentation); fix the syntax first. (2 more parse errors after it, usually caused by this one)',
+      },
+    ]);
+  });
+
   it('never moves backwards under semver', () => {
     const plan = planBump({
       environment: 'dev',

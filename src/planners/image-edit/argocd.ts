@@ -3,10 +3,12 @@
  * ApplicationSet `spec.template.spec` equivalents) and `.argocd-source[-<app>].yaml` parameter
  * override files. Inside a source: `kustomize.images` strings (`repo:tag`, `alias=repo:tag`,
  * `repo=newrepo:tag`; the image after `=` is the one that runs), `helm.parameters`
- * (`<prefix>.tag` next to `<prefix>.repository`) and `helm.valuesObject` (read as Helm values).
+ * (`<prefix>.tag` next to `<prefix>.repository`), `helm.valuesObject` (read as Helm values) and
+ * `helm.values: |` (Helm values in a string, edited inside it: `embedded.ts`).
  */
 import { isMap, isScalar, isSeq, type YAMLMap } from 'yaml';
 import { normalizeName } from '../image-ref.js';
+import { readEmbedded } from './embedded.js';
 import { readHelmValues } from './helm-values.js';
 import {
   hasPlaceholder,
@@ -95,6 +97,9 @@ function readSource(reader: DocumentReader, node: unknown, state: WalkState, sit
         if (parameters) readParameters(reader, parameters.node, parameters.state, sites);
         const valuesObject = child(reader, helmMap, 'valuesObject', helm.state);
         if (valuesObject) pushAll(sites, readHelmValues(reader, valuesObject.node, valuesObject.state));
+        // `helm.values: |`: Helm values as a string (Argo CD's ApplicationSourceHelm.Values).
+        const values = child(reader, helmMap, 'values', helm.state);
+        if (values) pushAll(sites, readEmbedded(reader, values.node, values.state, 'helm-values', readHelmValues));
       });
     }
   });

@@ -14,6 +14,7 @@ import { isDigest, isValidTag, normalizeName, normalizedName, parseImageRef, spl
 import { readApplication, readArgoSourceFile } from './argocd.js';
 import { documentKind, fileKind, fileKindFromText, kindFromPath, type PathKind } from './detect.js';
 import { readFluxMarkers } from './flux.js';
+import { isHelmRelease, readHelmRelease } from './flux-resources.js';
 import { readHelmValues } from './helm-values.js';
 import { readKustomization } from './kustomize.js';
 import { readManifest } from './manifest.js';
@@ -73,7 +74,7 @@ function readSites(loaded: LoadedFile, pathKind: PathKind, text: string): Site[]
         pushAll(sites, readArgoSourceFile(reader));
         break;
       case 'manifest':
-        pushAll(sites, readManifest(reader));
+        pushAll(sites, isHelmRelease(segment.doc) ? readHelmRelease(reader) : readManifest(reader));
         break;
       case 'helm-values':
         pushAll(sites, readHelmValues(reader, segment.doc.contents));
@@ -192,6 +193,7 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
       (site) =>
         site.name === eventName ||
         site.renameTo !== undefined ||
+        site.redirect?.from === eventName ||
         (site.name === undefined && site.placeholder && site.raw.includes(needle)),
     ),
     eventName,
@@ -209,6 +211,12 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
   const fileRefusals: Array<{ reason: string; at?: number }> = [];
   const entryRefusals: Array<{ reason: string; at?: number }> = [...rendered.refusals];
   if (mentions) {
+    const siblings = options.siblings ?? [];
+    if (pathKind === 'kustomize' && siblings.length > 0)
+      fileRefusals.push({
+        reason: `kustomize cannot build this directory: ${options.path} and ${siblings.join(' and ')} are both kustomizations of it ("Found multiple kustomization files under: …"), so neither is edited; keep one and merge the other into it`,
+        at: 0,
+      });
     pushAll(fileRefusals, ambiguousAliases(sites, context.describe));
     for (const site of allSites) {
       const numeric = site.name !== eventName ? numericNewTag(site) : undefined;
@@ -319,7 +327,8 @@ function unblockDottedKey(site: Site): Site {
 }
 
 /**
- * The sites that render as the event's image. A manifest image that a kustomization renames to
+ * The sites that render as the event's image. A Helm image map whose release pulls from another
+ * registry (`global.imageRegistry`) is refused for the repository it names. A manifest image that a kustomization renames to
  * another repository on every way the file is rendered is not the event's image there; one that
  * is renamed on some ways only, by an entry that leaves the version to the manifest, would carry
  * the new tag to a repository nobody pushed it to, and is refused.
@@ -330,10 +339,21 @@ function renderedAs(
   views: readonly RenderView[],
   describe: (docIndex: number, path: readonly PathSegment[]) => string,
 ): { sites: Site[]; refusals: Array<{ reason: string; at: number }> } {
-  if (views.length === 0) return { sites, refusals: [] };
   const kept: Site[] = [];
   const refusals: Array<{ reason: string; at: number }> = [];
   for (const site of sites) {
+    if (site.redirect?.from === eventName && site.name !== eventName) {
+      const at =
+        site.form === 'split'
+          ? (site.tag?.start ?? site.entry.offset + (site.entry.map.range?.[0] ?? 0))
+          : site.field.start;
+      refusals.push({ reason: site.redirect.reason, at });
+      continue;
+    }
+    if (views.length === 0) {
+      kept.push(site);
+      continue;
+    }
     if (site.kind !== 'manifest' || site.form !== 'string') {
       kept.push(site);
       continue;
@@ -342,6 +362,10 @@ function renderedAs(
     const away = renames.filter(
       (rename): rename is KustomizeRename => rename !== undefined && renamesAway(rename, eventName),
     );
+    // Every render takes the version from an images: entry (newTag or digest): the text here does
+    // not render, so only the entry is written, as kustomize edit set image, Kargo and Renovate do.
+    if (renames.every((rename) => rename !== undefined && rename.setsVersion && !renamesAway(rename, eventName)))
+      continue;
     if (away.length === 0) {
       kept.push(site);
       continue;
@@ -522,6 +546,9 @@ function useOf(
 function renderedUse(use: ImageUse, site: Site, views: readonly RenderView[]): ImageUse[] {
   if (views.length === 0 || site.kind !== 'manifest' || site.form !== 'string') return [use];
   const renames = views.map((view) => renameFor(view, site.written));
+  // Every render sets the version through an entry: the entries are the uses, not this text.
+  if (renames.every((rename) => rename !== undefined && rename.setsVersion && !renamesAway(rename, use.name)))
+    return [];
   if (renames.some((rename) => rename === undefined || !renamesAway(rename, use.name))) return [use];
   const targets = new Set(renames.map((rename) => splitReference(rename?.newName ?? '').name));
   if (targets.size !== 1) return [use];
@@ -542,8 +569,13 @@ function renderedUse(use: ImageUse, site: Site, views: readonly RenderView[]): I
  *   `image.name` parameters and Flux-marked fields are read.
  * - 4: the plain documents of a multi-document file that holds Go/Helm template documents are
  *   read (the templates are reported), where the whole file was refused.
+ * - 5 (issue 32): a Helm `repository` carrying the version is read as the image at that version;
+ *   Helm values inside strings (`helm.values: |`, a ConfigMap's `values.yaml`), Flux
+ *   Kustomization `spec.images`, HelmRelease post-renderer images and inline patches are read;
+ *   image maps of a values document that sets `global.imageRegistry` are read as that registry's;
+ *   with views, a manifest image whose version an `images:` entry sets on every render is no use.
  */
-export const IMAGE_READER_VERSION = 4;
+export const IMAGE_READER_VERSION = 5;
 
 /**
  * Every image reference the file uses, for discovering which images an environment runs and

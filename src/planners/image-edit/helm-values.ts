@@ -5,7 +5,7 @@
  * in maps and lists.
  */
 import { isMap, isSeq, type YAMLMap } from 'yaml';
-import { normalizeName } from '../image-ref.js';
+import { normalizeName, splitReference } from '../image-ref.js';
 import {
   entriesOf,
   mapHasPlaceholder,
@@ -25,7 +25,54 @@ const IMAGE_MAP_KEYS = new Set(['repository', 'name', 'registry', 'tag', 'versio
 export function readHelmValues(reader: DocumentReader, node: unknown, state: WalkState = { path: [] }): Site[] {
   const sites: Site[] = [];
   walk(reader, node, state, sites, 0);
+  const redirect = globalRegistry(reader, node, state);
+  if (redirect) for (const site of sites) redirectSite(site, redirect);
   return sites;
+}
+
+/** `global.imageRegistry` of a values document: the registry every image map of the release is pulled from. */
+interface Redirect {
+  registry: string;
+  where: string;
+}
+
+/**
+ * Bitnami's `global.imageRegistry`: its common chart renders every image map as
+ * `<global.imageRegistry>/<repository>` when it is set, whatever the map's own `registry`
+ * (bitnami/charts `bitnami/common/templates/_images.tpl`, `common.images.image`:
+ * `default .imageRoot.registry ((.global).imageRegistry)`).
+ */
+function globalRegistry(reader: DocumentReader, node: unknown, state: WalkState): Redirect | undefined {
+  const root = reader.resolve(node);
+  if (!isMap(root)) return undefined;
+  const global = reader.resolve(pairOf(root, 'global')?.value);
+  if (!isMap(global)) return undefined;
+  const registry = reader.textIn(global, 'imageRegistry');
+  if (registry === undefined || registry.trim() === '') return undefined;
+  return { registry: registry.replace(/\/+$/, ''), where: [...state.path, 'global', 'imageRegistry'].join('.') };
+}
+
+/**
+ * An image map of a release whose `global.imageRegistry` is set renders from that registry: it is
+ * that image (a push to the mirror sets it), and a push of the repository it names would be
+ * asked from the mirror, where it was not pushed: refused, as a kustomize newName rename is.
+ */
+function redirectSite(site: Site, redirect: Redirect): void {
+  if (site.form !== 'split' || site.flavor !== 'helm' || site.dotted !== undefined) return;
+  const repository = site.repository;
+  if (repository === undefined) return;
+  const rendered = `${redirect.registry}/${repository}`;
+  const name = normalizeName(rendered);
+  if (name === undefined || name === site.name) return;
+  if (site.name !== undefined)
+    site.redirect = {
+      from: site.name,
+      reason: `${site.entry.path.join('.') || 'the top level'} renders as ${rendered}, not ${site.written}: ${redirect.where} sends every image of the release to ${redirect.registry}, so a new tag here would be asked from ${redirect.registry}, where it was not pushed; push the image to ${redirect.registry} (its event sets this tag), or remove ${redirect.where}`,
+    };
+  site.written = rendered;
+  site.raw = rendered;
+  site.name = name;
+  delete site.nameField;
 }
 
 /**
@@ -84,7 +131,8 @@ function readImageString(
     pairOf(map, candidate),
   );
   if (tagKey === undefined) {
-    site.frozen = 'the image string has no tag, so the chart supplies it';
+    const where = [...state.path, key].join('.');
+    site.elsewhere = `${where} names ${site.written} without a tag and no ${key}Tag${key === 'image' ? ' or tag' : ''} key sits beside it, so the chart supplies the version (often its appVersion), which this file cannot set; write the version into the string once (${site.written}:<tag>), or add a ${key === 'image' ? 'tag' : `${key}Tag`} key the chart reads`;
     return site;
   }
   const digestKey = [`${key}Digest`, ...(key === 'image' ? ['digest'] : [])].find((candidate) =>
@@ -132,10 +180,12 @@ function repositoryOf(reader: DocumentReader, map: YAMLMap, state: WalkState): s
   return reader.textIn(map, 'name');
 }
 
-function readImageMap(reader: DocumentReader, map: YAMLMap, state: WalkState): SplitSite | undefined {
+function readImageMap(reader: DocumentReader, map: YAMLMap, state: WalkState): Site | undefined {
   const repository = repositoryOf(reader, map, state);
   if (repository === undefined || repository === '') return undefined;
   const registry = reader.textIn(map, 'registry');
+  const versioned = repositoryWithVersion(reader, map, state, repository, registry);
+  if (versioned) return versioned;
   const written = registry ? `${registry.replace(/\/+$/, '')}/${repository}` : repository;
   const name = normalizeName(written);
   const placeholder = mapHasPlaceholder(map);
@@ -152,16 +202,59 @@ function readImageMap(reader: DocumentReader, map: YAMLMap, state: WalkState): S
     placeholder,
     entry: { map, path: state.path, offset: reader.segment.offset },
     tagKey,
+    repository,
   };
   const tag = reader.fieldIn(map, tagKey, state);
   const digest = reader.fieldIn(map, 'digest', state);
   if (tag) site.tag = tag;
   if (digest) site.digest = digest;
+  if (!reader.pairIn(map, tagKey) && !reader.pairIn(map, 'digest')) {
+    // An anchored map of defaults that other maps merge (`<<: *imageDefaults`) and give their own
+    // tag: the merging maps are the images.
+    if (state.blocked) return undefined;
+    const where = state.path.join('.') || 'the top level';
+    site.elsewhere = `${where} sets ${written} with no tag key, so the chart supplies the version (often its appVersion), which this file cannot set; add tag: <the version it runs now> to ${where} once, and Escalator keeps it current from then on`;
+  }
   if (!registry) {
     const nameField = reader.fieldIn(map, reader.pairIn(map, 'repository') ? 'repository' : 'name', state);
     if (nameField) site.nameField = nameField;
   }
   if (state.blocked) site.blocked = state.blocked;
+  return site;
+}
+
+/**
+ * `repository: ghcr.io/example/hello:1.0.0` with no tag (or an empty one): the version is inside
+ * the repository, so the image is read there as one string and edited in place, as Keel's Helm
+ * provider writes it when a chart's image has no tag path (keel-hq/keel `provider/helm3/common.go`,
+ * `getPlanValues`: "if tag is not supplied, then user specified full image name"). A map that also
+ * sets a tag renders both (`…:1.0.0:1.1.0`) and is refused.
+ */
+function repositoryWithVersion(
+  reader: DocumentReader,
+  map: YAMLMap,
+  state: WalkState,
+  repository: string,
+  registry: string | undefined,
+): Site | undefined {
+  const parts = splitReference(repository);
+  if (parts.tag === undefined && parts.digest === undefined) return undefined;
+  const key = reader.pairIn(map, 'repository') ? 'repository' : 'name';
+  const field = reader.fieldIn(map, key, state);
+  if (!field || field.value === null) return undefined;
+  const site = stringSite(reader, field);
+  if (!site) return undefined;
+  if (registry) {
+    site.name = normalizeName(`${registry.replace(/\/+$/, '')}/${parts.name}`);
+    site.written = parts.name;
+  }
+  const tagKey = reader.pairIn(map, 'tag') ? 'tag' : reader.pairIn(map, 'version') ? 'version' : undefined;
+  const tag = tagKey === undefined ? undefined : reader.textIn(map, tagKey);
+  const where = state.path.join('.') || 'the top level';
+  if (tagKey !== undefined && tag !== undefined && tag !== '' && !site.blocked)
+    site.blocked = `${where}.${key} "${repository}" carries a version and ${where}.${tagKey} sets ${tag} too, so the chart renders both (or one of them, depending on its template); keep the version in one place: ${key} without it, or no ${tagKey}`;
+  else if (registry && !site.blocked)
+    site.blocked = `${where}.${key} "${repository}" carries a version while ${where}.registry names the registry; keep the version in ${where}.tag instead`;
   return site;
 }
 

@@ -2,6 +2,7 @@ export * from './edit-images.js';
 export {
   kustomizationPaths,
   kustomizationRefs,
+  kustomizationSiblings,
   kustomizeViews,
   imagesWithoutEntry,
   missingImageEntries,

@@ -3,9 +3,10 @@
  * when it has one, else by `name`; `name` is never rewritten. Entries with `tagSuffix` are left
  * alone. See https://kubectl.docs.kubernetes.io/references/kustomize/kustomization/images/.
  */
-import { isMap, isSeq, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, type YAMLMap } from 'yaml';
 import { normalizeName, splitReference } from '../image-ref.js';
 import { readHelmValues } from './helm-values.js';
+import { readInlinePatches } from './patches.js';
 import {
   mapHasPlaceholder,
   pairOf,
@@ -17,15 +18,43 @@ import {
   type WalkState,
 } from './site.js';
 
-/** Reads the image entries of a Kustomization or Component document. */
+/**
+ * Reads the image entries of a Kustomization or Component document, or of a Flux Kustomization
+ * (`kustomize.toolkit.fluxcd.io`), whose `spec.images` and `spec.patches` are kustomize's own
+ * fields, applied by kustomize-controller on top of the path it builds.
+ */
 export function readKustomization(reader: DocumentReader): Site[] {
-  const sites: Site[] = [];
   const root = reader.doc.contents;
-  if (!isMap(root)) return sites;
+  if (!isMap(root)) return [];
+  const apiVersion = pairOf(root, 'apiVersion')?.value;
+  if (
+    isScalar(apiVersion) &&
+    typeof apiVersion.value === 'string' &&
+    apiVersion.value.startsWith('kustomize.toolkit.fluxcd.io/')
+  ) {
+    const spec = pairOf(root, 'spec');
+    const sites: Site[] = [];
+    if (spec)
+      reader.throughAlias(spec.value, (map) => {
+        if (isMap(map))
+          pushAll(sites, readKustomizeFields(reader, map, reader.child({ path: [] }, 'spec', spec.value)));
+      });
+    return sites;
+  }
+  return readKustomizeFields(reader, root, { path: [] });
+}
+
+/**
+ * The image sites of a kustomization-shaped map: `images:` (and `imageTags:`) entries,
+ * `helmCharts[].valuesInline` (Helm values kustomize inflates) and inline patches. Also read in a
+ * Flux HelmRelease's `postRenderers[].kustomize`.
+ */
+export function readKustomizeFields(reader: DocumentReader, root: YAMLMap, rootState: WalkState): Site[] {
+  const sites: Site[] = [];
   for (const listKey of ['images', 'imageTags']) {
     const pair = pairOf(root, listKey);
     if (!pair) continue;
-    const listState = reader.child({ path: [] }, listKey, pair.value);
+    const listState = reader.child(rootState, listKey, pair.value);
     reader.throughAlias(pair.value, (list) => {
       if (!isSeq(list)) return;
       list.items.forEach((item, index) => {
@@ -40,7 +69,7 @@ export function readKustomization(reader: DocumentReader): Site[] {
   // helmCharts[].valuesInline are Helm values inflated by kustomize.
   const charts = pairOf(root, 'helmCharts');
   if (charts) {
-    const chartsState = reader.child({ path: [] }, 'helmCharts', charts.value);
+    const chartsState = reader.child(rootState, 'helmCharts', charts.value);
     reader.throughAlias(charts.value, (list) => {
       if (!isSeq(list)) return;
       list.items.forEach((item, index) => {
@@ -56,6 +85,7 @@ export function readKustomization(reader: DocumentReader): Site[] {
       });
     });
   }
+  pushAll(sites, readInlinePatches(reader, root, rootState));
   return sites;
 }
 

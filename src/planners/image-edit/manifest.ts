@@ -3,9 +3,12 @@
  * depth (Deployment, CronJob, Pod, `List` items, custom resources embedding pod specs) and image
  * volumes (`volumes[].image.reference`). Never `env`, `args`, annotations or labels;
  * CustomResourceDefinitions are not read at all (their schemas mention `image` everywhere).
- * Flux `HelmRelease` documents are read for their `spec.values` (Helm values).
+ * ConfigMaps' `data` (Secrets' `stringData`) keys named like a values file (`values.yaml`, the
+ * `valuesKey` a Flux HelmRelease's `valuesFrom` reads by default) are read as Helm values inside
+ * the string (`embedded.ts`). Flux `HelmRelease` documents are read by `flux-resources.ts`.
  */
 import { isMap, isScalar, isSeq } from 'yaml';
+import { readEmbedded } from './embedded.js';
 import { readHelmValues } from './helm-values.js';
 import { entriesOf, pairOf, pushAll, stringSite, type DocumentReader, type Site, type WalkState } from './site.js';
 
@@ -23,6 +26,9 @@ const SKIPPED = new Set([
   'binaryData',
 ]);
 
+/** Keys of a ConfigMap's `data` (or a Secret's `stringData`) read as Helm values: named like a values file. */
+const VALUES_KEY = /^values.*\.ya?ml$/i;
+
 /** Reads the container images and image volumes of one manifest document. */
 export function readManifest(reader: DocumentReader): Site[] {
   const sites: Site[] = [];
@@ -30,19 +36,35 @@ export function readManifest(reader: DocumentReader): Site[] {
   if (isMap(root)) {
     const kind = pairOf(root, 'kind')?.value;
     if (isScalar(kind) && kind.value === 'CustomResourceDefinition') return sites;
-    // A Flux HelmRelease carries Helm values in spec.values.
-    if (isScalar(kind) && kind.value === 'HelmRelease') {
-      const spec = pairOf(root, 'spec');
-      const specState = reader.child({ path: [] }, 'spec', spec?.value);
-      reader.throughAlias(spec?.value, (specMap) => {
-        const values = isMap(specMap) ? pairOf(specMap, 'values') : undefined;
-        if (values)
-          pushAll(sites, readHelmValues(reader, values.value, reader.child(specState, 'values', values.value)));
-      });
+    // Helm values a Flux HelmRelease reads through valuesFrom (valuesKey defaults to values.yaml).
+    if (isScalar(kind) && (kind.value === 'ConfigMap' || kind.value === 'Secret')) {
+      for (const dataKey of ['data', 'stringData']) {
+        if (kind.value === 'ConfigMap' && dataKey === 'stringData') continue;
+        if (kind.value === 'Secret' && dataKey === 'data') continue; // base64: not text to edit
+        const data = pairOf(root, dataKey);
+        if (!data) continue;
+        const dataState = reader.child({ path: [] }, dataKey, data.value);
+        reader.throughAlias(data.value, (map) => {
+          if (!isMap(map)) return;
+          for (const [key, value] of entriesOf(map))
+            if (VALUES_KEY.test(key))
+              pushAll(
+                sites,
+                readEmbedded(reader, value, reader.child(dataState, key, value), 'helm-values', readHelmValues),
+              );
+        });
+      }
       return sites;
     }
   }
   walk(reader, root, { path: [] }, sites, 0);
+  return sites;
+}
+
+/** Reads the container images and image volumes under `node` (a patch's root inside a string). */
+export function readManifestNode(reader: DocumentReader, node: unknown, state: WalkState): Site[] {
+  const sites: Site[] = [];
+  walk(reader, node, state, sites, 0);
   return sites;
 }
 

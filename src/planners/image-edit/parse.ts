@@ -126,7 +126,15 @@ function checkDocument(
   refusals: EditRefusal[],
 ): AliasTargets {
   if (doc.errors.length > 0) {
-    for (const error of doc.errors) refusals.push(describeError(error, text, offset));
+    // One refusal per document: the parser's later errors usually follow from the first (a tab
+    // used as indentation is reported three times), and the fix is to correct the first.
+    const [first, ...rest] = doc.errors;
+    if (first) {
+      const refusal = describeError(first, text, offset);
+      if (rest.length > 0)
+        refusal.reason = `${refusal.reason} (${rest.length} more parse error${rest.length === 1 ? '' : 's'} after it, usually caused by this one)`;
+      refusals.push(refusal);
+    }
     return NO_ALIASES;
   }
   if (!hints.problems) return NO_ALIASES;

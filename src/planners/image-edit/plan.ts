@@ -9,6 +9,7 @@ import { isDigest, isValidTag } from '../image-ref.js';
 import { isPlainSafe, renderScalar, doubleQuote, singleQuote, type ScalarStyle } from './scalar.js';
 import {
   pairOf,
+  type EmbeddedIn,
   type Field,
   type MarkerRole,
   type PathSegment,
@@ -32,6 +33,8 @@ export interface Edit {
   to: string;
   /** For insertions: offset of the new key inside `text`, to report its line. */
   keyOffset?: number;
+  /** Set when the value sits inside a YAML string: `path` goes on inside the string at `embedded.path`. */
+  embedded?: EmbeddedIn;
 }
 
 /** What one site needs. */
@@ -78,7 +81,7 @@ function replace(site: Site, field: Field, to: string, context: PlanContext): Ed
     const after = context.text.charAt(field.start);
     text = `${before === ' ' || before === '\t' ? '' : ' '}${text}${after === '#' ? ' ' : ''}`;
   }
-  return {
+  const edit: Edit = {
     docIndex: site.docIndex,
     start: field.start,
     end: field.end,
@@ -87,6 +90,8 @@ function replace(site: Site, field: Field, to: string, context: PlanContext): Ed
     from: field.value ?? '',
     to,
   };
+  if (site.embedded) edit.embedded = site.embedded;
+  return edit;
 }
 
 function planString(site: StringSite, context: PlanContext): SitePlan {
@@ -94,6 +99,10 @@ function planString(site: StringSite, context: PlanContext): SitePlan {
   const where = context.describe(site.docIndex, site.field.path);
   const plan: SitePlan = { edits: [], refusals: [] };
   if (site.frozen) return plan;
+  if (site.elsewhere) {
+    plan.refusals.push({ reason: site.elsewhere, at: site.field.start });
+    return plan;
+  }
   if (site.placeholder) {
     plan.refusals.push({
       reason: `${where} holds a template placeholder ("${site.field.value}"); render the template or set the value in the file that defines it`,
@@ -173,6 +182,10 @@ function insertKeys(
   const afterKey = after?.key as Scalar | undefined;
   const valueEnd = afterValue?.range?.[1] ?? afterKey?.range?.[1];
   const firstKey = pairs[0]?.key as Scalar | undefined;
+  if (site.embedded)
+    return {
+      reason: `cannot add ${keys.map(([key]) => key).join(' and ')} to ${context.describe(site.docIndex, path)}: it sits inside the string ${site.embedded.path.join('.')}, where Escalator only replaces values; add the key by hand once`,
+    };
   if (valueEnd === undefined || !firstKey?.range || !isMap(map)) {
     return {
       reason: `cannot add ${keys.map(([key]) => key).join(' and ')} to ${context.describe(site.docIndex, path)}: the entry has no place to put it; add the key by hand once`,
@@ -227,12 +240,21 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   const tagField = site.tag;
   const tagWhere = context.describe(site.docIndex, [...site.entry.path, site.tagKey]);
   const tagValue = tagField?.value;
-  // Helm (values or Argo CD parameters): no tag, or an empty one, means the chart's appVersion;
-  // nothing is pinned there, so nothing is written. Kustomize: the tag is written (or added).
-  // Flux-marked fields: a :digest field alone is a site of its own (the digest is written).
+  // Where the version that renders comes from: the tag field (written even when empty: Helm
+  // renders the chart's appVersion for `tag: ""`, so the environment does not run the pushed
+  // version until it is set), the digest alone (a digest-only pin stays digest-only), or nowhere
+  // in this map (`elsewhere`: refused with its line, never "current").
   const tagEmpty = tagField === undefined || tagValue === null || tagValue === '';
-  if (tagEmpty && site.flavor !== 'kustomize' && !(site.flavor === 'flux' && site.digest)) return plan;
   const entryAt = site.tag?.start ?? site.digest?.start ?? site.entry.offset + (site.entry.map.range?.[0] ?? 0);
+  if (site.elsewhere) {
+    plan.refusals.push({ reason: site.elsewhere, at: entryAt });
+    return plan;
+  }
+  const mixed = mixedPolicies(site, context);
+  if (mixed) {
+    plan.refusals.push(mixed);
+    return plan;
+  }
   if (site.placeholder) {
     plan.refusals.push({
       reason: `${entryWhere} holds a template placeholder; render the template or set the value in the file that defines it`,
@@ -276,7 +298,7 @@ function planSplit(site: SplitSite, context: PlanContext): SitePlan {
   const digestField = site.digest;
   // Kustomize renders an entry with a digest and no newTag as `name@digest`: a digest-only
   // reference stays digest-only, as strings do, so no newTag is added to it.
-  const digestOnly = (site.flavor === 'kustomize' && digestPinned && tagEmpty) || (site.flavor === 'flux' && tagEmpty);
+  const digestOnly = (digestPinned && tagEmpty) || (site.flavor === 'flux' && tagEmpty);
   let newTagText = event.tag;
   if (tagDigest !== undefined) newTagText = `${event.tag}@${event.digest}`;
   // Helm without a digest key: charts render `repository:tag`, so the pin travels in the tag.
@@ -350,6 +372,24 @@ function planRename(site: SplitSite, context: PlanContext): Edit | { reason: str
   if (policy !== undefined && field.marker.policy !== policy) return undefined;
   if (field.value === site.renameTo) return undefined;
   return replace(site, field, site.renameTo, context);
+}
+
+/**
+ * The fields of one image marked for different Flux policies (`tag` for `flux-system:hello`,
+ * `digest` for `flux-system:hello-canary`): each policy's setter writes only its own fields, so
+ * writing all of them would write a field for a policy it is not marked for, and writing some
+ * would leave the image rendering the other field's version. Refused, with the line of the field
+ * of the other policy.
+ */
+function mixedPolicies(site: SplitSite, context: PlanContext): { reason: string; at: number } | undefined {
+  const fields = [site.tag, site.digest, site.nameField].filter((field) => field?.marker !== undefined) as Field[];
+  const first = fields[0];
+  const other = fields.find((field) => field.marker?.policy !== first?.marker?.policy);
+  if (!first?.marker || !other?.marker) return undefined;
+  return {
+    reason: `${context.describe(site.docIndex, other.path)} is marked for the Flux policy ${other.marker.policy} and ${context.describe(site.docIndex, first.path)} for ${first.marker.policy}, though they set one image; Escalator writes no field for a policy it is not marked for: give the fields of this image one policy`,
+    at: other.start,
+  };
 }
 
 /** `; it looks like a placeholder …` for `{GENERATED_TAG}`-style text, else nothing. */

@@ -77,14 +77,14 @@ function readKustomization(path: string, source: string): Kustomization | undefi
       if (!isMap(entry)) return;
       const name = text(entry, 'name');
       if (name !== undefined) entryNames.push(name);
-      const newName = text(entry, 'newName');
-      if (name === undefined || newName === undefined || newName === '') return;
+      const written = text(entry, 'newName');
+      if (name === undefined) return;
+      const sets = (text(entry, 'newTag') ?? '') !== '' || (text(entry, 'digest') ?? '') !== '';
+      // An entry that sets the version without renaming overrides it too: listed as a rename to itself.
+      const newName = written === undefined || written === '' ? (sets ? name : undefined) : written;
+      if (newName === undefined) return;
       const inside = splitReference(newName);
-      const setsVersion =
-        (text(entry, 'newTag') ?? '') !== '' ||
-        (text(entry, 'digest') ?? '') !== '' ||
-        inside.tag !== undefined ||
-        inside.digest !== undefined;
+      const setsVersion = sets || inside.tag !== undefined || inside.digest !== undefined;
       renames.push({ kustomization: path, entry: `${listKey}[${index}]`, name, newName, setsVersion });
     });
   }
@@ -137,6 +137,30 @@ export function kustomizationRefs(path: string, source: string): string[] {
     const target = resolve(dirname(path), ref);
     return target === undefined ? [] : [target];
   });
+}
+
+/**
+ * For each kustomization among `paths` that shares its directory with another one
+ * (`kustomization.yaml` beside `kustomization.yml` or `Kustomization`), the others. kustomize
+ * refuses to build such a directory ("Found multiple kustomization files under: <dir>"), so the
+ * editor refuses them too (`EditOptions.siblings`) instead of editing both.
+ */
+export function kustomizationSiblings(paths: Iterable<string>): Map<string, string[]> {
+  const byDir = new Map<string, string[]>();
+  for (const path of paths) {
+    if (kindFromPath(path) !== 'kustomize') continue;
+    const dir = dirname(path);
+    byDir.set(dir, [...(byDir.get(dir) ?? []), path]);
+  }
+  const siblings = new Map<string, string[]>();
+  for (const list of byDir.values())
+    if (list.length > 1)
+      for (const path of list)
+        siblings.set(
+          path,
+          list.filter((other) => other !== path),
+        );
+  return siblings;
 }
 
 /** The paths a directory's kustomization may have, in kustomize's order. */

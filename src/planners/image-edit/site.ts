@@ -77,6 +77,14 @@ export interface EntryMap {
   offset: number;
 }
 
+/** Marks a site read inside a YAML string (`helm.values: |`): see `embedded.ts`. */
+export interface EmbeddedIn {
+  /** The path of the string in its document (what the outer parse sees change). */
+  path: PathSegment[];
+  /** Why the string cannot be edited in place, when it cannot. */
+  blocked?: string;
+}
+
 interface SiteBase {
   docIndex: number;
   kind: FileKind;
@@ -92,6 +100,22 @@ interface SiteBase {
   blocked?: string;
   /** Entry-level reason the site is deliberately left alone (Kustomize `tagSuffix`). */
   frozen?: string;
+  /**
+   * Where the version that renders comes from when it is not in this site's own fields (an image
+   * map with no tag key, whose chart supplies the version; an untagged image string): nothing here
+   * can be set to the new version, so the site is refused with this reason and its line, never
+   * reported as current. The one model every reader fills in: "current" is said only when the
+   * fields that render the version already hold it.
+   */
+  elsewhere?: string;
+  /**
+   * Set when what renders is another repository than the file names (Bitnami's
+   * `global.imageRegistry`): `name` is the rendered repository, and an event for `from` (the one
+   * the file names) is refused with `reason`, as a kustomize newName rename is.
+   */
+  redirect?: { from: string; reason: string };
+  /** Set when the site was read inside a YAML string; its edits are proved against the string's own parse. */
+  embedded?: EmbeddedIn;
   /** Why the reference names an image but is not a valid reference (a `{GENERATED_TAG}` tag, a short digest). */
   malformed?: string;
   /**
@@ -127,6 +151,8 @@ export interface SplitSite extends SiteBase {
   nameField?: Field;
   /** Set on literal dotted keys (`image.tag` as one key): the reason they are not edited unless configured. */
   dotted?: string;
+  /** A Helm image map's `repository` as written (without its `registry`), for a registry redirect. */
+  repository?: string;
 }
 
 export type Site = StringSite | SplitSite;

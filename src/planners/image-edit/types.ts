@@ -22,6 +22,12 @@ export interface EditOptions {
    */
   views?: readonly RenderView[];
   /**
+   * The other kustomization files in this file's directory (see `kustomizationSiblings`).
+   * kustomize refuses to build a directory holding more than one, so a kustomization with
+   * siblings that mentions the image is refused, never edited. Absent or empty: none.
+   */
+  siblings?: readonly string[];
+  /**
    * Where the new version comes from, for the words of refusals: a registry `event` (the App), the
    * `command-line` (`escalator set-image`), the environment a `promotion` reads, or the versions on
    * record a `rollback` goes back to. @default 'event'
@@ -108,7 +114,11 @@ export interface ImageUse {
   kind: FileKind;
 }
 
-/** One `images:` entry that renames an image. */
+/**
+ * One `images:` entry that renames an image, or sets its version: an entry without `newName` that
+ * sets `newTag` or `digest` is listed as a rename to its own `name`, since the version the
+ * resources write does not render through it either.
+ */
 export interface KustomizeRename {
   /** The kustomization file the entry is in. */
   kustomization: string;

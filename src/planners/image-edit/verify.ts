@@ -52,11 +52,49 @@ function setPath(root: unknown, path: readonly PathSegment[], value: string): bo
   return true;
 }
 
-function expected(doc: Document.Parsed, edits: readonly Edit[]): unknown {
+function getPath(root: unknown, path: readonly PathSegment[]): unknown {
+  let node = root;
+  for (const segment of path) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string | number, unknown>)[segment];
+  }
+  return node;
+}
+
+function readString(text: string): unknown {
+  const docs = parseYamlDocuments(text, PARSE_OPTIONS);
+  const list = Array.isArray(docs) ? docs : [];
+  const doc = list[0];
+  if (list.length !== 1 || !doc || doc.errors.length > 0) return Symbol('unreadable string');
+  return doc.toJS({ maxAliasCount: -1 });
+}
+
+/**
+ * The old document's data with the edits applied. An edit inside a YAML string (`helm.values: |`)
+ * is proved on the string's own parse: the new string must read as the old one with exactly those
+ * values set; then the new string is what the outer document is expected to hold.
+ */
+function expected(doc: Document.Parsed, edits: readonly Edit[], actual: unknown): unknown {
   // toJS builds fresh objects on every call, so the old document's data can be edited directly.
   const data: unknown = doc.toJS({ maxAliasCount: -1 });
+  const strings = new Map<string, { path: readonly PathSegment[]; edits: Edit[] }>();
   for (const edit of edits) {
-    if (!setPath(data, edit.path, edit.to)) return Symbol('unreachable path');
+    if (edit.embedded) {
+      const key = JSON.stringify(edit.embedded.path);
+      const group = strings.get(key) ?? { path: edit.embedded.path, edits: [] };
+      group.edits.push(edit);
+      strings.set(key, group);
+    } else if (!setPath(data, edit.path, edit.to)) return Symbol('unreachable path');
+  }
+  for (const { path, edits: inside } of strings.values()) {
+    const before = getPath(data, path);
+    const after = getPath(actual, path);
+    if (typeof before !== 'string' || typeof after !== 'string') return Symbol('not a string');
+    const wanted = readString(before);
+    for (const edit of inside)
+      if (!setPath(wanted, edit.path.slice(path.length), edit.to)) return Symbol('unreachable path');
+    if (!deepEqual(readString(after), wanted)) return Symbol('the string changed otherwise');
+    setPath(data, path, after);
   }
   return data;
 }
@@ -79,8 +117,8 @@ function compare(
   if (!newDoc) return 'a document disappeared';
   const error = newDoc.errors[0];
   if (error) return `the edited document no longer parses (${error.message.split('\n')[0] ?? error.code})`;
-  if (!deepEqual(newDoc.toJS({ maxAliasCount: -1 }), expected(oldDoc, edits)))
-    return 'values other than the intended ones changed';
+  const actual: unknown = newDoc.toJS({ maxAliasCount: -1 });
+  if (!deepEqual(actual, expected(oldDoc, edits, actual))) return 'values other than the intended ones changed';
   return undefined;
 }
 

@@ -107,15 +107,20 @@ describe('argo cd applications', () => {
     );
   });
 
-  it('leaves an empty image.tag parameter alone (the chart default applies)', () => {
-    expectUntouched(
+  it('writes an empty image.tag parameter: the chart default it renders is not the pushed version (issue 32, cause 1)', () => {
+    expectEdit(
       application(
         'helm:',
         '  parameters:',
         '    - {name: image.repository, value: ghcr.io/example/hello}',
         '    - {name: image.tag, value: ""}',
       ),
-      { mentions: true, unchanged: true },
+      application(
+        'helm:',
+        '  parameters:',
+        '    - {name: image.repository, value: ghcr.io/example/hello}',
+        '    - {name: image.tag, value: "1.4.0"}',
+      ),
       APP,
     );
   });

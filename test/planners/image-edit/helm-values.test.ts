@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { editImages } from '../../../src/planners/image-edit/index.js';
-import {
-  EVENT,
-  NEW_DIGEST,
-  OLD_DIGEST,
-  TAG_ONLY,
-  expectEdit,
-  expectRefusal,
-  expectUntouched,
-  lines,
-} from './helpers.js';
+import { EVENT, NEW_DIGEST, OLD_DIGEST, TAG_ONLY, expectEdit, expectRefusal, lines } from './helpers.js';
 
 const VALUES = { path: 'charts/hello/values.yaml' };
 
@@ -141,20 +132,47 @@ describe('helm values', () => {
     });
   });
 
-  describe('when the tag is empty (the chart appVersion default)', () => {
-    it.each([['tag: ""'], ["tag: ''"], ['tag:'], ['tag: ~']])('leaves `%s` alone and reports unchanged', (tagLine) => {
-      expectUntouched(
+  describe('when the tag is empty (the chart renders its appVersion): issue 32, cause 1', () => {
+    it.each([
+      ['tag: ""', 'tag: "1.4.0"'],
+      ["tag: ''", "tag: '1.4.0'"],
+      ['tag:', 'tag: 1.4.0'],
+      ['tag: ~', 'tag: 1.4.0'],
+    ])('writes the version into `%s`, since the render does not run it yet', (tagLine, written) => {
+      expectEdit(
         lines('image:', '  repository: ghcr.io/example/hello', `  ${tagLine}`),
-        { mentions: true, unchanged: true },
+        lines('image:', '  repository: ghcr.io/example/hello', `  ${written}`),
         VALUES,
       );
     });
 
-    it('leaves a map without any tag key alone', () => {
-      expectUntouched(
+    it('refuses a map without any tag key with its line: the chart supplies the version', () => {
+      const result = expectRefusal(
         lines('image:', '  repository: ghcr.io/example/hello', '  pullPolicy: Always'),
-        { mentions: true, unchanged: true },
+        /with no tag key, so the chart supplies the version/,
         { ...VALUES, pinDigest: true },
+      );
+      expect(result.refused[0]?.line).toBe(2);
+    });
+
+    it("edits the version inside `repository` when the map has no tag (Keel's layout)", () => {
+      expectEdit(
+        lines('image:', '  repository: ghcr.io/example/hello:1.2.3', '  pullPolicy: IfNotPresent'),
+        lines('image:', '  repository: ghcr.io/example/hello:1.4.0', '  pullPolicy: IfNotPresent'),
+        VALUES,
+      );
+      expectEdit(
+        lines('image:', '  repository: ghcr.io/example/hello:1.2.3', '  tag: ""'),
+        lines('image:', '  repository: ghcr.io/example/hello:1.4.0', '  tag: ""'),
+        VALUES,
+      );
+    });
+
+    it('refuses a repository carrying a version beside a tag that sets another', () => {
+      expectRefusal(
+        lines('image:', '  repository: ghcr.io/example/hello:1.2.3', '  tag: 1.2.4'),
+        /carries a version and image\.tag sets 1\.2\.4 too/,
+        VALUES,
       );
     });
   });
@@ -200,8 +218,13 @@ describe('helm values', () => {
       );
     });
 
-    it('leaves an untagged image string alone: the chart supplies the tag', () => {
-      expectUntouched(lines('image: ghcr.io/example/hello'), { mentions: true, unchanged: true }, VALUES);
+    it('refuses an untagged image string with its line: the chart supplies the tag (issue 32, cause 1)', () => {
+      const result = expectRefusal(
+        lines('x: 1', 'image: ghcr.io/example/hello'),
+        /so the chart supplies the version/,
+        VALUES,
+      );
+      expect(result.refused[0]?.line).toBe(2);
     });
 
     it('edits the sibling tag of an untagged image string (`image` + `tag`, `fooImage` + `fooImageTag`)', () => {

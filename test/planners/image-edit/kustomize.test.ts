@@ -453,18 +453,53 @@ describe('kustomize images', () => {
   });
 
   describe('what it does not read', () => {
-    it('ignores images inside inline patches (block scalars are text)', () => {
-      expectUntouched(
+    it('edits the image an inline patch sets, inside the block scalar (issue 32, cause 5)', () => {
+      const patch = (tag: string) =>
         lines(
           'patches:',
           '- patch: |-',
           '    - op: replace',
           '      path: /spec/template/spec/containers/0/image',
-          '      value: ghcr.io/example/hello:1.2.3',
+          `      value: ghcr.io/example/hello:${tag}`,
           '  target: {kind: Deployment}',
+        );
+      const result = expectEdit(patch('1.2.3'), patch('1.4.0'), { event: TAG_ONLY });
+      expect(result.changed).toEqual([
+        {
+          path: 'patches[0].patch[0].value',
+          line: 5,
+          from: 'ghcr.io/example/hello:1.2.3',
+          to: 'ghcr.io/example/hello:1.4.0',
+        },
+      ]);
+    });
+
+    it('edits the image of a container an inline JSON 6902 patch adds', () => {
+      const patch = (tag: string) =>
+        lines(
+          'patches:',
+          '- target: {kind: Deployment}',
+          '  patch: |',
+          '    - op: add',
+          '      path: /spec/template/spec/containers/-',
+          '      value:',
+          '        name: sidecar',
+          `        image: ghcr.io/example/hello:${tag}`,
+        );
+      expectEdit(patch('1.2.3'), patch('1.4.0'), { event: TAG_ONLY });
+    });
+
+    it('refuses an image inside a folded string with the line of the string', () => {
+      const result = expectRefusal(
+        lines(
+          'patches:',
+          '- patch: >-',
+          '    - {op: replace, path: /spec/template/spec/containers/0/image,',
+          '       value: "ghcr.io/example/hello:1.2.3"}',
         ),
-        { mentions: false, unchanged: false },
+        /holds YAML in a string that Escalator cannot edit byte for byte/,
       );
+      expect(result.refused[0]?.line).toBe(2);
     });
 
     it('ignores prefixes of the repository name and other registries', () => {

@@ -11,8 +11,9 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const docs = readFileSync(join(ROOT, 'docs/troubleshooting.md'), 'utf8').replace(/\\\|/g, '|');
 
-/** Template literals that are messages: assigned to reason, blocked, dotted, or thrown as a UsageError. */
-const MESSAGE = /(?:reason: |blocked = |blocked: |dotted = |UsageError\(|refuse\()\s*[`']((?:[^`'\\]|\\.)*)[`']/g;
+/** Template literals that are messages: assigned to reason, blocked, dotted, elsewhere, or thrown as a UsageError. */
+const MESSAGE =
+  /(?:reason: |blocked = |blocked: |dotted = |elsewhere = |UsageError\(|refuse\()\s*[`']((?:[^`'\\]|\\.)*)[`']/g;
 
 function messages(file: string): Array<{ file: string; text: string }> {
   const source = readFileSync(join(ROOT, file), 'utf8');

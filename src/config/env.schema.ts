@@ -84,6 +84,13 @@ export const EnvSchema = z.object({
     .describe(
       'Path of a Docker `config.json` (`{"auths": {"<host>": {"auth": "<base64 user:password>", "owners": ["<GitHub owner>"]}}}`, or `identitytoken`; what `docker login` writes, plus the GitHub owners each entry serves) with credentials to read images from registries: the digest, created time, platforms, size and source labels shown in pull requests, and the check that an announced tag resolves to the announced digest (an event the registry contradicts is refused). An installation reads only with the entries of its owner (`["*"]`: every installation, on purpose), else anonymously; an entry without `owners` stops the worker at start with the line to add. Unset: registries are read anonymously and events are not verified. See docs/registries.md.',
     ),
+  ESCALATOR_SIGSTORE_TRUSTED_ROOTS: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Directory of Sigstore trusted roots (`<name>.json`, the `trusted_root.json` format of sigstore/protobuf-specs) that `environments[].verify.trustedRoot` names: keyless signatures and provenance are checked against them, offline (nothing is fetched from a transparency log or TUF). Unset: an environment whose policy names signers refuses every image, with this reason. See docs/security.md.',
+    ),
   ESCALATOR_CI_OIDC_AUDIENCE: z
     .string()
     .min(1)

@@ -19,6 +19,7 @@ import { autoMergeHeldBy } from './shared/merge-controls.js';
 import type { JobDeps } from './shared/deps.js';
 import { loadIndexOrRequest, withRepoLease } from './shared/repo-lease.js';
 import { ensureLivingPull } from './shared/living-pull.js';
+import { verifyGate } from './shared/verify-gate.js';
 
 export interface BumpOutcome {
   pull?: { number: number; url: string };
@@ -55,7 +56,8 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
     );
 
   const waiting = await deps.store.candidates.loadCandidates(data, data.environment, data.app);
-  const chosen = chooseCandidates(waiting, index);
+  const verify = verifyGate(deps, data.owner, environment, log);
+  const chosen = await verify.images(chooseCandidates(waiting, index));
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
   const branch = bumpBranch(data.environment, data.app);
@@ -95,10 +97,11 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
       // What changed since what the environment runs now (its files on the default branch).
       const running = base.sha === defaultHead.sha ? files : await loadFilesAt(source, paths, defaultHead.sha);
       const notes = await bumpNotes(deps, data, log, plan.marker.images, readVersions(running), waiting, plan.body);
-      return { ...plan, body: renderBumpBody(plan.marker, plan.refused, notes) };
+      return { ...plan, body: renderBumpBody(plan.marker, plan.refused, verify.withSigned(notes)) };
     },
   });
   const { plan, pull } = result;
+  await verify.report(octokit, id, { pullHead: pull?.headSha, baseSha: result.base.sha, branch });
   if (plan.refused.length > 0) log.warn({ refused: plan.refused }, 'Some files were refused by the editor');
   // Files Escalator would not edit stay on the dashboard until a bump of this app edits cleanly.
   await deps.store.dashboard.recordAttention(

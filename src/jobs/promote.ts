@@ -33,6 +33,7 @@ import { loadRequiredChecks } from '../adapters/github/gates.js';
 import { gateEnforcement } from '../planners/promotion-gates.js';
 import { decideGates, loadEnvFiles, promotedVersions } from './shared/promotion-inputs.js';
 import { promotionNotes } from './shared/pull-notes.js';
+import { verifyGate } from './shared/verify-gate.js';
 import {
   guardRollbacks,
   noteRollbackOutcome,
@@ -122,6 +123,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   // Whether GitHub holds a merge to Escalator's gates: said on the pull request when it does not.
   const required = await loadRequiredChecks(octokit, id, index.defaultBranch);
 
+  const verify = verifyGate(deps, data.owner, target, log);
   const result = await ensureLivingPull({
     octokit,
     store: deps.store,
@@ -187,12 +189,14 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
       };
       // What changed between what the target runs and what it would run: never blocks the promotion.
       const bare = planPromotion({ ...input, apps: entries });
-      const notes = await promotionNotes(
-        deps,
-        { installationId: data.installationId, owner: data.owner, repo: data.repo },
-        log,
-        bare.rows,
-        bare.body,
+      const notes = verify.withSigned(
+        await promotionNotes(
+          deps,
+          { installationId: data.installationId, owner: data.owner, repo: data.repo },
+          log,
+          await verify.rows(bare.rows, entries, onBranch),
+          bare.body,
+        ),
       );
       const plan = planPromotion({ ...input, apps: entries, ...(notes ? { notes } : {}) });
       return {
@@ -210,6 +214,8 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const { plan } = result;
   const { gates, readyAt, healthRecheckAt, opensAt, freezeEndsAt } = plan;
   const pull: PullSummary | null = result.pull;
+  const at = { pullHead: pull?.headSha, baseSha: result.base.sha, branch: promotionBranch(target.name, data.app) };
+  await verify.report(octokit, id, at);
   const outcome: PromoteOutcome = { rows: plan.rows.length, gates, missing: plan.missing };
   if (record && !index.config.dryRun)
     await noteRollbackOutcome(
@@ -257,7 +263,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     await reply({ kind: 'dry-run' });
     return outcome;
   }
-  if (pull && plan.rows.length === 0 && !result.commit) {
+  if (pull && plan.rows.length === 0 && !result.commit && !verify.refused()) {
     const marker = parseMarker(pull.body);
     if (marker?.kind === 'promote') {
       await closePull(

@@ -26,5 +26,9 @@ export function createNotesDeps(env: Env, log: Logger, onRequest?: RegistryClien
       { hosts: registry.hosts(), entries: auth.entries.length },
       'Registry credentials loaded; each serves the owners its entry names, and events for their images are verified',
     );
-  return { registry, webHost: webHostOf(env.GITHUB_API_URL) };
+  return {
+    registry,
+    webHost: webHostOf(env.GITHUB_API_URL),
+    ...(env.ESCALATOR_SIGSTORE_TRUSTED_ROOTS ? { trustedRoots: env.ESCALATOR_SIGSTORE_TRUSTED_ROOTS } : {}),
+  };
 }

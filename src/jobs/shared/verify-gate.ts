@@ -1,0 +1,158 @@
+import type { Octokit } from '../../adapters/github/client.js';
+import { ensureCheckRun, type RepoId } from '../../adapters/github/repo.js';
+import { loadTrustedRoot, readVerifyEvidence } from '../../adapters/registry/signatures.js';
+import type { EnvironmentConfig } from '../../config/repo-config.schema.js';
+import type { Logger } from '../../observability/logger.js';
+import { normalizeName } from '../../planners/image-ref.js';
+import {
+  planVerification,
+  renderSignedSection,
+  renderVerifyCheck,
+  type VerifyDecision,
+} from '../../planners/verify-plan.js';
+import type { JobDeps } from './deps.js';
+
+/**
+ * The verification gate of a bump or a promotion (docs/security.md, "Verify before you promote"):
+ * 1. per image, the digest to be written (the tag's, read from the registry when the plan has none;
+ *    the index digest of a multi-arch image) is read for signatures and attestations
+ * 2. the pure planner decides against the TARGET environment's `verify` policy
+ * 3. images that fail are left out of the plan (nothing of them is written)
+ * 4. `escalator/verify` on the pull request head (or on the default branch when nothing is opened)
+ *    says what was looked for, what was found and what to do
+ * An environment without `verify` passes everything, reads nothing and reports nothing. Results are
+ * kept per digest for the job, so a re-plan after a conflict reads the registry once.
+ */
+export interface VerifyGate {
+  /** Bump: the candidates whose digest satisfies the policy, each with the digest verified. */
+  images<T extends { image: { repository: string; tag: string; digest?: string } }>(chosen: T[]): Promise<T[]>;
+  /**
+   * Promotion: verifies every row and drops, in place, the apps with a row that fails from each
+   * list of entries given. Returns the rows that remain.
+   */
+  rows<R extends { app: string; image: string; to: string; digest?: string | undefined }>(
+    rows: readonly R[],
+    ...entries: Array<Array<{ app: string }>>
+  ): Promise<R[]>;
+  /** Whether the last check left an image out (a promotion it emptied is not "already there"). */
+  refused(): boolean;
+  /** "What changed" with who signed the verified images appended (unchanged without a policy). */
+  withSigned(notes: string): string;
+  /** Posts `escalator/verify`: on `pullHead` when there is a pull request, else on `baseSha` under `escalator/verify <branch>`. */
+  report(
+    octokit: Octokit,
+    id: RepoId,
+    at: { pullHead?: string | undefined; baseSha: string; branch: string },
+  ): Promise<void>;
+}
+
+interface Result {
+  image: string;
+  tag: string;
+  digest: string;
+  decision: VerifyDecision;
+}
+
+export function verifyGate(deps: JobDeps, owner: string, environment: EnvironmentConfig, log: Logger): VerifyGate {
+  const policy = environment.verify;
+  const results = new Map<string, Result>();
+  let last: Result[] = [];
+
+  async function check(repository: string, tag: string, digest: string | undefined): Promise<Result> {
+    const image = normalizeName(repository) ?? repository;
+    const key = `${image}\n${tag}\n${digest ?? ''}`;
+    const known = results.get(key);
+    if (known) return known;
+    const refuse = (reason: string): Result => ({
+      image,
+      tag,
+      digest: digest ?? 'unknown',
+      decision: { passed: false, lookedFor: [], found: [reason], todo: [], signed: [] },
+    });
+    let result: Result;
+    if (!policy) throw new Error('verifyGate: check without a policy');
+    if (!deps.notes)
+      result = refuse(
+        'this worker reads no registry (it runs without registry access), so nothing can be verified; ask the operator to run workers with registry access',
+      );
+    else {
+      const client = deps.notes.registry.forOwner(owner);
+      const resolved = digest ?? (await client.resolve(image, tag))?.digest;
+      if (!resolved) result = refuse(`the registry has no tag ${tag} of ${image}`);
+      else {
+        const trust = policy.trustedRoot
+          ? await loadTrustedRoot(deps.notes.trustedRoots, policy.trustedRoot)
+          : undefined;
+        const evidence = await readVerifyEvidence(client, image, resolved, policy, trust);
+        result = { image, tag, digest: resolved, decision: planVerification(policy, evidence, environment.name) };
+      }
+    }
+    log.info(
+      { environment: environment.name, image, tag, digest: result.digest, passed: result.decision.passed },
+      'Image verified against the environment policy',
+    );
+    results.set(key, result);
+    return result;
+  }
+
+  return {
+    async images(chosen) {
+      if (!policy) return chosen;
+      const kept: typeof chosen = [];
+      last = [];
+      for (const entry of chosen) {
+        const result = await check(entry.image.repository, entry.image.tag, entry.image.digest);
+        last.push(result);
+        // The digest verified is the digest written: a tag that moves later is not re-read.
+        if (result.decision.passed) kept.push({ ...entry, image: { ...entry.image, digest: result.digest } });
+      }
+      return kept;
+    },
+    async rows(rows, ...lists) {
+      if (!policy) return [...rows];
+      last = [];
+      const refusedApps = new Set<string>();
+      for (const row of rows) {
+        const result = await check(row.image, row.to, row.digest);
+        last.push(result);
+        if (!result.decision.passed) refusedApps.add(row.app);
+      }
+      for (const list of lists)
+        for (let i = list.length - 1; i >= 0; i--) if (refusedApps.has(list[i]!.app)) list.splice(i, 1);
+      return rows.filter((row) => !refusedApps.has(row.app));
+    },
+    refused() {
+      return last.some((result) => !result.decision.passed);
+    },
+    withSigned(notes) {
+      if (!policy) return notes;
+      const section = renderSignedSection(last);
+      return section ? (notes ? `${notes}\n\n${section}` : section) : notes;
+    },
+    async report(octokit, id, at) {
+      if (!policy || last.length === 0) return;
+      const refused = last.filter((result) => !result.decision.passed);
+      const written = last.filter((result) => result.decision.passed);
+      // What was refused is never in the pull request: it fails on the default branch, under the branch it would have used.
+      if (refused.length > 0) {
+        const check = renderVerifyCheck(environment.name, last);
+        await ensureCheckRun(octokit, id, at.baseSha, `escalator/verify ${at.branch}`, {
+          status: 'completed',
+          conclusion: 'failure',
+          title: check.title,
+          summary: check.summary,
+        });
+      }
+      // The pull request carries only verified digests: its check says who signed them.
+      if (at.pullHead !== undefined && written.length > 0) {
+        const check = renderVerifyCheck(environment.name, written);
+        await ensureCheckRun(octokit, id, at.pullHead, 'escalator/verify', {
+          status: 'completed',
+          conclusion: 'success',
+          title: check.title,
+          summary: check.summary,
+        });
+      }
+    },
+  };
+}

@@ -86,6 +86,8 @@ export interface VerifyDecision {
 
 export const SLSA_PROVENANCE = /^https:\/\/slsa\.dev\/provenance\/v1$/;
 const MAX_SHOWN = 200;
+/** The most "Signed" adds to a pull request body. */
+export const SIGNED_BUDGET = 6_000;
 
 function clip(text: string, max = MAX_SHOWN): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
@@ -302,5 +304,11 @@ export function renderSignedSection(
     }
   }
   if (shown.length > 10) lines.push(`- …and ${shown.length - 10} more images`);
-  return lines.join('\n');
+  // At most SIGNED_BUDGET characters, cut at a line so no link or code span is left open.
+  let text = '';
+  for (const line of lines) {
+    if (text.length + line.length + 1 > SIGNED_BUDGET) return `${text}- …cut at ${SIGNED_BUDGET} characters`;
+    text += `${line}\n`;
+  }
+  return text.trimEnd();
 }

@@ -267,6 +267,17 @@ describe('verification against a real registry', () => {
     });
   });
 
+  it('never reads signatures from an internal address a repository names', async () => {
+    // The image name comes from a repository file; only the operator's credentials file may name such a host.
+    const strict = new RegistryClient({ onRequest: (info) => requests.push(`refused ${info.host}`) });
+    await expect(
+      readVerifyEvidence(strict, '169.254.169.254/latest/app', `sha256:${'e'.repeat(64)}`, keyed, undefined),
+    ).rejects.toThrow(
+      'Escalator reads a registry on this machine or its private network (169.254.169.254) only when ESCALATOR_REGISTRY_AUTH_FILE names it',
+    );
+    expect(requests.filter((kind) => kind.startsWith('refused'))).toEqual([]);
+  });
+
   it('reads a bounded number of registry requests per verification', () => {
     // Every read went through the one registry client (its budget, credentials and host rules).
     expect(requests.length).toBeGreaterThan(0);

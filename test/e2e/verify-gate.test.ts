@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRegistry, type LocalRegistry } from '../support/oci-images.js';
-import { pushBundle, SigstoreMock } from '../support/signing.js';
-import { eventually, postImage, readFile, startStack, type Stack } from '../support/stack.js';
+import { cosignSign, generateKey, pushBundle, SigstoreMock } from '../support/signing.js';
+import { eventually, postImage, readFile, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 const ISSUER = 'https://token.actions.githubusercontent.com';
 const RELEASE = 'https://github.com/acme/hello/.github/workflows/release.yml@refs/heads/main';
@@ -85,6 +85,7 @@ describe('the verification gate (dev without a policy, prod requiring the releas
       },
     });
     owner = created.full_name.split('/')[0] as string;
+    await waitIndexed(stack, owner, repo);
   }, 90_000);
 
   afterAll(async () => {
@@ -152,5 +153,93 @@ describe('the verification gate (dev without a policy, prod requiring the releas
     const passed = await checkOn(prod.head.sha, 'escalator/verify');
     expect(passed.conclusion).toBe('success');
     expect(passed.output.title).toBe('verify: 1 image satisfy the policy of prod');
+  });
+
+  describe('a bump into an environment that wants a cosign signature', () => {
+    const key = generateKey();
+    const keyed = 'gitops-keyed';
+
+    beforeAll(async () => {
+      const running = await registry.push('team/api', '1.0.0', { seed: 20 });
+      await stack.client.createRepo({
+        name: keyed,
+        files: {
+          '.github/escalator.yml': [
+            'environments:',
+            '  - name: dev',
+            '    paths: ["apps/*/overlays/dev"]',
+            '    from: registry',
+            '    verify:',
+            '      keys:',
+            '        - |',
+            ...key.publicPem
+              .trim()
+              .split('\n')
+              .map((line) => `          ${line}`),
+            'images:',
+            `  - name: ${registry.host}/team/api`,
+            '    pinDigest: true',
+            '',
+          ].join('\n'),
+          'apps/api/overlays/dev/kustomization.yaml': `images:\n  - name: ${registry.host}/team/api\n    newTag: 1.0.0\n    digest: ${running}\n`,
+        },
+      });
+      await waitIndexed(stack, owner, keyed);
+    }, 60_000);
+
+    it(
+      'writes nothing for an unsigned push and says why, then bumps the signed one',
+      { timeout: 150_000 },
+      async () => {
+        const unsigned = await registry.push('team/api', '1.1.0', { seed: 21 });
+        expect((await postImage(stack, `${registry.host}/team/api:1.1.0@${unsigned}`)).status).toBe(202);
+        const main = (await stack.user.rest.repos.getBranch({ owner, repo: keyed, branch: 'main' })).data.commit.sha;
+        const refused = await eventually(
+          async () =>
+            (
+              await stack.user.rest.checks.listForRef({
+                owner,
+                repo: keyed,
+                ref: main,
+                check_name: 'escalator/verify escalator/dev/api',
+              })
+            ).data.check_runs[0],
+          { what: 'the refusal on the default branch', timeoutMs: 60_000 },
+        );
+        expect(refused.conclusion).toBe('failure');
+        expect(refused.output.summary).toContain(`- no signature tag \`sha256-${unsigned.slice(7)}.sig\``);
+        expect((await stack.user.rest.pulls.list({ owner, repo: keyed, state: 'open' })).data).toEqual([]);
+
+        const signed = await registry.push('team/api', '1.2.0', { seed: 22 });
+        await cosignSign(registry.host, 'team/api', signed, key.privateKey);
+        expect((await postImage(stack, `${registry.host}/team/api:1.2.0@${signed}`)).status).toBe(202);
+        const pull = await eventually(
+          async () =>
+            (await stack.user.rest.pulls.list({ owner, repo: keyed, state: 'open' })).data.find((p) =>
+              p.title.includes('1.2.0'),
+            ),
+          { what: 'the bump of the signed image', timeoutMs: 60_000 },
+        );
+        expect(await readFile(stack, owner, keyed, 'apps/api/overlays/dev/kustomization.yaml', pull.head.sha)).toBe(
+          `images:\n  - name: ${registry.host}/team/api\n    newTag: 1.2.0\n    digest: ${signed}\n`,
+        );
+        expect(pull.body).toContain(
+          `#### Signed\n- \`${registry.host}/team/api\`@\`${signed}\`\n  - signed with cosign key 1 of 1`,
+        );
+        const passed = await eventually(
+          async () =>
+            (
+              await stack.user.rest.checks.listForRef({
+                owner,
+                repo: keyed,
+                ref: pull.head.sha,
+                check_name: 'escalator/verify',
+              })
+            ).data.check_runs[0],
+          { what: 'escalator/verify on the bump', timeoutMs: 60_000 },
+        );
+        expect(passed.conclusion).toBe('success');
+      },
+    );
   });
 });

@@ -2,6 +2,7 @@ import {
   closePull,
   createComment,
   ensureCheckRun,
+  loadBranch,
   reportCheck,
   requestReviewers,
   type PullSummary,
@@ -120,10 +121,20 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
       return { rows: 0, gates: [], missing: [] };
     }
   }
+  // A version the target's verify policy refuses is not promoted; an open pull request stays as it was.
+  const verify = verifyGate(deps, data.owner, target, log);
+  const head = target.verify && !rollback ? ((await loadBranch(octokit, id, index.defaultBranch))?.sha ?? '') : '';
+  if (head) apps = await verify.sourceApps({ octokit, index, blobs: deps.store.blobs }, source, apps, head);
+  if (head && apps.length === 0)
+    return verify.stopped(octokit, id, {
+      sha: head,
+      branch: promotionBranch(target.name, data.app),
+      replyTo: data.replyTo,
+      requestedBy: data.requestedBy,
+    });
   // Whether GitHub holds a merge to Escalator's gates: said on the pull request when it does not.
   const required = await loadRequiredChecks(octokit, id, index.defaultBranch);
 
-  const verify = verifyGate(deps, data.owner, target, log);
   const result = await ensureLivingPull({
     octokit,
     store: deps.store,

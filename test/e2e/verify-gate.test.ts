@@ -155,6 +155,41 @@ describe('the verification gate (dev without a policy, prod requiring the releas
     expect(passed.output.title).toBe('verify: 1 image satisfy the policy of prod');
   });
 
+  it(
+    'leaves the open prod pull request as it was when an unsigned version follows, and answers a command',
+    { timeout: 150_000 },
+    async () => {
+      const before = await openPull('escalator/promote/prod/app', '1.2.0');
+      const digest = await registry.push('team/app', '1.3.0', { seed: 4 });
+      expect((await postImage(stack, `${image}:1.3.0@${digest}`)).status).toBe(202);
+      const dev = await openPull('escalator/dev/app', '1.3.0');
+      await stack.client.mergePull(`${owner}/${repo}`, dev.number);
+      const main = (await stack.user.rest.repos.getBranch({ owner, repo, branch: 'main' })).data.commit.sha;
+      const refused = await checkOn(main, 'escalator/verify escalator/promote/prod/app');
+      expect(refused.conclusion).toBe('failure');
+      expect(refused.output.summary).toContain(`\`${digest}\``);
+      await stack.client.comment(`${owner}/${repo}`, before.number, '/escalator promote prod app');
+      const reply = await eventually(
+        async () =>
+          (await stack.user.rest.issues.listComments({ owner, repo, issue_number: before.number })).data.find((c) =>
+            c.body?.includes('Promotion into'),
+          ),
+        { what: 'the answer to /escalator promote', timeoutMs: 60_000 },
+      );
+      expect(reply.body).toContain(
+        'Promotion into **prod**: no pull request, because the versions to promote do not satisfy its `verify` policy. The `escalator/verify escalator/promote/prod/app` check on the default branch says what was looked for, what was found and what to do.',
+      );
+      // The pull request of the verified 1.2.0 is untouched: same head, title and body.
+      const after = (await stack.user.rest.pulls.get({ owner, repo, pull_number: before.number })).data;
+      expect({ state: after.state, head: after.head.sha, title: after.title, body: after.body }).toEqual({
+        state: 'open',
+        head: before.head.sha,
+        title: before.title,
+        body: before.body,
+      });
+    },
+  );
+
   describe('a bump into an environment that wants a cosign signature', () => {
     const key = generateKey();
     const keyed = 'gitops-keyed';

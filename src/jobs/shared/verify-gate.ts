@@ -1,16 +1,20 @@
 import type { Octokit } from '../../adapters/github/client.js';
-import { ensureCheckRun, type RepoId } from '../../adapters/github/repo.js';
+import { createComment, ensureCheckRun, type RepoId } from '../../adapters/github/repo.js';
 import { loadTrustedRoot, readVerifyEvidence } from '../../adapters/registry/signatures.js';
 import type { EnvironmentConfig } from '../../config/repo-config.schema.js';
 import type { Logger } from '../../observability/logger.js';
 import { normalizeName } from '../../planners/image-ref.js';
+import { escapeText } from '../../planners/markdown.js';
 import {
   planVerification,
   renderSignedSection,
   renderVerifyCheck,
   type VerifyDecision,
 } from '../../planners/verify-plan.js';
+import { readVersions } from '../../planners/promotion-plan.js';
 import type { JobDeps } from './deps.js';
+import type { FileSource } from './indexed-files.js';
+import { loadEnvFiles } from './promotion-inputs.js';
 
 /**
  * The verification gate of a bump or a promotion (docs/security.md, "Verify before you promote"):
@@ -34,6 +38,22 @@ export interface VerifyGate {
     rows: readonly R[],
     ...entries: Array<Array<{ app: string }>>
   ): Promise<R[]>;
+  /**
+   * Promotion, before anything is planned: the apps whose versions in `source` (at the default
+   * branch's head `sha`) that differ from the target's all satisfy the policy. An app left out is
+   * not planned, so an open promotion pull request for it stays exactly as it was (its versions,
+   * its gates).
+   */
+  sourceApps(files: FileSource, source: string, apps: string[], sha: string): Promise<string[]>;
+  /**
+   * Nothing left to promote after `sourceApps`: the refusal on the default branch head `sha`, and
+   * the person who asked hears it. The job's outcome.
+   */
+  stopped(
+    octokit: Octokit,
+    id: RepoId,
+    at: { sha: string; branch: string; replyTo?: number | undefined; requestedBy?: string | undefined },
+  ): Promise<{ rows: number; gates: never[]; missing: string[] }>;
   /** Whether the last check left an image out (a promotion it emptied is not "already there"). */
   refused(): boolean;
   /** "What changed" with who signed the verified images appended (unchanged without a policy). */
@@ -56,7 +76,11 @@ interface Result {
 export function verifyGate(deps: JobDeps, owner: string, environment: EnvironmentConfig, log: Logger): VerifyGate {
   const policy = environment.verify;
   const results = new Map<string, Result>();
-  let last: Result[] = [];
+  // What this job checked, once per digest: what the check run and "Signed" show.
+  const seen = new Map<string, Result>();
+  const note = (result: Result): void => {
+    seen.set(`${result.image}\n${result.tag}\n${result.digest}`, result);
+  };
 
   async function check(repository: string, tag: string, digest: string | undefined): Promise<Result> {
     const image = normalizeName(repository) ?? repository;
@@ -99,10 +123,9 @@ export function verifyGate(deps: JobDeps, owner: string, environment: Environmen
     async images(chosen) {
       if (!policy) return chosen;
       const kept: typeof chosen = [];
-      last = [];
       for (const entry of chosen) {
         const result = await check(entry.image.repository, entry.image.tag, entry.image.digest);
-        last.push(result);
+        note(result);
         // The digest verified is the digest written: a tag that moves later is not re-read.
         if (result.decision.passed) kept.push({ ...entry, image: { ...entry.image, digest: result.digest } });
       }
@@ -110,26 +133,55 @@ export function verifyGate(deps: JobDeps, owner: string, environment: Environmen
     },
     async rows(rows, ...lists) {
       if (!policy) return [...rows];
-      last = [];
       const refusedApps = new Set<string>();
       for (const row of rows) {
         const result = await check(row.image, row.to, row.digest);
-        last.push(result);
+        note(result);
         if (!result.decision.passed) refusedApps.add(row.app);
       }
       for (const list of lists)
         for (let i = list.length - 1; i >= 0; i--) if (refusedApps.has(list[i]!.app)) list.splice(i, 1);
       return rows.filter((row) => !refusedApps.has(row.app));
     },
+    async sourceApps(files, source, apps, sha) {
+      if (!policy) return apps;
+      const kept: string[] = [];
+      for (const app of apps) {
+        const running = readVersions(await loadEnvFiles(files, environment.name, app, sha));
+        let passed = true;
+        for (const [name, version] of readVersions(await loadEnvFiles(files, source, app, sha))) {
+          const now = running.get(name);
+          // Only what the promotion would change: images the target runs, at another version.
+          if (!now || (now.tag === version.tag && (now.digest ?? '') === (version.digest ?? ''))) continue;
+          const result = await check(version.repository, version.tag, version.digest);
+          note(result);
+          if (!result.decision.passed) passed = false;
+        }
+        if (passed) kept.push(app);
+      }
+      return kept;
+    },
+    async stopped(octokit, id, at) {
+      await this.report(octokit, id, { baseSha: at.sha, branch: at.branch });
+      if (at.replyTo !== undefined)
+        await createComment(
+          octokit,
+          id,
+          at.replyTo,
+          `${at.requestedBy ? `@${at.requestedBy} ` : ''}Promotion into **${escapeText(environment.name)}**: no pull request, because the versions to promote do not satisfy its \`verify\` policy. The \`escalator/verify ${escapeText(at.branch)}\` check on the default branch says what was looked for, what was found and what to do.`,
+        );
+      return { rows: 0, gates: [], missing: [] };
+    },
     refused() {
-      return last.some((result) => !result.decision.passed);
+      return [...seen.values()].some((result) => !result.decision.passed);
     },
     withSigned(notes) {
       if (!policy) return notes;
-      const section = renderSignedSection(last);
+      const section = renderSignedSection([...seen.values()]);
       return section ? (notes ? `${notes}\n\n${section}` : section) : notes;
     },
     async report(octokit, id, at) {
+      const last = [...seen.values()];
       if (!policy || last.length === 0) return;
       const refused = last.filter((result) => !result.decision.passed);
       const written = last.filter((result) => result.decision.passed);

@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -249,6 +251,47 @@ describe('verification against a real registry', () => {
         "attest the build's provenance for this digest (for example `actions/attest-build-provenance` with `push-to-registry: true`)",
       );
       expect((await decide('team/sbom-only', digest, { ...keyless, provenance: false })).decision.passed).toBe(true);
+    });
+
+    it('reads bundles through the OCI 1.1 referrers API where the registry has it', { timeout: 60_000 }, async () => {
+      const digest = await registry.push('team/referrers-api', '1.0.0', { seed: 15 });
+      await pushBundle(
+        registry.host,
+        'team/referrers-api',
+        digest,
+        await sigstore.attest([digest], SLSA, PREDICATE, RELEASE_CLAIMS),
+      );
+      // In front of docker-registry 2.8 (no referrers API): a registry that answers
+      // GET /v2/<name>/referrers/<digest> with the image index of referrers (distribution-spec
+      // v1.1, "Listing Referrers") and has no referrers tag, so only the API can find the bundle.
+      const tag = digest.replace(':', '-');
+      const asked: string[] = [];
+      const front = createServer((request, response) => {
+        const url = request.url ?? '';
+        asked.push(url);
+        const upstream = url.replace(`/referrers/${digest}`, `/manifests/${tag}`);
+        if (url.endsWith(`/manifests/${tag}`)) {
+          response.writeHead(404).end();
+          return;
+        }
+        void fetch(`http://${registry.host}${upstream}`, { headers: { accept: request.headers.accept ?? '*/*' } }).then(
+          async (answer) => {
+            response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? '' });
+            response.end(Buffer.from(await answer.arrayBuffer()));
+          },
+        );
+      });
+      await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+      try {
+        const host = `127.0.0.1:${(front.address() as AddressInfo).port}`;
+        const trust = await loadTrustedRoot(roots, 'test-root');
+        const evidence = await readVerifyEvidence(client, `${host}/team/referrers-api`, digest, keyless, trust);
+        expect(planVerification(keyless, evidence, 'prod').passed).toBe(true);
+        expect(asked[0]).toBe(`/v2/team/referrers-api/referrers/${digest}`);
+        expect(asked.some((url) => url.endsWith(`/manifests/${tag}`))).toBe(false);
+      } finally {
+        front.close();
+      }
     });
 
     it('fails closed when the trusted root is not mounted', { timeout: 60_000 }, async () => {

@@ -72,7 +72,10 @@ export interface VerifyEvidence {
   /** Null when the image has no signature tag. */
   cosign: CosignFinding[] | null;
   bundles: BundleFinding[];
+  /** What could not be read or checked at all: the gate fails on any. */
   problems: string[];
+  /** What was left unread on purpose (past the bounds): shown, never a pass by itself. */
+  notes?: string[];
 }
 
 export interface VerifyDecision {
@@ -199,7 +202,7 @@ export function planVerification(policy: VerifyPolicy, evidence: VerifyEvidence,
     }
     if (evidence.bundles.length === 0) found.push('no Sigstore bundle among the referrers of this digest');
   }
-  for (const problem of evidence.problems) found.push(escapeText(clip(problem)));
+  for (const problem of [...evidence.problems, ...(evidence.notes ?? [])]) found.push(escapeText(clip(problem)));
 
   const passed = signature && (!policy.provenance || provenance) && evidence.problems.length === 0;
   if (!passed) {

@@ -78,6 +78,13 @@ describe('planVerification', () => {
     );
   });
 
+  it('says what it left unread past its bounds, and still passes on what it read', () => {
+    const notes = ['12 Sigstore bundles refer to this digest; the last 8 listed were read'];
+    const decision = planVerification(keyless, evidence([verified({})], { notes }), 'prod');
+    expect(decision.passed).toBe(true);
+    expect(decision.found.at(-1)).toBe('12 Sigstore bundles refer to this digest; the last 8 listed were read');
+  });
+
   it('fails a bundle about another digest, naming it', () => {
     const decision = planVerification(keyless, evidence([verified({}, [OTHER])]), 'prod');
     expect(decision.passed).toBe(false);

@@ -86,9 +86,14 @@ async function readCosign(
   repository: string,
   digest: string,
   keys: readonly string[],
+  notes: string[],
 ): Promise<CosignFinding[] | null> {
   const manifest = await client.manifest(repository, signatureTag(digest));
   if (!manifest) return null;
+  if ((manifest.body.layers?.length ?? 0) > MAX_SIGNATURES)
+    notes.push(
+      `${manifest.body.layers?.length} signatures in the signature tag; the first ${MAX_SIGNATURES} were read`,
+    );
   const parsed = keys.map((pem) => createPublicKey(pem));
   const findings: CosignFinding[] = [];
   for (const layer of (manifest.body.layers ?? []).slice(0, MAX_SIGNATURES)) {
@@ -240,7 +245,7 @@ async function readBundles(
   repository: string,
   digest: string,
   trust: TrustMaterial,
-  problems: string[],
+  notes: string[],
 ): Promise<BundleFinding[]> {
   const index =
     (await client.referrers(repository, digest)) ?? (await client.manifest(repository, referrersTag(digest)));
@@ -248,8 +253,9 @@ async function readBundles(
   const bundles = (index.body.manifests ?? []).filter((entry) =>
     (entry.artifactType ?? '').startsWith(SIGSTORE_BUNDLE_PREFIX),
   );
+  // Reading fewer can only miss a proof, never invent one: what is left unread is said, not refused.
   if (bundles.length > MAX_BUNDLES)
-    problems.push(`${bundles.length} Sigstore bundles refer to this digest; the newest ${MAX_BUNDLES} were read`);
+    notes.push(`${bundles.length} Sigstore bundles refer to this digest; the last ${MAX_BUNDLES} listed were read`);
   const findings: BundleFinding[] = [];
   for (const entry of bundles.slice(-MAX_BUNDLES)) {
     const manifest = await client.manifest(repository, entry.digest);
@@ -286,17 +292,18 @@ export async function readVerifyEvidence(
   if (!/^sha256:[0-9a-f]{64}$/.test(digest))
     throw new RegistryError(`${digest} is not a sha256 digest; Escalator verifies sha256 digests only`, 'invalid');
   const problems: string[] = [];
-  const cosign = policy.keys.length > 0 ? await readCosign(client, repository, digest, policy.keys) : null;
+  const notes: string[] = [];
+  const cosign = policy.keys.length > 0 ? await readCosign(client, repository, digest, policy.keys, notes) : null;
   let bundles: BundleFinding[] = [];
   if (policy.signers.length > 0) {
     if (typeof trust === 'string' || trust === undefined)
       problems.push(trust ?? `no trusted root ${policy.trustedRoot ?? ''} is loaded, so no bundle can be checked`);
-    else bundles = await readBundles(client, repository, digest, trust, problems);
+    else bundles = await readBundles(client, repository, digest, trust, notes);
   }
-  return { repository, digest, cosign, bundles, problems };
+  return { repository, digest, cosign, bundles, problems, ...(notes.length ? { notes } : {}) };
 }
 
-const roots = new Map<string, { at: number; mtimeMs: number; trust: TrustMaterial }>();
+const roots = new Map<string, { mtimeMs: number; trust: TrustMaterial }>();
 
 /**
  * The trusted root `<name>.json` the operator mounted in `dir` (ESCALATOR_SIGSTORE_TRUSTED_ROOTS),
@@ -316,7 +323,7 @@ export async function loadTrustedRoot(dir: string | undefined, name: string): Pr
     if (info.size > 1024 * 1024) return `the trusted root ${name} is larger than 1 MiB`;
     const trust = toTrustMaterial(TrustedRoot.fromJSON(JSON.parse(await readFile(path, 'utf8'))));
     if (roots.size >= 32) roots.delete(roots.keys().next().value as string);
-    roots.set(path, { at: Date.now(), mtimeMs: info.mtimeMs, trust });
+    roots.set(path, { mtimeMs: info.mtimeMs, trust });
     return trust;
   } catch (error) {
     return `the trusted root ${name} cannot be read from ESCALATOR_SIGSTORE_TRUSTED_ROOTS (${(error as NodeJS.ErrnoException).code ?? 'not a Sigstore trusted root'}); ask the operator to mount ${name}.json there`;

@@ -1,4 +1,8 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/index.js';
 import { formatProblems, parseRepoConfig, type ConfigProblem } from '../../src/config/repo-config.js';
 
 const lines = (...xs: string[]) => `${xs.join('\n')}\n`;
@@ -205,4 +209,34 @@ describe('environments[].verify', () => {
     it(`refuses ${name}, with the line and the fix`, () => {
       expect(problemsOf(yaml)).toEqual(problems);
     });
+});
+
+describe('escalator validate-config with a bad verify policy', () => {
+  it('prints each problem as file:line:col with the fix, and exits 2', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'escalator-verify-cli-'));
+    writeFileSync(
+      join(dir, 'escalator.yml'),
+      lines(
+        ...env,
+        '      signers:',
+        '        - issuer: https://token.actions.githubusercontent.com',
+        '      keys: [nope]',
+      ),
+    );
+    let stderr = '';
+    const code = await runCli(['validate-config', 'escalator.yml'], {
+      stdout: () => undefined,
+      stderr: (text) => (stderr += text),
+      cwd: dir,
+    });
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      [
+        'escalator.yml:6:7: signers need a trustedRoot (add trustedRoot: with the name of the Sigstore trusted root the operator mounted (docs/security.md))',
+        'escalator.yml:7:11: a signer names no subject (add subject: (the exact identity) or subjectPattern: (an anchored RE2 pattern); without one, anyone the issuer vouches for would pass)',
+        'escalator.yml:8:14: the key is not a PEM public key (paste the whole cosign.pub, from "-----BEGIN PUBLIC KEY-----" to "-----END PUBLIC KEY-----", as a block scalar (keys: [|]))',
+        '',
+      ].join('\n'),
+    );
+  });
 });

@@ -13,6 +13,7 @@ import { loadRenderedFiles } from './shared/rendered-files.js';
 import { normalizeName } from '../planners/image-ref.js';
 import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../planners/tag-policy.js';
 import type { BumpJob } from '../queue/jobs.js';
+import { enqueueBump } from '../queue/enqueue.js';
 import type { ProcessorContext } from '../queue/worker.js';
 import { noteFailure, refreshDashboard } from './shared/dashboard-refresh.js';
 import { autoMergeHeldBy } from './shared/merge-controls.js';
@@ -58,6 +59,8 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
   const waiting = await deps.store.candidates.loadCandidates(data, data.environment, data.app);
   const verify = verifyGate(deps, data.owner, environment, log);
   const chosen = await verify.images(chooseCandidates(waiting, index));
+  // An image whose signature is not there yet stays waiting, and is checked again (verify-gate.ts).
+  const unsigned = verify.waiting(waiting);
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
   const branch = bumpBranch(data.environment, data.app);
@@ -139,8 +142,15 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
     data,
     data.environment,
     data.app,
-    waiting.map((candidate) => candidate.field),
+    waiting.filter((candidate) => !unsigned.includes(candidate)).map((candidate) => candidate.field),
   );
+  if (unsigned.length > 0)
+    await enqueueBump(
+      deps.producer,
+      data,
+      { deliveryId: `verify-${deps.now().getTime()}`, tag: 'recheck' },
+      deps.debounceMs * 20,
+    );
 
   if (environment.autoMerge && pull && !index.config.dryRun) {
     // A freeze or a closed window holds auto-merge back (docs/controls.md); the dashboard says so.

@@ -223,11 +223,13 @@ describe('the verification gate (dev without a policy, prod requiring the releas
     }, 60_000);
 
     it(
-      'writes nothing for an unsigned push and says why, then bumps the signed one',
+      'refuses a push signed by another key, and bumps one announced before it was signed once it is',
       { timeout: 150_000 },
       async () => {
-        const unsigned = await registry.push('team/api', '1.1.0', { seed: 21 });
-        expect((await postImage(stack, `${registry.host}/team/api:1.1.0@${unsigned}`)).status).toBe(202);
+        // Signed with a key the environment does not trust: refused at once, nothing written.
+        const foreign = await registry.push('team/api', '1.1.0', { seed: 21 });
+        await cosignSign(registry.host, 'team/api', foreign, generateKey().privateKey);
+        expect((await postImage(stack, `${registry.host}/team/api:1.1.0@${foreign}`)).status).toBe(202);
         const main = (await stack.user.rest.repos.getBranch({ owner, repo: keyed, branch: 'main' })).data.commit.sha;
         const refused = await eventually(
           async () =>
@@ -242,12 +244,15 @@ describe('the verification gate (dev without a policy, prod requiring the releas
           { what: 'the refusal on the default branch', timeoutMs: 60_000 },
         );
         expect(refused.conclusion).toBe('failure');
-        expect(refused.output.summary).toContain(`- no signature tag \`sha256-${unsigned.slice(7)}.sig\``);
+        expect(refused.output.summary).toContain('- a signature that none of the keys verifies');
         expect((await stack.user.rest.pulls.list({ owner, repo: keyed, state: 'open' })).data).toEqual([]);
 
+        // Announced before CI signed it (the usual order): the bump waits for the signature.
         const signed = await registry.push('team/api', '1.2.0', { seed: 22 });
-        await cosignSign(registry.host, 'team/api', signed, key.privateKey);
         expect((await postImage(stack, `${registry.host}/team/api:1.2.0@${signed}`)).status).toBe(202);
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        expect((await stack.user.rest.pulls.list({ owner, repo: keyed, state: 'open' })).data).toEqual([]);
+        await cosignSign(registry.host, 'team/api', signed, key.privateKey);
         const pull = await eventually(
           async () =>
             (await stack.user.rest.pulls.list({ owner, repo: keyed, state: 'open' })).data.find((p) =>

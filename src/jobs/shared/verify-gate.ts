@@ -31,6 +31,12 @@ export interface VerifyGate {
   /** Bump: the candidates whose digest satisfies the policy, each with the digest verified. */
   images<T extends { image: { repository: string; tag: string; digest?: string } }>(chosen: T[]): Promise<T[]>;
   /**
+   * Bump: candidates refused only because nothing was found yet, pushed less than
+   * SIGNATURE_WAIT_MS ago. CI signs after it pushes, and the push's event often comes first: these
+   * stay waiting (not reported, not forgotten) and the caller asks for another bump later.
+   */
+  waiting<C extends { repository: string; tag: string; digest?: string; receivedAt: string }>(candidates: C[]): C[];
+  /**
    * Promotion: verifies every row and drops, in place, the apps with a row that fails from each
    * list of entries given. Returns the rows that remain.
    */
@@ -71,7 +77,12 @@ interface Result {
   tag: string;
   digest: string;
   decision: VerifyDecision;
+  /** Nothing at all was found (no signature tag, no bundle, nothing unreadable): it may still be on its way. */
+  absent?: boolean;
 }
+
+/** How long a pushed image may wait for its signature before a bump refuses it for good. */
+export const SIGNATURE_WAIT_MS = 10 * 60_000;
 
 export function verifyGate(deps: JobDeps, owner: string, environment: EnvironmentConfig, log: Logger): VerifyGate {
   const policy = environment.verify;
@@ -108,7 +119,17 @@ export function verifyGate(deps: JobDeps, owner: string, environment: Environmen
           ? await loadTrustedRoot(deps.notes.trustedRoots, policy.trustedRoot)
           : undefined;
         const evidence = await readVerifyEvidence(client, image, resolved, policy, trust);
-        result = { image, tag, digest: resolved, decision: planVerification(policy, evidence, environment.name) };
+        const absent =
+          (evidence.cosign === null || evidence.cosign.length === 0) &&
+          evidence.bundles.length === 0 &&
+          evidence.problems.length === 0;
+        result = {
+          image,
+          tag,
+          digest: resolved,
+          decision: planVerification(policy, evidence, environment.name),
+          ...(absent ? { absent } : {}),
+        };
       }
     }
     log.info(
@@ -130,6 +151,23 @@ export function verifyGate(deps: JobDeps, owner: string, environment: Environmen
         if (result.decision.passed) kept.push({ ...entry, image: { ...entry.image, digest: result.digest } });
       }
       return kept;
+    },
+    waiting(candidates) {
+      if (!policy) return [];
+      const now = deps.now().getTime();
+      return candidates.filter((candidate) => {
+        const image = normalizeName(candidate.repository) ?? candidate.repository;
+        const result = results.get(`${image}\n${candidate.tag}\n${candidate.digest ?? ''}`);
+        const wait = !!result?.absent && now - Date.parse(candidate.receivedAt) < SIGNATURE_WAIT_MS;
+        if (wait && result) {
+          seen.delete(`${result.image}\n${result.tag}\n${result.digest}`);
+          log.info(
+            { environment: environment.name, image, tag: candidate.tag },
+            'No signature yet; the bump checks again',
+          );
+        }
+        return wait;
+      });
     },
     async rows(rows, ...lists) {
       if (!policy) return [...rows];

@@ -21,6 +21,8 @@ import {
   WindowConfig,
   WindowsConfig,
   EnvironmentConfig,
+  VerifyConfig,
+  SignerConfig,
   ImageConfig,
   RepoConfig,
 } from '../src/config/repo-config.schema.js';
@@ -50,6 +52,8 @@ const OBJECTS = new Map<z.ZodType, string>([
   [StatusSource, 'StatusSource'],
   [WindowsConfig, 'WindowsConfig'],
   [WindowConfig, 'WindowConfig'],
+  [VerifyConfig, 'VerifyConfig'],
+  [SignerConfig, 'SignerConfig'],
 ]);
 
 interface FieldDoc {

@@ -95,6 +95,13 @@ export const EnvSchema = z.object({
     .describe(
       'Registry hosts read from another registry, as JSON (`{"ghcr.io": "http://127.0.0.1:5000"}`), as a containerd mirror is: the OCI Distribution paths stay and `ns=<host>` names the registry the image is from. When set, no other registry host is contacted (pull requests say so for its images). `npm run sandbox` sets it to its local registry, so nothing leaves the machine. Unset: every image is read from the host its name says.',
     ),
+  ESCALATOR_SIGSTORE_TRUSTED_ROOTS: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Directory of Sigstore trusted roots (`<name>.json`, the `trusted_root.json` format of sigstore/protobuf-specs) that `environments[].verify.trustedRoot` names: keyless signatures and provenance are checked against them, offline (nothing is fetched from a transparency log or TUF). Unset: an environment whose policy names signers refuses every image, with this reason. See docs/security.md.',
+    ),
   ESCALATOR_CI_OIDC_AUDIENCE: z
     .string()
     .min(1)

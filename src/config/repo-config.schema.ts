@@ -10,6 +10,7 @@
  * problem tells the user what to write instead); where a JSON Schema `pattern` can say the same,
  * it is attached with `.meta({ pattern })` for editors, and tests prove both agree.
  */
+import { createPublicKey } from 'node:crypto';
 import { RE2JSSyntaxException } from 're2js';
 import semver from 'semver';
 import { z } from 'zod';
@@ -491,6 +492,193 @@ function checkWindowSet(value: unknown, ctx: z.RefinementCtx): void {
   }
 }
 
+// ── Verification ─────────────────────────────────────────────────────────────────────────────
+
+/** The name of a Sigstore trusted root the operator mounted: `<name>.json` in ESCALATOR_SIGSTORE_TRUSTED_ROOTS. */
+export const TRUSTED_ROOT_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+function checkTrustedRootName(text: string): ValueProblem | undefined {
+  if (TRUSTED_ROOT_NAME_PATTERN.test(text) && !text.includes('..')) return undefined;
+  return {
+    message: `${quoteValue(text)} is not a trusted root name`,
+    hint: 'write the name of a file the operator mounted in ESCALATOR_SIGSTORE_TRUSTED_ROOTS, without ".json": lowercase letters, digits, ".", "-" and "_", like "public-good"',
+  };
+}
+
+/** A cosign public key in PEM (`cosign.pub`); at most 8 KiB. */
+function checkPublicKey(text: string): ValueProblem | undefined {
+  const hint =
+    'paste the whole cosign.pub, from "-----BEGIN PUBLIC KEY-----" to "-----END PUBLIC KEY-----", as a block scalar (keys: [|])';
+  if (text.length > 8192) return { message: 'the public key is longer than 8 KiB', hint };
+  if (!/^\s*-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\s]+-----END PUBLIC KEY-----\s*$/.test(text))
+    return { message: 'the key is not a PEM public key', hint };
+  try {
+    const key = createPublicKey(text);
+    if (key.asymmetricKeyType !== 'ec' && key.asymmetricKeyType !== 'rsa' && key.asymmetricKeyType !== 'ed25519')
+      return {
+        message: `the key is an ${key.asymmetricKeyType ?? 'unknown'} key`,
+        hint: 'cosign signs with ECDSA (P-256), RSA or Ed25519 keys',
+      };
+    return undefined;
+  } catch {
+    return { message: 'the public key cannot be read (its base64 is damaged)', hint };
+  }
+}
+
+function checkIssuer(text: string): ValueProblem | undefined {
+  if (/^https:\/\/[A-Za-z0-9.-]+(:\d+)?(\/[\x21-\x7e]*)?$/.test(text) && text.length <= 256) return undefined;
+  return {
+    message: `issuer ${quoteValue(text)} is not an https URL`,
+    hint: 'write the OIDC issuer that signed the identity, like "https://token.actions.githubusercontent.com" for GitHub Actions',
+  };
+}
+
+function checkSubject(text: string): ValueProblem | undefined {
+  if (text.length > 0 && text.length <= 1024 && !/\s/.test(text)) return undefined;
+  return {
+    message: `subject ${quoteValue(text)} is empty, too long or holds spaces`,
+    hint: 'write the certificate subject exactly, like "https://github.com/acme/hello/.github/workflows/release.yml@refs/heads/main"',
+  };
+}
+
+function checkSubjectPattern(text: string): ValueProblem | undefined {
+  const hint =
+    'write an RE2 pattern matched against the whole subject, like "^https://github\\.com/acme/[^/]+/\\.github/workflows/release\\.yml@refs/tags/v.*$"';
+  if (text.length > 1024) return { message: 'subjectPattern is longer than 1,024 characters', hint };
+  try {
+    compileTagPattern(text);
+  } catch (error) {
+    const reason = error instanceof RE2JSSyntaxException ? error.error : String(error);
+    return { message: `subjectPattern is not a valid RE2 regular expression: ${reason}`, hint };
+  }
+  if (!text.startsWith('^') || !text.endsWith('$'))
+    return {
+      message: `subjectPattern ${quoteValue(text)} is not anchored`,
+      hint: `start it with ^ and end it with $ (${quoteValue(`^${text.replace(/^\^/, '').replace(/\$$/, '')}$`)}), or any subject that merely contains it would pass`,
+    };
+  return undefined;
+}
+
+/** `owner/name` of a GitHub repository. */
+export const SOURCE_REPOSITORY_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}\/[A-Za-z0-9._-]{1,100}$/;
+
+function checkSourceRepository(text: string): ValueProblem | undefined {
+  if (SOURCE_REPOSITORY_PATTERN.test(text)) return undefined;
+  return {
+    message: `${quoteValue(text)} is not a repository`,
+    hint: 'write owner/name of the repository the image is built from, like "acme/hello"',
+  };
+}
+
+/**
+ * Signer. Who must have signed a Sigstore bundle (keyless): the certificate Fulcio issued names
+ * the identity (subject), the OIDC issuer and, for CI identities, the source repository.
+ */
+export const SignerConfig = z
+  .strictObject({
+    /** The OIDC issuer, exactly: `https://token.actions.githubusercontent.com` for GitHub Actions. */
+    issuer: checkedString(checkIssuer),
+    /**
+     * The certificate's subject, exactly: for GitHub Actions the workflow,
+     * `https://github.com/acme/hello/.github/workflows/release.yml@refs/heads/main`.
+     * @default none; write subject or subjectPattern
+     */
+    subject: checkedString(checkSubject).optional(),
+    /**
+     * An RE2 pattern, anchored with `^` and `$`, that the whole subject must match, for a workflow
+     * run from any tag: `^https://github\.com/acme/hello/\.github/workflows/release\.yml@refs/tags/v.*$`.
+     * @default none; write subject or subjectPattern
+     */
+    subjectPattern: checkedString(checkSubjectPattern).optional(),
+    /**
+     * The repository the signing workflow ran in (`owner/name`), read from the certificate's
+     * source repository extension.
+     * @default any repository
+     */
+    repository: checkedString(checkSourceRepository, SOURCE_REPOSITORY_PATTERN).optional(),
+  })
+  .superRefine(checkSigner, { when: () => true });
+export type SignerConfig = z.infer<typeof SignerConfig>;
+
+/**
+ * Verification. What an image must carry before Escalator writes it into this environment: a
+ * cosign signature by one of `keys`, or a Sigstore bundle by one of `signers`, and with
+ * `provenance` a SLSA provenance attestation of the image's digest (docs/security.md).
+ */
+export const VerifyConfig = z
+  .strictObject({
+    /**
+     * Cosign public keys in PEM (`cosign.pub`). A signature in the image's `sha256-<digest>.sig`
+     * tag made with any of them satisfies the policy.
+     * @default []
+     */
+    keys: z.array(checkedString(checkPublicKey)).max(16).default([]),
+    /**
+     * Keyless signers. A Sigstore bundle attached to the image (OCI referrers) whose certificate
+     * chains to `trustedRoot` and names one of them satisfies the policy.
+     * @default []
+     */
+    signers: z.array(SignerConfig).max(16).default([]),
+    /**
+     * The Sigstore trusted root that keyless bundles are checked against: the name of a file
+     * `<name>.json` the operator mounted in ESCALATOR_SIGSTORE_TRUSTED_ROOTS. Nothing is fetched.
+     * @default none; required with signers
+     */
+    trustedRoot: checkedString(checkTrustedRootName, TRUSTED_ROOT_NAME_PATTERN).optional(),
+    /**
+     * Also require SLSA provenance (`https://slsa.dev/provenance/v1`) whose subject is the
+     * image's digest, in a Sigstore bundle by one of `signers`.
+     * @default false
+     */
+    provenance: z.boolean().default(false),
+  })
+  .superRefine(checkVerify, { when: () => true });
+export type VerifyConfig = z.infer<typeof VerifyConfig>;
+
+function checkSigner(signer: unknown, ctx: z.RefinementCtx): void {
+  const subject = field(signer, 'subject');
+  const pattern = field(signer, 'subjectPattern');
+  if ((subject === undefined) === (pattern === undefined))
+    ctx.addIssue({
+      code: 'custom',
+      path: subject === undefined ? [] : ['subjectPattern'],
+      message: subject === undefined ? 'a signer names no subject' : 'a signer has both subject and subjectPattern',
+      params: {
+        hint:
+          subject === undefined
+            ? 'add subject: (the exact identity) or subjectPattern: (an anchored RE2 pattern); without one, anyone the issuer vouches for would pass'
+            : 'keep one: subject for one exact identity, subjectPattern for several',
+      },
+    });
+}
+
+function checkVerify(verify: unknown, ctx: z.RefinementCtx): void {
+  const keys = field(verify, 'keys');
+  const signers = field(verify, 'signers');
+  const hasKeys = Array.isArray(keys) && keys.length > 0;
+  const hasSigners = Array.isArray(signers) && signers.length > 0;
+  const add = (path: string[], message: string, hint: string) =>
+    ctx.addIssue({ code: 'custom', path, message, params: { hint } });
+  if (!hasKeys && !hasSigners)
+    add(
+      [],
+      'verify names no key and no signer',
+      'add keys: (cosign public keys) or signers: (keyless identities), or remove verify',
+    );
+  if (hasSigners && field(verify, 'trustedRoot') === undefined)
+    add(
+      ['signers'],
+      'signers need a trustedRoot',
+      'add trustedRoot: with the name of the Sigstore trusted root the operator mounted (docs/security.md)',
+    );
+  if (field(verify, 'provenance') === true && !hasSigners)
+    add(
+      ['provenance'],
+      'provenance needs signers',
+      'SLSA provenance is checked in a keyless Sigstore bundle: add signers: naming the workflow that builds the image',
+    );
+}
+
 /**
  * Environment. The paths it owns in this repository, where its images come from, and the gates
  * a change passes before it lands.
@@ -561,6 +749,12 @@ export const EnvironmentConfig = z.strictObject({
    * @default none; any time
    */
   windows: WindowsConfig.optional(),
+  /**
+   * What an image must carry to be written into this environment, by a bump or a promotion
+   * (docs/security.md): without it, no check.
+   * @default none; nothing is verified
+   */
+  verify: VerifyConfig.optional(),
 });
 export type EnvironmentConfig = z.infer<typeof EnvironmentConfig>;
 

@@ -35,5 +35,9 @@ export function createNotesDeps(env: Env, log: Logger, onRequest?: RegistryClien
       { mirrors: Object.fromEntries([...mirrors.mirrors].map(([host, url]) => [host, url.origin])) },
       'Registries are read only through ESCALATOR_REGISTRY_MIRRORS; no other registry host is contacted',
     );
-  return { registry, webHost: webHostOf(env.GITHUB_API_URL) };
+  return {
+    registry,
+    webHost: webHostOf(env.GITHUB_API_URL),
+    ...(env.ESCALATOR_SIGSTORE_TRUSTED_ROOTS ? { trustedRoots: env.ESCALATOR_SIGSTORE_TRUSTED_ROOTS } : {}),
+  };
 }

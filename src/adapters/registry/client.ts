@@ -106,6 +106,7 @@ export interface ManifestAnswer {
 
 const Descriptor = z.object({
   mediaType: z.string().optional(),
+  artifactType: z.string().optional(),
   digest: z.string().regex(/^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$/),
   size: z.number().int().nonnegative(),
   annotations: z.record(z.string(), z.string()).optional(),
@@ -114,6 +115,7 @@ const Descriptor = z.object({
 const Manifest = z.object({
   schemaVersion: z.literal(2),
   mediaType: z.string().optional(),
+  artifactType: z.string().optional(),
   config: Descriptor.optional(),
   layers: z.array(Descriptor).optional(),
   manifests: z.array(Descriptor).optional(),
@@ -303,6 +305,37 @@ export class RegistryClient {
     }
     return {
       digest: header?.startsWith('sha256:') || !header ? (header ?? digest) : digest,
+      mediaType: body.mediaType ?? contentType(response),
+      body,
+      bytes: bytes.length,
+    };
+  }
+
+  /**
+   * The referrers of a manifest (OCI Distribution 1.1, "Listing Referrers":
+   * `GET /v2/<name>/referrers/<digest>`), an image index; null when the registry does not serve
+   * the API (404), so the caller falls back to the referrers tag schema (`sha256-<hex>`, the same
+   * spec's "Referrers Tag Schema"). Read with the same bounds as a manifest.
+   */
+  async referrers(repository: string, digest: string): Promise<ManifestAnswer | null> {
+    const { host, name } = splitRepository(repository);
+    const response = await this.#request(host, name, 'GET', `/v2/${name}/referrers/${digest}`, 'manifest', {
+      accept: MEDIA_TYPES.ociIndex,
+    });
+    if (response.status === 404) {
+      await response.body?.cancel();
+      return null;
+    }
+    await expectOk(response, host, `referrers of ${name}@${digest}`);
+    const bytes = await readLimited(response, this.#options.maxBytes, `the referrers of ${name}@${digest} on ${host}`);
+    let body: Manifest;
+    try {
+      body = Manifest.parse(JSON.parse(bytes.toString('utf8')));
+    } catch {
+      throw new RegistryError(`${host} served referrers of ${name}@${digest} that are not an OCI index`, 'invalid');
+    }
+    return {
+      digest: `sha256:${createHash('sha256').update(bytes).digest('hex')}`,
       mediaType: body.mediaType ?? contentType(response),
       body,
       bytes: bytes.length,

@@ -12,13 +12,14 @@ import { editSettingsFrom } from '../../planners/image-edit/index.js';
 import { loadRenderedFiles } from '../shared/rendered-files.js';
 import { normalizeName } from '../../planners/image-ref.js';
 import { acceptsTag, compareTags, policyFor, type TagPolicy } from '../../planners/tag-policy.js';
-import type { BumpJob } from './job.js';
+import { enqueueBump, type BumpJob } from './job.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import { noteFailure, refreshDashboard } from '../shared/dashboard-refresh.js';
 import { autoMergeHeldBy } from './merge-controls.js';
 import type { JobDeps } from '../shared/deps.js';
 import { loadIndexOrRequest, withRepoLease } from '../shared/repo-lease.js';
 import { ensureLivingPull } from '../shared/living-pull.js';
+import { verifyGate } from '../shared/verify-gate.js';
 
 export interface BumpOutcome {
   pull?: { number: number; url: string };
@@ -55,7 +56,10 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
     );
 
   const waiting = await deps.store.candidates.loadCandidates(data, data.environment, data.app);
-  const chosen = chooseCandidates(waiting, index);
+  const verify = verifyGate(deps, data.owner, environment, log);
+  const chosen = await verify.images(chooseCandidates(waiting, index));
+  // An image whose signature is not there yet stays waiting, and is checked again (verify-gate.ts).
+  const unsigned = verify.waiting(waiting);
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
   const branch = bumpBranch(data.environment, data.app);
@@ -95,10 +99,11 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
       // What changed since what the environment runs now (its files on the default branch).
       const running = base.sha === defaultHead.sha ? files : await loadFilesAt(source, paths, defaultHead.sha);
       const notes = await bumpNotes(deps, data, log, plan.marker.images, readVersions(running), waiting, plan.body);
-      return { ...plan, body: renderBumpBody(plan.marker, plan.refused, notes) };
+      return { ...plan, body: renderBumpBody(plan.marker, plan.refused, verify.withSigned(notes)) };
     },
   });
   const { plan, pull } = result;
+  await verify.report(octokit, id, { pullHead: pull?.headSha, baseSha: result.base.sha, branch });
   if (plan.refused.length > 0) log.warn({ refused: plan.refused }, 'Some files were refused by the editor');
   // Files Escalator would not edit stay on the dashboard until a bump of this app edits cleanly.
   await deps.store.dashboard.recordAttention(
@@ -136,8 +141,15 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
     data,
     data.environment,
     data.app,
-    waiting.map((candidate) => candidate.field),
+    waiting.filter((candidate) => !unsigned.includes(candidate)).map((candidate) => candidate.field),
   );
+  if (unsigned.length > 0)
+    await enqueueBump(
+      deps.producer,
+      data,
+      { deliveryId: `verify-${deps.now().getTime()}`, tag: 'recheck' },
+      deps.debounceMs * 20,
+    );
 
   if (environment.autoMerge && pull && !index.config.dryRun) {
     // A freeze or a closed window holds auto-merge back (docs/controls.md); the dashboard says so.

@@ -12,6 +12,7 @@ import { decideGates, loadEnvFiles, promotedVersions } from '../shared/promotion
 import { promotionNotes } from '../shared/pull-notes.js';
 import type { PromoteJob } from './job.js';
 import type { RollbackRun } from './rollback.js';
+import type { VerifyGate } from '../shared/verify-gate.js';
 
 type Environment = NonNullable<RepoIndex['config']>['environments'][number];
 
@@ -27,6 +28,8 @@ export interface PromotionRun {
   /** The base branch's required checks: which gates hold a merge. */
   required: RequiredChecks;
   now: number;
+  /** The target's verify policy: who signed, shown in "What changed". */
+  verify: VerifyGate;
 }
 
 /** A promotion's plan, with its gates and the times they change. */
@@ -44,7 +47,7 @@ export function promotionPlanner(
   run: PromotionRun,
   log: ProcessorContext['log'],
 ): (base: BranchHead, open: unknown, defaultHead: BranchHead, marker: PullMarker | null) => Promise<PromotionRunPlan> {
-  const { data, index, octokit, target, source, required, now } = run;
+  const { data, index, octokit, target, source, required, now, verify } = run;
   const { versions: rollback, record, because, apps } = run.rollback;
   return async (base, _open, defaultHead, marker) => {
     const files = { octokit, index, blobs: deps.store.blobs };
@@ -95,12 +98,14 @@ export function promotionPlanner(
     };
     // What changed between what the target runs and what it would run: never blocks the promotion.
     const bare = planPromotion({ ...input, apps: entries });
-    const notes = await promotionNotes(
-      deps,
-      { installationId: data.installationId, owner: data.owner, repo: data.repo },
-      log,
-      bare.rows,
-      bare.body,
+    const notes = verify.withSigned(
+      await promotionNotes(
+        deps,
+        { installationId: data.installationId, owner: data.owner, repo: data.repo },
+        log,
+        await verify.rows(bare.rows, entries, onBranch),
+        bare.body,
+      ),
     );
     const plan = planPromotion({ ...input, apps: entries, ...(notes ? { notes } : {}) });
     return {

@@ -3,6 +3,7 @@ import {
   closePull,
   createComment,
   ensureCheckRun,
+  loadBranch,
   reportCheck,
   requestReviewers,
   type PullSummary,
@@ -30,6 +31,7 @@ import { noteRollbackOutcome } from '../shared/rollback-run.js';
 import { postGates, scheduleRechecks } from './gates.js';
 import { promotionPlanner, type PromotionRunPlan } from './plan.js';
 import { resolveRollback } from './rollback.js';
+import { verifyGate } from '../shared/verify-gate.js';
 
 export interface PromoteOutcome {
   pull?: number;
@@ -77,15 +79,31 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
   const now = deps.now().getTime();
-  const rollbackRun = await resolveRollback(
+  const resolved = await resolveRollback(
     deps,
     index,
     { target: target.name, source, apps: data.app ? [data.app] : appsOf(index, [source, target.name]), now },
     data,
     log,
   );
-  if (!rollbackRun) return { rows: 0, gates: [], missing: [] };
-  const { versions: rollback, record, keepOnly } = rollbackRun;
+  if (!resolved) return { rows: 0, gates: [], missing: [] };
+  const { versions: rollback, record, keepOnly } = resolved;
+  // A version the target's verify policy refuses is not promoted; an open pull request stays as it was.
+  const verify = verifyGate(deps, data.owner, target, log);
+  const head = target.verify && !rollback ? ((await loadBranch(octokit, id, index.defaultBranch))?.sha ?? '') : '';
+  const rollbackRun = head
+    ? {
+        ...resolved,
+        apps: await verify.sourceApps({ octokit, index, blobs: deps.store.blobs }, source, resolved.apps, head),
+      }
+    : resolved;
+  if (head && rollbackRun.apps.length === 0)
+    return verify.stopped(octokit, id, {
+      sha: head,
+      branch: promotionBranch(target.name, data.app),
+      replyTo: data.replyTo,
+      requestedBy: data.requestedBy,
+    });
   // Whether GitHub holds a merge to Escalator's gates: said on the pull request when it does not.
   const required = await loadRequiredChecks(octokit, id, index.defaultBranch);
 
@@ -103,12 +121,18 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     // (a push), and a report only moves their gates, so an agent reporting an environment healthy
     // never proposes again versions a rollback just took back out.
     openNew: !keepOnly && data.reason !== 'hold' && data.reason !== 'freeze' && data.reason !== 'health',
-    plan: promotionPlanner(deps, { data, index, octokit, target, source, rollback: rollbackRun, required, now }, log),
+    plan: promotionPlanner(
+      deps,
+      { data, index, octokit, target, source, rollback: rollbackRun, required, now, verify },
+      log,
+    ),
   });
 
   const { plan } = result;
   const { gates } = plan;
   const pull: PullSummary | null = result.pull;
+  const at = { pullHead: pull?.headSha, baseSha: result.base.sha, branch: promotionBranch(target.name, data.app) };
+  await verify.report(octokit, id, at);
   const outcome: PromoteOutcome = { rows: plan.rows.length, gates, missing: plan.missing };
   if (record && !index.config.dryRun)
     await noteRollbackOutcome(
@@ -156,7 +180,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     await reply({ kind: 'dry-run' });
     return outcome;
   }
-  if (pull && plan.rows.length === 0 && !result.commit) {
+  if (pull && plan.rows.length === 0 && !result.commit && !verify.refused()) {
     const marker = parseMarker(pull.body);
     if (marker?.kind === 'promote') {
       await closePull(

@@ -11,6 +11,8 @@ export interface NotesDeps {
   registry: RegistryAccess;
   /** `github.com`, or the GitHub Enterprise host: source URLs on it are read through the App. */
   webHost: string;
+  /** ESCALATOR_SIGSTORE_TRUSTED_ROOTS: where the trusted roots of verification policies are mounted. */
+  trustedRoots?: string;
 }
 
 /** One image of a pull request: what the environment runs, what is proposed, and what its sender said of its source. */

@@ -125,20 +125,25 @@ function wantsDashboard(dir: string): boolean {
 }
 
 /**
- * With `dashboard: true` Escalator opens its dashboard issue when it indexes the repository, and
- * issues and pull requests share numbers: wait (up to a minute) until it is issue 1, so the
- * printed steps can name the pull requests that follow it. Undefined when it did not come.
+ * With `dashboard: true` Escalator opens its dashboard issue when it indexes the repository (wait up
+ * to a minute). Issues and pull requests share numbers, and the promotions the first index opens
+ * may come before it, so it is found by its title among the repository's issues, not by number.
+ * Undefined when it did not come.
  */
 async function waitForDashboardIssue(apiUrl: string, repository: string, token: string): Promise<number | undefined> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline && !starting.signal.aborted) {
-    const issue = await fetch(`${apiUrl}/repos/${repository}/issues/1`, {
+    const issues = await fetch(`${apiUrl}/repos/${repository}/issues?state=all&per_page=100`, {
       headers: { authorization: `token ${token}`, accept: 'application/vnd.github+json' },
     }).then(
-      async (response) => (response.ok ? ((await response.json()) as { title: string; number: number }) : undefined),
-      () => undefined,
+      async (response) =>
+        response.ok
+          ? ((await response.json()) as Array<{ title: string; number: number; pull_request?: unknown }>)
+          : [],
+      () => [],
     );
-    if (issue) return issue.title === DASHBOARD_TITLE ? issue.number : undefined;
+    const dashboard = issues.find((issue) => !issue.pull_request && issue.title === DASHBOARD_TITLE);
+    if (dashboard) return dashboard.number;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   return undefined;
@@ -230,7 +235,7 @@ try {
     );
     if (dashboard !== undefined) {
       more.push(
-        `Issue ${dashboard} is the dashboard (dashboard: true): ${sandbox.ready.repository_url}/issues/${dashboard}; the pull requests come after it.`,
+        `Issue ${dashboard} is the dashboard (dashboard: true): ${sandbox.ready.repository_url}/issues/${dashboard}.`,
         '',
       );
     } else

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { SandboxClient, type Simulator, startSimulator } from '@escalator/github-sandbox';
 import { Octokit } from '@octokit/rest';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createLogger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator, type StartOptions } from '../../src/main/server.js';
@@ -203,19 +204,32 @@ export async function readFile(stack: Stack, owner: string, repo: string, path: 
   return Buffer.from(data.content, 'base64').toString('utf8');
 }
 
-/** Wait until Escalator has indexed a repository (at a given commit, when `sha` is set). */
+/**
+ * Wait until Escalator has indexed a repository (at a given commit, when `sha` is set) and the
+ * index job that wrote it has finished: the index is saved before the job records each app's
+ * version history and plans promotions (src/jobs/subscription-index.ts), so a test acting on the
+ * first sight of the index would race the rest of that job.
+ */
 export async function waitIndexed(stack: Stack, owner: string, repo: string, sha?: string): Promise<void> {
   const redis = new Redis(redisUrl);
+  const index = new Queue('index', { connection: redis, prefix: stack.prefix });
+  const same = (a: unknown, b: string) => typeof a === 'string' && a.toLowerCase() === b.toLowerCase();
   try {
     await eventually(
       async () => {
         const text = await redis.get(`${stack.prefix}:index:repo:${owner}/${repo}`);
         if (!text) return undefined;
-        return !sha || (JSON.parse(text) as { sha: string }).sha === sha ? true : undefined;
+        if (sha && (JSON.parse(text) as { sha: string }).sha !== sha) return undefined;
+        // A resync indexes every repository in one job; an index job names its repository.
+        const running = (await index.getActive()).some(
+          (job) => !('owner' in (job.data as object)) || (same(job.data.owner, owner) && same(job.data.repo, repo)),
+        );
+        return running ? undefined : true;
       },
       { what: `${owner}/${repo} to be indexed${sha ? ` at ${sha.slice(0, 7)}` : ''}` },
     );
   } finally {
+    await index.close();
     await redis.quit();
   }
 }

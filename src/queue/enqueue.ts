@@ -167,6 +167,11 @@ export async function enqueueResync(producer: Producer, reason: string): Promise
   await producer.enqueue('index', ResyncJob, { reason }, { ...JOB_OPTIONS.resync, jobId: 'resync' });
 }
 
+/** True while a rebuild of the subscription index is queued or running (it is forgotten when it ends). */
+export async function resyncPending(producer: Producer): Promise<boolean> {
+  return (await producer.queue('index').getJob('resync')) !== undefined;
+}
+
 /**
  * Deliver one coalescing window to one agent target: at once, or after `delay`; BullMQ
  * deduplication by window folds every event of the window into the waiting job.

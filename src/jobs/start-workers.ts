@@ -119,6 +119,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
     lockDuration: env.ESCALATOR_LOCK_MS,
     stalledInterval: env.ESCALATOR_LOCK_MS,
     maxStalledCount: 5,
+    busyRetryMs: env.ESCALATOR_BUSY_RETRY_MS,
   };
   const workers = [
     createWorker('image', ImageJob, (data, context) => processImageJob(deps, data, context), {

@@ -100,7 +100,8 @@ export interface StackOptions {
 
 /**
  * Starts the simulator and Escalator (every role, in this process) on real Redis under a random
- * prefix, with a registry and a CI token and a 200 ms debounce; `env` goes over those (a key set
+ * prefix, with a registry and a CI token, a 200 ms debounce and a 100 ms busy-repository retry
+ * (ESCALATOR_BUSY_RETRY_MS; 1 s in production); `env` goes over those (a key set
  * to undefined leaves the product's default). `close()` stops both and deletes the prefix's keys.
  */
 export async function startStack(
@@ -122,6 +123,7 @@ export async function startStack(
       ESCALATOR_REGISTRY_TOKEN: registryToken,
       ESCALATOR_CI_TOKEN: ciToken,
       ESCALATOR_DEBOUNCE_MS: '200',
+      ESCALATOR_BUSY_RETRY_MS: '100',
       ...env,
     },
     {

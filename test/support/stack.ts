@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { SandboxClient, type Simulator, startSimulator } from '@escalator/github-sandbox';
 import { Octokit } from '@octokit/rest';
-import { Queue } from 'bullmq';
+import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createLogger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator, type StartOptions } from '../../src/main/server.js';
@@ -232,6 +232,30 @@ export async function waitIndexed(stack: Stack, owner: string, repo: string, sha
     );
   } finally {
     await index.close();
+    await redis.quit();
+  }
+}
+
+/**
+ * Wait until a delayed job of `queue` matches `match` (a re-check the product scheduled), then
+ * run it now (`job.promote()`), after `before` (a test moves the jobs' clock to the job's time
+ * there), instead of waiting for it in real time. Returns the job as it was found.
+ */
+export async function runDelayedNow(
+  stack: Stack,
+  queue: string,
+  match: (job: Job) => boolean,
+  options: { what: string; before?: (job: Job) => void },
+): Promise<Job> {
+  const redis = new Redis(redisUrl);
+  const jobs = new Queue(queue, { connection: redis, prefix: stack.prefix });
+  try {
+    const job = await eventually(async () => (await jobs.getDelayed()).find(match), { what: options.what });
+    options.before?.(job);
+    await job.promote();
+    return job;
+  } finally {
+    await jobs.close();
     await redis.quit();
   }
 }

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { WaitingFirstSequencer } from './test/support/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -6,8 +7,11 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 180_000,
-    // Integration tests share one Redis and real git repositories on disk; two cores.
+    // Integration tests share one Redis (each under its own key prefix) and real git repositories
+    // on disk. Two cores, but the files that boot the product mostly wait on jobs and webhooks
+    // (about a quarter of a core each): a third worker keeps both cores busy.
     pool: 'forks',
-    maxWorkers: 2,
+    maxWorkers: 3,
+    sequence: { sequencer: WaitingFirstSequencer },
   },
 });

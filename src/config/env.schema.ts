@@ -212,6 +212,15 @@ export const EnvSchema = z.object({
     .describe(
       'How long a crashed worker can hold a job or a repository lease before another worker takes over. @default 30000',
     ),
+  ESCALATOR_BUSY_RETRY_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(60_000)
+    .default(1_000)
+    .describe(
+      'How long a job waits before it tries again when another job holds its repository, plus up to twice that at random; a job that yields its worker to another installation waits a quarter of it. Tests lower it. @default 1000',
+    ),
   ESCALATOR_RELAY_TARGETS: z
     .string()
     .min(1)

@@ -117,6 +117,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
     lockDuration: env.ESCALATOR_LOCK_MS,
     stalledInterval: env.ESCALATOR_LOCK_MS,
     maxStalledCount: 5,
+    busyRetryMs: env.ESCALATOR_BUSY_RETRY_MS,
   };
   const context: WorkerContext = {
     deps,

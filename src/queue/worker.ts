@@ -8,6 +8,9 @@ import { FairShare, installationOf } from './fair-share.js';
 import { LeaseBusyError } from './lease.js';
 import { queuePrefix, type QueueName } from './names.js';
 
+/** ESCALATOR_BUSY_RETRY_MS's default: a busy repository's job waits 1–3 s, a yielding one 0.25–0.75 s. */
+export const DEFAULT_BUSY_RETRY_MS = 1_000;
+
 export interface ProcessorContext {
   job: Job;
   log: Logger;
@@ -35,7 +38,11 @@ export function wrapProcessor<S extends z.ZodType>(
   log: Logger,
   fair?: FairShare,
   onFinalFailure?: FinalFailure<z.infer<S>>,
+  /** The wait before a job whose repository is busy runs again (ESCALATOR_BUSY_RETRY_MS); default 1 s. */
+  busyRetryMs = DEFAULT_BUSY_RETRY_MS,
 ) {
+  /** `base` plus up to twice it at random, so jobs that met on one repository do not meet again. */
+  const later = (base: number) => Date.now() + base + Math.floor(Math.random() * 2 * base);
   /** Tell the hook; a failing report is logged and never hides the job's own error. */
   const report = async (data: z.infer<S>, error: unknown, context: ProcessorContext): Promise<void> => {
     if (!onFinalFailure) return;
@@ -61,7 +68,7 @@ export function wrapProcessor<S extends z.ZodType>(
     if (fair && installation !== undefined && !(await fair.acquire(installation, job.id as string))) {
       jobLog.debug({ installationId: installation }, 'Job yields its worker to another installation that is waiting');
       jobsYielded.inc({ queue });
-      await job.moveToDelayed(Date.now() + 250 + Math.floor(Math.random() * 500), token);
+      await job.moveToDelayed(later(Math.max(1, Math.floor(busyRetryMs / 4))), token);
       throw new DelayedError();
     }
     const timer = jobDuration.startTimer({ queue });
@@ -73,7 +80,7 @@ export function wrapProcessor<S extends z.ZodType>(
       if (error instanceof LeaseBusyError) {
         // Another job holds the repository: wait without using an attempt.
         timer({ outcome: 'delayed' });
-        await job.moveToDelayed(Date.now() + 1_000 + Math.floor(Math.random() * 2_000), token);
+        await job.moveToDelayed(later(busyRetryMs), token);
         throw new DelayedError();
       }
       const kind = classifyError(error);
@@ -116,6 +123,8 @@ export function createWorker<S extends z.ZodType>(
     prefix?: string;
     fairShare?: boolean;
     onFinalFailure?: FinalFailure<z.infer<S>>;
+    /** ESCALATOR_BUSY_RETRY_MS (see wrapProcessor). */
+    busyRetryMs?: number;
   } & Partial<WorkerOptions>,
 ): Worker {
   const {
@@ -125,13 +134,14 @@ export function createWorker<S extends z.ZodType>(
     prefix = queuePrefix,
     fairShare = false,
     onFinalFailure,
+    busyRetryMs = DEFAULT_BUSY_RETRY_MS,
     ...rest
   } = options;
   // Half the workers per installation while another waits: one tenant's backlog never holds them all.
   const fair = fairShare
     ? new FairShare(connection, { prefix, queue, share: Math.max(1, Math.floor(concurrency / 2)) })
     : undefined;
-  return new Worker(queue, wrapProcessor(queue, schema, processor, log, fair, onFinalFailure), {
+  return new Worker(queue, wrapProcessor(queue, schema, processor, log, fair, onFinalFailure, busyRetryMs), {
     connection,
     prefix,
     concurrency,

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { RepoState } from '../../src/adapters/store/repo-state.js';
-import { eventually, postImage, redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
+import {
+  eventually,
+  postImage,
+  redisUrl,
+  startStack,
+  waitIndexed,
+  runDelayedNow,
+  type Stack,
+} from '../support/stack.js';
 
 const owner = 'developer';
 const overlay = (tag: string) => `images:\n  - name: ghcr.io/example/hello\n    newTag: ${tag}\n`;
@@ -10,8 +18,10 @@ const configOf = (stagingExtra = '') =>
 
 /**
  * Windows and freezes end to end (sandbox GitHub, real Redis). Time is the jobs' clock
- * (`deps.now`), moved by an offset from the system's; delayed jobs wait real milliseconds, so a
- * window that opens in 30 simulated seconds opens in 30 real ones.
+ * (`deps.now`), moved by an offset from the system's; delayed jobs wait real milliseconds, so the
+ * window test moves the clock to the opening and runs the re-plan the product scheduled for it at
+ * once, instead of waiting 30 real seconds. The freeze waits out its 30 s: its assertion compares
+ * GitHub's own merge time, which no offset moves.
  */
 describe('release controls (sandbox GitHub, real Redis)', () => {
   let stack: Stack;
@@ -106,6 +116,11 @@ describe('release controls (sandbox GitHub, real Redis)', () => {
       expect(
         (await stack.user.rest.pulls.get({ owner, repo: 'window', pull_number: pull.number })).data.merged_at,
       ).toBeNull();
+      // The re-plan waits in Redis for the opening: move the clock there and run it now.
+      await runDelayedNow(stack, 'promote', (job) => job.data.repo === 'window' && job.data.reason === 'window', {
+        what: 'the re-plan at the opening',
+        before: () => (offset += opening - simNow()),
+      });
       const done = await merged('window', pull.number);
       // Merged by the re-plan at the opening, not before it (GitHub stamps whole seconds).
       expect(Date.parse(done.merged_at!) + offset).toBeGreaterThan(opening - 1_000);

@@ -26,6 +26,7 @@ describe('scale out: 2 web + 3 worker processes', () => {
       LOG_LEVEL: 'silent',
       ESCALATOR_CI_TOKEN: 'ci-token-for-scale-out',
       ESCALATOR_DEBOUNCE_MS: '300',
+      ESCALATOR_BUSY_RETRY_MS: '100',
       ESCALATOR_REDIS_PREFIX: `scale-${randomUUID().slice(0, 8)}`,
     };
     for (let i = 0; i < 2; i++)

@@ -5,6 +5,7 @@ import { registryOf, registrySources } from '../../src/events/index.js';
 import { agentNames } from '../../src/events/agents/index.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { EnvError, startEscalator, type RunningEscalator } from '../../src/main/server.js';
+import { redisUrl } from '../support/stack.js';
 
 const { privateKey } = generateKeyPairSync('rsa', {
   modulusLength: 2048,
@@ -17,7 +18,7 @@ const baseEnv: NodeJS.ProcessEnv = {
   WEBHOOK_SECRET: 'test-secret',
   PORT: '0',
   HOST: '127.0.0.1',
-  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+  REDIS_URL: redisUrl,
   LOG_LEVEL: 'silent',
 } as NodeJS.ProcessEnv;
 

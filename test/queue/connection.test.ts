@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import {
   clusterSafePrefix,
@@ -12,6 +13,7 @@ import {
   waitForRedis,
 } from '../../src/queue/connection.js';
 import { freePort } from '../support/net.js';
+import { redisUrl } from '../support/stack.js';
 
 describe('REDIS_URL', () => {
   it.each([
@@ -71,7 +73,12 @@ describe('REDIS_URL', () => {
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'escalator-sentinel-'));
     const config = join(dir, 'sentinel.conf');
-    writeFileSync(config, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor primary 127.0.0.1 6379 1\n`);
+    // The primary is the tests' Redis (REDIS_URL), wherever it listens.
+    const { host, port: primaryPort } = new Redis(redisUrl, { lazyConnect: true }).options;
+    writeFileSync(
+      config,
+      `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor primary ${host} ${primaryPort} 1\n`,
+    );
     execFileSync('redis-server', [
       config,
       '--sentinel',

@@ -7,8 +7,9 @@ import { ConfigError, RateLimitError } from '../../src/observability/errors.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { wrapProcessor } from '../../src/queue/worker.js';
 import { jobId } from '../../src/queue/names.js';
+import { LeaseBusyError } from '../../src/queue/lease.js';
+import { redisUrl } from '../support/stack.js';
 
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const log = createLogger({ level: 'silent' });
 const schema = z.object({ n: z.number() });
 
@@ -31,6 +32,7 @@ describe('the processor wrapper (real Redis)', () => {
     processor: (data: { n: number }) => Promise<unknown>,
     attempts = 3,
     onFinalFailure?: (data: { n: number }, error: Error) => Promise<void>,
+    busyRetryMs?: number,
   ) {
     const name = `test-${randomUUID()}`;
     const queue = new Queue(name, {
@@ -48,6 +50,7 @@ describe('the processor wrapper (real Redis)', () => {
         log,
         undefined,
         onFinalFailure ? (d, e) => onFinalFailure(d, e) : undefined,
+        busyRetryMs,
       ),
       { connection },
     );
@@ -126,6 +129,26 @@ describe('the processor wrapper (real Redis)', () => {
     const job = await queue.add('x', { n: 'not a number' } as unknown as { n: number });
     await expect(job.waitUntilFinished(events, 10_000)).rejects.toThrow(/job data for queue bump is invalid: n:/);
     expect(calls).toBe(0);
+  });
+
+  it('runs a job whose repository was busy again after ESCALATOR_BUSY_RETRY_MS, without using an attempt', async () => {
+    const runs: number[] = [];
+    const { queue, events } = await setup(
+      async () => {
+        runs.push(Date.now());
+        if (runs.length === 1) throw new LeaseBusyError('another worker holds the repository');
+        return 'done';
+      },
+      1,
+      undefined,
+      50,
+    );
+    const job = await queue.add('x', { n: 1 });
+    await expect(job.waitUntilFinished(events, 10_000)).resolves.toBe('done');
+    expect(runs).toHaveLength(2);
+    // 50 ms plus up to 100 at random: well before the 1 s the default would wait.
+    expect(runs[1]! - runs[0]!).toBeGreaterThanOrEqual(50);
+    expect(runs[1]! - runs[0]!).toBeLessThan(1_000);
   });
 
   it('delays a rate-limited job until the reset, then completes it', async () => {

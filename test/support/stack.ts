@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { SandboxClient, type Simulator, startSimulator } from '@escalator/github-sandbox';
 import { Octokit } from '@octokit/rest';
+import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createLogger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator, type StartOptions } from '../../src/main/server.js';
@@ -99,7 +100,8 @@ export interface StackOptions {
 
 /**
  * Starts the simulator and Escalator (every role, in this process) on real Redis under a random
- * prefix, with a registry and a CI token and a 200 ms debounce; `env` goes over those (a key set
+ * prefix, with a registry and a CI token, a 200 ms debounce and a 100 ms busy-repository retry
+ * (ESCALATOR_BUSY_RETRY_MS; 1 s in production); `env` goes over those (a key set
  * to undefined leaves the product's default). `close()` stops both and deletes the prefix's keys.
  */
 export async function startStack(
@@ -121,6 +123,7 @@ export async function startStack(
       ESCALATOR_REGISTRY_TOKEN: registryToken,
       ESCALATOR_CI_TOKEN: ciToken,
       ESCALATOR_DEBOUNCE_MS: '200',
+      ESCALATOR_BUSY_RETRY_MS: '100',
       ...env,
     },
     {
@@ -203,19 +206,56 @@ export async function readFile(stack: Stack, owner: string, repo: string, path: 
   return Buffer.from(data.content, 'base64').toString('utf8');
 }
 
-/** Wait until Escalator has indexed a repository (at a given commit, when `sha` is set). */
+/**
+ * Wait until Escalator has indexed a repository (at a given commit, when `sha` is set) and the
+ * index job that wrote it has finished: the index is saved before the job records each app's
+ * version history and plans promotions (src/jobs/subscription-index.ts), so a test acting on the
+ * first sight of the index would race the rest of that job.
+ */
 export async function waitIndexed(stack: Stack, owner: string, repo: string, sha?: string): Promise<void> {
   const redis = new Redis(redisUrl);
+  const index = new Queue('index', { connection: redis, prefix: stack.prefix });
+  const same = (a: unknown, b: string) => typeof a === 'string' && a.toLowerCase() === b.toLowerCase();
   try {
     await eventually(
       async () => {
         const text = await redis.get(`${stack.prefix}:index:repo:${owner}/${repo}`);
         if (!text) return undefined;
-        return !sha || (JSON.parse(text) as { sha: string }).sha === sha ? true : undefined;
+        if (sha && (JSON.parse(text) as { sha: string }).sha !== sha) return undefined;
+        // A resync indexes every repository in one job; an index job names its repository.
+        const running = (await index.getActive()).some(
+          (job) => !('owner' in (job.data as object)) || (same(job.data.owner, owner) && same(job.data.repo, repo)),
+        );
+        return running ? undefined : true;
       },
       { what: `${owner}/${repo} to be indexed${sha ? ` at ${sha.slice(0, 7)}` : ''}` },
     );
   } finally {
+    await index.close();
+    await redis.quit();
+  }
+}
+
+/**
+ * Wait until a delayed job of `queue` matches `match` (a re-check the product scheduled), then
+ * run it now (`job.promote()`), after `before` (a test moves the jobs' clock to the job's time
+ * there), instead of waiting for it in real time. Returns the job as it was found.
+ */
+export async function runDelayedNow(
+  stack: Stack,
+  queue: string,
+  match: (job: Job) => boolean,
+  options: { what: string; before?: (job: Job) => void },
+): Promise<Job> {
+  const redis = new Redis(redisUrl);
+  const jobs = new Queue(queue, { connection: redis, prefix: stack.prefix });
+  try {
+    const job = await eventually(async () => (await jobs.getDelayed()).find(match), { what: options.what });
+    options.before?.(job);
+    await job.promote();
+    return job;
+  } finally {
+    await jobs.close();
     await redis.quit();
   }
 }

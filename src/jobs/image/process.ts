@@ -4,7 +4,7 @@ import { acceptsTag, policyFor } from '../../planners/tag-policy.js';
 import { scopeRefusal } from '../../events/image-published.js';
 import { REFUSED_FOR_SENDER, type ImageJobResult, type ImageTarget } from '../../events/outcome.js';
 import { IndexMissingError } from '../../observability/errors.js';
-import { enqueueBump, enqueueResync } from '../../queue/enqueue.js';
+import { enqueueBump, enqueueResync, resyncPending } from '../../queue/enqueue.js';
 import type { ImageJob } from './job.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import type { JobDeps } from '../shared/deps.js';
@@ -33,13 +33,18 @@ export async function processImageJob(
   const { event, scope } = data;
   const name = normalizeName(event.repository) ?? event.repository;
   const using = await deps.store.subscriptions.reposUsing(name);
+  // While a rebuild runs, the index holds the repositories read so far: fanning out to those alone
+  // would lose the event for the rest (found by the scale-out test: one repository never got the
+  // newest image). The event waits for the rebuild instead.
+  const rebuilding = async () =>
+    !(await deps.store.subscriptions.isBuilt()) && (using.length === 0 || (await resyncPending(deps.producer)));
+  if (await rebuilding()) {
+    await enqueueResync(deps.producer, 'index missing');
+    throw new IndexMissingError(
+      'the subscription index is being rebuilt from GitHub; this image event retries after it',
+    );
+  }
   if (using.length === 0) {
-    if (!(await deps.store.subscriptions.isBuilt())) {
-      await enqueueResync(deps.producer, 'index missing');
-      throw new IndexMissingError(
-        'the subscription index is being rebuilt from GitHub; this image event retries after it',
-      );
-    }
     log.info({ image: name, tag: event.tag, by: scope.by }, 'No repository uses this image; the event changes nothing');
     return { scheduled: 0, targets: [], nothing: 'no-environment' };
   }

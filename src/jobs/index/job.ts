@@ -34,3 +34,8 @@ export async function enqueueIndex(producer: Producer, data: IndexJob, key: stri
 export async function enqueueResync(producer: Producer, reason: string): Promise<void> {
   await producer.enqueue(indexKind.name, ResyncJob, { reason }, { ...RESYNC_OPTIONS, jobId: 'resync' });
 }
+
+/** True while a rebuild of the subscription index is queued or running (it is forgotten when it ends). */
+export async function resyncPending(producer: Producer): Promise<boolean> {
+  return (await producer.queue(indexKind.name).getJob('resync')) !== undefined;
+}

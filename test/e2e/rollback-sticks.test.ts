@@ -147,12 +147,13 @@ environments:
         };
         /** One reconcile cycle: a push, the agent reporting it, and dev → staging planned again from that report. */
         const cycle = async (n: number) => {
+          // Before the push: the run the report starts may finish before the report is seen here.
+          const seen = Date.now();
           const { sha } = await stack.client.commit(`${owner}/${repo}`, {
             branch: 'main',
             files: { 'notes.md': `cycle ${n}\n` },
           });
           await reported(devObject, sha);
-          const seen = Date.now();
           return eventually(
             async () => {
               const runs = (await stagingRuns(seen)).filter((run) => run.data.reason === 'health');

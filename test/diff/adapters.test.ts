@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -12,6 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { repoWith as repoWithCommits } from '../support/git-repo.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   cleanToolError,
@@ -30,45 +30,8 @@ const scratch = mkdtempSync(join(tmpdir(), 'escalator-render-adapters-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 let counter = 0;
 
-const env = {
-  PATH: process.env.PATH ?? '',
-  HOME: scratch,
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@t.invalid',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@t.invalid',
-};
-function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', ['-C', dir, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    .toString('utf8')
-    .trim();
-}
-
 /** A repository with one commit per entry: files to write (string) or delete (null). */
-function repoWith(...commits: Array<Record<string, string | null>>): { dir: string; shas: string[] } {
-  const dir = join(scratch, `repo-${counter++}`);
-  mkdirSync(dir);
-  git(dir, 'init', '-q', '-b', 'main');
-  const shas: string[] = [];
-  for (const files of commits) {
-    for (const [path, content] of Object.entries(files)) {
-      const full = join(dir, path);
-      if (content === null) rmSync(full, { force: true });
-      else {
-        mkdirSync(join(full, '..'), { recursive: true });
-        rmSync(full, { force: true });
-        if (content.startsWith('symlink:')) symlinkSync(content.slice('symlink:'.length), full);
-        else writeFileSync(full, content);
-      }
-    }
-    git(dir, 'add', '-A');
-    git(dir, 'commit', '-q', '--allow-empty', '-m', `c${shas.length}`);
-    shas.push(git(dir, 'rev-parse', 'HEAD'));
-  }
-  return { dir, shas };
-}
+const repoWith = (...commits: Array<Record<string, string | null>>) => repoWithCommits(scratch, ...commits);
 
 function fakeTool(name: string, script: string): string {
   const path = join(scratch, `${name}-${counter++}`);

@@ -11,14 +11,14 @@
  * kustomize, in `proxy` isolation (the mode where the attack worked: /proc and loopback are
  * reachable), with a canary HTTP server on 127.0.0.1 that must see no request.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoWith as repoWithCommits } from '../support/git-repo.js';
 import { LocalGitSourceTree, renderAndDiff } from '../../src/adapters/render/index.js';
 import { refuseHelmChart } from '../../src/adapters/render/helm.js';
 import { refuseKustomization } from '../../src/adapters/render/kustomize.js';
@@ -343,35 +343,7 @@ describe('the attack through renderAndDiff with the real helm and kustomize, in 
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  const env = {
-    PATH: process.env.PATH ?? '',
-    HOME: scratch,
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_AUTHOR_NAME: 't',
-    GIT_AUTHOR_EMAIL: 't@t.invalid',
-    GIT_COMMITTER_NAME: 't',
-    GIT_COMMITTER_EMAIL: 't@t.invalid',
-  };
-  function repoWith(...commits: Array<Record<string, string>>): { dir: string; shas: string[] } {
-    const dir = mkdtempSync(join(scratch, 'repo-'));
-    const git = (...args: string[]): string =>
-      execFileSync('git', ['-C', dir, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-        .toString('utf8')
-        .trim();
-    git('init', '-q', '-b', 'main');
-    const shas: string[] = [];
-    for (const files of commits) {
-      for (const [path, content] of Object.entries(files)) {
-        mkdirSync(dirname(join(dir, path)), { recursive: true });
-        writeFileSync(join(dir, path), content);
-      }
-      git('add', '-A');
-      git('commit', '-q', '-m', `c${shas.length}`);
-      shas.push(git('rev-parse', 'HEAD'));
-    }
-    return { dir, shas };
-  }
+  const repoWith = (...commits: Array<Record<string, string>>) => repoWithCommits(scratch, ...commits);
 
   it('takes no revision that git would read as an option', () => {
     const { dir, shas } = repoWith({ 'a.yaml': 'a: 1\n' });

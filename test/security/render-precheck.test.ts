@@ -8,13 +8,14 @@
  * server on 127.0.0.1 that must receive no request.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gitEnv, repoWith as repoWithCommits, runGit } from '../support/git-repo.js';
 import { LocalGitSourceTree, renderAndDiff, type SourceTree } from '../../src/adapters/render/index.js';
 import { refuseHelmChart } from '../../src/adapters/render/helm.js';
 import { refuseKustomization } from '../../src/adapters/render/kustomize.js';
@@ -465,38 +466,9 @@ describe('the pre-check through renderAndDiff', () => {
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  const env = {
-    PATH: process.env.PATH ?? '',
-    HOME: scratch,
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_AUTHOR_NAME: 't',
-    GIT_AUTHOR_EMAIL: 't@t.invalid',
-    GIT_COMMITTER_NAME: 't',
-    GIT_COMMITTER_EMAIL: 't@t.invalid',
-  };
-  const git = (dir: string, ...args: string[]): string =>
-    execFileSync('git', ['-C', dir, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-      .toString('utf8')
-      .trim();
-  function repoWith(...commits: Array<Record<string, string>>): { dir: string; shas: string[] } {
-    const dir = mkdtempSync(join(scratch, 'repo-'));
-    git(dir, 'init', '-q', '-b', 'main');
-    const shas: string[] = [];
-    for (const files of commits) {
-      for (const [path, content] of Object.entries(files)) {
-        const full = join(dir, path);
-        mkdirSync(join(full, '..'), { recursive: true });
-        rmSync(full, { force: true, recursive: true });
-        if (content.startsWith('symlink:')) symlinkSync(content.slice('symlink:'.length), full);
-        else writeFileSync(full, content);
-      }
-      git(dir, 'add', '-A');
-      git(dir, 'commit', '-q', '--allow-empty', '-m', `c${shas.length}`);
-      shas.push(git(dir, 'rev-parse', 'HEAD'));
-    }
-    return { dir, shas };
-  }
+  const env = gitEnv(scratch);
+  const git = (dir: string, ...args: string[]): string => runGit(env, dir, ...args);
+  const repoWith = (...commits: Array<Record<string, string>>) => repoWithCommits(scratch, ...commits);
 
   it('refuses the hostile targets with their reasons in the comment, fetches nothing, and renders the good target beside them', async () => {
     const url = `http://127.0.0.1:${port}`;

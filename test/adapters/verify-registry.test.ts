@@ -13,10 +13,17 @@ import {
   type VerifyPolicy,
 } from '../../src/planners/verify-plan.js';
 import { startRegistry, type LocalRegistry } from '../support/oci-images.js';
-import { cosignSign, generateKey, pushBundle, SigstoreMock, type WorkflowClaims } from '../support/signing.js';
+import {
+  ACTIONS_ISSUER as ISSUER,
+  cosignSign,
+  generateKey,
+  pushBundle,
+  releaseProvenance,
+  RELEASE_WORKFLOW as RELEASE,
+  SigstoreMock,
+  type WorkflowClaims,
+} from '../support/signing.js';
 
-const ISSUER = 'https://token.actions.githubusercontent.com';
-const RELEASE = 'https://github.com/acme/hello/.github/workflows/release.yml@refs/heads/main';
 const COMMIT = 'c0ffee'.padEnd(40, '0');
 const RELEASE_CLAIMS: WorkflowClaims = {
   sub: RELEASE,
@@ -28,25 +35,7 @@ const RELEASE_CLAIMS: WorkflowClaims = {
   run_attempt: '1',
 };
 const SLSA = 'https://slsa.dev/provenance/v1';
-// SLSA v1 provenance as GitHub's workflow build type writes it (https://slsa.dev/spec/v1.0/provenance,
-// https://actions.github.io/buildtypes/workflow/v1).
-const PREDICATE = {
-  buildDefinition: {
-    buildType: 'https://actions.github.io/buildtypes/workflow/v1',
-    externalParameters: {
-      workflow: {
-        ref: 'refs/heads/main',
-        repository: 'https://github.com/acme/hello',
-        path: '.github/workflows/release.yml',
-      },
-    },
-    resolvedDependencies: [{ uri: 'git+https://github.com/acme/hello@refs/heads/main', digest: { gitCommit: COMMIT } }],
-  },
-  runDetails: {
-    builder: { id: 'https://github.com/actions/runner/github-hosted' },
-    metadata: { invocationId: 'https://github.com/acme/hello/actions/runs/42/attempts/1' },
-  },
-};
+const PREDICATE = releaseProvenance(COMMIT, '42');
 
 /**
  * The verification gate against Debian's `docker-registry` (CNCF Distribution 2.8, no referrers

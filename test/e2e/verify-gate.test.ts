@@ -3,26 +3,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRegistry, type LocalRegistry } from '../support/oci-images.js';
-import { cosignSign, generateKey, pushBundle, SigstoreMock } from '../support/signing.js';
+import {
+  ACTIONS_ISSUER as ISSUER,
+  cosignSign,
+  generateKey,
+  pushBundle,
+  releaseProvenance,
+  RELEASE_WORKFLOW as RELEASE,
+  SigstoreMock,
+} from '../support/signing.js';
 import { eventually, postImage, readFile, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
-const ISSUER = 'https://token.actions.githubusercontent.com';
-const RELEASE = 'https://github.com/acme/hello/.github/workflows/release.yml@refs/heads/main';
 const COMMIT = 'feed'.padEnd(40, '1');
-const PREDICATE = {
-  buildDefinition: {
-    buildType: 'https://actions.github.io/buildtypes/workflow/v1',
-    externalParameters: {
-      workflow: {
-        ref: 'refs/heads/main',
-        repository: 'https://github.com/acme/hello',
-        path: '.github/workflows/release.yml',
-      },
-    },
-    resolvedDependencies: [{ uri: 'git+https://github.com/acme/hello@refs/heads/main', digest: { gitCommit: COMMIT } }],
-  },
-  runDetails: { builder: { id: 'https://github.com/actions/runner/github-hosted' } },
-};
+const PREDICATE = releaseProvenance(COMMIT);
 
 /**
  * Verify before you promote, end to end: the sandbox GitHub, real Redis, Debian's

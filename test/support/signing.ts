@@ -121,6 +121,38 @@ export async function cosignSign(
 }
 
 /** Claims of a GitHub Actions OIDC token, as Fulcio maps them into certificate extensions. */
+/** GitHub Actions' OIDC issuer, as Fulcio writes it in a keyless certificate. */
+export const ACTIONS_ISSUER = 'https://token.actions.githubusercontent.com';
+/** The identity (Fulcio's SAN) of acme/hello's release workflow on main. */
+export const RELEASE_WORKFLOW = 'https://github.com/acme/hello/.github/workflows/release.yml@refs/heads/main';
+
+/**
+ * SLSA v1 provenance as GitHub's workflow build type writes it (https://slsa.dev/spec/v1.0/provenance,
+ * https://actions.github.io/buildtypes/workflow/v1), for acme/hello's release workflow building
+ * `commit`; with `run`, the run's log as its invocation id.
+ */
+export function releaseProvenance(commit: string, run?: string): Record<string, unknown> {
+  const builder = { id: 'https://github.com/actions/runner/github-hosted' };
+  return {
+    buildDefinition: {
+      buildType: 'https://actions.github.io/buildtypes/workflow/v1',
+      externalParameters: {
+        workflow: {
+          ref: 'refs/heads/main',
+          repository: 'https://github.com/acme/hello',
+          path: '.github/workflows/release.yml',
+        },
+      },
+      resolvedDependencies: [
+        { uri: 'git+https://github.com/acme/hello@refs/heads/main', digest: { gitCommit: commit } },
+      ],
+    },
+    runDetails: run
+      ? { builder, metadata: { invocationId: `https://github.com/acme/hello/actions/runs/${run}/attempts/1` } }
+      : { builder },
+  };
+}
+
 export interface WorkflowClaims {
   /** The SAN Fulcio writes: the job's workflow ref URL. */
   sub: string;

@@ -1,4 +1,4 @@
-import { Agent, request } from 'node:http';
+import { Agent, request, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import { startWebServer, type Handler, type WebServer } from '../../src/web/server.js';
@@ -42,52 +42,51 @@ describe('closing the web server', () => {
     });
     return { sent, answer };
   };
-  /** Resolves once the handler has the request; `release` lets it answer. */
-  const gate = () => {
+  /**
+   * A keep-alive POST whose handler runs `before` and then waits: the server is closed while it
+   * waits, and let go. Resolves with the answer and how long the close took.
+   */
+  const closeInFlight = async (before: (res: ServerResponse) => void, end: (res: ServerResponse) => void) => {
     let arrived!: () => void;
     let release!: () => void;
     const inHandler = new Promise<void>((resolve) => (arrived = resolve));
     const released = new Promise<void>((resolve) => (release = resolve));
-    return { inHandler, released, arrived, release };
+    const web = await start(async (_req, res) => {
+      before(res);
+      arrived();
+      await released;
+      end(res);
+      return true;
+    });
+    const { answer } = post(web.url);
+    await inHandler;
+    const started = Date.now();
+    const closed = web.close();
+    release();
+    await closed;
+    const closeMs = Date.now() - started;
+    server = undefined;
+    return { answer: await answer, closeMs };
   };
 
   it('answers a request in flight with connection: close, and closes without waiting out keep-alive', async () => {
-    const { inHandler, released, arrived, release } = gate();
-    const web = await start(async (_req, res) => {
-      arrived();
-      await released;
-      res.end('answered');
-      return true;
-    });
-    const { answer } = post(web.url);
-    await inHandler;
-    const started = Date.now();
-    const closed = web.close();
-    release();
-    await closed;
-    expect(Date.now() - started).toBeLessThan(5_000);
-    expect(await answer).toEqual({ body: 'answered', connection: 'close' });
-    server = undefined;
+    const { answer, closeMs } = await closeInFlight(
+      () => undefined,
+      (res) => res.end('answered'),
+    );
+    expect(closeMs).toBeLessThan(5_000);
+    expect(answer).toEqual({ body: 'answered', connection: 'close' });
   });
 
   it('closes a connection whose answer had started before the close once the answer ends', async () => {
-    const { inHandler, released, arrived, release } = gate();
-    const web = await start(async (_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.write('answer ');
-      arrived();
-      await released;
-      res.end('ended');
-      return true;
-    });
-    const { answer } = post(web.url);
-    await inHandler;
-    const started = Date.now();
-    const closed = web.close();
-    release();
-    await closed;
-    expect(Date.now() - started).toBeLessThan(5_000);
-    expect((await answer).body).toBe('answer ended');
-    server = undefined;
+    const { answer, closeMs } = await closeInFlight(
+      (res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('answer ');
+      },
+      (res) => res.end('ended'),
+    );
+    expect(closeMs).toBeLessThan(5_000);
+    expect(answer.body).toBe('answer ended');
   });
 });

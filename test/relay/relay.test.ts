@@ -408,7 +408,9 @@ describe('relay to agents (real Redis, test receivers)', () => {
   });
 
   describe('when pushes come in a burst', () => {
-    it('coalesces 20 pushes to one target into at most 2 deliveries, the newest payload last, the union of paths recorded', async () => {
+    /** The coalescing window of the burst tests: long beside 20 enqueues, short beside the test's timeout. */
+    const WINDOW_MS = 1_500;
+    it('coalesces a burst of 20 pushes shorter than the window into at most 2 deliveries, the newest payload last, the union of paths recorded', async () => {
       const a = await agents({ argocd: startArgoCd({ secret: ARGO_SECRET }) });
       const rig = await relay([
         target({
@@ -417,7 +419,7 @@ describe('relay to agents (real Redis, test receivers)', () => {
           url: a.argocd.url,
           secret: ARGO_SECRET,
           repos: ['*/*'],
-          coalesce: 300,
+          coalesce: WINDOW_MS,
         }),
       ]);
       const inputs = Array.from({ length: 20 }, (_, i) =>
@@ -427,18 +429,23 @@ describe('relay to agents (real Redis, test receivers)', () => {
           paths: [`apps/app-${i + 1}/overlays/dev/kustomization.yaml`],
         }),
       );
+      const started = Date.now();
       for (const input of inputs) await rig.enqueue(input);
+      const burstMs = Date.now() - started;
 
       const log = await eventually(
         async () => {
           const entries = await rig.store.deliveries('argocd');
           return entries.flatMap((e) => e.coalesced).length === 20 ? entries : undefined;
         },
-        5_000,
+        10_000,
         'all 20 pushes delivered',
       );
       await sleep(500);
-      expect(a.argocd.requests.length).toBeLessThanOrEqual(2);
+      // Leading edge, then one delivery per window: a burst shorter than the window is 2 deliveries.
+      // On a loaded machine the 20 enqueues may outlast a window; each window they span may add a
+      // leading-edge delivery and a trailing one, and no more.
+      expect(a.argocd.requests.length).toBeLessThanOrEqual(2 * (1 + Math.floor(burstMs / WINDOW_MS)));
       expect(a.argocd.requests.every((r) => r.verdict === 'accepted')).toBe(true);
       expect(a.argocd.requests.at(-1)!.body.toString('utf8')).toBe(inputs[19]!.body);
       expect(a.argocd.requests.at(-1)!.headers['x-github-delivery']).toBe('burst-20');

@@ -106,6 +106,19 @@ describe('who may speak for an environment (sandbox GitHub, real Redis)', () => 
 
   const jobsAdded = async (): Promise<number> =>
     Object.values(await health.getJobCounts()).reduce((sum, n) => sum + n, 0);
+  /**
+   * Waits until no health job is waiting or running: a recorded report's job goes on after the
+   * record is saved (it follows the report and may schedule a recheck), so counting jobs before it
+   * ends would count its own follow-up as an attacker's.
+   */
+  const quiet = (): Promise<true> =>
+    eventually(
+      async () => {
+        const counts = await health.getJobCounts('active', 'waiting', 'prioritized', 'waiting-children');
+        return Object.values(counts).every((n) => n === 0) || undefined;
+      },
+      { what: 'the health queue to be quiet' },
+    );
   const current = (): Promise<AppHealth | undefined> => store.health.load({ owner, repo }, 'staging', 'hello');
   const recordedAt = (at: string): Promise<AppHealth> =>
     eventually(
@@ -165,6 +178,7 @@ describe('who may speak for an environment (sandbox GitHub, real Redis)', () => 
   });
 
   it("ignores a writer's success on a side-branch commit that contains the merge", async () => {
+    await quiet();
     const before = await jobsAdded();
     await postStatus(mallory, side, 'success');
     expect(await jobsAdded()).toBe(before);
@@ -172,6 +186,7 @@ describe('who may speak for an environment (sandbox GitHub, real Redis)', () => 
   });
 
   it("ignores the bound poster's own report on a side-branch commit: only the default branch's heads count", async () => {
+    await quiet();
     const before = await jobsAdded();
     await postStatus(fluxBot, side, 'failure');
     expect(await jobsAdded()).toBe(before);
@@ -179,6 +194,7 @@ describe('who may speak for an environment (sandbox GitHub, real Redis)', () => 
   });
 
   it('ignores an Actions-shaped check run on a commit that was never on the default branch (a fork, a non-writer)', async () => {
+    await quiet();
     const before = await jobsAdded();
     await deliver(
       'check_run',
@@ -189,6 +205,7 @@ describe('who may speak for an environment (sandbox GitHub, real Redis)', () => 
   });
 
   it('ignores an Actions-shaped check run attached to a pull request, even on the default branch head', async () => {
+    await quiet();
     const before = await jobsAdded();
     await deliver(
       'check_run',
@@ -214,6 +231,7 @@ describe('who may speak for an environment (sandbox GitHub, real Redis)', () => 
       required_contexts: [],
     });
     const id = (deployment as { id: number }).id;
+    await quiet();
     const before = await jobsAdded();
     await mallory.rest.repos.createDeploymentStatus({ owner, repo, deployment_id: id, state: 'success' });
     // The bound poster's status on the writer's Deployment does not count either: the Deployment is not its.
@@ -228,11 +246,15 @@ describe('who may speak for an environment (sandbox GitHub, real Redis)', () => 
     const recorded = await recordedAt(new Date(status.updated_at).toISOString());
     expect(recorded).toMatchObject({ revision: landing, health: 'degraded', source: { object: CONTEXT } });
     expect(recorded.degradedSince).toBe(recorded.reportedAt);
+    // The spell is shorter than `tolerate`: the job ends by scheduling its own recheck (docs/health.md).
+    await quiet();
+    expect(await health.getDelayedCount()).toBe(1);
   });
 
   it('keeps a real degraded spell: a forged success neither ends it nor suppresses its rollback', async () => {
     const spell = await current();
     expect(spell?.health).toBe('degraded');
+    await quiet();
     const before = await jobsAdded();
     await postStatus(mallory, landing, 'success');
     await deliver(
@@ -256,6 +278,7 @@ describe('who may speak for an environment (sandbox GitHub, real Redis)', () => 
       },
       { what: 'staging/hello healthy after the bound check run' },
     );
+    await quiet();
     const before = await jobsAdded();
     // Another context the pattern matches, so it is no copy of an earlier report.
     await postStatus(mallory, landing, 'failure', 'kustomization/apps-staging/f0f0f0f0');
@@ -275,6 +298,7 @@ describe('who may speak for an environment (sandbox GitHub, real Redis)', () => 
     )!;
     expect(old).toBeDefined();
     const payload = { ...old.payload };
+    await quiet();
     const before = await jobsAdded();
     await deliver('status', payload, old.guid);
     await deliver('status', payload);
@@ -346,6 +370,7 @@ describe('who may speak for an environment (sandbox GitHub, real Redis)', () => 
           state,
           context: 'kustomization/apps-dev/5c3a9e01',
         });
+      await quiet();
       const before = await jobsAdded();
       await status(mallory, sideOfGate);
       await status(mallory, merge);

@@ -76,6 +76,20 @@ export function escalatorMarker(pull: PullOrigin, repository: string, botLogin: 
 }
 
 /**
+ * A promotion pull request Escalator opened: by this App's bot (`<slug>[bot]`), from an
+ * `escalator/promote/` branch of the same repository. A branch name alone proves nothing (anyone
+ * with write access can push one); the author does.
+ */
+export function isEscalatorPromotion(pull: PullOrigin, repository: string, botLogin: string): boolean {
+  return (
+    pull.user?.type === 'Bot' &&
+    pull.user.login === botLogin &&
+    pull.head.ref.startsWith('escalator/promote/') &&
+    pull.head.repo?.full_name === repository
+  );
+}
+
+/**
  * How many branches one living pull request may take: its deterministic branch, then `<branch>@2`
  * … `<branch>@5` when a branch is held by a pull request Escalator did not write.
  */

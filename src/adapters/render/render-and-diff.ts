@@ -9,6 +9,7 @@ import {
   notRenderedDiff,
   planRefusal,
   stoppedDiff,
+  targetReach,
   type DiffSide,
   type PlainSide,
   type DiffReport,
@@ -422,11 +423,17 @@ export async function renderAndDiff(input: RenderAndDiffInput): Promise<DiffRepo
         `over the limit of ${maxTargets} targets per run; ${affected.targets.length} are affected`,
       ),
     );
+  // Where each affected target lives and what reaches it: which environments a change reaches at once.
+  const reach =
+    changed === null
+      ? undefined
+      : affected.targets.map(({ base, head, reads }) => targetReach((head ?? base) as TargetNode, reads ?? []));
   const report = buildReport({
     baseSha: input.base.sha,
     headSha: input.head.sha,
     targets: [...diffs.filter((diff): diff is TargetDiff => diff !== undefined), ...skipped],
     notes,
+    ...(reach ? { reach } : {}),
   });
   report.stats = {
     totalMs: performance.now() - started,

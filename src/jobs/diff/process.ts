@@ -1,6 +1,13 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createComment, ensureCheckRun, listComments, loadPull, updateComment } from '../../adapters/github/repo.js';
+import {
+  createComment,
+  ensureCheckRun,
+  listComments,
+  loadBotLogin,
+  loadPull,
+  updateComment,
+} from '../../adapters/github/repo.js';
 import { loadTarballTree } from '../../adapters/github/tarball-tree.js';
 import {
   changedPathsBetween,
@@ -12,7 +19,8 @@ import {
 import type { RepoIndex } from '../../adapters/store/subscriptions.js';
 import { planDrift, renderDrift, type DriftTarget } from '../../planners/drift.js';
 import { planEnvironmentFiles } from '../../planners/environment-files.js';
-import { configPath, parseDuration, parseRepoConfig } from '../../config/repo-config.js';
+import { configPath, parseDuration, parseRepoConfig, REGISTRY_SOURCE } from '../../config/repo-config.js';
+import { isEscalatorPromotion, type PullOrigin } from '../../planners/pull-marker.js';
 import { loadRequiredChecks, type RequiredChecks } from '../../adapters/github/gates.js';
 import { gateChecks, gateEnforcement } from '../../planners/promotion-gates.js';
 import { freezesInForce } from '../../planners/freeze.js';
@@ -22,7 +30,14 @@ import { passGatesOfOtherPull } from './pull-gates.js';
 import { targetKey, versionsByTarget } from '../../planners/versions.js';
 import { renderConfigCheck } from '../../planners/config-check.js';
 import { renderDuration } from '../../observability/metrics.js';
-import { DIFF_COMMENT_MARKER, renderCheckSummary, renderComment } from '../../planners/diff/index.js';
+import {
+  DIFF_COMMENT_MARKER,
+  planSharedChange,
+  renderCheckSummary,
+  renderComment,
+  type DiffReport,
+  type SharedChange,
+} from '../../planners/diff/index.js';
 import type { DiffJob } from './job.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import type { JobDeps } from '../shared/deps.js';
@@ -79,6 +94,42 @@ async function promotionGateNote(
 }
 
 /**
+ * The environments a pull request reaches at once through a file they share (issue 33.5), with
+ * the gates of the default branch's configuration it skips; never on Escalator's own promotions.
+ */
+async function sharedChangeOf(
+  octokit: Parameters<typeof loadBotLogin>[0],
+  index: RepoIndex,
+  pull: PullOrigin,
+  repository: string,
+  report: DiffReport,
+  head: SourceTree,
+): Promise<SharedChange | undefined> {
+  const config = index.config;
+  if (!config) return undefined;
+  const change = planSharedChange({
+    report,
+    environments: config.environments.map((env) => ({
+      name: env.name,
+      paths: env.paths,
+      ...(env.from !== REGISTRY_SOURCE ? { from: env.from } : {}),
+      ...(parseDuration(env.soak) > 0 ? { soak: env.soak } : {}),
+      reviewers: env.reviewers,
+      health: env.health !== undefined,
+    })),
+    files: head.listFiles(),
+  });
+  // Who opened it is asked only when there is something to say, of a branch that can be a promotion.
+  if (
+    change &&
+    pull.head.ref.startsWith('escalator/promote/') &&
+    isEscalatorPromotion(pull, repository, await loadBotLogin(octokit))
+  )
+    return undefined;
+  return change;
+}
+
+/**
  * On a pull request that touches an environment promoted from another one, report the versions
  * it sets that never ran in the source environment (escalator/drift).
  */
@@ -119,7 +170,8 @@ async function checkDrift(
  * The rendered diff of one pull request:
  * 1. skip closed PRs, stale heads, forks (unless allowed) and repositories that turned it off
  * 2. fetch base and head (the merge commit when GitHub has one) as tarballs, cached by SHA
- * 3. render the affected targets at both and diff them per object
+ * 3. render the affected targets at both and diff them per object; name the environments a
+ *    shared base reaches at once
  * 4. keep one sticky comment: created once, edited only when the body changes, never written
  *    for a head that is no longer the PR's head
  * 5. a check run `escalator/diff` with the same summary; it fails when head fails to render
@@ -174,6 +226,8 @@ export async function processDiffJob(
   timer({ outcome: report.summary.failures > 0 ? 'failed' : 'ok' });
   // On a promotion, the reviewer reads here too whether GitHub holds the merge to its gates.
   const gateNote = sameRepository ? await promotionGateNote(deps, index, pull.head.ref, pull.base.ref, required) : [];
+  // A change to a base several environments render reaches them all at once: said at the top.
+  const sharedChange = await sharedChangeOf(octokit, index, pull, `${data.owner}/${data.repo}`, report, head);
   const body =
     renderComment(report, {
       baseSha: pull.base.sha,
@@ -182,6 +236,7 @@ export async function processDiffJob(
       pull: { number: data.number, headSha: pull.head.sha },
       repository: `${data.owner}/${data.repo}`,
       ...(gateNote.length ? { maxChars: 64_000 } : {}),
+      ...(sharedChange ? { sharedChange } : {}),
     }) + (gateNote.length ? `\n${gateNote.join('\n')}\n` : '');
 
   const comments = await listComments(octokit, id, data.number);

@@ -1,5 +1,6 @@
 import { cell, code } from '../markdown.js';
 import { isSecret } from './normalize.js';
+import { renderSharedChange, type SharedChange } from './shared-change.js';
 import type { Alert, DiffReport, ImageChange, ObjectChange, ObjectRef, SecretKeyChange, TargetDiff } from './types.js';
 
 /** The hidden marker that finds our sticky comment again. */
@@ -28,6 +29,11 @@ export interface CommentContext {
   repository: string;
   /** Budget for the whole body. @default 65,000 */
   maxChars?: number;
+  /**
+   * The environments the change reaches at once through a shared file (planSharedChange): said
+   * first, above the header, in every form of the comment.
+   */
+  sharedChange?: SharedChange;
 }
 
 /**
@@ -541,8 +547,13 @@ function sectionTargets(report: DiffReport): SectionTarget[] {
   });
 }
 
+/** The shared-change callout, when the change reaches several environments at once. */
+function sharedCallout(context: CommentContext): string[] {
+  return context.sharedChange ? [renderSharedChange(context.sharedChange)] : [];
+}
+
 function fixedParts(report: DiffReport, context: CommentContext): { head: string; tail: string } {
-  const parts = [DIFF_COMMENT_MARKER, headerText(report, context), summaryLine(report)];
+  const parts = [DIFF_COMMENT_MARKER, ...sharedCallout(context), headerText(report, context), summaryLine(report)];
   const notRendered = notRenderedBlock(report);
   if (notRendered) parts.push(notRendered);
   if (report.alerts.length > 0) parts.push(alertsBlock(report.alerts));
@@ -640,6 +651,7 @@ function noChangesComment(report: DiffReport, context: CommentContext): string {
   const helms = helmVersions(report);
   const parts = [
     DIFF_COMMENT_MARKER,
+    ...sharedCallout(context),
     '### Rendered manifest diff',
     helms.length > 0 ? `${first} ${prose(helms.join(' '))}` : first,
   ];
@@ -651,9 +663,10 @@ function noChangesComment(report: DiffReport, context: CommentContext): string {
 }
 
 /**
- * The sticky pull request comment: marker, header, summary line, alerts, targets table, image
- * table, notes, one collapsible section per changed or failing target, footer. Always shorter
- * than GitHub's 65,536-character limit; deterministic (same report and context, same bytes).
+ * The sticky pull request comment: marker, shared-change callout, header, summary line, alerts,
+ * targets table, image table, notes, one collapsible section per changed or failing target,
+ * footer. Always shorter than GitHub's 65,536-character limit; deterministic (same report and
+ * context, same bytes).
  */
 export function renderComment(report: DiffReport, context: CommentContext): string {
   if (report.targets.every((target) => target.status === 'unchanged' || !hasSection(target)))

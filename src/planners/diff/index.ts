@@ -43,6 +43,15 @@ export {
   type SectionLevel,
 } from './comment.js';
 export { renderPlain } from './plain.js';
+export {
+  planSharedChange,
+  renderSharedChange,
+  targetReach,
+  type ReachEnvironment,
+  type SharedChange,
+  type SharedChangeInput,
+  type SkippedGates,
+} from './shared-change.js';
 export { settleRandomness, describeRandom, isTestHook, RANDOM_VALUE } from './random.js';
 export { planRefusal } from './refusal.js';
 export { checkChartYaml, checkValuesSchema, type ChartReads } from './chart-reads.js';

@@ -1,5 +1,5 @@
 import { isSecret } from './normalize.js';
-import type { DiffReport, DiffSummary, TargetDiff } from './types.js';
+import type { DiffReport, DiffSummary, TargetDiff, TargetReach } from './types.js';
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -11,6 +11,7 @@ export function buildReport(input: {
   headSha: string;
   targets: TargetDiff[];
   notes?: string[];
+  reach?: TargetReach[];
 }): DiffReport {
   const targets = [...input.targets].sort((a, b) => compare(a.id, b.id));
   const summary: DiffSummary = {
@@ -54,15 +55,17 @@ export function buildReport(input: {
     alerts,
     images: targets.flatMap((target) => target.images),
     notes: input.notes ?? [],
+    ...(input.reach ? { reach: [...input.reach].sort((a, b) => compare(a.id, b.id)) } : {}),
   };
 }
 
 /**
  * The JSON form printed by `escalator diff --format json`: the report without run statistics
- * (which are not deterministic). Secret values are not in the report to begin with.
+ * (which are not deterministic) and without the reach of each target (the graph, not the
+ * diff). Secret values are not in the report to begin with.
  */
 export function toJsonReport(report: DiffReport): string {
-  const { stats: _stats, ...rest } = report;
+  const { stats: _stats, reach: _reach, ...rest } = report;
   return `${JSON.stringify(rest, null, 2)}\n`;
 }
 

@@ -829,8 +829,12 @@ export function touches(node: TargetNode, path: string): boolean {
 }
 
 export interface AffectedTargets {
-  /** Targets to render: union over the base and head graphs, by id, sorted. */
-  targets: Array<{ base?: TargetNode; head?: TargetNode }>;
+  /**
+   * Targets to render: union over the base and head graphs, by id, sorted. `reads`: the changed
+   * paths that reach the target (those it reads, or for an unsure target the unplaced ones below
+   * it), sorted; absent when the changed paths are unknown.
+   */
+  targets: Array<{ base?: TargetNode; head?: TargetNode; reads?: string[] }>;
   /** Changed paths no target reads. Candidates (unsure targets whose directory holds them) are rendered anyway. */
   unplaced: string[];
 }
@@ -858,18 +862,24 @@ export function affectedTargets(
         ? ['*']
         : changed.filter((path) => (base && touches(base, path)) || (head && touches(head, path)));
     for (const hit of hits) placed.add(hit);
-    if (hits.length > 0) targets.push({ ...(base ? { base } : {}), ...(head ? { head } : {}) });
+    if (hits.length > 0)
+      targets.push({ ...(base ? { base } : {}), ...(head ? { head } : {}), ...(changed === null ? {} : { reads: [...hits].sort(compare) }) });
   }
   const unplaced = changed === null ? [] : changed.filter((path) => !placed.has(path)).sort(compare);
   for (const path of unplaced) {
     for (const id of ids) {
-      if (targets.some((target) => (target.base ?? target.head)?.id === id)) continue;
       const base = byId(baseNodes, id);
       const head = byId(headNodes, id);
       const unsure = (base?.unsure.length ?? 0) + (head?.unsure.length ?? 0) > 0;
       const dir = (head ?? base)?.dir ?? '';
-      if (unsure && (dir === '' || path.startsWith(`${dir}/`)))
-        targets.push({ ...(base ? { base } : {}), ...(head ? { head } : {}) });
+      if (!unsure || !(dir === '' || path.startsWith(`${dir}/`))) continue;
+      const known = targets.find((target) => (target.base ?? target.head)?.id === id);
+      if (known) {
+        // Already rendered for a file it reads: the unplaced file below it reaches it too.
+        if (known.reads && !known.reads.includes(path)) known.reads = [...known.reads, path].sort(compare);
+        continue;
+      }
+      targets.push({ ...(base ? { base } : {}), ...(head ? { head } : {}), reads: [path] });
     }
   }
   targets.sort((a, b) => compare((a.base ?? a.head)?.id ?? '', (b.base ?? b.head)?.id ?? ''));

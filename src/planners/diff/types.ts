@@ -237,6 +237,25 @@ export interface DiffReport {
   /** Run-wide notes in plain text (unplaced changed files, refused targets). */
   notes: string[];
   stats?: DiffStats;
+  /**
+   * Where each affected target lives and which changed paths reach it, when the changed paths are
+   * known: what tells which environments a change reaches at once (shared-change.ts). Not part of
+   * the JSON report (it repeats the graph, not the diff).
+   */
+  reach?: TargetReach[];
+}
+
+/** One affected target: where it lives and which of the changed paths it reads. */
+export interface TargetReach {
+  id: string;
+  /**
+   * The paths that are the target, matched against environments' paths: its id (directory,
+   * file or values file), the kustomization file of its directory, its values files, and for a
+   * release the Application or HelmRelease that defines it and the values files it names.
+   */
+  at: string[];
+  /** The changed paths it reads, sorted. */
+  reads: string[];
 }
 
 /** An object (or several from one template) that differs between two renders of the same inputs. */

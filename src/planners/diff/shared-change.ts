@@ -13,9 +13,10 @@ import type { TargetDiff, TargetNode, TargetReach } from './types.js';
  * Which environments render a changed file comes from the diff's own graph: the targets it
  * renders, the changed paths each reads (`TargetReach`), and the environments whose `paths` hold
  * each target. A target whose render does not change (a comment in a base, a field every overlay
- * patches) is not reached. A file is *shared* when the targets it reaches belong to two
- * environments or more; a change to one environment's own folder, or to a base only one
- * environment uses, is not.
+ * patches) is not reached; a file inside an environment's paths that a reached target reads
+ * reaches that environment too (an overlay another environment builds on is no target of its
+ * own). A file is *shared* when it reaches two environments or more; a change to one
+ * environment's own folder, or to a base only one environment uses, is not.
  */
 
 const KUSTOMIZATION = /(^|\/)(kustomization\.ya?ml|Kustomization)$/;
@@ -122,6 +123,12 @@ export function planSharedChange(input: SharedChangeInput): SharedChange | undef
       readers.set(path, set);
     }
   }
+  // A file inside an environment's paths reaches that environment too: its folder is deployed as
+  // it is even when another environment's overlay builds on it (and so renders it as no target of its own).
+  for (const [path, set] of readers)
+    patterns.forEach((compiled, index) => {
+      if (compiled.some((pattern) => pattern.match(path) !== null)) set.add(index);
+    });
   const shared = [...readers].filter(([, owners]) => owners.size >= 2);
   if (shared.length === 0) return undefined;
   const reached = new Set(shared.flatMap(([, owners]) => [...owners]));
@@ -171,7 +178,11 @@ function skippedWords(gates: SkippedGates): string {
   if (gates.soak !== undefined) items.push(`soak (${word(gates.soak)})`);
   if (gates.reviewers.length > 0) {
     // Code spans: a team named here is not mentioned (notified) on every pull request.
-    const names = capped(gates.reviewers.map((reviewer) => code(reviewer)), MAX_REVIEWERS, 'reviewers');
+    const names = capped(
+      gates.reviewers.map((reviewer) => code(reviewer)),
+      MAX_REVIEWERS,
+      'reviewers',
+    );
     items.push(`${gates.reviewers.length === 1 ? 'reviewer' : 'reviewers'} (${listed(names)})`);
   }
   return `${word(gates.environment)}'s ${listed(items)}`;

@@ -863,7 +863,11 @@ export function affectedTargets(
         : changed.filter((path) => (base && touches(base, path)) || (head && touches(head, path)));
     for (const hit of hits) placed.add(hit);
     if (hits.length > 0)
-      targets.push({ ...(base ? { base } : {}), ...(head ? { head } : {}), ...(changed === null ? {} : { reads: [...hits].sort(compare) }) });
+      targets.push({
+        ...(base ? { base } : {}),
+        ...(head ? { head } : {}),
+        ...(changed === null ? {} : { reads: [...hits].sort(compare) }),
+      });
   }
   const unplaced = changed === null ? [] : changed.filter((path) => !placed.has(path)).sort(compare);
   for (const path of unplaced) {

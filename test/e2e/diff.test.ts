@@ -126,6 +126,88 @@ describe('rendered diff on pull requests (sandbox GitHub, real kustomize)', () =
     expect(comment?.body).toMatch(/fail/i);
   });
 
+  describe('a change to a base several environments render (issue 33.5)', () => {
+    const shared = 'shared';
+    const config = [
+      'environments:',
+      '  - name: dev',
+      '    paths: ["apps/*/overlays/dev"]',
+      '    from: registry',
+      '  - name: staging',
+      '    paths: ["apps/*/overlays/staging"]',
+      '    from: dev',
+      '    soak: 1h',
+      '  - name: prod',
+      '    paths: ["apps/*/overlays/prod"]',
+      '    from: staging',
+      '    reviewers: ["@example/release-managers"]',
+      '',
+    ].join('\n');
+    const plainOverlay = 'resources:\n  - ../../base\n';
+    const header = '### Rendered manifest diff\n\nBase ';
+
+    beforeAll(async () => {
+      await stack.client.createRepo({
+        name: shared,
+        files: {
+          '.github/escalator.yml': config,
+          'apps/hello/base/deployment.yaml': base,
+          'apps/hello/base/kustomization.yaml': 'resources: [deployment.yaml]\n',
+          'apps/hello/overlays/dev/kustomization.yaml': plainOverlay,
+          'apps/hello/overlays/staging/kustomization.yaml': plainOverlay,
+          'apps/hello/overlays/prod/kustomization.yaml': plainOverlay,
+        },
+      });
+    });
+
+    const stickyOf = (number: number) =>
+      eventually(
+        async () =>
+          (await stack.user.rest.issues.listComments({ owner, repo: shared, issue_number: number })).data.find((c) =>
+            c.body?.startsWith('<!-- escalator:diff v1 -->'),
+          ),
+        { what: 'the diff comment', timeoutMs: 90_000 },
+      );
+
+    it(
+      'starts the sticky comment with the environments it reaches at once and the gates it skips',
+      { timeout: 120_000 },
+      async () => {
+        await stack.client.commit(`${owner}/${shared}`, {
+          branch: 'base-change',
+          from: 'main',
+          files: { 'apps/hello/base/deployment.yaml': base.replace('hello:1.0.0', 'hello:1.1.0') },
+        });
+        const pull = await stack.client.openPull(`${owner}/${shared}`, { title: 'Base change', head: 'base-change' });
+        const comment = await stickyOf(pull.number);
+        expect(comment.body?.slice(0, comment.body.indexOf(header) + header.length)).toBe(
+          [
+            '<!-- escalator:diff v1 -->',
+            '',
+            '> [!WARNING]',
+            "> **This change reaches dev, staging and prod at once** through `apps/hello/base`: it skips staging's promotion from dev and soak (1h), and prod's promotion from staging and reviewer (`@example/release-managers`).",
+            '',
+            header,
+          ].join('\n'),
+        );
+        expect(comment.body).toContain('**3 targets checked**: 3 changed, 0 unchanged');
+      },
+    );
+
+    it("says nothing of it on a change to dev's overlay only", { timeout: 120_000 }, async () => {
+      await stack.client.commit(`${owner}/${shared}`, {
+        branch: 'dev-change',
+        from: 'main',
+        files: { 'apps/hello/overlays/dev/kustomization.yaml': overlay('1.2.0') },
+      });
+      const pull = await stack.client.openPull(`${owner}/${shared}`, { title: 'Dev change', head: 'dev-change' });
+      const comment = await stickyOf(pull.number);
+      expect(comment.body?.startsWith(`<!-- escalator:diff v1 -->\n\n${header}`)).toBe(true);
+      expect(comment.body).toContain('**1 target checked**: 1 changed, 0 unchanged');
+      expect(comment.body).not.toContain('at once');
+    });
+  });
+
   it(
     'fails escalator/config on a PR that breaks .github/escalator.yml, with file:line:col',
     { timeout: 120_000 },

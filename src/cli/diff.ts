@@ -5,9 +5,9 @@ import {
   renderAndDiff,
   type RenderIsolationMode,
 } from '../adapters/render/index.js';
-import { configPath, formatProblems, parseRepoConfig } from '../config/repo-config.js';
+import { configPath, formatProblems, parseRepoConfig, type RepoConfig } from '../config/repo-config.js';
 import { ConflictError, NotFoundError } from '../observability/errors.js';
-import { renderComment, toJsonReport } from '../planners/diff/index.js';
+import { planSharedChange, reachEnvironments, renderComment, toJsonReport } from '../planners/diff/index.js';
 import { parseArgs, terminalJson, UsageError, type CliIo, type ExitCode } from './io.js';
 
 export const diffHelp = `Usage: escalator diff --base <rev> --head <rev> [--merged] [--repo <dir>] [--format markdown|json] [--path <pattern>…]
@@ -63,25 +63,28 @@ function takePaths(argv: string[]): { rest: string[]; paths: string[] } {
 }
 
 /**
- * `diff.paths` of the repository configuration at base, as the App reads it (the configuration of
- * the branch a pull request merges into). A file that does not parse is said on stderr, and every
- * target is discovered, as the App does without a valid configuration.
+ * The repository configuration at base, as the App reads it (the configuration of the branch a
+ * pull request merges into), for its `diff.paths` and its environments. A file that does not parse
+ * is said on stderr (unless `--path` is given), and every target is discovered, as the App does
+ * without a valid configuration.
  */
-function configuredPaths(base: LocalGitSourceTree, io: CliIo): string[] {
+function configAtBase(base: LocalGitSourceTree, io: CliIo, pathsGiven: boolean): RepoConfig | undefined {
   let text: string;
   try {
     text = base.read(configPath).toString('utf8');
   } catch {
-    return [];
+    return undefined;
   }
   const parsed = parseRepoConfig(text, configPath);
   if (!parsed.ok) {
-    io.stderr(
-      `${configPath} at ${base.sha.slice(0, 7)} is not valid (run escalator validate-config ${configPath}); its diff.paths are not used, every target is discovered:\n${formatProblems(parsed.problems)}\n`,
-    );
-    return [];
+    // With --path its diff.paths do not matter; its environments only name a shared base's reach.
+    if (!pathsGiven)
+      io.stderr(
+        `${configPath} at ${base.sha.slice(0, 7)} is not valid (run escalator validate-config ${configPath}); its diff.paths are not used, every target is discovered:\n${formatProblems(parsed.problems)}\n`,
+      );
+    return undefined;
   }
-  return parsed.config.diff.paths;
+  return parsed.config;
 }
 
 function isRenderIsolationMode(value: string): value is RenderIsolationMode {
@@ -129,11 +132,12 @@ export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
     throw error;
   }
   const cacheDir = args.options.get('cache-dir');
+  const config = configAtBase(base, io, paths.length > 0);
   const report = await renderAndDiff({
     base,
     head,
     changedPaths: null,
-    targets: paths.length > 0 ? paths : configuredPaths(base, io),
+    targets: paths.length > 0 ? paths : (config?.diff.paths ?? []),
     options: {
       timeoutMs: timeoutSeconds * 1000,
       allowRemote: args.flags.has('allow-remote'),
@@ -141,15 +145,22 @@ export async function runDiff(argv: string[], io: CliIo): Promise<ExitCode> {
       ...(cacheDir ? { cacheDir: resolve(io.cwd, cacheDir) } : {}),
     },
   });
-  if (format === 'json') io.stdout(terminalJson(toJsonReport(report)));
-  else
-    io.stdout(
-      renderComment(report, {
-        baseSha: base.sha,
-        headSha: head.sha,
-        ...(mergedFrom !== undefined ? { mergedFrom } : {}),
-        repository: args.options.get('repository') ?? basename(repo),
-      }),
-    );
+  if (format === 'json') {
+    io.stdout(terminalJson(toJsonReport(report)));
+    return 0;
+  }
+  // The same callout as the App's comment when the change reaches several environments at once.
+  const sharedChange = config
+    ? planSharedChange({ report, environments: reachEnvironments(config.environments), files: head.listFiles() })
+    : undefined;
+  io.stdout(
+    renderComment(report, {
+      baseSha: base.sha,
+      headSha: head.sha,
+      ...(mergedFrom !== undefined ? { mergedFrom } : {}),
+      repository: args.options.get('repository') ?? basename(repo),
+      ...(sharedChange ? { sharedChange } : {}),
+    }),
+  );
   return 0;
 }

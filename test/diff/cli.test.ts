@@ -9,6 +9,7 @@ import { diffHelp, runDiff } from '../../src/cli/diff.js';
 import { renderComment } from '../../src/planners/diff/index.js';
 import { UsageError, type CliIo } from '../../src/cli/io.js';
 import { buildCaseRepo } from './support/case-repo.js';
+import { repoWith } from '../support/git-repo.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/diff/', import.meta.url));
 const cacheDir = mkdtempSync(join(tmpdir(), 'escalator-diff-cli-'));
@@ -138,6 +139,40 @@ describe('escalator diff', () => {
       expect(all.err).toContain('.github/escalator.yml:6:10: paths must be a list');
     } finally {
       repo.cleanup();
+    }
+  });
+
+  it("starts the comment with the App's callout when the change reaches several environments at once (issue 33.5)", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'escalator-diff-shared-'));
+    const deployment = (tag: string) =>
+      `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: hello}\nspec:\n  template:\n    spec:\n      containers:\n        - {name: hello, image: "ghcr.io/example/hello:${tag}"}\n`;
+    const overlay = 'resources: [../../base]\n';
+    const config =
+      'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n  - name: prod\n    paths: ["apps/*/overlays/prod"]\n    from: dev\n    soak: 2h\n';
+    try {
+      const { dir, shas } = repoWith(
+        scratch,
+        {
+          '.github/escalator.yml': config,
+          'apps/hello/base/kustomization.yaml': 'resources: [deployment.yaml]\n',
+          'apps/hello/base/deployment.yaml': deployment('1.0.0'),
+          'apps/hello/overlays/dev/kustomization.yaml': overlay,
+          'apps/hello/overlays/prod/kustomization.yaml': overlay,
+        },
+        { 'apps/hello/base/deployment.yaml': deployment('1.1.0') },
+        { 'apps/hello/overlays/dev/kustomization.yaml': `${overlay}namePrefix: dev-\n` },
+      );
+      const run = async (base: string, head: string) => {
+        const out = io(dir);
+        await runDiff(['--base', base, '--head', head, '--cache-dir', cacheDir], out);
+        return out.out;
+      };
+      expect(await run(shas[0]!, shas[1]!)).toMatch(
+        /^<!-- escalator:diff v1 -->\n\n> \[!WARNING\]\n> \*\*This change reaches dev and prod at once\*\* through `apps\/hello\/base`: it skips prod's promotion from dev and soak \(2h\)\.\n\n### Rendered manifest diff\n/,
+      );
+      expect(await run(shas[1]!, shas[2]!)).toMatch(/^<!-- escalator:diff v1 -->\n\n### Rendered manifest diff\n/);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
     }
   });
 

@@ -6,6 +6,7 @@ import {
   discoverTargets,
   DIFF_COMMENT_MARKER,
   planSharedChange,
+  reachEnvironments,
   renderComment,
   renderSharedChange,
   targetReach,
@@ -222,6 +223,24 @@ describe('planSharedChange: which environments a change reaches at once', () => 
       at: ['argocd/dev/api.yaml', 'charts/api/values-dev.yaml'],
       reads: [],
     });
+  });
+});
+
+describe('reachEnvironments: the configuration as the planner reads it', () => {
+  it('drops from: registry, a soak of nothing and an absent health; keeps the rest as written', () => {
+    expect(
+      reachEnvironments([
+        { name: 'dev', paths: ['apps/*/overlays/dev'], from: 'registry', soak: '0s', reviewers: [] },
+        { name: 'qa', paths: ['qa'], from: 'dev', soak: '0h0m', health: { argocd: {} } },
+        { name: 'prod', paths: ['prod'], from: 'qa', soak: '1h30m', reviewers: ['alice'] },
+        { name: 'eu', paths: ['eu'], from: 'prod', soak: '10s' },
+      ]),
+    ).toEqual([
+      { name: 'dev', paths: ['apps/*/overlays/dev'], reviewers: [], health: false },
+      { name: 'qa', paths: ['qa'], from: 'dev', reviewers: [], health: true },
+      { name: 'prod', paths: ['prod'], from: 'qa', soak: '1h30m', reviewers: ['alice'], health: false },
+      { name: 'eu', paths: ['eu'], from: 'prod', soak: '10s', reviewers: [], health: false },
+    ]);
   });
 });
 

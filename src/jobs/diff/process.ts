@@ -19,7 +19,7 @@ import {
 import type { RepoIndex } from '../../adapters/store/subscriptions.js';
 import { planDrift, renderDrift, type DriftTarget } from '../../planners/drift.js';
 import { planEnvironmentFiles } from '../../planners/environment-files.js';
-import { configPath, parseDuration, parseRepoConfig, REGISTRY_SOURCE } from '../../config/repo-config.js';
+import { configPath, parseDuration, parseRepoConfig } from '../../config/repo-config.js';
 import { isEscalatorPromotion, type PullOrigin } from '../../planners/pull-marker.js';
 import { loadRequiredChecks, type RequiredChecks } from '../../adapters/github/gates.js';
 import { gateChecks, gateEnforcement } from '../../planners/promotion-gates.js';
@@ -33,6 +33,7 @@ import { renderDuration } from '../../observability/metrics.js';
 import {
   DIFF_COMMENT_MARKER,
   planSharedChange,
+  reachEnvironments,
   renderCheckSummary,
   renderComment,
   type DiffReport,
@@ -109,14 +110,7 @@ async function sharedChangeOf(
   if (!config) return undefined;
   const change = planSharedChange({
     report,
-    environments: config.environments.map((env) => ({
-      name: env.name,
-      paths: env.paths,
-      ...(env.from !== REGISTRY_SOURCE ? { from: env.from } : {}),
-      ...(parseDuration(env.soak) > 0 ? { soak: env.soak } : {}),
-      reviewers: env.reviewers,
-      health: env.health !== undefined,
-    })),
+    environments: reachEnvironments(config.environments),
     files: head.listFiles(),
   });
   // Who opened it is asked only when there is something to say, of a branch that can be a promotion.

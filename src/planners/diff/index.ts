@@ -45,8 +45,10 @@ export {
 export { renderPlain } from './plain.js';
 export {
   planSharedChange,
+  reachEnvironments,
   renderSharedChange,
   targetReach,
+  type ConfiguredEnvironment,
   type ReachEnvironment,
   type SharedChange,
   type SharedChangeInput,

@@ -58,6 +58,34 @@ export interface ReachEnvironment {
   health: boolean;
 }
 
+/** What of the repository configuration's environments `reachEnvironments` reads. */
+export interface ConfiguredEnvironment {
+  name: string;
+  paths: readonly string[];
+  /** `registry`, or the environment it promotes from. */
+  from: string;
+  /** A checked duration (`1h30m`, `0s`). */
+  soak?: string;
+  reviewers?: readonly string[];
+  health?: unknown;
+}
+
+/**
+ * The configuration's environments as the shared-change planner reads them: `from: registry` is
+ * no promotion, and a soak whose every number is 0 is none (durations are checked when the
+ * configuration is read: digits and units only).
+ */
+export function reachEnvironments(environments: readonly ConfiguredEnvironment[]): ReachEnvironment[] {
+  return environments.map((environment) => ({
+    name: environment.name,
+    paths: environment.paths,
+    ...(environment.from !== 'registry' ? { from: environment.from } : {}),
+    ...(environment.soak !== undefined && /[1-9]/.test(environment.soak) ? { soak: environment.soak } : {}),
+    reviewers: environment.reviewers ?? [],
+    health: environment.health !== undefined,
+  }));
+}
+
 /** The gates of one environment that a change reaching it at once does not pass. */
 export interface SkippedGates {
   environment: string;

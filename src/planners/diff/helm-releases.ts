@@ -176,7 +176,6 @@ interface ConfigMapDoc {
   files?: Record<string, string>;
 }
 
-
 /** `configMapGenerator` entries of a kustomization as ConfigMaps whose keys are files (`key=path` or `path`). */
 function generatedConfigMaps(file: string, doc: Doc): ConfigMapDoc[] {
   const dir = file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : '';

@@ -118,6 +118,32 @@ module.exports = {
       from: { path: '^src/queue/', pathNot: '^src/queue/enqueue\\.ts$' },
       to: { path: '^src/jobs/' },
     },
+    {
+      name: 'editor-reaches-no-diff',
+      comment:
+        'The image editor (src/planners/image-edit/) never reaches the diff planner (src/planners/diff/), directly or through another module: what both need (the kustomization reader, text and path helpers) lives in src/planners/kustomize/ or a neutral module of src/planners/.',
+      severity: 'error',
+      from: { path: '^src/planners/image-edit/' },
+      to: { path: '^src/planners/diff/', reachable: true },
+    },
+    {
+      name: 'diff-reaches-no-editor',
+      comment:
+        'The diff planner (src/planners/diff/) never reaches the image editor (src/planners/image-edit/), directly or through another module: what both need lives in src/planners/kustomize/ or a neutral module of src/planners/.',
+      severity: 'error',
+      from: { path: '^src/planners/diff/' },
+      to: { path: '^src/planners/image-edit/', reachable: true },
+    },
+    {
+      name: 'planners-shared-reaches-no-feature',
+      comment:
+        'What the planner folders share (src/planners/kustomize/ and the neutral modules they import: text, repository paths, YAML limits and parsing, image references, path patterns, markdown) reaches no planner folder: an import there would run back up into a feature.',
+      severity: 'error',
+      from: {
+        path: '^src/planners/(kustomize/|(text|repo-path|yaml-guard|yaml-parse|image-ref|path-pattern|markdown)\\.ts$)',
+      },
+      to: { path: '^src/planners/(?!kustomize/)[^/]+/', reachable: true },
+    },
     ...folderRules,
   ],
   options: {

@@ -1,3 +1,4 @@
+import { isKustomizationPath } from './kustomize/index.js';
 import { matchPathPattern } from './path-pattern.js';
 
 /** One YAML file an environment owns, and the app its path binds (`''` when the path has no `*`). */
@@ -8,8 +9,6 @@ export interface EnvironmentFile {
 }
 
 const yamlFile = /\.ya?ml$/i;
-/** kustomize's third accepted name for its file has no extension. */
-const kustomizationFile = /(?:^|\/)Kustomization$/;
 
 /**
  * Map a repository's file list onto the environments that own each file. Which images an
@@ -23,7 +22,7 @@ export function planEnvironmentFiles(
   const files: EnvironmentFile[] = [];
   for (const path of paths) {
     if (
-      !(yamlFile.test(path) || kustomizationFile.test(path)) ||
+      !(yamlFile.test(path) || isKustomizationPath(path)) ||
       /(^|\/)templates\//.test(path) ||
       path.startsWith('.github/')
     )

@@ -9,7 +9,7 @@
  */
 import { isAlias, isCollection, isPair, isScalar, Lexer, type Alias, type Document, type Node } from 'yaml';
 import { parseYamlDocuments } from './yaml-parse.js';
-import { lineAt } from './image-edit/source.js';
+import { lineAt } from './text.js';
 
 export interface YamlLimits {
   /** Largest text, in UTF-16 code units (bytes for ASCII). */

@@ -83,6 +83,37 @@ describe('the dependency rules', () => {
     );
   }, 60_000);
 
+  it('fail when the editor and the diff planner reach each other, or a shared planner module reaches a feature', () => {
+    const found = violations({
+      // The editor taking a helper of the diff planner (renders.ts once took dirname from diff/repo-path.ts).
+      'src/planners/image-edit/planted-diff.ts':
+        "import { shown } from '../diff/shown.js';\nexport const planted = shown;\n",
+      // The diff planner taking a helper of the editor (kustomize-reads.ts once took lineAt from image-edit/source.ts).
+      'src/planners/diff/planted-editor.ts':
+        "import { kindFromPath } from '../image-edit/detect.js';\nexport const planted = kindFromPath;\n",
+      // The shared kustomization reader running back up into the editor…
+      'src/planners/kustomize/planted-up.ts':
+        "import { kindFromPath } from '../image-edit/detect.js';\nexport const planted = kindFromPath;\n",
+      // …and the diff planner reaching the editor through it, with no import of the editor of its own.
+      'src/planners/diff/planted-through.ts':
+        "import { planted } from '../kustomize/planted-up.js';\nexport const plantedThrough = planted;\n",
+    });
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'editor-reaches-no-diff: src/planners/image-edit/planted-diff.ts → src/planners/diff/shown.ts',
+        'diff-reaches-no-editor: src/planners/diff/planted-editor.ts → src/planners/image-edit/detect.ts',
+        'planners-shared-reaches-no-feature: src/planners/kustomize/planted-up.ts → src/planners/image-edit/detect.ts',
+        'diff-reaches-no-editor: src/planners/diff/planted-through.ts → src/planners/image-edit/detect.ts',
+      ]),
+    );
+    // Nothing else: the planted modules' other reaches are inside their own folders or neutral.
+    expect(
+      found.every((line) =>
+        /^(editor-reaches-no-diff|diff-reaches-no-editor|planners-shared-reaches-no-feature): /.test(line),
+      ),
+    ).toBe(true);
+  }, 60_000);
+
   it('cover packages/ too: the simulator and the product stay apart, and the simulator has no cycle', () => {
     const found = violations({
       // A product module importing the simulated agents (they would compile into dist/).

@@ -1,5 +1,6 @@
 import { isScalar, parseAllDocuments } from 'yaml';
-import { lineAt } from '../image-edit/source.js';
+import { lineAt } from '../text.js';
+import type { ChartArgumentKind } from '../kustomize/index.js';
 import { shown } from './shown.js';
 
 /**
@@ -33,17 +34,7 @@ import { shown } from './shown.js';
  *   refused when they name one of those, or when the text outside `{{ … }}` is not release-name text;
  * - values file paths and parameter names: no control characters, not starting with `-`.
  */
-export type ArgumentKind =
-  | 'release-name'
-  | 'namespace'
-  | 'chart-name'
-  | 'chart-version'
-  | 'kube-version'
-  | 'api-version'
-  | 'name-template'
-  | 'values-path'
-  | 'parameter-name'
-  | 'extra-args';
+export type ArgumentKind = ChartArgumentKind | 'parameter-name';
 
 /** A value of the repository bound for an argument list, where it is written and what it must be. */
 export interface ArgumentRef {

@@ -1,5 +1,6 @@
-import { dirname, resolvePath } from './repo-path.js';
-import { foldKey, readYamlMappings, recordList, shown, stringField } from './kustomize-reads.js';
+import { dirname, resolvePath } from '../repo-path.js';
+import { foldKey, readYamlMappings, recordList, stringField } from '../kustomize/index.js';
+import { shown } from './shown.js';
 
 /**
  * What `helm template` reads from a chart beyond its own directory (helm/helm, issue 22):

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { fieldLine, isExpectedArgument, refuseArguments, type ArgumentRef } from './arguments.js';
-import { isRemoteReference, readYamlMappings, shown } from './kustomize-reads.js';
-import { resolvePath } from './repo-path.js';
+import { isKustomizationPath, isRemoteReference, readYamlMappings } from '../kustomize/index.js';
+import { shown } from './shown.js';
+import { resolvePath } from '../repo-path.js';
 
 /**
  * Helm releases as the GitOps agents define them, read from the repository's YAML, so a chart is
@@ -175,8 +176,6 @@ interface ConfigMapDoc {
   files?: Record<string, string>;
 }
 
-const KUSTOMIZATION = /(^|\/)(kustomization\.ya?ml|Kustomization)$/;
-
 /** `configMapGenerator` entries of a kustomization as ConfigMaps whose keys are files (`key=path` or `path`). */
 function generatedConfigMaps(file: string, doc: Doc): ConfigMapDoc[] {
   const dir = file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : '';
@@ -226,14 +225,14 @@ export function readHelmReleases(tree: ReleaseTree): HelmRelease[] {
   );
   const configMaps: ConfigMapDoc[] = [];
   if (wanted.size > 0)
-    for (const file of [...new Set([...yamlFiles, ...tree.files.filter((path) => KUSTOMIZATION.test(path))])]) {
+    for (const file of [...new Set([...yamlFiles, ...tree.files.filter((path) => isKustomizationPath(path))])]) {
       const content = tree.read(file);
       if (content === undefined || !/configmap/i.test(content) || ![...wanted].some((name) => content.includes(name)))
         continue;
       const docs = readYamlMappings(content);
       if (!docs.ok) continue;
       for (const doc of docs.value) {
-        if (KUSTOMIZATION.test(file)) {
+        if (isKustomizationPath(file)) {
           configMaps.push(...generatedConfigMaps(file, doc));
           continue;
         }

@@ -1,3 +1,4 @@
+import { isKustomizationPath } from '../kustomize/index.js';
 import { parseYamlDocuments } from '../yaml-parse.js';
 import { secretBytes } from './normalize.js';
 import { groupOf } from './manifest.js';
@@ -100,7 +101,7 @@ export function secretStringsFromSources(
       collectMaskable(document, into);
       // Values files (no apiVersion/kind, not a kustomization): keys named like credentials.
       const isObject = typeof document.apiVersion === 'string' && typeof document.kind === 'string';
-      const isKustomization = /(^|\/)(kustomization\.ya?ml|Kustomization)$/.test(path);
+      const isKustomization = isKustomizationPath(path);
       if (!isObject && !isKustomization) collectValues(document, into, false);
       const generators = document.secretGenerator;
       if (!Array.isArray(generators)) continue;

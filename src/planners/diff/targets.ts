@@ -3,16 +3,18 @@ import { checkChart, fileDependencies, type ChartReads, type ChartTree } from '.
 import {
   fileSourcePaths,
   foldKey,
+  isInlinePatch,
   isRemoteReference,
+  kustomizationFile,
   readKustomization,
   readPluginConfigPaths,
   readYamlMappings,
-  shown,
   type FieldRef,
-} from './kustomize-reads.js';
+} from '../kustomize/index.js';
+import { shown } from './shown.js';
 import { readHelmReleases, type HelmRelease } from './helm-releases.js';
 import { fieldLine, refuseArguments } from './arguments.js';
-import { dirname, resolvePath } from './repo-path.js';
+import { dirname, resolvePath } from '../repo-path.js';
 import type { TargetNode } from './types.js';
 
 export { resolvePath };
@@ -54,8 +56,7 @@ export interface DiscoverOptions {
   paths?: readonly string[];
 }
 
-const KUSTOMIZATION_NAMES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
-export { isRemoteReference } from './kustomize-reads.js';
+export { isRemoteReference, kustomizationFile };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -92,11 +93,6 @@ function buildIndex(tree: TreeView): Index {
   const sorted = [...files].sort(compare);
   const below = (dir: string): string[] => (dir === '' ? sorted : sorted.filter((file) => file.startsWith(`${dir}/`)));
   return { files, dirs, below, read: tree.read, sorted, ...(tree.isSymlink ? { isSymlink: tree.isSymlink } : {}) };
-}
-
-/** The kustomization file of a directory, if it has one. */
-export function kustomizationFile(files: ReadonlySet<string>, dir: string): string | undefined {
-  return KUSTOMIZATION_NAMES.map((name) => (dir === '' ? name : `${dir}/${name}`)).find((path) => files.has(path));
 }
 
 interface KustomizeWalk {
@@ -294,8 +290,7 @@ function walkKustomization(index: Index, dir: string, walk: KustomizeWalk, plugi
   }
   for (const ref of reads.files) addFile(ref, 'file', false);
   for (const ref of reads.strategicMerge) {
-    if (ref.value.includes('\n')) continue; // an inline patch
-    if (/[:{]/.test(ref.value) && !isRemoteReference(ref.value)) continue; // an inline patch on one line
+    if (isInlinePatch(ref.value)) continue;
     addFile(ref, 'file', false);
   }
   for (const ref of reads.homes) {

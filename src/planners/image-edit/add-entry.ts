@@ -21,7 +21,7 @@ import { kindFromPath } from './detect.js';
 import { loadFile } from './parse.js';
 import { doubleQuote, isPlainSafe, singleQuote, type ScalarStyle } from './scalar.js';
 import { pairOf } from './site.js';
-import { firstEol, lineAt, lineStartOf } from './source.js';
+import { firstEol, lineAt, lineStartOf } from '../text.js';
 import type { EditChange, EditRefusal, ImageEvent } from './types.js';
 
 /** What {@link addImageEntry} did. */

@@ -23,7 +23,7 @@ import { loadFile, type LoadedFile } from './parse.js';
 import { planSite, type Edit } from './plan.js';
 import { DocumentReader, markersOf, pushAll, type Field, type PathSegment, type Shared, type Site } from './site.js';
 import { isPlainStringInYaml12 } from './scalar.js';
-import { applySplices } from './source.js';
+import { applySplices } from '../text.js';
 import type { EditChange, EditOptions, EditRefusal, EditResult, FileKind, ImageEvent, ImageUse } from './types.js';
 import { verifyEdits } from './verify.js';
 

@@ -13,7 +13,7 @@ import {
   type AliasTargets,
   type YamlLimits,
 } from '../yaml-guard.js';
-import { lineAt, splitDocuments, type Chunk } from './source.js';
+import { lineAt, splitDocuments, type Chunk } from '../text.js';
 import type { EditRefusal } from './types.js';
 
 /** One parsed document and where its text sits in the file. */

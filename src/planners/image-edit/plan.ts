@@ -17,7 +17,7 @@ import {
   type SplitSite,
   type StringSite,
 } from './site.js';
-import { firstEol, lineEndOf, lineStartOf } from './source.js';
+import { firstEol, lineEndOf, lineStartOf } from '../text.js';
 import type { ImageEvent } from './types.js';
 
 /** One planned text change and the value it is meant to produce. */

@@ -5,20 +5,30 @@
  * names. The editor decides per rendered image, so it needs to know, for each file, which
  * renames apply on each way the file is rendered. Pure: texts in, views out.
  *
- * Read from each kustomization among the files: `resources`, `bases`, `components`,
- * `patchesStrategicMerge` and `patches[].path` (local paths only; a directory stands for the
- * kustomization in it), and the `images:` entries that set `newName`. A kustomization that no
- * other one lists is a root: each root that reaches a file is one way the file is rendered.
+ * Which files each kustomization among the files renders comes from the one kustomization reader
+ * (`../kustomize/`, shared with the diff's target graph): `resources`, `bases`, `components`,
+ * `patchesStrategicMerge` files and `patches[].path`, as kustomize reads them (field names matched
+ * case-insensitively, YAML 1.1 merge keys applied, the first document only; remote and outside
+ * references left out; a directory stands for the kustomization in it). The `images:` entries that
+ * set `newName` are read here. A kustomization that no other one lists is a root: each root that
+ * reaches a file is one way the file is rendered.
  */
 import { isMap, isScalar, isSeq, type YAMLMap } from 'yaml';
 import { normalizeName, splitReference } from '../image-ref.js';
-import { kindFromPath } from './detect.js';
+import {
+  isKustomizationPath,
+  kustomizationPaths,
+  landReference,
+  readKustomization as readKustomizationFields,
+  renderedReferences,
+} from '../kustomize/index.js';
+import { dirname } from '../repo-path.js';
 import { loadFile } from './parse.js';
 import { pairOf } from './site.js';
 import type { KustomizeRename, RenderView } from './types.js';
-import { dirname, resolvePath } from '../diff/repo-path.js';
 
 export type { KustomizeRename, RenderView } from './types.js';
+export { kustomizationPaths, kustomizationSiblings } from '../kustomize/index.js';
 
 interface Kustomization {
   path: string;
@@ -28,26 +38,6 @@ interface Kustomization {
   entryNames: string[];
 }
 
-const KUSTOMIZATION_NAMES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
-
-/** `a/b` + `../c/./d` → `a/c/d`; undefined when the path leaves the repository or is remote. */
-function resolve(dir: string, ref: string): string | undefined {
-  if (
-    /^[a-z][a-z0-9+.-]*:\/\//i.test(ref) ||
-    /^(?:github\.com|gitlab\.com|bitbucket\.org)\//.test(ref) ||
-    ref.startsWith('/')
-  )
-    return undefined;
-  return resolvePath(dir, ref);
-}
-
-function strings(node: unknown): string[] {
-  if (!isSeq(node)) return [];
-  const out: string[] = [];
-  for (const item of node.items) if (isScalar(item) && typeof item.value === 'string') out.push(item.value);
-  return out;
-}
-
 function text(map: YAMLMap, key: string): string | undefined {
   const value = pairOf(map, key)?.value;
   return isScalar(value) && (typeof value.value === 'string' || typeof value.value === 'number')
@@ -55,19 +45,19 @@ function text(map: YAMLMap, key: string): string | undefined {
     : undefined;
 }
 
+/**
+ * One kustomization: what it renders (from the shared reader, as kustomize applies it) and its
+ * renames. Undefined when kustomize could not build it (the shared reader cannot read it: a
+ * non-string `resources` entry, say) or the editor cannot read its `images:` (the file does not
+ * load: a duplicate key, over the YAML limits), so no rename is ever guessed.
+ */
 function readKustomization(path: string, source: string): Kustomization | undefined {
   const loaded = loadFile(source);
   const root = loaded.refusals.length === 0 ? loaded.segments[0]?.doc.contents : undefined;
   if (!isMap(root)) return undefined;
-  const refs: string[] = [];
-  for (const key of ['resources', 'bases', 'components', 'patchesStrategicMerge'])
-    refs.push(...strings(pairOf(root, key)?.value));
-  const patches = pairOf(root, 'patches')?.value;
-  if (isSeq(patches))
-    for (const patch of patches.items) {
-      const patchPath = isMap(patch) ? text(patch, 'path') : undefined;
-      if (patchPath !== undefined) refs.push(patchPath);
-    }
+  const fields = readKustomizationFields(source, { documents: 'first' });
+  if (!fields.ok) return undefined;
+  const refs = renderedReferences(fields.value).map((ref) => ref.value);
   const renames: KustomizeRename[] = [];
   const entryNames: string[] = [];
   for (const listKey of ['images', 'imageTags']) {
@@ -100,7 +90,7 @@ function graphOf(files: ReadonlyArray<{ path: string; text: string }>): {
   const paths = new Set(files.map((file) => file.path));
   const kustomizations = new Map<string, Kustomization>();
   for (const file of files) {
-    if (kindFromPath(file.path) !== 'kustomize') continue;
+    if (!isKustomizationPath(file.path)) continue;
     const read = readKustomization(file.path, file.text);
     if (read) kustomizations.set(file.path, read);
   }
@@ -109,13 +99,12 @@ function graphOf(files: ReadonlyArray<{ path: string; text: string }>): {
   for (const kustomization of kustomizations.values()) {
     const targets: string[] = [];
     for (const ref of kustomization.refs) {
-      const target = resolve(dirname(kustomization.path), ref);
-      if (target === undefined) continue;
+      const landing = landReference(dirname(kustomization.path), ref);
+      if (landing.kind !== 'local') continue;
+      const target = landing.path;
       const found = paths.has(target)
         ? target
-        : KUSTOMIZATION_NAMES.map((name) => (target === '' ? name : `${target}/${name}`)).find((candidate) =>
-            kustomizations.has(candidate),
-          );
+        : kustomizationPaths(target).find((candidate) => kustomizations.has(candidate));
       if (found === undefined || found === kustomization.path) continue;
       targets.push(found);
       listed.add(found);
@@ -126,46 +115,17 @@ function graphOf(files: ReadonlyArray<{ path: string; text: string }>): {
 }
 
 /**
- * The local paths a kustomization lists (`resources`, `bases`, `components`, patches), resolved
- * against its directory: each is a file or a directory holding a kustomization. Remote and
- * absolute references are left out.
+ * The local paths a kustomization renders (`resources`, `bases`, `components`, patch files),
+ * resolved against its directory: each is a file or a directory holding a kustomization. Remote
+ * and outside references are left out.
  */
 export function kustomizationRefs(path: string, source: string): string[] {
   const read = readKustomization(path, source);
   if (!read) return [];
   return read.refs.flatMap((ref) => {
-    const target = resolve(dirname(path), ref);
-    return target === undefined ? [] : [target];
+    const landing = landReference(dirname(path), ref);
+    return landing.kind === 'local' ? [landing.path] : [];
   });
-}
-
-/**
- * For each kustomization among `paths` that shares its directory with another one
- * (`kustomization.yaml` beside `kustomization.yml` or `Kustomization`), the others. kustomize
- * refuses to build such a directory ("Found multiple kustomization files under: <dir>"), so the
- * editor refuses them too (`EditOptions.siblings`) instead of editing both.
- */
-export function kustomizationSiblings(paths: Iterable<string>): Map<string, string[]> {
-  const byDir = new Map<string, string[]>();
-  for (const path of paths) {
-    if (kindFromPath(path) !== 'kustomize') continue;
-    const dir = dirname(path);
-    byDir.set(dir, [...(byDir.get(dir) ?? []), path]);
-  }
-  const siblings = new Map<string, string[]>();
-  for (const list of byDir.values())
-    if (list.length > 1)
-      for (const path of list)
-        siblings.set(
-          path,
-          list.filter((other) => other !== path),
-        );
-  return siblings;
-}
-
-/** The paths a directory's kustomization may have, in kustomize's order. */
-export function kustomizationPaths(dir: string): string[] {
-  return KUSTOMIZATION_NAMES.map((name) => (dir === '' ? name : `${dir}/${name}`));
 }
 
 /**

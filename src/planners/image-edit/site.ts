@@ -19,7 +19,7 @@ import {
 import { normalizeName, parseImageRef, splitReference } from '../image-ref.js';
 import type { Segment } from './parse.js';
 import type { ScalarStyle } from './scalar.js';
-import { lineEndOf } from './source.js';
+import { lineEndOf } from '../text.js';
 import type { FileKind } from './types.js';
 
 /** A key or index in a document. */

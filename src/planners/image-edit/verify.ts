@@ -8,7 +8,7 @@ import { parseYamlDocuments } from '../yaml-parse.js';
 import type { LoadedFile } from './parse.js';
 import type { Edit } from './plan.js';
 import type { PathSegment } from './site.js';
-import { applySplices, splitDocuments } from './source.js';
+import { applySplices, splitDocuments } from '../text.js';
 
 const PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: true } as const;
 

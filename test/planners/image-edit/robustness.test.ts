@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { editImages, listImages } from '../../../src/planners/image-edit/index.js';
 import { EVENT, OLD_DIGEST, lines } from './helpers.js';
-import { splitDocuments } from '../../../src/planners/image-edit/source.js';
+import { splitDocuments } from '../../../src/planners/text.js';
 
 const SAMPLES: Array<{ path: string; text: string }> = [
   {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { applySplices, firstEol, lineAt, lineEndOf, splitDocuments } from '../../../src/planners/image-edit/source.js';
+import { applySplices, firstEol, lineAt, lineEndOf, splitDocuments } from '../../src/planners/text.js';
 
 describe('splitDocuments', () => {
   it('cuts at --- lines and counts documents like parseAllDocuments', () => {

@@ -1,11 +1,12 @@
 import { parseAllDocuments } from 'yaml';
-import { lineAt } from '../image-edit/source.js';
+import { lineAt } from '../text.js';
 import { checkYamlInput } from '../yaml-guard.js';
-import type { ArgumentRef } from './arguments.js';
 
 /**
- * What a kustomization file makes kustomize read, read the way kustomize reads it — the pre-check
- * of issue 22 that refuses remote and outside reads before any tool runs.
+ * What a kustomization file makes kustomize read, read the way kustomize reads it. One reader for
+ * every planner that follows kustomizations (issue 37): the diff's pre-check of issue 22, which
+ * refuses remote and outside reads before any tool runs, and the editor's render graph
+ * (`image-edit/renders.ts`), which follows resources and patches to the manifests they render.
  *
  * How kustomize reads the file (kubernetes-sigs/kustomize `api/types/kustomization.go`,
  * `Kustomization.Unmarshal`): `sigs.k8s.io/yaml.YAMLToJSON` (go-yaml v2, YAML 1.1: merge keys
@@ -46,6 +47,29 @@ export interface FieldRef {
   value: string;
 }
 
+/**
+ * The kinds of values kustomize puts on helm's argument list from a chart entry
+ * (`HelmChart.AsHelmArgs`); the diff's argument checks (`diff/arguments.ts`) say what each must be.
+ */
+export type ChartArgumentKind =
+  | 'release-name'
+  | 'namespace'
+  | 'chart-name'
+  | 'chart-version'
+  | 'kube-version'
+  | 'api-version'
+  | 'name-template'
+  | 'values-path'
+  | 'extra-args';
+
+/** A value of a chart entry bound for helm's argument list: its kind, where it is written and what it says. */
+export interface ChartArgument {
+  kind: ChartArgumentKind;
+  /** Where in the file: `helmCharts[0].releaseName` (keys as written). */
+  field: string;
+  value: string;
+}
+
 /** A chart that `helmCharts` (or `helmChartInflationGenerator`) inflates. */
 export interface ChartRef {
   field: string;
@@ -53,7 +77,7 @@ export interface ChartRef {
   version?: FieldRef;
   repo?: FieldRef;
   /** What kustomize passes to helm from this entry besides paths (release name, namespace, versions, name template…), checked before any tool runs. */
-  arguments: ArgumentRef[];
+  arguments: ChartArgument[];
 }
 
 export interface KustomizationReads {
@@ -164,12 +188,23 @@ export function recordField(record: Record_, name: string, prefix = ''): Array<{
   });
 }
 
+/** Which documents of a stream count. */
+export interface ReadOptions {
+  /**
+   * `every` (the default, the diff's conservative pre-check): every document, as if each applied.
+   * `first`: only the first, which is what kustomize applies (`sigs.k8s.io/yaml.YAMLToJSON` keeps
+   * the first document; checked with `kubectl kustomize` v5.5.0: a second document's `resources`
+   * are not rendered). The render graph of the editor reads what kustomize applies.
+   */
+  documents?: 'every' | 'first';
+}
+
 /**
  * Every document of a YAML text as data, read as YAML 1.1 with merge keys (go-yaml v2's
  * semantics), or why not: not UTF-8, over Escalator's YAML limits, a parse error, aliases that
  * expand too far, a document that is not a mapping.
  */
-export function readYamlMappings(text: string): ReadOutcome<Record_[]> {
+export function readYamlMappings(text: string, options: ReadOptions = {}): ReadOutcome<Record_[]> {
   if (text.includes('\uFFFD')) return { ok: false, problem: ' is not valid UTF-8' };
   const limit = checkYamlInput(text);
   if (limit) return { ok: false, problem: `: ${limit.reason}` };
@@ -181,7 +216,7 @@ export function readYamlMappings(text: string): ReadOutcome<Record_[]> {
     prettyErrors: false,
     logLevel: 'error',
   });
-  for (const [index, doc] of documents.entries()) {
+  for (const [index, doc] of (options.documents === 'first' ? documents.slice(0, 1) : documents).entries()) {
     const error = doc.errors[0];
     if (error) return { ok: false, problem: ` does not parse as YAML (line ${lineAt(text, error.pos[0])})` };
     let value: unknown;
@@ -222,7 +257,7 @@ function readChart(
   const [name] = stringField(chart, names.name, field);
   const [version] = stringField(chart, names.version, field);
   const [repo] = stringField(chart, names.repo, field);
-  const args: ArgumentRef[] = [
+  const args: ChartArgument[] = [
     ...(name ? [{ kind: 'chart-name' as const, ...name }] : []),
     ...(version ? [{ kind: 'chart-version' as const, ...version }] : []),
   ];
@@ -292,9 +327,9 @@ function readDocument(doc: Record_, into: KustomizationReads): void {
   }
 }
 
-/** Read a kustomization file's text the way kustomize does, every document applied. */
-export function readKustomization(text: string): ReadOutcome<KustomizationReads> {
-  const docs = readYamlMappings(text);
+/** Read a kustomization file's text the way kustomize does (every document applied unless `documents: 'first'`). */
+export function readKustomization(text: string, options: ReadOptions = {}): ReadOutcome<KustomizationReads> {
+  const docs = readYamlMappings(text, options);
   if (!docs.ok) return docs;
   if (docs.value.length === 0) return { ok: false, problem: ' holds no YAML mapping' };
   const reads: KustomizationReads = {
@@ -371,5 +406,3 @@ export function fileSourcePaths(entry: string): string[] {
   for (let at = entry.indexOf('='); at !== -1; at = entry.indexOf('=', at + 1)) paths.push(entry.slice(at + 1));
   return paths;
 }
-
-export { shown } from './shown.js';

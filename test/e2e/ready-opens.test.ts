@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import { startEscalator } from '../../src/main/server.js';
@@ -29,8 +30,17 @@ ${devExtra}  - name: staging
 describe('a promotion the repository holds when indexed (sandbox GitHub, real Redis)', () => {
   let stack: Stack;
   let intake: HealthIntake;
+  /** Every line Escalator logged (at info), parsed. */
+  const logged: Array<Record<string, unknown>> = [];
   beforeAll(async () => {
-    stack = await startStack({}, { name: 'ready-opens' });
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString('utf8').split('\n'))
+          if (line.trim()) logged.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    });
+    stack = await startStack({}, { name: 'ready-opens', log: createLogger({ level: 'info', destination }) });
     intake = healthIntake(stack);
   });
   afterAll(async () => {
@@ -101,6 +111,51 @@ describe('a promotion the repository holds when indexed (sandbox GitHub, real Re
     await checkRun('no-agent', pull.head.sha, 'escalator/soak', (run) => run.conclusion === 'success');
     expect(await staging('no-agent')).toBe(overlay('2.3.0'));
   });
+
+  it(
+    'a health report while no promotion is open logs that the versions differ and opens nothing; never "already runs"',
+    { timeout: 120_000 },
+    async () => {
+      const repo = 'closed-by-a-person';
+      const seeded = await seed(repo, configWith('    health: { argocd: "{app}-dev" }\n', '1h'));
+      const pull = await promotion(repo);
+      await stack.user.rest.pulls.update({ owner, repo, pull_number: pull.number, state: 'closed' });
+      const from = logged.length;
+      const at = new Date().toISOString();
+      await intake.report(owner, repo, 'dev', 'world', {
+        revision: seeded,
+        sync: 'synced',
+        health: 'healthy',
+        healthySince: at,
+        reportedAt: at,
+        source: { agent: 'argocd', object: 'world-dev' },
+      });
+      // The re-check the report asked for: dev runs world 2.3.0, staging 2.2.1, and no pull request is open.
+      // A job's lines name the repository in their job id (promote__<owner>__<repo>__…); the name is this test's own.
+      const ofRepo = (line: Record<string, unknown>) => JSON.stringify(line).includes(repo);
+      const said = await eventually(
+        async () =>
+          logged
+            .slice(from)
+            .find(
+              (line) =>
+                ofRepo(line) &&
+                line.environment === 'staging' &&
+                line.msg ===
+                  'Promotion not opened: the versions differ, but this re-check only updates an open promotion pull request',
+            ),
+        { what: 'the log line of the re-check the health report asked for', timeoutMs: 60_000 },
+      );
+      expect(said).toMatchObject({ source: 'dev', reason: 'health', next: '/escalator promote staging world' });
+      expect(
+        logged.filter((line) => ofRepo(line) && typeof line.msg === 'string' && line.msg.includes('already runs')),
+      ).toEqual([]);
+      // A report only moves the gates of open promotions: the closed one stays closed, nothing else opens.
+      expect(
+        (await stack.user.rest.pulls.list({ owner, repo, state: 'all' })).data.map((p) => [p.number, p.state]),
+      ).toEqual([[pull.number, 'closed']]);
+    },
+  );
 
   it(
     'with Argo CD: opens with health pending, soaks from the healthy-since the agent reports, and merges across a restart',

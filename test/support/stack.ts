@@ -13,7 +13,7 @@ import { SandboxClient, type Simulator, startSimulator } from '@escalator/github
 import { Octokit } from '@octokit/rest';
 import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import { createLogger } from '../../src/observability/logger.js';
+import { createLogger, type Logger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator, type StartOptions } from '../../src/main/server.js';
 
 export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -92,6 +92,8 @@ export interface StackOptions {
   redisUrl?: string;
   /** Escalator's log level; default E2E_LOG_LEVEL, else silent. */
   logLevel?: string;
+  /** Escalator's logger instead of one at `logLevel` (a test that reads what was logged). */
+  log?: Logger;
   /** Also told of every request Escalator makes to GitHub, synchronously (inside the request's async call chain). */
   onGitHubRequest?: StartOptions['onGitHubRequest'];
   /** The jobs' clock (windows, freezes, soaks read it); default the system's. */
@@ -128,7 +130,7 @@ export async function startStack(
     },
     {
       prefix,
-      log: createLogger({ level }),
+      log: options.log ?? createLogger({ level }),
       ...(options.now ? { now: options.now } : {}),
       onGitHubRequest: (info) => {
         calls.push({ route: info.route, status: info.status, durationMs: Math.round(info.durationMs), at: Date.now() });

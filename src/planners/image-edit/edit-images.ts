@@ -96,21 +96,39 @@ function readSites(loaded: LoadedFile, pathKind: PathKind, text: string): Site[]
   return sites;
 }
 
-function eventProblems(event: ImageEvent): EditRefusal[] {
+/**
+ * Whose image a refusal of the image itself speaks of, and what to fix: only an image event has a
+ * sender; a promotion, a rollback or the command line has none, so no message speaks of "the event".
+ */
+const IMAGE_OF: Record<NonNullable<EditOptions['origin']>, { whose: (field: string) => string; fix: string }> = {
+  event: { whose: (field) => `the event's ${field}`, fix: 'fix the sender' },
+  'command-line': { whose: (field) => `the ${field} given`, fix: 'give a valid image' },
+  promotion: {
+    whose: (field) => `the ${field} the source environment runs`,
+    fix: "fix that environment's file first",
+  },
+  rollback: {
+    whose: (field) => `the ${field} on record to roll back to`,
+    fix: 'roll back by hand',
+  },
+};
+
+function eventProblems(event: ImageEvent, origin: NonNullable<EditOptions['origin']>): EditRefusal[] {
   const problems: EditRefusal[] = [];
+  const { whose, fix } = IMAGE_OF[origin];
   const parsed = parseImageRef(event.repository);
   if (!parsed.ok)
     problems.push({
-      reason: `the event's repository "${event.repository}" is not an image name (${parsed.reason}); fix the sender`,
+      reason: `${whose('repository')} "${event.repository}" is not an image name (${parsed.reason}); ${fix}`,
     });
   if (!isValidTag(event.tag)) {
     problems.push({
-      reason: `the event's tag "${event.tag}" is not a valid Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}); Escalator writes only valid tags`,
+      reason: `${whose('tag')} "${event.tag}" is not a valid Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}); Escalator writes only valid tags${origin === 'event' ? '' : ` (${fix})`}`,
     });
   }
   if (event.digest !== undefined && !isDigest(event.digest)) {
     problems.push({
-      reason: `the event's digest "${event.digest}" is not a valid digest (algorithm:encoded, e.g. sha256:<64 hex>); fix the sender`,
+      reason: `${whose('digest')} "${event.digest}" is not a valid digest (algorithm:encoded, e.g. sha256:<64 hex>); ${fix}`,
     });
   }
   return problems;
@@ -160,7 +178,7 @@ export function editImages(text: string, event: ImageEvent, options: EditOptions
     refused: dedupe(refused),
     left: [],
   });
-  const problems = eventProblems(event);
+  const problems = eventProblems(event, options.origin ?? 'event');
   const parsedEvent = parseImageRef(event.repository);
   if (!parsedEvent.ok) return untouched(fileKindFromText(pathKind, text), false, problems);
   const eventName = normalizedName(parsedEvent.ref);

@@ -82,6 +82,29 @@ describe('refusals leave the file byte-identical', () => {
     expect(badRepository.mentions).toBe(false);
   });
 
+  it('speaks of the event only when there is one: a promotion, a rollback and the command line have none', () => {
+    const input = lines('images:', '- name: ghcr.io/example/hello', '  newTag: 1.2.3');
+    const reasons = (origin: 'event' | 'promotion' | 'rollback' | 'command-line') =>
+      editImages(
+        input,
+        { ...EVENT, tag: '-bad', digest: 'sha256:abc' },
+        { path: 'kustomization.yaml', origin },
+      ).refused.map((r) => r.reason);
+    expect(reasons('event')).toEqual([
+      'the event\'s tag "-bad" is not a valid Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}); Escalator writes only valid tags',
+      'the event\'s digest "sha256:abc" is not a valid digest (algorithm:encoded, e.g. sha256:<64 hex>); fix the sender',
+    ]);
+    expect(reasons('rollback')).toEqual([
+      'the tag on record to roll back to "-bad" is not a valid Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}); Escalator writes only valid tags (roll back by hand)',
+      'the digest on record to roll back to "sha256:abc" is not a valid digest (algorithm:encoded, e.g. sha256:<64 hex>); roll back by hand',
+    ]);
+    for (const origin of ['promotion', 'rollback', 'command-line'] as const)
+      for (const reason of reasons(origin)) {
+        expect(reason).not.toMatch(/\bevent\b/);
+        expect(reason).not.toContain('sender');
+      }
+  });
+
   it('refuses everything when one of several matching entries is refused', () => {
     const input = lines(
       'images:',

@@ -79,6 +79,19 @@ export interface PromotionInput {
    * brought the versions gone back to into the target, and the pull requests behind it when known.
    */
   rollback?: { source: string; restores?: { sha: string; sources: string[] } | undefined };
+  /**
+   * Configuration changes carried with the versions (src/planners/config-carry.ts): the files they
+   * write and delete (`apps[].targetFiles` already hold what they write, so image edits go on top),
+   * the waiting changes carried or reported (the marker's `config`), how many of them write
+   * something, and the body's "Configuration" section.
+   */
+  config?: {
+    updates: Array<{ path: string; content: string }>;
+    deletions: string[];
+    ids: string[];
+    carried: number;
+    section: string[];
+  };
 }
 
 export interface PromotionPlan {
@@ -88,7 +101,11 @@ export interface PromotionPlan {
   commitMessage: string;
   marker: PullMarker;
   updates: Array<{ path: string; content: string }>;
+  /** Files the promotion deletes (a configuration change removed them in the source). */
+  deletions: string[];
   rows: PromotionRow[];
+  /** How many configuration changes the promotion writes. */
+  configCarried: number;
   refused: Refusal[];
   /** Apps that run in X but have no files in Y. */
   missing: string[];
@@ -180,29 +197,47 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
     app: input.app,
     images,
     ...(input.sources?.length ? { sources: input.sources } : {}),
+    ...(input.config?.ids.length ? { config: input.config.ids } : {}),
   };
+  const configCarried = input.config?.carried ?? 0;
   const title = input.rollback
     ? renderRollbackTitle(input.target, input.app, rows)
-    : renderPromotionTitle(input.target, input.app, rows);
+    : renderPromotionTitle(input.target, input.app, rows, configCarried > 0);
+  // Configuration writes first; an image edit of the same file was planned on top of it.
+  const written = new Set(updates.map((update) => update.path));
+  const allUpdates = [...(input.config?.updates ?? []).filter((update) => !written.has(update.path)), ...updates];
+  const configLines =
+    configCarried > 0
+      ? [
+          `configuration: ${configCarried} change${configCarried === 1 ? '' : 's'} from ${input.source}`,
+          ...[...(input.config?.updates ?? []).map((update) => `  ${update.path}`), ...(input.config?.deletions ?? []).map((path) => `  ${path} (deleted)`)],
+        ]
+      : [];
   return {
     branch: promotionBranch(input.target, input.app),
     title,
     body: renderPromotionBody(input, rows, refused, missing, marker),
-    commitMessage: `${title}\n\n${rows.map((row) => `${row.app}: ${row.image} ${row.from ?? '(unset)'} -> ${row.to}${row.digest ? ` (${row.digest})` : ''}`).join('\n')}\n`,
+    commitMessage: `${title}\n\n${[...rows.map((row) => `${row.app}: ${row.image} ${row.from ?? '(unset)'} -> ${row.to}${row.digest ? ` (${row.digest})` : ''}`), ...configLines].join('\n')}\n`,
     marker,
-    updates,
+    updates: allUpdates,
+    deletions: input.config?.deletions ?? [],
     rows,
+    configCarried,
     refused,
     missing,
   };
 }
 
-function renderPromotionTitle(target: string, app: string, rows: PromotionRow[]): string {
+function renderPromotionTitle(target: string, app: string, rows: PromotionRow[], config = false): string {
   const versions = [...new Set(rows.map((row) => row.to))];
   const version = versions.length === 1 ? ` ${versions[0]}` : '';
-  if (app) return `Promote ${app}${version} to ${target}`;
+  if (rows.length === 0 && config) return `Promote ${app ? `${app} ` : ''}configuration to ${target}`;
+  const what = config ? ' and its configuration' : '';
+  if (app) return `Promote ${app}${version}${what} to ${target}`;
   const apps = [...new Set(rows.map((row) => row.app))];
-  return apps.length === 1 ? `Promote ${apps[0]}${version} to ${target}` : `Promote ${apps.length} apps to ${target}`;
+  return apps.length === 1
+    ? `Promote ${apps[0]}${version}${what} to ${target}`
+    : `Promote ${apps.length} apps${what} to ${target}`;
 }
 
 function renderPromotionBody(
@@ -216,13 +251,18 @@ function renderPromotionBody(
     input.rollback
       ? `Escalator rolls **${escapeText(input.target)}** back to versions it ran before.`
       : `Escalator promotes what **${escapeText(input.source)}** runs into **${escapeText(input.target)}**.`,
-    '',
-    '| App | Image | From | To | Digest |',
-    '|---|---|---|---|---|',
-    ...rows.map(
-      (row) =>
-        `| ${cell(escapeText(row.app || '—'))} | ${cell(code(row.image))} | ${row.from ? cell(code(row.from)) : '—'} | ${cell(code(row.to))} | ${row.digest ? cell(code(row.digest)) : '—'} |`,
-    ),
+    ...(rows.length > 0 || !input.config
+      ? [
+          '',
+          '| App | Image | From | To | Digest |',
+          '|---|---|---|---|---|',
+          ...rows.map(
+            (row) =>
+              `| ${cell(escapeText(row.app || '—'))} | ${cell(code(row.image))} | ${row.from ? cell(code(row.from)) : '—'} | ${cell(code(row.to))} | ${row.digest ? cell(code(row.digest)) : '—'} |`,
+          ),
+        ]
+      : []),
+    ...(input.config?.section ?? []),
   ];
   const restores = input.rollback?.restores;
   if (restores) {

@@ -167,7 +167,8 @@ export function keptLine(target: string, source: string, kept: ConfigFilePlan['k
 }
 
 function refusalLine(file: string, refusal: ConfigFilePlan['refusals'][number]): string {
-  const where = refusal.file === 'target' ? file : `${file} (${refusal.file === 'sourceAfter' ? 'after' : 'before'} the change)`;
+  const where =
+    refusal.file === 'target' ? file : `${file} (${refusal.file === 'sourceAfter' ? 'after' : 'before'} the change)`;
   return `${code(where)} line ${refusal.line}: ${escapeText(refusal.reason)}`;
 }
 
@@ -175,9 +176,17 @@ function refusalLine(file: string, refusal: ConfigFilePlan['refusals'][number]):
  * The "Configuration" section of a promotion pull request: per change, its source pull requests
  * (provenance), per file the edits as a list, what Y keeps and what was refused.
  */
-export function renderConfigSection(input: { source: string; target: string; app: string; changes: readonly CarriedChange[] }): string[] {
+export function renderConfigSection(input: {
+  source: string;
+  target: string;
+  app: string;
+  changes: readonly CarriedChange[];
+}): string[] {
   if (input.changes.length === 0) return [];
-  const lines = ['', `**Configuration** from ${escapeText(input.source)}${input.app ? ` for ${code(input.app)}` : ''}, in the order it landed there`];
+  const lines = [
+    '',
+    `**Configuration** from ${escapeText(input.source)}${input.app ? ` for ${code(input.app)}` : ''}, in the order it landed there`,
+  ];
   for (const carried of input.changes) {
     const { change } = carried;
     const state =
@@ -186,7 +195,15 @@ export function renderConfigSection(input: { source: string; target: string; app
     for (const file of carried.files) {
       if (file.outcome === 'unchanged' && file.kept.length === 0 && file.refusals.length === 0) continue;
       const verb =
-        file.outcome === 'created' ? 'created' : file.outcome === 'deleted' ? 'deleted' : file.outcome === 'refused' ? 'refused' : file.outcome === 'kept' ? 'kept as it is' : 'edited';
+        file.outcome === 'created'
+          ? 'created'
+          : file.outcome === 'deleted'
+            ? 'deleted'
+            : file.outcome === 'refused'
+              ? 'refused'
+              : file.outcome === 'kept'
+                ? 'kept as it is'
+                : 'edited';
       lines.push(`  - ${code(file.path)} ${verb}`);
       for (const edit of file.edits) lines.push(`    - ${editLine(edit)}`);
       for (const kept of file.kept) lines.push(`    - ${keptLine(input.target, input.source, kept)}`);

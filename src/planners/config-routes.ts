@@ -77,10 +77,7 @@ export function targetFolder(pattern: string, app: string): string | undefined {
  * The changed paths of a merge as folders of (environment, app): a path below one of an
  * environment's folder patterns (not the folder itself, nor a file pattern) counts.
  */
-export function changedFolders(
-  environments: readonly RoutedEnvironment[],
-  paths: readonly string[],
-): ChangedFolder[] {
+export function changedFolders(environments: readonly RoutedEnvironment[], paths: readonly string[]): ChangedFolder[] {
   const found = new Map<string, ChangedFolder>();
   for (const path of paths) {
     for (const environment of environments) {

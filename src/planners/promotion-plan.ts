@@ -210,7 +210,10 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
     configCarried > 0
       ? [
           `configuration: ${configCarried} change${configCarried === 1 ? '' : 's'} from ${input.source}`,
-          ...[...(input.config?.updates ?? []).map((update) => `  ${update.path}`), ...(input.config?.deletions ?? []).map((path) => `  ${path} (deleted)`)],
+          ...[
+            ...(input.config?.updates ?? []).map((update) => `  ${update.path}`),
+            ...(input.config?.deletions ?? []).map((path) => `  ${path} (deleted)`),
+          ],
         ]
       : [];
   return {
@@ -385,6 +388,11 @@ export interface PlannedPromotion {
   app: string;
   plan: Pick<PromotionPlan, 'rows' | 'refused' | 'missing'>;
   gates: NonNullable<PromotionInput['gates']>;
+  /**
+   * Configuration changes waiting for the target (src/planners/config-carry.ts): each with its
+   * source pull request, whether it would be carried, and why not when it would not.
+   */
+  config?: Array<{ app: string; pull: string; outcome: 'carried' | 'in-place' | 'blocked'; why: string[] }>;
 }
 
 /**
@@ -395,23 +403,35 @@ export interface PlannedPromotion {
 export function renderPlanReply(planned: readonly PlannedPromotion[]): string {
   const lines = ['**Escalator plan** (nothing was changed)', ''];
   const rows = planned.flatMap((item) => item.plan.rows.map((row) => ({ item, row })));
-  if (rows.length > 0) {
-    lines.push('| Into | App | Image | Now | Would become | Gates |', '|---|---|---|---|---|---|');
-    for (const { item, row } of rows) {
-      const waiting = item.gates.filter((gate) => gate.state !== 'passed');
-      const gates =
-        waiting.length === 0
-          ? '✅ ready'
-          : waiting
-              .map(
-                (gate) =>
-                  `${gate.state === 'pending' ? '⏳' : '⛔'} ${escapeText(gate.name)}: ${escapeText(gate.detail)}`,
-              )
-              .join('<br>');
+  const gatesText = (item: PlannedPromotion): string => {
+    const waiting = item.gates.filter((gate) => gate.state !== 'passed');
+    return waiting.length === 0
+      ? '✅ ready'
+      : waiting
+          .map(
+            (gate) => `${gate.state === 'pending' ? '⏳' : '⛔'} ${escapeText(gate.name)}: ${escapeText(gate.detail)}`,
+          )
+          .join('<br>');
+  };
+  const changes = planned.flatMap((item) => (item.config ?? []).map((change) => ({ item, change })));
+  if (rows.length > 0 || changes.length > 0) {
+    if (rows.length > 0) lines.push('| Into | App | Image | Now | Would become | Gates |', '|---|---|---|---|---|---|');
+    for (const { item, row } of rows)
       lines.push(
-        `| ${cell(escapeText(item.target))} | ${cell(escapeText(row.app || '—'))} | ${cell(code(row.image))} | ${row.from ? cell(code(row.from)) : 'not set'} | ${cell(code(row.to))}${row.digest ? ` (${cell(code(row.digest.slice(0, 19)))}…)` : ''} | ${cell(gates)} |`,
+        `| ${cell(escapeText(item.target))} | ${cell(escapeText(row.app || '—'))} | ${cell(code(row.image))} | ${row.from ? cell(code(row.from)) : 'not set'} | ${cell(code(row.to))}${row.digest ? ` (${cell(code(row.digest.slice(0, 19)))}…)` : ''} | ${cell(gatesText(item))} |`,
       );
-    }
+    if (changes.length > 0)
+      lines.push(
+        ...(rows.length > 0 ? [''] : []),
+        '**Configuration changes waiting**',
+        '',
+        '| Into | App | Change | Would be | Gates |',
+        '|---|---|---|---|---|',
+        ...changes.map(
+          ({ item, change }) =>
+            `| ${cell(escapeText(item.target))} | ${cell(escapeText(change.app || '—'))} | ${cell(change.pull)} | ${change.outcome === 'carried' ? 'carried' : change.outcome === 'in-place' ? 'already in place' : `⛔ not promoted: ${cell(change.why.join('<br>'))}`} | ${change.outcome === 'carried' ? cell(gatesText(item)) : '—'} |`,
+        ),
+      );
   } else lines.push('Every environment already runs what its source runs: no promotion would change anything.');
   for (const item of planned) {
     const where = `**${escapeText(item.target)}**${item.app ? ` for ${code(item.app)}` : ''}`;

@@ -64,7 +64,14 @@ export class ConfigChangeStore {
   }
 
   /** Note that the source PR was told this change cannot be promoted; true the first time (comment once). */
-  async markBlocked(key: RepoKey, target: string, app: string, id: string, reason: string, at: string): Promise<boolean> {
+  async markBlocked(
+    key: RepoKey,
+    target: string,
+    app: string,
+    id: string,
+    reason: string,
+    at: string,
+  ): Promise<boolean> {
     const field = this.#field(target, app, id);
     const text = await this.redis.hget(this.#key(key), field);
     if (!text) return false;
@@ -80,6 +87,9 @@ export class ConfigChangeStore {
     const all = await this.list(key);
     const drop = all.slice(0, all.length - MAX_WAITING_CHANGES);
     if (drop.length > 0)
-      await this.redis.hdel(this.#key(key), ...drop.map((entry) => this.#field(entry.target, entry.app, entry.change.id)));
+      await this.redis.hdel(
+        this.#key(key),
+        ...drop.map((entry) => this.#field(entry.target, entry.app, entry.change.id)),
+      );
   }
 }

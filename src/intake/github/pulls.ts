@@ -47,7 +47,9 @@ export const pullClosed = handler('pull_request.closed', async ({ id, payload, r
   const { pull_request: pull, repository } = payload;
   if (!repo || typeof pull.head.ref !== 'string') return;
   const merge =
-    typeof pull.merge_commit_sha === 'string' && /^[0-9a-f]{40}$/.test(pull.merge_commit_sha) ? pull.merge_commit_sha : undefined;
+    typeof pull.merge_commit_sha === 'string' && /^[0-9a-f]{40}$/.test(pull.merge_commit_sha)
+      ? pull.merge_commit_sha
+      : undefined;
   const intoDefault = pull.merged && pull.base.ref === repository.default_branch && merge !== undefined;
   if (!pull.head.ref.startsWith('escalator/')) {
     // 4. a person's pull request merged: the configuration it changed waits for the next environments

@@ -20,7 +20,11 @@ export const LandingJob = z.object({
    * marker): the configuration changes it carried into `environment`, which go on to the next one.
    */
   escalator: z
-    .object({ environment: z.string().min(1).max(512), app: z.string().max(512), config: z.array(z.string().max(512)).max(100) })
+    .object({
+      environment: z.string().min(1).max(512),
+      app: z.string().max(512),
+      config: z.array(z.string().max(512)).max(100),
+    })
     .optional(),
 });
 export type LandingJob = z.infer<typeof LandingJob>;

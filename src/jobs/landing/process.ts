@@ -5,6 +5,7 @@ import { enqueuePromote } from '../../queue/enqueue.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import type { JobDeps } from '../shared/deps.js';
 import { loadIndexOrRequest } from '../shared/repo-lease.js';
+import { refreshDashboard } from '../shared/dashboard-refresh.js';
 import type { LandingJob } from './job.js';
 
 export interface LandingOutcome {
@@ -105,6 +106,7 @@ export async function processLandingJob(
       `config-${data.mergeSha}`,
     );
   }
+  if (recorded.length > 0 || done > 0) await refreshDashboard(deps, data);
   log.info(
     { pr: data.number, folders: folders.length, recorded },
     recorded.length > 0

@@ -162,12 +162,12 @@ export class Applier {
         index = matches[0] as number;
         node = node.items[index];
       }
-      const anchor = (parent as { anchor?: string }).anchor;
+      const anchor = (node as { anchor?: string } | null)?.anchor;
       if (anchor && view.aliased.has(anchor))
         return {
           status: 'refused',
-          node: parent,
-          reason: `${where} carries the anchor &${anchor}, which an alias repeats elsewhere, so editing under it would change that copy too; write the values out, or promote this change by hand`,
+          node: pair ?? node,
+          reason: `${formatPath({}, steps.slice(0, depth + 1))} carries the anchor &${anchor}, which an alias repeats elsewhere, so editing it or under it would change that copy too; write the values out, or promote this change by hand`,
         };
     }
     const result: Found = { status: 'found', node };

@@ -164,10 +164,27 @@ export function replacementOfValue(
     yEnd = lineEnd;
   }
   if (!xEndsLine && yEndsLine) lines.push('');
-  const moved = shiftLines(lines, columnOf(y.text, rangeOf(view, yKey)[0]) - columnOf(after.text, rangeOf(xView, xKey)[0]));
+  const moved = shiftLines(lines, blockShift(y, view, found.node, after, xView, xNode) ?? columnOf(y.text, rangeOf(view, yKey)[0]) - columnOf(after.text, rangeOf(xView, xKey)[0]));
   if (!moved) return { reason: `cannot set ${path}: its new value cannot be moved to the target environment's indentation; promote this change by hand` };
   lines = moved;
   return { start: yStart, end: yEnd, text: lines.join(y.eol), lineAt: 0, shown: describeNode(after, xView, xNode) };
+}
+
+/** Column of a block scalar's content (its first line that is not empty), when its header has no indentation digit. */
+function blockContentColumn(side: Side, view: DocView, node: unknown): number | undefined {
+  if (!isScalar(node) || (node.type !== 'BLOCK_LITERAL' && node.type !== 'BLOCK_FOLDED')) return undefined;
+  const [start, end] = rangeOf(view, node);
+  const [header, ...rest] = splitLines(side.text.slice(start, end));
+  if (header === undefined || /\d/.test(header.replace(/#.*$/, ''))) return undefined;
+  const first = rest.find((line) => line.trim() !== '');
+  return first === undefined ? undefined : (/^ */.exec(first)?.[0].length ?? 0);
+}
+
+/** When both values are block scalars: move X's content to Y's content column, so the block keeps Y's indentation. */
+function blockShift(y: Side, view: DocView, yNode: unknown, after: Side, xView: DocView, xNode: unknown): number | undefined {
+  const yColumn = blockContentColumn(y, view, yNode);
+  const xColumn = blockContentColumn(after, xView, xNode);
+  return yColumn === undefined || xColumn === undefined ? undefined : yColumn - xColumn;
 }
 
 function isFlow(node: unknown): boolean {

@@ -13,7 +13,16 @@ import { isAlias, isMap, isPair, isScalar, isSeq, type Node, type Pair, type YAM
 import { splitDocuments } from '../image-edit/source.js';
 import { formatPath, type Change, type Step } from './extract.js';
 import { documentIdentity } from './list-identity.js';
-import { anchorsAndAliases, dataOf, describeNode, keyText, sameData, type DocView, type Side } from './read.js';
+import {
+  anchorsAndAliases,
+  contentEnd,
+  dataOf,
+  describeNode,
+  keyText,
+  sameData,
+  type DocView,
+  type Side,
+} from './read.js';
 import {
   insertAt,
   itemLines,
@@ -206,7 +215,11 @@ export class Applier {
     }
     const view = this.docOf(change);
     if (view === null) {
-      this.refuse(undefined, undefined, `the target environment's file has two documents for ${change.doc.id?.label ?? ''}, so which one to edit is ambiguous; remove the duplicate first`);
+      this.refuse(
+        undefined,
+        undefined,
+        `the target environment's file has two documents for ${change.doc.id?.label ?? ''}, so which one to edit is ambiguous; remove the duplicate first`,
+      );
       return;
     }
     if (!view) {
@@ -315,18 +328,31 @@ export class Applier {
     const container = parent as YAMLMap | YAMLSeq;
     const planned = this.inserted.get(container) ?? new Map<string, Inserted>();
     this.inserted.set(container, planned);
-    const written = 'key' in step ? this.addKey(change, view, container as YAMLMap, planned, path) : this.addItem(change, view, container as YAMLSeq, planned, path);
+    const written =
+      'key' in step
+        ? this.addKey(change, view, container as YAMLMap, planned, path)
+        : this.addItem(change, view, container as YAMLSeq, planned, path);
     if ('reason' in written) {
       this.refuse(view, container, written.reason);
       return;
     }
     planned.set(stepName(step), written.inserted);
     this.result.splices.push({ ...written, edit: { path, kind: 'add', to: written.shown } });
-    this.result.ops.push({ kind: 'add', doc: view.index, steps: change.steps, value: wanted, prev: change.prev ?? null });
+    this.result.ops.push({
+      kind: 'add',
+      doc: view.index,
+      steps: change.steps,
+      value: wanted,
+      prev: change.prev ?? null,
+    });
   }
 
   /** Where an insertion goes: after X's preceding sibling if Y has it (or it was just inserted), else `fallback`. */
-  private placeAfter(planned: Map<string, Inserted>, prev: Step | null | undefined, inY: (step: Step) => number | undefined): Inserted | undefined {
+  private placeAfter(
+    planned: Map<string, Inserted>,
+    prev: Step | null | undefined,
+    inY: (step: Step) => number | undefined,
+  ): Inserted | undefined {
     if (!prev) return undefined;
     const pending = planned.get(stepName(prev));
     if (pending) return pending;
@@ -334,22 +360,32 @@ export class Applier {
     return at === undefined ? undefined : { at };
   }
 
-  private addKey(change: Change, view: DocView, map: YAMLMap, planned: Map<string, Inserted>, path: string): (Written & { inserted: Inserted }) | { reason: string } {
+  private addKey(
+    change: Change,
+    view: DocView,
+    map: YAMLMap,
+    planned: Map<string, Inserted>,
+    path: string,
+  ): (Written & { inserted: Inserted }) | { reason: string } {
     if (map.flow)
-      return { reason: `${formatPath(change.doc, change.steps.slice(0, -1))} is written as a flow map ({ … }) in the target environment, where a new key cannot be added without rewriting it; write it in block style, or add ${path} by hand` };
+      return {
+        reason: `${formatPath(change.doc, change.steps.slice(0, -1))} is written as a flow map ({ … }) in the target environment, where a new key cannot be added without rewriting it; write it in block style, or add ${path} by hand`,
+      };
     const first = map.items[0];
     const firstKey = (first?.key as Node | undefined)?.range?.[0];
-    if (firstKey === undefined) return { reason: `${formatPath(change.doc, change.steps.slice(0, -1))} is empty in the target environment; add ${path} by hand` };
+    if (firstKey === undefined)
+      return {
+        reason: `${formatPath(change.doc, change.steps.slice(0, -1))} is empty in the target environment; add ${path} by hand`,
+      };
     const text = this.y.text;
     const column = columnOf(text, view.offset + firstKey);
     const lines = pairLines(this.after, change, column);
     if ('reason' in lines) return lines;
-    const place =
-      this.placeAfter(planned, change.prev, (prev) => {
-        if (!('key' in prev)) return undefined;
-        const pair = map.items.find((item) => keyText(item.key) === prev.key);
-        return pair ? this.afterContent(view, pair) : undefined;
-      }) ?? { at: this.afterContent(view, map.items[map.items.length - 1] as Pair) };
+    const place = this.placeAfter(planned, change.prev, (prev) => {
+      if (!('key' in prev)) return undefined;
+      const pair = map.items.find((item) => keyText(item.key) === prev.key);
+      return pair ? this.afterContent(view, pair) : undefined;
+    }) ?? { at: this.afterContent(view, map.items[map.items.length - 1] as Pair) };
     const written = insertAt(this.y, place.at, lines.lines, lines.shown);
     return { ...written, inserted: { at: place.at } };
   }
@@ -359,7 +395,13 @@ export class Applier {
     return afterLine(this.y.text, end);
   }
 
-  private addItem(change: Change, view: DocView, seq: YAMLSeq, planned: Map<string, Inserted>, path: string): (Written & { inserted: Inserted }) | { reason: string } {
+  private addItem(
+    change: Change,
+    view: DocView,
+    seq: YAMLSeq,
+    planned: Map<string, Inserted>,
+    path: string,
+  ): (Written & { inserted: Inserted }) | { reason: string } {
     const after = change.after as { view: DocView; node: unknown };
     const text = this.y.text;
     const identify = (prev: Step): number | undefined => {
@@ -369,24 +411,47 @@ export class Applier {
     };
     if (seq.flow) {
       if (!isScalar(after.node))
-        return { reason: `${formatPath(change.doc, change.steps.slice(0, -1))} is written as a flow list ([ … ]) in the target environment, where a new map item cannot be added byte for byte; write it in block style, or add ${path} by hand` };
+        return {
+          reason: `${formatPath(change.doc, change.steps.slice(0, -1))} is written as a flow list ([ … ]) in the target environment, where a new map item cannot be added byte for byte; write it in block style, or add ${path} by hand`,
+        };
       const sample = seq.items.find((item) => isScalar(item));
       const rendered = renderItemScalar(this.after, after.view, after.node, sample);
       if ('reason' in rendered) return { reason: `${path}: ${rendered.reason}` };
       const pending = change.prev ? planned.get(stepName(change.prev)) : undefined;
       if (pending) {
         const text2 = pending.leading ? `${rendered.text}, ` : `, ${rendered.text}`;
-        return { start: pending.at, end: pending.at, text: text2, lineAt: pending.leading ? 0 : 2, shown: rendered.text, inserted: pending };
+        return {
+          start: pending.at,
+          end: pending.at,
+          text: text2,
+          lineAt: pending.leading ? 0 : 2,
+          shown: rendered.text,
+          inserted: pending,
+        };
       }
       const prevIndex = change.prev ? identify(change.prev) : undefined;
       const items = seq.items as Node[];
       if (items.length === 0) {
         const open = view.offset + (seq.range?.[0] ?? 0) + 1;
-        return { start: open, end: open, text: rendered.text, lineAt: 0, shown: rendered.text, inserted: { at: open, leading: true } };
+        return {
+          start: open,
+          end: open,
+          text: rendered.text,
+          lineAt: 0,
+          shown: rendered.text,
+          inserted: { at: open, leading: true },
+        };
       }
       if (change.prev === null) {
         const at = view.offset + ((items[0] as Node).range?.[0] ?? 0);
-        return { start: at, end: at, text: `${rendered.text}, `, lineAt: 0, shown: rendered.text, inserted: { at, leading: true } };
+        return {
+          start: at,
+          end: at,
+          text: `${rendered.text}, `,
+          lineAt: 0,
+          shown: rendered.text,
+          inserted: { at, leading: true },
+        };
       }
       const anchorItem = items[prevIndex ?? items.length - 1] as Node;
       const at = view.offset + (anchorItem.range?.[1] ?? 0);
@@ -394,13 +459,28 @@ export class Applier {
     }
     const firstItem = seq.items[0] as Node | undefined;
     const firstStart = firstItem?.range?.[0];
-    if (firstStart === undefined) return { reason: `${formatPath(change.doc, change.steps.slice(0, -1))} is empty in the target environment; add ${path} by hand` };
+    if (firstStart === undefined)
+      return {
+        reason: `${formatPath(change.doc, change.steps.slice(0, -1))} is empty in the target environment; add ${path} by hand`,
+      };
     const dash = text.lastIndexOf('-', view.offset + firstStart - 1);
     if (dash === -1 || !startsLine(text, dash))
-      return { reason: `the list ${formatPath(change.doc, change.steps.slice(0, -1))} starts on the line of another item or key in the target environment (- - …); write each item on its own line, or add ${path} by hand` };
+      return {
+        reason: `the list ${formatPath(change.doc, change.steps.slice(0, -1))} starts on the line of another item or key in the target environment (- - …); write each item on its own line, or add ${path} by hand`,
+      };
     const dashColumn = columnOf(text, dash);
-    const contentColumn = lineStart(text, dash) === lineStart(text, view.offset + firstStart) ? columnOf(text, view.offset + firstStart) : dashColumn + 2;
-    const lines = itemLines(this.after, after.view, after.node, dashColumn, contentColumn, seq.items.find((item) => isScalar(item)));
+    const contentColumn =
+      lineStart(text, dash) === lineStart(text, view.offset + firstStart)
+        ? columnOf(text, view.offset + firstStart)
+        : dashColumn + 2;
+    const lines = itemLines(
+      this.after,
+      after.view,
+      after.node,
+      dashColumn,
+      contentColumn,
+      seq.items.find((item) => isScalar(item)),
+    );
     if ('reason' in lines) return { reason: `${path}: ${lines.reason}` };
     let place: Inserted | undefined;
     if (change.prev === null) place = { at: lineStart(text, dash) };
@@ -419,7 +499,11 @@ export class Applier {
     if (!id) return;
     const view = this.docs.get(id.id);
     if (view === null) {
-      this.refuse(undefined, undefined, `the target environment's file has two documents for ${id.label}, so which one X's change is about is ambiguous; remove the duplicate first`);
+      this.refuse(
+        undefined,
+        undefined,
+        `the target environment's file has two documents for ${id.label}, so which one X's change is about is ambiguous; remove the duplicate first`,
+      );
       return;
     }
     const chunks = splitDocuments(this.y.text);
@@ -432,32 +516,59 @@ export class Applier {
       }
       const chunk = chunks?.find((one) => one.index === view.index);
       if (!chunks || !chunk) {
-        this.refuse(view, view.doc.contents, `the target environment's file uses YAML directives (%…) or document end markers (...), so the document ${id.label} cannot be cut out byte for byte; remove it by hand`);
+        this.refuse(
+          view,
+          view.doc.contents,
+          `the target environment's file uses YAML directives (%…) or document end markers (...), so the document ${id.label} cannot be cut out byte for byte; remove it by hand`,
+        );
         return;
       }
-      if (this.y.docs.filter((one) => one.doc.contents !== null).length - this.result.ops.filter((op) => op.kind === 'remove-document').length <= 1) {
-        this.refuse(view, view.doc.contents, `removing ${id.label} would leave the target environment's file without documents; delete the file by hand if that is intended`);
+      if (
+        this.y.docs.filter((one) => one.doc.contents !== null).length -
+          this.result.ops.filter((op) => op.kind === 'remove-document').length <=
+        1
+      ) {
+        this.refuse(
+          view,
+          view.doc.contents,
+          `removing ${id.label} would leave the target environment's file without documents; delete the file by hand if that is intended`,
+        );
         return;
       }
-      this.result.splices.push({ start: chunk.start, end: chunk.end, text: '', lineAt: 'before', edit: { path, kind: 'remove', from: id.label } });
+      this.result.splices.push({
+        start: chunk.start,
+        end: chunk.end,
+        text: '',
+        lineAt: 'before',
+        edit: { path, kind: 'remove', from: id.label },
+      });
       this.result.ops.push({ kind: 'remove-document', doc: view.index });
       return;
     }
     const after = change.after as { view: DocView; node: unknown };
     if (view) {
-      if (!sameData(dataOf(view, view.doc.contents), dataOf(after.view, after.node))) this.keep(change, view, view.doc.contents, false);
+      if (!sameData(dataOf(view, view.doc.contents), dataOf(after.view, after.node)))
+        this.keep(change, view, view.doc.contents, false);
       return;
     }
     const source = splitDocuments(this.after.text)?.find((one) => one.index === after.view.index);
     if (!chunks || !source) {
-      this.refuse(undefined, undefined, `the target environment's file or the source environment's file uses YAML directives (%…) or document end markers (...), so the document ${id.label} cannot be added byte for byte; add it by hand`);
+      this.refuse(
+        undefined,
+        undefined,
+        `the target environment's file or the source environment's file uses YAML directives (%…) or document end markers (...), so the document ${id.label} cannot be added byte for byte; add it by hand`,
+      );
       return;
     }
     let body = this.after.text.slice(source.start, source.end).replace(/^\uFEFF/, '');
     const marker = /^---[ \t]*(?:#[^\n]*)?\r?\n/.exec(body);
     if (marker) body = body.slice(marker[0].length);
     else if (body.startsWith('---')) {
-      this.refuse(undefined, undefined, `the new document ${id.label} starts on its --- line in the source environment's file; put it on the next line, or add it by hand`);
+      this.refuse(
+        undefined,
+        undefined,
+        `the new document ${id.label} starts on its --- line in the source environment's file; put it on the next line, or add it by hand`,
+      );
       return;
     }
     const lines = body.split(/\r?\n/);
@@ -470,8 +581,16 @@ export class Applier {
     const at = pending?.at ?? prevChunk?.end ?? this.y.text.length;
     const written = insertAt(this.y, at, ['---', ...lines], id.label);
     planned.set(stepName({ key: id.id }), { at });
-    this.result.splices.push({ ...written, lineAt: written.lineAt + 3 + this.y.eol.length, edit: { path, kind: 'add', to: id.label } });
-    this.result.ops.push({ kind: 'add-document', after: change.prev && 'key' in change.prev ? change.prev.key : undefined, value: dataOf(after.view, after.node) });
+    this.result.splices.push({
+      ...written,
+      lineAt: written.lineAt + 3 + this.y.eol.length,
+      edit: { path, kind: 'add', to: id.label },
+    });
+    this.result.ops.push({
+      kind: 'add-document',
+      after: change.prev && 'key' in change.prev ? change.prev.key : undefined,
+      value: dataOf(after.view, after.node),
+    });
   }
 }
 
@@ -479,8 +598,6 @@ function contentEndOf(view: DocView, node: unknown): number {
   if (isPair(node)) return contentEndOf(view, node.value ?? node.key);
   return contentEndNode(view, node);
 }
-
-import { contentEnd } from './read.js';
 
 function contentEndNode(view: DocView, node: unknown): number {
   return contentEnd(view, node) ?? view.offset;

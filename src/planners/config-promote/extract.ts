@@ -68,7 +68,15 @@ class Extractor {
     this.refusals.push({ file: 'sourceAfter', line: this.after.lines.lineAt(view.offset + (start ?? 0)), reason });
   }
 
-  node(doc: DocRef, steps: Step[], b: DocView, bNode: unknown, a: DocView, aNode: unknown, key: string | undefined): void {
+  node(
+    doc: DocRef,
+    steps: Step[],
+    b: DocView,
+    bNode: unknown,
+    a: DocView,
+    aNode: unknown,
+    key: string | undefined,
+  ): void {
     if (isMap(bNode) && isMap(aNode)) this.map(doc, steps, b, bNode, a, aNode);
     else if (isSeq(bNode) && isSeq(aNode)) this.seq(doc, steps, b, bNode, a, aNode, key);
     else if (!sameData(dataOf(b, bNode), dataOf(a, aNode)))
@@ -88,13 +96,25 @@ class Extractor {
       const key = keyText(pair.key);
       if (key === undefined) {
         if (!sameData(dataOf(b, bMap), dataOf(a, aMap)))
-          this.refuse(a, pair, `${formatPath(doc, steps)} has a key that is not a plain value (a map or list used as a key); Escalator cannot name it in a path, so promote this change by hand`);
+          this.refuse(
+            a,
+            pair,
+            `${formatPath(doc, steps)} has a key that is not a plain value (a map or list used as a key); Escalator cannot name it in a path, so promote this change by hand`,
+          );
         return;
       }
       afterKeys.add(key);
       const here = [...steps, { key }];
       const old = beforePairs.get(key);
-      if (!old) this.changes.push({ kind: 'add', doc, steps: here, after: { view: a, node: pair.value }, afterPair: pair, prev });
+      if (!old)
+        this.changes.push({
+          kind: 'add',
+          doc,
+          steps: here,
+          after: { view: a, node: pair.value },
+          afterPair: pair,
+          prev,
+        });
       else {
         const count = this.changes.length;
         this.node(doc, here, b, old.value, a, pair.value, key);
@@ -106,23 +126,39 @@ class Extractor {
       prev = { key };
     }
     for (const [key, pair] of beforePairs) {
-      if (!afterKeys.has(key)) this.changes.push({ kind: 'remove', doc, steps: [...steps, { key }], before: { view: b, node: pair.value } });
+      if (!afterKeys.has(key))
+        this.changes.push({ kind: 'remove', doc, steps: [...steps, { key }], before: { view: b, node: pair.value } });
     }
   }
 
-  private seq(doc: DocRef, steps: Step[], b: DocView, bSeq: YAMLSeq, a: DocView, aSeq: YAMLSeq, key: string | undefined): void {
+  private seq(
+    doc: DocRef,
+    steps: Step[],
+    b: DocView,
+    bSeq: YAMLSeq,
+    a: DocView,
+    aSeq: YAMLSeq,
+    key: string | undefined,
+  ): void {
     const bData = bSeq.items.map((item) => dataOf(b, item));
     const aData = aSeq.items.map((item) => dataOf(a, item));
     if (sameData(bData, aData)) return;
     const where = formatPath(doc, steps);
     const rule = listRule(key, [...bData, ...aData]);
     if (!rule) {
-      this.refuse(a, aSeq, `the list ${where} changed, but its items have no identity Escalator can match them by (it matches containers, env and volumes by name, ports by containerPort, volumeMounts by mountPath, kustomization file lists by value); promote this change by hand`);
+      this.refuse(
+        a,
+        aSeq,
+        `the list ${where} changed, but its items have no identity Escalator can match them by (it matches containers, env and volumes by name, ports by containerPort, volumeMounts by mountPath, kustomization file lists by value); promote this change by hand`,
+      );
       return;
     }
     const bIds = identifyAll(rule, bData);
     const aIds = identifyAll(rule, aData);
-    for (const [ids, side, seq] of [[aIds, a, aSeq], [bIds, b, bSeq]] as const) {
+    for (const [ids, side, seq] of [
+      [aIds, a, aSeq],
+      [bIds, b, bSeq],
+    ] as const) {
       if ('ids' in ids) continue;
       const item = seq.items[ids.index];
       const which = side === a ? '' : ' (before the change)';
@@ -148,20 +184,38 @@ class Extractor {
       const here = [...steps, step];
       const old = beforeIndex.get(id.id);
       const aNode = aSeq.items[index];
-      if (old === undefined) this.changes.push({ kind: 'add', doc, steps: here, after: { view: a, node: aNode }, prev });
+      if (old === undefined)
+        this.changes.push({ kind: 'add', doc, steps: here, after: { view: a, node: aNode }, prev });
       else {
         const bNode = bSeq.items[old];
         if (isMap(bNode) && isMap(aNode)) this.map(doc, here, b, bNode, a, aNode);
         else if (!sameData(bData[old], aData[index])) {
           if (isScalar(bNode) && isScalar(aNode))
-            this.changes.push({ kind: 'set', doc, steps: here, before: { view: b, node: bNode }, after: { view: a, node: aNode } });
-          else this.refuse(a, aNode, `the item ${formatPath(doc, here)} changed from one kind of value to another (a map, list or text); promote this change by hand`);
+            this.changes.push({
+              kind: 'set',
+              doc,
+              steps: here,
+              before: { view: b, node: bNode },
+              after: { view: a, node: aNode },
+            });
+          else
+            this.refuse(
+              a,
+              aNode,
+              `the item ${formatPath(doc, here)} changed from one kind of value to another (a map, list or text); promote this change by hand`,
+            );
         }
       }
       prev = step;
     }
     for (const [index, id] of bIds.ids.entries()) {
-      if (!afterIds.has(id.id)) this.changes.push({ kind: 'remove', doc, steps: [...steps, { item: id, rule }], before: { view: b, node: bSeq.items[index] } });
+      if (!afterIds.has(id.id))
+        this.changes.push({
+          kind: 'remove',
+          doc,
+          steps: [...steps, { item: id, rule }],
+          before: { view: b, node: bSeq.items[index] },
+        });
     }
   }
 }
@@ -222,15 +276,28 @@ export function extractChanges(before: Side, after: Side, target: Side | undefin
     const identity = documentIdentity(dataOf(aView, aView.doc.contents)) as Identity;
     const bView = bMap.get(id);
     const doc: DocRef = { id: identity };
-    if (!bView) extractor.changes.push({ kind: 'add', doc, steps: [], after: { view: aView, node: aView.doc.contents }, prev, document: true });
+    if (!bView)
+      extractor.changes.push({
+        kind: 'add',
+        doc,
+        steps: [],
+        after: { view: aView, node: aView.doc.contents },
+        prev,
+        document: true,
+      });
     else extractor.node(doc, [], bView, bView.doc.contents, aView, aView.doc.contents, undefined);
     prev = { key: id };
   }
   for (const [id, bView] of bMap) {
     if (aMap.has(id)) continue;
     const identity = documentIdentity(dataOf(bView, bView.doc.contents)) as Identity;
-    extractor.changes.push({ kind: 'remove', doc: { id: identity }, steps: [], before: { view: bView, node: bView.doc.contents }, document: true });
+    extractor.changes.push({
+      kind: 'remove',
+      doc: { id: identity },
+      steps: [],
+      before: { view: bView, node: bView.doc.contents },
+      document: true,
+    });
   }
   return { changes: extractor.changes, refusals: extractor.refusals, byIdentity: true };
 }
-

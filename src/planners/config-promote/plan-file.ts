@@ -74,7 +74,14 @@ export function planConfigFile(file: ConfigFileInput): ConfigFilePlan {
   const { path, sourceBefore, sourceAfter, target } = file;
   if (sourceBefore === undefined && sourceAfter === undefined) return plain(path, 'unchanged');
   if (sourceBefore === undefined) {
-    const sides = readAll(target === undefined ? [[sourceAfter as string, 'sourceAfter']] : [[sourceAfter as string, 'sourceAfter'], [target, 'target']]);
+    const sides = readAll(
+      target === undefined
+        ? [[sourceAfter as string, 'sourceAfter']]
+        : [
+            [sourceAfter as string, 'sourceAfter'],
+            [target, 'target'],
+          ],
+    );
     if (isRefusals(sides)) return refused(path, sides);
     if (target === undefined) return plain(path, 'created', sourceAfter);
     if (sameData(documentsData(sides[0] as Side), documentsData(sides[1] as Side))) return plain(path, 'unchanged');
@@ -125,9 +132,10 @@ export function planConfigFile(file: ConfigFileInput): ConfigFilePlan {
   for (const change of extracted.changes) applier.apply(change);
   const { splices, kept, refusals, ops } = applier.result;
   if (refusals.length > 0) return refused(path, refusals);
-  if (splices.length === 0) return { path, outcome: kept.length > 0 ? 'kept' : 'unchanged', edits: [], kept, refusals: [] };
+  if (splices.length === 0)
+    return { path, outcome: kept.length > 0 ? 'kept' : 'unchanged', edits: [], kept, refusals: [] };
   const order = ordered(splices);
-  if (!order) return internal(path, 'two planned edits overlap in the target environment\'s text');
+  if (!order) return internal(path, "two planned edits overlap in the target environment's text");
   const spliced = applySplices(
     target,
     order.map(({ splice }) => splice),

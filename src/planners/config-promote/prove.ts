@@ -91,7 +91,8 @@ export function proveApplied(y: Side, ops: readonly DataOp[], newText: string): 
   const problem = reread.refusals[0];
   if (problem) return `the new text does not read back (${problem.reason})`;
   const actual = reread.docs.filter((view) => view.doc.contents !== null);
-  if (actual.length !== expected.length) return `the new text has ${actual.length} documents instead of ${expected.length}`;
+  if (actual.length !== expected.length)
+    return `the new text has ${actual.length} documents instead of ${expected.length}`;
   for (const [i, view] of actual.entries()) {
     if (!sameData(dataOf(view, view.doc.contents), (expected[i] as ExpectedDoc).data))
       return `document ${i + 1} does not hold the expected values (something other than the planned edits changed)`;

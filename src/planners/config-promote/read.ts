@@ -3,7 +3,7 @@
  * reading nodes by meaning. Parsing, limits, duplicate keys, templates and aliases without an
  * anchor are the image editor's (`loadFile`): a file it would refuse is refused here too.
  */
-import { isAlias, isCollection, isMap, isPair, isScalar, isSeq, visit, type Document, type Node } from 'yaml';
+import { isAlias, isCollection, isPair, isScalar, visit, type Document, type Node } from 'yaml';
 import { loadFile } from '../image-edit/parse.js';
 import { clipValue } from '../quote-value.js';
 import { eolOf, LineIndex } from './text.js';
@@ -146,4 +146,3 @@ export function keyText(key: unknown): string | undefined {
   if (!isScalar(key)) return undefined;
   return key.value === null ? '' : String(key.value as string | number | boolean);
 }
-

@@ -4,7 +4,17 @@
  * indentation for that map or list (and Y's dash spacing and quoting for list items), with Y's
  * line breaks. What cannot be written byte for byte is refused with the reason.
  */
-import { isCollection, isMap, isScalar, isSeq, type Node, type Pair, type Scalar, type YAMLMap, type YAMLSeq } from 'yaml';
+import {
+  isCollection,
+  isMap,
+  isScalar,
+  isSeq,
+  type Node,
+  type Pair,
+  type Scalar,
+  type YAMLMap,
+  type YAMLSeq,
+} from 'yaml';
 import { renderScalar, type ScalarStyle } from '../image-edit/scalar.js';
 import { formatPath, type Change } from './extract.js';
 import { contentEnd, describeNode, rangeOf, type DocView, type Side } from './read.js';
@@ -32,11 +42,17 @@ function styleOf(node: unknown): ScalarStyle | undefined {
  * A scalar of X written for Y: a string in Y's style (`style`), quoted where plain would read as
  * another type under YAML 1.1 or 1.2 (`renderScalar`); a number, boolean or null as X wrote it.
  */
-function renderValue(side: Side, view: DocView, node: Scalar, style: ScalarStyle): { text: string } | { reason: string } {
+function renderValue(
+  side: Side,
+  view: DocView,
+  node: Scalar,
+  style: ScalarStyle,
+): { text: string } | { reason: string } {
   if (typeof node.value === 'string') return { text: renderScalar(node.value, style) };
   const [start, end] = rangeOf(view, node);
   const source = side.text.slice(start, end);
-  if (node.type === 'PLAIN' && node.tag === undefined && !/[\r\n]/.test(source) && source !== '') return { text: source };
+  if (node.type === 'PLAIN' && node.tag === undefined && !/[\r\n]/.test(source) && source !== '')
+    return { text: source };
   if (node.value === null && source === '') return { text: 'null' };
   return {
     reason: `its new value is written with a tag or over several lines in the source environment (${JSON.stringify(source.slice(0, 40))}); write it as a plain value there, or promote this change by hand`,
@@ -44,7 +60,12 @@ function renderValue(side: Side, view: DocView, node: Scalar, style: ScalarStyle
 }
 
 /** A new scalar list item in the style of Y's items (`sample`), or X's own when Y has none. */
-export function renderItemScalar(side: Side, view: DocView, node: unknown, sample: unknown): { text: string } | { reason: string } {
+export function renderItemScalar(
+  side: Side,
+  view: DocView,
+  node: unknown,
+  sample: unknown,
+): { text: string } | { reason: string } {
   if (!isScalar(node)) return { reason: 'the new item is not a single value' };
   return renderValue(side, view, node, styleOf(sample) ?? styleOf(node) ?? 'plain');
 }
@@ -61,16 +82,24 @@ export function insertAt(side: Side, at: number, lines: readonly string[], shown
  * X's new `key: value` as lines for Y: from X's key to the end of its value, the key at Y's
  * `column`, the lines under it moved by the same amount.
  */
-export function pairLines(after: Side, change: Change, column: number): { lines: string[]; shown: string } | { reason: string } {
+export function pairLines(
+  after: Side,
+  change: Change,
+  column: number,
+): { lines: string[]; shown: string } | { reason: string } {
   const pair = change.afterPair;
   const view = change.after?.view;
   const keyStart = (pair?.key as Node | undefined)?.range?.[0];
-  if (!pair || !view || keyStart === undefined) return { reason: `internal error: no source text for ${formatPath(change.doc, change.steps)}; please report this` };
+  if (!pair || !view || keyStart === undefined)
+    return { reason: `internal error: no source text for ${formatPath(change.doc, change.steps)}; please report this` };
   const start = view.offset + keyStart;
   const end = contentEnd(view, pair.value ?? pair.key) ?? start;
   const lines = splitLines(after.text.slice(start, end).replace(/\r?\n$/, ''));
   const moved = shiftLines(lines, column - columnOf(after.text, start));
-  if (!moved) return { reason: `the new value of ${formatPath(change.doc, change.steps)} cannot be moved to the target environment's indentation; add it by hand` };
+  if (!moved)
+    return {
+      reason: `the new value of ${formatPath(change.doc, change.steps)} cannot be moved to the target environment's indentation; add it by hand`,
+    };
   moved[0] = ' '.repeat(column) + (moved[0] as string);
   return { lines: moved, shown: describeNode(after, view, pair.value) };
 }
@@ -85,7 +114,10 @@ export function itemLines(
   sample: unknown,
 ): { lines: string[]; shown: string } | { reason: string } {
   const prefix = `${' '.repeat(dashColumn)}-${' '.repeat(Math.max(1, contentColumn - dashColumn - 1))}`;
-  if (isScalar(node) && (node.type === 'PLAIN' || node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE' || !isScalar(sample))) {
+  if (
+    isScalar(node) &&
+    (node.type === 'PLAIN' || node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE' || !isScalar(sample))
+  ) {
     const rendered = renderItemScalar(after, view, node, sample);
     if ('reason' in rendered) return rendered;
     return { lines: [prefix + rendered.text], shown: rendered.text };
@@ -164,8 +196,15 @@ export function replacementOfValue(
     yEnd = lineEnd;
   }
   if (!xEndsLine && yEndsLine) lines.push('');
-  const moved = shiftLines(lines, blockShift(y, view, found.node, after, xView, xNode) ?? columnOf(y.text, rangeOf(view, yKey)[0]) - columnOf(after.text, rangeOf(xView, xKey)[0]));
-  if (!moved) return { reason: `cannot set ${path}: its new value cannot be moved to the target environment's indentation; promote this change by hand` };
+  const moved = shiftLines(
+    lines,
+    blockShift(y, view, found.node, after, xView, xNode) ??
+      columnOf(y.text, rangeOf(view, yKey)[0]) - columnOf(after.text, rangeOf(xView, xKey)[0]),
+  );
+  if (!moved)
+    return {
+      reason: `cannot set ${path}: its new value cannot be moved to the target environment's indentation; promote this change by hand`,
+    };
   lines = moved;
   return { start: yStart, end: yEnd, text: lines.join(y.eol), lineAt: 0, shown: describeNode(after, xView, xNode) };
 }
@@ -181,7 +220,14 @@ function blockContentColumn(side: Side, view: DocView, node: unknown): number | 
 }
 
 /** When both values are block scalars: move X's content to Y's content column, so the block keeps Y's indentation. */
-function blockShift(y: Side, view: DocView, yNode: unknown, after: Side, xView: DocView, xNode: unknown): number | undefined {
+function blockShift(
+  y: Side,
+  view: DocView,
+  yNode: unknown,
+  after: Side,
+  xView: DocView,
+  xNode: unknown,
+): number | undefined {
   const yColumn = blockContentColumn(y, view, yNode);
   const xColumn = blockContentColumn(after, xView, xNode);
   return yColumn === undefined || xColumn === undefined ? undefined : yColumn - xColumn;
@@ -192,9 +238,17 @@ function isFlow(node: unknown): boolean {
 }
 
 /** Removes a key and its value: its whole lines, or, for the first key on a list item's dash line, up to the next key. */
-export function removalOfPair(y: Side, view: DocView, map: YAMLMap, pair: Pair, path: string): Omit<Written, 'lineAt' | 'shown'> | { reason: string } {
+export function removalOfPair(
+  y: Side,
+  view: DocView,
+  map: YAMLMap,
+  pair: Pair,
+  path: string,
+): Omit<Written, 'lineAt' | 'shown'> | { reason: string } {
   if (map.flow)
-    return { reason: `cannot remove ${path} byte for byte: it sits in a flow map ({ … }) in the target environment; write the map in block style, or remove the key by hand` };
+    return {
+      reason: `cannot remove ${path} byte for byte: it sits in a flow map ({ … }) in the target environment; write the map in block style, or remove the key by hand`,
+    };
   const keyStart = rangeOf(view, pair.key as Node)[0];
   if (startsLine(y.text, keyStart)) {
     const end = contentEnd(view, pair.value ?? pair.key) ?? keyStart;
@@ -204,12 +258,20 @@ export function removalOfPair(y: Side, view: DocView, map: YAMLMap, pair: Pair, 
   const next = map.items[index + 1];
   const nextKey = (next?.key as Node | undefined)?.range?.[0];
   if (index !== 0 || nextKey === undefined)
-    return { reason: `cannot remove ${path} byte for byte: it shares its line with other text in the target environment; remove it by hand` };
+    return {
+      reason: `cannot remove ${path} byte for byte: it shares its line with other text in the target environment; remove it by hand`,
+    };
   return { start: keyStart, end: view.offset + nextKey, text: '' };
 }
 
 /** Removes a list item: its whole lines in a block list, the item and one separator in a flow list. */
-export function removalOfItem(y: Side, view: DocView, seq: YAMLSeq, index: number, path: string): Omit<Written, 'lineAt' | 'shown'> | { reason: string } {
+export function removalOfItem(
+  y: Side,
+  view: DocView,
+  seq: YAMLSeq,
+  index: number,
+  path: string,
+): Omit<Written, 'lineAt' | 'shown'> | { reason: string } {
   const items = seq.items as Node[];
   const item = items[index] as Node;
   const [start, end] = rangeOf(view, item);
@@ -222,6 +284,8 @@ export function removalOfItem(y: Side, view: DocView, seq: YAMLSeq, index: numbe
   }
   const dash = y.text.lastIndexOf('-', start - 1);
   if (dash === -1 || !startsLine(y.text, dash))
-    return { reason: `cannot remove ${path} byte for byte: the item shares its line with another item or key in the target environment (- - …); remove it by hand` };
+    return {
+      reason: `cannot remove ${path} byte for byte: the item shares its line with another item or key in the target environment (- - …); remove it by hand`,
+    };
   return { start: lineStart(y.text, dash), end: afterLine(y.text, contentEnd(view, item) ?? end), text: '' };
 }

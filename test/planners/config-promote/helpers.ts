@@ -7,14 +7,25 @@ export function lines(...rows: string[]): string {
 }
 
 /** Plans one file: X's text before and after, Y's text now. */
-export function plan(sourceBefore: string | undefined, sourceAfter: string | undefined, target: string | undefined, path = 'kustomization.yaml'): ConfigFilePlan {
+export function plan(
+  sourceBefore: string | undefined,
+  sourceAfter: string | undefined,
+  target: string | undefined,
+  path = 'kustomization.yaml',
+): ConfigFilePlan {
   const result = planConfigPromotion([{ path, sourceBefore, sourceAfter, target }]);
   expect(result.files).toHaveLength(1);
   return result.files[0] as ConfigFilePlan;
 }
 
 /** Plans and asserts Y's exact new bytes. */
-export function expectEdited(before: string, after: string, target: string, expected: string, path?: string): ConfigFilePlan {
+export function expectEdited(
+  before: string,
+  after: string,
+  target: string,
+  expected: string,
+  path?: string,
+): ConfigFilePlan {
   const result = plan(before, after, target, path);
   expect(result.refusals).toEqual([]);
   expect(result.outcome).toBe('edited');
@@ -23,7 +34,13 @@ export function expectEdited(before: string, after: string, target: string, expe
 }
 
 /** Plans and asserts a refusal: no text, and the reasons and lines given. */
-export function expectRefused(before: string | undefined, after: string | undefined, target: string | undefined, refusals: Array<{ file?: string; line: number; reason: RegExp }>, path?: string): ConfigFilePlan {
+export function expectRefused(
+  before: string | undefined,
+  after: string | undefined,
+  target: string | undefined,
+  refusals: Array<{ file?: string; line: number; reason: RegExp }>,
+  path?: string,
+): ConfigFilePlan {
   const result = plan(before, after, target, path);
   expect(result.outcome).toBe('refused');
   expect(result.text).toBeUndefined();

@@ -23,9 +23,25 @@ describe('configuration promotion: lists', () => {
     it("adds a new variable after the same preceding one, in Y's own list style", () => {
       const result = expectEdited(
         deployment(['env:', '  - name: A', '    value: "1"', '  - name: B', '    value: "2"']),
-        deployment(['env:', '  - name: A', '    value: "1"', '  - name: LOG_LEVEL', '    value: debug', '  - name: B', '    value: "2"']),
+        deployment([
+          'env:',
+          '  - name: A',
+          '    value: "1"',
+          '  - name: LOG_LEVEL',
+          '    value: debug',
+          '  - name: B',
+          '    value: "2"',
+        ]),
         deployment(['env:', '- name: B  # staging first', '  value: "2"', '- name: A', '  value: "1"']),
-        deployment(['env:', '- name: B  # staging first', '  value: "2"', '- name: A', '  value: "1"', '- name: LOG_LEVEL', '  value: debug']),
+        deployment([
+          'env:',
+          '- name: B  # staging first',
+          '  value: "2"',
+          '- name: A',
+          '  value: "1"',
+          '- name: LOG_LEVEL',
+          '  value: debug',
+        ]),
         'deployment.yaml',
       );
       expect(result.edits).toEqual([
@@ -38,17 +54,39 @@ describe('configuration promotion: lists', () => {
       ]);
     });
 
-    it('puts a variable X put first before Y\'s first, and consecutive new ones in X\'s order', () => {
+    it("puts a variable X put first before Y's first, and consecutive new ones in X's order", () => {
       expectEdited(
         deployment(['env:', '  - name: A', '    value: "1"']),
-        deployment(['env:', '  - name: Z', '    value: z', '  - name: A', '    value: "1"', '  - name: B', '    value: b', '  - name: C', '    value: c']),
+        deployment([
+          'env:',
+          '  - name: Z',
+          '    value: z',
+          '  - name: A',
+          '    value: "1"',
+          '  - name: B',
+          '    value: b',
+          '  - name: C',
+          '    value: c',
+        ]),
         deployment(['env:', '  - name: A', '    value: "1"', '  - name: OWN', '    value: o']),
-        deployment(['env:', '  - name: Z', '    value: z', '  - name: A', '    value: "1"', '  - name: B', '    value: b', '  - name: C', '    value: c', '  - name: OWN', '    value: o']),
+        deployment([
+          'env:',
+          '  - name: Z',
+          '    value: z',
+          '  - name: A',
+          '    value: "1"',
+          '  - name: B',
+          '    value: b',
+          '  - name: C',
+          '    value: c',
+          '  - name: OWN',
+          '    value: o',
+        ]),
         'deployment.yaml',
       );
     });
 
-    it('changes a value where Y holds the old one and keeps Y\'s own', () => {
+    it("changes a value where Y holds the old one and keeps Y's own", () => {
       const result = expectEdited(
         deployment(['env:', '  - name: A', '    value: "1"', '  - name: B', '    value: "2"']),
         deployment(['env:', '  - name: A', '    value: "10"', '  - name: B', '    value: "20"']),
@@ -57,9 +95,17 @@ describe('configuration promotion: lists', () => {
         'deployment.yaml',
       );
       expect(result.kept).toEqual([
-        { path: 'spec.template.spec.containers[name=app].env[name=A].value', target: '"own"', sourceBefore: '"1"', sourceAfter: '"10"', line: 15 },
+        {
+          path: 'spec.template.spec.containers[name=app].env[name=A].value',
+          target: '"own"',
+          sourceBefore: '"1"',
+          sourceAfter: '"10"',
+          line: 15,
+        },
       ]);
-      expect(result.edits.map((edit) => [edit.path, edit.line])).toEqual([['spec.template.spec.containers[name=app].env[name=B].value', 13]]);
+      expect(result.edits.map((edit) => [edit.path, edit.line])).toEqual([
+        ['spec.template.spec.containers[name=app].env[name=B].value', 13],
+      ]);
     });
 
     it('removes a variable where Y holds the old one', () => {
@@ -74,18 +120,65 @@ describe('configuration promotion: lists', () => {
 
     it('refuses two containers with the same name, with the line', () => {
       const twice = (tag: string) =>
-        lines('spec:', '  containers:', '    - name: app', `      image: a:${tag}`, '    - name: app', '      image: b:1');
-      expectRefused(twice('1'), twice('2'), twice('1'), [{ file: 'sourceAfter', line: 5, reason: /two items with name=app.*ambiguous/ }], 'patch.yaml');
+        lines(
+          'spec:',
+          '  containers:',
+          '    - name: app',
+          `      image: a:${tag}`,
+          '    - name: app',
+          '      image: b:1',
+        );
+      expectRefused(
+        twice('1'),
+        twice('2'),
+        twice('1'),
+        [{ file: 'sourceAfter', line: 5, reason: /two items with name=app.*ambiguous/ }],
+        'patch.yaml',
+      );
     });
   });
 
   describe('ports, mounts and other merge keys', () => {
     it('matches container ports by containerPort and protocol, volume mounts by mountPath', () => {
       expectEdited(
-        deployment(['ports:', '  - containerPort: 8080', '    name: http', 'volumeMounts:', '  - name: data', '    mountPath: /a']),
-        deployment(['ports:', '  - containerPort: 8080', '    name: web', '  - containerPort: 53', '    protocol: UDP', 'volumeMounts:', '  - name: data', '    mountPath: /a', '  - name: data', '    mountPath: /b']),
-        deployment(['ports:', '  - {containerPort: 8080, name: http}', 'volumeMounts:', '  - name: data', '    mountPath: /a']),
-        deployment(['ports:', '  - {containerPort: 8080, name: web}', '  - containerPort: 53', '    protocol: UDP', 'volumeMounts:', '  - name: data', '    mountPath: /a', '  - name: data', '    mountPath: /b']),
+        deployment([
+          'ports:',
+          '  - containerPort: 8080',
+          '    name: http',
+          'volumeMounts:',
+          '  - name: data',
+          '    mountPath: /a',
+        ]),
+        deployment([
+          'ports:',
+          '  - containerPort: 8080',
+          '    name: web',
+          '  - containerPort: 53',
+          '    protocol: UDP',
+          'volumeMounts:',
+          '  - name: data',
+          '    mountPath: /a',
+          '  - name: data',
+          '    mountPath: /b',
+        ]),
+        deployment([
+          'ports:',
+          '  - {containerPort: 8080, name: http}',
+          'volumeMounts:',
+          '  - name: data',
+          '    mountPath: /a',
+        ]),
+        deployment([
+          'ports:',
+          '  - {containerPort: 8080, name: web}',
+          '  - containerPort: 53',
+          '    protocol: UDP',
+          'volumeMounts:',
+          '  - name: data',
+          '    mountPath: /a',
+          '  - name: data',
+          '    mountPath: /b',
+        ]),
         'deployment.yaml',
       );
     });
@@ -95,13 +188,20 @@ describe('configuration promotion: lists', () => {
         deployment(['args: ["--port", "8080"]']),
         deployment(['args: ["--port", "9090"]']),
         deployment(['args: ["--port", "8080"]']),
-        [{ file: 'sourceAfter', line: 11, reason: /list spec.template.spec.containers\[name=app\].args changed, but its items have no identity/ }],
+        [
+          {
+            file: 'sourceAfter',
+            line: 11,
+            reason: /list spec.template.spec.containers\[name=app\].args changed, but its items have no identity/,
+          },
+        ],
         'deployment.yaml',
       );
     });
 
     it('sets a generator literal by the key it defines', () => {
-      const kustomization = (literals: string[]) => lines('configMapGenerator:', '  - name: app', '    literals:', ...literals.map((one) => `      - ${one}`));
+      const kustomization = (literals: string[]) =>
+        lines('configMapGenerator:', '  - name: app', '    literals:', ...literals.map((one) => `      - ${one}`));
       const result = expectEdited(
         kustomization(['LOG=info', 'MODE=a']),
         kustomization(['LOG=debug', 'MODE=a']),
@@ -191,8 +291,22 @@ describe('configuration promotion: lists', () => {
   });
 
   describe('documents of a multi-document file', () => {
-    const service = (port: string) => ['apiVersion: v1', 'kind: Service', 'metadata:', '  name: app', 'spec:', `  port: ${port}`];
-    const config = (level: string) => ['apiVersion: v1', 'kind: ConfigMap', 'metadata:', '  name: app', 'data:', `  LEVEL: ${level}`];
+    const service = (port: string) => [
+      'apiVersion: v1',
+      'kind: Service',
+      'metadata:',
+      '  name: app',
+      'spec:',
+      `  port: ${port}`,
+    ];
+    const config = (level: string) => [
+      'apiVersion: v1',
+      'kind: ConfigMap',
+      'metadata:',
+      '  name: app',
+      'data:',
+      `  LEVEL: ${level}`,
+    ];
 
     it('matches documents by kind and name, whatever their order', () => {
       expectEdited(
@@ -219,22 +333,47 @@ describe('configuration promotion: lists', () => {
   describe('files', () => {
     it('creates a file X created, as X wrote it', () => {
       const text = '# new\r\nkey: "v"\r\n';
-      expect(plan(undefined, text, undefined, 'patches/new.yaml')).toEqual({ path: 'patches/new.yaml', outcome: 'created', text, edits: [], kept: [], refusals: [] });
+      expect(plan(undefined, text, undefined, 'patches/new.yaml')).toEqual({
+        path: 'patches/new.yaml',
+        outcome: 'created',
+        text,
+        edits: [],
+        kept: [],
+        refusals: [],
+      });
     });
 
     it('is unchanged when Y already has an equal file, and refuses one with other values', () => {
-      expect(plan(undefined, lines('a: 1'), lines("a: 1 # same"), 'x.yaml').outcome).toBe('unchanged');
-      expectRefused(undefined, lines('a: 1'), lines('a: 2'), [{ file: 'target', line: 1, reason: /no common version/ }], 'x.yaml');
+      expect(plan(undefined, lines('a: 1'), lines('a: 1 # same'), 'x.yaml').outcome).toBe('unchanged');
+      expectRefused(
+        undefined,
+        lines('a: 1'),
+        lines('a: 2'),
+        [{ file: 'target', line: 1, reason: /no common version/ }],
+        'x.yaml',
+      );
     });
 
     it('deletes a file X deleted where Y holds what X held, else refuses', () => {
       expect(plan(lines('a: 1'), undefined, lines('a:   1'), 'x.yaml').outcome).toBe('deleted');
-      expectRefused(lines('a: 1'), undefined, lines('a: 2'), [{ file: 'target', line: 1, reason: /holds its own values/ }], 'x.yaml');
+      expectRefused(
+        lines('a: 1'),
+        undefined,
+        lines('a: 2'),
+        [{ file: 'target', line: 1, reason: /holds its own values/ }],
+        'x.yaml',
+      );
       expect(plan(lines('a: 1'), undefined, undefined, 'x.yaml').outcome).toBe('unchanged');
     });
 
     it('refuses a change to a file Y does not have', () => {
-      expectRefused(lines('a: 1'), lines('a: 2'), undefined, [{ file: 'target', line: 1, reason: /does not have/ }], 'x.yaml');
+      expectRefused(
+        lines('a: 1'),
+        lines('a: 2'),
+        undefined,
+        [{ file: 'target', line: 1, reason: /does not have/ }],
+        'x.yaml',
+      );
     });
 
     it('plans each file on its own: a refusal in one leaves the others', () => {

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { expectEdited, expectRefused, lines, plan } from './helpers.js';
 
 const deployment = (replicas: string, extra = '') =>
-  lines('apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: app', 'spec:', `  replicas: ${replicas}`, `  revisionHistoryLimit: 3${extra}`);
+  lines(
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    'metadata:',
+    '  name: app',
+    'spec:',
+    `  replicas: ${replicas}`,
+    `  revisionHistoryLimit: 3${extra}`,
+  );
 
 describe('configuration promotion: values', () => {
   describe('when X sets a value', () => {
@@ -10,8 +18,28 @@ describe('configuration promotion: values', () => {
       const result = expectEdited(
         deployment('2'),
         deployment('3'),
-        lines('# staging', 'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: app', 'spec:', '  revisionHistoryLimit: 3', '  replicas:   2   # scaled by hand', ''),
-        lines('# staging', 'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: app', 'spec:', '  revisionHistoryLimit: 3', '  replicas:   3   # scaled by hand', ''),
+        lines(
+          '# staging',
+          'apiVersion: apps/v1',
+          'kind: Deployment',
+          'metadata:',
+          '  name: app',
+          'spec:',
+          '  revisionHistoryLimit: 3',
+          '  replicas:   2   # scaled by hand',
+          '',
+        ),
+        lines(
+          '# staging',
+          'apiVersion: apps/v1',
+          'kind: Deployment',
+          'metadata:',
+          '  name: app',
+          'spec:',
+          '  revisionHistoryLimit: 3',
+          '  replicas:   3   # scaled by hand',
+          '',
+        ),
       );
       expect(result.edits).toEqual([{ path: 'spec.replicas', kind: 'set', from: '2', to: '3', line: 8 }]);
       expect(result.kept).toEqual([]);
@@ -22,7 +50,9 @@ describe('configuration promotion: values', () => {
       expect(result.outcome).toBe('kept');
       expect(result.text).toBeUndefined();
       expect(result.edits).toEqual([]);
-      expect(result.kept).toEqual([{ path: 'spec.replicas', target: '5', sourceBefore: '2', sourceAfter: '3', line: 6 }]);
+      expect(result.kept).toEqual([
+        { path: 'spec.replicas', target: '5', sourceBefore: '2', sourceAfter: '3', line: 6 },
+      ]);
     });
 
     it('compares by meaning, not bytes: "2" quoted is not 2, 2 written 0x2 is', () => {
@@ -46,7 +76,13 @@ describe('configuration promotion: values', () => {
     });
 
     it('sets an empty value (key:) with one space before the value', () => {
-      expectEdited(lines('a:', 'b: 1'), lines('a: x', 'b: 1'), lines('a:  # empty', 'b: 1'), lines('a:  x # empty', 'b: 1'), 'values.yaml');
+      expectEdited(
+        lines('a:', 'b: 1'),
+        lines('a: x', 'b: 1'),
+        lines('a:  # empty', 'b: 1'),
+        lines('a:  x # empty', 'b: 1'),
+        'values.yaml',
+      );
     });
 
     it('sets a block scalar as a whole, in Y indentation, keeping what follows', () => {
@@ -76,7 +112,14 @@ describe('configuration promotion: values', () => {
         lines('resources:', '  limits:', '    cpu: 500m', '  requests:', '    cpu: 100m'),
         lines('resources:', '  limits:', '    cpu: 500m', '    memory: 512Mi', '  requests:', '    cpu: 100m'),
         lines('resources:', '    limits:', '        cpu: 500m  # staging', '    requests:', '        cpu: 250m'),
-        lines('resources:', '    limits:', '        cpu: 500m  # staging', '        memory: 512Mi', '    requests:', '        cpu: 250m'),
+        lines(
+          'resources:',
+          '    limits:',
+          '        cpu: 500m  # staging',
+          '        memory: 512Mi',
+          '    requests:',
+          '        cpu: 250m',
+        ),
         'patch.yaml',
       );
       expect(result.edits).toEqual([{ path: 'resources.limits.memory', kind: 'add', to: '512Mi', line: 4 }]);
@@ -87,13 +130,26 @@ describe('configuration promotion: values', () => {
         lines('spec:', '  replicas: 2'),
         lines('spec:', '  replicas: 2', '  strategy:', '    # no surge', '    rollingUpdate:', '      maxSurge: 0'),
         lines('spec:', '    replicas: 4'),
-        lines('spec:', '    replicas: 4', '    strategy:', '      # no surge', '      rollingUpdate:', '        maxSurge: 0'),
+        lines(
+          'spec:',
+          '    replicas: 4',
+          '    strategy:',
+          '      # no surge',
+          '      rollingUpdate:',
+          '        maxSurge: 0',
+        ),
         'patch.yaml',
       );
     });
 
     it('adds at the end of the map when Y lacks the preceding key', () => {
-      expectEdited(lines('a: 1', 'b: 2'), lines('a: 1', 'b: 2', 'c: 3'), lines('a: 1', 'z: 9'), lines('a: 1', 'z: 9', 'c: 3'), 'values.yaml');
+      expectEdited(
+        lines('a: 1', 'b: 2'),
+        lines('a: 1', 'b: 2', 'c: 3'),
+        lines('a: 1', 'z: 9'),
+        lines('a: 1', 'z: 9', 'c: 3'),
+        'values.yaml',
+      );
     });
 
     it('is unchanged when Y has the key with the same value, kept when with another', () => {
@@ -130,7 +186,9 @@ describe('configuration promotion: values', () => {
     });
 
     it('refuses to leave a block map empty (it would read as null)', () => {
-      expectRefused(lines('a:', '  b: 1'), lines('a: {}'), lines('x: 0', 'a:', '  b: 1'), [{ file: 'target', line: 3, reason: /would leave a empty/ }]);
+      expectRefused(lines('a:', '  b: 1'), lines('a: {}'), lines('x: 0', 'a:', '  b: 1'), [
+        { file: 'target', line: 3, reason: /would leave a empty/ },
+      ]);
     });
   });
 
@@ -182,21 +240,40 @@ describe('configuration promotion: values', () => {
     });
 
     it('refuses a new value that uses an alias', () => {
-      expectRefused(lines('x: &x 1', 'a: 1'), lines('x: &x 1', 'a: 1', 'b: *x'), lines('x: 1', 'a: 1'), [{ line: 1, reason: /new value of b uses the alias \*x/ }], 'values.yaml');
+      expectRefused(
+        lines('x: &x 1', 'a: 1'),
+        lines('x: &x 1', 'a: 1', 'b: *x'),
+        lines('x: 1', 'a: 1'),
+        [{ line: 1, reason: /new value of b uses the alias \*x/ }],
+        'values.yaml',
+      );
     });
 
     it('refuses a key added into a flow map', () => {
-      expectRefused(lines('labels:', '  a: "1"'), lines('labels:', '  a: "1"', '  b: "2"'), lines('name: x', 'labels: {a: "1"}'), [{ line: 2, reason: /flow map/ }]);
+      expectRefused(
+        lines('labels:', '  a: "1"'),
+        lines('labels:', '  a: "1"', '  b: "2"'),
+        lines('name: x', 'labels: {a: "1"}'),
+        [{ line: 2, reason: /flow map/ }],
+      );
     });
 
     it('refuses a parse error and a duplicate key with their lines, and names the file', () => {
-      expectRefused(lines('a: 1'), lines('a: 2'), lines('a: 1', 'b: [1, 2'), [{ file: 'target', line: 3, reason: /not valid YAML/ }]);
-      expectRefused(lines('a: 1'), lines('a: 2'), lines('a: 1', 'b: 1', 'a: 1'), [{ file: 'target', line: 3, reason: /duplicate key/ }]);
-      expectRefused(lines('a: 1', 'a: 1'), lines('a: 2'), lines('a: 1'), [{ file: 'sourceBefore', line: 2, reason: /duplicate key/ }]);
+      expectRefused(lines('a: 1'), lines('a: 2'), lines('a: 1', 'b: [1, 2'), [
+        { file: 'target', line: 3, reason: /not valid YAML/ },
+      ]);
+      expectRefused(lines('a: 1'), lines('a: 2'), lines('a: 1', 'b: 1', 'a: 1'), [
+        { file: 'target', line: 3, reason: /duplicate key/ },
+      ]);
+      expectRefused(lines('a: 1', 'a: 1'), lines('a: 2'), lines('a: 1'), [
+        { file: 'sourceBefore', line: 2, reason: /duplicate key/ },
+      ]);
     });
 
     it('refuses a merge key hiding the edited key', () => {
-      expectRefused(lines('a:', '  b: 1'), lines('a:', '  b: 2'), lines('base: &b', '  b: 1', 'a:', '  <<: *b'), [{ line: 4, reason: /merges other keys in with <</ }]);
+      expectRefused(lines('a:', '  b: 1'), lines('a:', '  b: 2'), lines('base: &b', '  b: 1', 'a:', '  <<: *b'), [
+        { line: 4, reason: /merges other keys in with <</ },
+      ]);
     });
   });
 });

@@ -381,11 +381,15 @@ export class Applier {
     const column = columnOf(text, view.offset + firstKey);
     const lines = pairLines(this.after, change, column);
     if ('reason' in lines) return lines;
-    const place = this.placeAfter(planned, change.prev, (prev) => {
-      if (!('key' in prev)) return undefined;
-      const pair = map.items.find((item) => keyText(item.key) === prev.key);
-      return pair ? this.afterContent(view, pair) : undefined;
-    }) ?? { at: this.afterContent(view, map.items[map.items.length - 1] as Pair) };
+    const firstAt = view.offset + firstKey;
+    // X put it first: before Y's first key, unless that key shares the line of a list item's dash.
+    const leading = change.prev === null && startsLine(text, firstAt) ? { at: lineStart(text, firstAt) } : undefined;
+    const place = leading ??
+      this.placeAfter(planned, change.prev, (prev) => {
+        if (!('key' in prev)) return undefined;
+        const pair = map.items.find((item) => keyText(item.key) === prev.key);
+        return pair ? this.afterContent(view, pair) : undefined;
+      }) ?? { at: this.afterContent(view, map.items[map.items.length - 1] as Pair) };
     const written = insertAt(this.y, place.at, lines.lines, lines.shown);
     return { ...written, inserted: { at: place.at } };
   }

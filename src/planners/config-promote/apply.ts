@@ -280,7 +280,7 @@ export class Applier {
     const parent = found.parent as YAMLMap | YAMLSeq;
     const count = (this.removed.get(parent) ?? 0) + 1;
     this.removed.set(parent, count);
-    if (count >= parent.items.length && !(isSeq(parent) && parent.flow)) {
+    if (count >= parent.items.length + (this.inserted.get(parent)?.size ?? 0) && !(isSeq(parent) && parent.flow)) {
       this.refuse(
         view,
         found.pair ?? found.node,

@@ -185,6 +185,16 @@ describe('configuration promotion: values', () => {
       expect(plan(lines('a: 1', 'b: 2'), lines('a: 1'), lines('a: 1')).outcome).toBe('unchanged');
     });
 
+    it('replaces every key of a map when X did (the new keys first, where X put them)', () => {
+      expectEdited(
+        lines('metadata:', '  labels:', '    a: "1"'),
+        lines('metadata:', '  labels:', '    b: "2"'),
+        lines('metadata:', '  labels:', '      a: "1"  # old', '  name: x'),
+        lines('metadata:', '  labels:', '      b: "2"', '  name: x'),
+        'patch.yaml',
+      );
+    });
+
     it('refuses to leave a block map empty (it would read as null)', () => {
       expectRefused(lines('a:', '  b: 1'), lines('a: {}'), lines('x: 0', 'a:', '  b: 1'), [
         { file: 'target', line: 3, reason: /would leave a empty/ },

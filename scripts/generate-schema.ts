@@ -23,6 +23,7 @@ import {
   EnvironmentConfig,
   VerifyConfig,
   SignerConfig,
+  PromoteConfig,
   ImageConfig,
   RepoConfig,
 } from '../src/config/repo-config.schema.js';
@@ -54,6 +55,7 @@ const OBJECTS = new Map<z.ZodType, string>([
   [WindowConfig, 'WindowConfig'],
   [VerifyConfig, 'VerifyConfig'],
   [SignerConfig, 'SignerConfig'],
+  [PromoteConfig, 'PromoteConfig'],
 ]);
 
 interface FieldDoc {

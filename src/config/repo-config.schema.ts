@@ -16,6 +16,7 @@ import semver from 'semver';
 import { z } from 'zod';
 import { parseImageRef } from '../planners/image-ref.js';
 import { checkPathPattern, PATH_PATTERN } from '../planners/path-pattern.js';
+import { folderPatternProblem } from '../planners/config-routes.js';
 import { clipValue, QUOTE_LIMIT, quoteValue } from '../planners/quote-value.js';
 import { compileTagPattern, TAG_POLICIES, type TagPolicyName } from '../planners/tag-policy.js';
 import { parseCron } from '../planners/cron.js';
@@ -680,6 +681,34 @@ function checkVerify(verify: unknown, ctx: z.RefinementCtx): void {
 }
 
 /**
+ * Configuration promotion. Carry what people merge into the `from` environment's files (an
+ * environment variable, a ConfigMap key, a resource limit, a new patch) into this environment's
+ * files, three-way: a value this environment holds on its own is kept (docs/configuration.md,
+ * "Promote configuration").
+ */
+export const PromoteConfig = z.strictObject({
+  /**
+   * Propose configuration changes merged into the `from` environment, in the same promotion pull
+   * request as its image versions and behind the same gates.
+   * @default false
+   */
+  config: z.boolean().default(false),
+  /**
+   * Which files travel, as path patterns relative to the app's environment folder
+   * (`patches/**`, `kustomization.yaml`). Empty: every file.
+   * @default []
+   */
+  include: z.array(PathPattern).default([]),
+  /**
+   * Files that never travel, relative to the app's environment folder (`secrets/**`); they win
+   * over `include`.
+   * @default []
+   */
+  exclude: z.array(PathPattern).default([]),
+});
+export type PromoteConfig = z.infer<typeof PromoteConfig>;
+
+/**
  * Environment. The paths it owns in this repository, where its images come from, and the gates
  * a change passes before it lands.
  */
@@ -755,6 +784,12 @@ export const EnvironmentConfig = z.strictObject({
    * @default none; nothing is verified
    */
   verify: VerifyConfig.optional(),
+  /**
+   * What else travels from the `from` environment besides image versions: `config: true` carries
+   * the configuration changes people merge there (docs/configuration.md, "Promote configuration").
+   * @default none; only image versions are promoted
+   */
+  promote: PromoteConfig.optional(),
 });
 export type EnvironmentConfig = z.infer<typeof EnvironmentConfig>;
 
@@ -1039,6 +1074,50 @@ function checkRepoConfig(config: unknown, ctx: z.RefinementCtx): void {
         `addImages applies to environments that take images from "${REGISTRY_SOURCE}", not from ${quoteValue(from)}`,
         `remove it here: promotions set the images: entries that exist; set it on the environment that takes from "${REGISTRY_SOURCE}"`,
       );
+    });
+
+  // promote: configuration travels from the `from` environment's folders into this one's.
+  if (Array.isArray(rawEnvironments))
+    rawEnvironments.forEach((environment: unknown, index) => {
+      const promote = field(environment, 'promote');
+      if (promote === undefined) return;
+      const from = stringField(environment, 'from');
+      if (from === REGISTRY_SOURCE) {
+        add(
+          ['environments', index, 'promote'],
+          `promote applies to environments that take from another environment, not from "${REGISTRY_SOURCE}"`,
+          `remove it here: what lands here comes from image pushes; set promote: { config: true } on the environment whose from: is ${quoteValue(stringField(environment, 'name') ?? 'this one')}`,
+        );
+        return;
+      }
+      if (field(promote, 'config') !== true) return;
+      const own = environments[index]!;
+      const source = from === undefined ? undefined : byName.get(from);
+      for (const [pathIndex, pattern] of own.paths.entries()) {
+        const problem = folderPatternProblem(pattern, true);
+        if (problem)
+          add(
+            ['environments', index, 'paths', pathIndex],
+            problem,
+            'write the path as literal folders and the app\'s "*", like apps/*/overlays/staging, or turn promote.config off',
+          );
+      }
+      if (!source) return;
+      for (const [pathIndex, pattern] of source.paths.entries()) {
+        const problem = folderPatternProblem(pattern, false);
+        if (problem)
+          add(
+            ['environments', index, 'promote', 'config'],
+            `${quoteValue(source.name ?? '')} ${problem}`,
+            `write ${quoteValue(source.name ?? '')}'s paths[${pathIndex}] as folders, or turn promote.config off`,
+          );
+      }
+      if (source.paths.length !== own.paths.length)
+        add(
+          ['environments', index, 'promote', 'config'],
+          `configuration promotion pairs paths by position, but ${quoteValue(source.name ?? '')} has ${source.paths.length} and this environment has ${own.paths.length}`,
+          `list the same number of paths in both, in the same order (paths[0] of ${quoteValue(source.name ?? '')} goes to paths[0] here)`,
+        );
     });
 
   // `from` names the registry or another environment.

@@ -10,6 +10,7 @@ import { diff } from './diff/index.js';
 import { health } from './health/index.js';
 import { image } from './image/index.js';
 import { index } from './index/index.js';
+import { landing } from './landing/index.js';
 import { promote } from './promote/index.js';
 import { recover } from './recover/index.js';
 import { relay } from './relay/index.js';
@@ -26,6 +27,7 @@ export const jobKinds = [
   recover,
   health,
   dashboard,
+  landing,
 ] as const satisfies readonly AnyJobDescriptor[];
 
 /** One queue per kind of job, so each has its own concurrency, attempts and backoff. */

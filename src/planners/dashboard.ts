@@ -46,6 +46,12 @@ export interface DashboardEnvironment {
   window?: { open: boolean; sentence: string };
   /** Holds on it: app `''` for the whole environment. */
   holds: Array<{ app: string; by: string }>;
+  /**
+   * Configuration changes merged into `from` that wait to come here (docs/configuration.md,
+   * "Promote configuration"), per app: the source pull requests (`#12`), and how many of them
+   * cannot be promoted (every edit meets a value this environment keeps, or is refused).
+   */
+  configWaiting?: Array<{ app: string; pulls: number[]; blocked: number }>;
 }
 
 export interface DashboardPull {
@@ -187,6 +193,25 @@ function gateText(gates: DashboardPull['gates']): string {
   return gates.map((g) => `${g.state === 'passed' ? '✅' : g.state === 'pending' ? '⏳' : '⛔'} ${g.name}`).join(' · ');
 }
 
+/** `- configuration of `hello` differs from dev: #12, #14 wait to come here (1 cannot be promoted)`, a line per app. */
+function configLines(env: DashboardEnvironment): string[] {
+  const waiting = env.configWaiting ?? [];
+  if (waiting.length === 0) return [];
+  return [
+    ...waiting.slice(0, 50).map(
+      (entry) =>
+        `- configuration${entry.app ? ` of ${code(entry.app)}` : ''} differs from ${escapeText(env.from)}: ${entry.pulls
+          .slice(0, 10)
+          .map((n) => `#${n}`)
+          .join(
+            ', ',
+          )}${entry.pulls.length > 10 ? ` and ${entry.pulls.length - 10} more` : ''} wait${entry.pulls.length === 1 ? 's' : ''} to come here${entry.blocked > 0 ? ` (${entry.blocked} cannot be promoted: /escalator plan says why)` : ''}`,
+    ),
+    ...(waiting.length > 50 ? [`- … and ${waiting.length - 50} more apps with configuration waiting`] : []),
+    '',
+  ];
+}
+
 /** A section that may be cut to fit: a head, its lines, and what to say when some are left out. */
 interface Section {
   head: string[];
@@ -279,13 +304,13 @@ export function renderDashboard(input: DashboardInput, limit = ISSUE_BODY_LIMIT)
     sections.push({
       head: [
         '<details>',
-        `<summary><b>${escapeText(env.name)}</b> — ${cells.length} app${cells.length === 1 ? '' : 's'}, from ${escapeText(env.from)}${env.autoMerge ? ', auto-merge' : ''}${env.window ? `, window ${env.window.open ? 'open' : 'closed'}` : ''}</summary>`,
+        `<summary><b>${escapeText(env.name)}</b> — ${cells.length} app${cells.length === 1 ? '' : 's'}, from ${escapeText(env.from)}${env.autoMerge ? ', auto-merge' : ''}${env.window ? `, window ${env.window.open ? 'open' : 'closed'}` : ''}${env.configWaiting?.length ? `, configuration differs from ${escapeText(env.from)}` : ''}</summary>`,
         '',
         `| app | version | since | health | soak |`,
         '|---|---|---|---|---|',
       ],
       lines: cells.map((c) => row(c, now)),
-      tail: ['', '</details>', ''],
+      tail: ['', ...configLines(env), '</details>', ''],
       shown: Number.MAX_SAFE_INTEGER,
       cut: (left) =>
         `| … | ${left} more app${left === 1 ? '' : 's'} not shown: the issue body is limited to 65,536 characters | | | |`,

@@ -31,6 +31,11 @@ export interface GateInput {
   rollback: boolean;
   /** When `source` was first seen running each promoted version (ISO time); undefined: not seen yet, counts from now. */
   firstSeen: Array<string | undefined>;
+  /**
+   * When the configuration changes the promotion carries landed in the source (ISO): the soak
+   * counts from the last of them as well (a release travels as one; docs/configuration.md).
+   */
+  configLanded?: readonly string[];
   /** The reason of a hold on the target, if one is in force. */
   hold: string | undefined;
   /** Who skipped the soak of exactly these versions (`/escalator promote <env> --now`), if someone did. */
@@ -68,7 +73,7 @@ export function planGates(input: GateInput): GateDecision {
   const health = input.rollback ? undefined : input.health;
   if (health) gates.push(health.gate);
   if (input.soakMs > 0 && !input.rollback) {
-    const from = health ? health.healthySince : input.firstSeen;
+    const from = [...(health ? health.healthySince : input.firstSeen), ...(input.configLanded ?? [])];
     let soakedAt = input.now;
     for (const seen of from) soakedAt = Math.max(soakedAt, (seen ? Date.parse(seen) : input.now) + input.soakMs);
     const healthy = health ? ' healthy' : '';

@@ -79,6 +79,19 @@ export interface PromotionInput {
    * brought the versions gone back to into the target, and the pull requests behind it when known.
    */
   rollback?: { source: string; restores?: { sha: string; sources: string[] } | undefined };
+  /**
+   * Configuration changes carried with the versions (src/planners/config-carry.ts): the files they
+   * write and delete (`apps[].targetFiles` already hold what they write, so image edits go on top),
+   * the waiting changes carried or reported (the marker's `config`), how many of them write
+   * something, and the body's "Configuration" section.
+   */
+  config?: {
+    updates: Array<{ path: string; content: string }>;
+    deletions: string[];
+    ids: string[];
+    carried: number;
+    section: string[];
+  };
 }
 
 export interface PromotionPlan {
@@ -88,7 +101,11 @@ export interface PromotionPlan {
   commitMessage: string;
   marker: PullMarker;
   updates: Array<{ path: string; content: string }>;
+  /** Files the promotion deletes (a configuration change removed them in the source). */
+  deletions: string[];
   rows: PromotionRow[];
+  /** How many configuration changes the promotion writes. */
+  configCarried: number;
   refused: Refusal[];
   /** Apps that run in X but have no files in Y. */
   missing: string[];
@@ -180,29 +197,50 @@ export function planPromotion(input: PromotionInput): PromotionPlan {
     app: input.app,
     images,
     ...(input.sources?.length ? { sources: input.sources } : {}),
+    ...(input.config?.ids.length ? { config: input.config.ids } : {}),
   };
+  const configCarried = input.config?.carried ?? 0;
   const title = input.rollback
     ? renderRollbackTitle(input.target, input.app, rows)
-    : renderPromotionTitle(input.target, input.app, rows);
+    : renderPromotionTitle(input.target, input.app, rows, configCarried > 0);
+  // Configuration writes first; an image edit of the same file was planned on top of it.
+  const written = new Set(updates.map((update) => update.path));
+  const allUpdates = [...(input.config?.updates ?? []).filter((update) => !written.has(update.path)), ...updates];
+  const configLines =
+    configCarried > 0
+      ? [
+          `configuration: ${configCarried} change${configCarried === 1 ? '' : 's'} from ${input.source}`,
+          ...[
+            ...(input.config?.updates ?? []).map((update) => `  ${update.path}`),
+            ...(input.config?.deletions ?? []).map((path) => `  ${path} (deleted)`),
+          ],
+        ]
+      : [];
   return {
     branch: promotionBranch(input.target, input.app),
     title,
     body: renderPromotionBody(input, rows, refused, missing, marker),
-    commitMessage: `${title}\n\n${rows.map((row) => `${row.app}: ${row.image} ${row.from ?? '(unset)'} -> ${row.to}${row.digest ? ` (${row.digest})` : ''}`).join('\n')}\n`,
+    commitMessage: `${title}\n\n${[...rows.map((row) => `${row.app}: ${row.image} ${row.from ?? '(unset)'} -> ${row.to}${row.digest ? ` (${row.digest})` : ''}`), ...configLines].join('\n')}\n`,
     marker,
-    updates,
+    updates: allUpdates,
+    deletions: input.config?.deletions ?? [],
     rows,
+    configCarried,
     refused,
     missing,
   };
 }
 
-function renderPromotionTitle(target: string, app: string, rows: PromotionRow[]): string {
+function renderPromotionTitle(target: string, app: string, rows: PromotionRow[], config = false): string {
   const versions = [...new Set(rows.map((row) => row.to))];
   const version = versions.length === 1 ? ` ${versions[0]}` : '';
-  if (app) return `Promote ${app}${version} to ${target}`;
+  if (rows.length === 0 && config) return `Promote ${app ? `${app} ` : ''}configuration to ${target}`;
+  const what = config ? ' and its configuration' : '';
+  if (app) return `Promote ${app}${version}${what} to ${target}`;
   const apps = [...new Set(rows.map((row) => row.app))];
-  return apps.length === 1 ? `Promote ${apps[0]}${version} to ${target}` : `Promote ${apps.length} apps to ${target}`;
+  return apps.length === 1
+    ? `Promote ${apps[0]}${version}${what} to ${target}`
+    : `Promote ${apps.length} apps${what} to ${target}`;
 }
 
 function renderPromotionBody(
@@ -216,13 +254,18 @@ function renderPromotionBody(
     input.rollback
       ? `Escalator rolls **${escapeText(input.target)}** back to versions it ran before.`
       : `Escalator promotes what **${escapeText(input.source)}** runs into **${escapeText(input.target)}**.`,
-    '',
-    '| App | Image | From | To | Digest |',
-    '|---|---|---|---|---|',
-    ...rows.map(
-      (row) =>
-        `| ${cell(escapeText(row.app || '—'))} | ${cell(code(row.image))} | ${row.from ? cell(code(row.from)) : '—'} | ${cell(code(row.to))} | ${row.digest ? cell(code(row.digest)) : '—'} |`,
-    ),
+    ...(rows.length > 0 || !input.config
+      ? [
+          '',
+          '| App | Image | From | To | Digest |',
+          '|---|---|---|---|---|',
+          ...rows.map(
+            (row) =>
+              `| ${cell(escapeText(row.app || '—'))} | ${cell(code(row.image))} | ${row.from ? cell(code(row.from)) : '—'} | ${cell(code(row.to))} | ${row.digest ? cell(code(row.digest)) : '—'} |`,
+          ),
+        ]
+      : []),
+    ...(input.config?.section ?? []),
   ];
   const restores = input.rollback?.restores;
   if (restores) {
@@ -345,6 +388,11 @@ export interface PlannedPromotion {
   app: string;
   plan: Pick<PromotionPlan, 'rows' | 'refused' | 'missing'>;
   gates: NonNullable<PromotionInput['gates']>;
+  /**
+   * Configuration changes waiting for the target (src/planners/config-carry.ts): each with its
+   * source pull request, whether it would be carried, and why not when it would not.
+   */
+  config?: Array<{ app: string; pull: string; outcome: 'carried' | 'in-place' | 'blocked'; why: string[] }>;
 }
 
 /**
@@ -355,23 +403,35 @@ export interface PlannedPromotion {
 export function renderPlanReply(planned: readonly PlannedPromotion[]): string {
   const lines = ['**Escalator plan** (nothing was changed)', ''];
   const rows = planned.flatMap((item) => item.plan.rows.map((row) => ({ item, row })));
-  if (rows.length > 0) {
-    lines.push('| Into | App | Image | Now | Would become | Gates |', '|---|---|---|---|---|---|');
-    for (const { item, row } of rows) {
-      const waiting = item.gates.filter((gate) => gate.state !== 'passed');
-      const gates =
-        waiting.length === 0
-          ? '✅ ready'
-          : waiting
-              .map(
-                (gate) =>
-                  `${gate.state === 'pending' ? '⏳' : '⛔'} ${escapeText(gate.name)}: ${escapeText(gate.detail)}`,
-              )
-              .join('<br>');
+  const gatesText = (item: PlannedPromotion): string => {
+    const waiting = item.gates.filter((gate) => gate.state !== 'passed');
+    return waiting.length === 0
+      ? '✅ ready'
+      : waiting
+          .map(
+            (gate) => `${gate.state === 'pending' ? '⏳' : '⛔'} ${escapeText(gate.name)}: ${escapeText(gate.detail)}`,
+          )
+          .join('<br>');
+  };
+  const changes = planned.flatMap((item) => (item.config ?? []).map((change) => ({ item, change })));
+  if (rows.length > 0 || changes.length > 0) {
+    if (rows.length > 0) lines.push('| Into | App | Image | Now | Would become | Gates |', '|---|---|---|---|---|---|');
+    for (const { item, row } of rows)
       lines.push(
-        `| ${cell(escapeText(item.target))} | ${cell(escapeText(row.app || '—'))} | ${cell(code(row.image))} | ${row.from ? cell(code(row.from)) : 'not set'} | ${cell(code(row.to))}${row.digest ? ` (${cell(code(row.digest.slice(0, 19)))}…)` : ''} | ${cell(gates)} |`,
+        `| ${cell(escapeText(item.target))} | ${cell(escapeText(row.app || '—'))} | ${cell(code(row.image))} | ${row.from ? cell(code(row.from)) : 'not set'} | ${cell(code(row.to))}${row.digest ? ` (${cell(code(row.digest.slice(0, 19)))}…)` : ''} | ${cell(gatesText(item))} |`,
       );
-    }
+    if (changes.length > 0)
+      lines.push(
+        ...(rows.length > 0 ? [''] : []),
+        '**Configuration changes waiting**',
+        '',
+        '| Into | App | Change | Would be | Gates |',
+        '|---|---|---|---|---|',
+        ...changes.map(
+          ({ item, change }) =>
+            `| ${cell(escapeText(item.target))} | ${cell(escapeText(change.app || '—'))} | ${cell(change.pull)} | ${change.outcome === 'carried' ? 'carried' : change.outcome === 'in-place' ? 'already in place' : `⛔ not promoted: ${cell(change.why.join('<br>'))}`} | ${change.outcome === 'carried' ? cell(gatesText(item)) : '—'} |`,
+        ),
+      );
   } else lines.push('Every environment already runs what its source runs: no promotion would change anything.');
   for (const item of planned) {
     const where = `**${escapeText(item.target)}**${item.app ? ` for ${code(item.app)}` : ''}`;

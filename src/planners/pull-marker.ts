@@ -13,6 +13,11 @@ export interface PullMarker {
   images: Array<{ repository: string; tag: string; digest?: string }>;
   /** Where the version came from (registry delivery ids, or the source environment's PR/commit). */
   sources?: string[];
+  /**
+   * The waiting configuration changes the promotion carries or reports (their ids,
+   * `<environment>:<merge commit>`): done for the target when it merges, and the next hop's.
+   */
+  config?: string[];
 }
 
 const pattern = /<!-- escalator:v1 (\{.*?\}) -->/s;
@@ -44,7 +49,9 @@ export function parseMarker(body: string | null | undefined): PullMarker | null 
           text(image.tag) &&
           (image.digest === undefined || text(image.digest)),
       ) &&
-      (value.sources === undefined || (Array.isArray(value.sources) && value.sources.every(text)));
+      (value.sources === undefined || (Array.isArray(value.sources) && value.sources.every(text))) &&
+      (value.config === undefined ||
+        (Array.isArray(value.config) && value.config.length <= 100 && value.config.every(text)));
     return valid ? value : null;
   } catch {
     return null;

@@ -15,3 +15,4 @@ export * from '../jobs/index/job.js';
 export * from '../jobs/recover/job.js';
 export * from '../jobs/health/job.js';
 export * from '../jobs/dashboard/job.js';
+export * from '../jobs/landing/job.js';

@@ -174,6 +174,8 @@ export async function commitOnBranch(
   expectedHead: string,
   files: FileWrite[],
   message: string,
+  /** Paths to delete in the same commit. */
+  deletions: readonly string[] = [],
 ): Promise<string> {
   const [headline = '', ...rest] = message.split('\n');
   const body = rest.join('\n').trim();
@@ -184,6 +186,7 @@ export async function commitOnBranch(
         message: { headline, ...(body ? { body } : {}) },
         fileChanges: {
           additions: files.map((file) => ({ path: file.path, contents: Buffer.from(file.content).toString('base64') })),
+          ...(deletions.length > 0 ? { deletions: deletions.map((path) => ({ path })) } : {}),
         },
         expectedHeadOid: expectedHead,
       },
@@ -611,4 +614,38 @@ export async function commitContains(octokit: Octokit, id: RepoId, base: string,
     if (error instanceof RequestError && (error.status === 404 || error.status === 422)) return false;
     throw error;
   }
+}
+
+/** What a commit changed against its first parent, and its parents. */
+export interface CommitChanges {
+  parents: string[];
+  /** Paths added, modified or removed (a rename is both of its paths). */
+  files: string[];
+  /** GitHub lists at most 3,000 files of a commit: true when the list may be cut there. */
+  truncated: boolean;
+}
+
+/**
+ * What commit `sha` changed against its first parent (`GET /repos/{o}/{r}/commits/{sha}`, which
+ * lists the files page by page, at most 3,000;
+ * https://docs.github.com/en/rest/commits/commits#get-a-commit): for a merge commit, what the
+ * merge brought into the branch.
+ */
+export async function loadCommitChanges(octokit: Octokit, id: RepoId, sha: string): Promise<CommitChanges> {
+  const files = new Set<string>();
+  let parents: string[] = [];
+  const perPage = 100;
+  for (let page = 1; page <= 30; page++) {
+    const { data } = await octokit.rest.repos.getCommit({ ...id, ref: sha, per_page: perPage, page });
+    parents = data.parents.map((parent) => parent.sha);
+    const before = files.size;
+    for (const file of data.files ?? []) {
+      files.add(file.filename);
+      if (file.previous_filename) files.add(file.previous_filename);
+    }
+    // A short page is the last; so is one that adds nothing new (a server that does not page files).
+    if ((data.files ?? []).length < perPage || files.size === before)
+      return { parents, files: [...files].sort(), truncated: false };
+  }
+  return { parents, files: [...files].sort(), truncated: true };
 }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { BlobStore } from './blobs.js';
 import { CandidateStore } from './candidates.js';
+import { ConfigChangeStore } from './config-changes.js';
 import { HealthStore } from './health.js';
 import { HeadStore } from './heads.js';
 import { HealthGateStore } from './healthy-versions.js';
@@ -37,6 +38,8 @@ export class RepoState {
   readonly rollbacks: RollbackStore;
   /** File texts by blob SHA, so plans against an indexed commit read no file from GitHub. */
   readonly blobs: BlobStore;
+  /** Configuration changes waiting to be promoted into each environment and app. */
+  readonly configChanges: ConfigChangeStore;
 
   constructor(
     readonly redis: Redis,
@@ -56,5 +59,6 @@ export class RepoState {
     this.heads = new HeadStore(redis, prefix);
     this.rollbacks = new RollbackStore(redis, prefix);
     this.blobs = new BlobStore(redis, prefix);
+    this.configChanges = new ConfigChangeStore(redis, prefix);
   }
 }

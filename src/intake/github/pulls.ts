@@ -1,5 +1,5 @@
 import { escalatorMarker, livingBranchBase } from '../../planners/pull-marker.js';
-import { enqueueDashboard, enqueueDiff } from '../../queue/enqueue.js';
+import { enqueueDashboard, enqueueDiff, enqueueLanding } from '../../queue/enqueue.js';
 import { handler } from './event.js';
 
 /** A pull request opened or moved: its rendered diff. */
@@ -38,10 +38,24 @@ export const diffRerequested = handler('check_run.rerequested', async ({ id, pay
  * 3. merged, with this App's marker: the chain a promotion carries (dev PR → staging PR → this) is
  *    recorded for the next hop, and by merge commit (a later rollback to these versions names the
  *    change that brought them); the provenance store keeps it
+ * 4. a pull request Escalator did not write merged into the default branch: the landing job
+ *    records the configuration changes it brought (docs/configuration.md, "Promote configuration")
+ * 5. one of Escalator's promotions merged with configuration changes: the landing job marks them
+ *    done and passes them on
  */
 export const pullClosed = handler('pull_request.closed', async ({ id, payload, repo, intake }) => {
   const { pull_request: pull, repository } = payload;
-  if (!repo || typeof pull.head.ref !== 'string' || !pull.head.ref.startsWith('escalator/')) return;
+  if (!repo || typeof pull.head.ref !== 'string') return;
+  const merge =
+    typeof pull.merge_commit_sha === 'string' && /^[0-9a-f]{40}$/.test(pull.merge_commit_sha)
+      ? pull.merge_commit_sha
+      : undefined;
+  const intoDefault = pull.merged && pull.base.ref === repository.default_branch && merge !== undefined;
+  if (!pull.head.ref.startsWith('escalator/')) {
+    // 4. a person's pull request merged: the configuration it changed waits for the next environments
+    if (intoDefault) await enqueueLanding(intake.producer, landingOf(repo, pull, merge, undefined));
+    return;
+  }
   if (!pull.merged) await enqueueDashboard(intake.producer, repo, id);
   const store = intake.store;
   if (!store) return;
@@ -54,7 +68,17 @@ export const pullClosed = handler('pull_request.closed', async ({ id, payload, r
     );
   if (!pull.merged) return;
   const marker = escalatorMarker(pull, repository.full_name, await intake.ownLogin());
-  if (!marker) return;
+  // Not Escalator's after all (a branch named like its own): a person's change, as in 4.
+  if (!marker) {
+    if (intoDefault) await enqueueLanding(intake.producer, landingOf(repo, pull, merge, undefined));
+    return;
+  }
+  // 5. Escalator's promotion carried configuration changes: done there, and on to the next environment.
+  if (intoDefault && marker.kind === 'promote' && marker.config?.length)
+    await enqueueLanding(
+      intake.producer,
+      landingOf(repo, pull, merge, { environment: marker.environment, app: marker.app, config: marker.config }),
+    );
   await store.provenance.recordMerge(
     repo,
     marker.environment,
@@ -63,3 +87,20 @@ export const pullClosed = handler('pull_request.closed', async ({ id, payload, r
     typeof pull.merge_commit_sha === 'string' ? pull.merge_commit_sha : undefined,
   );
 });
+
+/** The landing job of a merged pull request (title and author are repository text, clipped). */
+function landingOf(
+  repo: { installationId: number; owner: string; repo: string },
+  pull: { number: number; title: string; user: { login: string } | null },
+  mergeSha: string,
+  escalator: { environment: string; app: string; config: string[] } | undefined,
+) {
+  return {
+    ...repo,
+    number: pull.number,
+    title: [...pull.title].slice(0, 200).join(''),
+    author: (pull.user?.login ?? 'ghost').slice(0, 64),
+    mergeSha,
+    ...(escalator ? { escalator: { ...escalator, config: escalator.config.slice(0, 100) } } : {}),
+  };
+}

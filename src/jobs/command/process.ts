@@ -26,6 +26,8 @@ import {
 import { parseMarker } from '../../planners/pull-marker.js';
 import type { CommandJob } from './job.js';
 import type { ProcessorContext } from '../../queue/worker.js';
+import { loadConfigCarry, withConfig, type AppConfigCarry } from '../shared/config-inputs.js';
+import { blockedReason, pullText } from '../../planners/config-carry.js';
 import type { JobDeps } from '../shared/deps.js';
 import { refreshDashboard } from '../shared/dashboard-refresh.js';
 import { isEscalatorPull } from '../shared/living-pull.js';
@@ -390,17 +392,25 @@ async function planAll(
     const source = target.from;
     const appsIn = (name: string): string[] =>
       [...new Set(index.files.filter((f) => f.environment === name).map((f) => f.app))].sort();
+    // Configuration changes waiting for the target count as apps to plan (docs/configuration.md).
+    const waiting = await deps.store.configChanges.list(index, target.name);
+    const withWaiting = [...new Set([...appsIn(source), ...waiting.map((entry) => entry.app)])].sort();
     const groups = target.group
-      ? [{ app: '', apps: [...new Set([...appsIn(source), ...appsIn(target.name)])].sort() }]
-      : appsIn(source).map((app) => ({ app, apps: [app] }));
+      ? [{ app: '', apps: [...new Set([...withWaiting, ...appsIn(target.name)])].sort() }]
+      : withWaiting.map((app) => ({ app, apps: [app] }));
+    const files = { octokit, index, blobs: deps.store.blobs };
     for (const group of groups) {
       const entries: PromotionInput['apps'] = [];
-      for (const app of group.apps)
+      const carries: AppConfigCarry[] = [];
+      for (const app of group.apps) {
+        const carry = await loadConfigCarry(deps, files, target, app, head.sha, waiting);
+        if (carry) carries.push(carry);
         entries.push({
           app,
-          sourceFiles: await loadEnvFiles({ octokit, index, blobs: deps.store.blobs }, source, app, head.sha),
-          targetFiles: await loadEnvFiles({ octokit, index, blobs: deps.store.blobs }, target.name, app, head.sha),
+          sourceFiles: await loadEnvFiles(files, source, app, head.sha),
+          targetFiles: withConfig(await loadEnvFiles(files, target.name, app, head.sha), carry),
         });
+      }
       const plan = planPromotion({
         source,
         target: target.name,
@@ -408,11 +418,34 @@ async function planAll(
         apps: entries,
         editing: editSettingsFrom(index.config?.images ?? []),
       });
-      if (plan.rows.length === 0 && plan.refused.length === 0 && plan.missing.length === 0) continue;
-      const { gates } = await decideGates(deps, index, target, group.app, entries, { rollback: false, now });
+      const config = carries.flatMap((carry) =>
+        carry.changes.map((carried) => ({
+          app: carry.app,
+          pull: pullText(carried.change.pull),
+          outcome: carried.outcome,
+          why: carried.outcome === 'blocked' ? blockedReason(target.name, source, carried) : [],
+        })),
+      );
+      if (plan.rows.length === 0 && plan.refused.length === 0 && plan.missing.length === 0 && config.length === 0)
+        continue;
+      const configLanded = carries.flatMap((carry) =>
+        carry.changes.filter((c) => c.outcome === 'carried').map((c) => c.change.landedAt),
+      );
+      const { gates } = await decideGates(deps, index, target, group.app, entries, {
+        rollback: false,
+        now,
+        configLanded,
+      });
       // What a rollback holds back is not proposed on Escalator's own (src/planners/rollback.ts).
       const held = await rollbackGates(deps, index, target.name, source, group.apps);
-      planned.push({ source, target: target.name, app: group.app, plan, gates: [...gates, ...held] });
+      planned.push({
+        source,
+        target: target.name,
+        app: group.app,
+        plan,
+        gates: [...gates, ...held],
+        ...(config.length > 0 ? { config } : {}),
+      });
     }
   }
   return planned;

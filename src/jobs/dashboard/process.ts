@@ -92,6 +92,23 @@ async function render(deps: DashboardDeps, data: DashboardJob, { log }: Processo
   return issue.body !== body ? `updated #${issue.number}` : `unchanged #${issue.number}`;
 }
 
+/** The configuration changes waiting for an environment, per app (docs/configuration.md, "Promote configuration"). */
+async function configWaiting(
+  deps: DashboardDeps,
+  index: RepoIndex,
+  environment: string,
+): Promise<Pick<DashboardEnvironment, 'configWaiting'>> {
+  const byApp = new Map<string, { app: string; pulls: number[]; blocked: number }>();
+  for (const entry of await deps.store.configChanges.list(index, environment)) {
+    const app = byApp.get(entry.app) ?? { app: entry.app, pulls: [], blocked: 0 };
+    app.pulls.push(entry.change.pull.number);
+    if (entry.blocked) app.blocked++;
+    byApp.set(entry.app, app);
+  }
+  const waiting = [...byApp.values()].sort((a, b) => a.app.localeCompare(b.app));
+  return waiting.length > 0 ? { configWaiting: waiting } : {};
+}
+
 /** Everything the dashboard shows, as data for the pure renderer. */
 async function gather(deps: DashboardDeps, index: RepoIndex, octokit: Octokit): Promise<DashboardInput> {
   const config = index.config!;
@@ -145,6 +162,7 @@ async function gather(deps: DashboardDeps, index: RepoIndex, octokit: Octokit): 
       autoMerge: env.autoMerge,
       cells,
       holds: await deps.store.holds.listHolds(index, env.name),
+      ...(await configWaiting(deps, index, env.name)),
       ...(state ? { window: { open: state.open, sentence: windowSentence(env.name, state) } } : {}),
     });
   }

@@ -9,6 +9,7 @@ import type { PullMarker } from '../../planners/pull-marker.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import type { JobDeps } from '../shared/deps.js';
 import { decideGates, loadEnvFiles, promotedVersions } from '../shared/promotion-inputs.js';
+import { configInput, loadConfigCarry, withConfig, type AppConfigCarry } from '../shared/config-inputs.js';
 import { promotionNotes } from '../shared/pull-notes.js';
 import type { PromoteJob } from './job.js';
 import type { RollbackRun } from './rollback.js';
@@ -34,7 +35,10 @@ export interface PromotionRun {
 
 /** A promotion's plan, with its gates and the times they change. */
 export type PromotionRunPlan = ReturnType<typeof planPromotion> &
-  Pick<GateDecision, 'gates' | 'readyAt' | 'healthRecheckAt' | 'opensAt' | 'freezeEndsAt'>;
+  Pick<GateDecision, 'gates' | 'readyAt' | 'healthRecheckAt' | 'opensAt' | 'freezeEndsAt'> & {
+    /** The configuration changes planned, per app (against the default branch). */
+    config: AppConfigCarry[];
+  };
 
 /**
  * The plan of one run against the living pull request's branch (`ensureLivingPull` calls it
@@ -53,15 +57,32 @@ export function promotionPlanner(
     const files = { octokit, index, blobs: deps.store.blobs };
     const entries: PromotionInput['apps'] = [];
     const onBranch: PromotionInput['apps'] = [];
-    for (const app of apps) {
+    // Configuration changes waiting for the target (never with a rollback): planned against the
+    // default branch for the body, and against the branch for what is written on it.
+    const waiting = rollback ? [] : await deps.store.configChanges.list(index, target.name, data.app);
+    const carries: Array<AppConfigCarry | undefined> = [];
+    const branchCarries: Array<AppConfigCarry | undefined> = [];
+    const configLanded: string[] = [];
+    for (const app of new Set([...apps, ...waiting.map((entry) => entry.app)])) {
       const sourceFiles = rollback ? [] : await loadEnvFiles(files, source, app, defaultHead.sha);
-      const targetFiles = await loadEnvFiles(files, target.name, app, defaultHead.sha);
+      const carry = await loadConfigCarry(deps, files, target, app, defaultHead.sha, waiting);
+      const branchCarry =
+        base.sha === defaultHead.sha ? carry : await loadConfigCarry(deps, files, target, app, base.sha, waiting);
+      carries.push(carry);
+      branchCarries.push(branchCarry);
+      for (const carried of carry?.changes ?? [])
+        if (carried.outcome === 'carried') configLanded.push(carried.change.landedAt);
+      const targetFiles = withConfig(await loadEnvFiles(files, target.name, app, defaultHead.sha), carry);
       const versions = rollback?.get(app) ? { versions: rollback.get(app) as Map<string, RunningVersion> } : {};
       entries.push({ app, sourceFiles, targetFiles, ...versions });
       const branchFiles =
-        base.sha === defaultHead.sha ? targetFiles : await loadEnvFiles(files, target.name, app, base.sha);
+        base.sha === defaultHead.sha
+          ? targetFiles
+          : withConfig(await loadEnvFiles(files, target.name, app, base.sha), branchCarry);
       onBranch.push({ app, sourceFiles, targetFiles: branchFiles, ...versions });
     }
+    const config = configInput(carries, { source, target: target.name, app: data.app });
+    const branchConfig = configInput(branchCarries, { source, target: target.name, app: data.app });
     // Gates: what the source has run and for how long (soak), holds, a skipped soak; decided by planGates.
     if (data.skipSoak && !rollback && data.requestedBy)
       await deps.store.holds.setSoakSkip(index, target.name, data.app, {
@@ -78,6 +99,7 @@ export function promotionPlanner(
         rollback: rollback !== null,
         now,
         freezeLifted: data.reason === 'freeze',
+        configLanded,
       },
     );
     // A rollback's reason stays on its pull request whichever job plans it (the record keeps it).
@@ -97,7 +119,8 @@ export function promotionPlanner(
       ...(rollback ? { rollback: { source, restores: record?.restores } } : {}),
     };
     // What changed between what the target runs and what it would run: never blocks the promotion.
-    const bare = planPromotion({ ...input, apps: entries });
+    const withConfigInput = { ...input, ...(config ? { config } : {}) };
+    const bare = planPromotion({ ...withConfigInput, apps: entries });
     const notes = verify.withSigned(
       await promotionNotes(
         deps,
@@ -107,10 +130,16 @@ export function promotionPlanner(
         bare.body,
       ),
     );
-    const plan = planPromotion({ ...input, apps: entries, ...(notes ? { notes } : {}) });
+    const plan = planPromotion({ ...withConfigInput, apps: entries, ...(notes ? { notes } : {}) });
+    const branchPlan =
+      base.sha === defaultHead.sha
+        ? plan
+        : planPromotion({ ...input, ...(branchConfig ? { config: branchConfig } : {}), apps: onBranch });
     return {
       ...plan,
-      updates: base.sha === defaultHead.sha ? plan.updates : planPromotion({ ...input, apps: onBranch }).updates,
+      config: carries.filter((carry): carry is AppConfigCarry => carry !== undefined),
+      updates: branchPlan.updates,
+      deletions: branchPlan.deletions,
       gates,
       readyAt,
       healthRecheckAt,

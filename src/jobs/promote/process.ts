@@ -10,6 +10,7 @@ import {
   type RepoId,
 } from '../../adapters/github/repo.js';
 import { escapeText, refusalList } from '../../planners/markdown.js';
+import { blockedReason, renderBlockedComment } from '../../planners/config-carry.js';
 import type { RepoIndex } from '../../adapters/store/subscriptions.js';
 import { ConfigError } from '../../observability/errors.js';
 import { parseMarker } from '../../planners/pull-marker.js';
@@ -180,7 +181,8 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     await reply({ kind: 'dry-run' });
     return outcome;
   }
-  if (pull && plan.rows.length === 0 && !result.commit && !verify.refused()) {
+  await settleConfig(deps, { octokit, id, target: target.name, index }, plan, log);
+  if (pull && plan.rows.length === 0 && plan.configCarried === 0 && !result.commit && !verify.refused()) {
     const marker = parseMarker(pull.body);
     if (marker?.kind === 'promote') {
       await closePull(
@@ -284,6 +286,49 @@ async function sayNothingOpened(
       `Nothing to promote: ${target} already runs what ${source} runs`,
     );
   await reply({ kind: 'nothing' });
+}
+
+/**
+ * What became of the waiting configuration changes: one the target already holds is done; one of
+ * which nothing can be written is said once on its source pull request (`/escalator plan` lists it
+ * until a promotion into the target merges).
+ */
+async function settleConfig(
+  deps: JobDeps,
+  run: { octokit: Octokit; id: RepoId; target: string; index: RepoIndex },
+  plan: PromotionRunPlan,
+  log: ProcessorContext['log'],
+): Promise<void> {
+  const { octokit, id, target, index } = run;
+  for (const carry of plan.config)
+    for (const carried of carry.changes) {
+      const { change } = carried;
+      if (carried.outcome === 'in-place') {
+        await deps.store.configChanges.done(index, target, carry.app, [change.id]);
+        log.info({ environment: target, app: carry.app, change: change.id }, 'Configuration change already in place');
+      } else if (carried.outcome === 'blocked') {
+        const reason = blockedReason(target, change.source, carried).join('; ');
+        const first = await deps.store.configChanges.markBlocked(
+          index,
+          target,
+          carry.app,
+          change.id,
+          reason,
+          deps.now().toISOString(),
+        );
+        log.info(
+          { environment: target, app: carry.app, change: change.id, pr: change.pull.number },
+          'Configuration change cannot be promoted: every edit meets a value the target keeps, or is refused',
+        );
+        if (first)
+          await createComment(
+            octokit,
+            id,
+            change.pull.number,
+            renderBlockedComment({ target, app: carry.app, carried }),
+          );
+      }
+    }
 }
 
 /** A promotion failed for good: the dashboard lists it, and the person whose command asked hears why. */

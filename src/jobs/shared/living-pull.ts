@@ -40,6 +40,8 @@ export interface BranchPlan {
   body: string;
   commitMessage: string;
   updates: Array<{ path: string; content: string }>;
+  /** Files the commit deletes (configuration promotion: a file X's change removed). */
+  deletions?: string[];
 }
 
 export interface LivingPullResult<P extends BranchPlan> {
@@ -272,7 +274,7 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
     const markerText = written ? renderMarker(written) : '';
     if (input.dryRun || (!open && input.openNew === false))
       return { plan, pull: open, base, created: false, branch: name };
-    if (plan.updates.length === 0) {
+    if (plan.updates.length === 0 && (plan.deletions ?? []).length === 0) {
       if (open) {
         await ensurePullText(octokit, id, open, { title: plan.title, body: plan.body });
         await store.living.recordLiving(id, branch, name, { marker: markerText });
@@ -287,7 +289,15 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
     }
     let commit: string;
     if (open && branchHead) {
-      commit = await commitOnBranch(octokit, id, name, branchHead.sha, plan.updates, plan.commitMessage);
+      commit = await commitOnBranch(
+        octokit,
+        id,
+        name,
+        branchHead.sha,
+        plan.updates,
+        plan.commitMessage,
+        plan.deletions,
+      );
     } else {
       // A new branch, or a leftover one of a closed PR whose head Escalator wrote, starts at the
       // commit the plan was made against. Recorded first: a crash before the commit leaves a branch
@@ -295,7 +305,7 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
       await store.living.recordLiving(id, branch, name, { head: base.sha });
       if (!branchHead) await createBranch(octokit, id, name, base.sha);
       else await resetBranch(octokit, id, name, base.sha);
-      commit = await commitOnBranch(octokit, id, name, base.sha, plan.updates, plan.commitMessage);
+      commit = await commitOnBranch(octokit, id, name, base.sha, plan.updates, plan.commitMessage, plan.deletions);
     }
     // A crash before this line leaves a head Escalator wrote but did not record: GitHub signed it
     // for the App's bot, so the next run judges it Escalator's through GitHub (see LivingTrust).

@@ -46,7 +46,13 @@ export async function decideGates(
   target: Environment,
   app: string,
   entries: PromotionInput['apps'],
-  options: { rollback: boolean; now: number; freezeLifted?: boolean },
+  options: {
+    rollback: boolean;
+    now: number;
+    freezeLifted?: boolean;
+    /** When the configuration changes the promotion carries landed in the source (ISO): soak counts from them too. */
+    configLanded?: string[];
+  },
 ): Promise<GateDecision & { healthLines?: string[] }> {
   const source = target.from;
   const soakMs = parseDuration(target.soak);
@@ -84,6 +90,7 @@ export async function decideGates(
     soakText: target.soak,
     rollback: options.rollback,
     firstSeen,
+    ...(options.configLanded?.length ? { configLanded: options.configLanded } : {}),
     hold,
     soakSkippedBy,
     health,

@@ -10,7 +10,7 @@
  * 3. compare Y's value with X's before and after, then set, add or remove (`write.ts`), or keep
  */
 import { isAlias, isMap, isPair, isScalar, isSeq, type Node, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
-import { splitDocuments } from '../image-edit/source.js';
+import { splitDocuments } from '../text.js';
 import { formatPath, type Change, type Step } from './extract.js';
 import { documentIdentity } from './list-identity.js';
 import {

@@ -8,7 +8,7 @@
  * 4. apply each edit to Y where Y holds what X held before, keep Y's own values (`apply.ts`)
  * 5. splice Y's text, re-read it and prove that only the planned values changed (`prove.ts`)
  */
-import { applySplices } from '../image-edit/source.js';
+import { applySplices } from '../text.js';
 import { Applier, type PlannedSplice } from './apply.js';
 import { extractChanges } from './extract.js';
 import { proveApplied } from './prove.js';

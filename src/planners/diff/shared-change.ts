@@ -1,6 +1,6 @@
 import { code } from '../markdown.js';
 import { compilePathPattern } from '../path-pattern.js';
-import { dirname } from './repo-path.js';
+import { dirname } from '../repo-path.js';
 import { kustomizationFile } from './targets.js';
 import type { TargetDiff, TargetNode, TargetReach } from './types.js';
 

@@ -80,6 +80,16 @@ export function createRedis(url: string, role: ConnectionRole, extra: RedisOptio
     case 'cluster':
       return new Cluster(target.nodes, {
         enableOfflineQueue: options.enableOfflineQueue ?? true,
+        // No ready check on the Cluster client (the nodes' own connections keep theirs). ioredis'
+        // Cluster.connect() runs `CLUSTER INFO` once the slots are known; while a master is being
+        // failed over that says `cluster_state:fail`, and ioredis then reconnects on its own but
+        // never settles the connect() promise it returned. BullMQ awaits exactly that promise
+        // when it re-arms a worker's blocking connection (its bzpopmin watchdog disconnects it,
+        // then calls connect()), so the worker's fetch loop waited forever and its queue stopped
+        // (seen in test/cluster: no job of that queue ran after the failover). Without the check
+        // connect() settles as soon as the slots are read; a command that meets `CLUSTERDOWN`
+        // meanwhile is retried by ioredis (retryDelayOnClusterDown) or by BullMQ.
+        enableReadyCheck: false,
         redisOptions: {
           ...options,
           ...(target.password ? { password: target.password } : {}),

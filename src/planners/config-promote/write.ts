@@ -178,6 +178,9 @@ export function replacementOfValue(
     return {
       reason: `cannot set ${path} byte for byte: it sits in a flow map ({ … }) in the target environment and its new value is not a one-line value; write the map in block style, or promote this change by hand`,
     };
+  const body = blockBody(y, view, found.node, after, xView, xNode);
+  // Reported at the header's line: the line break just before the body ends it.
+  if (body) return { ...body, lineAt: -1, shown: describeNode(after, xView, xNode) };
   const yKey = found.pair.key as Node;
   const xKey = change.afterPair.key as Node;
   const yStart = rangeOf(view, yKey)[1];
@@ -217,6 +220,39 @@ function blockContentColumn(side: Side, view: DocView, node: unknown): number | 
   if (header === undefined || /\d/.test(header.replace(/#.*$/, ''))) return undefined;
   const first = rest.find((line) => line.trim() !== '');
   return first === undefined ? undefined : (/^ */.exec(first)?.[0].length ?? 0);
+}
+
+/** A block scalar's header without its comment (`|-`, `>+2`), or undefined for another node. */
+function blockHeader(side: Side, view: DocView, node: unknown): { indicators: string; bodyStart: number } | undefined {
+  if (!isScalar(node) || (node.type !== 'BLOCK_LITERAL' && node.type !== 'BLOCK_FOLDED')) return undefined;
+  const [start] = rangeOf(view, node);
+  const bodyStart = afterLine(side.text, start);
+  return { indicators: side.text.slice(start, bodyStart).replace(/#.*$/s, '').trim(), bodyStart };
+}
+
+/**
+ * Both values block scalars with the same header: only the lines of the content change, so Y's
+ * header line (and a comment on it) stays; X's lines move to Y's content column.
+ */
+function blockBody(
+  y: Side,
+  view: DocView,
+  yNode: unknown,
+  after: Side,
+  xView: DocView,
+  xNode: unknown,
+): { start: number; end: number; text: string } | undefined {
+  const yHeader = blockHeader(y, view, yNode);
+  const xHeader = blockHeader(after, xView, xNode);
+  const shift = blockShift(y, view, yNode, after, xView, xNode);
+  if (!yHeader || !xHeader || yHeader.indicators !== xHeader.indicators || shift === undefined) return undefined;
+  const yEnd = rangeOf(view, yNode as Node)[1];
+  const xEnd = rangeOf(xView, xNode as Node)[1];
+  if (y.text.charAt(yEnd - 1) !== '\n' || after.text.charAt(xEnd - 1) !== '\n') return undefined;
+  // Every line of the body moves, the first included: shift a leading empty line in front of them.
+  const moved = shiftLines(['', ...splitLines(after.text.slice(xHeader.bodyStart, xEnd))], shift);
+  if (!moved) return undefined;
+  return { start: yHeader.bodyStart, end: yEnd, text: moved.slice(1).join(y.eol) };
 }
 
 /** When both values are block scalars: move X's content to Y's content column, so the block keeps Y's indentation. */

@@ -178,6 +178,9 @@ export function replacementOfValue(
     return {
       reason: `cannot set ${path} byte for byte: it sits in a flow map ({ … }) in the target environment and its new value is not a one-line value; write the map in block style, or promote this change by hand`,
     };
+  const under = underEmptyKey(y, view, found.pair, after, xView, change.afterPair);
+  if (under)
+    return { ...under, lineAt: under.start === y.text.length ? 0 : -1, shown: describeNode(after, xView, xNode) };
   const body = blockBody(y, view, found.node, after, xView, xNode);
   // Reported at the header's line: the line break just before the body ends it.
   if (body) return { ...body, lineAt: -1, shown: describeNode(after, xView, xNode) };
@@ -220,6 +223,38 @@ function blockContentColumn(side: Side, view: DocView, node: unknown): number | 
   if (header === undefined || /\d/.test(header.replace(/#.*$/, ''))) return undefined;
   const first = rest.find((line) => line.trim() !== '');
   return first === undefined ? undefined : (/^ */.exec(first)?.[0].length ?? 0);
+}
+
+/**
+ * Y's key has no value (`labels:`, perhaps with a comment) and X's new value is a block map or
+ * list on the lines under its key: Y's key line stays whole, X's lines go under it.
+ */
+function underEmptyKey(
+  y: Side,
+  view: DocView,
+  yPair: Pair,
+  after: Side,
+  xView: DocView,
+  xPair: Pair,
+): { start: number; end: number; text: string } | undefined {
+  const yValue = yPair.value;
+  const xValue = xPair.value;
+  if (!isScalar(yValue) || yValue.value !== null || yValue.source !== '' || yValue.tag !== undefined) return undefined;
+  if (!isCollection(xValue) || xValue.flow || xValue.items.length === 0 || yValue.anchor) return undefined;
+  const xKeyStart = rangeOf(xView, xPair.key as Node)[0];
+  const xBody = afterLine(after.text, rangeOf(xView, xPair.key as Node)[1]);
+  // The value must start on a later line than the key (it does in block style; `? key` forms do not).
+  if (rangeOf(xView, xValue)[0] < xBody) return undefined;
+  const xEnd = contentEnd(xView, xValue);
+  if (xEnd === undefined) return undefined;
+  const yKeyStart = rangeOf(view, yPair.key as Node)[0];
+  const lines = splitLines(after.text.slice(xBody, xEnd).replace(/\r?\n$/, ''));
+  const moved = shiftLines(['', ...lines], columnOf(y.text, yKeyStart) - columnOf(after.text, xKeyStart));
+  if (!moved) return undefined;
+  const at = afterLine(y.text, rangeOf(view, yPair.key as Node)[1]);
+  const ending = at === y.text.length && !y.text.endsWith('\n');
+  const body = moved.slice(1).join(y.eol);
+  return { start: at, end: at, text: ending ? `${y.eol}${body}` : `${body}${y.eol}` };
 }
 
 /** A block scalar's header without its comment (`|-`, `>+2`), or undefined for another node. */

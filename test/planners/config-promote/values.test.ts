@@ -123,6 +123,21 @@ describe('configuration promotion: values', () => {
     });
   });
 
+  describe('when X gives an empty key a map', () => {
+    it("writes X's lines under Y's key line, which keeps its comment", () => {
+      const result = expectEdited(
+        lines('metadata:', '  labels:', '  name: a'),
+        lines('metadata:', '  labels:', '    team: a', '    tier: web', '  name: a'),
+        lines('metadata:', '    labels:   # none yet', '    name: a'),
+        lines('metadata:', '    labels:   # none yet', '      team: a', '      tier: web', '    name: a'),
+        'patch.yaml',
+      );
+      expect(result.edits).toEqual([
+        { path: 'metadata.labels', kind: 'set', from: '', to: '{"team":"a","tier":"web"}', line: 2 },
+      ]);
+    });
+  });
+
   describe('when X adds a key', () => {
     it('adds it after the same preceding key, in Y indentation', () => {
       const result = expectEdited(

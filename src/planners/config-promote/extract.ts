@@ -243,23 +243,21 @@ export function extractChanges(before: Side, after: Side, target: Side | undefin
     }
     return { changes: extractor.changes, refusals: extractor.refusals, byIdentity: false };
   }
+  const nameless = new Map<Side, DocView[]>();
   const index = (side: Side, views: DocView[]): Map<string, DocView> | undefined => {
     const map = new Map<string, DocView>();
+    const without: DocView[] = [];
+    nameless.set(side, without);
     for (const view of views) {
       const id = documentIdentity(dataOf(view, view.doc.contents));
-      const line = side.lines.lineAt(view.offset + (view.doc.contents?.range?.[0] ?? 0));
       if (!id) {
-        extractor.refusals.push({
-          file: side.name,
-          line,
-          reason: `document ${view.index + 1} of a file with several documents has no kind and metadata.name, so it cannot be matched with the other environment's documents; give it both, or promote this change by hand`,
-        });
-        return undefined;
+        without.push(view);
+        continue;
       }
       if (map.has(id.id)) {
         extractor.refusals.push({
           file: side.name,
-          line,
+          line: side.lines.lineAt(view.offset + (view.doc.contents?.range?.[0] ?? 0)),
           reason: `the file has two documents for ${id.label}, so which one changed is ambiguous; remove the duplicate first`,
         });
         return undefined;
@@ -271,6 +269,23 @@ export function extractChanges(before: Side, after: Side, target: Side | undefin
   const bMap = index(before, b);
   const aMap = index(after, a);
   if (!bMap || !aMap) return { changes: [], refusals: extractor.refusals, byIdentity: true };
+  // Documents without kind and metadata.name cannot be matched: X may not change them.
+  const bWithout = nameless.get(before) ?? [];
+  const aWithout = nameless.get(after) ?? [];
+  const changed = aWithout.findIndex(
+    (view, i) =>
+      !bWithout[i] || !sameData(dataOf(view, view.doc.contents), dataOf(bWithout[i], bWithout[i].doc.contents)),
+  );
+  if (changed !== -1 || aWithout.length !== bWithout.length) {
+    const view = aWithout[changed === -1 ? aWithout.length : changed] ?? bWithout[aWithout.length];
+    const side = aWithout.includes(view as DocView) ? after : before;
+    extractor.refusals.push({
+      file: side.name,
+      line: side.lines.lineAt((view?.offset ?? 0) + (view?.doc.contents?.range?.[0] ?? 0)),
+      reason: `document ${(view?.index ?? 0) + 1} of a file with several documents changed, but it has no kind and metadata.name to match it with the other environment's documents by; give it both, or promote this change by hand`,
+    });
+    return { changes: [], refusals: extractor.refusals, byIdentity: true };
+  }
   let prev: Step | null = null;
   for (const [id, aView] of aMap) {
     const identity = documentIdentity(dataOf(aView, aView.doc.contents)) as Identity;

@@ -178,6 +178,12 @@ export function replacementOfValue(
     return {
       reason: `cannot set ${path} byte for byte: it sits in a flow map ({ … }) in the target environment and its new value is not a one-line value; write the map in block style, or promote this change by hand`,
     };
+  const under = underEmptyKey(y, view, found.pair, after, xView, change.afterPair);
+  if (under)
+    return { ...under, lineAt: under.start === y.text.length ? 0 : -1, shown: describeNode(after, xView, xNode) };
+  const body = blockBody(y, view, found.node, after, xView, xNode);
+  // Reported at the header's line: the line break just before the body ends it.
+  if (body) return { ...body, lineAt: -1, shown: describeNode(after, xView, xNode) };
   const yKey = found.pair.key as Node;
   const xKey = change.afterPair.key as Node;
   const yStart = rangeOf(view, yKey)[1];
@@ -217,6 +223,71 @@ function blockContentColumn(side: Side, view: DocView, node: unknown): number | 
   if (header === undefined || /\d/.test(header.replace(/#.*$/, ''))) return undefined;
   const first = rest.find((line) => line.trim() !== '');
   return first === undefined ? undefined : (/^ */.exec(first)?.[0].length ?? 0);
+}
+
+/**
+ * Y's key has no value (`labels:`, perhaps with a comment) and X's new value is a block map or
+ * list on the lines under its key: Y's key line stays whole, X's lines go under it.
+ */
+function underEmptyKey(
+  y: Side,
+  view: DocView,
+  yPair: Pair,
+  after: Side,
+  xView: DocView,
+  xPair: Pair,
+): { start: number; end: number; text: string } | undefined {
+  const yValue = yPair.value;
+  const xValue = xPair.value;
+  if (!isScalar(yValue) || yValue.value !== null || yValue.source !== '' || yValue.tag !== undefined) return undefined;
+  if (!isCollection(xValue) || xValue.flow || xValue.items.length === 0 || yValue.anchor) return undefined;
+  const xKeyStart = rangeOf(xView, xPair.key as Node)[0];
+  const xBody = afterLine(after.text, rangeOf(xView, xPair.key as Node)[1]);
+  // The value must start on a later line than the key (it does in block style; `? key` forms do not).
+  if (rangeOf(xView, xValue)[0] < xBody) return undefined;
+  const xEnd = contentEnd(xView, xValue);
+  if (xEnd === undefined) return undefined;
+  const yKeyStart = rangeOf(view, yPair.key as Node)[0];
+  const lines = splitLines(after.text.slice(xBody, xEnd).replace(/\r?\n$/, ''));
+  const moved = shiftLines(['', ...lines], columnOf(y.text, yKeyStart) - columnOf(after.text, xKeyStart));
+  if (!moved) return undefined;
+  const at = afterLine(y.text, rangeOf(view, yPair.key as Node)[1]);
+  const ending = at === y.text.length && !y.text.endsWith('\n');
+  const body = moved.slice(1).join(y.eol);
+  return { start: at, end: at, text: ending ? `${y.eol}${body}` : `${body}${y.eol}` };
+}
+
+/** A block scalar's header without its comment (`|-`, `>+2`), or undefined for another node. */
+function blockHeader(side: Side, view: DocView, node: unknown): { indicators: string; bodyStart: number } | undefined {
+  if (!isScalar(node) || (node.type !== 'BLOCK_LITERAL' && node.type !== 'BLOCK_FOLDED')) return undefined;
+  const [start] = rangeOf(view, node);
+  const bodyStart = afterLine(side.text, start);
+  return { indicators: side.text.slice(start, bodyStart).replace(/#.*$/s, '').trim(), bodyStart };
+}
+
+/**
+ * Both values block scalars with the same header: only the lines of the content change, so Y's
+ * header line (and a comment on it) stays; X's lines move to Y's content column.
+ */
+function blockBody(
+  y: Side,
+  view: DocView,
+  yNode: unknown,
+  after: Side,
+  xView: DocView,
+  xNode: unknown,
+): { start: number; end: number; text: string } | undefined {
+  const yHeader = blockHeader(y, view, yNode);
+  const xHeader = blockHeader(after, xView, xNode);
+  const shift = blockShift(y, view, yNode, after, xView, xNode);
+  if (!yHeader || !xHeader || yHeader.indicators !== xHeader.indicators || shift === undefined) return undefined;
+  const yEnd = rangeOf(view, yNode as Node)[1];
+  const xEnd = rangeOf(xView, xNode as Node)[1];
+  if (y.text.charAt(yEnd - 1) !== '\n' || after.text.charAt(xEnd - 1) !== '\n') return undefined;
+  // Every line of the body moves, the first included: shift a leading empty line in front of them.
+  const moved = shiftLines(['', ...splitLines(after.text.slice(xHeader.bodyStart, xEnd))], shift);
+  if (!moved) return undefined;
+  return { start: yHeader.bodyStart, end: yEnd, text: moved.slice(1).join(y.eol) };
 }
 
 /** When both values are block scalars: move X's content to Y's content column, so the block keeps Y's indentation. */

@@ -330,6 +330,58 @@ describe('configuration promotion: lists', () => {
     });
   });
 
+  describe('documents that cannot be matched', () => {
+    it('refuses a change to a document without kind and name in a multi-document file, with its line, and reads past it otherwise', () => {
+      expectRefused(
+        lines('kind: A', 'metadata:', '  name: a', '---', 'x: 1'),
+        lines('kind: A', 'metadata:', '  name: a', '---', 'x: 2'),
+        lines('kind: A', 'metadata:', '  name: a', '---', 'x: 1'),
+        [
+          {
+            file: 'sourceAfter',
+            line: 5,
+            reason: /document 2 of a file with several documents changed, but it has no kind and metadata.name/,
+          },
+        ],
+        'all.yaml',
+      );
+      expectEdited(
+        lines('kind: A', 'metadata:', '  name: a', 'v: 1', '---', 'x: 1'),
+        lines('kind: A', 'metadata:', '  name: a', 'v: 2', '---', 'x: 1'),
+        lines('x: 5', '---', 'kind: A', 'metadata:', '  name: a', 'v: 1'),
+        lines('x: 5', '---', 'kind: A', 'metadata:', '  name: a', 'v: 2'),
+        'all.yaml',
+      );
+    });
+
+    it('refuses two documents of Y with one identity, and keeps a document Y changed that X removed', () => {
+      const doc = (value: string) => ['kind: A', 'metadata:', '  name: a', `value: ${value}`];
+      const other = ['kind: B', 'metadata:', '  name: b'];
+      expectRefused(
+        lines(...doc('1'), '---', ...other),
+        lines(...doc('2'), '---', ...other),
+        lines(...doc('1'), '---', ...doc('1'), '---', ...other),
+        [{ file: 'target', line: 1, reason: /two documents for A\/a/ }],
+        'all.yaml',
+      );
+      const kept = plan(
+        lines(...doc('1'), '---', ...other),
+        lines(...other),
+        lines(...doc('9'), '---', ...other),
+        'all.yaml',
+      );
+      expect(kept.outcome).toBe('kept');
+      expect(kept.kept).toEqual([
+        {
+          path: '[A/a]',
+          target: '{"kind":"A","metadata":{"name":"a"},"value":9}',
+          sourceBefore: '{"kind":"A","metadata":{"name":"a"},"value":1}',
+          line: 1,
+        },
+      ]);
+    });
+  });
+
   describe('files', () => {
     it('creates a file X created, as X wrote it', () => {
       const text = '# new\r\nkey: "v"\r\n';

@@ -85,14 +85,31 @@ describe('configuration promotion: values', () => {
       );
     });
 
-    it('sets a block scalar as a whole, in Y indentation, keeping what follows', () => {
-      expectEdited(
+    it('sets a block scalar as a whole, in Y indentation, keeping its header comment and what follows', () => {
+      const result = expectEdited(
         lines('data:', '  app.properties: |', '    a=1', '    b=2', '  other: x'),
         lines('data:', '  app.properties: |', '    a=1', '    b=3', '  other: x'),
-        lines('data:', '    app.properties: |', '        a=1', '        b=2', '', '    other: x  # own comment'),
-        lines('data:', '    app.properties: |', '        a=1', '        b=3', '', '    other: x  # own comment'),
+        lines(
+          'data:',
+          '    app.properties: |  # read at start',
+          '        a=1',
+          '        b=2',
+          '',
+          '    other: x  # own comment',
+        ),
+        lines(
+          'data:',
+          '    app.properties: |  # read at start',
+          '        a=1',
+          '        b=3',
+          '',
+          '    other: x  # own comment',
+        ),
         'configmap.yaml',
       );
+      expect(result.edits).toEqual([
+        { path: 'data["app.properties"]', kind: 'set', from: '"a=1\\nb=2\\n"', to: '"a=1\\nb=3\\n"', line: 2 },
+      ]);
     });
 
     it('turns a one-line value into a block scalar copied from X', () => {
@@ -103,6 +120,21 @@ describe('configuration promotion: values', () => {
         lines('data:', '  script: |-', '    echo hi', '    echo there', '  other: x'),
         'configmap.yaml',
       );
+    });
+  });
+
+  describe('when X gives an empty key a map', () => {
+    it("writes X's lines under Y's key line, which keeps its comment", () => {
+      const result = expectEdited(
+        lines('metadata:', '  labels:', '  name: a'),
+        lines('metadata:', '  labels:', '    team: a', '    tier: web', '  name: a'),
+        lines('metadata:', '    labels:   # none yet', '    name: a'),
+        lines('metadata:', '    labels:   # none yet', '      team: a', '      tier: web', '    name: a'),
+        'patch.yaml',
+      );
+      expect(result.edits).toEqual([
+        { path: 'metadata.labels', kind: 'set', from: '', to: '{"team":"a","tier":"web"}', line: 2 },
+      ]);
     });
   });
 

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, readFile, startStack, waitIndexed, type Stack } from '../support/stack.js';
+import { eventually, readFile, redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 /**
  * Every command ends in something a person can see, and says only what really happens: a
@@ -36,7 +36,7 @@ describe('command outcomes (sandbox GitHub, real Redis)', () => {
 
   beforeAll(async () => {
     stack = await startStack({ name: 'commands' });
-    connection = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
+    connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
     promotions = new Queue('promote', { connection, prefix: stack.prefix });
   });
   afterAll(async () => {

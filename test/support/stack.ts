@@ -15,8 +15,9 @@ import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createLogger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator, type StartOptions } from '../../src/main/server.js';
+import { redisUrl } from './redis.js';
 
-export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+export { redisUrl };
 
 /** The project root: where Escalator processes run `src/main/index.ts`. */
 export const root = resolve(import.meta.dirname, '../..');

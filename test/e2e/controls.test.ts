@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { RepoState } from '../../src/adapters/store/repo-state.js';
+import { chainConfig, overlays, seedRepo } from '../support/environments.js';
 import {
   eventually,
   postImage,
@@ -14,7 +15,7 @@ import {
 const owner = 'developer';
 const overlay = (tag: string) => `images:\n  - name: ghcr.io/example/hello\n    newTag: ${tag}\n`;
 const configOf = (stagingExtra = '') =>
-  `environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n  - name: staging\n    paths: ["apps/*/overlays/staging"]\n    from: dev\n    autoMerge: true\n${stagingExtra}`;
+  chainConfig({ environments: ['dev', 'staging'], extra: { staging: `    autoMerge: true\n${stagingExtra}` } });
 
 /**
  * Windows and freezes end to end (sandbox GitHub, real Redis). Time is the jobs' clock
@@ -35,15 +36,7 @@ describe('release controls (sandbox GitHub, real Redis)', () => {
   });
 
   async function seed(repo: string, config: string) {
-    await stack.client.createRepo({
-      name: repo,
-      files: {
-        '.github/escalator.yml': config,
-        'apps/hello/overlays/dev/kustomization.yaml': overlay('1.0.0'),
-        'apps/hello/overlays/staging/kustomization.yaml': overlay('1.0.0'),
-      },
-    });
-    await waitIndexed(stack, owner, repo);
+    await seedRepo(stack, repo, config, overlays('hello', overlay('1.0.0'), ['dev', 'staging']));
   }
   const commit = (repo: string, files: Record<string, string>) =>
     stack.client.commit(`${owner}/${repo}`, { branch: 'main', files });

@@ -21,7 +21,7 @@ const configOf = (stagingExtra = '') =>
  * Windows and freezes end to end (sandbox GitHub, real Redis). Time is the jobs' clock
  * (`deps.now`), moved by an offset from the system's; delayed jobs wait real milliseconds, so the
  * window test moves the clock to the opening and runs the re-plan the product scheduled for it at
- * once, instead of waiting 30 real seconds. The freeze test does the same at the freeze's end, and
+ * once, instead of waiting five real minutes. The freeze test does the same at the freeze's end, and
  * moves the sandbox GitHub's clock along (its assertion compares GitHub's own merge time).
  */
 describe('release controls (sandbox GitHub, real Redis)', () => {

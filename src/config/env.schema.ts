@@ -178,6 +178,15 @@ export const EnvSchema = z.object({
     .describe(
       'Coalescing window for bumps: pushes to one environment and app within it become one commit; each push extends it. @default 1500',
     ),
+  ESCALATOR_DASHBOARD_DEBOUNCE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(2_000)
+    .describe(
+      'How long changes to one repository gather before its dashboard issue is rendered again (one render for them all). Tests lower it. @default 2000',
+    ),
   ESCALATOR_GITHUB_WRITES_PER_MINUTE: z.coerce
     .number()
     .int()

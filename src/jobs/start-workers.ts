@@ -102,7 +102,7 @@ export function startWorkers(options: WorkerDeps): RunningWorkers {
       ...(options.onGitHubRequest ? { onRequest: options.onGitHubRequest } : {}),
     }),
     store: new RepoState(redis, prefix),
-    producer: new Producer(producerRedis, prefix),
+    producer: new Producer(producerRedis, prefix, { dashboard: env.ESCALATOR_DASHBOARD_DEBOUNCE_MS }),
     redis,
     debounceMs: env.ESCALATOR_DEBOUNCE_MS,
     leaseMs: env.ESCALATOR_LOCK_MS,

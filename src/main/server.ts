@@ -91,7 +91,7 @@ export async function startEscalator(
   await waitForRedis(producerRedis, env.REDIS_URL).catch((error: Error) =>
     log.warn({ err: { message: error.message } }, 'Redis is not answering yet'),
   );
-  const producer = new Producer(producerRedis, prefix);
+  const producer = new Producer(producerRedis, prefix, { dashboard: env.ESCALATOR_DASHBOARD_DEBOUNCE_MS });
   closers.unshift(() => producer.close());
 
   let web: WebServer | undefined;

@@ -28,6 +28,11 @@ export class Producer {
   constructor(
     readonly connection: Redis,
     readonly prefix = queuePrefix,
+    /**
+     * How long a coalesced job of a queue gathers changes before it runs, where a job kind reads
+     * it (the dashboard: ESCALATOR_DASHBOARD_DEBOUNCE_MS); a queue not named keeps its kind's own.
+     */
+    readonly delays: Readonly<Partial<Record<QueueName, number>>> = {},
   ) {}
 
   queue(name: QueueName): Queue {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitHubClients } from '../../src/adapters/github/client.js';
 import { RedisConditionalCache } from '../../src/adapters/github/conditional-cache.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { redisUrl } from '../support/redis.js';
 
 /**
  * Conditional GETs through the production client against the sandbox GitHub (which answers 304
@@ -34,7 +35,7 @@ function clients(cache: RedisConditionalCache): GitHubClients {
 beforeAll(async () => {
   sim = await startSimulator();
   client = new SandboxClient(sim.url, sim.user.token);
-  redis = new Redis('redis://127.0.0.1:6379', { lazyConnect: false });
+  redis = new Redis(redisUrl, { lazyConnect: false });
   ours = (await client.createRepo({ owner: 'ours', name: 'gitops', files: { 'a.yaml': 'a: 1\n' } })).installation_id!;
   theirs = (await client.createRepo({ owner: 'theirs', name: 'gitops', files: { 'a.yaml': 'secret: 1\n' } }))
     .installation_id!;

@@ -5,6 +5,7 @@ import { GitHubClients } from '../../src/adapters/github/client.js';
 import { withWritePriority, WriteBudget, writeLimits } from '../../src/adapters/github/write-budget.js';
 import { RateLimitError } from '../../src/observability/errors.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { redisUrl } from '../support/redis.js';
 
 /**
  * The per-installation budget of GitHub writes, shared through real Redis, against the sandbox
@@ -26,7 +27,7 @@ beforeAll(async () => {
   const client = new SandboxClient(sim.url, sim.user.token);
   installationId = (await client.createRepo({ owner: 'busy', name: 'gitops', files: { 'a.yaml': 'a\n' } }))
     .installation_id!;
-  redis = new Redis('redis://127.0.0.1:6379');
+  redis = new Redis(redisUrl);
   const octokit = new GitHubClients({
     appId: sim.app.id,
     privateKey: sim.app.privateKey,

@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, readFile, startStack, waitIndexed, type Stack } from '../support/stack.js';
+import { chainConfig, overlays, seedRepo } from '../support/environments.js';
+import { eventually, readFile, redisUrl, startStack, type Stack } from '../support/stack.js';
 
 /**
  * Every command ends in something a person can see, and says only what really happens: a
@@ -13,21 +14,10 @@ const digest = `sha256:${'0f'.repeat(32)}`;
 const hello = (tag: string) => `images:\n  - name: ghcr.io/example/hello\n    newTag: ${tag}\n`;
 const world = (tag: string, pin?: string) =>
   `images:\n  - name: ghcr.io/example/world\n    newTag: ${tag}\n${pin ? `    digest: ${pin}\n` : ''}`;
-const config = `environments:
-  - name: dev
-    paths: ["apps/*/overlays/dev"]
-    from: registry
-  - name: staging
-    paths: ["apps/*/overlays/staging"]
-    from: dev
-  - name: prod
-    paths: ["apps/*/overlays/prod"]
-    from: staging
-    soak: 1h
-images:
-  - name: ghcr.io/example/world
-    policy: semver
-`;
+const config = chainConfig({
+  extra: { prod: '    soak: 1h\n' },
+  tail: 'images:\n  - name: ghcr.io/example/world\n    policy: semver\n',
+});
 
 describe('command outcomes (sandbox GitHub, real Redis)', () => {
   let stack: Stack;
@@ -36,7 +26,7 @@ describe('command outcomes (sandbox GitHub, real Redis)', () => {
 
   beforeAll(async () => {
     stack = await startStack({ name: 'commands' });
-    connection = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
+    connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
     promotions = new Queue('promote', { connection, prefix: stack.prefix });
   });
   afterAll(async () => {
@@ -47,19 +37,10 @@ describe('command outcomes (sandbox GitHub, real Redis)', () => {
 
   /** A repository where world runs 2.5.0 in staging by tag while prod pins 2.2.1 by digest (no pinDigest). */
   async function seed(repo: string): Promise<number> {
-    await stack.client.createRepo({
-      name: repo,
-      files: {
-        '.github/escalator.yml': config,
-        'apps/hello/overlays/dev/kustomization.yaml': hello('1.1.0'),
-        'apps/hello/overlays/staging/kustomization.yaml': hello('1.0.0'),
-        'apps/hello/overlays/prod/kustomization.yaml': hello('1.0.0'),
-        'apps/world/overlays/dev/kustomization.yaml': world('2.5.0'),
-        'apps/world/overlays/staging/kustomization.yaml': world('2.5.0'),
-        'apps/world/overlays/prod/kustomization.yaml': world('2.2.1', digest),
-      },
+    await seedRepo(stack, repo, config, {
+      ...overlays('hello', { dev: hello('1.1.0'), staging: hello('1.0.0'), prod: hello('1.0.0') }),
+      ...overlays('world', { dev: world('2.5.0'), staging: world('2.5.0'), prod: world('2.2.1', digest) }),
     });
-    await waitIndexed(stack, owner, repo);
     await stack.client.commit(`${owner}/${repo}`, { branch: 'notes', from: 'main', files: { 'NOTES.md': 'n\n' } });
     return (await stack.client.openPull(`${owner}/${repo}`, { title: 'notes', head: 'notes' })).number;
   }

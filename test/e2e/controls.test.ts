@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { RepoState } from '../../src/adapters/store/repo-state.js';
+import { chainConfig, overlays, seedRepo } from '../support/environments.js';
 import {
   eventually,
   postImage,
@@ -14,14 +15,14 @@ import {
 const owner = 'developer';
 const overlay = (tag: string) => `images:\n  - name: ghcr.io/example/hello\n    newTag: ${tag}\n`;
 const configOf = (stagingExtra = '') =>
-  `environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n  - name: staging\n    paths: ["apps/*/overlays/staging"]\n    from: dev\n    autoMerge: true\n${stagingExtra}`;
+  chainConfig({ environments: ['dev', 'staging'], extra: { staging: `    autoMerge: true\n${stagingExtra}` } });
 
 /**
  * Windows and freezes end to end (sandbox GitHub, real Redis). Time is the jobs' clock
  * (`deps.now`), moved by an offset from the system's; delayed jobs wait real milliseconds, so the
  * window test moves the clock to the opening and runs the re-plan the product scheduled for it at
- * once, instead of waiting 30 real seconds. The freeze waits out its 30 s: its assertion compares
- * GitHub's own merge time, which no offset moves.
+ * once, instead of waiting five real minutes. The freeze test does the same at the freeze's end, and
+ * moves the sandbox GitHub's clock along (its assertion compares GitHub's own merge time).
  */
 describe('release controls (sandbox GitHub, real Redis)', () => {
   let stack: Stack;
@@ -35,15 +36,7 @@ describe('release controls (sandbox GitHub, real Redis)', () => {
   });
 
   async function seed(repo: string, config: string) {
-    await stack.client.createRepo({
-      name: repo,
-      files: {
-        '.github/escalator.yml': config,
-        'apps/hello/overlays/dev/kustomization.yaml': overlay('1.0.0'),
-        'apps/hello/overlays/staging/kustomization.yaml': overlay('1.0.0'),
-      },
-    });
-    await waitIndexed(stack, owner, repo);
+    await seedRepo(stack, repo, config, overlays('hello', overlay('1.0.0'), ['dev', 'staging']));
   }
   const commit = (repo: string, files: Record<string, string>) =>
     stack.client.commit(`${owner}/${repo}`, { branch: 'main', files });
@@ -94,9 +87,10 @@ describe('release controls (sandbox GitHub, real Redis)', () => {
     'keeps autoMerge from merging outside the allowed window, says when it opens, and merges on time',
     { timeout: 150_000 },
     async () => {
-      // Monday 7 December 2026, 08:59:30 in Berlin: the weekday window opens in 30 seconds.
+      // Monday 7 December 2026, 08:55 in Berlin: the weekday window opens in five minutes (time
+      // enough for a loaded machine to open the promotion first; the test moves the clock there).
       const opening = Date.parse('2026-12-07T08:00:00Z');
-      offset = opening - 30_000 - Date.now();
+      offset = opening - 300_000 - Date.now();
       await seed(
         'window',
         configOf('    windows:\n      allow:\n        - { cron: "0 9 * * 1-5", duration: 8h, zone: Europe/Berlin }\n'),
@@ -159,7 +153,14 @@ describe('release controls (sandbox GitHub, real Redis)', () => {
       expect(
         (await stack.user.rest.pulls.get({ owner, repo: 'freeze', pull_number: pull.number })).data.merged_at,
       ).toBeNull();
-      // The freeze ends: the delayed re-plan turns the check green and auto-merge merges.
+      // The freeze ends: the delayed re-plan turns the check green and auto-merge merges. GitHub's
+      // clock and the jobs' move to the end of the freeze, and the re-plan runs now.
+      const ahead = Math.ceil((Date.parse(until) - simNow()) / 1000) + 1;
+      await stack.client.advanceClock(ahead);
+      offset += ahead * 1000;
+      await runDelayedNow(stack, 'promote', (job) => job.data.repo === 'freeze' && job.data.reason === 'freeze', {
+        what: 'the re-plan at the end of the freeze',
+      });
       const done = await merged('freeze', pull.number);
       expect(Date.parse(done.merged_at!)).toBeGreaterThanOrEqual(Date.parse(until));
       await checkRun('freeze', pull.head.sha, 'escalator/freeze', (run) => run.conclusion === 'success');

@@ -2,26 +2,14 @@ import { Octokit } from '@octokit/rest';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chainConfig, overlays, seedRepo } from '../support/environments.js';
 import { healthIntake } from '../support/health.js';
-import { eventually, redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
+import { eventually, redisUrl, startStack, type Stack } from '../support/stack.js';
 
 const owner = 'developer';
 const repo = 'dash';
 const overlay = (tag: string) => `images:\n  - name: ghcr.io/example/hello\n    newTag: ${tag}\n`;
-const config = [
-  'dashboard: true',
-  'environments:',
-  '  - name: dev',
-  '    paths: ["apps/*/overlays/dev"]',
-  '    from: registry',
-  '  - name: staging',
-  '    paths: ["apps/*/overlays/staging"]',
-  '    from: dev',
-  '  - name: prod',
-  '    paths: ["apps/*/overlays/prod"]',
-  '    from: staging',
-  '',
-].join('\n');
+const config = chainConfig({ head: 'dashboard: true\n' });
 
 /** The dashboard issue end to end: sandbox GitHub (standalone issues, pinIssue), real Redis. */
 describe('the dashboard issue (sandbox GitHub, real Redis)', () => {
@@ -33,17 +21,9 @@ describe('the dashboard issue (sandbox GitHub, real Redis)', () => {
     triagerLogin = `triager-${stack.prefix.slice(-8)}`;
     const created = await stack.client.createUser(triagerLogin);
     triager = new Octokit({ baseUrl: stack.sim.apiUrl, auth: created.token as string });
-    await stack.client.createRepo({
-      name: repo,
+    await seedRepo(stack, repo, config, overlays('hello', overlay('1.0.0')), {
       collaborators: { [triagerLogin]: 'triage' },
-      files: {
-        '.github/escalator.yml': config,
-        'apps/hello/overlays/dev/kustomization.yaml': overlay('1.0.0'),
-        'apps/hello/overlays/staging/kustomization.yaml': overlay('1.0.0'),
-        'apps/hello/overlays/prod/kustomization.yaml': overlay('1.0.0'),
-      },
     });
-    await waitIndexed(stack, owner, repo);
   }, 60_000);
   afterAll(async () => {
     await stack?.close();

@@ -11,7 +11,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
 import { healthIntake } from '../support/health.js';
 import { freePort } from '../support/net.js';
-import { appEnv, eventually, redisUrl, spawnEscalator, userOctokit } from '../support/stack.js';
+import { appEnv, eventually, redisUrl, spawnEscalator, testDelays, userOctokit } from '../support/stack.js';
 
 const config = 'environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n';
 const overlay = 'images:\n  - name: ghcr.io/example/hello # app\n    newTag: 1.0.0\n';
@@ -19,6 +19,7 @@ const overlay = 'images:\n  - name: ghcr.io/example/hello # app\n    newTag: 1.0
 function faultEnv(sim: Simulator, redis: string, prefix: string): Record<string, string> {
   return {
     ...appEnv(sim, redis),
+    ...testDelays,
     PORT: '0',
     LOG_LEVEL: 'silent',
     ESCALATOR_CI_TOKEN: 'ci-token-for-fault-tests',

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppHealth } from '../../src/planners/health.js';
+import { overlays, seedRepo } from '../support/environments.js';
 import { healthIntake, type HealthIntake } from '../support/health.js';
 import { eventually, readFile, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
@@ -49,17 +50,7 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
   });
 
   async function seed(repo: string, config: string, extra: Record<string, string> = {}) {
-    await stack.client.createRepo({
-      name: repo,
-      files: {
-        '.github/escalator.yml': config,
-        'apps/hello/overlays/dev/kustomization.yaml': overlay('1.0.0'),
-        'apps/hello/overlays/staging/kustomization.yaml': overlay('1.0.0'),
-        'apps/hello/overlays/prod/kustomization.yaml': overlay('1.0.0'),
-        ...extra,
-      },
-    });
-    await waitIndexed(stack, owner, repo);
+    await seedRepo(stack, repo, config, { ...overlays('hello', overlay('1.0.0')), ...extra });
     return (await stack.user.rest.repos.getBranch({ owner, repo, branch: 'main' })).data.commit.sha;
   }
   const commit = async (repo: string, files: Record<string, string>) => {

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chainConfig, overlays, seedRepo } from '../support/environments.js';
 import { eventually, readFile, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 const owner = 'developer';
 const overlay = (tag: string) => `images:\n  - name: ghcr.io/example/hello\n    newTag: ${tag}\n`;
 const worldOverlay = (tag: string) => `images:\n  - name: ghcr.io/example/world\n    newTag: ${tag}\n`;
 const configOf = (extra = '', stagingExtra = '') =>
-  `environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n  - name: staging\n    paths: ["apps/*/overlays/staging"]\n    from: dev\n${stagingExtra}  - name: prod\n    paths: ["apps/*/overlays/prod"]\n    from: staging\n    group: true\n${extra}`;
+  chainConfig({ extra: { staging: stagingExtra, prod: `    group: true\n${extra}` } });
 
 describe('promotion behaviours (sandbox GitHub, real Redis)', () => {
   let stack: Stack;
@@ -17,19 +18,10 @@ describe('promotion behaviours (sandbox GitHub, real Redis)', () => {
   });
 
   async function seed(repo: string, config = configOf()) {
-    await stack.client.createRepo({
-      name: repo,
-      files: {
-        '.github/escalator.yml': config,
-        'apps/hello/overlays/dev/kustomization.yaml': overlay('1.0.0'),
-        'apps/hello/overlays/staging/kustomization.yaml': overlay('1.0.0'),
-        'apps/hello/overlays/prod/kustomization.yaml': overlay('1.0.0'),
-        'apps/world/overlays/dev/kustomization.yaml': worldOverlay('1.0.0'),
-        'apps/world/overlays/staging/kustomization.yaml': worldOverlay('1.0.0'),
-        'apps/world/overlays/prod/kustomization.yaml': worldOverlay('1.0.0'),
-      },
+    await seedRepo(stack, repo, config, {
+      ...overlays('hello', overlay('1.0.0')),
+      ...overlays('world', worldOverlay('1.0.0')),
     });
-    await waitIndexed(stack, owner, repo);
   }
   const commit = (repo: string, files: Record<string, string>) =>
     stack.client.commit(`${owner}/${repo}`, { branch: 'main', files });

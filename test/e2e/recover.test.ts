@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startStack, type Stack } from '../support/stack.js';
+import { eventually, redisUrl, startStack, type Stack } from '../support/stack.js';
 
 /** GitHub never retries a failed delivery; Escalator asks for it again when it starts. */
 describe('missed-delivery recovery (sandbox GitHub)', () => {
@@ -34,7 +34,7 @@ describe('missed-delivery recovery (sandbox GitHub)', () => {
         PRIVATE_KEY: stack.sim.app.privateKey,
         WEBHOOK_SECRET: stack.sim.app.webhookSecret,
         GITHUB_API_URL: stack.sim.apiUrl,
-        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        REDIS_URL: redisUrl,
         PORT: '0',
         HOST: '127.0.0.1',
         ESCALATOR_RECOVER_EVERY_MS: '600000',

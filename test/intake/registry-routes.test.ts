@@ -14,8 +14,8 @@ import { Producer } from '../../src/queue/producer.js';
 import { startWebServer, type WebServer } from '../../src/web/server.js';
 import { loadRegistryFixtures } from '../support/registry-fixtures.js';
 import { eventually } from '../support/stack.js';
+import { redisUrl } from '../support/redis.js';
 
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const token = 'registry-token-0123456789';
 const ciToken = 'ci-token-0123456789abcdef';
 const fixture = (path: string): string => readFileSync(join('test/fixtures/registry', path), 'utf8');

@@ -16,6 +16,7 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import type { SandboxReady } from '@escalator/github-sandbox/launch';
 import { afterAll, describe, expect, it } from 'vitest';
+import { testDelays } from '../support/delays.js';
 import { freePort } from '../support/net.js';
 
 const run = promisify(execFile);
@@ -39,6 +40,8 @@ function startSandbox(appPort: number): Promise<{ ready: SandboxReady; stdout: s
     detached: true,
     env: {
       ...process.env,
+      // The product's waits as the tests set them (the sandbox passes them on to Escalator).
+      ...testDelays,
       LOG_LEVEL: 'warn',
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${join(import.meta.dirname, 'egress-log.mjs')}`.trim(),
       ESCALATOR_TEST_EGRESS_LOG: egressLog,

@@ -18,6 +18,7 @@ import { createInterface } from 'node:readline';
 import type { SandboxReady } from '@escalator/github-sandbox/launch';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { testDelays } from '../support/delays.js';
 import { freePort } from '../support/net.js';
 
 const run = promisify(execFile);
@@ -47,7 +48,8 @@ function startSandbox(appPort: number, more: string[] = []): Promise<Running> {
   const npm = spawn('npm', ['run', '--silent', 'sandbox', '--', '--app-port', String(appPort), ...more], {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
-    env: { ...process.env, LOG_LEVEL: 'warn' },
+    // The product's waits as the tests set them (the sandbox passes them on to Escalator).
+    env: { ...process.env, ...testDelays, LOG_LEVEL: 'warn' },
   });
   started.push(npm);
   let stderr = '';

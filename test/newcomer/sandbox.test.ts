@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import type { SandboxReady } from '@escalator/github-sandbox/launch';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { testDelays } from '../support/delays.js';
 import { freePort } from '../support/net.js';
 
 const run = promisify(execFile);
@@ -38,7 +39,8 @@ function startSandbox(args: string[]): Promise<Sandbox> {
   const child = spawn('npm', ['run', '--silent', 'sandbox', '--', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
-    env: { ...process.env, LOG_LEVEL: 'warn' },
+    // The product's waits as the tests set them (the sandbox passes them on to Escalator).
+    env: { ...process.env, ...testDelays, LOG_LEVEL: 'warn' },
   });
   started.push(child);
   let stderr = '';
@@ -177,6 +179,13 @@ async function walkThePrintedSteps(sandbox: Sandbox): Promise<void> {
   expect([['in_progress:-', 'completed:success'], ['completed:success']]).toContainEqual(seen);
 
   // 4 and 5: a person's `/escalator plan` is answered on the hello promotion, beside the rendered diff.
+  // The person reads the rendered diff first: it is posted by a job of its own, which a loaded
+  // machine may run after the soak has passed, so the comment waits for it.
+  await until(comments, ({ status, body }) => {
+    expect(status).toBe(200);
+    const first = (JSON.parse(body) as Array<{ body: string }>)[0];
+    expect(first?.body.split('\n')[0]).toBe('<!-- escalator:diff v1 -->');
+  });
   const commented = await execute(comment);
   expect(commented.status).toBe(201);
   await until(comments, ({ status, body }) => {

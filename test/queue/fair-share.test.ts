@@ -7,8 +7,8 @@ import { createLogger } from '../../src/observability/logger.js';
 import { FairShare } from '../../src/queue/fair-share.js';
 import { createWorker } from '../../src/queue/worker.js';
 import { withRepoLease } from '../../src/jobs/shared/repo-lease.js';
+import { redisUrl } from '../support/redis.js';
 
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const log = createLogger({ level: 'silent' });
 const schema = z.object({ installationId: z.number(), n: z.number() });
 

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/index.js';
 import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { redisUrl } from '../support/redis.js';
 
 /**
  * Issue 22, section 3 "Who may announce what", and the GAR token checks of section 5. Every
@@ -20,7 +21,6 @@ import { createLogger } from '../../src/observability/logger.js';
  * organisations.
  */
 
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const sha256 = (token: string): string => createHash('sha256').update(token).digest('hex');
 const fixture = (path: string): string => readFileSync(join('test/fixtures/registry', path), 'utf8');
 const digest = (n: number): string => `sha256:${String(n).padStart(64, 'a')}`;

@@ -6,7 +6,7 @@ import { registries, registryOf } from '../../src/events/index.js';
 import { agentKey } from '../../src/intake/agent-routes.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
-import { eventually } from '../support/stack.js';
+import { eventually, redisUrl } from '../support/stack.js';
 
 const { privateKey } = generateKeyPairSync('rsa', {
   modulusLength: 2048,
@@ -38,7 +38,7 @@ describe('logs of registry requests with a token in the path (real server, real 
         WEBHOOK_SECRET: 'test-secret',
         PORT: '0',
         HOST: '127.0.0.1',
-        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        REDIS_URL: redisUrl,
         LOG_LEVEL: 'debug',
         ESCALATOR_ROLE: 'web',
         ESCALATOR_REGISTRY_TOKEN: registryToken,

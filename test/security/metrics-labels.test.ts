@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitHubClients } from '../../src/adapters/github/client.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator } from '../../src/main/server.js';
+import { redisUrl } from '../support/redis.js';
 
 const { privateKey } = generateKeyPairSync('rsa', {
   modulusLength: 2048,
@@ -64,7 +65,7 @@ describe('/metrics route labels (real server, sandbox GitHub)', () => {
         WEBHOOK_SECRET: 'test-secret',
         PORT: '0',
         HOST: '127.0.0.1',
-        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        REDIS_URL: redisUrl,
         LOG_LEVEL: 'silent',
         ESCALATOR_ROLE: 'web',
         ESCALATOR_REGISTRY_TOKEN: registryToken,

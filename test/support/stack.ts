@@ -15,8 +15,10 @@ import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
 import { startEscalator, type RunningEscalator, type StartOptions } from '../../src/main/server.js';
+import { testDelays } from './delays.js';
+import { redisUrl } from './redis.js';
 
-export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+export { redisUrl, testDelays };
 
 /** The project root: where Escalator processes run `src/main/index.ts`. */
 export const root = resolve(import.meta.dirname, '../..');
@@ -102,9 +104,8 @@ export interface StackOptions {
 
 /**
  * Starts the simulator and Escalator (every role, in this process) on real Redis under a random
- * prefix, with a registry and a CI token, a 200 ms debounce and a 100 ms busy-repository retry
- * (ESCALATOR_BUSY_RETRY_MS; 1 s in production); `env` goes over those (a key set
- * to undefined leaves the product's default). `close()` stops both and deletes the prefix's keys.
+ * prefix, with a registry and a CI token and the short delays of `testDelays`; `env` goes over
+ * those (a key set to undefined leaves the product's default). `close()` stops both and deletes the prefix's keys.
  */
 export async function startStack(
   env: Record<string, string | undefined> = {},
@@ -124,8 +125,7 @@ export async function startStack(
       LOG_LEVEL: level,
       ESCALATOR_REGISTRY_TOKEN: registryToken,
       ESCALATOR_CI_TOKEN: ciToken,
-      ESCALATOR_DEBOUNCE_MS: '200',
-      ESCALATOR_BUSY_RETRY_MS: '100',
+      ...testDelays,
       ...env,
     },
     {

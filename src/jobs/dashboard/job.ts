@@ -21,11 +21,14 @@ export const dashboardKind = {
   enqueue: { enqueueDashboard },
 } as const satisfies JobKind;
 
-/** How long changes to one repository gather before its dashboard is rendered again. */
+/**
+ * How long changes to one repository gather before its dashboard is rendered again, unless the
+ * producer says otherwise (ESCALATOR_DASHBOARD_DEBOUNCE_MS, which tests lower).
+ */
 export const DASHBOARD_DEBOUNCE_MS = 2_000;
 
 /**
- * Render one repository's dashboard within `DASHBOARD_DEBOUNCE_MS`: every change while one waits
+ * Render one repository's dashboard within the debounce (`DASHBOARD_DEBOUNCE_MS` by default): every change while one waits
  * folds into it (BullMQ deduplication, not pushed back, so a steady stream still renders every
  * couple of seconds), and a change while one runs schedules exactly one more. `key` only keeps job
  * ids distinct (a timestamp); a forced render has a slot of its own.
@@ -35,7 +38,7 @@ export async function enqueueDashboard(producer: Producer, data: DashboardJob, k
   await producer.enqueue(dashboardKind.name, DashboardJob, data, {
     ...dashboardKind.options,
     jobId: jobId('dashboard', data.owner, data.repo, slot, key),
-    delay: DASHBOARD_DEBOUNCE_MS,
+    delay: producer.delays.dashboard ?? DASHBOARD_DEBOUNCE_MS,
     deduplication: { id: jobId('dashboard', data.owner, data.repo, slot), keepLastIfActive: true },
   });
 }

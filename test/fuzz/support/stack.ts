@@ -8,8 +8,9 @@ import { registries, type RegistryAuth } from '../../../src/events/index.js';
 import { startEscalator, type RunningEscalator } from '../../../src/main/server.js';
 import { createLogger, type Logger } from '../../../src/observability/logger.js';
 import { queueNames } from '../../../src/jobs/kinds.js';
+import { redisUrl } from '../../support/redis.js';
 
-export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+export { redisUrl };
 
 /** The secrets the fuzzed web role runs with; a case "authenticates" when it uses them. */
 export interface Secrets {

@@ -14,8 +14,9 @@ import { createWorker } from '../../../src/queue/worker.js';
 import { createLogger, type Logger } from '../../../src/observability/logger.js';
 import { createRedis, waitForRedis } from '../../../src/queue/connection.js';
 import { Producer } from '../../../src/queue/producer.js';
+import { redisUrl } from '../../support/redis.js';
 
-export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+export { redisUrl };
 
 /** A real push payload (from @octokit/webhooks-examples) made to say what a test needs. */
 const require = createRequire(import.meta.url);

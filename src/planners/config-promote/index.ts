@@ -6,20 +6,35 @@ export type {
   ConfigRefusal,
   KeptValue,
 } from './types.js';
-import type { ConfigFileInput, ConfigPromotionPlan } from './types.js';
+import { planConfigFile } from './plan-file.js';
+import type { ConfigFileInput, ConfigFilePlan, ConfigPromotionPlan } from './types.js';
 
 /**
- * Carry X's change to Y, file by file (see ./types.ts). Placeholder while the three-way planner
- * is built: it refuses every file, so nothing is ever written from it.
+ * Carry X's change to Y, file by file (see ./types.ts and docs/configuration.md, "Promote
+ * configuration — the three-way rules"): each file is planned on its own (`plan-file.ts`), and a
+ * file with any refusal is not written.
  */
 export function planConfigPromotion(files: readonly ConfigFileInput[]): ConfigPromotionPlan {
-  return {
-    files: files.map((file) => ({
+  return { files: files.map((file) => planSafely(file)) };
+}
+
+/** A planner bug refuses its file with what happened, rather than failing the whole promotion. */
+function planSafely(file: ConfigFileInput): ConfigFilePlan {
+  try {
+    return planConfigFile(file);
+  } catch (error) {
+    return {
       path: file.path,
       outcome: 'refused',
       edits: [],
       kept: [],
-      refusals: [{ file: 'target', line: 1, reason: 'configuration promotion is not built yet' }],
-    })),
-  };
+      refusals: [
+        {
+          file: 'target',
+          line: 1,
+          reason: `internal error while planning this file (${(error as Error).message}); nothing was written, please report this and promote the file by hand meanwhile`,
+        },
+      ],
+    };
+  }
 }

@@ -38,8 +38,10 @@ export interface KeptValue {
   /** X's value before and after the change; absent where X had no such key. */
   sourceBefore?: string;
   sourceAfter?: string;
-  /** 1-based line in Y's text. */
+  /** 1-based line in Y's text (where Y lacks the path: the line of the part of it Y has). */
   line: number;
+  /** Set when Y has no value at the path at all (`target` is then empty): Y keeps not having it. */
+  absent?: true;
 }
 
 /** What cannot be mapped, with the line it is about; the file is not written. */

@@ -12,7 +12,7 @@
 import { isAlias, isMap, isPair, isScalar, isSeq, type Node, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
 import { splitDocuments } from '../image-edit/source.js';
 import { formatPath, type Change, type Step } from './extract.js';
-import { documentIdentity } from './list-identity.js';
+import { documentIdentity, type ListRule } from './list-identity.js';
 import {
   anchorsAndAliases,
   contentEnd,
@@ -81,6 +81,7 @@ export class Applier {
   readonly result: Applied = { splices: [], kept: [], refusals: [], ops: [] };
   private readonly inserted = new Map<unknown, Map<string, Inserted>>();
   private readonly removed = new Map<unknown, number>();
+  private readonly identities = new Map<YAMLSeq, Map<ListRule, Map<string, number[]>>>();
   private readonly docs = new Map<string, DocView>();
   private readonly single: DocView | undefined;
 
@@ -99,6 +100,23 @@ export class Applier {
         this.docs.set(id.id, this.docs.has(id.id) ? (null as unknown as DocView) : view);
       }
     } else this.single = views.length === 1 ? views[0] : undefined;
+  }
+
+  /** The items of a Y list by identity, read once per list and rule (a long list is read once, not once per edit). */
+  private indexesOf(view: DocView, seq: YAMLSeq, rule: ListRule): Map<string, number[]> {
+    const byRule = this.identities.get(seq) ?? new Map<ListRule, Map<string, number[]>>();
+    this.identities.set(seq, byRule);
+    let index = byRule.get(rule);
+    if (!index) {
+      const built = new Map<string, number[]>();
+      seq.items.forEach((item, i) => {
+        const id = rule.identify(dataOf(view, item))?.id;
+        if (id !== undefined) built.set(id, [...(built.get(id) ?? []), i]);
+      });
+      byRule.set(rule, built);
+      index = built;
+    }
+    return index;
   }
 
   private lineOf(view: DocView, node: unknown): number {
@@ -155,10 +173,7 @@ export class Applier {
         node = found.value;
       } else {
         if (!isSeq(node)) return { status: 'other', node, depth };
-        const matches: number[] = [];
-        node.items.forEach((item, i) => {
-          if (step.rule.identify(dataOf(view, item))?.id === step.item.id) matches.push(i);
-        });
+        const matches = this.indexesOf(view, node, step.rule).get(step.item.id) ?? [];
         if (matches.length === 0) return { status: 'absent', node, depth };
         if (matches.length > 1)
           return {
@@ -410,8 +425,7 @@ export class Applier {
     const text = this.y.text;
     const identify = (prev: Step): number | undefined => {
       if (!('item' in prev)) return undefined;
-      const i = seq.items.findIndex((item) => prev.rule.identify(dataOf(view, item))?.id === prev.item.id);
-      return i === -1 ? undefined : i;
+      return this.indexesOf(view, seq, prev.rule).get(prev.item.id)?.[0];
     };
     if (seq.flow) {
       if (!isScalar(after.node))

@@ -19,11 +19,34 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Each list's items by identity, read once per list and rule while the list keeps its items (an
+ * insertion or removal forgets it): a long list read once, not once per edit.
+ */
+const identities = new WeakMap<unknown[], Map<unknown, Map<string, unknown>>>();
+
+function itemById(list: unknown[], step: Extract<Step, { rule: unknown }>): unknown {
+  const byRule = identities.get(list) ?? new Map<unknown, Map<string, unknown>>();
+  identities.set(list, byRule);
+  let index = byRule.get(step.rule);
+  if (!index) {
+    index = new Map<string, unknown>();
+    for (const item of list) {
+      const id = step.rule.identify(item)?.id;
+      if (id !== undefined && !index.has(id)) index.set(id, item);
+    }
+    byRule.set(step.rule, index);
+  }
+  return index.has(step.item.id) ? index.get(step.item.id) : NOT_FOUND;
+}
+
+const NOT_FOUND = Symbol('not found');
+
 function child(node: unknown, step: Step): { container: unknown; at: string | number } | undefined {
   if ('key' in step) return isRecord(node) ? { container: node, at: step.key } : undefined;
   if (!Array.isArray(node)) return undefined;
-  const at = node.findIndex((item) => step.rule.identify(item)?.id === step.item.id);
-  return { container: node, at };
+  const item = itemById(node, step);
+  return { container: node, at: item === NOT_FOUND ? -1 : node.indexOf(item) };
 }
 
 type PathOp = Extract<DataOp, { steps: Step[] }>;
@@ -50,8 +73,14 @@ function applyOp(data: unknown, op: PathOp): { data: unknown } | undefined {
   const list = place.container as unknown[];
   if (op.kind === 'set' || op.kind === 'remove') {
     if (place.at === -1) return undefined;
-    if (op.kind === 'set') list[place.at as number] = value;
-    else list.splice(place.at as number, 1);
+    if (op.kind === 'set') {
+      list[place.at as number] = value;
+      // The same item, new value: its identity is the step's (the extractor matched it by it).
+      identities.get(list)?.get(last.rule)?.set(last.item.id, value);
+    } else {
+      list.splice(place.at as number, 1);
+      identities.delete(list);
+    }
     return { data };
   }
   const prev = op.kind === 'add' ? op.prev : undefined;
@@ -61,6 +90,7 @@ function applyOp(data: unknown, op: PathOp): { data: unknown } | undefined {
     if (after && after.at !== -1) list.splice((after.at as number) + 1, 0, value);
     else list.push(value);
   }
+  identities.delete(list);
   return { data };
 }
 

@@ -1,8 +1,9 @@
 /**
  * The health gate of one promotion: the source environment must run the promoted versions synced
- * and healthy, on a revision that contains the commit where they landed there. Pure: the recorded
- * health, whether its revision contains that commit (the job asks GitHub's compare API) and `now`
- * come in as data.
+ * and healthy, on a revision that contains the commit where they landed there, and, when the
+ * promotion carries configuration changes, the commit where the newest of them merged there.
+ * Pure: the recorded health, whether its revision contains those commits (the job asks GitHub's
+ * compare API) and `now` come in as data.
  */
 import type { AppHealth, HealthSource } from './health.js';
 
@@ -17,10 +18,36 @@ export interface HealthGateApp {
   health?: AppHealth;
   /** Whether `health.revision` contains `merge.sha` (compare status `ahead` or `identical`); undefined: not asked. */
   containsMerge?: boolean;
+  /**
+   * The newest configuration change of this app the promotion carries (`newestChange`): its merge
+   * commit into the source, when it landed there, and its pull request. The agent must report a
+   * commit at or after it, synced and healthy; soak counts from no earlier than its landing.
+   */
+  config?: ConfigLanding;
+  /**
+   * Whether the commit the agent last named (`health.reported ?? health.revision`: a report for
+   * commit R is about the latest commit ≤ R, so R must contain the change) contains `config.sha`;
+   * undefined: not asked.
+   */
+  containsConfig?: boolean;
   /** The agent object expected to report this app (from the environment's `health`). */
   expected: Pick<HealthSource, 'agent' | 'object'>;
   /** Added to a failed verdict: what became of the source's rollback of this app (`rollbackNote`). */
   note?: string;
+}
+
+/** Where a configuration change landed in the source: its merge commit, when, and its pull request. */
+export interface ConfigLanding {
+  sha: string;
+  at: string;
+  pull?: number;
+}
+
+/** The newest of the configuration changes a promotion carries for one app (by landing time); undefined: none. */
+export function newestChange(changes: readonly ConfigLanding[]): ConfigLanding | undefined {
+  let newest: ConfigLanding | undefined;
+  for (const change of changes) if (!newest || Date.parse(change.at) > Date.parse(newest.at)) newest = change;
+  return newest;
 }
 
 export interface HealthGateInput {
@@ -104,38 +131,93 @@ export function formatSpan(ms: number): string {
 
 const short = (sha: string): string => sha.slice(0, 7);
 
-/** Healthy since before the merge means healthy at an older revision that carried on: soak counts from the merge. */
+/** A commit the agent must report: where the versions landed, or where the newest carried configuration change did. */
+interface Landing {
+  text: string;
+  sha: string;
+  at: number;
+  contained: boolean;
+}
+
+/** The commits `app`'s report must contain: the versions' merge and the newest carried configuration change. */
+function landings(app: HealthGateApp): Landing[] {
+  return [
+    ...(app.merge
+      ? [
+          {
+            text: `merge ${short(app.merge.sha)}`,
+            sha: app.merge.sha,
+            at: Date.parse(app.merge.at),
+            contained: app.containsMerge === true,
+          },
+        ]
+      : []),
+    ...(app.config
+      ? [
+          {
+            text: `configuration change ${short(app.config.sha)}${app.config.pull !== undefined ? ` (#${app.config.pull})` : ''}`,
+            sha: app.config.sha,
+            at: Date.parse(app.config.at),
+            contained: app.containsConfig === true,
+          },
+        ]
+      : []),
+  ];
+}
+
+/** The later landing of `list` (the first on a tie: the versions' merge). */
+function latest(list: readonly Landing[]): Landing | undefined {
+  let found: Landing | undefined;
+  for (const landing of list) if (!found || landing.at > found.at) found = landing;
+  return found;
+}
+
+/**
+ * Healthy since before the merge (or the carried configuration change) means healthy at an older
+ * revision that carried on: soak counts from the later of the two.
+ */
 function soakStart(healthySince: string, app: HealthGateApp): string {
-  return new Date(Math.max(Date.parse(healthySince), app.merge ? Date.parse(app.merge.at) : 0)).toISOString();
+  const from = Math.max(0, ...landings(app).map((landing) => landing.at));
+  return new Date(Math.max(Date.parse(healthySince), from)).toISOString();
 }
 
 /** The verdict for one app. */
 export function judgeApp(input: HealthGateInput, app: HealthGateApp): AppVerdict {
   const { source, now } = input;
   const expected = describeSource(app.expected);
-  const deadline = app.merge ? Date.parse(app.merge.at) + input.timeoutMs : undefined;
+  const all = landings(app);
+  // The timeout counts from the later landing: a configuration change merged after the versions gives the agent its own time.
+  const last = latest(all);
+  const deadline = last ? last.at + input.timeoutMs : undefined;
   const health = app.health;
   const reportedBy = health ? describeSource(health.source) : expected;
   const words = health?.message ? `: ${health.message}` : '';
-  // A report about a revision older than the merge never counts (the merge is not running yet).
-  const current = health !== undefined && (app.merge === undefined || app.containsMerge === true);
+  // A report about a revision older than the merge, or than the newest carried configuration
+  // change, never counts (that commit is not running yet).
+  const missing = all.filter((landing) => !landing.contained);
+  const current = health !== undefined && missing.length === 0;
   if (!current) {
+    // What the agent is waited for: the later commit it has not reported yet (the later of all with no report).
+    const awaited = latest(health ? missing : all);
+    // A configuration change rarely changes the versions: the agent's own commit is the one to compare with it.
+    const named = health && awaited?.text.startsWith('configuration') ? (health.reported ?? health.revision) : health?.revision;
     const about = health
-      ? `the last report (${short(health.revision)}, ${health.sync}/${health.health}) is about a revision older than merge ${short(app.merge?.sha ?? '')}`
+      ? `the last report (${short(named ?? '')}, ${health.sync}/${health.health}) is about a revision older than ${awaited?.text ?? 'merge '}`
       : `no report from ${expected} yet`;
     if (deadline !== undefined && now >= deadline)
       return {
         state: 'failed',
         degraded: false,
-        line: `no report from ${expected} on ${app.running} within ${input.timeoutText} of merge ${short(app.merge?.sha ?? '')} (${about}); ${configureHint(app.expected.agent)}`,
+        line: `no report from ${expected} on ${app.running} within ${input.timeoutText} of ${awaited?.text ?? 'merge '} (${about}); ${configureHint(app.expected.agent)}`,
       };
     return {
       state: 'pending',
       recheckAt: deadline ?? now + input.timeoutMs,
-      line: `${source} runs ${app.running}: waiting for ${expected} to report ${app.merge ? `merge ${short(app.merge.sha)}` : 'it'} synced and healthy (${about})`,
+      line: `${source} runs ${app.running}: waiting for ${expected} to report ${awaited ? awaited.text : 'it'} synced and healthy (${about})`,
     };
   }
-  const where = `${reportedBy}, synced to ${short(health.revision)}`;
+  // With a configuration change carried, the commit the agent named says it runs that change too.
+  const where = `${reportedBy}, synced to ${short(app.config ? (health.reported ?? health.revision) : health.revision)}`;
   if (health.sync === 'failed')
     return {
       state: 'failed',
@@ -172,7 +254,7 @@ export function judgeApp(input: HealthGateInput, app: HealthGateApp): AppVerdict
     return {
       state: 'failed',
       degraded: false,
-      line: `${app.running} is not synced and healthy in ${source} within ${input.timeoutText} of merge ${short(app.merge?.sha ?? '')}: ${reportedBy} last said ${state}${words}`,
+      line: `${app.running} is not synced and healthy in ${source} within ${input.timeoutText} of ${last?.text ?? 'merge '}: ${reportedBy} last said ${state}${words}`,
     };
   return {
     state: 'pending',

@@ -409,4 +409,68 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
       ]);
     },
   );
+
+  it(
+    'a configuration promotion out of dev waits for dev to report the change’s merge synced and healthy; an older healthy report does not pass',
+    { timeout: 150_000 },
+    async () => {
+      const repo = 'config-health';
+      const env = (level: string) =>
+        `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: hello\nspec:\n  template:\n    spec:\n      containers:\n        - name: hello\n          env:\n            - name: LOG_LEVEL\n              value: ${level}\n`;
+      const kustomization = `resources: [../../base]\n${overlay('1.0.0')}patches:\n  - path: env.yaml\n`;
+      const seeded = await seed(
+        repo,
+        `environments:
+  - name: dev
+    paths: ["apps/*/overlays/dev"]
+    from: registry
+    health: { argocd: "{app}-dev", tolerate: 60s, timeout: 15m }
+  - name: staging
+    paths: ["apps/*/overlays/staging"]
+    from: dev
+    soak: 1s
+    promote: { config: true }
+`,
+        {
+          'apps/hello/base/kustomization.yaml': 'resources: [deployment.yaml]\n',
+          'apps/hello/base/deployment.yaml': env('info'),
+          'apps/hello/overlays/dev/kustomization.yaml': kustomization,
+          'apps/hello/overlays/dev/env.yaml': env('info'),
+          'apps/hello/overlays/staging/kustomization.yaml': kustomization,
+          'apps/hello/overlays/staging/env.yaml': env('info'),
+        },
+      );
+      // dev runs 1.0.0 healthy for an hour: a report about a revision before the change.
+      await intake.report(owner, repo, 'dev', 'hello', healthy(seeded, Date.now() - 3_600_000));
+
+      // A person's pull request changes dev's log level and merges.
+      await stack.client.commit(`${owner}/${repo}`, {
+        branch: 'debug-logs',
+        from: 'main',
+        files: { 'apps/hello/overlays/dev/env.yaml': env('debug') },
+        message: 'Debug logs for hello',
+      });
+      const change = await stack.client.openPull(`${owner}/${repo}`, { title: 'Debug logs for hello', head: 'debug-logs' });
+      const { sha: merge } = await stack.client.mergePull(`${owner}/${repo}`, change.number);
+      const pull = await pullOn(repo, 'escalator/promote/staging/hello', (title) => title.includes('configuration'));
+      expect(pull.title).toBe('Promote hello configuration to staging');
+      // The healthy report about the commit before the change does not pass the gate.
+      await bodyOf(
+        repo,
+        pull.number,
+        `waiting for Argo CD app hello-dev to report configuration change ${merge.slice(0, 7)} (#${change.number}) synced and healthy (the last report (${seeded.slice(0, 7)}, synced/healthy) is about a revision older than configuration change ${merge.slice(0, 7)} (#${change.number}))`,
+      );
+      expect((await checkRun(repo, pull.head.sha, 'escalator/health', () => true)).status).toBe('in_progress');
+
+      // The agent names the change's merge, synced and healthy (the fold keeps the versions' landing as the revision).
+      await intake.report(owner, repo, 'dev', 'hello', {
+        ...healthy(seeded, Date.now() - 3_600_000),
+        reportedAt: new Date().toISOString(),
+        reported: merge,
+      });
+      await checkRun(repo, pull.head.sha, 'escalator/health', (run) => run.conclusion === 'success');
+      await bodyOf(repo, pull.number, `(Argo CD app hello-dev, synced to ${merge.slice(0, 7)})`);
+      await checkRun(repo, pull.head.sha, 'escalator/soak', (run) => run.conclusion === 'success');
+    },
+  );
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   deploymentState,
   formatSpan,
+  newestChange,
   rollbackReason,
   sustainedBad,
   planHealthGate,
@@ -320,5 +321,168 @@ describe('rollback and deployments', () => {
       state: 'failure',
       description: 'degraded (Argo CD app hello-staging at bbbbbbb)',
     });
+  });
+});
+
+describe('health gate of a promotion carrying configuration changes', () => {
+  const CONFIG = 'd'.repeat(40);
+  const base: GateInput = {
+    source: 'staging',
+    target: 'prod',
+    soakMs: 30 * min,
+    soakText: '30m',
+    rollback: false,
+    firstSeen: [ago(300 * min)],
+    hold: undefined,
+    now,
+  };
+  // The versions landed in staging an hour ago; the configuration change (#12) merged `landed` ago.
+  const carrying = (landed: number, over: Partial<HealthGateApp> = {}): HealthGateApp =>
+    app({ merge: { sha: MERGE, at: ago(60 * min) }, config: { sha: CONFIG, at: ago(landed), pull: 12 }, ...over });
+  // What the fold records when the agent names the change's merge: the landing of the versions, and the named commit.
+  const reportedAtChange = (since: string): AppHealth => ({ ...healthy(since, MERGE), reported: CONFIG });
+
+  it.each<{
+    name: string;
+    app: HealthGateApp;
+    state: 'passed' | 'pending' | 'failed';
+    detail: string;
+    healthySince: string | undefined;
+    recheckAt: number | undefined;
+    readyAt: number;
+  }>([
+    {
+      name: 'configuration only: a healthy report about the versions landing, older than the change, waits for the change',
+      app: carrying(3 * min, { health: healthy(ago(50 * min), MERGE), containsMerge: true, containsConfig: false }),
+      state: 'pending',
+      detail:
+        'staging runs hello 1.4.2: waiting for Argo CD app hello-staging to report configuration change ddddddd (#12) synced and healthy (the last report (aaaaaaa, synced/healthy) is about a revision older than configuration change ddddddd (#12))',
+      healthySince: undefined,
+      recheckAt: now + 12 * min,
+      readyAt: now,
+    },
+    {
+      name: 'configuration only: the agent named the change’s merge synced and healthy → passes, soak from the change’s landing',
+      app: carrying(3 * min, { health: reportedAtChange(ago(50 * min)), containsMerge: true, containsConfig: true }),
+      state: 'passed',
+      detail: 'staging runs hello 1.4.2, healthy for 3m (Argo CD app hello-staging, synced to ddddddd)',
+      healthySince: ago(3 * min),
+      recheckAt: undefined,
+      readyAt: now + 27 * min,
+    },
+    {
+      name: 'configuration only: healthy since after the change landed → soak from healthy-since',
+      app: carrying(10 * min, { health: reportedAtChange(ago(2 * min)), containsMerge: true, containsConfig: true }),
+      state: 'passed',
+      detail: 'staging runs hello 1.4.2, healthy for 2m (Argo CD app hello-staging, synced to ddddddd)',
+      healthySince: ago(2 * min),
+      recheckAt: undefined,
+      readyAt: now + 28 * min,
+    },
+    {
+      name: 'configuration only: an older healthy report does not pass, and fails past the timeout of the change',
+      app: carrying(20 * min, { health: healthy(ago(50 * min), MERGE), containsMerge: true, containsConfig: false }),
+      state: 'failed',
+      detail:
+        'no report from Argo CD app hello-staging on hello 1.4.2 within 15m of configuration change ddddddd (#12) (the last report (aaaaaaa, synced/healthy) is about a revision older than configuration change ddddddd (#12)); check the Argo CD notifications subscription of that app (docs/health.md)',
+      healthySince: undefined,
+      recheckAt: undefined,
+      readyAt: now,
+    },
+    {
+      name: 'configuration only, an app without images: no report yet waits for the change',
+      app: app({ running: 'hello configuration', merge: undefined, config: { sha: CONFIG, at: ago(min), pull: 12 } }),
+      state: 'pending',
+      detail:
+        'staging runs hello configuration: waiting for Argo CD app hello-staging to report configuration change ddddddd (#12) synced and healthy (no report from Argo CD app hello-staging yet)',
+      healthySince: undefined,
+      recheckAt: now + 14 * min,
+      readyAt: now,
+    },
+    {
+      name: 'versions and configuration, the change later: no report yet waits for the later of the two',
+      app: app({ merge: { sha: MERGE, at: ago(10 * min) }, config: { sha: CONFIG, at: ago(4 * min), pull: 12 } }),
+      state: 'pending',
+      detail:
+        'staging runs hello 1.4.2: waiting for Argo CD app hello-staging to report configuration change ddddddd (#12) synced and healthy (no report from Argo CD app hello-staging yet)',
+      healthySince: undefined,
+      recheckAt: now + 11 * min,
+      readyAt: now,
+    },
+    {
+      name: 'versions and configuration, the versions later: a report at the change but before the versions waits for their merge',
+      app: app({
+        merge: { sha: MERGE, at: ago(5 * min) },
+        config: { sha: CONFIG, at: ago(20 * min), pull: 12 },
+        health: healthy(ago(18 * min), CONFIG),
+        containsMerge: false,
+        containsConfig: true,
+      }),
+      state: 'pending',
+      detail:
+        'staging runs hello 1.4.2: waiting for Argo CD app hello-staging to report merge aaaaaaa synced and healthy (the last report (ddddddd, synced/healthy) is about a revision older than merge aaaaaaa)',
+      healthySince: undefined,
+      recheckAt: now + 10 * min,
+      readyAt: now,
+    },
+    {
+      name: 'versions and configuration: the versions reported but not the later change → waits for the change',
+      app: app({
+        merge: { sha: MERGE, at: ago(10 * min) },
+        config: { sha: CONFIG, at: ago(4 * min), pull: 12 },
+        health: healthy(ago(8 * min), MERGE),
+        containsMerge: true,
+        containsConfig: false,
+      }),
+      state: 'pending',
+      detail:
+        'staging runs hello 1.4.2: waiting for Argo CD app hello-staging to report configuration change ddddddd (#12) synced and healthy (the last report (aaaaaaa, synced/healthy) is about a revision older than configuration change ddddddd (#12))',
+      healthySince: undefined,
+      recheckAt: now + 11 * min,
+      readyAt: now,
+    },
+    {
+      name: 'versions and configuration, both reported: soak counts from the later landing',
+      app: app({
+        merge: { sha: MERGE, at: ago(10 * min) },
+        config: { sha: CONFIG, at: ago(4 * min), pull: 12 },
+        health: reportedAtChange(ago(8 * min)),
+        containsMerge: true,
+        containsConfig: true,
+      }),
+      state: 'passed',
+      detail: 'staging runs hello 1.4.2, healthy for 4m (Argo CD app hello-staging, synced to ddddddd)',
+      healthySince: ago(4 * min),
+      recheckAt: undefined,
+      readyAt: now + 26 * min,
+    },
+  ])('$name', ({ app: gateApp, state, detail, healthySince, recheckAt, readyAt }) => {
+    const health = planHealthGate(input([gateApp]));
+    expect(health.gate).toEqual({ name: 'health', state, detail });
+    expect(health.healthySince).toEqual([healthySince]);
+    expect(health.recheckAt).toBe(recheckAt);
+    const decision = planGates({
+      ...base,
+      health,
+      ...(gateApp.config ? { configLanded: [gateApp.config.at] } : {}),
+    });
+    expect(decision.gates.map((gate) => [gate.name, gate.state])).toEqual([
+      ['health', state],
+      ['soak', state === 'passed' && readyAt <= now ? 'passed' : 'pending'],
+      ['hold', 'passed'],
+    ]);
+    if (state === 'passed') expect(decision.readyAt).toBe(readyAt);
+    else
+      expect(decision.gates[1]?.detail).toBe(
+        'staging must run these versions healthy for 30m, counted from when it reports them healthy',
+      );
+  });
+
+  it('picks the newest carried change by its landing, whatever the order', () => {
+    const older = { sha: 'e'.repeat(40), at: ago(30 * min), pull: 11 };
+    const newer = { sha: CONFIG, at: ago(4 * min), pull: 12 };
+    expect(newestChange([newer, older])).toEqual(newer);
+    expect(newestChange([older, newer])).toEqual(newer);
+    expect(newestChange([])).toBeUndefined();
   });
 });

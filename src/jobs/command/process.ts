@@ -9,7 +9,7 @@ import {
   type PlannedPromotion,
   type PromotionInput,
 } from '../../planners/promotion-plan.js';
-import { decideGates, loadEnvFiles } from '../shared/promotion-inputs.js';
+import { carriedConfig, decideGates, loadEnvFiles } from '../shared/promotion-inputs.js';
 import { rollbackGates } from '../shared/rollback-run.js';
 import { commandHelp, parseCommand, type Command } from '../../planners/commands.js';
 import { code, escapeText } from '../../planners/markdown.js';
@@ -428,13 +428,10 @@ async function planAll(
       );
       if (plan.rows.length === 0 && plan.refused.length === 0 && plan.missing.length === 0 && config.length === 0)
         continue;
-      const configLanded = carries.flatMap((carry) =>
-        carry.changes.filter((c) => c.outcome === 'carried').map((c) => c.change.landedAt),
-      );
       const { gates } = await decideGates(deps, index, target, group.app, entries, {
         rollback: false,
         now,
-        configLanded,
+        carried: carriedConfig(carries),
       });
       // What a rollback holds back is not proposed on Escalator's own (src/planners/rollback.ts).
       const held = await rollbackGates(deps, index, target.name, source, group.apps);

@@ -8,7 +8,7 @@ import { planPromotion, type PromotionInput, type RunningVersion } from '../../p
 import type { PullMarker } from '../../planners/pull-marker.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import type { JobDeps } from '../shared/deps.js';
-import { decideGates, loadEnvFiles, promotedVersions } from '../shared/promotion-inputs.js';
+import { carriedConfig, decideGates, loadEnvFiles, promotedVersions } from '../shared/promotion-inputs.js';
 import { configInput, loadConfigCarry, withConfig, type AppConfigCarry } from '../shared/config-inputs.js';
 import { promotionNotes } from '../shared/pull-notes.js';
 import type { PromoteJob } from './job.js';
@@ -62,7 +62,6 @@ export function promotionPlanner(
     const waiting = rollback ? [] : await deps.store.configChanges.list(index, target.name, data.app);
     const carries: Array<AppConfigCarry | undefined> = [];
     const branchCarries: Array<AppConfigCarry | undefined> = [];
-    const configLanded: string[] = [];
     for (const app of new Set([...apps, ...waiting.map((entry) => entry.app)])) {
       const sourceFiles = rollback ? [] : await loadEnvFiles(files, source, app, defaultHead.sha);
       const carry = await loadConfigCarry(deps, files, target, app, defaultHead.sha, waiting);
@@ -70,8 +69,6 @@ export function promotionPlanner(
         base.sha === defaultHead.sha ? carry : await loadConfigCarry(deps, files, target, app, base.sha, waiting);
       carries.push(carry);
       branchCarries.push(branchCarry);
-      for (const carried of carry?.changes ?? [])
-        if (carried.outcome === 'carried') configLanded.push(carried.change.landedAt);
       const targetFiles = withConfig(await loadEnvFiles(files, target.name, app, defaultHead.sha), carry);
       const versions = rollback?.get(app) ? { versions: rollback.get(app) as Map<string, RunningVersion> } : {};
       entries.push({ app, sourceFiles, targetFiles, ...versions });
@@ -99,7 +96,7 @@ export function promotionPlanner(
         rollback: rollback !== null,
         now,
         freezeLifted: data.reason === 'freeze',
-        configLanded,
+        carried: carriedConfig(carries),
       },
     );
     // A rollback's reason stays on its pull request whichever job plans it (the record keeps it).

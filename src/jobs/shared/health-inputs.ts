@@ -1,7 +1,13 @@
 import { commitContains } from '../../adapters/github/repo.js';
 import type { RepoIndex, RepoKey } from '../../adapters/store/subscriptions.js';
 import { parseDuration } from '../../config/repo-config.js';
-import { planHealthGate, type HealthGateApp, type HealthGateDecision } from '../../planners/health-gate.js';
+import {
+  newestChange,
+  planHealthGate,
+  type ConfigLanding,
+  type HealthGateApp,
+  type HealthGateDecision,
+} from '../../planners/health-gate.js';
 import type { AppHealth, HealthSource } from '../../planners/health.js';
 import { readVersions, type PromotionInput } from '../../planners/promotion-plan.js';
 import { rollbackNote } from '../../planners/rollback.js';
@@ -67,10 +73,14 @@ export async function landedAt(
   return history.find((entry) => entry.versions.map(versionId).sort().join('\n') === wanted);
 }
 
+/** A configuration change a promotion carries, as the health gate reads it: its app and where it landed in the source. */
+export type CarriedConfig = ConfigLanding & { app: string };
+
 /**
  * The health gate of a promotion out of `source` (undefined when `source` reports no health):
- * per app, the commit its promoted versions landed in there, what the agent last reported, and
- * whether that report is about a revision containing the commit; decided by `planHealthGate`.
+ * per app, the commit its promoted versions landed in there, the newest configuration change the
+ * promotion carries for it, what the agent last reported, and whether that report is about a
+ * revision containing those commits; decided by `planHealthGate`.
  */
 export async function decideHealth(
   deps: JobDeps,
@@ -78,6 +88,7 @@ export async function decideHealth(
   source: Environment | undefined,
   entries: PromotionInput['apps'],
   now: number,
+  carried: readonly CarriedConfig[] = [],
 ): Promise<HealthGateDecision | undefined> {
   const config = source?.health;
   if (!source || !config) return undefined;
@@ -85,23 +96,32 @@ export async function decideHealth(
   const apps: HealthGateApp[] = [];
   for (const entry of entries) {
     const versions = [...readVersions(entry.sourceFiles).values()];
-    if (versions.length === 0) continue;
+    const change = newestChange(carried.filter((candidate) => candidate.app === entry.app));
+    if (versions.length === 0 && !change) continue;
     const ids = versions.map((version) =>
       versionId({ name: version.name, tag: version.tag, ...(version.digest ? { digest: version.digest } : {}) }),
     );
-    const landed = await landedAt(deps, index, source.name, entry.app, ids);
+    const landed = versions.length > 0 ? await landedAt(deps, index, source.name, entry.app, ids) : undefined;
     const health = await loadHealth(deps, index, source.name, entry.app);
     const containsMerge =
       health && landed ? await revisionContains(deps, octokit, index, landed.sha, health.revision) : undefined;
+    // The recorded revision is where the versions last changed; the commit the agent named is the
+    // one that says whether the configuration change runs (a report for R is about R's tree).
+    const containsConfig =
+      health && change
+        ? await revisionContains(deps, octokit, index, change.sha, health.reported ?? health.revision)
+        : undefined;
     // What became of a rollback of this app in the source (could not be written, halted): said on the failed gate.
     const note = rollbackNote(await deps.store.rollbacks.load(index, source.name, entry.app), versions);
     apps.push({
       app: entry.app,
-      running: runningText(entry.app, versions),
+      running: versions.length > 0 ? runningText(entry.app, versions) : `${entry.app || 'these apps'} configuration`,
       ...(note ? { note } : {}),
       ...(landed ? { merge: { sha: landed.sha, at: landed.at } } : {}),
       ...(health ? { health } : {}),
       ...(containsMerge !== undefined ? { containsMerge } : {}),
+      ...(change ? { config: { sha: change.sha, at: change.at, ...(change.pull !== undefined ? { pull: change.pull } : {}) } } : {}),
+      ...(containsConfig !== undefined ? { containsConfig } : {}),
       expected: expectedSource(source, entry.app),
     });
   }

@@ -8,7 +8,8 @@ import { versionId } from '../../planners/versions.js';
 import { enqueuePromote } from '../../queue/enqueue.js';
 import type { PromoteJob } from '../../queue/enqueue.js';
 import type { JobDeps } from './deps.js';
-import { decideHealth } from './health-inputs.js';
+import { decideHealth, type CarriedConfig } from './health-inputs.js';
+import type { AppConfigCarry } from './config-inputs.js';
 import { loadFilesAt, type FileSource } from './indexed-files.js';
 
 type Environment = NonNullable<RepoIndex['config']>['environments'][number];
@@ -50,8 +51,11 @@ export async function decideGates(
     rollback: boolean;
     now: number;
     freezeLifted?: boolean;
-    /** When the configuration changes the promotion carries landed in the source (ISO): soak counts from them too. */
-    configLanded?: string[];
+    /**
+     * The configuration changes the promotion carries (`carriedConfig`): soak counts from their
+     * landing too, and the source's health must be reported at or after the newest one's merge.
+     */
+    carried?: CarriedConfig[];
   },
 ): Promise<GateDecision & { healthLines?: string[] }> {
   const source = target.from;
@@ -82,7 +86,9 @@ export async function decideGates(
         index.config?.environments.find((env) => env.name === source),
         entries,
         options.now,
+        options.carried,
       );
+  const configLanded = (options.carried ?? []).map((change) => change.at);
   const decision = planGates({
     source,
     target: target.name,
@@ -90,7 +96,7 @@ export async function decideGates(
     soakText: target.soak,
     rollback: options.rollback,
     firstSeen,
-    ...(options.configLanded?.length ? { configLanded: options.configLanded } : {}),
+    ...(configLanded.length ? { configLanded } : {}),
     hold,
     soakSkippedBy,
     health,
@@ -98,6 +104,20 @@ export async function decideGates(
     now: options.now,
   });
   return health ? { ...decision, healthLines: health.lines } : decision;
+}
+
+/** The configuration changes carried (outcome `carried`) of a promotion's apps, as the gates read them. */
+export function carriedConfig(carries: ReadonlyArray<AppConfigCarry | undefined>): CarriedConfig[] {
+  return carries.flatMap((carry) =>
+    (carry?.changes ?? [])
+      .filter((change) => change.outcome === 'carried')
+      .map((change) => ({
+        app: carry?.app ?? '',
+        sha: change.change.mergeSha,
+        at: change.change.landedAt,
+        pull: change.change.pull.number,
+      })),
+  );
 }
 
 /** The windows and freezes of a target as the gate planner reads them (docs/controls.md). */

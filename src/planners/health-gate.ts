@@ -133,8 +133,9 @@ const short = (sha: string): string => sha.slice(0, 7);
 
 /** A commit the agent must report: where the versions landed, or where the newest carried configuration change did. */
 interface Landing {
+  /** `merge`: where the versions landed; `config`: where the newest carried configuration change merged. */
+  kind: 'merge' | 'config';
   text: string;
-  sha: string;
   at: number;
   contained: boolean;
 }
@@ -145,8 +146,8 @@ function landings(app: HealthGateApp): Landing[] {
     ...(app.merge
       ? [
           {
+            kind: 'merge' as const,
             text: `merge ${short(app.merge.sha)}`,
-            sha: app.merge.sha,
             at: Date.parse(app.merge.at),
             contained: app.containsMerge === true,
           },
@@ -155,8 +156,8 @@ function landings(app: HealthGateApp): Landing[] {
     ...(app.config
       ? [
           {
+            kind: 'config' as const,
             text: `configuration change ${short(app.config.sha)}${app.config.pull !== undefined ? ` (#${app.config.pull})` : ''}`,
-            sha: app.config.sha,
             at: Date.parse(app.config.at),
             contained: app.containsConfig === true,
           },
@@ -200,7 +201,7 @@ export function judgeApp(input: HealthGateInput, app: HealthGateApp): AppVerdict
     // What the agent is waited for: the later commit it has not reported yet (the later of all with no report).
     const awaited = latest(health ? missing : all);
     // A configuration change rarely changes the versions: the agent's own commit is the one to compare with it.
-    const named = health && awaited?.text.startsWith('configuration') ? (health.reported ?? health.revision) : health?.revision;
+    const named = health && awaited?.kind === 'config' ? (health.reported ?? health.revision) : health?.revision;
     const about = health
       ? `the last report (${short(named ?? '')}, ${health.sync}/${health.health}) is about a revision older than ${awaited?.text ?? 'merge '}`
       : `no report from ${expected} yet`;

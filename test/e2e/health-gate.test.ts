@@ -450,7 +450,10 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
         files: { 'apps/hello/overlays/dev/env.yaml': env('debug') },
         message: 'Debug logs for hello',
       });
-      const change = await stack.client.openPull(`${owner}/${repo}`, { title: 'Debug logs for hello', head: 'debug-logs' });
+      const change = await stack.client.openPull(`${owner}/${repo}`, {
+        title: 'Debug logs for hello',
+        head: 'debug-logs',
+      });
       const { sha: merge } = await stack.client.mergePull(`${owner}/${repo}`, change.number);
       const pull = await pullOn(repo, 'escalator/promote/staging/hello', (title) => title.includes('configuration'));
       expect(pull.title).toBe('Promote hello configuration to staging');

@@ -120,7 +120,9 @@ export async function decideHealth(
       ...(landed ? { merge: { sha: landed.sha, at: landed.at } } : {}),
       ...(health ? { health } : {}),
       ...(containsMerge !== undefined ? { containsMerge } : {}),
-      ...(change ? { config: { sha: change.sha, at: change.at, ...(change.pull !== undefined ? { pull: change.pull } : {}) } } : {}),
+      ...(change
+        ? { config: { sha: change.sha, at: change.at, ...(change.pull !== undefined ? { pull: change.pull } : {}) } }
+        : {}),
       ...(containsConfig !== undefined ? { containsConfig } : {}),
       expected: expectedSource(source, entry.app),
     });

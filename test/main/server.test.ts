@@ -226,6 +226,7 @@ describe('the queue dashboard', () => {
         'health',
         'image',
         'index',
+        'landing',
         'promote',
         'recover',
         'relay',

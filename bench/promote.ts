@@ -15,21 +15,9 @@
  * Each time is also split into time waiting on GitHub (any call in flight) and the rest.
  * Figures only; it stops by itself. Keys live under a random prefix and are removed at the end.
  */
-import {
-  appName,
-  byJob,
-  githubBusyMs,
-  gitopsFiles,
-  postImage,
-  routeSummary,
-  startBenchStack,
-  waitForPull,
-  waitIdle,
-  waitIndexed,
-  type CallerJob,
-  type GitHubCall,
-} from './support/stack.js';
-import { banner, loadavg, ms, summarize } from './support/stats.js';
+import { appName, gitopsFiles, startBenchStack, waitIdle, waitIndexed } from './support/stack.js';
+import { measureImagePromotion, printPromotionCalls, timeLine, type PromotionSample } from './support/promotion.js';
+import { banner, loadavg } from './support/stats.js';
 
 const REPOS = Number(process.env.PROMOTE_REPOS ?? 5);
 const APPS_PER_REPO = 2;
@@ -41,31 +29,11 @@ const digest = (i: number) => `sha256:${(i % 256).toString(16).padStart(2, '0').
 const BUDGET_MS = 120_000;
 const config = `environments:\n  - name: dev\n    paths: ["apps/*/overlays/dev"]\n    from: registry\n  - name: staging\n    paths: ["apps/*/overlays/staging"]\n    from: dev\n`;
 
-interface Sample {
-  /** Merge call returned → staging PR ready. */
-  ms: number;
-  /** How long the merge call itself took (the simulator's git merge). */
-  mergeMs: number;
-  githubMs: number;
-  calls: GitHubCall[];
-  byJob: Map<CallerJob, GitHubCall[]>;
-}
-
-function line(label: string, samples: number[]): string {
-  const s = summarize(samples);
-  return `${label.padEnd(44)} n=${String(s.n).padEnd(3)} p50 ${ms(s.p50).padStart(8)}   p90 ${ms(s.p90).padStart(8)}   p99 ${ms(s.p99).padStart(8)}   max ${ms(s.max).padStart(8)}`;
-}
-
-function callLine(label: string, values: number[]): string {
-  const s = summarize(values);
-  return `${label.padEnd(44)} min ${Math.min(...values)}   p50 ${s.p50}   max ${s.max}`;
-}
-
 banner(
   'bench/promote.ts — merge of the dev PR → staging promotion PR (sandbox GitHub, real Redis, all in one process)',
 );
 const stack = await startBenchStack({ ESCALATOR_DEBOUNCE_MS: '0' });
-const samples: Sample[] = [];
+const samples: PromotionSample[] = [];
 let owner = '';
 try {
   for (let r = 0; r < REPOS; r++) {
@@ -87,112 +55,52 @@ try {
   for (let a = 0; a < APPS_PER_REPO; a++) {
     for (let r = 0; r < REPOS && Date.now() - started < BUDGET_MS; r++) {
       const i = appOf(r, a);
-      const app = appName(i);
-      const repo = repoName(r);
-      const dev = waitForPull(stack, {
-        owner,
-        repo,
-        branch: `escalator/dev/${app}`,
-        ready: (pull) => pull.labels.length >= 2,
-      });
-      await postImage(stack, `${image(i)}:1.1.0@${digest(i)}`);
-      const { pull } = await dev;
-      await waitIdle(stack);
-
-      const staging = waitForPull(stack, {
-        owner,
-        repo,
-        branch: `escalator/promote/staging/${app}`,
-        ready: (p) => p.labels.length >= 2 && p.title === `Promote ${app} 1.1.0 to staging`,
-      });
-      const before = Date.now();
-      await stack.client.mergePull(`${owner}/${repo}`, pull.number);
-      const merged = Date.now();
-      const { at } = await staging;
-      await waitIdle(stack);
-      const calls = stack.calls.filter((call) => call.startedAt >= before);
-      samples.push({
-        ms: at - merged,
-        mergeMs: merged - before,
-        githubMs: githubBusyMs(calls, merged, at),
-        calls,
-        byJob: byJob(calls),
-      });
+      samples.push(
+        await measureImagePromotion(stack, {
+          owner,
+          repo: repoName(r),
+          app: appName(i),
+          image: image(i),
+          tag: '1.1.0',
+          digest: digest(i),
+        }),
+      );
     }
   }
 
-  const count = (s: Sample, job: CallerJob) => s.byJob.get(job)?.length ?? 0;
   console.log('');
   console.log(
     `merge → staging promotion PR listable with its labels (${REPOS} repositories × ${APPS_PER_REPO} apps, dev and staging; load at start ${load}, at end ${loadavg()})`,
   );
   console.log(
-    `  ${line(
+    `  ${timeLine(
       'merge call returned → promotion PR',
       samples.map((s) => s.ms),
     )}`,
   );
   console.log(
-    `    ${line(
+    `    ${timeLine(
       '  of which a GitHub call was in flight',
       samples.map((s) => s.githubMs),
     )}`,
   );
   console.log(
-    `    ${line(
+    `    ${timeLine(
       '  the rest (Escalator, Redis, webhooks)',
       samples.map((s) => s.ms - s.githubMs),
     )}`,
   );
   console.log(
-    `  ${line(
+    `  ${timeLine(
       'the merge call itself (simulator git merge)',
       samples.map((s) => s.mergeMs),
     )}`,
   );
   console.log('');
-  console.log('GitHub API calls per promotion, from the merge until Escalator is idle, by the job that made them');
   console.log(
-    `  ${callLine(
-      'promote job',
-      samples.map((s) => count(s, 'promote')),
-    )}`,
+    `GitHub API calls per promotion, from the merge until Escalator is idle, by the job that made them (${APPS_PER_REPO * 2} environment files per repository)`,
   );
-  console.log(
-    `  ${callLine(
-      'index job (the push to the default branch)',
-      samples.map((s) => count(s, 'index')),
-    )}   (${APPS_PER_REPO * 2} environment files per repository)`,
-  );
-  console.log(
-    `  ${callLine(
-      'promotion total (index + promote)',
-      samples.map((s) => count(s, 'index') + count(s, 'promote')),
-    )}`,
-  );
-  console.log(
-    `  ${callLine(
-      'rendered diff of the promotion PR',
-      samples.map((s) => count(s, 'diff')),
-    )}`,
-  );
-  console.log(
-    `  ${callLine(
-      'anything else',
-      samples.map((s) => s.calls.length - count(s, 'index') - count(s, 'promote') - count(s, 'diff')),
-    )}`,
-  );
-  const one = samples[Math.min(1, samples.length - 1)]!;
-  console.log(`  routes of one promotion (${ms(one.ms)}):`);
-  for (const job of ['index', 'promote'] as const) {
-    for (const call of one.byJob.get(job) ?? [])
-      console.log(
-        `    ${job.padEnd(8)} ${String(call.status)} ${call.route.padEnd(58)} ${ms(call.endedAt - call.startedAt).padStart(8)}`,
-      );
-  }
-  console.log(`    diff     ${routeSummary(one.byJob.get('diff') ?? []).join(', ')}`);
-  const others = one.calls.filter((call) => !['index', 'promote', 'diff'].includes(call.job));
-  if (others.length > 0) console.log(`    other    ${others.map((call) => `${call.job}: ${call.route}`).join(', ')}`);
+  printPromotionCalls(samples);
 } finally {
   await stack.close();
 }

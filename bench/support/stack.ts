@@ -51,21 +51,57 @@ export interface GitHubCall {
   job: CallerJob;
 }
 
-export type CallerJob = 'bump' | 'promote' | 'diff' | 'index' | 'command' | 'recover' | 'relay' | 'other';
+export type CallerJob =
+  | 'image'
+  | 'bump'
+  | 'promote'
+  | 'landing'
+  | 'diff'
+  | 'index'
+  | 'command'
+  | 'recover'
+  | 'relay'
+  | 'health'
+  | 'dashboard'
+  | 'other';
 
-/** The queues whose jobs talk to GitHub or lead to jobs that do (health enqueues promotions; recover runs on a schedule). */
-export const workQueues: QueueName[] = ['image', 'bump', 'promote', 'index', 'command', 'diff', 'relay', 'health'];
-
-/** Job files in the order that decides a call's job when several are on the stack. */
-const jobFiles: Array<[CallerJob, RegExp]> = [
-  ['bump', /src\/jobs\/bump\.ts/],
-  ['promote', /src\/jobs\/promote\.ts/],
-  ['diff', /src\/jobs\/diff\.ts/],
-  ['index', /src\/jobs\/index-repo\.ts/],
-  ['command', /src\/jobs\/command\.ts/],
-  ['recover', /src\/jobs\/recover\.ts/],
-  ['relay', /src\/jobs\/relay\.ts/],
+/**
+ * The queues whose jobs talk to GitHub or lead to jobs that do (health enqueues promotions, a
+ * landing records configuration changes and enqueues their promotions; recover runs on a schedule).
+ */
+export const workQueues: QueueName[] = [
+  'image',
+  'bump',
+  'promote',
+  'landing',
+  'index',
+  'command',
+  'diff',
+  'relay',
+  'health',
+  'dashboard',
 ];
+
+/**
+ * Job folders (`src/jobs/<kind>/`, one per kind since the job table) in the order that decides a
+ * call's job when several are on the stack. A job folder imports no other job folder, so only one
+ * is: src/jobs/shared/ modules are attributed to the job whose processor called them.
+ */
+const jobFiles: Array<[CallerJob, RegExp]> = (
+  [
+    'bump',
+    'promote',
+    'landing',
+    'diff',
+    'index',
+    'command',
+    'recover',
+    'relay',
+    'health',
+    'dashboard',
+    'image',
+  ] as const
+).map((job) => [job, new RegExp(`src/jobs/${job}/`)]);
 
 /**
  * Which job is making the GitHub call being reported: Node's async stack traces follow the
@@ -289,6 +325,11 @@ export function gitopsFiles(input: {
   environments: string[];
   config: string;
   image: (app: number) => string;
+  /**
+   * Each overlay also patches its Deployment's environment from `env.yaml` (`envPatch`, LOG_LEVEL
+   * info): the file a person changes for a configuration promotion.
+   */
+  envPatch?: boolean;
 }): Record<string, string> {
   const files: Record<string, string> = { '.github/escalator.yml': input.config };
   for (const i of input.apps) {
@@ -296,11 +337,18 @@ export function gitopsFiles(input: {
     files[`apps/${app}/base/deployment.yaml`] =
       `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${app}}\nspec:\n  template:\n    spec:\n      containers:\n        - name: ${app}\n          image: ${input.image(i)}:1.0.0\n`;
     for (const environment of input.environments) {
-      files[`apps/${app}/overlays/${environment}/kustomization.yaml`] =
-        `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../base\nimages:\n  - name: ${input.image(i)} # bumped by Escalator\n    newTag: 1.0.0\n`;
+      const overlay = `apps/${app}/overlays/${environment}`;
+      files[`${overlay}/kustomization.yaml`] =
+        `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../base\n${input.envPatch ? 'patches:\n  - path: env.yaml\n' : ''}images:\n  - name: ${input.image(i)} # bumped by Escalator\n    newTag: 1.0.0\n`;
+      if (input.envPatch) files[`${overlay}/env.yaml`] = envPatch(app, 'info');
     }
   }
   return files;
+}
+
+/** A strategic-merge patch setting one environment variable of the app's container (`gitopsFiles` with `envPatch`). */
+export function envPatch(app: string, logLevel: string): string {
+  return `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ${app}\nspec:\n  template:\n    spec:\n      containers:\n        - name: ${app}\n          env:\n            - name: LOG_LEVEL\n              value: ${logLevel}\n`;
 }
 
 export function appName(index: number): string {

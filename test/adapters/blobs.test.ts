@@ -6,7 +6,7 @@ import { GitHubClients } from '../../src/adapters/github/client.js';
 import { loadBranch, loadTree } from '../../src/adapters/github/repo.js';
 import { BlobStore, gitBlobSha, MAX_BLOB_BYTES } from '../../src/adapters/store/blobs.js';
 import type { RepoIndex } from '../../src/adapters/store/subscriptions.js';
-import { loadFilesAt } from '../../src/jobs/shared/indexed-files.js';
+import { loadFilesAt, withTreeAt } from '../../src/jobs/shared/indexed-files.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { redisUrl } from '../support/stack.js';
 
@@ -107,5 +107,67 @@ describe('blob store', () => {
     const later = await loadFilesAt(source, paths, next.sha);
     expect(later.map((file) => file.text)).toEqual([files['apps/a/dev/kustomization.yaml'], 'b: 2\n']);
     expect(calls.filter((route) => route.includes('/contents/'))).toHaveLength(2);
+  });
+
+  it('reads a head newer than the index from Redis after one tree listing, and only changed files from GitHub', async () => {
+    const client = new SandboxClient(sim.url, sim.user.token);
+    const files = {
+      'apps/a/dev/kustomization.yaml': 'images:\n  - name: a\n    newTag: "1"\n',
+      'apps/a/dev/env.yaml': 'LOG_LEVEL: info\n',
+      'apps/a/staging/env.yaml': 'LOG_LEVEL: warn\n',
+    };
+    const created = await client.createRepo({ owner: 'blobs', name: 'newer-head', files });
+    const calls: string[] = [];
+    const octokit = new GitHubClients({
+      appId: sim.app.id,
+      privateKey: sim.app.privateKey,
+      baseUrl: sim.apiUrl,
+      log: createLogger({ level: 'silent' }),
+      onRequest: (info) => calls.push(info.route),
+    }).forInstallation(created.installation_id!);
+    const id = { owner: 'blobs', repo: 'newer-head' };
+    const head = (await loadBranch(octokit, id, 'main'))!;
+    const tree = await loadTree(octokit, id, head.treeSha);
+    const paths = Object.keys(files);
+    const index = {
+      installationId: created.installation_id!,
+      ...id,
+      defaultBranch: 'main',
+      sha: head.sha,
+      config: null,
+      problems: [],
+      files: [],
+      blobs: { reader: 1, shas: Object.fromEntries(paths.map((path) => [path, tree.get(path)!])) },
+    } satisfies RepoIndex;
+    const source = { octokit, index, blobs };
+    // What the index read at its commit is in the blob store.
+    await loadFilesAt(source, paths, head.sha);
+
+    calls.length = 0;
+    expect(await withTreeAt(source, head)).toBe(source);
+    expect(calls).toEqual([]);
+
+    await client.commit('blobs/newer-head', { branch: 'main', files: { 'apps/a/dev/env.yaml': 'LOG_LEVEL: debug\n' } });
+    const next = (await loadBranch(octokit, id, 'main'))!;
+    calls.length = 0;
+    const newer = await withTreeAt(source, next);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatch(/^GET .*\/git\/trees\//);
+    calls.length = 0;
+    const read = await loadFilesAt(newer, paths, next.sha);
+    expect(read.map((file) => file.text)).toEqual([
+      files['apps/a/dev/kustomization.yaml'],
+      'LOG_LEVEL: debug\n',
+      files['apps/a/staging/env.yaml'],
+    ]);
+    // Only the file the commit changed was read from GitHub; then it too comes from Redis.
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toContain('/contents/');
+    calls.length = 0;
+    expect((await loadFilesAt(newer, paths, next.sha)).map((file) => file.text)).toEqual(read.map((file) => file.text));
+    expect(calls).toEqual([]);
+    // The index's own commit is still read from Redis.
+    expect((await loadFilesAt(newer, paths, head.sha)).map((file) => file.text)).toEqual(Object.values(files));
+    expect(calls).toEqual([]);
   });
 });

@@ -11,6 +11,7 @@ import type { JobDeps } from '../shared/deps.js';
 import { carriedConfig, decideGates, loadEnvFiles, promotedVersions } from '../shared/promotion-inputs.js';
 import { configInput, loadConfigCarry, withConfig, type AppConfigCarry } from '../shared/config-inputs.js';
 import { promotionNotes } from '../shared/pull-notes.js';
+import { withTreeAt } from '../shared/indexed-files.js';
 import type { PromoteJob } from './job.js';
 import type { RollbackRun } from './rollback.js';
 import type { VerifyGate } from '../shared/verify-gate.js';
@@ -54,7 +55,9 @@ export function promotionPlanner(
   const { data, index, octokit, target, source, required, now, verify } = run;
   const { versions: rollback, record, because, apps } = run.rollback;
   return async (base, _open, defaultHead, marker) => {
-    const files = { octokit, index, blobs: deps.store.blobs };
+    // An index older than the default branch (a configuration change's promotion can start before
+    // the push's index job recorded the merge): one tree listing, then the blob store.
+    const files = await withTreeAt({ octokit, index, blobs: deps.store.blobs }, defaultHead);
     const entries: PromotionInput['apps'] = [];
     const onBranch: PromotionInput['apps'] = [];
     // Configuration changes waiting for the target (never with a rollback): planned against the

@@ -25,6 +25,19 @@ export interface InstallationToken {
   repositoryIds: Set<number> | null;
 }
 
+/**
+ * Installation ids are unique across every simulator in a process, as GitHub's are across GitHub.
+ * Two Apps in one process (two stacks a test runs side by side) that share an installation id get
+ * each other's tokens: @octokit/auth-app shares in-flight token requests process-wide, keyed by
+ * the installation id alone (`pendingPromises` in its dist-node/index.js), and the other
+ * simulator answers that token with 401 Bad credentials.
+ */
+let lastInstallationId = 40_000_000;
+function nextInstallationId(): number {
+  lastInstallationId += 1;
+  return lastInstallationId;
+}
+
 /** Everything the simulator knows besides git objects: users, installations, PRs, comments, checks. */
 export class SandboxState {
   private lastId = 1000;
@@ -172,7 +185,7 @@ export class SandboxState {
 
   createInstallation(account: SandboxUser): SandboxInstallation {
     const installation: SandboxInstallation = {
-      id: this.nextId(),
+      id: nextInstallationId(),
       account,
       repositoryIds: new Set(),
       createdAt: this.clock(),

@@ -241,9 +241,9 @@ describe('a newcomer runs the sandbox and its printed steps', () => {
     const appPort = await freePort();
     const prefixes: string[] = [];
     for (const attempt of [1, 2]) {
-      const sandbox = await startSandbox(['--app-port', String(appPort), '--soak', '12s']);
+      const sandbox = await startSandbox(['--app-port', String(appPort), '--soak', '6s']);
       prefixes.push(sandbox.ready.redis_prefix);
-      expect(sandbox.stdout).toContain('every soak of the seeded .github/escalator.yml is 12s');
+      expect(sandbox.stdout).toContain('every soak of the seeded .github/escalator.yml is 6s');
       if (attempt === 1) {
         // A second sandbox on the same port says so; it never reports the first one's health as its own.
         const second = await startSandbox(['--app-port', String(appPort)]).then(

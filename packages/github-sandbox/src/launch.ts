@@ -207,6 +207,13 @@ export async function runSandbox(options: SandboxOptions): Promise<RunningSandbo
       ]),
       SANDBOX_RELAY_SECRET: relaySecret,
       LOG_LEVEL: options.env.LOG_LEVEL ?? 'info',
+      // This GitHub enforces no secondary rate limits (the simulator's `secondaryLimits` is off),
+      // so a write budget sized for GitHub's (80 writes a minute) would only hold the newcomer
+      // back: the first minute seeds four pull requests with their checks, comments and
+      // deployments, and the soak of step 3 then waited ~40 s for a write slot. Set in the
+      // environment, the budget still wins.
+      ESCALATOR_GITHUB_WRITES_PER_MINUTE: options.env.ESCALATOR_GITHUB_WRITES_PER_MINUTE ?? '10000',
+      ESCALATOR_GITHUB_WRITES_PER_HOUR: options.env.ESCALATOR_GITHUB_WRITES_PER_HOUR ?? '100000',
     });
     cleanup.push(() => stopChild(child));
     const appExited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -44,6 +44,14 @@ export class IndexMissingError extends Error {
   override name = 'IndexMissingError';
 }
 
+/**
+ * The job waits for another job's work (a merge's landing, for the index to record the merge):
+ * it is delayed without using an attempt, and runs again when that work wakes it or after a moment.
+ */
+export class WaitError extends Error {
+  override name = 'WaitError';
+}
+
 /** An agent refused a relayed request in a way no retry changes (wrong secret, unknown receiver): fail now, visibly. */
 export class AgentRejectedError extends ConfigError {
   override name = 'AgentRejectedError';

@@ -36,6 +36,11 @@ export interface ConfigChange {
   pathIndex: number;
   /** The changed files, relative to `folder`. */
   files: string[];
+  /**
+   * The git blob SHAs of the changed files (repository paths) before and after the change, where
+   * the index knew them when the change landed: their texts are read from the blob store.
+   */
+  blobs?: { before: Record<string, string>; after: Record<string, string> };
 }
 
 /** One change with X's texts before and after it, per file relative to the folder. */

@@ -105,6 +105,11 @@ export function changedFolders(environments: readonly RoutedEnvironment[], paths
     .sort((a, b) => `${a.environment}\n${a.app}`.localeCompare(`${b.environment}\n${b.app}`));
 }
 
+/** Whether an environment promotes configuration: the index then keeps what each head changed, for its landing. */
+export function promotesConfig(environments: readonly RoutedEnvironment[] | undefined): boolean {
+  return environments?.some((env) => env.promote?.config === true) ?? false;
+}
+
 /** Whether a relative path travels into an environment with these include and exclude patterns. */
 export function travels(
   promote: { include: readonly string[]; exclude: readonly string[] },

@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
-import { classifyError, RateLimitError } from '../observability/errors.js';
+import { classifyError, RateLimitError, WaitError } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { jobDuration, jobsFailed, jobsYielded } from '../observability/metrics.js';
 import { FairShare, installationOf } from './fair-share.js';
@@ -77,8 +77,8 @@ export function wrapProcessor<S extends z.ZodType>(
       timer({ outcome: 'completed' });
       return result;
     } catch (error) {
-      if (error instanceof LeaseBusyError) {
-        // Another job holds the repository: wait without using an attempt.
+      if (error instanceof LeaseBusyError || error instanceof WaitError) {
+        // Another job holds the repository, or has work to finish first: wait without using an attempt.
         timer({ outcome: 'delayed' });
         await job.moveToDelayed(later(busyRetryMs), token);
         throw new DelayedError();

@@ -3,7 +3,7 @@ import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError, RateLimitError } from '../../src/observability/errors.js';
+import { ConfigError, RateLimitError, WaitError } from '../../src/observability/errors.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { wrapProcessor } from '../../src/queue/worker.js';
 import { jobId } from '../../src/queue/names.js';
@@ -149,6 +149,24 @@ describe('the processor wrapper (real Redis)', () => {
     // 50 ms plus up to 100 at random: well before the 1 s the default would wait.
     expect(runs[1]! - runs[0]!).toBeGreaterThanOrEqual(50);
     expect(runs[1]! - runs[0]!).toBeLessThan(1_000);
+  });
+
+  it('runs a job that waits for another job’s work again, without using an attempt', async () => {
+    let calls = 0;
+    const { queue, events } = await setup(
+      async () => {
+        calls++;
+        if (calls === 1) throw new WaitError('the index has not recorded the merge yet');
+        return 'done';
+      },
+      1,
+      undefined,
+      50,
+    );
+    const job = await queue.add('x', { n: 1 });
+    // With attempts: 1 an ordinary failure would have failed the job; the wait is not an attempt.
+    await expect(job.waitUntilFinished(events, 10_000)).resolves.toBe('done');
+    expect(calls).toBe(2);
   });
 
   it('delays a rate-limited job until the reset, then completes it', async () => {

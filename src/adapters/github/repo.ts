@@ -58,19 +58,36 @@ export async function loadDefaultBranch(octokit: Octokit, id: RepoId): Promise<s
   return data.default_branch;
 }
 
+/** How many changed files `loadBranch` asks for with `changes` (GitHub's largest page of commit files). */
+export const HEAD_CHANGES_PAGE = 100;
+
 /**
  * The branch's head commit and its tree in one call, or null when the branch does not exist.
  * `GET /repos/{o}/{r}/commits/heads/{branch}` resolves the branch and returns the tree SHA the
  * next commit needs; GitHub answers 422 (or 404) for a ref that does not exist.
+ * With `changes`, the same answer also lists what the head commit changed against its first
+ * parent (as `loadCommitChanges` reads it), when one page of {@link HEAD_CHANGES_PAGE} files holds
+ * all of them; a longer list is left out (`loadCommitChanges` pages through it).
  */
 export async function loadBranch(
   octokit: Octokit,
   id: RepoId,
   branch: string,
-): Promise<(BranchHead & { treeSha: string }) | null> {
+  options: { changes?: boolean } = {},
+): Promise<(BranchHead & { treeSha: string; changes?: Omit<CommitChanges, 'truncated'> }) | null> {
   try {
-    const { data } = await octokit.rest.repos.getCommit({ ...id, ref: `heads/${branch}`, per_page: 1 });
-    return { sha: data.sha, treeSha: data.commit.tree.sha, writer: writerOf(data) };
+    const { data } = await octokit.rest.repos.getCommit({
+      ...id,
+      ref: `heads/${branch}`,
+      per_page: options.changes ? HEAD_CHANGES_PAGE : 1,
+    });
+    const head = { sha: data.sha, treeSha: data.commit.tree.sha, writer: writerOf(data) };
+    const listed = data.files ?? [];
+    if (!options.changes || listed.length >= HEAD_CHANGES_PAGE) return head;
+    return {
+      ...head,
+      changes: { parents: data.parents.map((parent) => parent.sha), files: [...new Set(changedPaths(listed))].sort() },
+    };
   } catch (error) {
     if (isStatus(error, 404, 422)) return null;
     throw error;
@@ -616,6 +633,11 @@ export async function commitContains(octokit: Octokit, id: RepoId, base: string,
   }
 }
 
+/** The paths of a page of a commit's files: a rename is both of its paths. */
+function changedPaths(files: ReadonlyArray<{ filename: string; previous_filename?: string }>): string[] {
+  return files.flatMap((file) => (file.previous_filename ? [file.filename, file.previous_filename] : [file.filename]));
+}
+
 /** What a commit changed against its first parent, and its parents. */
 export interface CommitChanges {
   parents: string[];
@@ -634,15 +656,12 @@ export interface CommitChanges {
 export async function loadCommitChanges(octokit: Octokit, id: RepoId, sha: string): Promise<CommitChanges> {
   const files = new Set<string>();
   let parents: string[] = [];
-  const perPage = 100;
+  const perPage = HEAD_CHANGES_PAGE;
   for (let page = 1; page <= 30; page++) {
     const { data } = await octokit.rest.repos.getCommit({ ...id, ref: sha, per_page: perPage, page });
     parents = data.parents.map((parent) => parent.sha);
     const before = files.size;
-    for (const file of data.files ?? []) {
-      files.add(file.filename);
-      if (file.previous_filename) files.add(file.previous_filename);
-    }
+    for (const path of changedPaths(data.files ?? [])) files.add(path);
     // A short page is the last; so is one that adds nothing new (a server that does not page files).
     if ((data.files ?? []).length < perPage || files.size === before)
       return { parents, files: [...files].sort(), truncated: false };

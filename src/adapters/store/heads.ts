@@ -34,6 +34,12 @@ export class HeadStore {
     return (await this.redis.zscore(this.#key(owner, repo), sha.toLowerCase())) !== null;
   }
 
+  /** When `sha` was first recorded as the default branch's head (ms), or null when it was not. */
+  async recordedAt(owner: string, repo: string, sha: string): Promise<number | null> {
+    const score = await this.redis.zscore(this.#key(owner, repo), sha.toLowerCase());
+    return score === null ? null : Number(score);
+  }
+
   /**
    * Whether the default branch ever pointed at `sha`: recorded from its push events (and the
    * index), else — a report may overtake the push's delivery — its head now (`headNow`, asked

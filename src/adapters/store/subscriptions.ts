@@ -31,6 +31,14 @@ export interface RepoIndex {
    * later index takes an unchanged blob's images from `files` instead of reading the file again.
    */
   blobs?: { reader: number; shas: Record<string, string> };
+  /**
+   * What the indexed commit changed against its first parent, from the index's own read of the
+   * head (kept only where an environment promotes configuration, and only when one page of that
+   * answer listed every file): the landing job of the merge reads it here instead of asking
+   * GitHub. `before`: the blob SHAs at the first parent of the changed files the previous index,
+   * built from that parent, had read, so a promotion reads those texts from the blob store.
+   */
+  changes?: { parents: string[]; files: string[]; before: Record<string, string> };
 }
 
 export interface RepoKey {

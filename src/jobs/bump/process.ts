@@ -20,6 +20,7 @@ import type { JobDeps } from '../shared/deps.js';
 import { loadIndexOrRequest, withRepoLease } from '../shared/repo-lease.js';
 import { ensureLivingPull } from '../shared/living-pull.js';
 import { verifyGate } from '../shared/verify-gate.js';
+import { promotesConfig } from '../../planners/config-routes.js';
 
 export interface BumpOutcome {
   pull?: { number: number; url: string };
@@ -82,6 +83,7 @@ async function bump(deps: JobDeps, data: BumpJob, { log }: ProcessorContext): Pr
     labels: ['escalator', `env:${data.environment}`, ...index.config.labels],
     log,
     dryRun: index.config.dryRun,
+    headChanges: promotesConfig(index.config.environments),
     plan: async (base, _open, defaultHead, marker) => {
       const source = { octokit, index, blobs: deps.store.blobs };
       const files = await loadFilesAt(source, paths, base.sha);

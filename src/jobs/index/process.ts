@@ -11,6 +11,7 @@ import type { IndexedFile, RepoIndex } from '../../adapters/store/subscriptions.
 import { configPath, formatProblems, parseRepoConfig } from '../../config/repo-config.js';
 import { ConfigError } from '../../observability/errors.js';
 import type { Logger } from '../../observability/logger.js';
+import { promotesConfig } from '../../planners/config-routes.js';
 import { planEnvironmentFiles } from '../../planners/environment-files.js';
 import { IMAGE_READER_VERSION, imagesWithoutEntry, listImages } from '../../planners/image-edit/index.js';
 import { kindFromPath } from '../../planners/image-edit/detect.js';
@@ -19,7 +20,7 @@ import { loadRenderedFiles } from '../shared/rendered-files.js';
 import type { Octokit } from '../../adapters/github/client.js';
 import { parseTargetKey, targetKey, versionId, versionsByTarget } from '../../planners/versions.js';
 import type { IndexJob, ResyncJob } from './job.js';
-import { enqueuePromote } from '../../queue/enqueue.js';
+import { enqueuePromote, wakeLanding } from '../../queue/enqueue.js';
 import type { ProcessorContext } from '../../queue/worker.js';
 import { keepsDeployments, relookEarlyReport, startDeployment } from '../shared/deployments.js';
 import { refreshDashboard } from '../shared/dashboard-refresh.js';
@@ -101,6 +102,21 @@ function unchangedReads(previous: RepoIndex | null, tree: ReadonlyMap<string, st
 }
 
 /**
+ * What the head changed, kept with its index for the merge's landing; with the blob SHAs before
+ * the change of the files the previous index read, when that index was built from the head's
+ * first parent.
+ */
+function headChanges(
+  changes: { parents: string[]; files: string[] },
+  previous: RepoIndex | null,
+): NonNullable<RepoIndex['changes']> {
+  const before: Record<string, string> = {};
+  const known = previous && previous.sha === changes.parents[0] ? (previous.blobs?.shas ?? {}) : {};
+  for (const path of changes.files) if (Object.hasOwn(known, path)) before[path] = known[path] as string;
+  return { parents: changes.parents, files: changes.files, before };
+}
+
+/**
  * Index one repository:
  * 1. read `.github/escalator.yml` on the default branch (none: drop the repository from the index)
  * 2. list the tree and map files onto environments and apps
@@ -116,7 +132,11 @@ export async function processIndexJob(
   const octokit = deps.github.forInstallation(data.installationId);
   const id = { owner: data.owner, repo: data.repo };
   const defaultBranch = await loadDefaultBranch(octokit, id);
-  const head = await loadBranch(octokit, id, defaultBranch);
+  const previous = await deps.store.subscriptions.loadRepo(data.owner, data.repo);
+  // Where configuration is promoted, the same read lists what the head changed (for its landing).
+  const head = await loadBranch(octokit, id, defaultBranch, {
+    changes: promotesConfig(previous?.config?.environments),
+  });
   const text = head ? await loadFile(octokit, id, configPath, head.sha) : null;
   if (!head || text === null) {
     await deps.store.subscriptions.dropRepo(data);
@@ -126,7 +146,6 @@ export async function processIndexJob(
   // The head it indexes is one the default branch pointed at (a push's delivery may have been missed).
   await deps.store.heads.record(data.owner, data.repo, head.sha, deps.now().getTime());
   const parsed = parseRepoConfig(text, configPath);
-  const previous = await deps.store.subscriptions.loadRepo(data.owner, data.repo);
   const index: RepoIndex = {
     ...data,
     defaultBranch,
@@ -162,6 +181,7 @@ export async function processIndexJob(
       if (read.images.length > 0) index.files.push({ ...file, ...read });
     }
     index.blobs = { reader: IMAGE_READER_VERSION, shas: blobs };
+    if (head.changes && promotesConfig(parsed.config.environments)) index.changes = headChanges(head.changes, previous);
   } else {
     log.warn(
       { repo: `${data.owner}/${data.repo}`, problems: parsed.problems.length },
@@ -181,6 +201,8 @@ export async function processIndexJob(
     });
   }
   await deps.store.subscriptions.saveRepo(index);
+  // A merge's landing may be waiting for the index to record the merge.
+  if (index.changes) await wakeLanding(deps.producer, index, index.sha);
   if (index.config) await afterIndex(deps, previous, index, log);
   await refreshDashboard(deps, index, { index });
   log.info({ repo: `${data.owner}/${data.repo}`, sha: head.sha, files: index.files.length }, 'Repository indexed');

@@ -43,3 +43,20 @@ export async function enqueueLanding(producer: Producer, data: LandingJob): Prom
     jobId: jobId('landing', data.owner, data.repo, data.mergeSha),
   });
 }
+
+/**
+ * The index recorded merge `mergeSha`: its landing, if it is waiting for that (delayed, see
+ * `processLandingJob`), runs now instead of after its delay.
+ */
+export async function wakeLanding(
+  producer: Producer,
+  key: { owner: string; repo: string },
+  mergeSha: string,
+): Promise<void> {
+  const job = await producer.queue(landingKind.name).getJob(jobId('landing', key.owner, key.repo, mergeSha));
+  if (!job || !(await job.isDelayed())) return;
+  // It may have left the delayed set meanwhile (its delay ran out): then there is nothing to wake.
+  await job.promote().catch(async (error: unknown) => {
+    if (await job.isDelayed()) throw error;
+  });
+}

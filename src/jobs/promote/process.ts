@@ -33,6 +33,7 @@ import { postGates, scheduleRechecks } from './gates.js';
 import { promotionPlanner, type PromotionRunPlan } from './plan.js';
 import { resolveRollback } from './rollback.js';
 import { verifyGate } from '../shared/verify-gate.js';
+import { promotesConfig } from '../../planners/config-routes.js';
 
 export interface PromoteOutcome {
   pull?: number;
@@ -117,6 +118,7 @@ async function promote(deps: JobDeps, data: PromoteJob, { log }: ProcessorContex
     labels: [rollback ? 'rollback' : 'promotion', `env:${target.name}`, ...index.config.labels],
     log,
     dryRun: index.config.dryRun,
+    headChanges: promotesConfig(index.config.environments),
     // A hold or release (a freeze, an unfreeze, a freeze's end) re-checks the open promotion pull
     // request; it never opens one. Nor does a health report: promotions open when versions land
     // (a push), and a report only moves their gates, so an agent reporting an environment healthy

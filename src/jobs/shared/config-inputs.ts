@@ -78,8 +78,8 @@ export async function loadConfigCarry(
     for (const entry of group) {
       const { change } = entry;
       const paths = change.files.map((path) => `${change.folder}/${path}`);
-      const before = textsOf(await loadFilesAt(files, paths, change.parentSha), change.folder);
-      const after = textsOf(await loadFilesAt(files, paths, change.mergeSha), change.folder);
+      const before = textsOf(await loadFilesAt(files, paths, change.parentSha, change.blobs?.before), change.folder);
+      const after = textsOf(await loadFilesAt(files, paths, change.mergeSha, change.blobs?.after), change.folder);
       loaded.push({
         change,
         files: change.files.map((path) => ({ path, before: before.get(path), after: after.get(path) })),

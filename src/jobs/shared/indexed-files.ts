@@ -16,15 +16,24 @@ export interface FileSource {
 /**
  * The files of `paths` at commit `sha` (those that exist). At the commit the index was built from
  * (or the one `withTreeAt` listed), a file whose blob is named there is read from the blob store,
- * with no GitHub call; anything else is read from GitHub, and kept by its blob SHA when it is named.
+ * with no GitHub call, and so is one whose blob at `sha` the caller names (`named`: a waiting
+ * configuration change's files before and after it); anything else is read from GitHub, and kept
+ * by its blob SHA when it is named.
  */
-export async function loadFilesAt(source: FileSource, paths: readonly string[], sha: string): Promise<EnvFile[]> {
+export async function loadFilesAt(
+  source: FileSource,
+  paths: readonly string[],
+  sha: string,
+  named: Readonly<Record<string, string>> = {},
+): Promise<EnvFile[]> {
   const { octokit, index, blobs } = source;
   const known = sha === index.sha ? (index.blobs?.shas ?? {}) : {};
   const listed = source.tree?.sha === sha ? source.tree.blobs : undefined;
   const files: EnvFile[] = [];
   for (const path of paths) {
-    const blob = Object.hasOwn(known, path) ? known[path] : listed?.get(path);
+    const blob = Object.hasOwn(known, path)
+      ? known[path]
+      : (listed?.get(path) ?? (Object.hasOwn(named, path) ? named[path] : undefined));
     let text = blob ? await blobs.get(index.installationId, blob) : undefined;
     if (text === undefined) {
       const read = await loadFile(octokit, { owner: index.owner, repo: index.repo }, path, sha);

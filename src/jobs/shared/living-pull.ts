@@ -155,6 +155,11 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
   /** False: only an open pull request is kept current; none is opened (default true). */
   openNew?: boolean;
   /**
+   * Read the default branch's head with what it changed, as the index job reads it where an
+   * environment promotes configuration: the same request, so GitHub can answer it 304.
+   */
+  headChanges?: boolean;
+  /**
    * `marker` is the open PR's marker as Escalator last wrote it (from Redis; from the body as GitHub
    * holds it only when Redis lost it): what a plan carries over.
    */
@@ -259,7 +264,7 @@ export async function ensureLivingPull<P extends BranchPlan>(input: {
     // The default branch is read after the PR: a PR merged meanwhile is then either still seen open
     // (its update below finds it merged, and the run plans again) or already in the default branch.
     // Read before it, a merge in between would be planned again on top of the old default branch.
-    const defaultHead = await loadBranch(octokit, id, input.defaultBranch);
+    const defaultHead = await loadBranch(octokit, id, input.defaultBranch, { changes: input.headChanges === true });
     if (!defaultHead)
       throw new ConfigError(`the default branch ${input.defaultBranch} of ${id.owner}/${id.repo} is gone`);
     const base = open && branchHead ? branchHead : defaultHead;

@@ -108,7 +108,7 @@ export class Router {
 }
 
 /**
- * Slices a list by `page`/`per_page` (default 30, at most 100) and builds GitHub's `Link`
+ * Slices a list by `page`/`per_page` (default 30 or `defaultPerPage`, at most 100) and builds GitHub's `Link`
  * header with `prev`, `next`, `first` and `last`. `linkBase` is the URL the links point at
  * when it is not the request's (GitHub's `/repositories/{id}/…` form).
  */
@@ -116,9 +116,11 @@ export function paginate<T>(
   request: ApiRequest,
   items: T[],
   linkBase?: string,
+  options: { defaultPerPage?: number } = {},
 ): { items: T[]; headers: Record<string, string> } {
   request.paginated = true;
-  const perPage = Math.min(Math.max(Number(request.url.searchParams.get('per_page')) || 30, 1), 100);
+  const asked = Number(request.url.searchParams.get('per_page'));
+  const perPage = asked ? Math.min(Math.max(asked, 1), 100) : (options.defaultPerPage ?? 30);
   const page = Math.max(Number(request.url.searchParams.get('page')) || 1, 1);
   const last = Math.max(Math.ceil(items.length / perPage), 1);
   const link = (n: number, rel: string) => {

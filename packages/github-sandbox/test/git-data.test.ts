@@ -198,6 +198,25 @@ describe('commits, compare and archives', () => {
     expect(one.data.author).toMatchObject({ login: 'developer' });
   });
 
+  it("pages a commit's files by per_page, repeating the commit on every page, as GitHub does", async () => {
+    const [seed] = (await octokit.rest.repos.listCommits({ ...repo, sha: 'main', path: 'README.md' })).data;
+    const ref = seed?.sha ?? '';
+    const all = await octokit.rest.repos.getCommit({ ...repo, ref });
+    const names = all.data.files?.map((f) => f.filename) ?? [];
+    expect(names).toHaveLength(2);
+    expect(all.headers.link).toBeUndefined();
+
+    const first = await octokit.rest.repos.getCommit({ ...repo, ref, per_page: 1 });
+    expect(first.data.files?.map((f) => f.filename)).toEqual([names[0]]);
+    expect(first.data.sha).toBe(ref);
+    expect(first.headers.link).toContain('per_page=1&page=2>; rel="next"');
+    const second = await octokit.rest.repos.getCommit({ ...repo, ref, per_page: 1, page: 2 });
+    expect(second.data.files?.map((f) => f.filename)).toEqual([names[1]]);
+    expect(second.data.sha).toBe(ref);
+    expect(second.headers.link).toContain('rel="prev"');
+    expect(second.headers.link).not.toContain('rel="next"');
+  });
+
   it("downloads a tarball of a ref through a redirect, with GitHub's top-level folder", async () => {
     const main = await headOf('main');
     const { data, url } = await octokit.rest.repos.downloadTarballArchive({ ...repo, ref: 'main' });

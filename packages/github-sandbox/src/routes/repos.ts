@@ -37,6 +37,17 @@ export async function commitResource(
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
 /**
+ * GET a commit lists its files page by page: 300 a page unless `per_page` (at most 100) says
+ * otherwise, at most 3,000 in all, with `link` headers to the other pages; every page repeats the
+ * commit (https://docs.github.com/en/rest/commits/commits#get-a-commit: "If there are more than
+ * 300 files in the commit diff … pagination link headers for the remaining files, up to a limit of
+ * 3000 files. Each page contains the static commit information, and the only changes are to the
+ * file listing"; `per_page` and `page` are the operation's parameters in GitHub's OpenAPI description).
+ */
+const pageOfFiles = <T>(request: ApiRequest, files: T[]) =>
+  paginate(request, files.slice(0, 3000), undefined, { defaultPerPage: 300 });
+
+/**
  * `full-repository` as GET and PATCH answer it: with `organization` for an organization's
  * repository, and the caller's `permissions` for a person (get-repository and rename-repository
  * recordings).
@@ -115,7 +126,9 @@ export function registerRepoRoutes(router: Router, context: SandboxContext): voi
 
   router.add('GET', '/repos/:owner/:repo/commits/*ref', async (request) => {
     const repo = requireRepo(context, request, 'read');
-    return json(200, await commitOf(repo, await resolveOrFail(repo, request.params.ref ?? ''), true));
+    const commit = await commitOf(repo, await resolveOrFail(repo, request.params.ref ?? ''), true);
+    const page = pageOfFiles(request, (commit.files as unknown[] | undefined) ?? []);
+    return json(200, { ...commit, files: page.items }, page.headers);
   });
 
   router.add('GET', '/repos/:owner/:repo/compare/*basehead', async (request) => {

@@ -134,11 +134,16 @@ function treeKey(): string {
 
 const cacheDir = join(root, '.cache/dependency-rules');
 
-/** True while the process that wrote `lock` (its pid is the content) is alive. */
+/**
+ * True while the process that wrote `lock` (its pid is the content) is alive and the lock is
+ * younger than a minute (a cruise takes seconds; an older lock is one whose pid was reused).
+ */
 function held(lock: string): boolean {
   try {
+    if (statSync(lock).mtimeMs < Date.now() - 60_000) return false;
     const pid = Number(readFileSync(lock, 'utf8'));
-    if (!Number.isInteger(pid) || pid <= 0) return statSync(lock).mtimeMs > Date.now() - 5_000;
+    // Just created: the pid is being written.
+    if (!Number.isInteger(pid) || pid <= 0) return true;
     process.kill(pid, 0);
     return true;
   } catch (error) {

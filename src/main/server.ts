@@ -143,7 +143,10 @@ export async function startEscalator(
         privateKey: env.PRIVATE_KEY,
         secret: env.WEBHOOK_SECRET,
         baseUrl: env.GITHUB_API_URL,
-        log: log.child({ name: 'probot' }),
+        // Probot logs each delivery at debug as `{ event }`, its whole payload (up to 25 MB) included;
+        // the delivery's id and event name are enough there: "GitHub event received"
+        // (src/intake/github-webhook-route.ts) already says which delivery came in, and for which repository.
+        log: log.child({ name: 'probot' }, { serializers: { event: deliveryNamed } }),
       });
       const store = new RepoState(producerRedis, prefix);
       await probot.load(createGitHubApp({ log, producer, store, appId: env.APP_ID }));
@@ -241,4 +244,11 @@ function githubWebHost(apiUrl: string | undefined): string {
   if (!apiUrl) return 'github.com';
   const host = new URL(apiUrl).hostname;
   return host === 'api.github.com' ? 'github.com' : host;
+}
+
+/** A webhook delivery as Probot's log shows it: its id and event name, never its payload. */
+function deliveryNamed(event: unknown): unknown {
+  if (typeof event !== 'object' || event === null) return event;
+  const { id, name } = event as { id?: unknown; name?: unknown };
+  return { id, name };
 }

@@ -38,9 +38,11 @@ class LogCapture {
   readonly lines: string[] = [];
   readonly log: Logger = createLogger({
     level: 'debug',
+    // pino writes strings: kept as they come, not turned into Buffers and back.
     destination: new Writable({
-      write: (chunk: Buffer, _encoding, done) => {
-        this.lines.push(chunk.toString('utf8'));
+      decodeStrings: false,
+      write: (chunk: string | Buffer, _encoding, done) => {
+        this.lines.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
         done();
       },
     }),
@@ -401,6 +403,11 @@ describe('HTTP fuzz against the web role', () => {
         capture.lines.some((line) => line.includes('"Agent report refused"') && line.includes(`"agent":"${agent}"`)),
       ).toBe(true);
     expect(leaks(capture, stack.secrets)).toEqual([]);
+    // Probot's line for each delivery names it, without its payload (src/main/server.ts).
+    const received = capture.lines.filter((line) => line.includes('"msg":"Webhook received"'));
+    expect(received.length).toBeGreaterThan(0);
+    for (const line of received)
+      expect(Object.keys((JSON.parse(line) as { event: object }).event).sort()).toEqual(['id', 'name']);
   });
 });
 

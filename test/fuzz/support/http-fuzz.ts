@@ -377,10 +377,18 @@ function setAt(root: unknown, path: Array<string | number>, replacement: unknown
   return copy;
 }
 
+/** Each fixture parsed once, with the paths of its values: setAt copies before it changes anything. */
+const parsed = new WeakMap<Buffer, { value: unknown; paths: Array<Array<string | number>> }>();
+
 /** Replace one value of a document, chosen by index, with `replacement` (which may be raw JSON text). */
 function mutate(document: Buffer, pick: number, replacement: unknown, raw?: string): Buffer {
-  const value = JSON.parse(document.toString('utf8')) as unknown;
-  const paths = pathsOf(value);
+  let entry = parsed.get(document);
+  if (!entry) {
+    const value = JSON.parse(document.toString('utf8')) as unknown;
+    entry = { value, paths: pathsOf(value) };
+    parsed.set(document, entry);
+  }
+  const { value, paths } = entry;
   const path = paths[pick % paths.length] as Array<string | number>;
   const placeholder = '\u0000fuzz-raw\u0000';
   const marker = JSON.stringify(placeholder);
@@ -1312,8 +1320,9 @@ export function sweepCases(secrets: Secrets): FuzzCase[] {
     const { path, token, endpoint } = intakeTarget(source, secrets);
     for (const file of files) {
       const document = JSON.parse(file.toString('utf8')) as unknown;
+      const raws = [...deep, JSON.stringify('x'.repeat(secrets.maxBodyBytes - file.length - 64))];
       everyPath(document).forEach((at, pick) => {
-        for (const raw of [...deep, JSON.stringify('x'.repeat(secrets.maxBodyBytes - file.length - 64))]) {
+        for (const raw of raws) {
           cases.push({
             endpoint,
             request: {
@@ -1336,8 +1345,9 @@ export function sweepCases(secrets: Secrets): FuzzCase[] {
   for (const agent of agentNames) {
     for (const file of agentFixtures[agent]!) {
       const document = JSON.parse(file.toString('utf8')) as unknown;
+      const raws = [...deep, JSON.stringify('x'.repeat(AGENT_MAX_BODY_BYTES - file.length - 64))];
       everyPath(document).forEach((at, pick) => {
-        for (const raw of [...deep, JSON.stringify('x'.repeat(AGENT_MAX_BODY_BYTES - file.length - 64))]) {
+        for (const raw of raws) {
           const body = mutate(file, pick + 1, undefined, raw);
           cases.push({
             endpoint: `agents/${agent}`,

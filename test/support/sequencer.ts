@@ -6,7 +6,15 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * longest of them take a minute or more: started last, one of them alone sets the end of the run.
  * They start first, in Vitest's own order (longest first once it has timed a run); the rest fill in.
  */
-const first = ['test/newcomer/', 'test/e2e/', 'test/cluster/', 'test/sandbox/', 'test/security/', 'test/intake/'];
+export const productFolders = [
+  'test/newcomer/',
+  'test/e2e/',
+  'test/cluster/',
+  'test/sandbox/',
+  'test/security/',
+  'test/intake/',
+];
+const first = productFolders;
 
 export class WaitingFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

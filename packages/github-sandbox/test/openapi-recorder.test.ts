@@ -7,10 +7,10 @@ import { expectGitHubShaped, startHarness, type Harness } from '../testing/harne
 import { OpenApiRecorder, SchemaValidators } from '../testing/openapi.js';
 
 /**
- * The OpenAPI recorder itself: a request or response that strays from GitHub's description, sent
- * through the simulator over HTTP, is reported with the place and the schema's complaint, whether
- * the validator was compiled in this process or loaded from the validator cache another process
- * wrote.
+ * The recorders themselves: a request or response that strays from GitHub's OpenAPI description,
+ * sent through the simulator over HTTP, is reported with the place and the schema's complaint,
+ * whether the validator was compiled in this process or loaded from the validator cache another
+ * process wrote; so is a webhook payload that strays from GitHub's webhook schemas.
  */
 
 let h: Harness;
@@ -91,6 +91,23 @@ describe('OpenAPI recorder', () => {
     ]);
     await app.rest.repos.get({ owner: 'example', repo: 'planted' });
     expect(takeFailures()).toEqual([]);
+  });
+
+  it('reports a webhook payload the schemas do not allow (a push whose repository description is a number)', async () => {
+    const repo = h.sim.context.state.repo('example', 'planted');
+    if (!repo) throw new Error('example/planted was not created: see the beforeAll hook');
+    h.webhooks.failures.splice(0);
+    repo.description = 42 as unknown as string;
+    try {
+      await h.client.commit('example/planted', { branch: 'main', files: { 'planted.txt': 'x\n' } });
+      await h.sim.context.webhooks.idle();
+    } finally {
+      repo.description = null;
+    }
+    expect(h.webhooks.failures.splice(0)).toEqual([
+      'push$event /repository/description must be string,null {"type":["string","null"]}',
+    ]);
+    takeFailures();
   });
 
   it('checks with validators loaded from the cache, never compiling what another process compiled', () => {

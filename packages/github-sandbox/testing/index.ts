@@ -5,5 +5,5 @@
  * webhook receiver that keeps the raw bodies. Needs vitest (`expectGitHubShaped` uses `expect`).
  */
 export { expectGitHubShaped, signAppJwt, startHarness, type Harness, type ReceivedWebhook } from './harness.js';
-export { OpenApiRecorder } from './openapi.js';
+export { convertSchema, OpenApiRecorder, SchemaValidators } from './openapi.js';
 export { WebhookRecorder } from './webhook-schemas.js';

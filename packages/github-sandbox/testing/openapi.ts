@@ -1,13 +1,23 @@
-import { readFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import standaloneModule from 'ajv/dist/standalone/index.js';
 import type { Exchange } from '../src/server.js';
 
 /**
  * Checks every exchange the simulator handles against GitHub's OpenAPI description
  * (GHES 3.17, the API the simulator imitates). Schemas are converted from OpenAPI 3.0 to JSON
- * Schema (`nullable`) and compiled lazily, one per operation and status, so it stays fast.
+ * Schema (`nullable`) and compiled lazily, one per operation and status. Each component
+ * (repository, pull-request, …) is added to one Ajv instance once and referred to by `$ref`, so
+ * it compiles once per process however many operations use it; and each compiled validator is
+ * kept as Ajv standalone code under `.cache/openapi-validators/`, named by a hash of the exact
+ * schema it checks (the operation's, and every component it reaches, as converted below) and
+ * of Ajv's version and options, so the next test process loads it instead of compiling it again.
+ * A changed description, conversion or errata fix is a different schema, hence a different file.
  */
 
 type Json = Record<string, unknown>;
@@ -27,10 +37,20 @@ const components = spec.components as {
   requestBodies?: Record<string, Json>;
 };
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-const ajv = new Ajv({ strict: false, allErrors: true });
-addFormats(ajv);
-for (const name of ['uri-template', 'int64', 'int32', 'repo.nwo', 'binary', 'ssh-key', 'ssh-key fingerprint'])
-  ajv.addFormat(name, true);
+const standaloneCode = standaloneModule as unknown as typeof standaloneModule.default;
+const AJV_OPTIONS = { strict: false, allErrors: true } as const;
+/** Formats GitHub's description uses that Ajv and ajv-formats do not know: accepted as any string. */
+const LOOSE_FORMATS = ['uri-template', 'int64', 'int32', 'repo.nwo', 'binary', 'ssh-key', 'ssh-key fingerprint'];
+/** What else the generated code depends on; part of every cache file's name. */
+const CODE_IDENTITY = JSON.stringify({
+  cacheFormat: 1,
+  ajv: (require('ajv/package.json') as { version: string }).version,
+  ajvFormats: (require('ajv-formats/package.json') as { version: string }).version,
+  options: AJV_OPTIONS,
+  looseFormats: LOOSE_FORMATS,
+});
+/** The repository's `.cache/` (gitignored; a clean checkout starts without it). */
+const DEFAULT_CACHE_DIR = fileURLToPath(new URL('../../../.cache/openapi-validators/', import.meta.url));
 
 const operations: Operation[] = Object.entries(spec.paths as Record<string, Record<string, Json>>).flatMap(
   ([template, item]) =>
@@ -72,19 +92,35 @@ export function findOperation(method: string, path: string): Operation | undefin
     .sort((a, b) => b.literal - a.literal)[0];
 }
 
-const converted = new Map<string, { schema: Json; refs: Set<string> }>();
+/** Where a converted component is added in an Ajv instance; `$ref`s point here. */
+const COMPONENTS = 'https://ghes-3.17.openapi.invalid/components/schemas/';
+const refTo = (name: string) => `${COMPONENTS}${name}`;
 
-function component(name: string): { schema: Json; refs: Set<string> } {
+interface Converted {
+  schema: Json;
+  refs: Set<string>;
+  /** sha256 of the converted schema's JSON. */
+  digest: string;
+}
+
+const converted = new Map<string, Converted>();
+
+function component(name: string): Converted {
   let entry = converted.get(name);
   if (!entry) {
     const refs = new Set<string>();
-    entry = { schema: (convert(components.schemas[name], refs) as Json | undefined) ?? {}, refs };
+    const schema = (convert(components.schemas[name], refs) as Json | undefined) ?? {};
+    entry = { schema, refs, digest: sha256(JSON.stringify(schema)) };
     converted.set(name, entry);
   }
   return entry;
 }
 
-/** OpenAPI 3.0 → JSON Schema: `nullable` becomes `anyOf null`, refs point at `definitions`. */
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** OpenAPI 3.0 → JSON Schema: `nullable` becomes `anyOf null`, refs point at the components. */
 function convert(node: unknown, refs: Set<string>): unknown {
   if (Array.isArray(node)) return node.map((item) => convert(item, refs));
   if (!node || typeof node !== 'object') return node;
@@ -109,7 +145,7 @@ function convert(node: unknown, refs: Set<string>): unknown {
     if (key === '$ref' && typeof value === 'string') {
       const name = value.split('/').pop() ?? '';
       refs.add(name);
-      out.$ref = `#/definitions/${name}`;
+      out.$ref = refTo(name);
     } else if (key === 'properties' || key === 'patternProperties') {
       out[key] = Object.fromEntries(
         Object.entries(value as Json).map(([name, schema]) => [name, convert(schema, refs)]),
@@ -136,8 +172,8 @@ function fixErrata(schema: Json): void {
   const refs = choices?.map((choice) => choice.$ref);
   if (
     refs?.length === 2 &&
-    refs.includes('#/definitions/basic-error') &&
-    refs.includes('#/definitions/repository-rule-violation-error')
+    refs.includes(refTo('basic-error')) &&
+    refs.includes(refTo('repository-rule-violation-error'))
   ) {
     schema.anyOf = choices;
     delete schema.oneOf;
@@ -150,28 +186,133 @@ function fixErrata(schema: Json): void {
   }
 }
 
-function standalone(schema: unknown): Json {
-  const definitions: Json = {};
-  const pending = new Set<string>();
-  const root = convert(schema, pending);
-  for (const name of pending) {
-    if (definitions[name]) continue;
-    const { schema: converted, refs } = component(name);
-    definitions[name] = converted;
-    for (const ref of refs) if (!definitions[ref]) pending.add(ref);
-  }
-  return { allOf: [root], definitions };
+/**
+ * An OpenAPI schema as JSON Schema: the converted root, whose `$ref`s name components by URI
+ * (`https://ghes-3.17.openapi.invalid/components/schemas/<name>`), and every component it
+ * reaches, converted, by name.
+ */
+export function convertSchema(source: unknown): { root: Json; components: Map<string, Json> } {
+  const refs = new Set<string>();
+  const root = convert(source, refs) as Json;
+  const reached = new Map<string, Json>();
+  for (const name of closure(refs)) reached.set(name, component(name).schema);
+  return { root, components: reached };
 }
 
-const compiled = new Map<string, ValidateFunction | null>();
-
-function validatorFor(key: string, schema: () => unknown): ValidateFunction | null {
-  if (!compiled.has(key)) {
-    const source = schema();
-    compiled.set(key, source === undefined ? null : ajv.compile(standalone(source)));
+/** Names of the components `refs` reach, themselves included. */
+function closure(refs: Iterable<string>): Set<string> {
+  const reached = new Set<string>();
+  const pending = [...refs];
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    if (reached.has(name)) continue;
+    reached.add(name);
+    pending.push(...component(name).refs);
   }
-  return compiled.get(key) ?? null;
+  return reached;
 }
+
+/**
+ * Validators by key (operation, and `request` or status), compiled once per process and, given a
+ * cache directory, once per machine: `cacheDir: null` compiles in every process.
+ */
+export class SchemaValidators {
+  readonly #cacheDir: string | null;
+  readonly #validators = new Map<string, ValidateFunction | null>();
+  readonly #byDigest = new Map<string, ValidateFunction>();
+  readonly #added = new Set<string>();
+  #ajv: Ajv | undefined;
+  /** How many validators this instance compiled, and how many it loaded from the cache. */
+  readonly counts = { compiled: 0, loaded: 0 };
+
+  constructor(options: { cacheDir?: string | null } = {}) {
+    this.#cacheDir = options.cacheDir === undefined ? DEFAULT_CACHE_DIR : options.cacheDir;
+  }
+
+  /** The validator of `key`, whose OpenAPI schema `schema()` returns (`undefined`: none, `null` here). */
+  get(key: string, schema: () => unknown): ValidateFunction | null {
+    if (!this.#validators.has(key)) {
+      const source = schema();
+      this.#validators.set(key, source === undefined ? null : this.#validator(source));
+    }
+    return this.#validators.get(key) ?? null;
+  }
+
+  #validator(source: unknown): ValidateFunction {
+    const refs = new Set<string>();
+    const root = convert(source, refs) as Json;
+    const reached = [...closure(refs)].sort();
+    // Names the exact schema checked; many operations share one (a 404's basic-error).
+    const digest = sha256(JSON.stringify([CODE_IDENTITY, root, reached.map((name) => [name, component(name).digest])]));
+    let validate = this.#byDigest.get(digest);
+    if (validate) return validate;
+    const file = this.#cacheDir === null ? undefined : join(this.#cacheDir, `${digest}.ajv`);
+    validate = file === undefined ? undefined : load(file);
+    if (validate) {
+      this.counts.loaded += 1;
+    } else {
+      validate = this.#compile(root, reached);
+      if (file !== undefined) save(file, standaloneCode(this.#instance(), validate));
+    }
+    this.#byDigest.set(digest, validate);
+    return validate;
+  }
+
+  #compile(root: Json, reached: string[]): ValidateFunction {
+    const ajv = this.#instance();
+    for (const name of reached) {
+      if (this.#added.has(name)) continue;
+      this.#added.add(name);
+      ajv.addSchema(component(name).schema, refTo(name));
+    }
+    this.counts.compiled += 1;
+    return ajv.compile(root);
+  }
+
+  #instance(): Ajv {
+    if (!this.#ajv) {
+      // `code.source` keeps each validator's code, for the cache.
+      this.#ajv = new Ajv({ ...AJV_OPTIONS, code: { source: this.#cacheDir !== null } });
+      addFormats(this.#ajv);
+      for (const name of LOOSE_FORMATS) this.#ajv.addFormat(name, true);
+    }
+    return this.#ajv;
+  }
+}
+
+/** A cached validator, or undefined when there is none (or it cannot be read). */
+function load(file: string): ValidateFunction | undefined {
+  let code: string;
+  try {
+    code = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    // Ajv's standalone code is a CommonJS module; its `require`s (Ajv's runtime, ajv-formats'
+    // formats) resolve from this package.
+    const module = { exports: {} as unknown };
+    new Function('require', 'module', 'exports', code)(require, module, module.exports);
+    return typeof module.exports === 'function' ? (module.exports as ValidateFunction) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes atomically (a temporary file renamed), so a concurrent test process reads all or nothing. */
+function save(file: string, code: string): void {
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(temporary, code);
+    renameSync(temporary, file);
+  } catch {
+    // A cache that cannot be written only costs the next process a compile.
+    rmSync(temporary, { force: true });
+  }
+}
+
+/** The validators every recorder shares unless given its own: one compile per process at most. */
+const sharedValidators = new SchemaValidators();
 
 function jsonSchemaOf(body: Json | undefined): unknown {
   const content = body?.content as Record<string, { schema?: unknown }> | undefined;
@@ -188,6 +329,13 @@ export class OpenApiRecorder {
   readonly failures: string[] = [];
   readonly operations = new Set<string>();
 
+  readonly #validators: SchemaValidators;
+
+  /** `validators`: where the schemas' validators come from (by default one set per process, cached on disk). */
+  constructor(validators: SchemaValidators = sharedValidators) {
+    this.#validators = validators;
+  }
+
   check(exchange: Exchange): void {
     if (exchange.surface !== 'api') return;
     const where = `${exchange.method} ${exchange.path} → ${exchange.status}`;
@@ -199,7 +347,7 @@ export class OpenApiRecorder {
     this.operations.add(`${op.method} ${op.template}`);
     const requestBody = op.spec.requestBody as Json | undefined;
     if (exchange.requestBody !== undefined && exchange.status < 400) {
-      const validate = validatorFor(`${op.method} ${op.template} request`, () => jsonSchemaOf(requestBody));
+      const validate = this.#validators.get(`${op.method} ${op.template} request`, () => jsonSchemaOf(requestBody));
       if (validate && !validate(exchange.requestBody)) this.fail(where, 'request body', validate);
     }
     const responses = op.spec.responses as Record<string, Json>;
@@ -219,9 +367,9 @@ export class OpenApiRecorder {
     const schema = jsonSchemaOf(documented);
     const key = schema ? `${op.method} ${op.template} ${exchange.status}` : 'basic-error';
     const validate = schema
-      ? validatorFor(key, () => schema)
+      ? this.#validators.get(key, () => schema)
       : exchange.status >= 400
-        ? validatorFor(key, () => ({ $ref: '#/components/schemas/basic-error' }))
+        ? this.#validators.get(key, () => ({ $ref: '#/components/schemas/basic-error' }))
         : null;
     if (!validate) {
       this.failures.push(`${where}: answered a body where GitHub documents none`);

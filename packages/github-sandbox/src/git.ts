@@ -1,8 +1,11 @@
-import { spawn } from 'node:child_process';
+import { CatFileBatch } from './git-batch.js';
+import { GitCommandError, runGit, type RunOptions, type RunResult } from './git-command.js';
+import { modeType, parseMode, treeBody, writeLooseObject } from './git-loose.js';
 import { parseCommit, parseNumstat, parseRaw, parseTreeLine, splitPatches } from './git-parse.js';
 import type { CommitObject, FileChange, GitIdentity, TreeEntry } from './git-objects.js';
 
 export type { CommitObject, FileChange, GitIdentity, TreeEntry } from './git-objects.js';
+export { GitCommandError } from './git-command.js';
 
 /** Result of `git merge-tree --write-tree`. */
 export interface MergeResult {
@@ -13,29 +16,8 @@ export interface MergeResult {
 
 export const ZERO_SHA = '0000000000000000000000000000000000000000';
 
-/** A git command failed; `stderr` says why. */
-export class GitCommandError extends Error {
-  constructor(
-    readonly args: string[],
-    readonly code: number | null,
-    readonly stderr: string,
-  ) {
-    super(`git ${args.join(' ')} failed (exit ${code}): ${stderr.trim()}`);
-    this.name = 'GitCommandError';
-  }
-}
-
-interface RunOptions {
-  input?: string | Buffer;
-  env?: Record<string, string>;
-  /** Exit codes that are answers rather than failures (e.g. 1 for `merge-base --is-ancestor`). */
-  okCodes?: number[];
-}
-
-interface RunResult {
-  code: number;
-  stdout: Buffer;
-}
+const FULL_SHA = /^[0-9a-f]{40}$/;
+const PEEL_FULL_SHA = /^[0-9a-f]{40}\^\{(commit|tree)\}$/;
 
 /**
  * A bare git repository on disk, driven by the `git` CLI. Every object and ref is real git;
@@ -49,8 +31,21 @@ export class GitRepository {
    * through this class, which clears them, so they are exact.
    */
   private readonly byName = new Map<string, Promise<string | null>>();
+  /** Types of objects known to exist: an object never changes or goes away (nothing here prunes). */
+  private readonly types = new Map<string, string>();
+  /** `<sha>^{commit}` and `<sha>^{tree}` answers that named an object: they never change. */
+  private readonly peeled = new Map<string, string>();
+  /** Object reads (contents, types, peeling full SHAs) without a process each. */
+  private readonly batch: CatFileBatch;
 
-  constructor(readonly dir: string) {}
+  constructor(readonly dir: string) {
+    this.batch = new CatFileBatch(dir);
+  }
+
+  /** Stops the repository's long-lived reader; a later read starts it again. */
+  close(): Promise<void> {
+    return this.batch.close();
+  }
 
   private remember<T>(key: string, compute: () => Promise<T>): Promise<T> {
     let value = this.memo.get(key) as Promise<T> | undefined;
@@ -76,19 +71,28 @@ export class GitRepository {
     return (await this.run(args, options)).stdout.toString('utf8');
   }
 
+  /** Writes a blob as `git hash-object -w --stdin` does (no filters: the bytes as given). */
   async writeBlob(content: Buffer): Promise<string> {
-    return (await this.text(['hash-object', '-w', '--stdin'], { input: content })).trim();
+    const sha = await writeLooseObject(this.dir, 'blob', content);
+    this.types.set(sha, 'blob');
+    return sha;
   }
 
   async readBlob(sha: string): Promise<Buffer> {
+    const object = FULL_SHA.test(sha) ? await this.batch.contents(sha) : null;
+    if (object?.type === 'blob' && object.body) return object.body;
+    // Anything else (not a full SHA, missing, a tag to peel) answers, or fails, as `cat-file blob` does.
     return (await this.run(['cat-file', 'blob', sha])).stdout;
   }
 
   /** The object type, or null when the object does not exist. */
   async objectType(sha: string): Promise<string | null> {
-    if (!/^[0-9a-f]{40}$/.test(sha)) return null;
-    const result = await this.run(['cat-file', '-t', sha], { okCodes: [128] });
-    return result.code === 0 ? result.stdout.toString().trim() : null;
+    if (!FULL_SHA.test(sha)) return null;
+    const known = this.types.get(sha);
+    if (known) return known;
+    const object = await this.batch.info(sha);
+    if (object) this.types.set(sha, object.type);
+    return object?.type ?? null;
   }
 
   /** Resolves a branch, tag, ref or SHA to a commit SHA; null when it names nothing. */
@@ -98,6 +102,7 @@ export class GitRepository {
   }
 
   private revParse(spec: string): Promise<string | null> {
+    if (PEEL_FULL_SHA.test(spec)) return this.peel(spec);
     let value = this.byName.get(spec);
     if (!value) {
       value = this.run(['rev-parse', '--verify', '--quiet', spec], { okCodes: [1, 128] }).then((result) =>
@@ -107,6 +112,21 @@ export class GitRepository {
       value.catch(() => this.byName.delete(spec));
     }
     return value;
+  }
+
+  /**
+   * `rev-parse --verify <sha>^{commit|tree}` for a full SHA: the object, peeled (tags to their
+   * target, commits to their tree) by the long-lived reader, which resolves names as rev-parse
+   * does. A found answer never changes; "not found" is asked again, as the object may be written.
+   */
+  private async peel(spec: string): Promise<string | null> {
+    const known = this.peeled.get(spec);
+    if (known) return known;
+    const object = await this.batch.info(spec);
+    if (!object) return null;
+    this.peeled.set(spec, object.oid);
+    this.types.set(object.oid, object.type);
+    return object.oid;
   }
 
   /** Writes a ref unconditionally (for GitHub's own `refs/pull/N/*`). */
@@ -163,10 +183,35 @@ export class GitRepository {
     return out.split('\0').filter(Boolean).map(parseTreeLine);
   }
 
-  /** Writes one tree level; `entries` are direct children (no slashes in paths). */
+  /**
+   * Writes one tree level; `entries` are direct children (no slashes in paths). The tree
+   * `git mktree` would write, byte for byte, refused for the same reasons: a malformed mode or
+   * SHA, a type that contradicts the mode, an object that is missing (a submodule's commit may
+   * be) or of another type than the mode says.
+   */
   async mktree(entries: Pick<TreeEntry, 'mode' | 'type' | 'sha' | 'path'>[]): Promise<string> {
-    const input = entries.map((e) => `${e.mode} ${e.type} ${e.sha}\t${e.path}\0`).join('');
-    return (await this.text(['mktree', '-z'], { input })).trim();
+    const refuse = (message: string) => new GitCommandError(['mktree', '-z'], 128, `fatal: ${message}\n`);
+    const rows = entries.map((entry) => {
+      const mode = parseMode(entry.mode);
+      const line = `${entry.mode} ${entry.type} ${entry.sha}\t${entry.path}`;
+      if (mode === null || !FULL_SHA.test(entry.sha)) throw refuse(`input format error: ${line}`);
+      if (entry.path.includes('/')) throw refuse(`path ${entry.path} contains slash`);
+      const type = modeType(mode);
+      if (type !== entry.type)
+        throw refuse(`entry '${entry.path}' object type (${entry.type}) doesn't match mode type (${type})`);
+      return { mode, type, sha: entry.sha, path: entry.path };
+    });
+    const found = await Promise.all(rows.map((row) => this.objectType(row.sha)));
+    rows.forEach((row, index) => {
+      const actual = found[index] ?? null;
+      if (actual === null && row.type !== 'commit')
+        throw refuse(`entry '${row.path}' object ${row.sha} is unavailable`);
+      if (actual !== null && actual !== row.type)
+        throw refuse(`entry '${row.path}' object ${row.sha} is a ${actual} but specified type was (${row.type})`);
+    });
+    const sha = await writeLooseObject(this.dir, 'tree', treeBody(rows));
+    this.types.set(sha, 'tree');
+    return sha;
   }
 
   async commitTree(
@@ -189,7 +234,12 @@ export class GitRepository {
   }
 
   readCommit(sha: string): Promise<CommitObject> {
-    return this.remember(`commit ${sha}`, async () => parseCommit(sha, await this.text(['cat-file', 'commit', sha])));
+    return this.remember(`commit ${sha}`, async () => {
+      const object = FULL_SHA.test(sha) ? await this.batch.contents(sha) : null;
+      if (object?.type === 'commit' && object.body) return parseCommit(sha, object.body.toString('utf8'));
+      // Anything else (not a full SHA, missing, a tag to peel) answers, or fails, as `cat-file commit` does.
+      return parseCommit(sha, await this.text(['cat-file', 'commit', sha]));
+    });
   }
 
   isAncestor(ancestor: string, descendant: string): Promise<boolean> {
@@ -272,27 +322,6 @@ export class GitRepository {
   async archive(sha: string, prefix: string, format: 'tar.gz' | 'zip'): Promise<Buffer> {
     return (await this.run(['archive', `--format=${format}`, `--prefix=${prefix}`, sha])).stdout;
   }
-}
-
-function runGit(args: string[], options: RunOptions): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, {
-      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const ok = code === 0 || (code !== null && (options.okCodes ?? []).includes(code));
-      if (ok) resolve({ code: code ?? 0, stdout: Buffer.concat(out) });
-      else reject(new GitCommandError(args, code, Buffer.concat(err).toString('utf8')));
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(options.input ?? '');
-  });
 }
 
 function gitDate(date: Date): string {

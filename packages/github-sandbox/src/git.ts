@@ -1,7 +1,7 @@
 import { CatFileBatch } from './git-batch.js';
 import { GitCommandError, runGit, type RunOptions, type RunResult } from './git-command.js';
 import { modeType, parseMode, treeBody, writeLooseObject } from './git-loose.js';
-import { parseCommit, parseNumstat, parseRaw, parseTreeLine, splitPatches } from './git-parse.js';
+import { parseCommit, parseNumstat, parseRaw, parseTreeLine, splitCombinedDiff, splitPatches } from './git-parse.js';
 import type { CommitObject, FileChange, GitIdentity, TreeEntry } from './git-objects.js';
 
 export type { CommitObject, FileChange, GitIdentity, TreeEntry } from './git-objects.js';
@@ -303,9 +303,22 @@ export class GitRepository {
   }
 
   private async computeDiff(from: string, to: string): Promise<FileChange[]> {
-    const raw = await this.text(['diff', '--raw', '-z', '-M', '--no-abbrev', from, to]);
-    const numstat = await this.text(['diff', '--numstat', '-z', '-M', from, to]);
-    const patches = splitPatches(await this.text(['diff', '-M', '--no-color', from, to]));
+    // One process for what `--raw`, `--numstat` and the patch print alone (-z changes only how
+    // the first two end their records and adds one NUL before the patch).
+    const output = await this.text([
+      'diff',
+      '--raw',
+      '--numstat',
+      '--patch',
+      '-z',
+      '-M',
+      '--no-abbrev',
+      '--no-color',
+      from,
+      to,
+    ]);
+    const { raw, numstat, patch } = splitCombinedDiff(output);
+    const patches = splitPatches(patch);
     const counts = parseNumstat(numstat);
     return parseRaw(raw).map((change, index) => {
       const count = counts[index];

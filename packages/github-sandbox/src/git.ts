@@ -1,3 +1,5 @@
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
 import { CatFileBatch } from './git-batch.js';
 import { GitCommandError, runGit, type RunOptions, type RunResult } from './git-command.js';
 import { modeType, parseMode, treeBody, writeLooseObject } from './git-loose.js';
@@ -18,6 +20,17 @@ export const ZERO_SHA = '0000000000000000000000000000000000000000';
 
 const FULL_SHA = /^[0-9a-f]{40}$/;
 const PEEL_FULL_SHA = /^[0-9a-f]{40}\^\{(commit|tree)\}$/;
+/** A full ref name of plain characters, optionally peeled; never ending like describe output (`-g<hex>`). */
+const PLAIN_REF = /^refs\/(heads|tags|pull)\/[A-Za-z0-9._/+-]+(?<!-g[0-9A-Fa-f]*)(\^\{(commit|tree)\})?$/;
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * A bare git repository on disk, driven by the `git` CLI. Every object and ref is real git;
@@ -105,13 +118,32 @@ export class GitRepository {
     if (PEEL_FULL_SHA.test(spec)) return this.peel(spec);
     let value = this.byName.get(spec);
     if (!value) {
-      value = this.run(['rev-parse', '--verify', '--quiet', spec], { okCodes: [1, 128] }).then((result) =>
-        result.code === 0 ? result.stdout.toString().trim() : null,
-      );
+      value = PLAIN_REF.test(spec) && !spec.includes('..') ? this.readRefByBatch(spec) : this.revParseCli(spec);
       this.byName.set(spec, value);
       value.catch(() => this.byName.delete(spec));
     }
     return value;
+  }
+
+  private async revParseCli(spec: string): Promise<string | null> {
+    const result = await this.run(['rev-parse', '--verify', '--quiet', spec], { okCodes: [1, 128] });
+    return result.code === 0 ? result.stdout.toString().trim() : null;
+  }
+
+  /**
+   * `rev-parse --verify` of a plain full ref name (`refs/heads/x`, optionally `^{commit}` or
+   * `^{tree}`) by the long-lived reader. Both resolve the name with the same git function; the
+   * pattern leaves out what only rev-parse interprets (`..` ranges, `^@`-style shorthands) and what
+   * could make the long-lived process differ from a fresh one (abbreviated SHAs, including the
+   * `-g<hex>` of describe output, are looked up in a cache of loose objects a process fills once).
+   * Refs are read from their files at every lookup; only a `packed-refs` file is cached (by its
+   * stat), and none is ever written here, so without one the answer is exactly rev-parse's: the
+   * CLI answers if one appears. (A ref naming a missing object, which update-ref refuses to write,
+   * is the one case that would differ: rev-parse prints it, cat-file says missing.)
+   */
+  private async readRefByBatch(spec: string): Promise<string | null> {
+    if (await exists(join(this.dir, 'packed-refs'))) return this.revParseCli(spec);
+    return (await this.batch.info(spec))?.oid ?? null;
   }
 
   /**

@@ -178,8 +178,45 @@ describe('reads through one cat-file process', () => {
     expect(await git.resolveTree(`${sha}`)).toBeNull();
     await git.run(['hash-object', '-w', '--stdin'], { input: content });
     expect(await git.objectType(sha)).toBe('blob');
+    // A commit named (and peeled) before it exists, then written by another process.
+    const tree = await git.mktree([{ mode: '100644', type: 'blob', sha, path: 'f' }]);
+    const commitBody = `tree ${tree}\nauthor a <a@b> 1705312800 +0000\ncommitter a <a@b> 1705312800 +0000\n\nlater\n`;
+    const commit = (await git.text(['hash-object', '-t', 'commit', '--stdin'], { input: commitBody })).trim();
+    expect(await git.resolveCommit(commit)).toBeNull();
+    expect(await git.resolveTree(commit)).toBeNull();
+    await git.run(['hash-object', '-w', '-t', 'commit', '--stdin'], { input: commitBody });
+    expect(await git.resolveCommit(commit)).toBe(commit);
+    expect(await git.resolveTree(commit)).toBe(tree);
     await git.close();
     expect((await git.readBlob(sha)).equals(content)).toBe(true);
+  });
+
+  it('sees every ref write at once, as rev-parse does, packed refs included', async () => {
+    const blob = await git.writeBlob(Buffer.from('refs\n'));
+    const tree = await git.mktree([{ mode: '100644', type: 'blob', sha: blob, path: 'f' }]);
+    const cli = async (spec: string) => {
+      const result = await git.run(['rev-parse', '--verify', '--quiet', spec], { okCodes: [1, 128] });
+      return result.code === 0 ? result.stdout.toString().trim() : null;
+    };
+    const check = async (ref: string) => {
+      expect(await git.readRef(ref), ref).toBe(await cli(ref));
+      expect(await git.resolveCommit(ref), `${ref}^{commit}`).toBe(await cli(`${ref}^{commit}`));
+      expect(await git.resolveTree(ref), `${ref}^{tree}`).toBe(await cli(`${ref}^{tree}`));
+    };
+    const refs = ['refs/heads/live', 'refs/heads/feature/x-1', 'refs/pull/7/head', 'refs/heads/v1-gabc1234'];
+    let previous: string | null = null;
+    for (let i = 0; i < 30; i++) {
+      const commit = await git.commitTree(tree, previous ? [previous] : [], `update ${i}\n`, who, who);
+      for (const ref of refs) {
+        if (i % 7 === 6) expect(await git.deleteRef(ref, previous ?? '0'.repeat(40))).toBe(true);
+        else if (i % 7 === 0) await git.setRef(ref, commit);
+        else expect(await git.updateRef(ref, commit, previous ?? '0'.repeat(40))).toBe(true);
+        await check(ref);
+        expect(await git.readRef(ref)).toBe(i % 7 === 6 ? null : commit);
+      }
+      previous = i % 7 === 6 ? null : commit;
+      if (i === 15) await git.run(['pack-refs', '--all']);
+    }
   });
 
   it('answers many reads asked at once, in order', async () => {

@@ -106,3 +106,38 @@ function compareNames(a: Buffer, b: Buffer): number {
   if (common !== 0) return common;
   return (a[length] ?? 0) - (b[length] ?? 0);
 }
+
+/** One entry as stored in a tree object: mode as git reads it back (canonical), name, id. */
+export interface StoredEntry {
+  mode: number;
+  name: string;
+  sha: string;
+}
+
+/** Parses a tree object's body, with modes canonicalized as git's `decode_tree_entry` does. */
+export function parseTreeBody(body: Buffer): StoredEntry[] {
+  const entries: StoredEntry[] = [];
+  let at = 0;
+  while (at < body.length) {
+    const space = body.indexOf(0x20, at);
+    const nul = body.indexOf(0, space + 1);
+    if (space === -1 || nul === -1 || nul + 21 > body.length) throw new Error('A tree object is malformed.');
+    const mode = Number.parseInt(body.toString('latin1', at, space), 8);
+    entries.push({
+      mode: canonMode(mode),
+      name: body.toString('utf8', space + 1, nul),
+      sha: body.toString('hex', nul + 1, nul + 21),
+    });
+    at = nul + 21;
+  }
+  return entries;
+}
+
+/** git's `canon_mode`: a regular file is 100644 or 100755, then symlink, tree, else submodule. */
+function canonMode(mode: number): number {
+  const kind = mode & S_IFMT;
+  if (kind === 0o100000) return 0o100000 | (mode & 0o100 ? 0o755 : 0o644);
+  if (kind === 0o120000) return 0o120000;
+  if (kind === S_IFDIR) return S_IFDIR;
+  return S_IFGITLINK;
+}

@@ -2,7 +2,7 @@ import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CatFileBatch } from './git-batch.js';
 import { GitCommandError, runGit, type RunOptions, type RunResult } from './git-command.js';
-import { modeType, parseMode, treeBody, writeLooseObject } from './git-loose.js';
+import { modeType, parseMode, parseTreeBody, treeBody, writeLooseObject, type StoredEntry } from './git-loose.js';
 import { parseCommit, parseNumstat, parseRaw, parseTreeLine, splitCombinedDiff, splitPatches } from './git-parse.js';
 import type { CommitObject, FileChange, GitIdentity, TreeEntry } from './git-objects.js';
 
@@ -22,6 +22,15 @@ const FULL_SHA = /^[0-9a-f]{40}$/;
 const PEEL_FULL_SHA = /^[0-9a-f]{40}\^\{(commit|tree)\}$/;
 /** A full ref name of plain characters, optionally peeled; never ending like describe output (`-g<hex>`). */
 const PLAIN_REF = /^refs\/(heads|tags|pull)\/[A-Za-z0-9._/+-]+(?<!-g[0-9A-Fa-f]*)(\^\{(commit|tree)\})?$/;
+
+/** A path ls-tree takes literally and that names one entry: no magic, no `.`/`..`, no empty segment. */
+function isPlainPath(path: string): boolean {
+  return (
+    /^[^:/\0*?[\\]/.test(path) &&
+    !/[\0*?[\\]/.test(path) &&
+    path.split('/').every((part) => part !== '' && part !== '.' && part !== '..')
+  );
+}
 
 async function exists(path: string): Promise<boolean> {
   try {
@@ -207,12 +216,75 @@ export class GitRepository {
   }
 
   async lsTree(treeish: string, options: { recursive?: boolean; path?: string } = {}): Promise<TreeEntry[]> {
+    const path = options.path;
+    if (FULL_SHA.test(treeish) && (path === undefined || (!options.recursive && isPlainPath(path)))) {
+      const entries = await this.lsTreeInProcess(treeish, options.recursive ?? false, path);
+      if (entries) return entries;
+    }
     const args = ['ls-tree', '-z', '-l'];
     if (options.recursive) args.push('-r', '-t');
     args.push(treeish);
     if (options.path !== undefined) args.push('--', options.path);
     const out = await this.text(args);
     return out.split('\0').filter(Boolean).map(parseTreeLine);
+  }
+
+  /**
+   * `ls-tree -z -l [-r -t] <sha> [-- <plain path>]` from tree objects read by the long-lived
+   * reader: entries in tree order (with `-r -t` a tree right before what it holds), modes as
+   * git prints them (six octal digits, canonical), sizes of blobs. A path is walked down from the
+   * root (its own entry, or nothing). Null, for the CLI to answer, when something is missing.
+   */
+  private async lsTreeInProcess(treeish: string, recursive: boolean, path?: string): Promise<TreeEntry[] | null> {
+    const root = await this.peel(`${treeish}^{tree}`);
+    if (!root) return null;
+    const show = async (entry: StoredEntry, full: string): Promise<TreeEntry | null> => {
+      const type = modeType(entry.mode);
+      const shown: TreeEntry = { mode: entry.mode.toString(8).padStart(6, '0'), type, sha: entry.sha, path: full };
+      if (type !== 'blob') return shown;
+      const size = await this.objectSize(entry.sha);
+      if (size === null) return null;
+      shown.size = size;
+      return shown;
+    };
+    const found: (TreeEntry | null)[] = [];
+    if (path !== undefined) {
+      const names = path.split('/');
+      let tree: string | null = root;
+      for (const [index, name] of names.entries()) {
+        const entries: StoredEntry[] | null = tree ? await this.treeEntries(tree) : [];
+        if (!entries) return null;
+        const entry: StoredEntry | undefined = entries.find((candidate) => candidate.name === name);
+        if (!entry) return [];
+        if (index === names.length - 1) found.push(await show(entry, path));
+        else tree = modeType(entry.mode) === 'tree' ? entry.sha : null;
+      }
+    } else {
+      const walk = async (tree: string, prefix: string): Promise<boolean> => {
+        const entries = await this.treeEntries(tree);
+        if (!entries) return false;
+        for (const entry of entries) {
+          found.push(await show(entry, `${prefix}${entry.name}`));
+          if (recursive && modeType(entry.mode) === 'tree' && !(await walk(entry.sha, `${prefix}${entry.name}/`)))
+            return false;
+        }
+        return true;
+      };
+      if (!(await walk(root, ''))) return null;
+    }
+    return found.every((entry) => entry !== null) ? (found as TreeEntry[]) : null;
+  }
+
+  /** A tree's entries as stored; null when it is missing or not a tree. */
+  private treeEntries(tree: string): Promise<StoredEntry[] | null> {
+    return this.remember(`tree ${tree}`, async () => {
+      const object = await this.batch.contents(tree);
+      return object?.type === 'tree' && object.body ? parseTreeBody(object.body) : null;
+    });
+  }
+
+  private async objectSize(sha: string): Promise<number | null> {
+    return this.remember(`size ${sha}`, async () => (await this.batch.info(sha))?.size ?? null);
   }
 
   /**

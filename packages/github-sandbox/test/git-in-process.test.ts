@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitRepository } from '../src/git.js';
-import { splitCombinedDiff, parseNumstat, parseRaw, splitPatches } from '../src/git-parse.js';
+import { parseNumstat, parseRaw, parseTreeLine, splitCombinedDiff, splitPatches } from '../src/git-parse.js';
 import { startSimulator } from '../src/server.js';
 
 /**
@@ -224,6 +224,46 @@ describe('reads through one cat-file process', () => {
     const shas = await Promise.all(contents.map((c) => git.writeBlob(c)));
     const read = await Promise.all(shas.map((sha) => git.readBlob(sha)));
     read.forEach((body, i) => expect(body.equals(contents[i] ?? Buffer.alloc(0))).toBe(true));
+  });
+});
+
+describe('trees listed from the cat-file process', () => {
+  it('lists as git ls-tree -z -l [-r -t] [-- path] does', async () => {
+    const blob = (text: string) => git.writeBlob(Buffer.from(text));
+    const leaf = await git.mktree([
+      { mode: '100644', type: 'blob', sha: await blob('deep\n'), path: 'values.yaml' },
+      { mode: '100755', type: 'blob', sha: await blob('#!/bin/sh\n'), path: 'run sh' },
+    ]);
+    const mid = await git.mktree([
+      { mode: '040000', type: 'tree', sha: leaf, path: 'app' },
+      { mode: '100644', type: 'blob', sha: await blob(''), path: 'app.yaml' },
+      { mode: '120000', type: 'blob', sha: await blob('app.yaml'), path: 'link' },
+      { mode: '160000', type: 'commit', sha: 'f'.repeat(40), path: 'vendor' },
+    ]);
+    const root = await git.mktree([
+      { mode: '040000', type: 'tree', sha: mid, path: 'clusters' },
+      { mode: '100644', type: 'blob', sha: await blob('readme\n'), path: 'README' },
+      { mode: '100664', type: 'blob', sha: await blob('group\n'), path: 'group-writable' },
+      { mode: '100644', type: 'blob', sha: await blob('ü\n'), path: 'é.yaml' },
+    ]);
+    const commit = await git.commitTree(root, [], 'trees\n', who, who);
+    const cli = async (treeish: string, options: { recursive?: boolean; path?: string }) => {
+      const args = ['ls-tree', '-z', '-l'];
+      if (options.recursive) args.push('-r', '-t');
+      args.push(treeish);
+      if (options.path !== undefined) args.push('--', options.path);
+      return (await git.text(args)).split('\0').filter(Boolean).map(parseTreeLine);
+    };
+    const paths = ['README', 'clusters', 'clusters/app', 'clusters/app/values.yaml', 'clusters/app/run sh'];
+    paths.push('clusters/link', 'clusters/vendor', 'clusters/vendor/x', 'README/x', 'nothing', 'clusters/nothing/x');
+    paths.push('group-writable', 'é.yaml');
+    for (const treeish of [root, commit, mid]) {
+      for (const options of [{}, { recursive: true }, ...paths.map((path) => ({ path }))]) {
+        expect(await git.lsTree(treeish, options), `${treeish} ${JSON.stringify(options)}`).toEqual(
+          await cli(treeish, options),
+        );
+      }
+    }
   });
 });
 

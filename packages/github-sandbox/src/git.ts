@@ -20,8 +20,12 @@ export const ZERO_SHA = '0000000000000000000000000000000000000000';
 
 const FULL_SHA = /^[0-9a-f]{40}$/;
 const PEEL_FULL_SHA = /^[0-9a-f]{40}\^\{(commit|tree)\}$/;
-/** A full ref name of plain characters, optionally peeled; never ending like describe output (`-g<hex>`). */
-const PLAIN_REF = /^refs\/(heads|tags|pull)\/[A-Za-z0-9._/+-]+(?<!-g[0-9A-Fa-f]*)(\^\{(commit|tree)\})?$/;
+/**
+ * A ref name of plain characters (a full `refs/…` name or a short one git expands, like `main`),
+ * optionally peeled; never all hex digits nor ending like describe output (`-g<hex>`), the two
+ * forms git falls back to reading as an abbreviated SHA.
+ */
+const PLAIN_REF = /^(?![0-9A-Fa-f]+(\^|$))(?!-)[A-Za-z0-9._/+-]+(?<!-g[0-9A-Fa-f]*)(\^\{(commit|tree)\})?$/;
 
 /** A path ls-tree takes literally and that names one entry: no magic, no `.`/`..`, no empty segment. */
 function isPlainPath(path: string): boolean {
@@ -140,7 +144,7 @@ export class GitRepository {
   }
 
   /**
-   * `rev-parse --verify` of a plain full ref name (`refs/heads/x`, optionally `^{commit}` or
+   * `rev-parse --verify` of a plain ref name (`refs/heads/x`, `main`, optionally `^{commit}` or
    * `^{tree}`) by the long-lived reader. Both resolve the name with the same git function; the
    * pattern leaves out what only rev-parse interprets (`..` ranges, `^@`-style shorthands) and what
    * could make the long-lived process differ from a fresh one (abbreviated SHAs, including the

@@ -203,10 +203,19 @@ describe('reads through one cat-file process', () => {
       expect(await git.resolveCommit(ref), `${ref}^{commit}`).toBe(await cli(`${ref}^{commit}`));
       expect(await git.resolveTree(ref), `${ref}^{tree}`).toBe(await cli(`${ref}^{tree}`));
     };
-    const refs = ['refs/heads/live', 'refs/heads/feature/x-1', 'refs/pull/7/head', 'refs/heads/v1-gabc1234'];
+    const refs = [
+      'refs/heads/live',
+      'refs/heads/feature/x-1',
+      'refs/pull/7/head',
+      'refs/heads/v1-gabc1234',
+      'refs/heads/cafe',
+      'refs/tags/live',
+    ];
     let previous: string | null = null;
     for (let i = 0; i < 30; i++) {
       const commit = await git.commitTree(tree, previous ? [previous] : [], `update ${i}\n`, who, who);
+      for (const ref of [...refs, 'live', 'feature/x-1', 'cafe', 'v1-gabc1234', 'HEAD', 'main', 'no-such-branch'])
+        await check(ref);
       for (const ref of refs) {
         if (i % 7 === 6) expect(await git.deleteRef(ref, previous ?? '0'.repeat(40))).toBe(true);
         else if (i % 7 === 0) await git.setRef(ref, commit);

@@ -47,7 +47,10 @@ async function exists(path: string): Promise<boolean> {
 
 /**
  * A bare git repository on disk, driven by the `git` CLI. Every object and ref is real git;
- * callers serialize ref updates per repository (see `lock.ts`).
+ * callers serialize ref updates per repository (see `lock.ts`). Blobs and trees are written
+ * in-process as loose objects (git-loose.ts) and objects and plain ref names are read through one
+ * long-lived `git cat-file --batch-command` (git-batch.ts): a process per call cost the end-to-end
+ * tests most of their main-thread time. `close()` ends that process.
  */
 export class GitRepository {
   /** Answers about immutable objects (named by full SHAs) never change, so they are memoized. */

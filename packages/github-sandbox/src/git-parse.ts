@@ -84,6 +84,25 @@ export function parseNumstat(raw: string): { additions: number; deletions: numbe
   return counts;
 }
 
+/**
+ * Splits the output of one `git diff --raw --numstat --patch -z` into what `--raw -z`,
+ * `--numstat -z` and `--patch` print alone: raw records (each `:meta`, then one path or two for
+ * a rename or copy), numstat records (each `added\tdeleted\tpath`, or `added\tdeleted\t` and two
+ * paths), then git's separator (one NUL, as `-z` makes it) and the patch text unchanged.
+ */
+export function splitCombinedDiff(output: string): { raw: string; numstat: string; patch: string } {
+  const fields = output.split('\0');
+  let i = 0;
+  while (fields[i]?.startsWith(':')) i += /^[RC]/.test(fields[i]?.split(' ')[4] ?? '') ? 3 : 2;
+  const rawEnd = i;
+  while (i < fields.length && fields[i] !== '') i += /^(\d+|-)\t(\d+|-)\t$/.test(fields[i] ?? '') ? 3 : 1;
+  return {
+    raw: fields.slice(0, rawEnd).join('\0'),
+    numstat: fields.slice(rawEnd, i).join('\0'),
+    patch: fields.slice(i + 1).join('\0'),
+  };
+}
+
 /** Splits `git diff` output per file and keeps only the hunks, as GitHub's `patch` field does. */
 export function splitPatches(diff: string): (string | undefined)[] {
   const sections = diff.split(/^diff --git /m).slice(1);

@@ -1,8 +1,13 @@
-import { spawn } from 'node:child_process';
-import { parseCommit, parseNumstat, parseRaw, parseTreeLine, splitPatches } from './git-parse.js';
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CatFileBatch } from './git-batch.js';
+import { GitCommandError, runGit, type RunOptions, type RunResult } from './git-command.js';
+import { modeType, parseMode, parseTreeBody, treeBody, writeLooseObject, type StoredEntry } from './git-loose.js';
+import { parseCommit, parseNumstat, parseRaw, parseTreeLine, splitCombinedDiff, splitPatches } from './git-parse.js';
 import type { CommitObject, FileChange, GitIdentity, TreeEntry } from './git-objects.js';
 
 export type { CommitObject, FileChange, GitIdentity, TreeEntry } from './git-objects.js';
+export { GitCommandError } from './git-command.js';
 
 /** Result of `git merge-tree --write-tree`. */
 export interface MergeResult {
@@ -13,33 +18,39 @@ export interface MergeResult {
 
 export const ZERO_SHA = '0000000000000000000000000000000000000000';
 
-/** A git command failed; `stderr` says why. */
-export class GitCommandError extends Error {
-  constructor(
-    readonly args: string[],
-    readonly code: number | null,
-    readonly stderr: string,
-  ) {
-    super(`git ${args.join(' ')} failed (exit ${code}): ${stderr.trim()}`);
-    this.name = 'GitCommandError';
+const FULL_SHA = /^[0-9a-f]{40}$/;
+const PEEL_FULL_SHA = /^[0-9a-f]{40}\^\{(commit|tree)\}$/;
+/**
+ * A ref name of plain characters (a full `refs/…` name or a short one git expands, like `main`),
+ * optionally peeled; never all hex digits nor ending like describe output (`-g<hex>`), the two
+ * forms git falls back to reading as an abbreviated SHA.
+ */
+const PLAIN_REF = /^(?![0-9A-Fa-f]+(\^|$))(?!-)[A-Za-z0-9._/+-]+(?<!-g[0-9A-Fa-f]*)(\^\{(commit|tree)\})?$/;
+
+/** A path ls-tree takes literally and that names one entry: no magic, no `.`/`..`, no empty segment. */
+function isPlainPath(path: string): boolean {
+  return (
+    /^[^:/\0*?[\\]/.test(path) &&
+    !/[\0*?[\\]/.test(path) &&
+    path.split('/').every((part) => part !== '' && part !== '.' && part !== '..')
+  );
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
   }
-}
-
-interface RunOptions {
-  input?: string | Buffer;
-  env?: Record<string, string>;
-  /** Exit codes that are answers rather than failures (e.g. 1 for `merge-base --is-ancestor`). */
-  okCodes?: number[];
-}
-
-interface RunResult {
-  code: number;
-  stdout: Buffer;
 }
 
 /**
  * A bare git repository on disk, driven by the `git` CLI. Every object and ref is real git;
- * callers serialize ref updates per repository (see `lock.ts`).
+ * callers serialize ref updates per repository (see `lock.ts`). Blobs and trees are written
+ * in-process as loose objects (git-loose.ts) and objects and plain ref names are read through one
+ * long-lived `git cat-file --batch-command` (git-batch.ts): a process per call cost the end-to-end
+ * tests most of their main-thread time. `close()` ends that process.
  */
 export class GitRepository {
   /** Answers about immutable objects (named by full SHAs) never change, so they are memoized. */
@@ -49,8 +60,21 @@ export class GitRepository {
    * through this class, which clears them, so they are exact.
    */
   private readonly byName = new Map<string, Promise<string | null>>();
+  /** Types of objects known to exist: an object never changes or goes away (nothing here prunes). */
+  private readonly types = new Map<string, string>();
+  /** `<sha>^{commit}` and `<sha>^{tree}` answers that named an object: they never change. */
+  private readonly peeled = new Map<string, string>();
+  /** Object reads (contents, types, peeling full SHAs) without a process each. */
+  private readonly batch: CatFileBatch;
 
-  constructor(readonly dir: string) {}
+  constructor(readonly dir: string) {
+    this.batch = new CatFileBatch(dir);
+  }
+
+  /** Stops the repository's long-lived reader; a later read starts it again. */
+  close(): Promise<void> {
+    return this.batch.close();
+  }
 
   private remember<T>(key: string, compute: () => Promise<T>): Promise<T> {
     let value = this.memo.get(key) as Promise<T> | undefined;
@@ -76,19 +100,28 @@ export class GitRepository {
     return (await this.run(args, options)).stdout.toString('utf8');
   }
 
+  /** Writes a blob as `git hash-object -w --stdin` does (no filters: the bytes as given). */
   async writeBlob(content: Buffer): Promise<string> {
-    return (await this.text(['hash-object', '-w', '--stdin'], { input: content })).trim();
+    const sha = await writeLooseObject(this.dir, 'blob', content);
+    this.types.set(sha, 'blob');
+    return sha;
   }
 
   async readBlob(sha: string): Promise<Buffer> {
+    const object = FULL_SHA.test(sha) ? await this.batch.contents(sha) : null;
+    if (object?.type === 'blob' && object.body) return object.body;
+    // Anything else (not a full SHA, missing, a tag to peel) answers, or fails, as `cat-file blob` does.
     return (await this.run(['cat-file', 'blob', sha])).stdout;
   }
 
   /** The object type, or null when the object does not exist. */
   async objectType(sha: string): Promise<string | null> {
-    if (!/^[0-9a-f]{40}$/.test(sha)) return null;
-    const result = await this.run(['cat-file', '-t', sha], { okCodes: [128] });
-    return result.code === 0 ? result.stdout.toString().trim() : null;
+    if (!FULL_SHA.test(sha)) return null;
+    const known = this.types.get(sha);
+    if (known) return known;
+    const object = await this.batch.info(sha);
+    if (object) this.types.set(sha, object.type);
+    return object?.type ?? null;
   }
 
   /** Resolves a branch, tag, ref or SHA to a commit SHA; null when it names nothing. */
@@ -98,15 +131,50 @@ export class GitRepository {
   }
 
   private revParse(spec: string): Promise<string | null> {
+    if (PEEL_FULL_SHA.test(spec)) return this.peel(spec);
     let value = this.byName.get(spec);
     if (!value) {
-      value = this.run(['rev-parse', '--verify', '--quiet', spec], { okCodes: [1, 128] }).then((result) =>
-        result.code === 0 ? result.stdout.toString().trim() : null,
-      );
+      value = PLAIN_REF.test(spec) && !spec.includes('..') ? this.readRefByBatch(spec) : this.revParseCli(spec);
       this.byName.set(spec, value);
       value.catch(() => this.byName.delete(spec));
     }
     return value;
+  }
+
+  private async revParseCli(spec: string): Promise<string | null> {
+    const result = await this.run(['rev-parse', '--verify', '--quiet', spec], { okCodes: [1, 128] });
+    return result.code === 0 ? result.stdout.toString().trim() : null;
+  }
+
+  /**
+   * `rev-parse --verify` of a plain ref name (`refs/heads/x`, `main`, optionally `^{commit}` or
+   * `^{tree}`) by the long-lived reader. Both resolve the name with the same git function; the
+   * pattern leaves out what only rev-parse interprets (`..` ranges, `^@`-style shorthands) and what
+   * could make the long-lived process differ from a fresh one (abbreviated SHAs, including the
+   * `-g<hex>` of describe output, are looked up in a cache of loose objects a process fills once).
+   * Refs are read from their files at every lookup; only a `packed-refs` file is cached (by its
+   * stat), and none is ever written here, so without one the answer is exactly rev-parse's: the
+   * CLI answers if one appears. (A ref naming a missing object, which update-ref refuses to write,
+   * is the one case that would differ: rev-parse prints it, cat-file says missing.)
+   */
+  private async readRefByBatch(spec: string): Promise<string | null> {
+    if (await exists(join(this.dir, 'packed-refs'))) return this.revParseCli(spec);
+    return (await this.batch.info(spec))?.oid ?? null;
+  }
+
+  /**
+   * `rev-parse --verify <sha>^{commit|tree}` for a full SHA: the object, peeled (tags to their
+   * target, commits to their tree) by the long-lived reader, which resolves names as rev-parse
+   * does. A found answer never changes; "not found" is asked again, as the object may be written.
+   */
+  private async peel(spec: string): Promise<string | null> {
+    const known = this.peeled.get(spec);
+    if (known) return known;
+    const object = await this.batch.info(spec);
+    if (!object) return null;
+    this.peeled.set(spec, object.oid);
+    this.types.set(object.oid, object.type);
+    return object.oid;
   }
 
   /** Writes a ref unconditionally (for GitHub's own `refs/pull/N/*`). */
@@ -155,6 +223,11 @@ export class GitRepository {
   }
 
   async lsTree(treeish: string, options: { recursive?: boolean; path?: string } = {}): Promise<TreeEntry[]> {
+    const path = options.path;
+    if (FULL_SHA.test(treeish) && (path === undefined || (!options.recursive && isPlainPath(path)))) {
+      const entries = await this.lsTreeInProcess(treeish, options.recursive ?? false, path);
+      if (entries) return entries;
+    }
     const args = ['ls-tree', '-z', '-l'];
     if (options.recursive) args.push('-r', '-t');
     args.push(treeish);
@@ -163,10 +236,93 @@ export class GitRepository {
     return out.split('\0').filter(Boolean).map(parseTreeLine);
   }
 
-  /** Writes one tree level; `entries` are direct children (no slashes in paths). */
+  /**
+   * `ls-tree -z -l [-r -t] <sha> [-- <plain path>]` from tree objects read by the long-lived
+   * reader: entries in tree order (with `-r -t` a tree right before what it holds), modes as
+   * git prints them (six octal digits, canonical), sizes of blobs. A path is walked down from the
+   * root (its own entry, or nothing). Null, for the CLI to answer, when something is missing.
+   */
+  private async lsTreeInProcess(treeish: string, recursive: boolean, path?: string): Promise<TreeEntry[] | null> {
+    const root = await this.peel(`${treeish}^{tree}`);
+    if (!root) return null;
+    const show = async (entry: StoredEntry, full: string): Promise<TreeEntry | null> => {
+      const type = modeType(entry.mode);
+      const shown: TreeEntry = { mode: entry.mode.toString(8).padStart(6, '0'), type, sha: entry.sha, path: full };
+      if (type !== 'blob') return shown;
+      const size = await this.objectSize(entry.sha);
+      if (size === null) return null;
+      shown.size = size;
+      return shown;
+    };
+    const found: (TreeEntry | null)[] = [];
+    if (path !== undefined) {
+      const names = path.split('/');
+      let tree: string | null = root;
+      for (const [index, name] of names.entries()) {
+        const entries: StoredEntry[] | null = tree ? await this.treeEntries(tree) : [];
+        if (!entries) return null;
+        const entry: StoredEntry | undefined = entries.find((candidate) => candidate.name === name);
+        if (!entry) return [];
+        if (index === names.length - 1) found.push(await show(entry, path));
+        else tree = modeType(entry.mode) === 'tree' ? entry.sha : null;
+      }
+    } else {
+      const walk = async (tree: string, prefix: string): Promise<boolean> => {
+        const entries = await this.treeEntries(tree);
+        if (!entries) return false;
+        for (const entry of entries) {
+          found.push(await show(entry, `${prefix}${entry.name}`));
+          if (recursive && modeType(entry.mode) === 'tree' && !(await walk(entry.sha, `${prefix}${entry.name}/`)))
+            return false;
+        }
+        return true;
+      };
+      if (!(await walk(root, ''))) return null;
+    }
+    return found.every((entry) => entry !== null) ? (found as TreeEntry[]) : null;
+  }
+
+  /** A tree's entries as stored; null when it is missing or not a tree. */
+  private treeEntries(tree: string): Promise<StoredEntry[] | null> {
+    return this.remember(`tree ${tree}`, async () => {
+      const object = await this.batch.contents(tree);
+      return object?.type === 'tree' && object.body ? parseTreeBody(object.body) : null;
+    });
+  }
+
+  private async objectSize(sha: string): Promise<number | null> {
+    return this.remember(`size ${sha}`, async () => (await this.batch.info(sha))?.size ?? null);
+  }
+
+  /**
+   * Writes one tree level; `entries` are direct children (no slashes in paths). The tree
+   * `git mktree` would write, byte for byte, refused for the same reasons: a malformed mode or
+   * SHA, a type that contradicts the mode, an object that is missing (a submodule's commit may
+   * be) or of another type than the mode says.
+   */
   async mktree(entries: Pick<TreeEntry, 'mode' | 'type' | 'sha' | 'path'>[]): Promise<string> {
-    const input = entries.map((e) => `${e.mode} ${e.type} ${e.sha}\t${e.path}\0`).join('');
-    return (await this.text(['mktree', '-z'], { input })).trim();
+    const refuse = (message: string) => new GitCommandError(['mktree', '-z'], 128, `fatal: ${message}\n`);
+    const rows = entries.map((entry) => {
+      const mode = parseMode(entry.mode);
+      const line = `${entry.mode} ${entry.type} ${entry.sha}\t${entry.path}`;
+      if (mode === null || !FULL_SHA.test(entry.sha)) throw refuse(`input format error: ${line}`);
+      if (entry.path.includes('/')) throw refuse(`path ${entry.path} contains slash`);
+      const type = modeType(mode);
+      if (type !== entry.type)
+        throw refuse(`entry '${entry.path}' object type (${entry.type}) doesn't match mode type (${type})`);
+      return { mode, type, sha: entry.sha, path: entry.path };
+    });
+    const found = await Promise.all(rows.map((row) => this.objectType(row.sha)));
+    rows.forEach((row, index) => {
+      const actual = found[index] ?? null;
+      if (actual === null && row.type !== 'commit')
+        throw refuse(`entry '${row.path}' object ${row.sha} is unavailable`);
+      if (actual !== null && actual !== row.type)
+        throw refuse(`entry '${row.path}' object ${row.sha} is a ${actual} but specified type was (${row.type})`);
+    });
+    const sha = await writeLooseObject(this.dir, 'tree', treeBody(rows));
+    this.types.set(sha, 'tree');
+    return sha;
   }
 
   async commitTree(
@@ -189,7 +345,12 @@ export class GitRepository {
   }
 
   readCommit(sha: string): Promise<CommitObject> {
-    return this.remember(`commit ${sha}`, async () => parseCommit(sha, await this.text(['cat-file', 'commit', sha])));
+    return this.remember(`commit ${sha}`, async () => {
+      const object = FULL_SHA.test(sha) ? await this.batch.contents(sha) : null;
+      if (object?.type === 'commit' && object.body) return parseCommit(sha, object.body.toString('utf8'));
+      // Anything else (not a full SHA, missing, a tag to peel) answers, or fails, as `cat-file commit` does.
+      return parseCommit(sha, await this.text(['cat-file', 'commit', sha]));
+    });
   }
 
   isAncestor(ancestor: string, descendant: string): Promise<boolean> {
@@ -253,9 +414,22 @@ export class GitRepository {
   }
 
   private async computeDiff(from: string, to: string): Promise<FileChange[]> {
-    const raw = await this.text(['diff', '--raw', '-z', '-M', '--no-abbrev', from, to]);
-    const numstat = await this.text(['diff', '--numstat', '-z', '-M', from, to]);
-    const patches = splitPatches(await this.text(['diff', '-M', '--no-color', from, to]));
+    // One process for what `--raw`, `--numstat` and the patch print alone (-z changes only how
+    // the first two end their records and adds one NUL before the patch).
+    const output = await this.text([
+      'diff',
+      '--raw',
+      '--numstat',
+      '--patch',
+      '-z',
+      '-M',
+      '--no-abbrev',
+      '--no-color',
+      from,
+      to,
+    ]);
+    const { raw, numstat, patch } = splitCombinedDiff(output);
+    const patches = splitPatches(patch);
     const counts = parseNumstat(numstat);
     return parseRaw(raw).map((change, index) => {
       const count = counts[index];
@@ -272,27 +446,6 @@ export class GitRepository {
   async archive(sha: string, prefix: string, format: 'tar.gz' | 'zip'): Promise<Buffer> {
     return (await this.run(['archive', `--format=${format}`, `--prefix=${prefix}`, sha])).stdout;
   }
-}
-
-function runGit(args: string[], options: RunOptions): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, {
-      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const ok = code === 0 || (code !== null && (options.okCodes ?? []).includes(code));
-      if (ok) resolve({ code: code ?? 0, stdout: Buffer.concat(out) });
-      else reject(new GitCommandError(args, code, Buffer.concat(err).toString('utf8')));
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(options.input ?? '');
-  });
 }
 
 function gitDate(date: Date): string {

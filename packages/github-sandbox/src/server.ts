@@ -217,6 +217,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       await context.webhooks.idle();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Each repository's long-lived object reader (git cat-file), before its folder goes.
+      await Promise.all([...state.repos.values()].map((repo) => repo.git.close()));
       if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -49,6 +49,11 @@ export class CatFileBatch {
     return new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
       child.once('close', () => resolve());
+      // Held until git has gone: an idle reader is unref'd, and a process whose last work is this
+      // close (the sandbox stopping on SIGTERM) would otherwise end with the promise unsettled,
+      // skipping what comes after it (removing the run's Redis keys).
+      child.ref();
+      holdOpen(child.stdout, true);
       child.stdin.end();
     });
   }

@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitRepository } from '../src/git.js';
 import { parseNumstat, parseRaw, parseTreeLine, splitCombinedDiff, splitPatches } from '../src/git-parse.js';
@@ -11,6 +13,8 @@ import { startSimulator } from '../src/server.js';
  * reads through one `git cat-file --batch-command`, one `git diff` for three) against what the
  * git CLI answers for the same question.
  */
+
+const execFileAsync = promisify(execFile);
 
 let dir: string;
 let git: GitRepository;
@@ -334,6 +338,22 @@ describe('the simulator stopping', () => {
     } finally {
       await sandbox.close().catch(() => undefined);
     }
+  });
+});
+
+describe('a process whose last work is closing the reader', () => {
+  it('runs what comes after the close (the sandbox removing its Redis keys on SIGTERM)', async () => {
+    // Its own Node process: an idle reader is unref'd, and a close that did not hold the event
+    // loop let the process end with the close unsettled, skipping the line after it.
+    const script = [
+      `import { GitRepository } from ${JSON.stringify(join(import.meta.dirname, '../src/git.ts'))};`,
+      `const git = await GitRepository.init(${JSON.stringify(join(dir, 'last-work.git'))}, 'main');`,
+      `const sha = await git.writeBlob(Buffer.from('x\\n'));`,
+      `await git.readBlob(sha);`,
+      `void git.close().then(() => process.stdout.write('after the close\\n'));`,
+    ].join('\n');
+    const { stdout } = await execFileAsync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]);
+    expect(stdout).toBe('after the close\n');
   });
 });
 

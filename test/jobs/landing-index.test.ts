@@ -2,20 +2,13 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Exchange } from '@escalator/github-sandbox';
 import type { RepoIndex } from '../../src/adapters/store/subscriptions.js';
+import { chainConfig } from '../support/environments.js';
 import { eventually, readFile, redisUrl, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 // docs/configuration.md, "Promote configuration": a merge's landing job takes what the merge
 // changed from the index the push's index job built from it, and the promotion reads dev's files
 // before and after the change from the blob store; neither asks GitHub again.
-const config = `environments:
-  - name: dev
-    paths: ["apps/*/overlays/dev"]
-    from: registry
-  - name: staging
-    paths: ["apps/*/overlays/staging"]
-    from: dev
-    promote: { config: true }
-`;
+const config = chainConfig({ environments: ['dev', 'staging'], extra: { staging: '    promote: { config: true }\n' } });
 const envPatch = (app: string, level: string) =>
   `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ${app}\nspec:\n  template:\n    spec:\n      containers:\n        - name: ${app}\n          env:\n            - name: LOG_LEVEL\n              value: ${level}\n`;
 const kustomization = (app: string) =>

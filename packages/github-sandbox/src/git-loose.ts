@@ -44,7 +44,8 @@ export async function writeLooseObject(gitDir: string, type: LooseType, body: Bu
   return id;
 }
 
-async function exists(path: string): Promise<boolean> {
+/** Whether a file is there (a loose object, `packed-refs`). */
+export async function exists(path: string): Promise<boolean> {
   try {
     await access(path);
     return true;

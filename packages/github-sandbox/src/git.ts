@@ -1,8 +1,15 @@
-import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CatFileBatch } from './git-batch.js';
 import { GitCommandError, runGit, type RunOptions, type RunResult } from './git-command.js';
-import { modeType, parseMode, parseTreeBody, treeBody, writeLooseObject, type StoredEntry } from './git-loose.js';
+import {
+  exists,
+  modeType,
+  parseMode,
+  parseTreeBody,
+  treeBody,
+  writeLooseObject,
+  type StoredEntry,
+} from './git-loose.js';
 import { parseCommit, parseNumstat, parseRaw, parseTreeLine, splitCombinedDiff, splitPatches } from './git-parse.js';
 import type { CommitObject, FileChange, GitIdentity, TreeEntry } from './git-objects.js';
 
@@ -34,15 +41,6 @@ function isPlainPath(path: string): boolean {
     !/[\0*?[\\]/.test(path) &&
     path.split('/').every((part) => part !== '' && part !== '.' && part !== '..')
   );
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -32,6 +32,37 @@ describe('blob store', () => {
     await redis.quit();
   });
 
+  /**
+   * A repository `blobs/<name>` holding `files`, indexed at its head with every file's blob SHA
+   * named (as the index job leaves it), and the GitHub routes its client calls.
+   */
+  async function indexedRepo(client: SandboxClient, name: string, files: Record<string, string>) {
+    const created = await client.createRepo({ owner: 'blobs', name, files });
+    const calls: string[] = [];
+    const octokit = new GitHubClients({
+      appId: sim.app.id,
+      privateKey: sim.app.privateKey,
+      baseUrl: sim.apiUrl,
+      log: createLogger({ level: 'silent' }),
+      onRequest: (info) => calls.push(info.route),
+    }).forInstallation(created.installation_id!);
+    const id = { owner: 'blobs', repo: name };
+    const head = (await loadBranch(octokit, id, 'main'))!;
+    const tree = await loadTree(octokit, id, head.treeSha);
+    const paths = Object.keys(files);
+    const index = {
+      installationId: created.installation_id!,
+      ...id,
+      defaultBranch: 'main',
+      sha: head.sha,
+      config: null,
+      problems: [],
+      files: [],
+      blobs: { reader: 1, shas: Object.fromEntries(paths.map((path) => [path, tree.get(path)!])) },
+    } satisfies RepoIndex;
+    return { calls, octokit, id, head, paths, source: { octokit, index, blobs } };
+  }
+
   it("computes git's blob id (as `git hash-object` does)", () => {
     // `printf 'hello\n' | git hash-object --stdin`, and the empty blob every git knows.
     expect(gitBlobSha('hello\n')).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
@@ -69,30 +100,7 @@ describe('blob store', () => {
       'apps/a/dev/kustomization.yaml': 'images:\n  - name: a\n    newTag: "1"\n',
       'apps/b/dev/values.yaml': 'b: 1\n',
     };
-    const created = await client.createRepo({ owner: 'blobs', name: 'gitops', files });
-    const calls: string[] = [];
-    const octokit = new GitHubClients({
-      appId: sim.app.id,
-      privateKey: sim.app.privateKey,
-      baseUrl: sim.apiUrl,
-      log: createLogger({ level: 'silent' }),
-      onRequest: (info) => calls.push(info.route),
-    }).forInstallation(created.installation_id!);
-    const id = { owner: 'blobs', repo: 'gitops' };
-    const head = (await loadBranch(octokit, id, 'main'))!;
-    const tree = await loadTree(octokit, id, head.treeSha);
-    const paths = Object.keys(files);
-    const index = {
-      installationId: created.installation_id!,
-      ...id,
-      defaultBranch: 'main',
-      sha: head.sha,
-      config: null,
-      problems: [],
-      files: [],
-      blobs: { reader: 1, shas: Object.fromEntries(paths.map((path) => [path, tree.get(path)!])) },
-    } satisfies RepoIndex;
-    const source = { octokit, index, blobs };
+    const { calls, head, paths, source } = await indexedRepo(client, 'gitops', files);
     const expected = paths.map((path) => ({ path, text: files[path as keyof typeof files] }));
 
     calls.length = 0;
@@ -116,30 +124,7 @@ describe('blob store', () => {
       'apps/a/dev/env.yaml': 'LOG_LEVEL: info\n',
       'apps/a/staging/env.yaml': 'LOG_LEVEL: warn\n',
     };
-    const created = await client.createRepo({ owner: 'blobs', name: 'newer-head', files });
-    const calls: string[] = [];
-    const octokit = new GitHubClients({
-      appId: sim.app.id,
-      privateKey: sim.app.privateKey,
-      baseUrl: sim.apiUrl,
-      log: createLogger({ level: 'silent' }),
-      onRequest: (info) => calls.push(info.route),
-    }).forInstallation(created.installation_id!);
-    const id = { owner: 'blobs', repo: 'newer-head' };
-    const head = (await loadBranch(octokit, id, 'main'))!;
-    const tree = await loadTree(octokit, id, head.treeSha);
-    const paths = Object.keys(files);
-    const index = {
-      installationId: created.installation_id!,
-      ...id,
-      defaultBranch: 'main',
-      sha: head.sha,
-      config: null,
-      problems: [],
-      files: [],
-      blobs: { reader: 1, shas: Object.fromEntries(paths.map((path) => [path, tree.get(path)!])) },
-    } satisfies RepoIndex;
-    const source = { octokit, index, blobs };
+    const { calls, octokit, id, head, paths, source } = await indexedRepo(client, 'newer-head', files);
     // What the index read at its commit is in the blob store.
     await loadFilesAt(source, paths, head.sha);
 

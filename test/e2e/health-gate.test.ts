@@ -1,8 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppHealth } from '../../src/planners/health.js';
-import { overlays, seedRepo } from '../support/environments.js';
+import { chainConfig, overlays, seedRepo } from '../support/environments.js';
 import { healthIntake, type HealthIntake } from '../support/health.js';
 import { eventually, readFile, startStack, waitIndexed, type Stack } from '../support/stack.js';
+
+/** A dev → staging chain, each environment's extra lines after its `from:`. */
+const devStaging = (dev: string, staging = '') =>
+  chainConfig({ environments: ['dev', 'staging'], extra: { dev, staging } });
 
 /**
  * Promote what runs, not what merged: promotions out of an environment whose agent reports health
@@ -116,16 +120,7 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
       const repo = 'waits';
       const seeded = await seed(
         repo,
-        `environments:
-  - name: dev
-    paths: ["apps/*/overlays/dev"]
-    from: registry
-    health: { argocd: "{app}-dev", tolerate: 60s, timeout: 15m }
-  - name: staging
-    paths: ["apps/*/overlays/staging"]
-    from: dev
-    soak: 1s
-`,
+        devStaging('    health: { argocd: "{app}-dev", tolerate: 60s, timeout: 15m }\n', '    soak: 1s\n'),
       );
       const merge = await commit(repo, { 'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0') });
       const pull = await pullOn(repo, 'escalator/promote/staging/hello');
@@ -179,23 +174,10 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
     async () => {
       const repo = 'two-apps';
       const world = (tag: string) => `images:\n  - name: ghcr.io/example/world\n    newTag: ${tag}\n`;
-      await seed(
-        repo,
-        `environments:
-  - name: dev
-    paths: ["apps/*/overlays/dev"]
-    from: registry
-    health: { argocd: "{app}-dev", deployments: false }
-  - name: staging
-    paths: ["apps/*/overlays/staging"]
-    from: dev
-    group: true
-`,
-        {
-          'apps/world/overlays/dev/kustomization.yaml': world('2.0.0'),
-          'apps/world/overlays/staging/kustomization.yaml': world('2.0.0'),
-        },
-      );
+      await seed(repo, devStaging('    health: { argocd: "{app}-dev", deployments: false }\n', '    group: true\n'), {
+        'apps/world/overlays/dev/kustomization.yaml': world('2.0.0'),
+        'apps/world/overlays/staging/kustomization.yaml': world('2.0.0'),
+      });
       const merge = await commit(repo, {
         'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0'),
         'apps/world/overlays/dev/kustomization.yaml': world('2.1.0'),
@@ -224,18 +206,7 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
     { timeout: 120_000 },
     async () => {
       const repo = 'silent';
-      await seed(
-        repo,
-        `environments:
-  - name: dev
-    paths: ["apps/*/overlays/dev"]
-    from: registry
-    health: { argocd: "{app}-dev", timeout: 2s, deployments: false }
-  - name: staging
-    paths: ["apps/*/overlays/staging"]
-    from: dev
-`,
-      );
+      await seed(repo, devStaging('    health: { argocd: "{app}-dev", timeout: 2s, deployments: false }\n'));
       const merge = await commit(repo, { 'apps/hello/overlays/dev/kustomization.yaml': overlay('1.1.0') });
       const pull = await pullOn(repo, 'escalator/promote/staging/hello');
       const run = await checkRun(repo, pull.head.sha, 'escalator/health', (r) => r.conclusion === 'failure');
@@ -246,20 +217,12 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
     },
   );
 
-  const stagingReports = (rollback: 'manual' | 'auto') => `environments:
-  - name: dev
-    paths: ["apps/*/overlays/dev"]
-    from: registry
-  - name: staging
-    paths: ["apps/*/overlays/staging"]
-    from: dev
-    autoMerge: true
-    rollback: ${rollback}
-    health: { argocd: "{app}-staging", tolerate: 60s }
-  - name: prod
-    paths: ["apps/*/overlays/prod"]
-    from: staging
-`;
+  const stagingReports = (rollback: 'manual' | 'auto') =>
+    chainConfig({
+      extra: {
+        staging: `    autoMerge: true\n    rollback: ${rollback}\n    health: { argocd: "{app}-staging", tolerate: 60s }\n`,
+      },
+    });
 
   it(
     'halts prod on a sustained Degraded in staging (rollback: manual opens nothing)',
@@ -420,17 +383,10 @@ describe('health gate (sandbox GitHub, real Redis)', () => {
       const kustomization = `resources: [../../base]\n${overlay('1.0.0')}patches:\n  - path: env.yaml\n`;
       const seeded = await seed(
         repo,
-        `environments:
-  - name: dev
-    paths: ["apps/*/overlays/dev"]
-    from: registry
-    health: { argocd: "{app}-dev", tolerate: 60s, timeout: 15m }
-  - name: staging
-    paths: ["apps/*/overlays/staging"]
-    from: dev
-    soak: 1s
-    promote: { config: true }
-`,
+        devStaging(
+          '    health: { argocd: "{app}-dev", tolerate: 60s, timeout: 15m }\n',
+          '    soak: 1s\n    promote: { config: true }\n',
+        ),
         {
           'apps/hello/base/kustomization.yaml': 'resources: [deployment.yaml]\n',
           'apps/hello/base/deployment.yaml': env('info'),

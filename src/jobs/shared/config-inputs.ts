@@ -6,6 +6,7 @@ import {
   type CarriedChange,
   type LoadedChange,
 } from '../../planners/config-carry.js';
+import { refusedFile } from '../../planners/config-promote/index.js';
 import { targetFolder } from '../../planners/config-routes.js';
 import type { EnvFile } from '../../planners/promotion-plan.js';
 import type { JobDeps } from './deps.js';
@@ -51,19 +52,12 @@ export async function loadConfigCarry(
         result.changes.push({
           change: entry.change,
           outcome: 'blocked',
-          files: entry.change.files.map((path) => ({
-            path,
-            outcome: 'refused',
-            edits: [],
-            kept: [],
-            refusals: [
-              {
-                file: 'target',
-                line: 1,
-                reason: `${target.name} has no folder for ${app || 'this app'} at paths[${pathIndex}]; check its paths in .github/escalator.yml`,
-              },
-            ],
-          })),
+          files: entry.change.files.map((path) =>
+            refusedFile(
+              path,
+              `${target.name} has no folder for ${app || 'this app'} at paths[${pathIndex}]; check its paths in .github/escalator.yml`,
+            ),
+          ),
         });
       continue;
     }

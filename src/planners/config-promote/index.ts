@@ -6,7 +6,8 @@ export type {
   ConfigRefusal,
   KeptValue,
 } from './types.js';
-import { planConfigFile } from './plan-file.js';
+export { refusedFile } from './plan-file.js';
+import { planConfigFile, refusedFile } from './plan-file.js';
 import type { ConfigFileInput, ConfigFilePlan, ConfigPromotionPlan } from './types.js';
 
 /**
@@ -23,18 +24,9 @@ function planSafely(file: ConfigFileInput): ConfigFilePlan {
   try {
     return planConfigFile(file);
   } catch (error) {
-    return {
-      path: file.path,
-      outcome: 'refused',
-      edits: [],
-      kept: [],
-      refusals: [
-        {
-          file: 'target',
-          line: 1,
-          reason: `internal error while planning this file (${(error as Error).message}); nothing was written, please report this and promote the file by hand meanwhile`,
-        },
-      ],
-    };
+    return refusedFile(
+      file.path,
+      `internal error while planning this file (${(error as Error).message}); nothing was written, please report this and promote the file by hand meanwhile`,
+    );
   }
 }

@@ -20,6 +20,11 @@ function refused(path: string, refusals: ConfigRefusal[]): ConfigFilePlan {
   return { path, outcome: 'refused', edits: [], kept: [], refusals };
 }
 
+/** A file refused as a whole for one reason about Y (a missing folder, a planner fault), nothing written. */
+export function refusedFile(path: string, reason: string): ConfigFilePlan {
+  return refused(path, [{ file: 'target', line: 1, reason }]);
+}
+
 function plain(path: string, outcome: ConfigFilePlan['outcome'], text?: string): ConfigFilePlan {
   const plan: ConfigFilePlan = { path, outcome, edits: [], kept: [], refusals: [] };
   if (text !== undefined) plan.text = text;

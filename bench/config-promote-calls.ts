@@ -18,6 +18,7 @@
  *    each kind, and the ratio configuration / image of their means
  * Figures only; it stops by itself. Keys live under a random prefix and are removed at the end.
  */
+import { chainConfig } from '../test/support/environments.js';
 import { appName, gitopsFiles, startBenchStack, waitIdle, waitIndexed } from './support/stack.js';
 import {
   countCalls,
@@ -39,15 +40,7 @@ const repoName = (kind: Kind, r: number) => `gitops-${kind}-${r}`;
 const appOf = (kind: Kind, r: number, a: number) => (kind === 'image' ? 0 : N) * APPS_PER_REPO + r * APPS_PER_REPO + a;
 const image = (i: number) => `ghcr.io/example/${appName(i)}`;
 const digest = (i: number) => `sha256:${(i % 256).toString(16).padStart(2, '0').repeat(32)}`;
-const config = `environments:
-  - name: dev
-    paths: ["apps/*/overlays/dev"]
-    from: registry
-  - name: staging
-    paths: ["apps/*/overlays/staging"]
-    from: dev
-    promote: { config: true }
-`;
+const config = chainConfig({ environments: ['dev', 'staging'], extra: { staging: '    promote: { config: true }\n' } });
 
 const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
 

@@ -1,23 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chainConfig } from '../support/environments.js';
 import { eventually, postImage, readFile, startStack, waitIndexed, type Stack } from '../support/stack.js';
 
 // docs/configuration.md, "Promote configuration": staging and prod take what people merge into
 // the environment before them, three-way, in the promotion pull request, behind the same gates.
-const config = `environments:
-  - name: dev
-    paths: ["apps/*/overlays/dev"]
-    from: registry
-  - name: staging
-    paths: ["apps/*/overlays/staging"]
-    from: dev
-    soak: 2s
-    promote: { config: true }
-  - name: prod
-    paths: ["apps/*/overlays/prod"]
-    from: staging
-    soak: 2s
-    promote: { config: true }
-`;
+const promoted = '    soak: 2s\n    promote: { config: true }\n';
+const config = chainConfig({ extra: { staging: promoted, prod: promoted } });
 const digest = `sha256:${'0'.repeat(64)}`;
 const kustomization = (app: string, tag: string, extra = '') =>
   `resources: [../../base]\n${extra}patches:\n  - path: env.yaml\nimages:\n  - name: ghcr.io/example/${app}\n    newTag: ${tag}\n    digest: ${digest}\n`;

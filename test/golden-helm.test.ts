@@ -24,6 +24,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { normalizeName, parseImageRef, splitReference } from '../src/planners/image-ref.js';
+import { goldenRenderEnv } from './support/golden-renders.js';
 import { HELM_VERSIONS, helmBinary } from './support/helm-binaries.js';
 
 const CORPUS = fileURLToPath(new URL('./golden/edit/', import.meta.url));
@@ -95,7 +96,7 @@ function render(helm: string, c: HelmCase, version: 'input' | 'expected'): Rende
       encoding: 'utf8',
       timeout: 30_000,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', HELM_CACHE_HOME: '/nonexistent' },
+      env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', HELM_CACHE_HOME: '/nonexistent', ...goldenRenderEnv },
     });
   } catch (error) {
     const stderr = String((error as { stderr?: unknown }).stderr ?? error);

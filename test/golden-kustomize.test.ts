@@ -20,6 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { normalizeName, parseImageRef, splitReference } from '../src/planners/image-ref.js';
+import { goldenRenderEnv } from './support/golden-renders.js';
 
 const CORPUS = fileURLToPath(new URL('./golden/edit/', import.meta.url));
 
@@ -90,6 +91,7 @@ function renderImages(root: string, file: string): string[] {
     encoding: 'utf8',
     timeout: 20_000,
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...goldenRenderEnv },
   });
   const images: string[] = [];
   for (const doc of parseAllDocuments(output)) {
@@ -126,6 +128,7 @@ afterAll(() => rmSync(workspace, { recursive: true, force: true }));
 function stage(c: RenderCase, version: 'input' | 'expected'): string {
   if (version === 'expected' && c.expect !== 'changed') return stage(c, 'input');
   const root = join(workspace, `${c.name}-${version}`);
+  if (existsSync(root)) return root;
   mkdirSync(root, { recursive: true });
   const resources = join(c.dir, 'resources');
   if (existsSync(resources)) cpSync(resources, root, { recursive: true });
@@ -133,6 +136,21 @@ function stage(c: RenderCase, version: 'input' | 'expected'): string {
   mkdirSync(dirname(target), { recursive: true });
   writeFileSync(target, readFileSync(join(c.dir, version, c.file)));
   return root;
+}
+
+/**
+ * The images of one version of a case, rendered once: the case's two tests both read the expected
+ * render, and an unchanged case's expected version is its input.
+ */
+const rendered = new Map<string, string[]>();
+function imagesOf(c: RenderCase, version: 'input' | 'expected'): string[] {
+  const root = stage(c, version);
+  let images = rendered.get(root);
+  if (images === undefined) {
+    images = renderImages(root, c.file);
+    rendered.set(root, images);
+  }
+  return images;
 }
 
 describe('golden kustomizations render with kustomize', () => {
@@ -151,8 +169,8 @@ describe('golden kustomizations render with kustomize', () => {
       });
     } else {
       it('builds before the edit, and only the pushed image changed', () => {
-        const before = renderImages(stage(c, 'input'), c.file);
-        const after = renderImages(stage(c, 'expected'), c.file);
+        const before = imagesOf(c, 'input');
+        const after = imagesOf(c, 'expected');
         expect(after).toHaveLength(before.length);
         const moved = after.filter((image, i) => image !== before[i]);
         expect(moved.every((image) => isPushedImage(image, c.image))).toBe(true);
@@ -162,7 +180,7 @@ describe('golden kustomizations render with kustomize', () => {
 
     if (c.render !== undefined)
       it(`renders ${c.render.join(', ')}`, () => {
-        expect(renderImages(stage(c, 'expected'), c.file)).toEqual(c.render);
+        expect(imagesOf(c, 'expected')).toEqual(c.render);
       });
   });
 });

@@ -32,6 +32,7 @@ import { runTool, scrubbedEnv } from '../../src/adapters/render/exec.js';
 import { findTools } from '../../src/adapters/render/tools.js';
 import { planConfigPromotion } from '../../src/planners/config-promote/index.js';
 import type { ConfigFileInput, ConfigFilePlan } from '../../src/planners/config-promote/index.js';
+import { goldenRenderEnv } from '../support/golden-renders.js';
 import { helmBinary } from '../support/helm-binaries.js';
 
 const CORPUS = fileURLToPath(new URL('./config-promote/', import.meta.url));
@@ -188,7 +189,7 @@ async function renderSide(c: GoldenCase, side: Side): Promise<Fields> {
       timeoutMs: 30_000,
       maxOutputBytes: 8 * 1024 * 1024,
       maxMemoryBytes: 1024 * 1024 * 1024,
-      env: scrubbedEnv(process.env.PATH, home),
+      env: { ...scrubbedEnv(process.env.PATH, home), ...goldenRenderEnv },
     }),
   );
   if (result.code !== 0)

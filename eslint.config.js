@@ -53,7 +53,8 @@ export default tseslint.config(
       '!test/fixtures/registry/',
       '!test/fixtures/registry/*/',
       '!test/fixtures/registry/*/cases.ts',
-      'test/golden/**',
+      // The corpora are data; the test files beside them are code.
+      'test/golden/*/',
       'examples/**',
       'bin/**',
     ],

@@ -7,8 +7,9 @@
  *    endpoint and outcome (status code), and every broken invariant
  * 2. HTTP with Redis down: the same generators against a web role whose Redis is a dead port
  * 3. content: each hostile file of test/fuzz/support/hostile-content.ts through editImages,
- *    listImages and parseRepoConfig in a child process (heap limit 2 GB), each call bounded;
- *    prints the outcome and time of each call
+ *    listImages and parseRepoConfig in a child process (heap limit 2 GB; one process serves case
+ *    after case, a fresh one after a kill or a crash), each call bounded; prints the outcome and
+ *    time of each call
  * 4. exits non-zero when an HTTP invariant broke
  *
  * Environment: REDIS_URL (default redis://127.0.0.1:6379), FUZZ_SCALE (multiplies the HTTP
@@ -25,7 +26,13 @@ import {
   sweepCases,
   Tally,
 } from '../test/fuzz/support/http-fuzz.js';
-import { HEAP_LIMIT_MB, hostileCases, runHostileCase, type CallResult } from '../test/fuzz/support/hostile-content.js';
+import {
+  closeHostileChild,
+  HEAP_LIMIT_MB,
+  hostileCases,
+  runHostileCase,
+  type CallResult,
+} from '../test/fuzz/support/hostile-content.js';
 import { startFuzzStack } from '../test/fuzz/support/stack.js';
 
 const scale = Number(process.env.FUZZ_SCALE ?? 1);
@@ -97,13 +104,17 @@ async function content(): Promise<void> {
     `${'case'.padEnd(20)} ${'MB'.padStart(5)} ${'call'.padEnd(25)} ${'outcome'.padEnd(9)} ${'ms'.padStart(7)}  answer`,
   );
   const results: CallResult[] = [];
-  for (const hostile of hostileCases) {
-    for (const result of await runHostileCase(hostile.name, boundMs)) {
-      results.push(result);
-      console.log(
-        `${result.case.padEnd(20)} ${(result.bytes / 1024 / 1024).toFixed(1).padStart(5)} ${result.call.padEnd(25)} ${result.outcome.padEnd(9)} ${String(result.ms).padStart(7)}  ${result.detail.slice(0, 110)}`,
-      );
+  try {
+    for (const hostile of hostileCases) {
+      for (const result of await runHostileCase(hostile.name, boundMs)) {
+        results.push(result);
+        console.log(
+          `${result.case.padEnd(20)} ${(result.bytes / 1024 / 1024).toFixed(1).padStart(5)} ${result.call.padEnd(25)} ${result.outcome.padEnd(9)} ${String(result.ms).padStart(7)}  ${result.detail.slice(0, 110)}`,
+        );
+      }
     }
+  } finally {
+    await closeHostileChild();
   }
   const by = (outcome: CallResult['outcome']) => results.filter((result) => result.outcome === outcome).length;
   console.log(

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
+  closeHostileChild,
   hostileCalls,
   hostileCases,
   runHostileCase,
@@ -8,8 +9,10 @@ import {
 } from './support/hostile-content.js';
 
 /**
- * Hostile repository content through the pure planners, each call in a child process (2 GB heap)
- * and killed when it overruns the bound: a crash or a hang is a result, not a lost test run.
+ * Hostile repository content through the pure planners, each call in a child process (2 GB heap;
+ * one process serves case after case, collecting garbage before each) and killed when it overruns
+ * the bound: a crash or a hang is a result, not a lost test run, and the next call gets a fresh
+ * process (test/fuzz/hostile-child.test.ts proves it).
  *
  * The bound is 10 s a call: a third of ESCALATOR_LOCK_MS's default (30 s), past which another
  * worker takes the job over and the same file is read again. Every call of every case must answer
@@ -115,6 +118,8 @@ function summary(results: CallResult[]): string[] {
 }
 
 describe('hostile repository content through editImages, listImages and parseRepoConfig', () => {
+  afterAll(closeHostileChild);
+
   it('has an expectation for every case, and every case has its calls', () => {
     expect(Object.keys(expectations).sort()).toEqual(hostileCases.map((hostile) => hostile.name).sort());
     expect(hostileCalls).toHaveLength(5);

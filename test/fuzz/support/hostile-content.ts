@@ -2,10 +2,10 @@
  * Hostile repository content for the pure planners: YAML alias bombs, 10,000-level nesting,
  * 50 MB files, duplicate keys, invalid UTF-8, huge flow sequences, and configuration values that
  * are expensive to compare. Built in memory. Each case is run through `editImages`, `listImages`
- * and `parseRepoConfig` in a child process (see hostile-content-child.ts), so a crash or a hang
- * is measured instead of taking the test runner down.
+ * and `parseRepoConfig` in a child process (see hostile-content-child.ts) that serves case after
+ * case, so a crash or a hang is measured instead of taking the test runner down.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { editImages, listImages } from '../../../src/planners/image-edit/index.js';
 import { parseRepoConfig } from '../../../src/config/repo-config.js';
@@ -261,102 +261,203 @@ export function runCall(call: HostileCall, text: string): { outcome: 'answered' 
   }
 }
 
-/** Memory each child process may use; a call that needs more is counted as crashed. */
+/** Memory the child process may use; a call that needs more is counted as crashed. */
 export const HEAP_LIMIT_MB = 2048;
-const child = fileURLToPath(new URL('./hostile-content-child.ts', import.meta.url));
+const childScript = fileURLToPath(new URL('./hostile-content-child.ts', import.meta.url));
+
+/** The call the child's test-only `planted-hang` and `planted-crash` cases break (see the child). */
+export const PLANTED_CALL: HostileCall = 'listImages kustomization';
+/** The exit code of `planted-crash`. */
+export const PLANTED_EXIT = 70;
+
+/** How the child process ended. */
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderr: string;
+}
+
+/** One line the child prints (see hostile-content-child.ts). */
+type Message =
+  { bytes: number } | { start: HostileCall } | Omit<CallResult, 'case'> | { end: string } | { error: string };
+
+/** What one request to the child came to. */
+interface Served {
+  /** The calls that answered, in order. */
+  answered: Omit<CallResult, 'case'>[];
+  /** The call under way when the process died, if one was. */
+  current?: HostileCall;
+  startedAt: number;
+  bytes: number;
+  /** Set when the process ended before the case did. */
+  exit?: Exit;
+  timedOut: boolean;
+  error?: string;
+}
+
+/** A child process that serves cases one after another until its stdin closes. */
+class HostileChild {
+  readonly proc: ChildProcessWithoutNullStreams;
+  readonly closed: Promise<Exit>;
+  exit: Exit | undefined;
+  private stderr = '';
+  private buffered = '';
+  private listener: { message(message: Message): void; close(exit: Exit): void } | undefined;
+
+  constructor() {
+    this.proc = spawn(
+      process.execPath,
+      ['--expose-gc', `--max-old-space-size=${HEAP_LIMIT_MB}`, '--import', 'tsx', childScript],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    // Writing to a child that died fails; its 'close' says how it died.
+    this.proc.stdin.on('error', () => undefined);
+    this.proc.stderr.on('data', (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString('utf8')).slice(-4000);
+    });
+    this.proc.stdout.on('data', (chunk: Buffer) => {
+      this.buffered += chunk.toString('utf8');
+      let newline = this.buffered.indexOf('\n');
+      while (newline >= 0) {
+        const line = this.buffered.slice(0, newline);
+        this.buffered = this.buffered.slice(newline + 1);
+        newline = this.buffered.indexOf('\n');
+        this.listener?.message(JSON.parse(line) as Message);
+      }
+    });
+    this.closed = new Promise((resolve) => {
+      const closed = (code: number | null, signal: NodeJS.Signals | null): void => {
+        if (this.exit) return;
+        this.exit = { code, signal, stderr: this.stderr };
+        this.listener?.close(this.exit);
+        resolve(this.exit);
+      };
+      this.proc.on('close', closed);
+      this.proc.on('error', (error) => {
+        this.stderr += `\n${error.message}`;
+        closed(null, null);
+      });
+    });
+  }
+
+  /** Send one case; each call bounded by `boundMs` from its start line, the process killed past it. */
+  serve(name: string, calls: readonly HostileCall[], boundMs: number): Promise<Served> {
+    return new Promise((resolve) => {
+      const served: Served = { answered: [], startedAt: 0, bytes: 0, timedOut: false };
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (exit?: Exit): void => {
+        clearTimeout(timer);
+        this.listener = undefined;
+        resolve({ ...served, exit });
+      };
+      this.listener = {
+        message: (message) => {
+          if ('start' in message) {
+            served.current = message.start;
+            served.startedAt = performance.now();
+            clearTimeout(timer);
+            timer = setTimeout(() => {
+              served.timedOut = true;
+              this.proc.kill('SIGKILL');
+            }, boundMs);
+          } else if ('call' in message) {
+            clearTimeout(timer);
+            served.current = undefined;
+            served.bytes = message.bytes;
+            served.answered.push(message);
+          } else if ('bytes' in message) {
+            served.bytes = message.bytes;
+          } else if ('error' in message) {
+            served.error = message.error;
+          } else {
+            finish();
+          }
+        },
+        close: (exit) => finish(exit),
+      };
+      this.stderr = '';
+      this.proc.stdin.write(`${JSON.stringify({ case: name, calls })}\n`);
+    });
+  }
+
+  /** End the child: close its stdin, and kill it if it has not gone within 5 s. */
+  async close(): Promise<void> {
+    if (this.exit) return;
+    this.proc.stdin.end();
+    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 5_000);
+    await this.closed;
+    clearTimeout(timer);
+  }
+}
+
+/** The child serving cases now, started at the first case and after a kill or a crash. */
+let live: HostileChild | undefined;
+/** The cases run one at a time through the one child, in the order asked. */
+let turn: Promise<unknown> = Promise.resolve();
 
 /**
- * Run every call of one case in child processes, each call bounded by `boundMs`. A call that
- * overruns is killed and recorded as `timeout`; a process that dies is recorded as `crashed`
- * with its exit; either way the remaining calls run in a fresh process.
+ * Run every call of one case in the child process, each call bounded by `boundMs`. One child
+ * serves case after case (collecting garbage before each); a call that overruns is killed and
+ * recorded as `timeout`, a process that dies is recorded as `crashed` with its exit, and either way
+ * the remaining calls, and the cases after, run in a fresh process. Call `closeHostileChild()`
+ * when done (a test file's `afterAll`) so no process is left behind.
  */
-export async function runHostileCase(
+export function runHostileCase(
   name: string,
   boundMs: number,
   calls: readonly HostileCall[] = hostileCalls,
 ): Promise<CallResult[]> {
+  const run = turn.then(() => runInTurn(name, boundMs, calls));
+  turn = run.catch(() => undefined);
+  return run;
+}
+
+async function runInTurn(name: string, boundMs: number, calls: readonly HostileCall[]): Promise<CallResult[]> {
   const results: CallResult[] = [];
   let next = 0;
   while (next < calls.length) {
     const first = next;
-    const lines: string[] = [];
-    let current: HostileCall | undefined;
-    let startedAt = 0;
-    let bytes = 0;
-    const exit = await new Promise<{
-      code: number | null;
-      signal: NodeJS.Signals | null;
-      timedOut: boolean;
-      stderr: string;
-    }>((resolve) => {
-      const proc = spawn(
-        process.execPath,
-        [`--max-old-space-size=${HEAP_LIMIT_MB}`, '--import', 'tsx', child, name, calls.slice(first).join(',')],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let stderr = '';
-      let buffered = '';
-      let timedOut = false;
-      let timer: NodeJS.Timeout | undefined;
-      const arm = (): void => {
-        clearTimeout(timer);
-        timer = setTimeout(() => {
-          timedOut = true;
-          proc.kill('SIGKILL');
-        }, boundMs);
-      };
-      proc.stderr.on('data', (chunk: Buffer) => {
-        stderr = (stderr + chunk.toString('utf8')).slice(-4000);
-      });
-      proc.stdout.on('data', (chunk: Buffer) => {
-        buffered += chunk.toString('utf8');
-        let newline = buffered.indexOf('\n');
-        while (newline >= 0) {
-          const line = buffered.slice(0, newline);
-          buffered = buffered.slice(newline + 1);
-          newline = buffered.indexOf('\n');
-          const parsed = JSON.parse(line) as { start?: HostileCall } & Partial<CallResult>;
-          if (parsed.call === undefined && parsed.start === undefined) {
-            bytes = parsed.bytes ?? bytes;
-          } else if (parsed.start) {
-            current = parsed.start;
-            startedAt = performance.now();
-            arm();
-          } else {
-            clearTimeout(timer);
-            current = undefined;
-            bytes = parsed.bytes ?? bytes;
-            lines.push(line);
-          }
-        }
-      });
-      proc.on('close', (code, signal) => {
-        clearTimeout(timer);
-        resolve({ code, signal, timedOut, stderr });
-      });
-    });
-    for (const line of lines) {
-      const parsed = JSON.parse(line) as Omit<CallResult, 'case'>;
-      results.push({ case: name, ...parsed });
-    }
-    next = first + lines.length;
-    if (current !== undefined) {
-      const ms = Math.round(performance.now() - startedAt);
+    if (live?.exit) live = undefined;
+    live ??= new HostileChild();
+    const served = await live.serve(name, calls.slice(first), boundMs);
+    if (served.error) throw new Error(served.error);
+    for (const answered of served.answered) results.push({ case: name, ...answered });
+    next = first + served.answered.length;
+    const exit = served.exit;
+    if (exit === undefined) continue;
+    live = undefined;
+    if (served.current !== undefined) {
+      const ms = Math.round(performance.now() - served.startedAt);
       const fatal = exit.stderr.match(/FATAL ERROR: [^\n]*/)?.[0] ?? exit.stderr.trim().split('\n').slice(-1)[0] ?? '';
       results.push({
         case: name,
-        call: current,
-        outcome: exit.timedOut ? 'timeout' : 'crashed',
-        detail: exit.timedOut
+        call: served.current,
+        outcome: served.timedOut ? 'timeout' : 'crashed',
+        detail: served.timedOut
           ? `no answer within ${boundMs} ms; killed`
           : `process died (${exit.signal ?? `exit ${exit.code}`}): ${fatal}`.slice(0, 300),
         ms,
-        bytes,
+        bytes: served.bytes,
       });
       next += 1;
-    } else if (lines.length === 0) {
-      throw new Error(`the child for ${name} ended without running a call: ${exit.stderr.slice(-1000)}`);
+    } else if (served.answered.length === 0) {
+      throw new Error(
+        `the child process died (${exit.signal ?? `exit ${exit.code}`}) before the first call of ${name}; its case cannot be built or the child cannot start: ${exit.stderr.slice(-1000)}`,
+      );
     }
   }
   return results;
+}
+
+/** The process id of the child serving cases now, if one is alive (for the tests of the recovery). */
+export function hostileChildPid(): number | undefined {
+  return live && !live.exit ? live.proc.pid : undefined;
+}
+
+/** Wait for the cases under way, then end the child process; the next case starts a fresh one. */
+export async function closeHostileChild(): Promise<void> {
+  await turn;
+  const child = live;
+  live = undefined;
+  await child?.close();
 }

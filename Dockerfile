@@ -13,8 +13,10 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs ./scripts/
 COPY src ./src
-RUN npm run build
+# The type check first (the build itself only strips types: scripts/build.mjs).
+RUN npx tsc -p tsconfig.build.json --noEmit && npm run build
 
 # --- tools: kustomize and helm, pinned and verified by sha256 -------------------------------
 # Checksums are the ones the projects publish (kustomize checksums.txt, get.helm.sh *.sha256sum).

@@ -35,4 +35,6 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 });
-process.stdout.write(`build: ${entryPoints.length} modules of ${relative(root, rootDir)}/ → ${relative(root, outDir)}/\n`);
+process.stdout.write(
+  `build: ${entryPoints.length} modules of ${relative(root, rootDir)}/ → ${relative(root, outDir)}/\n`,
+);

@@ -23,6 +23,9 @@ function outcomes(results: CallResult[]): string[] {
   return results.map((result) => `${result.call}: ${result.outcome}`);
 }
 
+/** Every call of a case answered. */
+const allAnswered = hostileCalls.map((call) => `${call}: answered`);
+
 /** Every call answered except PLANTED_CALL, which came to `outcome`. */
 function plantedOutcomes(outcome: CallResult['outcome']): string[] {
   return hostileCalls.map((call) => `${call}: ${call === PLANTED_CALL ? outcome : 'answered'}`);
@@ -37,7 +40,7 @@ describe('the hostile-content child process, reused from case to case', () => {
     const second = await runHostileCase(SMALL, BOUND_MS);
     expect(pid).toBeTypeOf('number');
     expect(hostileChildPid()).toBe(pid);
-    expect(outcomes(first)).toEqual(hostileCalls.map((call) => `${call}: answered`));
+    expect(outcomes(first)).toEqual(allAnswered);
     expect(second.map(({ ms: _ms, ...rest }) => rest)).toEqual(first.map(({ ms: _ms, ...rest }) => rest));
   });
 
@@ -54,7 +57,7 @@ describe('the hostile-content child process, reused from case to case', () => {
     expect(after).not.toBe(before);
 
     const next = await runHostileCase(SMALL, BOUND_MS);
-    expect(outcomes(next)).toEqual(hostileCalls.map((call) => `${call}: answered`));
+    expect(outcomes(next)).toEqual(allAnswered);
     expect(hostileChildPid()).toBe(after);
   });
 
@@ -71,7 +74,7 @@ describe('the hostile-content child process, reused from case to case', () => {
     expect(after).not.toBe(before);
 
     const next = await runHostileCase(SMALL, BOUND_MS);
-    expect(outcomes(next)).toEqual(hostileCalls.map((call) => `${call}: answered`));
+    expect(outcomes(next)).toEqual(allAnswered);
     expect(hostileChildPid()).toBe(after);
   });
 
@@ -80,7 +83,7 @@ describe('the hostile-content child process, reused from case to case', () => {
     expect(outcomes(hung)).toEqual([`${PLANTED_CALL}: timeout`]);
     expect(hostileChildPid()).toBeUndefined();
     const next = await runHostileCase(SMALL, BOUND_MS);
-    expect(outcomes(next)).toEqual(hostileCalls.map((call) => `${call}: answered`));
+    expect(outcomes(next)).toEqual(allAnswered);
     expect(hostileChildPid()).toBeTypeOf('number');
   });
 
